@@ -1,0 +1,63 @@
+"""Command line: python -m vvlib {list, run, book}.
+
+    python -m vvlib list
+    python -m vvlib run 04_argmax_retrieval --profile ci -p n_seeds 2 --output out/
+    python -m vvlib book [--profile ci]
+
+Bad input (unknown chapter, parameter or profile; a value of the wrong type or range)
+prints one line naming the accepted values and exits with status 2, writing nothing.
+"""
+
+import argparse
+import sys
+
+from .chapters import CHAPTERS, get_chapter, parse_overrides, run_chapter
+from .params import DEFAULT_PROFILE, ParameterError
+
+
+def _list(_args):
+    for chapter in CHAPTERS.values():
+        print(f"{chapter.name}: {chapter.title}")
+        print(f"  profiles: {', '.join(chapter.profile_names())}")
+        for p in chapter.parameters().values():
+            print(f"  {p.name}: {p.type} = {p.default!r}  # {p.help}")
+
+
+def _run(args):
+    chapter = get_chapter(args.chapter)
+    overrides = parse_overrides(chapter, args.param or [])
+    out = run_chapter(chapter.name, args.profile, overrides, args.output)
+    print(f"executed notebook: {out}")
+
+
+def _book(args):
+    from .book import build_book
+
+    print(f"book: {build_book(args.profile)}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m vvlib", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="list chapters with their profiles and parameters").set_defaults(func=_list)
+    run = sub.add_parser("run", help="execute one chapter through papermill")
+    run.add_argument("chapter", help="chapter name, e.g. 04_argmax_retrieval")
+    run.add_argument("--profile", default=DEFAULT_PROFILE, help="named parameter set (default: the notebook's values)")
+    run.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"),
+                     help="set a parameter; wins over the profile")
+    run.add_argument("--output", help="directory for the executed notebook and results.json")
+    run.set_defaults(func=_run)
+    book = sub.add_parser("book", help="run every chapter and build the HTML book into _build/html")
+    book.add_argument("--profile", default=DEFAULT_PROFILE, help="profile used for every chapter")
+    book.set_defaults(func=_book)
+    args = parser.parse_args(argv)
+    try:
+        args.func(args)
+    except ParameterError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

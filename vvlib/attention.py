@@ -1,0 +1,65 @@
+"""The two knobs the paper turns on a single attention head.
+
+1. What happens to the attention output O before the readout MLP (`norm`):
+     none         the Baseline
+     standardize  (o - mean_d o) / (std_d o + eps), no parameters  (paper, section 3.2)
+     layernorm    gamma * standardize(o) + beta, gamma and beta learned  (paper, section 2)
+   The paper adds eps to the standard deviation, not inside the square root as
+   torch.nn.LayerNorm does; we follow the paper.  The two agree to ~eps/std.
+
+2. The softmax temperature (`temperature`):
+     fixed     softmax(logits)
+     adaptive  Velickovic et al. (2024): beta = max(p(H), 1) where H is the entropy
+               (nats) of softmax(logits) and p a quartic fitted by the authors; heads
+               with H <= 0.5 are left alone.  Output softmax(beta * logits).
+               Used only at test time, on models trained with `fixed`.
+"""
+
+import torch
+
+NORMS = ("none", "layernorm", "standardize")
+TEMPERATURES = ("fixed", "adaptive")
+EPS = 1e-5
+# Velickovic et al.'s published fit of 1/theta against entropy, highest degree first.
+ADAPTIVE_POLY = (-0.037, 0.481, -2.3, 4.917, -1.791)
+ADAPTIVE_MIN_ENTROPY = 0.5
+
+
+def standardize(o: torch.Tensor, eps: float = EPS) -> torch.Tensor:
+    """Centre and scale each vector over its last (feature) dimension."""
+    mean = o.mean(dim=-1, keepdim=True)
+    centred = o - mean
+    std = centred.square().mean(dim=-1, keepdim=True).sqrt()
+    return centred / (std + eps)
+
+
+def layernorm(o, gamma, beta, eps: float = EPS) -> torch.Tensor:
+    """Standardize, then the learned per-feature scale and shift (broadcast over o)."""
+    return gamma * standardize(o, eps) + beta
+
+
+def entropy(probs: torch.Tensor) -> torch.Tensor:
+    """Shannon entropy in nats over the last dim, with the 1e-9 guard of the published code."""
+    return -(probs * torch.log(probs + 1e-9)).sum(dim=-1, keepdim=True)
+
+
+def adaptive_beta(probs: torch.Tensor) -> torch.Tensor:
+    """Inverse temperature from the entropy of `probs`; never below 1."""
+    h = entropy(probs)
+    poly = torch.zeros_like(h)
+    for coefficient in ADAPTIVE_POLY:  # Horner's rule
+        poly = poly * h + coefficient
+    sharpen = torch.clamp_min(poly, 1.0)
+    return torch.where(h > ADAPTIVE_MIN_ENTROPY, sharpen, torch.ones_like(h))
+
+
+def attention_weights(logits, temperature: str = "fixed", mask=None) -> torch.Tensor:
+    """softmax over the last dim, masked items excluded, optionally adaptive temperature."""
+    if temperature not in TEMPERATURES:
+        raise ValueError(f"temperature must be one of {TEMPERATURES}; got {temperature!r}")
+    if mask is not None:
+        logits = logits.masked_fill(~mask, float("-inf"))
+    probs = torch.softmax(logits, dim=-1)
+    if temperature == "adaptive":
+        probs = torch.softmax(logits * adaptive_beta(probs), dim=-1)
+    return probs

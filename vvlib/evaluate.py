@@ -1,0 +1,87 @@
+"""Accuracy of a trained ensemble at long lengths, in bounded memory.
+
+The test sequences for length N are fixed by (eval seed, task, N): they are generated
+in blocks of EVAL_BLOCK sequences, one random stream per block, so every variant and
+every seed sees the same sequences (a paired comparison), and how the work is chunked
+(`max_items`) changes the cost, never the data or the answer.
+"""
+
+import math
+from dataclasses import dataclass
+
+import torch
+from tqdm.auto import tqdm
+
+from . import rng
+from .attention import TEMPERATURES
+from .model import ModelConfig, forward, n_seeds
+from .tasks import EVAL_BLOCK, sample, slice_rows
+
+PAPER_LENGTHS = tuple(2**k for k in range(4, 15))
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    lengths: tuple = PAPER_LENGTHS
+    n_sequences: int = 256  # test sequences per length
+    seed: int = 12345  # names the test streams (independent of training seeds)
+    temperature: str = "fixed"
+
+    def __post_init__(self):
+        if not self.lengths or any(not isinstance(n, int) or n < 1 for n in self.lengths):
+            raise ValueError(f"lengths must be a non-empty list of ints >= 1; got {self.lengths!r}")
+        if not isinstance(self.n_sequences, int) or self.n_sequences < 1:
+            raise ValueError(f"n_sequences must be an int >= 1; got {self.n_sequences!r}")
+        if self.temperature not in TEMPERATURES:
+            raise ValueError(f"temperature must be one of {TEMPERATURES}; got {self.temperature!r}")
+
+
+def test_block(model_cfg: ModelConfig, cfg: EvalConfig, n: int, block: int, device):
+    """Block `block` of the test set at length n (its last block may be short)."""
+    rows = min(EVAL_BLOCK, cfg.n_sequences - block * EVAL_BLOCK)
+    gen = rng.generator(device, cfg.seed, "eval", model_cfg.task.name, n, block)
+    return sample(model_cfg.task, gen, rows, n, device)
+
+
+def _chunks(total: int, size: int):
+    for start in range(0, total, size):
+        yield start, min(total, start + size)
+
+
+def count_correct(model_cfg, params, batch, temperature, max_items) -> torch.Tensor:
+    """Correct answers per seed on one unstacked batch, split so that at most
+    `max_items` (seeds x sequences x N) go through the model at once."""
+    S, rows, n = n_seeds(params), batch.target.shape[0], batch.length
+    seed_group = max(1, min(S, max_items // n))
+    rows_per_chunk = max(1, max_items // (seed_group * n))
+    correct = torch.zeros(S, dtype=torch.long, device=batch.target.device)
+    for s0, s1 in _chunks(S, seed_group):
+        group = {k: v[s0:s1] for k, v in params.items()}
+        for r0, r1 in _chunks(rows, rows_per_chunk):
+            part = slice_rows(batch, r0, r1)
+            predicted = forward(model_cfg, group, part, temperature).argmax(dim=-1)
+            correct[s0:s1] += (predicted == part.target).sum(dim=1)
+    return correct
+
+
+@torch.inference_mode()
+def accuracy(model_cfg: ModelConfig, params, cfg: EvalConfig, device="cpu", max_items=2**18, progress=True):
+    """Per-seed accuracy, a (S, len(lengths)) tensor of fractions in [0, 1]."""
+    device = torch.device(device)
+    params = {k: v.detach().to(device) for k, v in params.items()}
+    limit = model_cfg.task.max_length()
+    if limit is not None and max(cfg.lengths) > limit:
+        raise ValueError(f"lengths must be <= {limit} for this task (distinct keys); got {max(cfg.lengths)}")
+    S = n_seeds(params)
+    result = torch.zeros(S, len(cfg.lengths), dtype=torch.float64)
+    n_blocks = math.ceil(cfg.n_sequences / EVAL_BLOCK)
+    bar = tqdm(total=n_blocks * sum(cfg.lengths), desc="evaluating", disable=not progress, unit="item")
+    for j, n in enumerate(cfg.lengths):
+        correct = torch.zeros(S, dtype=torch.long, device=device)
+        for block in range(n_blocks):
+            batch = test_block(model_cfg, cfg, n, block, device)
+            correct += count_correct(model_cfg, params, batch, cfg.temperature, max_items)
+            bar.update(n)
+        result[:, j] = correct.cpu().double() / cfg.n_sequences
+    bar.close()
+    return result

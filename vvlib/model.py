@@ -1,0 +1,164 @@
+"""The paper's Baseline: one layer, one head, one query, no residual connection.
+
+    items --encoder MLP--> h (N x D)        query --same encoder--> y (D)
+    logits_n = <h_n W_K, y W_Q> / sqrt(D),  A = softmax(logits)
+    O = sum_n A_n h_n W_V                    (the attention output of the paper)
+    O' = norm(O)                             none | layernorm | standardize
+    prediction = readout MLP(O')
+
+The model is a *batched ensemble*: every weight has a leading seed dimension S, so
+S independently initialised models train in one set of large matrix products.  Seed
+s's weights depend only on (init_seed, s), never on which other seeds share the batch.
+
+Since there is a single query, K and V are never materialised: h_n W_K . q equals
+h_n . (q W_K^T), and sum_n A_n h_n W_V equals (sum_n A_n h_n) W_V.  This is the same
+function, reordered, and saves two N x D x D products per sequence.
+"""
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+
+from . import rng
+from .attention import NORMS, attention_weights, layernorm, standardize
+from .tasks import Batch, TaskConfig
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    task: TaskConfig = field(default_factory=TaskConfig)
+    hidden: int = 128  # D
+    encoder_layers: int = 2  # Linear layers in the item encoder ("deep MLP")
+    readout_layers: int = 2  # Linear layers in the readout MLP
+    norm: str = "none"
+    key_dim: int = 64  # dictionary: size of a key-class embedding
+    value_dim: int = 64  # dictionary: size of a value-class embedding
+
+    def __post_init__(self):
+        if self.norm not in NORMS:
+            raise ValueError(f"norm must be one of {NORMS}; got {self.norm!r}")
+        for name in ("hidden", "encoder_layers", "readout_layers", "key_dim", "value_dim"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an int >= 1; got {value!r}")
+
+    @property
+    def in_features(self) -> int:
+        if self.task.name == "argmax":
+            return 1 + self.task.n_classes  # priority, one-hot class
+        return self.key_dim + self.value_dim
+
+
+def _uniform(gen, shape, bound):
+    return (torch.rand(shape, generator=gen) * 2 - 1) * bound
+
+
+def _init_one(cfg: ModelConfig, gen) -> dict:
+    """One model's weights, created on the CPU in a fixed order (torch.nn.Linear's init)."""
+    p = {}
+    D = cfg.hidden
+
+    def add_mlp(prefix, sizes):
+        for i, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+            bound = 1 / math.sqrt(fan_in)
+            p[f"{prefix}{i}.w"] = _uniform(gen, (fan_in, fan_out), bound)
+            p[f"{prefix}{i}.b"] = _uniform(gen, (fan_out,), bound)
+
+    if cfg.task.name == "argmax":
+        p["query_token"] = torch.randn(cfg.in_features, generator=gen)
+    else:
+        p["emb_key"] = torch.randn(cfg.task.n_keys, cfg.key_dim, generator=gen)
+        p["emb_value"] = torch.randn(cfg.task.n_values, cfg.value_dim, generator=gen)
+    add_mlp("enc", [cfg.in_features] + [D] * cfg.encoder_layers)
+    for name in ("wq", "wk", "wv"):
+        p[name] = _uniform(gen, (D, D), 1 / math.sqrt(D))
+    if cfg.norm == "layernorm":  # consumes no randomness: variants share all other weights
+        p["ln.gamma"] = torch.ones(D)
+        p["ln.beta"] = torch.zeros(D)
+    add_mlp("out", [D] * cfg.readout_layers + [cfg.task.n_outputs])
+    return p
+
+
+def init_params(cfg: ModelConfig, seeds, init_seed: int = 0, device="cpu") -> dict:
+    """Stacked weights for the given seed indices: {name: tensor (S, ...)}."""
+    ones = [_init_one(cfg, rng.generator("cpu", init_seed, "init", s)) for s in seeds]
+    return {name: torch.stack([m[name] for m in ones]).to(device) for name in ones[0]}
+
+
+def n_seeds(params: dict) -> int:
+    return params["wq"].shape[0]
+
+
+def linear(x, w, b=None):
+    """x (S, ..., Din) times w (S, Din, Dout) (+ b (S, Dout)), one matmul for all seeds."""
+    flat = x.reshape(x.shape[0], -1, x.shape[-1])
+    y = torch.bmm(flat, w) if b is None else torch.baddbmm(b.unsqueeze(1), flat, w)
+    return y.view(*x.shape[:-1], w.shape[-1])
+
+
+def mlp(params, prefix, n_layers, x):
+    for i in range(n_layers):
+        x = linear(x, params[f"{prefix}{i}.w"], params[f"{prefix}{i}.b"])
+        if i < n_layers - 1:
+            x = torch.relu(x)
+    return x
+
+
+def _per_seed(t, S):
+    """Give a tensor shared by all seeds, (B, ...), a leading seed dim (S, B, ...)."""
+    return t.unsqueeze(0).expand(S, *t.shape)
+
+
+def _lookup(table, index):
+    """table (S, C, E), index (S, ...) -> (S, ..., E)."""
+    S = table.shape[0]
+    rows = torch.arange(S, device=index.device).view(S, *([1] * (index.dim() - 1)))
+    return table[rows, index]
+
+
+def features(cfg: ModelConfig, params, batch: Batch):
+    """Input features of the items (S, B, N, F) and of the query (S, B, F)."""
+    S = n_seeds(params)
+    if cfg.task.name == "argmax":
+        x = torch.cat([batch.priority.unsqueeze(-1), F.one_hot(batch.label, cfg.task.n_classes).float()], -1)
+        if x.dim() == 3:
+            x = _per_seed(x, S)
+        y = params["query_token"].view(S, 1, -1).expand(S, x.shape[1], -1)
+        return x, y
+    key, label, query = batch.key, batch.label, batch.query
+    if key.dim() == 2:
+        key, label, query = (_per_seed(t, S) for t in (key, label, query))
+    x = torch.cat([_lookup(params["emb_key"], key), _lookup(params["emb_value"], label)], -1)
+    q = _lookup(params["emb_key"], query)
+    y = torch.cat([q, q.new_zeros(*q.shape[:-1], cfg.value_dim)], -1)  # a key with no value
+    return x, y
+
+
+def forward(cfg: ModelConfig, params, batch: Batch, temperature="fixed", probe=False):
+    """Class logits (S, B, n_outputs); with probe=True also the internals as a dict."""
+    x, y = features(cfg, params, batch)
+    h = mlp(params, "enc", cfg.encoder_layers, x)  # (S, B, N, D)
+    q = linear(mlp(params, "enc", cfg.encoder_layers, y), params["wq"])  # (S, B, D)
+    u = linear(q, params["wk"].transpose(1, 2)) / math.sqrt(cfg.hidden)  # q W_K^T / sqrt(D)
+    logits = (h @ u.unsqueeze(-1)).squeeze(-1)  # (S, B, N)
+    attn = attention_weights(logits, temperature, batch.mask)
+    o = linear((attn.unsqueeze(-2) @ h).squeeze(-2), params["wv"])  # (S, B, D)
+    if cfg.norm == "standardize":
+        o_norm = standardize(o)
+    elif cfg.norm == "layernorm":
+        o_norm = layernorm(o, params["ln.gamma"].unsqueeze(1), params["ln.beta"].unsqueeze(1))
+    else:
+        o_norm = o
+    out = mlp(params, "out", cfg.readout_layers, o_norm)
+    if probe:
+        return out, {"attention": attn, "output": o, "normalized": o_norm}
+    return out
+
+
+def per_seed_loss(cfg: ModelConfig, params, batch: Batch) -> torch.Tensor:
+    """Each seed's mean cross-entropy, (S,).  Sum it to train: seeds share no weights."""
+    out = forward(cfg, params, batch)
+    per_example = F.cross_entropy(out.flatten(0, 1), batch.target.flatten(), reduction="none")
+    return per_example.view(out.shape[:2]).mean(dim=1)

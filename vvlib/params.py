@@ -1,0 +1,174 @@
+"""Chapter parameters: one literal `parameters` cell per notebook is the single source.
+
+Each line of that cell reads `name: type = value  # help`; papermill parses the same
+lines for `papermill --help-notebook`.  On top of the cell's values sit named
+profiles (e.g. `ci`, `paper`); a value given explicitly (`-p NAME VALUE`) always wins
+over the profile's.  Every value is checked here, before any computation starts.
+"""
+
+import ast
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_PROFILE = "default"  # the values written in the parameters cell
+DEVICES = ("auto", "cpu", "cuda")
+
+
+class ParameterError(ValueError):
+    """A parameter with a wrong name, type or range; the message names the accepted values."""
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str  # int | float | str | bool | list
+    default: object
+    help: str
+
+
+def read_parameters(notebook: Path) -> dict[str, Param]:
+    """The documented parameters of a notebook, from its cell tagged `parameters`."""
+    from papermill.inspection import inspect_notebook
+
+    found = inspect_notebook(str(notebook))
+    if not found:
+        raise ParameterError(f"{notebook} has no cell tagged 'parameters'")
+    return {
+        name: Param(name, p["inferred_type_name"], ast.literal_eval(p["default"]), p["help"])
+        for name, p in found.items()
+    }
+
+
+# Range rules by parameter name, shared by every chapter that uses the name.
+def _int_at_least(lo):
+    return (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= lo), f"an int >= {lo}"
+
+
+def _positive_float():
+    return (lambda v: isinstance(v, float) and math.isfinite(v) and v > 0), "a float > 0"
+
+
+RULES = {
+    "n_seeds": _int_at_least(1),
+    "steps": _int_at_least(1),
+    "batch_size": _int_at_least(1),
+    "hidden": _int_at_least(1),
+    "n_classes": _int_at_least(2),
+    "min_train_len": _int_at_least(1),
+    "max_train_len": _int_at_least(1),
+    "n_eval_sequences": _int_at_least(1),
+    "checkpoint_every": _int_at_least(1),
+    "seed": _int_at_least(0),
+    "eval_seed": _int_at_least(0),
+    "lr": _positive_float(),
+    "weight_decay": ((lambda v: isinstance(v, float) and math.isfinite(v) and v >= 0), "a float >= 0"),
+    "eval_lengths": (
+        lambda v: isinstance(v, list) and len(v) > 0
+        and all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in v),
+        "a non-empty list of ints >= 1",
+    ),
+    "device": ((lambda v: v in DEVICES), f"one of {', '.join(DEVICES)}"),
+    "store_dir": ((lambda v: isinstance(v, str) and v.strip() != ""), "a non-empty path"),
+    "output_dir": ((lambda v: isinstance(v, str) and v.strip() != ""), "a non-empty path"),
+}
+
+_TYPES = {"int": int, "float": float, "str": str, "bool": bool, "list": list}
+
+
+def _check_type(param: Param, value):
+    """The value converted to the declared type (int -> float allowed), or an error."""
+    expected = _TYPES.get(param.type)
+    if expected is None:
+        raise ParameterError(f"{param.name}: the notebook declares an unsupported type {param.type!r}")
+    if expected is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if expected is list and isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, bool) and expected is not bool or not isinstance(value, expected):
+        raise ParameterError(f"{param.name}: expected {param.type}, got {type(value).__name__} {value!r}")
+    return value
+
+
+def validate(spec: dict[str, Param], values: dict, profiles) -> dict:
+    """Checked and type-converted values; raises ParameterError naming the parameter."""
+    unknown = sorted(set(values) - set(spec))
+    if unknown:
+        raise ParameterError(f"unknown parameter {unknown[0]!r}; valid parameters: {', '.join(spec)}")
+    checked = {}
+    for name, param in spec.items():
+        value = _check_type(param, values.get(name, param.default))
+        if name == "profile":
+            if value not in profiles:
+                raise ParameterError(f"profile: expected one of {', '.join(profiles)}, got {value!r}")
+        elif name in RULES:
+            ok, accepted = RULES[name]
+            if not ok(value):
+                raise ParameterError(f"{name}: expected {accepted}, got {value!r}")
+        checked[name] = value
+    return checked
+
+
+def resolve(spec, profiles: dict, values: dict, explicit: set) -> dict:
+    """Apply the chosen profile under the explicitly given values, then validate."""
+    profile = values.get("profile", spec["profile"].default if "profile" in spec else DEFAULT_PROFILE)
+    names = [DEFAULT_PROFILE, *profiles]
+    if profile not in names:
+        raise ParameterError(f"profile: expected one of {', '.join(names)}, got {profile!r}")
+    merged = dict(values)
+    for name, value in profiles.get(profile, {}).items():
+        if name not in explicit:
+            merged[name] = value
+    return validate(spec, merged, names)
+
+
+def coerce(param: Param, text: str):
+    """A command-line string as a value of the parameter's declared type."""
+    try:
+        if param.type == "str":
+            return text
+        if param.type == "bool":
+            if text.lower() in ("true", "1", "yes"):
+                return True
+            if text.lower() in ("false", "0", "no"):
+                return False
+            raise ValueError
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        raise ParameterError(f"{param.name}: expected {param.type}, got {text!r}") from None
+    return _check_type(param, value)
+
+
+def injected_names() -> set:
+    """Names papermill injected into the running kernel (its cell starts '# Parameters')."""
+    try:
+        from IPython import get_ipython
+
+        history = get_ipython().user_ns.get("In", [])
+    except (ImportError, AttributeError):
+        return set()
+    for source in reversed(history):
+        if source.splitlines()[:1] == ["# Parameters"]:
+            tree = ast.parse(source)
+            return {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets
+                    if isinstance(t, ast.Name)}
+    return set()
+
+
+class Params(dict):
+    """Resolved parameters; read them as P.name or P["name"]."""
+
+    __getattr__ = dict.__getitem__
+
+
+def configure(chapter_name: str, namespace: dict) -> Params:
+    """In a chapter notebook: resolve its parameters (cell + profile + papermill
+    injections) and check them all.  Values that differ from the cell's literal
+    defaults also count as explicit, so interactive edits are respected."""
+    from .chapters import get_chapter
+
+    chapter = get_chapter(chapter_name)
+    spec = chapter.parameters()
+    values = {name: namespace[name] for name in spec if name in namespace}
+    explicit = injected_names() | {n for n, v in values.items() if v != spec[n].default}
+    return Params(resolve(spec, chapter.profiles, values, explicit))

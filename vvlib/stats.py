@@ -1,0 +1,48 @@
+"""Per-length summaries over seeds and the paired t-test the paper reports.
+
+Runs are paired by seed index: seed s of two variants shares its initial weights
+(where the architectures overlap), its training data and its test sequences.
+"""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+
+def mean_and_sem(values) -> tuple[float, float]:
+    """Mean over seeds and its standard error (nan for a single seed)."""
+    values = np.asarray(values, dtype=float)
+    sem = values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else float("nan")
+    return float(values.mean()), float(sem)
+
+
+def paired_ttest(a, b) -> float:
+    """Two-sided p-value of the paired t-test of a vs b (nan when undefined:
+    fewer than two pairs, or all differences identical)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"paired samples must have equal shapes; got {a.shape} and {b.shape}")
+    if len(a) < 2:
+        return float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # zero variance of differences -> nan
+        return float(stats.ttest_rel(a, b).pvalue)
+
+
+def relative_difference(base, other) -> float:
+    """100 * (mean(other) - mean(base)) / mean(base), in percent of the base accuracy."""
+    base_mean = float(np.mean(base))
+    return 100.0 * (float(np.mean(other)) - base_mean) / base_mean
+
+
+def long_form(accuracy: dict, lengths) -> pd.DataFrame:
+    """{variant: array (seeds, lengths)} -> one row per (variant, seed, length)."""
+    rows = []
+    for variant, acc in accuracy.items():
+        acc = np.asarray(acc)
+        for seed in range(acc.shape[0]):
+            for j, n in enumerate(lengths):
+                rows.append({"variant": variant, "seed": seed, "length": n, "accuracy": 100 * acc[seed, j]})
+    return pd.DataFrame(rows)

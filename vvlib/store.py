@@ -1,0 +1,100 @@
+"""Results on disk: atomic JSON with provenance, keyed by the settings that made them.
+
+A result is stored under a directory named by a hash of its `spec` (the settings
+that determine it).  Loading checks that the stored spec equals the requested one;
+an unreadable or mismatched file raises StoreError and is left untouched, so good
+results are never silently replaced.
+"""
+
+import datetime
+import hashlib
+import json
+import math
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+import torch
+
+STORE_FORMAT = 1
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+class StoreError(RuntimeError):
+    pass
+
+
+def spec_hash(spec: dict) -> str:
+    text = json.dumps(spec, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _finite(value):
+    """JSON has no NaN: store it as null (e.g. a p-value of two identical samples)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def write_json(path: Path, payload: dict):
+    """Write atomically: readers see the old file or the new one, never half of one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(_finite(payload), indent=1, allow_nan=False) + "\n")
+    os.replace(tmp, path)
+
+
+def read_json(path: Path) -> dict:
+    path = Path(path)
+    try:
+        payload = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise StoreError(f"{path} is unreadable or corrupt ({exc}); move it away to recompute") from exc
+    if not isinstance(payload, dict):
+        raise StoreError(f"{path} does not hold a JSON object; move it away to recompute")
+    return payload
+
+
+def load_matching(path: Path, spec: dict) -> dict | None:
+    """The stored payload if `path` exists and was made with `spec`; None if absent."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    payload = read_json(path)
+    if payload.get("spec") != _finite(json.loads(json.dumps(spec))):
+        raise StoreError(f"{path} was made with other settings than requested; move it away to recompute")
+    return payload
+
+
+def git_commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return out.stdout.strip() + ("+dirty" if dirty else "") if out.returncode == 0 else "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def device_name(device) -> str:
+    device = torch.device(device)
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return f"cpu ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
+
+
+def provenance(device, wall_time_s: float | None = None) -> dict:
+    return {
+        "device": device_name(device),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "git_commit": git_commit(),
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "wall_time_s": None if wall_time_s is None else round(wall_time_s, 2),
+    }

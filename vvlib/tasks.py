@@ -1,0 +1,126 @@
+"""The two order-invariant tasks of the paper, as batched tensor generators.
+
+argmax retrieval (Velickovic et al., 2024): every item has a priority ~ U(0, 1) and a
+class in {0..n_classes-1}; the answer is the class of the highest-priority item.  The
+query carries no information (the model owns a learned query token).
+
+dictionary lookup (the paper's appendix B.1): every item has a key class in
+{0..n_keys-1}, distinct within a sequence, and a value class ~ U{0..n_values-1}; the
+query is one key present in the sequence and the answer is its value class.
+
+Shapes are batch-first: an item tensor is (..., N), a target is (...).  Training
+batches may hold sequences of different lengths: `mask` marks the real items.
+"""
+
+from dataclasses import dataclass
+
+import torch
+
+TASKS = ("argmax", "dictionary")
+EVAL_BLOCK = 64  # test sequences are generated in blocks of this many, one stream each
+
+
+@dataclass(frozen=True)
+class TaskConfig:
+    name: str = "argmax"
+    n_classes: int = 10  # argmax: classes per item (UNCONFIRMED in the source papers)
+    n_keys: int = 16384  # dictionary: C_K
+    n_values: int = 64  # dictionary: C_V
+
+    def __post_init__(self):
+        if self.name not in TASKS:
+            raise ValueError(f"task must be one of {TASKS}; got {self.name!r}")
+        for field in ("n_classes", "n_keys", "n_values"):
+            value = getattr(self, field)
+            if not isinstance(value, int) or value < 2:
+                raise ValueError(f"{field} must be an int >= 2; got {value!r}")
+
+    @property
+    def n_outputs(self) -> int:
+        return self.n_classes if self.name == "argmax" else self.n_values
+
+    def max_length(self) -> int | None:
+        """Dictionary keys are distinct, so a sequence holds at most n_keys items."""
+        return self.n_keys if self.name == "dictionary" else None
+
+
+@dataclass
+class Batch:
+    """One batch of either task.  Fields unused by a task are None.
+
+    argmax:     priority (float), label (class of each item)
+    dictionary: key, label (value class of each item), query (the key asked about)
+    """
+
+    label: torch.Tensor
+    target: torch.Tensor
+    priority: torch.Tensor | None = None
+    key: torch.Tensor | None = None
+    query: torch.Tensor | None = None
+    mask: torch.Tensor | None = None
+
+    @property
+    def length(self) -> int:
+        return self.label.shape[-1]
+
+
+def sample_distinct(gen, rows: int, n: int, n_classes: int, device) -> torch.Tensor:
+    """`rows` x `n` integers in [0, n_classes), distinct within each row, uniformly.
+
+    Short rows use rejection (redraw rows with a repeat: cheap when n^2 << n_classes);
+    long rows take the first n of a random permutation.
+    """
+    if n > n_classes:
+        raise ValueError(f"cannot draw {n} distinct keys from {n_classes} key classes")
+    if n * n > n_classes // 8:
+        noise = torch.rand(rows, n_classes, generator=gen, device=device)
+        return noise.argsort(dim=1)[:, :n]
+    out = torch.randint(n_classes, (rows, n), generator=gen, device=device)
+    while True:
+        ordered = out.sort(dim=1).values
+        repeated = (ordered[:, 1:] == ordered[:, :-1]).any(dim=1)
+        bad = repeated.nonzero().flatten()
+        if bad.numel() == 0:
+            return out
+        out[bad] = torch.randint(n_classes, (bad.numel(), n), generator=gen, device=device)
+
+
+def sample(task: TaskConfig, gen, rows: int, n: int, device, lengths=None) -> Batch:
+    """`rows` sequences of `n` items.  With `lengths` (rows,), row r uses its first lengths[r] items."""
+    if n < 1:
+        raise ValueError(f"sequence length must be >= 1; got {n}")
+    mask = None
+    if lengths is not None:
+        mask = torch.arange(n, device=device) < lengths.unsqueeze(-1)
+    if task.name == "argmax":
+        priority = torch.rand(rows, n, generator=gen, device=device)
+        label = torch.randint(task.n_classes, (rows, n), generator=gen, device=device)
+        ranked = priority if mask is None else priority.masked_fill(~mask, -1.0)
+        target = label.gather(1, ranked.argmax(dim=1, keepdim=True)).squeeze(1)
+        return Batch(label=label, target=target, priority=priority, mask=mask)
+    key = sample_distinct(gen, rows, n, task.n_keys, device)
+    label = torch.randint(task.n_values, (rows, n), generator=gen, device=device)
+    u = torch.rand(rows, generator=gen, device=device)
+    real = torch.full((rows,), n, device=device) if lengths is None else lengths
+    asked = (u * real).long().clamp_max(real - 1).unsqueeze(1)
+    query = key.gather(1, asked).squeeze(1)
+    target = label.gather(1, asked).squeeze(1)
+    return Batch(label=label, target=target, key=key, query=query, mask=mask)
+
+
+def stack(batches: list[Batch]) -> Batch:
+    """Stack per-seed batches along a new leading seed dimension."""
+    fields = {}
+    for name in ("label", "target", "priority", "key", "query", "mask"):
+        values = [getattr(b, name) for b in batches]
+        fields[name] = None if values[0] is None else torch.stack(values)
+    return Batch(**fields)
+
+
+def slice_rows(batch: Batch, start: int, stop: int) -> Batch:
+    """Rows [start, stop) of an unstacked batch (leading dim = sequences)."""
+    fields = {}
+    for name in ("label", "target", "priority", "key", "query", "mask"):
+        value = getattr(batch, name)
+        fields[name] = None if value is None else value[start:stop]
+    return Batch(**fields)
