@@ -16,12 +16,26 @@ from .store import REPO_ROOT
 BOOK_FILES = ("_config.yml", "_toc.yml", "book")
 
 
+def hide_plumbing(notebook: Path):
+    """Tag the parameters cell and papermill's injected cell `remove-cell`: the page
+    shows the resolved values in its own table instead."""
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    for cell in nb.cells:
+        tags = cell.metadata.setdefault("tags", [])
+        if {"parameters", "injected-parameters"} & set(tags) and "remove-cell" not in tags:
+            tags.append("remove-cell")
+    nbformat.write(nb, notebook)
+
+
 def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Path | None = None, progress=True):
     """Run every chapter at `profile`; executed notebooks land in root/book/chapters/."""
     output_root = Path(output_root or REPO_ROOT / "_output")
     for name in CHAPTERS:
-        run_chapter(name, profile, output_dir=output_root / name,
-                    notebook_out=Path(root) / "book" / "chapters" / f"{name}.ipynb", progress=progress)
+        notebook = run_chapter(name, profile, output_dir=output_root / name,
+                               notebook_out=Path(root) / "book" / "chapters" / f"{name}.ipynb", progress=progress)
+        hide_plumbing(notebook)
 
 
 def build_html(root: Path) -> Path:

@@ -48,6 +48,7 @@ def trained(store_dir, model_cfg: ModelConfig, train_cfg: TrainConfig, device, p
         except Exception as exc:
             raise store.StoreError(f"{weights_file} is unreadable ({exc}); move {folder} away to retrain") from exc
         return weights, record
+    folder.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     weights, history = train.train(model_cfg, train_cfg, device, folder / "checkpoint.pt", progress)
     wall = time.perf_counter() - start

@@ -32,6 +32,7 @@ class TrainConfig:
     curriculum_steps: int = 0  # 0: no curriculum; else the cap grows to max_len over these steps
     curriculum_start_len: int = 16  # the cap at step 0 when a curriculum is used
     seed: int = 0  # names the init and data streams; seed index s uses (seed, s)
+    first_seed: int = 0  # seed indices first_seed .. first_seed + n_seeds - 1
     checkpoint_every: int = 500
 
     def __post_init__(self):
@@ -41,6 +42,8 @@ class TrainConfig:
                 raise ValueError(f"{name} must be an int >= 1; got {value!r}")
         if self.min_len > self.max_len:
             raise ValueError(f"min_len ({self.min_len}) must be <= max_len ({self.max_len})")
+        if self.first_seed < 0:
+            raise ValueError(f"first_seed must be >= 0; got {self.first_seed}")
         if self.curriculum_steps < 0 or self.curriculum_start_len < self.min_len:
             raise ValueError("curriculum_steps must be >= 0 and curriculum_start_len >= min_len")
 
@@ -71,7 +74,7 @@ class Trainer:
 
     def __init__(self, model_cfg: ModelConfig, cfg: TrainConfig, device="cpu"):
         self.model_cfg, self.cfg, self.device = model_cfg, cfg, torch.device(device)
-        seeds = range(cfg.n_seeds)
+        seeds = range(cfg.first_seed, cfg.first_seed + cfg.n_seeds)
         self.params = init_params(model_cfg, seeds, cfg.seed, self.device)
         for p in self.params.values():
             p.requires_grad_(True)

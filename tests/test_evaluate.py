@@ -1,0 +1,37 @@
+import pytest
+import torch
+
+from vvlib.evaluate import EvalConfig, accuracy
+from vvlib.model import init_params
+
+
+def test_chunking_changes_cost_not_answer(small_dictionary):
+    params = init_params(small_dictionary, [0, 1, 2])
+    cfg = EvalConfig(lengths=(3, 40, 200), n_sequences=70)  # 70 crosses an EVAL_BLOCK boundary
+    whole = accuracy(small_dictionary, params, cfg, max_items=10**9, progress=False)
+    tiny = accuracy(small_dictionary, params, cfg, max_items=7, progress=False)
+    assert whole.shape == (3, 3)
+    assert torch.equal(whole, tiny)
+
+
+def test_every_seed_sees_the_same_test_sequences(small_argmax):
+    """Two copies of one seed's weights must score identically."""
+    params = init_params(small_argmax, [4])
+    twice = {k: torch.cat([v, v]) for k, v in params.items()}
+    acc = accuracy(small_argmax, twice, EvalConfig(lengths=(8, 64), n_sequences=100), progress=False)
+    assert torch.equal(acc[0], acc[1])
+
+
+def test_untrained_model_is_near_chance(small_argmax):
+    params = init_params(small_argmax, range(4))
+    acc = accuracy(small_argmax, params, EvalConfig(lengths=(16,), n_sequences=1000), progress=False)
+    assert abs(acc.mean().item() - 1 / 5) < 0.1
+
+
+def test_bad_evaluation_settings_are_named(small_dictionary):
+    with pytest.raises(ValueError, match="lengths"):
+        EvalConfig(lengths=(16, 0))
+    with pytest.raises(ValueError, match="temperature"):
+        EvalConfig(temperature="hot")
+    with pytest.raises(ValueError, match="lengths must be <= 256"):
+        accuracy(small_dictionary, init_params(small_dictionary, [0]), EvalConfig(lengths=(512,)), progress=False)

@@ -1,0 +1,83 @@
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from vvlib import rng
+from vvlib.model import ModelConfig, forward, init_params
+from vvlib.tasks import TaskConfig, sample
+
+
+def reference_forward(cfg, p, batch, s):
+    """One seed, one sequence at a time, K and V materialised: the textbook computation."""
+    outs, attns, os_ = [], [], []
+    for b in range(batch.target.shape[0]):
+        if cfg.task.name == "argmax":
+            x = torch.cat([batch.priority[b, :, None], F.one_hot(batch.label[b], cfg.task.n_classes).float()], 1)
+            y = p["query_token"][s][None]
+        else:
+            x = torch.cat([p["emb_key"][s][batch.key[b]], p["emb_value"][s][batch.label[b]]], 1)
+            y = torch.cat([p["emb_key"][s][batch.query[b]], torch.zeros(cfg.value_dim)])[None]
+
+        def encode(z):
+            z = torch.relu(z @ p["enc0.w"][s] + p["enc0.b"][s])
+            return z @ p["enc1.w"][s] + p["enc1.b"][s]
+
+        H, q = encode(x), encode(y) @ p["wq"][s]
+        K, V = H @ p["wk"][s], H @ p["wv"][s]
+        A = torch.softmax((q @ K.T) / math.sqrt(cfg.hidden), dim=-1)
+        O = A @ V
+        if cfg.norm == "layernorm":
+            mu, sd = O.mean(-1, keepdim=True), O.std(-1, unbiased=False, keepdim=True)
+            O = p["ln.gamma"][s] * (O - mu) / (sd + 1e-5) + p["ln.beta"][s]
+        out = torch.relu(O @ p["out0.w"][s] + p["out0.b"][s]) @ p["out1.w"][s] + p["out1.b"][s]
+        outs.append(out[0]), attns.append(A[0]), os_.append(O[0])
+    return torch.stack(outs), torch.stack(attns)
+
+
+@pytest.mark.parametrize("task", ["argmax", "dictionary"])
+@pytest.mark.parametrize("norm", ["none", "layernorm"])
+def test_batched_ensemble_matches_textbook_attention(task, norm):
+    cfg = ModelConfig(task=TaskConfig(task, n_keys=128, n_values=6, n_classes=6), hidden=12, key_dim=4,
+                      value_dim=4, norm=norm)
+    params = init_params(cfg, [0, 1, 2], init_seed=3)
+    if norm == "layernorm":  # make the learned scale and shift matter
+        params["ln.gamma"] = torch.randn_like(params["ln.gamma"])
+        params["ln.beta"] = torch.randn_like(params["ln.beta"])
+    batch = sample(cfg.task, rng.generator("cpu", 1), 5, 11, "cpu")
+    out, probe = forward(cfg, params, batch, probe=True)
+    assert out.shape == (3, 5, cfg.task.n_outputs)
+    assert probe["attention"].shape == (3, 5, 11) and probe["output"].shape == (3, 5, 12)
+    for s in range(3):
+        ref_out, ref_attn = reference_forward(cfg, params, batch, s)
+        assert torch.allclose(out[s], ref_out, atol=1e-5)
+        assert torch.allclose(probe["attention"][s], ref_attn, atol=1e-6)
+
+
+def test_probe_normalized_output_is_standardized(small_argmax):
+    cfg = ModelConfig(task=small_argmax.task, hidden=16, norm="standardize")
+    params = init_params(cfg, [0, 1])
+    batch = sample(cfg.task, rng.generator("cpu", 2), 8, 30, "cpu")
+    _, probe = forward(cfg, params, batch, probe=True)
+    z = probe["normalized"]
+    assert torch.allclose(z.mean(-1), torch.zeros(2, 8), atol=1e-5)
+    assert torch.allclose(z.var(-1, unbiased=False), torch.ones(2, 8), atol=1e-3)
+
+
+def test_seed_weights_do_not_depend_on_the_ensemble(small_argmax):
+    alone = init_params(small_argmax, [2])
+    together = init_params(small_argmax, [0, 1, 2])
+    assert all(torch.equal(alone[k][0], together[k][2]) for k in alone)
+    assert not torch.equal(together["wq"][0], together["wq"][1])
+
+
+def test_layernorm_variant_shares_the_baselines_weights(small_argmax):
+    base = init_params(small_argmax, [0, 1])
+    ln = init_params(ModelConfig(task=small_argmax.task, hidden=16, norm="layernorm"), [0, 1])
+    assert all(torch.equal(base[k], ln[k]) for k in base)
+
+
+def test_unknown_norm_is_named():
+    with pytest.raises(ValueError, match="norm must be one of"):
+        ModelConfig(norm="rmsnorm")

@@ -1,0 +1,96 @@
+import subprocess
+import sys
+
+import pytest
+
+from vvlib.chapters import get_chapter, parse_overrides
+from vvlib.params import ParameterError, Params, coerce, configure, resolve
+
+CHAPTER = get_chapter("04_argmax_retrieval")
+SPEC = CHAPTER.parameters()
+DEFAULTS = {n: p.default for n, p in SPEC.items()}
+
+
+def resolved(explicit=(), **values):
+    return resolve(SPEC, CHAPTER.profiles, {**DEFAULTS, **values}, set(explicit))
+
+
+def test_parameters_cell_is_read_with_types_and_help():
+    assert SPEC["n_seeds"].type == "int" and SPEC["eval_lengths"].type == "list"
+    assert SPEC["eval_lengths"].default[0] == 16 and SPEC["eval_lengths"].default[-1] == 2**14
+    assert all(p.help for p in SPEC.values())
+
+
+def test_profile_applies_and_explicit_values_win():
+    ci = CHAPTER.profiles["ci"]
+    assert resolved(["profile"], profile="ci")["n_seeds"] == ci["n_seeds"]
+    assert resolved(["profile", "n_seeds"], profile="ci", n_seeds=7)["n_seeds"] == 7
+    # an explicit value equal to the cell's default still beats the profile
+    assert resolved(["profile", "n_seeds"], profile="ci", n_seeds=DEFAULTS["n_seeds"])["n_seeds"] == DEFAULTS["n_seeds"]
+    assert resolved()["steps"] == DEFAULTS["steps"]
+
+
+@pytest.mark.parametrize("name, value, message", [
+    ("n_seeds", 0, "n_seeds: expected an int >= 1"),
+    ("n_seeds", "3", "n_seeds: expected int"),
+    ("device", "tpu", "device: expected one of auto, cpu, cuda"),
+    ("eval_lengths", [16, 0], "eval_lengths: expected a non-empty list of ints >= 1"),
+    ("eval_lengths", [], "eval_lengths"),
+    ("lr", -1.0, "lr: expected a float > 0"),
+    ("profile", "huge", "profile: expected one of default, ci, paper"),
+])
+def test_bad_values_name_the_parameter_and_accepted_values(name, value, message):
+    with pytest.raises(ParameterError, match=message):
+        resolved([name], **{name: value})
+
+
+def test_unknown_parameter_lists_the_valid_ones():
+    with pytest.raises(ParameterError, match="unknown parameter 'n_heads'.*n_seeds"):
+        resolved(["n_heads"], n_heads=2)
+
+
+def test_int_is_accepted_for_a_float_parameter():
+    assert resolved(["lr"], lr=1)["lr"] == 1.0
+
+
+def test_command_line_strings_are_coerced_to_declared_types():
+    assert coerce(SPEC["n_seeds"], "3") == 3
+    assert coerce(SPEC["eval_lengths"], "[16, 32]") == [16, 32]
+    assert coerce(SPEC["lr"], "1e-3") == 0.001
+    assert coerce(SPEC["device"], "cpu") == "cpu"
+    with pytest.raises(ParameterError, match="n_seeds: expected int, got 'three'"):
+        coerce(SPEC["n_seeds"], "three")
+    with pytest.raises(ParameterError, match="unknown parameter 'bogus'"):
+        parse_overrides(CHAPTER, [("bogus", "1")])
+
+
+def test_configure_outside_papermill_respects_edited_values():
+    namespace = {**DEFAULTS, "profile": "ci", "steps": 77}
+    params = configure("04_argmax_retrieval", namespace)
+    assert isinstance(params, Params) and params.steps == 77
+    assert params.n_seeds == CHAPTER.profiles["ci"]["n_seeds"]
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "vvlib", *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "99_nothing"], "unknown chapter '99_nothing'; chapters: 04_argmax_retrieval"),
+    (["run", "04_argmax_retrieval", "-p", "bogus", "1"], "unknown parameter 'bogus'"),
+    (["run", "04_argmax_retrieval", "-p", "n_seeds", "zero"], "n_seeds: expected int"),
+    (["run", "04_argmax_retrieval", "-p", "n_seeds", "0"], "n_seeds: expected an int >= 1"),
+    (["run", "04_argmax_retrieval", "--profile", "huge"], "profile: expected one of default, ci, paper"),
+])
+def test_cli_rejects_bad_input_with_status_2_and_writes_nothing(tmp_path, args, message):
+    out = tmp_path / "out"
+    result = cli(*args, "--output", str(out))
+    assert result.returncode == 2
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_cli_lists_chapters_with_parameters():
+    result = cli("list")
+    assert result.returncode == 0
+    assert "04_argmax_retrieval" in result.stdout and f"n_seeds: int = {DEFAULTS['n_seeds']}" in result.stdout

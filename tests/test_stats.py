@@ -1,0 +1,37 @@
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from vvlib.stats import long_form, mean_and_sem, paired_ttest, relative_difference
+
+
+def test_paired_ttest_matches_the_textbook_formula():
+    a = np.array([0.91, 0.85, 0.88, 0.95, 0.80, 0.86])
+    b = np.array([0.93, 0.86, 0.91, 0.95, 0.84, 0.85])
+    d = a - b
+    t = d.mean() / (d.std(ddof=1) / math.sqrt(len(d)))
+    expected = 2 * sps.t.sf(abs(t), df=len(d) - 1)
+    assert paired_ttest(a, b) == pytest.approx(expected, rel=1e-10)
+    assert paired_ttest(a, b) == pytest.approx(paired_ttest(b, a))
+
+
+def test_paired_ttest_undefined_cases_are_nan_and_shapes_checked():
+    assert math.isnan(paired_ttest([0.5, 0.6], [0.5, 0.6]))
+    assert math.isnan(paired_ttest([0.5], [0.6]))
+    with pytest.raises(ValueError, match="equal shapes"):
+        paired_ttest([1, 2, 3], [1, 2])
+
+
+def test_mean_sem_and_relative_difference():
+    mean, sem = mean_and_sem([1.0, 2.0, 3.0, 4.0])
+    assert mean == 2.5 and sem == pytest.approx(np.std([1, 2, 3, 4], ddof=1) / 2)
+    assert math.isnan(mean_and_sem([3.0])[1])
+    assert relative_difference([0.5, 0.5], [0.55, 0.55]) == pytest.approx(10.0)
+
+
+def test_long_form_has_one_row_per_variant_seed_length():
+    df = long_form({"a": np.ones((3, 2)), "b": np.zeros((3, 2))}, [16, 32])
+    assert len(df) == 12 and set(df.columns) == {"variant", "seed", "length", "accuracy"}
+    assert df[df.variant == "a"].accuracy.eq(100).all()

@@ -1,0 +1,60 @@
+import numpy as np
+import pytest
+import torch
+
+from vvlib import runs, store
+from vvlib.evaluate import EvalConfig
+from vvlib.train import TrainConfig
+
+
+def test_write_then_load_matching_and_nan_becomes_null(tmp_path):
+    path = tmp_path / "r.json"
+    store.write_json(path, {"spec": {"a": 1}, "p": float("nan")})
+    assert store.load_matching(path, {"a": 1})["p"] is None
+    assert store.load_matching(tmp_path / "absent.json", {"a": 1}) is None
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_corrupt_or_mismatched_file_is_reported_and_left_alone(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text('{"spec": {"a": 1}, "value": 3')  # truncated
+    with pytest.raises(store.StoreError, match="corrupt"):
+        store.load_matching(path, {"a": 1})
+    assert path.read_text() == '{"spec": {"a": 1}, "value": 3'
+    store.write_json(path, {"spec": {"a": 1}})
+    with pytest.raises(store.StoreError, match="other settings"):
+        store.load_matching(path, {"a": 2})
+
+
+def test_spec_hash_ignores_key_order():
+    assert store.spec_hash({"a": 1, "b": [1, 2]}) == store.spec_hash({"b": [1, 2], "a": 1})
+    assert store.spec_hash({"a": 1}) != store.spec_hash({"a": 2})
+
+
+def test_trained_run_is_stored_once_and_reloaded_identically(small_argmax, tmp_path):
+    cfg = TrainConfig(n_seeds=2, steps=5, batch_size=8)
+    weights, record = runs.trained(tmp_path, small_argmax, cfg, "cpu", progress=False)
+    folder = runs.run_dir(tmp_path, small_argmax, cfg, "cpu")
+    assert (folder / "weights.pt").exists() and not (folder / "checkpoint.pt").exists()
+    assert record["provenance"]["torch"] == torch.__version__
+    again, record2 = runs.trained(tmp_path, small_argmax, cfg, "cpu", progress=False)
+    assert all(torch.equal(weights[k], again[k]) for k in weights)
+    assert record2["provenance"]["created"] == record["provenance"]["created"]  # loaded, not retrained
+
+    eval_cfg = EvalConfig(lengths=(4, 32), n_sequences=20)
+    acc = runs.evaluated(tmp_path, small_argmax, cfg, weights, eval_cfg, "cpu", progress=False)
+    assert acc.shape == (2, 2) and ((0 <= acc) & (acc <= 1)).all()
+    stored = list(folder.glob("eval-*.json"))
+    assert len(stored) == 1
+    # the cached evaluation is what is returned the second time, even if the weights were lost
+    assert np.array_equal(runs.evaluated(tmp_path, small_argmax, cfg, None, eval_cfg, "cpu"), acc)
+
+
+def test_corrupt_run_record_stops_instead_of_retraining(small_argmax, tmp_path):
+    cfg = TrainConfig(n_seeds=1, steps=2, batch_size=4)
+    runs.trained(tmp_path, small_argmax, cfg, "cpu", progress=False)
+    record = runs.run_dir(tmp_path, small_argmax, cfg, "cpu") / "run.json"
+    record.write_text("not json")
+    with pytest.raises(store.StoreError):
+        runs.trained(tmp_path, small_argmax, cfg, "cpu", progress=False)
+    assert record.read_text() == "not json"

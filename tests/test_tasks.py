@@ -1,0 +1,81 @@
+import pytest
+import torch
+
+from vvlib import rng
+from vvlib.tasks import TaskConfig, sample, sample_distinct, stack
+
+
+def gen(*parts):
+    return rng.generator("cpu", "test", *parts)
+
+
+def test_argmax_target_is_class_of_max_priority_by_brute_force():
+    task = TaskConfig("argmax", n_classes=7)
+    batch = sample(task, gen(1), 50, 9, "cpu")
+    assert batch.priority.shape == batch.label.shape == (50, 9) and batch.target.shape == (50,)
+    for r in range(50):
+        best = max(range(9), key=lambda i: batch.priority[r, i].item())
+        assert batch.target[r].item() == batch.label[r, best].item()
+    assert batch.label.min() >= 0 and batch.label.max() < 7
+
+
+def test_argmax_target_ignores_padding():
+    task = TaskConfig("argmax")
+    lengths = torch.tensor([1, 3, 8, 8])
+    batch = sample(task, gen(2), 4, 8, "cpu", lengths)
+    assert batch.mask.sum(1).tolist() == [1, 3, 8, 8]
+    for r, n in enumerate(lengths.tolist()):
+        best = int(batch.priority[r, :n].argmax())
+        assert batch.target[r] == batch.label[r, best]
+
+
+@pytest.mark.parametrize("n", [1, 5, 16, 200])  # both the rejection and the permutation path
+def test_dictionary_keys_distinct_and_query_answered_by_brute_force(n):
+    task = TaskConfig("dictionary", n_keys=1024, n_values=8)
+    batch = sample(task, gen(3, n), 40, n, "cpu")
+    assert batch.key.shape == (40, n) and batch.query.shape == batch.target.shape == (40,)
+    for r in range(40):
+        keys = batch.key[r].tolist()
+        assert len(set(keys)) == n
+        assert batch.query[r].item() in keys
+        assert batch.target[r] == batch.label[r, keys.index(batch.query[r].item())]
+
+
+def test_dictionary_query_stays_within_real_items():
+    task = TaskConfig("dictionary", n_keys=512, n_values=4)
+    lengths = torch.tensor([1, 2, 3] * 30)
+    batch = sample(task, gen(4), 90, 6, "cpu", lengths)
+    position = (batch.key == batch.query.unsqueeze(1)).float().argmax(1)
+    assert (position < lengths).all()
+
+
+def test_dictionary_can_fill_every_key():
+    task = TaskConfig("dictionary", n_keys=64, n_values=4)
+    batch = sample(task, gen(5), 3, 64, "cpu")
+    assert (batch.key.sort(1).values == torch.arange(64)).all()
+    with pytest.raises(ValueError, match="distinct"):
+        sample(task, gen(5), 3, 65, "cpu")
+
+
+def test_sample_distinct_is_uniform_over_keys():
+    keys = sample_distinct(gen(6), 4000, 4, 16, "cpu").flatten()
+    counts = torch.bincount(keys, minlength=16).float()
+    expected = keys.numel() / 16
+    assert ((counts - expected).abs() < 5 * expected**0.5).all()  # within 5 sigma
+
+
+def test_same_stream_same_data_and_stack_adds_seed_dim():
+    task = TaskConfig("argmax")
+    a, b = sample(task, gen(7), 5, 4, "cpu"), sample(task, gen(7), 5, 4, "cpu")
+    assert torch.equal(a.priority, b.priority) and torch.equal(a.target, b.target)
+    stacked = stack([a, b])
+    assert stacked.priority.shape == (2, 5, 4) and stacked.mask is None
+
+
+def test_bad_task_settings_are_named():
+    with pytest.raises(ValueError, match="task must be one of"):
+        TaskConfig("sorting")
+    with pytest.raises(ValueError, match="n_keys"):
+        TaskConfig("dictionary", n_keys=1)
+    with pytest.raises(ValueError, match="length"):
+        sample(TaskConfig(), gen(8), 2, 0, "cpu")

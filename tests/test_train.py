@@ -1,0 +1,67 @@
+import pytest
+import torch
+
+from vvlib.train import TrainConfig, Trainer, max_len_at, train
+
+
+def small(**kw):
+    base = dict(n_seeds=3, steps=8, batch_size=16, checkpoint_every=3)
+    return TrainConfig(**{**base, **kw})
+
+
+@pytest.mark.parametrize("fixture", ["small_argmax", "small_dictionary"])
+def test_ensemble_training_equals_training_each_seed_alone(fixture, request):
+    cfg = request.getfixturevalue(fixture)
+    together, _ = train(cfg, small(), progress=False)
+    for s in range(3):
+        alone, _ = train(cfg, small(n_seeds=1, first_seed=s), progress=False)
+        for name in together:
+            assert torch.allclose(together[name][s], alone[name][0], atol=1e-5), name
+
+
+def test_resume_after_interruption_equals_uninterrupted(small_argmax, tmp_path):
+    cfg = small(steps=10)
+    straight, _ = train(small_argmax, cfg, progress=False)
+
+    def interrupt(step):
+        if step == 7:
+            raise KeyboardInterrupt
+
+    checkpoint = tmp_path / "ckpt.pt"
+    with pytest.raises(KeyboardInterrupt):
+        train(small_argmax, cfg, checkpoint=checkpoint, progress=False, on_step=interrupt)
+    trainer = Trainer(small_argmax, cfg)
+    assert trainer.resume(checkpoint) and trainer.step == 6  # the last checkpoint before the interruption
+    resumed = trainer.run(checkpoint, progress=False)
+    assert all(torch.equal(straight[k], resumed[k]) for k in straight)
+
+
+def test_checkpoint_of_other_settings_is_refused(small_argmax, tmp_path):
+    checkpoint = tmp_path / "ckpt.pt"
+    train(small_argmax, small(steps=3), checkpoint=checkpoint, progress=False)
+    with pytest.raises(RuntimeError, match="other settings"):
+        Trainer(small_argmax, small(steps=3, lr=0.01)).resume(checkpoint)
+
+
+def test_training_lowers_the_loss(small_argmax):
+    trainer = Trainer(small_argmax, small(n_seeds=2, steps=300, batch_size=64))
+    trainer.run(progress=False, log_every=50)
+    first, last = trainer.loss_history[0][1], trainer.loss_history[-1][1]
+    assert all(b < 0.7 * a for a, b in zip(first, last))
+
+
+def test_curriculum_is_monotone_and_reaches_the_maximum():
+    cfg = TrainConfig(min_len=5, max_len=256, curriculum_steps=1000, curriculum_start_len=16, steps=2000)
+    caps = [max_len_at(cfg, t) for t in range(2000)]
+    assert caps[0] == 16 and max(caps) == 256 and caps[999] == 256
+    assert all(a <= b for a, b in zip(caps, caps[1:]))
+    assert set(caps) == {16, 32, 64, 128, 256}
+    assert max_len_at(TrainConfig(), 0) == 16  # no curriculum
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(n_seeds=0), "n_seeds"), (dict(steps=-1), "steps"), (dict(min_len=20), "min_len"),
+])
+def test_bad_training_settings_are_named(kw, match):
+    with pytest.raises(ValueError, match=match):
+        TrainConfig(**kw)
