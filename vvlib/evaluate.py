@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 
 import torch
-from tqdm.auto import tqdm
+from tqdm import tqdm  # text bars (stderr): they work in terminals, notebooks and papermill alike
 
 from . import rng
 from .attention import TEMPERATURES
@@ -75,13 +75,14 @@ def accuracy(model_cfg: ModelConfig, params, cfg: EvalConfig, device="cpu", max_
     S = n_seeds(params)
     result = torch.zeros(S, len(cfg.lengths), dtype=torch.float64)
     n_blocks = math.ceil(cfg.n_sequences / EVAL_BLOCK)
-    bar = tqdm(total=n_blocks * sum(cfg.lengths), desc="evaluating", disable=not progress, unit="item")
+    bar = tqdm(total=cfg.n_sequences * sum(cfg.lengths), desc="evaluating", disable=not progress, unit="item",
+               unit_scale=True)
     for j, n in enumerate(cfg.lengths):
         correct = torch.zeros(S, dtype=torch.long, device=device)
         for block in range(n_blocks):
             batch = test_block(model_cfg, cfg, n, block, device)
             correct += count_correct(model_cfg, params, batch, cfg.temperature, max_items)
-            bar.update(n)
+            bar.update(batch.target.shape[0] * n)
         result[:, j] = correct.cpu().double() / cfg.n_sequences
     bar.close()
     return result

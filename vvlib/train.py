@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from tqdm.auto import tqdm
+from tqdm import tqdm  # text bars (stderr): they work in terminals, notebooks and papermill alike
 
 from . import rng
 from .model import ModelConfig, init_params, per_seed_loss
