@@ -33,6 +33,7 @@ def test_results_json_is_complete_and_sane(executed):
     assert params["profile"] == "ci" and params["n_seeds"] == 2
     assert params["steps"] == get_chapter(CHAPTER).profiles["ci"]["steps"]
     assert {"device", "torch", "git_commit", "wall_time_s"} <= set(results["provenance"])
+    assert set(results["provenance"]["sources"]) == {"training/baseline", "training/layernorm"}
     lengths = {str(n) for n in PAPER_LENGTHS}
     accuracy = results["metrics"]["accuracy"]
     assert set(accuracy) == {"baseline", "layernorm"}

@@ -94,3 +94,16 @@ def test_cli_lists_chapters_with_parameters():
     result = cli("list")
     assert result.returncode == 0
     assert "04_argmax_retrieval" in result.stdout and f"n_seeds: int = {DEFAULTS['n_seeds']}" in result.stdout
+
+
+def test_runner_makes_relative_paths_absolute_before_the_kernel_starts(tmp_path, monkeypatch):
+    """The kernel runs in the repository root, so `-p store_dir here` must mean the caller's ./here."""
+    import papermill
+
+    from vvlib import chapters
+
+    seen = {}
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **kw: seen.update(kw["parameters"]))
+    monkeypatch.chdir(tmp_path)
+    chapters.run_chapter("04_argmax_retrieval", "ci", {"store_dir": "here"}, output_dir="out", progress=False)
+    assert seen["store_dir"] == str(tmp_path / "here") and seen["output_dir"] == str(tmp_path / "out")

@@ -75,9 +75,11 @@ def run_chapter(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | Non
     chapter = get_chapter(name)
     spec = chapter.parameters()
     overrides = dict(overrides or {})
-    given = {"profile": profile, **overrides}
     if output_dir is not None:
-        given["output_dir"] = str(Path(output_dir).resolve())
+        overrides["output_dir"] = str(output_dir)
+    # the kernel runs in the repository root: make the caller's relative paths absolute
+    given = {"profile": profile, **{k: str(Path(v).resolve()) if k.endswith("_dir") else v
+                                    for k, v in overrides.items()}}
     defaults = {n: p.default for n, p in spec.items()}
     resolve(spec, chapter.profiles, {**defaults, **given}, explicit=set(given) - {"profile"})
     out_dir = Path(given["output_dir"]) if "output_dir" in given else REPO_ROOT / defaults["output_dir"]

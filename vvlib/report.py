@@ -48,25 +48,36 @@ def comparison_table(metrics: dict, lengths, pair, labels: dict, paper_table: di
 
 
 def verdict(metrics: dict, lengths, pair, labels: dict, in_distribution: int, n_seeds: int, alpha=0.05) -> str:
-    """A sentence computed from the numbers: where the second variant beats the first."""
+    """Sentences computed from the numbers: where the second variant beats the first, and
+    where it loses, each with how many of those differences are significant."""
     first, second = pair
     ood = [str(n) for n in lengths if n > in_distribution]
     if not ood:
         return "No test length lies beyond the training lengths."
-    better = [n for n in ood if metrics["accuracy"][second][n] > metrics["accuracy"][first][n]]
-    significant = [n for n in better if (metrics["p_value"][n] or 1.0) < alpha]
+    diff = {n: metrics["accuracy"][second][n] - metrics["accuracy"][first][n] for n in ood}
+    significant = {n for n in ood if (metrics["p_value"][n] if metrics["p_value"][n] is not None else 1.0) < alpha}
+    better = [n for n in ood if diff[n] > 0]
+    worse = [n for n in ood if diff[n] < 0]
     return (f"Beyond the training lengths (N > {in_distribution}), {labels[second]} is more accurate than "
-            f"{labels[first]} at {len(better)} of {len(ood)} lengths, with p < {alpha} at {len(significant)} "
-            f"of them (paired t-test over {n_seeds} seeds).")
+            f"{labels[first]} at {len(better)} of {len(ood)} lengths ({len(significant & set(better))} with "
+            f"p < {alpha}) and less accurate at {len(worse)} ({len(significant & set(worse))} with p < {alpha}); "
+            f"paired t-test over {n_seeds} seeds.")
 
 
-def write_results(output_dir, chapter: str, parameters: dict, device, metrics: dict, wall_time_s=None) -> Path:
-    """results.json: {"chapter", "parameters", "provenance", "metrics"}, written atomically."""
+def write_results(output_dir, chapter: str, parameters: dict, device, metrics: dict, wall_time_s=None,
+                  sources: dict | None = None) -> Path:
+    """results.json: {"chapter", "parameters", "provenance", "metrics"}, written atomically.
+
+    `sources` records where cached inputs came from (e.g. each variant's training
+    provenance), since a chapter that loads stored models runs in seconds."""
     path = Path(output_dir) / "results.json"
+    provenance = store.provenance(device, wall_time_s)
+    if sources:
+        provenance["sources"] = sources
     store.write_json(path, {
         "chapter": chapter,
         "parameters": dict(parameters),
-        "provenance": store.provenance(device, wall_time_s),
+        "provenance": provenance,
         "metrics": metrics,
     })
     return path
