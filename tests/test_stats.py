@@ -46,3 +46,9 @@ def test_verdict_counts_wins_and_losses_with_significance():
     text = verdict(metrics, [16, 32, 64, 128], ("a", "b"), {"a": "A", "b": "B"}, 16, n_seeds=5)
     assert "B is more accurate than A at 2 of 3 lengths (1 with p < 0.05)" in text
     assert "less accurate at 1 (1 with p < 0.05)" in text and "5 seeds" in text
+
+
+def test_power_of_two_labels():
+    from vvlib.report import power_of_two
+
+    assert power_of_two(16) == "2⁴" and power_of_two(16384) == "2¹⁴" and power_of_two(100) == "100"

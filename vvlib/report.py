@@ -19,6 +19,14 @@ def _p(p):
     return "n/a" if np.isnan(p) else f"{p:.1g}"
 
 
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def power_of_two(n: int) -> str:
+    """16 -> '2⁴'; lengths that are not powers of two stay as they are."""
+    return "2" + str(n.bit_length() - 1).translate(_SUPERSCRIPT) if n > 0 and n & (n - 1) == 0 else str(n)
+
+
 def per_length(accuracy: dict, lengths, pair) -> dict:
     """Metrics in percent: {"accuracy": {variant: {N: mean}}, "accuracy_sem": ..., "p_value": {N: p}}."""
     acc = {v: 100 * np.asarray(a) for v, a in accuracy.items()}
@@ -35,7 +43,7 @@ def comparison_table(metrics: dict, lengths, pair, labels: dict, paper_table: di
 
     rows = []
     for n in lengths:
-        key, row = str(n), {"N": f"2^{int(np.log2(n))}" if n & (n - 1) == 0 else str(n)}
+        key, row = str(n), {"N": power_of_two(n)}
         for v in pair:
             row[f"{labels[v]} (ours)"] = _pct(metrics["accuracy"][v][key], metrics["accuracy_sem"][v][key])
         row["p (ours)"] = _p(metrics["p_value"][key])
