@@ -1,6 +1,6 @@
-"""End to end: the chapter runs under papermill at its `ci` profile, and the book builds.
+"""End to end: every chapter runs under papermill at its `ci` profile, and the book builds.
 
-Slow (about two minutes on 2 CPU cores): the chapter is executed once per session.
+Slow (about two minutes on 2 CPU cores): each chapter is executed once per session.
 """
 
 import json
@@ -9,30 +9,43 @@ import papermill
 import pytest
 
 from vvlib.book import build_html, copy_sources, hide_plumbing
-from vvlib.chapters import get_chapter, run_chapter
+from vvlib.chapters import CHAPTERS, get_chapter, run_chapter
 from vvlib.evaluate import PAPER_LENGTHS
 
 pytestmark = pytest.mark.slow
-CHAPTER = "04_argmax_retrieval"
+# explicit overrides on top of the ci profile (they must win over it); keep CI short
+OVERRIDES = {"04_argmax_retrieval": {"n_seeds": 2}}
 
 
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory):
     root = tmp_path_factory.mktemp("book")
-    out = root / "results"
-    # profile ci, plus one explicit override that must win over the profile
-    notebook = run_chapter(CHAPTER, "ci", {"n_seeds": 2, "store_dir": str(root / "store")}, output_dir=out,
-                           notebook_out=root / "book" / "chapters" / f"{CHAPTER}.ipynb", progress=False)
-    return root, notebook, json.loads((out / "results.json").read_text())
+    results = {}
+    for name in CHAPTERS:
+        overrides = dict(OVERRIDES.get(name, {}))
+        if "store_dir" in get_chapter(name).parameters():
+            overrides["store_dir"] = str(root / "store")
+        notebook = run_chapter(name, "ci", overrides, output_dir=root / "results" / name,
+                               notebook_out=root / "book" / "chapters" / f"{name}.ipynb", progress=False)
+        hide_plumbing(notebook)
+        results[name] = json.loads((root / "results" / name / "results.json").read_text())
+    return root, results
 
 
-def test_results_json_is_complete_and_sane(executed):
-    _, _, results = executed
-    assert results["chapter"] == CHAPTER
-    params = results["parameters"]
-    assert params["profile"] == "ci" and params["n_seeds"] == 2
-    assert params["steps"] == get_chapter(CHAPTER).profiles["ci"]["steps"]
+@pytest.mark.parametrize("name", list(CHAPTERS))
+def test_results_json_has_parameters_provenance_and_metrics(executed, name):
+    results = executed[1][name]
+    assert results["chapter"] == name
+    assert results["parameters"]["profile"] == "ci"
+    for key, value in get_chapter(name).profiles["ci"].items():
+        assert results["parameters"][key] == OVERRIDES.get(name, {}).get(key, value)
     assert {"device", "torch", "git_commit", "wall_time_s"} <= set(results["provenance"])
+    assert results["metrics"]
+
+
+def test_argmax_chapter_metrics(executed):
+    results = executed[1]["04_argmax_retrieval"]
+    assert results["parameters"]["n_seeds"] == 2  # the explicit value beat the profile's
     assert set(results["provenance"]["sources"]) == {"training/baseline", "training/layernorm"}
     lengths = {str(n) for n in PAPER_LENGTHS}
     accuracy = results["metrics"]["accuracy"]
@@ -45,21 +58,38 @@ def test_results_json_is_complete_and_sane(executed):
     assert accuracy["baseline"]["16"] > 60 and accuracy["layernorm"]["16"] > 60
 
 
-def test_book_builds_with_the_executed_chapter(executed):
-    root, notebook, _ = executed
-    hide_plumbing(notebook)
+def test_proof_chapter_metrics(executed):
+    metrics = executed[1]["01_vanishing_variance_proof"]["metrics"]
+    assert -1.1 < metrics["variance_slope"] < -0.9  # Var ~ 1/N
+    assert metrics["bounds_hold"]["efron_stein_bound"]
+    for row in metrics["chain"].values():
+        assert row["variance"] <= row["second_moment"] <= row["line4"] <= row["line5"]
+
+
+def test_monte_carlo_chapter_metrics(executed):
+    metrics = executed[1]["02_monte_carlo"]["metrics"]
+    # -1/2 is the large-N law; 1/N corrections at short N shift a fit over all N by a little
+    assert all(abs(s["slope"] + 0.5) < 0.05 for s in metrics["slope"].values())
+    assert all(abs(row["z"]) < 4 for row in metrics["exact_check"].values())
+    broken = metrics["broken_assumptions"]
+    assert abs(broken["query drawn from the sequence"]["slope (longest 3 N)"]) < 0.2  # no longer vanishing
+
+
+def test_book_builds_with_every_executed_chapter(executed):
+    root, _ = executed
     copy_sources(root)
     index = build_html(root)
     assert index.exists()
-    page = (root / "_build" / "html" / "book" / "chapters" / f"{CHAPTER}.html").read_text()
-    assert "Baseline (+ LN) (paper)" in page  # the comparison table
-    assert "<img" in page  # the figure
-    assert "n_eval_sequences" in page  # the scale of the run is stated on the page
-    assert "# Parameters" not in page  # papermill's injected cell is hidden
+    for name in CHAPTERS:
+        page = (root / "_build" / "html" / "book" / "chapters" / f"{name}.html").read_text()
+        assert "<img" in page, name  # every chapter has a figure
+        assert "# Parameters" not in page, name  # papermill's injected cell and the parameters cell are hidden
+    argmax = (root / "_build" / "html" / "book" / "chapters" / "04_argmax_retrieval.html").read_text()
+    assert "Baseline (+ LN) (paper)" in argmax and "n_eval_sequences" in argmax
 
 
 def test_bad_parameter_stops_in_the_first_cell_under_plain_papermill(tmp_path):
     with pytest.raises(papermill.PapermillExecutionError, match="n_seeds: expected an int >= 1"):
-        papermill.execute_notebook(str(get_chapter(CHAPTER).notebook), str(tmp_path / "out.ipynb"),
+        papermill.execute_notebook(str(get_chapter("04_argmax_retrieval").notebook), str(tmp_path / "out.ipynb"),
                                    parameters={"n_seeds": 0, "output_dir": str(tmp_path / "o")}, progress_bar=False)
     assert not (tmp_path / "o").exists()

@@ -76,7 +76,7 @@ def cli(*args):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["run", "99_nothing"], "unknown chapter '99_nothing'; chapters: 04_argmax_retrieval"),
+    (["run", "99_nothing"], "unknown chapter '99_nothing'; chapters: 01_vanishing_variance_proof, "),
     (["run", "04_argmax_retrieval", "-p", "bogus", "1"], "unknown parameter 'bogus'"),
     (["run", "04_argmax_retrieval", "-p", "n_seeds", "zero"], "n_seeds: expected int"),
     (["run", "04_argmax_retrieval", "-p", "n_seeds", "0"], "n_seeds: expected an int >= 1"),
@@ -107,3 +107,32 @@ def test_runner_makes_relative_paths_absolute_before_the_kernel_starts(tmp_path,
     monkeypatch.chdir(tmp_path)
     chapters.run_chapter("04_argmax_retrieval", "ci", {"store_dir": "here"}, output_dir="out", progress=False)
     assert seen["store_dir"] == str(tmp_path / "here") and seen["output_dir"] == str(tmp_path / "out")
+
+
+def test_every_chapter_documents_every_parameter_with_a_rule_or_type():
+    from vvlib.chapters import CHAPTERS
+    from vvlib.params import RULES
+
+    for chapter in CHAPTERS.values():
+        spec = chapter.parameters()  # raises if papermill cannot read a line of the cell
+        assert "profile" in spec and "output_dir" in spec and "device" in spec
+        assert all(p.help for p in spec.values()), chapter.name
+        unchecked = [n for n in spec if n not in RULES and n != "profile"]
+        assert not unchecked, f"{chapter.name}: no range rule for {unchecked}"
+        for profile in chapter.profiles.values():
+            assert set(profile) <= set(spec), f"{chapter.name}: profile sets unknown parameters"
+
+
+def test_unreadable_parameter_line_is_reported(tmp_path):
+    import nbformat
+
+    from vvlib.params import read_parameters
+
+    cell = nbformat.v4.new_code_cell('a: int = 1  # fine\nb: int = 2  # not fine: x = y')
+    cell.metadata["tags"] = ["parameters"]
+    path = tmp_path / "nb.ipynb"
+    notebook = nbformat.v4.new_notebook(cells=[cell])
+    notebook.metadata["kernelspec"] = {"name": "python3", "language": "python", "display_name": "Python 3"}
+    nbformat.write(notebook, path)
+    with pytest.raises(ParameterError, match="cannot read parameter.*b"):
+        read_parameters(path)

@@ -34,6 +34,16 @@ CHAPTERS = {
     c.name: c
     for c in [
         Chapter(
+            "01_vanishing_variance_proof",
+            "Proposition 1 and its proof, step by step, with numbers",
+            profiles={"ci": {"n_sequences": 2000, "lengths": [16, 128, 1024]}},
+        ),
+        Chapter(
+            "02_monte_carlo",
+            "Monte Carlo: the variance law, an exact check, and broken assumptions",
+            profiles={"ci": {"n_sequences": 1000, "lengths": [16, 64, 256, 1024, 4096]}},
+        ),
+        Chapter(
             "04_argmax_retrieval",
             "Argmax retrieval: Baseline vs LayerNorm (Table 1)",
             profiles={

@@ -276,3 +276,48 @@ def proof_chain(tables: Tables, n: int, n_sequences: int, component: int = 0, se
     mean["lemma_max_weight"] = math.exp(delta) / n
     mean["sigma2"], mean["delta"] = sigma2, delta
     return {"n": n, "mean": mean, "se": se}
+
+
+def std_curve(tables: Tables, setting: Setting, lengths, n_sequences: int, seed: int = 0, components=(0,),
+              progress=True):
+    """Std of the chosen output components against N: a DataFrame with one row per
+    (N, component): std, its standard error on the log scale, and the mean."""
+    import pandas as pd
+
+    rows = []
+    for n in tqdm(lengths, desc="lengths", disable=not progress):
+        m = output_moments(tables, setting, n, n_sequences, seed)
+        var, var_se, mean = m.variance(), m.variance_se(), m.mean()
+        for d in components:
+            rows.append({"N": n, "component": d, "std": math.sqrt(var[d]), "se_log_std": var_se[d] / (2 * var[d]),
+                         "mean": mean[d]})
+    return pd.DataFrame(rows)
+
+
+def slope_of(curve) -> dict:
+    """Log-log slope (with its 95% interval) of every component in a std_curve frame."""
+    out = {}
+    for d, part in curve.groupby("component"):
+        slope, low, high = fit_loglog_slope(part["N"], part["std"], part["se_log_std"])
+        out[int(d)] = {"slope": slope, "low": low, "high": high}
+    return out
+
+
+def limit_output(tables: Tables) -> torch.Tensor:
+    """Where O converges for i.i.d. tokens and a fixed query: E[e^s v] / E[e^s] (law of large numbers)."""
+    w = tables.probs * torch.exp(tables.logits)
+    return (w @ tables.values) / w.sum()
+
+
+def global_statistics(tables: Tables, setting: Setting, n: int, n_sequences: int, seed: int = 0) -> dict:
+    """The paper's Figure 3 quantities for one length: the mean over sequences of the
+    global mean (1/D) sum_d O_d and of the global variance (1/D) sum_d (O_d - mean)^2."""
+    means, variances = [], []
+    for index, rows in blocks(n_sequences):
+        gen = rng.generator(tables.device, seed, "global", n, index)
+        _, out = attend(tables, setting, sample_tokens(tables, setting, gen, rows, n), gen)
+        means.append(out.mean(1))
+        variances.append(out.var(1, unbiased=False))
+    mu, var = torch.cat(means), torch.cat(variances)
+    return {"N": n, "global_mean": float(mu.mean()), "global_mean_se": float(mu.std() / math.sqrt(len(mu))),
+            "global_variance": float(var.mean()), "global_variance_se": float(var.std() / math.sqrt(len(var)))}

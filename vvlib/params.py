@@ -31,13 +31,30 @@ def read_parameters(notebook: Path) -> dict[str, Param]:
     """The documented parameters of a notebook, from its cell tagged `parameters`."""
     from papermill.inspection import inspect_notebook
 
+    declared = _assigned_names(notebook)
     found = inspect_notebook(str(notebook))
-    if not found:
-        raise ParameterError(f"{notebook} has no cell tagged 'parameters'")
+    if set(found) != declared:
+        missing = ", ".join(sorted(declared - set(found)))
+        raise ParameterError(f"{notebook}: papermill cannot read parameter(s) {missing}; "
+                             "keep each on one line and use no '=' in its help text")
     return {
         name: Param(name, p["inferred_type_name"], ast.literal_eval(p["default"]), p["help"])
         for name, p in found.items()
     }
+
+
+def _assigned_names(notebook: Path) -> set:
+    """Every name the parameters cell assigns, as Python itself parses the cell."""
+    import nbformat
+
+    cells = [c for c in nbformat.read(notebook, as_version=4).cells if "parameters" in c.metadata.get("tags", [])]
+    if len(cells) != 1:
+        raise ParameterError(f"{notebook} needs exactly one cell tagged 'parameters' (found {len(cells)})")
+    cell = cells[0]
+    tree = ast.parse(cell.source)
+    return {node.target.id if isinstance(node, ast.AnnAssign) else t.id
+            for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+            for t in ([node.target] if isinstance(node, ast.AnnAssign) else node.targets)}
 
 
 # Range rules by parameter name, shared by every chapter that uses the name.
@@ -47,6 +64,13 @@ def _int_at_least(lo):
 
 def _positive_float():
     return (lambda v: isinstance(v, float) and math.isfinite(v) and v > 0), "a float > 0"
+
+
+def _list_of_lengths():
+    def ok(v):
+        return isinstance(v, list) and len(v) > 0 and all(_int_at_least(1)[0](n) for n in v)
+
+    return ok, "a non-empty list of ints >= 1"
 
 
 RULES = {
@@ -63,12 +87,24 @@ RULES = {
     "eval_seed": _int_at_least(0),
     "lr": _positive_float(),
     "weight_decay": ((lambda v: isinstance(v, float) and math.isfinite(v) and v >= 0), "a float >= 0"),
-    "eval_lengths": (
-        lambda v: isinstance(v, list) and len(v) > 0
-        and all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in v),
-        "a non-empty list of ints >= 1",
-    ),
+    "eval_lengths": _list_of_lengths(),
     "device": ((lambda v: v in DEVICES), f"one of {', '.join(DEVICES)}"),
+    # Monte Carlo chapters
+    "d_model": _int_at_least(1),
+    "vocab_size": _int_at_least(2),
+    "exact_vocab_size": _int_at_least(2),
+    "exact_max_length": _int_at_least(1),
+    "n_sequences": _int_at_least(2),
+    "component": _int_at_least(0),
+    "lengths": _list_of_lengths(),
+    "components": (
+        lambda v: isinstance(v, list) and len(v) > 0 and all(_int_at_least(0)[0](d) for d in v),
+        "a non-empty list of ints >= 0",
+    ),
+    "logit_scale": ((lambda v: isinstance(v, float) and math.isfinite(v) and v >= 0), "a float >= 0"),
+    "value_mean": ((lambda v: isinstance(v, float) and math.isfinite(v)), "a finite float"),
+    "shifted_mean": ((lambda v: isinstance(v, float) and math.isfinite(v)), "a finite float"),
+    "stickiness": ((lambda v: isinstance(v, float) and 0 <= v < 1), "a float in [0, 1)"),
     "store_dir": ((lambda v: isinstance(v, str) and v.strip() != ""), "a non-empty path"),
     "output_dir": ((lambda v: isinstance(v, str) and v.strip() != ""), "a non-empty path"),
 }
@@ -107,6 +143,12 @@ def validate(spec: dict[str, Param], values: dict, profiles) -> dict:
                 raise ParameterError(f"{name}: expected {accepted}, got {value!r}")
         checked[name] = value
     return checked
+
+
+def require(ok: bool, name: str, accepted: str, value):
+    """A check that involves several parameters, with the same kind of message."""
+    if not ok:
+        raise ParameterError(f"{name}: expected {accepted}, got {value!r}")
 
 
 def resolve(spec, profiles: dict, values: dict, explicit: set) -> dict:

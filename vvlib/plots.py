@@ -27,3 +27,24 @@ def accuracy_vs_length(df, labels: dict, paper: dict | None = None, title=""):
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def std_vs_length(df, hue="setting", title="", reference_slope=-0.5):
+    """Log-log std against N, one line per `hue` value, with a dotted N^slope guide."""
+    import numpy as np
+
+    sns.set_theme(style="whitegrid")
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    sns.lineplot(data=df, x="N", y="std", hue=hue, marker="o", ax=ax)
+    if reference_slope is not None:
+        n = np.array(sorted(df["N"].unique()), dtype=float)
+        anchor = df[df["N"] == n[0]]["std"].median()
+        ax.plot(n, anchor * (n / n[0]) ** reference_slope, "k:", label=f"N^{reference_slope}")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("sequence length N")
+    ax.set_ylabel("std of the output component")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
