@@ -69,7 +69,11 @@ def test_proof_chapter_metrics(executed):
 def test_monte_carlo_chapter_metrics(executed):
     metrics = executed[1]["02_monte_carlo"]["metrics"]
     # -1/2 is the large-N law; 1/N corrections at short N shift a fit over all N by a little
-    assert all(abs(s["slope"] + 0.5) < 0.05 for s in metrics["slope"].values())
+    assert all(abs(s["slope"] + 0.5) < 0.05 for s in metrics["slope_by_feature"].values())
+    low, high = metrics["slope_ci"]
+    assert low <= metrics["loglog_slope"] <= high and abs(metrics["loglog_slope"] + 0.5) < 0.05
+    assert set(metrics["std_by_length"]) == {str(n) for n in get_chapter("02_monte_carlo").profiles["ci"]["lengths"]}
+    assert all({"exact", "monte_carlo", "standard_error"} <= set(row) for row in metrics["exact_check"].values())
     assert all(abs(row["z"]) < 4 for row in metrics["exact_check"].values())
     broken = metrics["broken_assumptions"]
     assert abs(broken["query drawn from the sequence"]["slope (longest 3 N)"]) < 0.2  # no longer vanishing

@@ -19,7 +19,9 @@ def module():
     return Tables(RandomAttention(d_model=16, vocab_size=12, seed=1))
 
 
-def test_monte_carlo_variance_agrees_with_exact_enumeration(tiny):
+@pytest.mark.parametrize("vocab_size", [2, 3])
+def test_monte_carlo_variance_agrees_with_exact_enumeration(vocab_size):
+    tiny = Tables(RandomAttention(d_model=8, vocab_size=vocab_size, seed=2))
     for n in (1, 4, 9):
         mean, var = exact_moments(tiny, n, component=0)
         m = output_moments(tiny, Setting(), n, 20000, seed=5)

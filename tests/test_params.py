@@ -136,3 +136,18 @@ def test_unreadable_parameter_line_is_reported(tmp_path):
     nbformat.write(notebook, path)
     with pytest.raises(ParameterError, match="cannot read parameter.*b"):
         read_parameters(path)
+
+
+@pytest.mark.parametrize("name, value, message", [
+    ("vocab_size", 1, "vocab_size: expected an int >= 2"),
+    ("lengths", [], "lengths: expected a non-empty list of ints >= 1"),
+    ("n_sequences", 1, "n_sequences: expected an int >= 2"),
+    ("components", [-1], "components: expected a non-empty list of ints >= 0"),
+    ("stickiness", 1.0, "stickiness: expected a float in"),
+])
+def test_monte_carlo_chapter_rejects_bad_values(name, value, message):
+    chapter = get_chapter("02_monte_carlo")
+    spec = chapter.parameters()
+    values = {**{n: p.default for n, p in spec.items()}, name: value}
+    with pytest.raises(ParameterError, match=message):
+        resolve(spec, chapter.profiles, values, {name})

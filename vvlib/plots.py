@@ -4,6 +4,15 @@ import matplotlib.pyplot as plt
 import seaborn as sns
 
 
+def _finish(fig, ax, xlabel, ylabel, title):
+    """The house style: lengths on a log2 axis, labels, a small legend."""
+    ax.set_xscale("log", base=2)
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 def accuracy_vs_length(df, labels: dict, paper: dict | None = None, title=""):
     """Mean accuracy (± s.e. over seeds) against N on a log2 axis; the paper's as dashed lines.
 
@@ -20,13 +29,7 @@ def accuracy_vs_length(df, labels: dict, paper: dict | None = None, title=""):
         for variant, values in rows.items():
             ax.plot(lengths, values, linestyle="--", color=palette[labels[variant]], alpha=0.6,
                     label=f"{labels[variant]} (paper)")
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("test length N (items)")
-    ax.set_ylabel("accuracy (%)")
-    ax.set_title(title)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, ax, "test length N (items)", "accuracy (%)", title)
 
 
 def std_vs_length(df, hue="setting", title="", reference_slope=-0.5):
@@ -40,11 +43,5 @@ def std_vs_length(df, hue="setting", title="", reference_slope=-0.5):
         n = np.array(sorted(df["N"].unique()), dtype=float)
         anchor = df[df["N"] == n[0]]["std"].median()
         ax.plot(n, anchor * (n / n[0]) ** reference_slope, "k:", label=f"N^{reference_slope}")
-    ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("sequence length N")
-    ax.set_ylabel("std of the output component")
-    ax.set_title(title)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, ax, "sequence length N", "std of the output component", title)
