@@ -42,7 +42,7 @@ def test_verdict_counts_wins_and_losses_with_significance():
 
     metrics = {"accuracy": {"a": {"16": 99, "32": 80, "64": 50, "128": 30},
                             "b": {"16": 99, "32": 85, "64": 40, "128": 31}},
-               "p_value": {"16": 0.9, "32": 0.01, "64": 0.001, "128": None}}
+               "p_value": {"a_vs_b": {"16": 0.9, "32": 0.01, "64": 0.001, "128": None}}}
     text = verdict(metrics, [16, 32, 64, 128], ("a", "b"), {"a": "A", "b": "B"}, 16, n_seeds=5)
     assert "B is more accurate than A at 2 of 3 lengths (1 with p < 0.05)" in text
     assert "less accurate at 1 (1 with p < 0.05)" in text and "5 seeds" in text

@@ -53,6 +53,14 @@ CHAPTERS = {
                 "paper": {"n_seeds": 100, "steps": 100_000, "n_eval_sequences": 1024, "checkpoint_every": 5000},
             },
         ),
+        Chapter(
+            "05_dictionary_lookup",
+            "Dictionary lookup: Baseline vs LayerNorm (Table 2)",
+            profiles={
+                "ci": {"n_seeds": 2, "steps": 400, "n_eval_sequences": 64},
+                "paper": {"n_seeds": 100, "steps": 10_000, "n_eval_sequences": 1024, "checkpoint_every": 1000},
+            },
+        ),
     ]
 }
 

@@ -79,6 +79,8 @@ RULES = {
     "batch_size": _int_at_least(1),
     "hidden": _int_at_least(1),
     "n_classes": _int_at_least(2),
+    "n_keys": _int_at_least(2),
+    "n_values": _int_at_least(2),
     "min_train_len": _int_at_least(1),
     "max_train_len": _int_at_least(1),
     "n_eval_sequences": _int_at_least(1),

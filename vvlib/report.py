@@ -27,18 +27,25 @@ def power_of_two(n: int) -> str:
     return "2" + str(n.bit_length() - 1).translate(_SUPERSCRIPT) if n > 0 and n & (n - 1) == 0 else str(n)
 
 
-def per_length(accuracy: dict, lengths, pair) -> dict:
-    """Metrics in percent: {"accuracy": {variant: {N: mean}}, "accuracy_sem": ..., "p_value": {N: p}}."""
+def pair_name(pair) -> str:
+    return f"{pair[0]}_vs_{pair[1]}"
+
+
+def per_length(accuracy: dict, lengths, pairs) -> dict:
+    """Metrics in percent: {"accuracy": {run: {N: mean}}, "accuracy_sem": ...,
+    "p_value": {"a_vs_b": {N: p}}} (paired t-test over seeds for each pair)."""
     acc = {v: 100 * np.asarray(a) for v, a in accuracy.items()}
     mean = {v: {str(n): mean_and_sem(a[:, j])[0] for j, n in enumerate(lengths)} for v, a in acc.items()}
     sem = {v: {str(n): mean_and_sem(a[:, j])[1] for j, n in enumerate(lengths)} for v, a in acc.items()}
-    first, second = pair
-    p = {str(n): paired_ttest(acc[first][:, j], acc[second][:, j]) for j, n in enumerate(lengths)}
+    p = {pair_name(pair): {str(n): paired_ttest(acc[pair[0]][:, j], acc[pair[1]][:, j]) for j, n in enumerate(lengths)}
+         for pair in pairs}
     return {"accuracy": mean, "accuracy_sem": sem, "p_value": p}
 
 
-def comparison_table(metrics: dict, lengths, pair, labels: dict, paper_table: dict) -> pd.DataFrame:
-    """One row per length: ours (mean ± s.e. over seeds), our p-value, the paper's numbers."""
+def comparison_table(metrics: dict, lengths, pair, labels: dict, paper_table: dict | None,
+                     paper_p: str = "") -> pd.DataFrame:
+    """One row per length: ours (mean ± s.e. over seeds) for both runs of `pair`, our paired
+    p-value, and the paper's numbers (`paper_p` names the paper's p-value row)."""
     from .paper import column
 
     rows = []
@@ -46,11 +53,11 @@ def comparison_table(metrics: dict, lengths, pair, labels: dict, paper_table: di
         key, row = str(n), {"N": power_of_two(n)}
         for v in pair:
             row[f"{labels[v]} (ours)"] = _pct(metrics["accuracy"][v][key], metrics["accuracy_sem"][v][key])
-        row["p (ours)"] = _p(metrics["p_value"][key])
+        row["p (ours)"] = _p(metrics["p_value"][pair_name(pair)][key])
         for v in pair:
-            paper = column(paper_table, v, n)
+            paper = column(paper_table, v, n) if paper_table and v in paper_table else None
             row[f"{labels[v]} (paper)"] = "n/a" if paper is None else f"{paper:.1f}"
-        row["p (paper)"] = _p(column(paper_table, "p_value", n))
+        row["p (paper)"] = _p(column(paper_table, paper_p, n) if paper_table and paper_p in paper_table else None)
         rows.append(row)
     return pd.DataFrame(rows).set_index("N")
 
@@ -59,11 +66,12 @@ def verdict(metrics: dict, lengths, pair, labels: dict, in_distribution: int, n_
     """Sentences computed from the numbers: where the second variant beats the first, and
     where it loses, each with how many of those differences are significant."""
     first, second = pair
+    p_values = metrics["p_value"][pair_name(pair)]
     ood = [str(n) for n in lengths if n > in_distribution]
     if not ood:
         return "No test length lies beyond the training lengths."
     diff = {n: metrics["accuracy"][second][n] - metrics["accuracy"][first][n] for n in ood}
-    significant = {n for n in ood if (metrics["p_value"][n] if metrics["p_value"][n] is not None else 1.0) < alpha}
+    significant = {n for n in ood if p_values[n] is not None and p_values[n] < alpha}
     better = [n for n in ood if diff[n] > 0]
     worse = [n for n in ood if diff[n] < 0]
     return (f"Beyond the training lengths (N > {in_distribution}), {labels[second]} is more accurate than "

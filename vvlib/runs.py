@@ -22,10 +22,16 @@ from .model import ModelConfig
 from .train import TrainConfig
 
 
+# Bump when a code change alters trained weights beyond what the configs describe
+# (e.g. the optimizer implementation), so that older cached runs are not reused.
+ENGINE_VERSION = 2
+
+
 def training_spec(model_cfg: ModelConfig, train_cfg: TrainConfig, device) -> dict:
     return {
         "kind": "train",
         "format": store.STORE_FORMAT,
+        "engine": ENGINE_VERSION,
         "model": dataclasses.asdict(model_cfg),
         "train": dataclasses.asdict(train_cfg),
         "device_type": torch.device(device).type,

@@ -78,7 +78,10 @@ class Trainer:
         self.params = init_params(model_cfg, seeds, cfg.seed, self.device)
         for p in self.params.values():
             p.requires_grad_(True)
-        self.optimizer = torch.optim.AdamW(self.params.values(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        # fused: one kernel per step instead of a dozen passes over every weight; measured 1.5x
+        # faster for the dictionary model (whose 16384-row embeddings dominate the update)
+        self.optimizer = torch.optim.AdamW(self.params.values(), lr=cfg.lr, weight_decay=cfg.weight_decay,
+                                           fused=True)
         self.generators = [rng.generator(self.device, cfg.seed, "train-data", s) for s in seeds]
         self.step = 0
         self.loss_history = []  # (step, per-seed mean loss over the last window)
