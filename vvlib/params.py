@@ -50,11 +50,13 @@ def _assigned_names(notebook: Path) -> set:
     cells = [c for c in nbformat.read(notebook, as_version=4).cells if "parameters" in c.metadata.get("tags", [])]
     if len(cells) != 1:
         raise ParameterError(f"{notebook} needs exactly one cell tagged 'parameters' (found {len(cells)})")
-    cell = cells[0]
-    tree = ast.parse(cell.source)
-    return {node.target.id if isinstance(node, ast.AnnAssign) else t.id
-            for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
-            for t in ([node.target] if isinstance(node, ast.AnnAssign) else node.targets)}
+    names = set()
+    for node in ast.parse(cells[0].source).body:
+        if isinstance(node, ast.AnnAssign):
+            names.add(node.target.id)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
 
 
 # Range rules by parameter name, shared by every chapter that uses the name.
@@ -66,11 +68,11 @@ def _positive_float():
     return (lambda v: isinstance(v, float) and math.isfinite(v) and v > 0), "a float > 0"
 
 
-def _list_of_lengths():
+def _list_of_ints(lo):
     def ok(v):
-        return isinstance(v, list) and len(v) > 0 and all(_int_at_least(1)[0](n) for n in v)
+        return isinstance(v, list) and len(v) > 0 and all(_int_at_least(lo)[0](n) for n in v)
 
-    return ok, "a non-empty list of ints >= 1"
+    return ok, f"a non-empty list of ints >= {lo}"
 
 
 RULES = {
@@ -89,7 +91,7 @@ RULES = {
     "eval_seed": _int_at_least(0),
     "lr": _positive_float(),
     "weight_decay": ((lambda v: isinstance(v, float) and math.isfinite(v) and v >= 0), "a float >= 0"),
-    "eval_lengths": _list_of_lengths(),
+    "eval_lengths": _list_of_ints(1),
     "device": ((lambda v: v in DEVICES), f"one of {', '.join(DEVICES)}"),
     # Monte Carlo chapters
     "d_model": _int_at_least(1),
@@ -98,11 +100,8 @@ RULES = {
     "exact_max_length": _int_at_least(1),
     "n_sequences": _int_at_least(2),
     "component": _int_at_least(0),
-    "lengths": _list_of_lengths(),
-    "components": (
-        lambda v: isinstance(v, list) and len(v) > 0 and all(_int_at_least(0)[0](d) for d in v),
-        "a non-empty list of ints >= 0",
-    ),
+    "lengths": _list_of_ints(1),
+    "components": _list_of_ints(0),
     "logit_scale": ((lambda v: isinstance(v, float) and math.isfinite(v) and v >= 0), "a float >= 0"),
     "value_mean": ((lambda v: isinstance(v, float) and math.isfinite(v)), "a finite float"),
     "shifted_mean": ((lambda v: isinstance(v, float) and math.isfinite(v)), "a finite float"),
