@@ -66,6 +66,18 @@ def test_explicit_value_beats_the_profile_inside_the_kernel(executed):
     assert executed[1]["04_argmax_retrieval"]["parameters"]["n_seeds"] == 2
 
 
+def test_ablation_chapter_reuses_stored_models_and_reports_both_tasks(executed):
+    results = executed[1]["08_ablations"]
+    metrics, lengths = results["metrics"], {str(n) for n in PAPER_LENGTHS}
+    for task in ("argmax", "dictionary"):
+        assert set(metrics["relative_gain"][task]) == {"standardize", "layernorm"}
+        assert all(set(g) == lengths for g in metrics["relative_gain"][task].values())
+        assert set(metrics["p_value_ln_vs_std"][task]) == lengths
+    # train once, probe many: the Baseline is chapter 4's stored run, not a new one
+    sources, argmax = results["provenance"]["sources"], executed[1]["04_argmax_retrieval"]["provenance"]["sources"]
+    assert sources["training/argmax/baseline"] == argmax["training/baseline"]
+
+
 def test_proof_chapter_metrics(executed):
     metrics = executed[1]["01_vanishing_variance_proof"]["metrics"]
     assert -1.1 < metrics["variance_slope"] < -0.9  # Var ~ 1/N

@@ -52,3 +52,26 @@ def test_power_of_two_labels():
     from vvlib.report import power_of_two
 
     assert power_of_two(16) == "2⁴" and power_of_two(16384) == "2¹⁴" and power_of_two(100) == "100"
+
+
+def test_relative_gains_average_to_the_relative_difference():
+    from vvlib.stats import relative_gains
+
+    acc = {"baseline": np.array([[0.5, 0.2], [0.7, 0.4]]), "layernorm": np.array([[0.6, 0.2], [0.7, 0.5]])}
+    df = relative_gains(acc, [16, 32])
+    assert set(df.variant) == {"layernorm"} and len(df) == 4
+    for j, n in enumerate([16, 32]):
+        expected = relative_difference(acc["baseline"][:, j], acc["layernorm"][:, j])
+        assert df[df.length == n].gain.mean() == pytest.approx(expected)
+
+
+def test_ablation_metrics_compare_ln_with_std_paired():
+    from vvlib.report import ablation_metrics
+
+    rng = np.random.default_rng(1)
+    base = rng.uniform(0.3, 0.6, size=(6, 2))
+    acc = {"baseline": base, "standardize": base + 0.05, "layernorm": base + 0.1 + rng.normal(0, 0.01, (6, 2))}
+    m = ablation_metrics(acc, [16, 32])
+    assert m["relative_gain"]["standardize"]["16"] == pytest.approx(100 * 0.05 / base[:, 0].mean())
+    assert m["p_value_ln_vs_std"]["16"] == pytest.approx(paired_ttest(acc["layernorm"][:, 0], acc["standardize"][:, 0]))
+    assert m["p_value_ln_vs_std"]["32"] < 1e-3

@@ -61,6 +61,16 @@ CHAPTERS = {
                 "paper": {"n_seeds": 100, "steps": 10_000, "n_eval_sequences": 1024, "checkpoint_every": 1000},
             },
         ),
+        Chapter(
+            "08_ablations",
+            "Ablations: standardization vs layer normalization (Tables 3 and 6)",
+            profiles={
+                "ci": {"n_seeds": 2, "argmax_steps": 1000, "dictionary_steps": 400,
+                       "argmax_eval_sequences": 128, "dictionary_eval_sequences": 64},
+                "paper": {"n_seeds": 100, "argmax_steps": 100_000, "dictionary_steps": 10_000,
+                          "argmax_eval_sequences": 1024, "dictionary_eval_sequences": 1024, "checkpoint_every": 5000},
+            },
+        ),
     ]
 }
 

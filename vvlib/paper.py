@@ -28,3 +28,18 @@ TABLE2_DICTIONARY = {
 def column(table: dict, row: str, length: int):
     """One cell of a paper table, or None where the paper has no such length."""
     return table[row][LENGTHS.index(length)] if length in LENGTHS else None
+
+# Tables 3 and 6: accuracy change relative to the Baseline, in percent, and the paired
+# t-test of +LN against +std.  The +LN rows (and Table 6's +std row) are missing from
+# our copy of the paper.
+TABLE3_ARGMAX_ABLATION = {
+    "standardize": [-0.05, 0.00, 0.09, 0.26, 0.60, 0.84, 1.62, 2.26, 3.05, 1.80, 0.70],
+    "layernorm": [None] * 11,
+    "p_value": [2e-3, 7e-4, 1e-2, 5e-4, 3e-4, 3e-4, 7e-4, 2e-4, 3e-4, 1e-3, 5e-3],
+}
+
+TABLE6_DICTIONARY_ABLATION = {
+    "standardize": [None] * 11,
+    "layernorm": [None] * 11,
+    "p_value": [1.0, 0.3, 0.6, 0.6, 0.6, 0.5, 0.3, 0.9, 0.6, 0.9, 0.9],
+}

@@ -78,6 +78,10 @@ def _list_of_ints(lo):
 RULES = {
     "n_seeds": _int_at_least(1),
     "steps": _int_at_least(1),
+    "argmax_steps": _int_at_least(1),
+    "dictionary_steps": _int_at_least(1),
+    "argmax_eval_sequences": _int_at_least(1),
+    "dictionary_eval_sequences": _int_at_least(1),
     "batch_size": _int_at_least(1),
     "hidden": _int_at_least(1),
     "n_classes": _int_at_least(2),

@@ -45,3 +45,13 @@ def std_vs_length(df, hue="setting", title="", reference_slope=-0.5):
         ax.plot(n, anchor * (n / n[0]) ** reference_slope, "k:", label=f"N^{reference_slope}")
     ax.set_yscale("log")
     return _finish(fig, ax, "sequence length N", "std of the output component", title)
+
+
+def relative_gain_vs_length(df, labels: dict, title=""):
+    """Accuracy change relative to the Baseline (percent) against N, ± s.e. over seeds."""
+    sns.set_theme(style="whitegrid")
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    sns.lineplot(data=df.assign(variant=df["variant"].map(labels)), x="length", y="gain", hue="variant",
+                 errorbar="se", marker="o", ax=ax)
+    ax.axhline(0, color="k", linewidth=0.8)
+    return _finish(fig, ax, "test length N (items)", "accuracy change vs Baseline (%)", title)

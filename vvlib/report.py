@@ -62,6 +62,40 @@ def comparison_table(metrics: dict, lengths, pair, labels: dict, paper_table: di
     return pd.DataFrame(rows).set_index("N")
 
 
+def ablation_metrics(accuracy: dict, lengths, variants=("standardize", "layernorm")) -> dict:
+    """{"relative_gain": {variant: {N: %}}, "p_value_ln_vs_std": {N: p}, "p_value_vs_baseline": ...}."""
+    from .stats import relative_difference
+
+    base = np.asarray(accuracy["baseline"])
+    gain = {v: {str(n): relative_difference(base[:, j], np.asarray(accuracy[v])[:, j]) for j, n in enumerate(lengths)}
+            for v in variants}
+    ln, std = np.asarray(accuracy["layernorm"]), np.asarray(accuracy["standardize"])
+    return {
+        "relative_gain": gain,
+        "p_value_ln_vs_std": {str(n): paired_ttest(ln[:, j], std[:, j]) for j, n in enumerate(lengths)},
+        "p_value_vs_baseline": {v: {str(n): paired_ttest(np.asarray(accuracy[v])[:, j], base[:, j])
+                                    for j, n in enumerate(lengths)} for v in variants},
+    }
+
+
+def ablation_table(metrics: dict, lengths, labels: dict, paper_table: dict) -> pd.DataFrame:
+    """One row per length: relative gains over Baseline (ours, paper) and LN-vs-std p-values."""
+    from .paper import column
+
+    rows = []
+    for n in lengths:
+        key, row = str(n), {"N": power_of_two(n)}
+        for v in ("standardize", "layernorm"):
+            row[f"Δ {labels[v]} (ours)"] = f"{metrics['relative_gain'][v][key]:+.2f}"
+        row["p, LN vs std (ours)"] = _p(metrics["p_value_ln_vs_std"][key])
+        for v in ("standardize", "layernorm"):
+            paper = column(paper_table, v, n)
+            row[f"Δ {labels[v]} (paper)"] = "n/a" if paper is None else f"{paper:+.2f}"
+        row["p, LN vs std (paper)"] = _p(column(paper_table, "p_value", n))
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("N")
+
+
 def verdict(metrics: dict, lengths, pair, labels: dict, in_distribution: int, n_seeds: int, alpha=0.05) -> str:
     """Sentences computed from the numbers: where the second variant beats the first, and
     where it loses, each with how many of those differences are significant."""

@@ -46,3 +46,20 @@ def long_form(accuracy: dict, lengths) -> pd.DataFrame:
             for j, n in enumerate(lengths):
                 rows.append({"variant": variant, "seed": seed, "length": n, "accuracy": 100 * acc[seed, j]})
     return pd.DataFrame(rows)
+
+
+def relative_gains(accuracy: dict, lengths, base="baseline") -> pd.DataFrame:
+    """Per seed and length, 100 * (acc_variant - acc_base) / mean_seeds(acc_base): paired
+    differences scaled by the base's mean accuracy, so their mean over seeds is
+    relative_difference(base, variant)."""
+    base_acc = np.asarray(accuracy[base])
+    scale = base_acc.mean(axis=0)
+    rows = []
+    for variant, acc in accuracy.items():
+        if variant == base:
+            continue
+        gain = 100 * (np.asarray(acc) - base_acc) / scale
+        for seed in range(gain.shape[0]):
+            for j, n in enumerate(lengths):
+                rows.append({"variant": variant, "seed": seed, "length": n, "gain": gain[seed, j]})
+    return pd.DataFrame(rows)
