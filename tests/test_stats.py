@@ -75,3 +75,14 @@ def test_ablation_metrics_compare_ln_with_std_paired():
     assert m["relative_gain"]["standardize"]["16"] == pytest.approx(100 * 0.05 / base[:, 0].mean())
     assert m["p_value_ln_vs_std"]["16"] == pytest.approx(paired_ttest(acc["layernorm"][:, 0], acc["standardize"][:, 0]))
     assert m["p_value_ln_vs_std"]["32"] < 1e-3
+
+
+def test_verdict_compares_directions_with_the_paper():
+    from vvlib.report import verdict
+
+    metrics = {"accuracy": {"baseline": {"16": 99, "32": 80, "64": 50}, "layernorm": {"16": 99, "32": 85, "64": 40}},
+               "p_value": {"baseline_vs_layernorm": {"16": 0.9, "32": 0.01, "64": 0.01}}}
+    paper_table = {"baseline": [99.6, 99.2, 98.4] + [0] * 8, "layernorm": [99.6, 99.3, 98.6] + [0] * 8}
+    text = verdict(metrics, [16, 32, 64], ("baseline", "layernorm"), {"baseline": "B", "layernorm": "L"}, 16, 3,
+                   paper_table=paper_table)
+    assert "The paper has L ahead at 2 of those 2 lengths; our difference points the same way at 1 of them." in text

@@ -96,7 +96,8 @@ def ablation_table(metrics: dict, lengths, labels: dict, paper_table: dict) -> p
     return pd.DataFrame(rows).set_index("N")
 
 
-def verdict(metrics: dict, lengths, pair, labels: dict, in_distribution: int, n_seeds: int, alpha=0.05) -> str:
+def verdict(metrics: dict, lengths, pair, labels: dict, in_distribution: int, n_seeds: int, alpha=0.05,
+            paper_table: dict | None = None) -> str:
     """Sentences computed from the numbers: where the second variant beats the first, and
     where it loses, each with how many of those differences are significant."""
     first, second = pair
@@ -108,10 +109,20 @@ def verdict(metrics: dict, lengths, pair, labels: dict, in_distribution: int, n_
     significant = {n for n in ood if p_values[n] is not None and p_values[n] < alpha}
     better = [n for n in ood if diff[n] > 0]
     worse = [n for n in ood if diff[n] < 0]
-    return (f"Beyond the training lengths (N > {in_distribution}), {labels[second]} is more accurate than "
+    text = (f"Beyond the training lengths (N > {in_distribution}), {labels[second]} is more accurate than "
             f"{labels[first]} at {len(better)} of {len(ood)} lengths ({len(significant & set(better))} with "
             f"p < {alpha}) and less accurate at {len(worse)} ({len(significant & set(worse))} with p < {alpha}); "
             f"paired t-test over {n_seeds} seeds.")
+    if paper_table is not None:
+        from .paper import column
+
+        compared = [n for n in ood if column(paper_table, first, int(n)) is not None
+                    and column(paper_table, second, int(n)) is not None]
+        paper_better = [n for n in compared if column(paper_table, second, int(n)) > column(paper_table, first, int(n))]
+        agree = [n for n in compared if (diff[n] > 0) == (n in paper_better) and diff[n] != 0]
+        text += (f" The paper has {labels[second]} ahead at {len(paper_better)} of those {len(compared)} lengths; "
+                 f"our difference points the same way at {len(agree)} of them.")
+    return text
 
 
 def write_results(output_dir, chapter: str, parameters: dict, device, metrics: dict, wall_time_s=None,
