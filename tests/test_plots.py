@@ -1,12 +1,8 @@
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from vvlib import plots  # noqa: E402
-from vvlib.stats import long_form  # noqa: E402
+from vvlib import plots
+from vvlib.stats import long_form
 
 
 def test_accuracy_figure_has_ours_and_the_papers_lines_on_a_log2_axis():
