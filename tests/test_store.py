@@ -69,3 +69,19 @@ def test_models_loaded_from_the_store_score_exactly_as_when_stored(small_diction
     loaded, _ = runs.trained(tmp_path, small_dictionary, cfg, "cpu", progress=False)
     assert torch.equal(accuracy(small_dictionary, fresh, eval_cfg, progress=False),
                        accuracy(small_dictionary, loaded, eval_cfg, progress=False))
+
+
+def test_stored_run_resumes_from_its_checkpoint_and_times_only_its_own_steps(small_argmax, tmp_path):
+    from vvlib.train import Trainer, train
+
+    cfg = TrainConfig(n_seeds=2, steps=10, batch_size=8, checkpoint_every=3)
+    partial = Trainer(small_argmax, cfg)
+    for _ in range(6):
+        partial.train_step()
+    partial.save(runs.run_dir(tmp_path, small_argmax, cfg, "cpu") / "checkpoint.pt")  # as if interrupted at step 6
+    weights, record = runs.trained(tmp_path, small_argmax, cfg, "cpu", progress=False)
+    straight, _ = train(small_argmax, cfg, progress=False)
+    assert all(torch.equal(weights[k], straight[k]) for k in weights)
+    assert record["resumed_from_step"] == 6
+    wall = record["provenance"]["wall_time_s"]  # rounded to 0.01 s
+    assert 4 * 2 / (wall + 0.006) <= record["model_steps_per_s"] <= 4 * 2 / max(wall - 0.006, 1e-3)  # 4 steps, not 10

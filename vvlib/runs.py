@@ -54,17 +54,20 @@ def trained(store_dir, model_cfg: ModelConfig, train_cfg: TrainConfig, device, p
         except Exception as exc:
             raise store.StoreError(f"{weights_file} is unreadable ({exc}); move {folder} away to retrain") from exc
         return weights, record
-    folder.mkdir(parents=True, exist_ok=True)
+    trainer = train.Trainer(model_cfg, train_cfg, device)
+    trainer.resume(folder / "checkpoint.pt")
+    start_step = trainer.step  # > 0 when an interrupted run resumes
     start = time.perf_counter()
-    weights, history = train.train(model_cfg, train_cfg, device, folder / "checkpoint.pt", progress)
+    weights = trainer.run(folder / "checkpoint.pt", progress=progress)
     wall = time.perf_counter() - start
-    tmp = folder / "weights.pt.tmp"
-    torch.save(weights, tmp)
-    tmp.replace(folder / "weights.pt")
+    store.save_torch(weights, folder / "weights.pt")
+    steps_here = train_cfg.steps - start_step
+    history = trainer.loss_history
     record = {
         "spec": spec,
-        "provenance": store.provenance(device, wall),
-        "model_steps_per_s": round(train_cfg.steps * train_cfg.n_seeds / wall, 1),
+        "provenance": store.provenance(device, wall),  # wall time of the steps run by this process
+        "resumed_from_step": start_step,
+        "model_steps_per_s": round(steps_here * train_cfg.n_seeds / wall, 1) if steps_here else None,
         "final_loss": history[-1][1] if history else None,
         "loss_history": history,
     }

@@ -41,13 +41,23 @@ def _finite(value):
     return value
 
 
-def write_json(path: Path, payload: dict):
-    """Write atomically: readers see the old file or the new one, never half of one."""
+def atomic_write(path: Path, write):
+    """Call write(tmp_path), then move the file into place: readers, and a run that is
+    interrupted, see the old file or the new one, never half of one."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(_finite(payload), indent=1, allow_nan=False) + "\n")
+    write(tmp)
     os.replace(tmp, path)
+
+
+def write_json(path: Path, payload: dict):
+    text = json.dumps(_finite(payload), indent=1, allow_nan=False) + "\n"
+    atomic_write(path, lambda tmp: tmp.write_text(text))
+
+
+def save_torch(obj, path: Path):
+    atomic_write(path, lambda tmp: torch.save(obj, tmp))
 
 
 def read_json(path: Path) -> dict:

@@ -6,7 +6,6 @@ resuming from it reproduces the uninterrupted run exactly.
 """
 
 import dataclasses
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from tqdm import tqdm  # text bars (stderr): they work in terminals, notebooks a
 
 from . import rng
 from .model import ModelConfig, init_params, per_seed_loss
+from .store import save_torch
 from .tasks import sample, stack
 
 CHECKPOINT_FORMAT = 1
@@ -131,11 +131,7 @@ class Trainer:
             "generators": [g.get_state() for g in self.generators],
             "loss_history": self.loss_history,
         }
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        torch.save(state, tmp)
-        os.replace(tmp, path)  # atomic: an interruption leaves the previous checkpoint intact
+        save_torch(state, path)  # atomic: an interruption leaves the previous checkpoint intact
 
     def resume(self, path: Path) -> bool:
         """Load `path` if it exists; refuse one written for other settings."""
