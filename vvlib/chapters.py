@@ -62,6 +62,23 @@ CHAPTERS = {
             },
         ),
         Chapter(
+            "06_distribution_shift",
+            "Distribution shift of the attention output (Figures 2 and 3)",
+            profiles={
+                # chapter 4's ci models (the test suite trains 2 seeds), probed on a few sequences
+                "ci": {"n_seeds": 2, "steps": 1000, "n_probe_sequences": 64},
+                "paper": {"n_seeds": 100, "steps": 100_000, "n_probe_sequences": 1024, "checkpoint_every": 5000},
+            },
+        ),
+        Chapter(
+            "07_dispersion",
+            "Dispersion of the attention weights (Figure 4)",
+            profiles={
+                "ci": {"n_seeds": 2, "steps": 1000, "n_probe_sequences": 32},
+                "paper": {"n_seeds": 100, "steps": 100_000, "n_probe_sequences": 1024, "checkpoint_every": 5000},
+            },
+        ),
+        Chapter(
             "08_ablations",
             "Ablations: standardization vs layer normalization (Tables 3 and 6)",
             profiles={

@@ -48,19 +48,24 @@ def _chunks(total: int, size: int):
         yield start, min(total, start + size)
 
 
-def count_correct(model_cfg, params, batch, temperature, max_items) -> torch.Tensor:
-    """Correct answers per seed on one unstacked batch, split so that at most
-    `max_items` (seeds x sequences x N) go through the model at once."""
+def forward_in_chunks(model_cfg, params, batch, temperature, max_items, probe=False):
+    """Run one unstacked batch through every seed in pieces of at most `max_items`
+    (seeds x sequences x N); yields (seed slice, row slice, rows of the batch, forward's result)."""
     S, rows, n = n_seeds(params), batch.target.shape[0], batch.length
     seed_group = max(1, min(S, max_items // n))
     rows_per_chunk = max(1, max_items // (seed_group * n))
-    correct = torch.zeros(S, dtype=torch.long, device=batch.target.device)
     for s0, s1 in _chunks(S, seed_group):
         group = {k: v[s0:s1] for k, v in params.items()}
         for r0, r1 in _chunks(rows, rows_per_chunk):
             part = slice_rows(batch, r0, r1)
-            predicted = forward(model_cfg, group, part, temperature).argmax(dim=-1)
-            correct[s0:s1] += (predicted == part.target).sum(dim=1)
+            yield slice(s0, s1), slice(r0, r1), part, forward(model_cfg, group, part, temperature, probe)
+
+
+def count_correct(model_cfg, params, batch, temperature, max_items) -> torch.Tensor:
+    """Correct answers per seed on one unstacked batch, computed chunk by chunk."""
+    correct = torch.zeros(n_seeds(params), dtype=torch.long, device=batch.target.device)
+    for seeds, _, part, logits in forward_in_chunks(model_cfg, params, batch, temperature, max_items):
+        correct[seeds] += (logits.argmax(dim=-1) == part.target).sum(dim=1)
     return correct
 
 

@@ -34,19 +34,29 @@ def run_name(variant: str, temperature: str) -> str:
     return variant if temperature == "fixed" else f"adaptive_{variant}"
 
 
+def trained_models(P, task: TaskConfig, variants, device="cpu") -> dict:
+    """{variant: (model config, weights, training record)}: each variant trained once,
+    or loaded from P.store_dir when this exact run is already there."""
+    train_cfg = train_config(P)
+    models = {}
+    for variant in variants:
+        model_cfg = ModelConfig(task=task, hidden=P.hidden, norm=NORM_OF[variant])
+        models[variant] = (model_cfg, *trained(P.store_dir, model_cfg, train_cfg, device))
+    return models
+
+
+def eval_config(P, temperature="fixed", n_sequences=None) -> EvalConfig:
+    return EvalConfig(lengths=tuple(P.eval_lengths), n_sequences=n_sequences or P.n_eval_sequences,
+                      seed=P.eval_seed, temperature=temperature)
+
+
 def train_and_evaluate(P, task: TaskConfig, variants, temperatures=("fixed",), device="cpu"):
     """Per-seed accuracies {run name: (seeds, lengths)} and training records {variant: record}.
 
-    Each variant is trained once (or loaded from P.store_dir); adaptive temperature is a
-    test-time change, so it re-evaluates the same trained weights."""
-    train_cfg = train_config(P)
+    Adaptive temperature is a test-time change, so it re-evaluates the same trained weights."""
     accuracy, training = {}, {}
-    for variant in variants:
-        model_cfg = ModelConfig(task=task, hidden=P.hidden, norm=NORM_OF[variant])
-        weights, training[variant] = trained(P.store_dir, model_cfg, train_cfg, device)
+    for variant, (model_cfg, weights, training[variant]) in trained_models(P, task, variants, device).items():
         for temperature in temperatures:
-            eval_cfg = EvalConfig(lengths=tuple(P.eval_lengths), n_sequences=P.n_eval_sequences,
-                                  seed=P.eval_seed, temperature=temperature)
-            accuracy[run_name(variant, temperature)] = evaluated(P.store_dir, model_cfg, train_cfg, weights,
-                                                                 eval_cfg, device)
+            accuracy[run_name(variant, temperature)] = evaluated(P.store_dir, model_cfg, train_config(P), weights,
+                                                                 eval_config(P, temperature), device)
     return accuracy, training

@@ -55,3 +55,84 @@ def relative_gain_vs_length(df, labels: dict, title=""):
                  errorbar="se", marker="o", ax=ax)
     ax.axhline(0, color="k", linewidth=0.8)
     return _finish(fig, ax, "test length N (items)", "accuracy change vs Baseline (%)", title)
+
+
+def component_distributions(df, title=""):
+    """Figure 2's grid: one row per variant, one column per N; in each panel the
+    distribution over test sequences of a few fixed components (one colour each).
+
+    df: long form with columns variant, N, component, value.  Panels of a row share
+    their x axis, so the narrowing with N is seen directly.
+    """
+    sns.set_theme(style="whitegrid")
+    variants, lengths = list(dict.fromkeys(df["variant"])), sorted(df["N"].unique())
+    fig, axes = plt.subplots(len(variants), len(lengths), figsize=(3.2 * len(lengths), 2.6 * len(variants)),
+                             sharex="row", squeeze=False)
+    for i, variant in enumerate(variants):
+        for j, n in enumerate(lengths):
+            ax = axes[i, j]
+            part = df[(df["variant"] == variant) & (df["N"] == n)]
+            sns.kdeplot(data=part, x="value", hue="component", common_norm=False, fill=True, alpha=0.3,
+                        palette="deep", legend=(i == 0 and j == len(lengths) - 1), ax=ax, warn_singular=False)
+            ax.set(title=f"{variant}, N = {n}", xlabel="component value" if i == len(variants) - 1 else "",
+                   ylabel="density" if j == 0 else "")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def global_statistics(df, title=""):
+    """Figure 3: drift of the global mean (left) and global variance (right) of the
+    readout's input against N, both relative to the training length; ± s.e. over seeds.
+
+    df: long form with columns variant, seed, N, mean_drift, relative_variance.
+    """
+    sns.set_theme(style="whitegrid")
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    sns.lineplot(data=df, x="N", y="mean_drift", hue="variant", errorbar="se", marker="o", ax=left)
+    left.axhline(0, color="k", linewidth=0.8)
+    _finish(fig, left, "test length N (items)", "drift / global std at training N", "global mean drift")
+    sns.lineplot(data=df, x="N", y="relative_variance", hue="variant", errorbar="se", marker="o", ax=right)
+    right.axhline(1, color="k", linewidth=0.8)
+    right.set_yscale("log")
+    _finish(fig, right, "test length N (items)", "variance / variance at training N", "global variance")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def attention_heatmaps(top_weights: dict, title=""):
+    """Figure 4: for each variant (row) and length (column), the sorted largest attention
+    weights (columns of a panel) of each test example (rows of a panel), on one colour scale.
+
+    top_weights: {variant label: {N: array (examples, k)}}.
+    """
+    sns.set_theme(style="white")
+    variants = list(top_weights)
+    lengths = list(top_weights[variants[0]])
+    fig, axes = plt.subplots(len(variants), len(lengths), figsize=(2.6 * len(lengths) + 1, 3.0 * len(variants)),
+                             squeeze=False)
+    for i, variant in enumerate(variants):
+        for j, n in enumerate(lengths):
+            ax = axes[i, j]
+            sns.heatmap(top_weights[variant][n], vmin=0, vmax=1, cmap="viridis", ax=ax, cbar=(j == len(lengths) - 1),
+                        xticklabels=False, yticklabels=False, cbar_kws={"label": "attention weight"})
+            ax.set(title=f"{variant}, N = {n}", xlabel="rank (largest first)" if i == len(variants) - 1 else "",
+                   ylabel="test example" if j == 0 else "")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def quantity_vs_length(df, y: str, ylabel: str, title="", log_y=False, hue="variant", style=None, reference=None):
+    """Any per-seed quantity (column `y`) against N, mean ± s.e. over seeds, one line per `hue`;
+    `reference` = (label, lengths, values) adds a dotted guide line."""
+    sns.set_theme(style="whitegrid")
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    sns.lineplot(data=df, x="N", y=y, hue=hue, style=style, errorbar="se", marker="o", ax=ax)
+    if reference is not None:
+        label, xs, ys = reference
+        ax.plot(xs, ys, "k:", label=label)
+    if log_y:
+        ax.set_yscale("log")
+    return _finish(fig, ax, "test length N (items)", ylabel, title)

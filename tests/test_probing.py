@@ -1,0 +1,92 @@
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from scipy import stats as scipy_stats
+
+from vvlib import probing
+from vvlib.attention import standardize
+from vvlib import evaluate
+from vvlib.evaluate import EvalConfig
+from vvlib.model import ModelConfig, forward, init_params
+from vvlib.stats import summary_by_length
+
+
+@pytest.fixture
+def small_layernorm(small_argmax):
+    return ModelConfig(task=small_argmax.task, hidden=small_argmax.hidden, norm="layernorm")
+
+
+def test_probe_returns_what_the_model_computes_on_the_test_sequences(small_layernorm):
+    params = init_params(small_layernorm, [0, 1])
+    cfg = EvalConfig(lengths=(20,), n_sequences=70)  # crosses an EVAL_BLOCK boundary
+    got = probing.probe_length(small_layernorm, params, cfg, 20, top_k=4, max_items=37)
+    assert got["output"].shape == got["normalized"].shape == (2, 70, small_layernorm.hidden)
+    assert got["top_weights"].shape == (2, 70, 4) and got["entropy"].shape == (2, 70)
+    # independent: the second block of test sequences, straight through the model in one piece
+    _, inside = forward(small_layernorm, params, evaluate.test_block(small_layernorm, cfg, 20, 1, "cpu"), probe=True)
+    torch.testing.assert_close(got["output"][:, 64:], inside["output"])
+    torch.testing.assert_close(got["normalized"][:, 64:], inside["normalized"])
+    attn = inside["attention"].double()
+    torch.testing.assert_close(got["entropy"][:, 64:].double(), -(attn * attn.log()).sum(-1), atol=1e-5, rtol=1e-5)
+    sorted_weights = attn.sort(dim=-1, descending=True).values[..., :4].float()
+    torch.testing.assert_close(got["top_weights"][:, 64:], sorted_weights)
+    # before the norm is O, after it is gamma * standardize(O) + beta (gamma 1, beta 0 at init)
+    torch.testing.assert_close(got["normalized"], standardize(got["output"]), atol=1e-5, rtol=1e-4)
+
+
+def test_probe_of_every_length_and_bad_top_k(small_argmax):
+    params = init_params(small_argmax, [0])
+    cfg = EvalConfig(lengths=(16, 64), n_sequences=5)
+    got = probing.probe(small_argmax, params, cfg, progress=False)
+    assert list(got) == [16, 64] and got[64]["top_weights"].shape == (1, 5, probing.TOP_K)
+    assert (got[64]["top_weights"].diff(dim=-1) <= 0).all()  # largest first
+    with pytest.raises(ValueError, match="top_k"):
+        probing.probe_length(small_argmax, params, cfg, 8)
+
+
+def test_global_moments_and_component_std_against_numpy():
+    x = torch.randn(3, 50, 7, generator=torch.Generator().manual_seed(0))
+    mean, var = probing.global_moments(x)
+    np.testing.assert_allclose(mean.numpy(), x.numpy().mean(-1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(var.numpy(), x.numpy().var(-1), rtol=1e-5)
+    np.testing.assert_allclose(probing.component_std(x).numpy(), x.numpy().std(1, ddof=1), rtol=1e-5)
+
+
+def test_loglog_slope_recovers_power_laws():
+    lengths = [16, 64, 256, 1024]
+    curves = np.array([[3 * n**-0.5 for n in lengths], [n**0.25 for n in lengths]])
+    np.testing.assert_allclose(probing.loglog_slope(lengths, curves), [-0.5, 0.25])
+
+
+def test_component_slopes_of_iid_means_are_minus_one_half():
+    """The mean of N i.i.d. values has std ∝ N^-1/2: a probe-shaped input with that law."""
+    gen = torch.Generator().manual_seed(1)
+    lengths = [16, 64, 256]
+    by_length = {n: {"normalized": torch.rand(2, 400, 6, n, generator=gen).mean(-1)} for n in lengths}
+    slopes = probing.component_slopes(by_length, lengths)
+    assert slopes.shape == (2,)
+    assert np.all(np.abs(slopes + 0.5) < 0.08)
+
+
+def test_global_frame_is_relative_to_the_reference_length():
+    gen = torch.Generator().manual_seed(2)
+    probes = {"a": {16: {"normalized": torch.randn(2, 30, 8, generator=gen) + 1},
+                    64: {"normalized": 0.5 * torch.randn(2, 30, 8, generator=gen) + 1}}}
+    frame = probing.global_frame(probes, 16)
+    at_ref = frame[frame.N == 16]
+    assert np.allclose(at_ref["relative_variance"], 1) and np.allclose(at_ref["mean_drift"], 0)
+    assert len(frame) == 4 and (frame[frame.N == 64]["relative_variance"] < 0.5).all()  # about a quarter
+
+
+def test_summary_by_length_pairs_seeds_like_scipy():
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=6), rng.normal(size=6) + 0.5
+    frame = pd.DataFrame([{"variant": v, "seed": s, "N": 16, "x": x[s]} for v, x in (("a", a), ("b", b))
+                          for s in range(6)])
+    summary = summary_by_length(frame, "x", [("a", "b")])
+    assert summary["mean"]["b"]["16"] == pytest.approx(b.mean())
+    assert summary["sem"]["a"]["16"] == pytest.approx(a.std(ddof=1) / math.sqrt(6))
+    assert summary["p_value"]["a_vs_b"]["16"] == pytest.approx(scipy_stats.ttest_rel(a, b).pvalue)

@@ -1,0 +1,135 @@
+"""Looking inside trained models at long lengths (chapters 6 and 7).
+
+A probe runs a trained ensemble on the very test sequences that `evaluate` scores
+(same eval seed, same blocks, so every variant sees the same inputs) and keeps, per
+seed and sequence, only what the chapters plot:
+
+    output       O, the attention output            (S, B, D)
+    normalized   what the readout sees: O, LN(O) or std(O)   (S, B, D)
+    top_weights  the largest attention weights, sorted       (S, B, k)
+    entropy      of the attention weights, in nats           (S, B)
+
+The attention weights themselves (S, B, N) are reduced chunk by chunk, so N = 2^14
+costs time, not memory.
+"""
+
+import math
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm import tqdm
+
+from .attention import entropy
+from .evaluate import EvalConfig, forward_in_chunks, test_block
+from .model import ModelConfig, n_seeds
+from .tasks import EVAL_BLOCK
+
+TOP_K = 16  # the paper's Figure 4 shows the 16 largest weights
+
+
+@torch.inference_mode()
+def probe_length(model_cfg: ModelConfig, params, cfg: EvalConfig, n: int, device="cpu", top_k=TOP_K,
+                 max_items=2**18) -> dict:
+    """The probe tensors above (on the CPU) for cfg.n_sequences test sequences of length n."""
+    if top_k > n:
+        raise ValueError(f"top_k ({top_k}) must be <= the sequence length ({n})")
+    params = {k: v.detach().to(device) for k, v in params.items()}
+    S, B, D = n_seeds(params), cfg.n_sequences, model_cfg.hidden
+    out = {"output": torch.empty(S, B, D), "normalized": torch.empty(S, B, D),
+           "top_weights": torch.empty(S, B, top_k), "entropy": torch.empty(S, B)}
+    for block in range(math.ceil(B / EVAL_BLOCK)):
+        batch = test_block(model_cfg, cfg, n, block, device)
+        first = block * EVAL_BLOCK
+        for seeds, rows, _, (_, inside) in forward_in_chunks(model_cfg, params, batch, cfg.temperature, max_items,
+                                                            probe=True):
+            rows = slice(first + rows.start, first + rows.stop)
+            attn = inside["attention"]
+            out["output"][seeds, rows] = inside["output"].cpu()
+            out["normalized"][seeds, rows] = inside["normalized"].cpu()
+            out["top_weights"][seeds, rows] = attn.topk(top_k, dim=-1).values.cpu()
+            out["entropy"][seeds, rows] = entropy(attn).squeeze(-1).cpu()
+    return out
+
+
+def probe(model_cfg: ModelConfig, params, cfg: EvalConfig, device="cpu", top_k=TOP_K, progress=True) -> dict:
+    """{N: probe_length(...)} for every length of cfg, with a progress bar over items."""
+    bar = tqdm(total=cfg.n_sequences * sum(cfg.lengths), desc="probing", disable=not progress, unit="item",
+               unit_scale=True)
+    result = {}
+    for n in cfg.lengths:
+        result[n] = probe_length(model_cfg, params, cfg, n, device, top_k)
+        bar.update(cfg.n_sequences * n)
+    bar.close()
+    return result
+
+
+def global_moments(x: torch.Tensor):
+    """Per vector, over its D features: the global mean and the global variance (1/D, as in the paper)."""
+    return x.mean(dim=-1), x.var(dim=-1, unbiased=False)
+
+
+def component_std(x: torch.Tensor) -> torch.Tensor:
+    """Standard deviation of every component across sequences: (S, B, D) -> (S, D)."""
+    return x.std(dim=1)
+
+
+def loglog_slope(lengths, values) -> np.ndarray:
+    """Least-squares slope of log(values) against log(N), along the last axis of `values`
+    (..., len(lengths)); one slope per leading index."""
+    x = np.log(np.asarray(lengths, dtype=float))
+    y = np.log(np.asarray(values, dtype=float))
+    x = x - x.mean()
+    return ((y - y.mean(axis=-1, keepdims=True)) * x).sum(axis=-1) / (x * x).sum()
+
+
+def global_frame(probes: dict, reference: int, key="normalized") -> pd.DataFrame:
+    """Figure 3's numbers, one row per (variant, seed, N): the global mean and variance of
+    `key` averaged over test sequences, and both put on the scale of the training length
+    `reference`: the drift of the mean, (mean - mean at reference) / sqrt(variance at
+    reference), and the variance / variance at reference.
+
+    probes: {variant: {N: probe_length(...)}}.
+    """
+    rows = []
+    for variant, by_length in probes.items():
+        ref_mean, ref_var = (m.mean(dim=1) for m in global_moments(by_length[reference][key]))  # (S,)
+        for n, probe_n in by_length.items():
+            mean, var = (m.mean(dim=1) for m in global_moments(probe_n[key]))
+            for s in range(len(mean)):
+                rows.append({"variant": variant, "seed": s, "N": n, "global_mean": float(mean[s]),
+                             "global_variance": float(var[s]),
+                             "mean_drift": float((mean[s] - ref_mean[s]) / ref_var[s].sqrt()),
+                             "relative_variance": float(var[s] / ref_var[s])})
+    return pd.DataFrame(rows)
+
+
+def component_values(probes: dict, components, seed: int, lengths, key="normalized") -> pd.DataFrame:
+    """Figure 2's numbers: the value of each of `components` on every test sequence, for one
+    seed, at `lengths`; one row per (variant, N, component, sequence)."""
+    frames = []
+    for variant, by_length in probes.items():
+        for n in lengths:
+            values = by_length[n][key][seed][:, list(components)].numpy()  # (B, len(components))
+            frame = pd.DataFrame(values, columns=list(components)).melt(var_name="component", value_name="value")
+            frames.append(frame.assign(variant=variant, N=n))
+    return pd.concat(frames, ignore_index=True)
+
+
+def component_slopes(by_length: dict, lengths, key="normalized") -> np.ndarray:
+    """Per seed, the median over the D components of the log-log slope of each component's
+    standard deviation (across test sequences) against N, over `lengths`."""
+    std = torch.stack([component_std(by_length[n][key]) for n in lengths], dim=-1)  # (S, D, lengths)
+    return np.median(loglog_slope(lengths, std.numpy()), axis=1)
+
+
+def attention_frame(probes: dict) -> pd.DataFrame:
+    """Figure 4's summaries, one row per (run, seed, N): the largest attention weight and
+    the entropy of the attention (nats), each averaged over test sequences."""
+    rows = []
+    for run, by_length in probes.items():
+        for n, probe_n in by_length.items():
+            top1, ent = probe_n["top_weights"][..., 0].mean(dim=1), probe_n["entropy"].mean(dim=1)
+            rows += [{"variant": run, "seed": s, "N": n, "top1_weight": float(top1[s]), "entropy": float(ent[s])}
+                     for s in range(len(top1))]
+    return pd.DataFrame(rows)
