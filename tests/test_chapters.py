@@ -4,6 +4,7 @@ Slow (about two minutes on 2 CPU cores): each chapter is executed once per sessi
 """
 
 import json
+import math
 
 import papermill
 import pytest
@@ -76,6 +77,60 @@ def test_ablation_chapter_reuses_stored_models_and_reports_both_tasks(executed):
     # train once, probe many: the Baseline is chapter 4's stored run, not a new one
     sources, argmax = results["provenance"]["sources"], executed[1]["04_argmax_retrieval"]["provenance"]["sources"]
     assert sources["training/argmax/baseline"] == argmax["training/baseline"]
+
+
+def test_probing_chapters_reuse_chapter_4s_models(executed):
+    argmax = executed[1]["04_argmax_retrieval"]["provenance"]["sources"]
+    for name in ("06_distribution_shift", "07_dispersion"):
+        assert executed[1][name]["provenance"]["sources"] == argmax, name
+
+
+def test_distribution_shift_metrics(executed):
+    results = executed[1]["06_distribution_shift"]
+    metrics, lengths = results["metrics"], {str(n) for n in PAPER_LENGTHS}
+    for key in ("global_mean", "global_variance", "global_mean_drift", "relative_global_variance"):
+        assert set(metrics[key]) == {"baseline", "layernorm"} and all(set(v) == lengths for v in metrics[key].values())
+    reference = str(results["parameters"]["max_train_len"])
+    assert all(v[reference] == pytest.approx(1) for v in metrics["relative_global_variance"].values())
+    n_components = len(results["parameters"]["components"])
+    assert all(len(stds) == n_components for v in metrics["component_std"].values() for stds in v.values())
+    # fixed components concentrate as N grows, with or without LN (the paper's Figure 2)
+    assert all(-1 < s < 0 for s in metrics["component_std_slope"].values())
+
+
+def test_dispersion_metrics(executed):
+    metrics = executed[1]["07_dispersion"]["metrics"]
+    runs = {"baseline", "layernorm", "adaptive_baseline", "adaptive_layernorm"}
+    assert set(metrics["entropy"]) == set(metrics["top1_weight"]) == runs
+    for run in runs:
+        for n in PAPER_LENGTHS:
+            assert 0 <= metrics["entropy"][run][str(n)] <= math.log(n)
+            assert 1 / n <= metrics["top1_weight"][run][str(n)] <= 1
+        # dispersion: the largest weight falls as the set grows
+        assert metrics["top1_weight"][run]["16384"] < metrics["top1_weight"][run]["16"]
+    assert set(metrics["p_value_entropy"]) == {"baseline_vs_layernorm", "adaptive_baseline_vs_adaptive_layernorm"}
+
+
+def test_longer_training_chapter_trains_with_a_curriculum_on_both_tasks(executed):
+    results = executed[1]["09_longer_training"]
+    assert results["parameters"]["max_train_len"] == 256
+    assert set(results["provenance"]["sources"]) == {f"training/{t}/{v}" for t in ("argmax", "dictionary")
+                                                     for v in ("baseline", "layernorm")}
+    lengths = {str(n) for n in PAPER_LENGTHS}
+    for task in ("argmax", "dictionary"):
+        assert set(results["metrics"]["accuracy"][task]) == {"baseline", "layernorm"}
+        assert set(results["metrics"]["p_value"][task]) == lengths
+
+
+def test_no_figure_is_shown_twice(executed):
+    import nbformat
+
+    root, _ = executed
+    for name in CHAPTERS:
+        nb = nbformat.read(root / "book" / "chapters" / f"{name}.ipynb", as_version=4)
+        for cell in nb.cells:
+            images = [o["data"]["image/png"] for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+            assert len(images) == len(set(images)), f"{name}: a figure is displayed twice in one cell"
 
 
 def test_proof_chapter_metrics(executed):

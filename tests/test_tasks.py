@@ -29,7 +29,7 @@ def test_argmax_target_ignores_padding():
         assert batch.target[r] == batch.label[r, best]
 
 
-@pytest.mark.parametrize("n", [1, 5, 16, 200])  # both the rejection and the permutation path
+@pytest.mark.parametrize("n", [1, 5, 16, 200, 600])  # first-distinct draws (n <= 512) and permutation
 def test_dictionary_keys_distinct_and_query_answered_by_brute_force(n):
     task = TaskConfig("dictionary", n_keys=1024, n_values=8)
     batch = sample(task, gen(3, n), 40, n, "cpu")
@@ -62,6 +62,23 @@ def test_sample_distinct_is_uniform_over_keys():
     counts = torch.bincount(keys, minlength=16).float()
     expected = keys.numel() / 16
     assert ((counts - expected).abs() < 5 * expected**0.5).all()  # within 5 sigma
+
+
+@pytest.mark.parametrize("n", [2, 3])  # n = 3 of 6 keys: many rows are redrawn
+def test_sample_distinct_is_uniform_over_ordered_tuples(n):
+    """Chi-square against the uniform law over the 6!/(6-n)! ordered tuples of distinct keys."""
+    from math import perm
+
+    from scipy.stats import chisquare
+
+    rows = 200 * perm(6, n)
+    keys = sample_distinct(gen(8, n), rows, n, 6, "cpu")
+    assert (keys.sort(1).values.diff(dim=1) > 0).all()
+    codes = (keys * torch.tensor([36, 6, 1][-n:])).sum(1)
+    counts = torch.bincount(codes, minlength=6**n)
+    observed = counts[counts > 0]
+    assert len(observed) == perm(6, n)  # every ordered tuple occurs, nothing else
+    assert chisquare(observed.numpy()).pvalue > 1e-4
 
 
 def test_same_stream_same_data_and_stack_adds_seed_dim():

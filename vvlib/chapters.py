@@ -88,6 +88,16 @@ CHAPTERS = {
                           "argmax_eval_sequences": 1024, "dictionary_eval_sequences": 1024, "checkpoint_every": 5000},
             },
         ),
+        Chapter(
+            "09_longer_training",
+            "Training on longer sequences with a length curriculum (Tables 4 and 5)",
+            profiles={
+                "ci": {"n_seeds": 2, "argmax_steps": 150, "dictionary_steps": 100,
+                       "argmax_eval_sequences": 64, "dictionary_eval_sequences": 64, "checkpoint_every": 50},
+                "paper": {"n_seeds": 100, "argmax_steps": 100_000, "dictionary_steps": 10_000,
+                          "argmax_eval_sequences": 1024, "dictionary_eval_sequences": 1024, "checkpoint_every": 1000},
+            },
+        ),
     ]
 }
 

@@ -95,7 +95,7 @@ RULES = {
     "shown_seed": _int_at_least(0),
     "distribution_lengths": _list_of_ints(1),
     "heatmap_lengths": _list_of_ints(1),
-    "curriculum_steps": _int_at_least(0),
+    "curriculum_fraction": ((lambda v: isinstance(v, float) and 0 <= v <= 1), "a float in [0, 1]"),
     "curriculum_start_len": _int_at_least(1),
     "checkpoint_every": _int_at_least(1),
     "seed": _int_at_least(0),

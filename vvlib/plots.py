@@ -1,6 +1,7 @@
 """Seaborn figures for the chapters."""
 
 import matplotlib.pyplot as plt
+import numpy as np
 import seaborn as sns
 
 
@@ -27,15 +28,14 @@ def accuracy_vs_length(df, labels: dict, paper: dict | None = None, title=""):
     if paper:
         lengths, rows = paper["lengths"], paper["rows"]
         for variant, values in rows.items():
-            ax.plot(lengths, values, linestyle="--", color=palette[labels[variant]], alpha=0.6,
+            values = np.array(values, dtype=float)  # cells missing from the paper (None) become gaps
+            ax.plot(lengths, values, linestyle="--", marker="x", color=palette[labels[variant]], alpha=0.6,
                     label=f"{labels[variant]} (paper)")
     return _finish(fig, ax, "test length N (items)", "accuracy (%)", title)
 
 
 def std_vs_length(df, hue="setting", title="", reference_slope=-0.5):
     """Log-log std against N, one line per `hue` value, with a dotted N^slope guide."""
-    import numpy as np
-
     sns.set_theme(style="whitegrid")
     fig, ax = plt.subplots(figsize=(7, 4.2))
     sns.lineplot(data=df, x="N", y="std", hue=hue, marker="o", ax=ax)
@@ -136,3 +136,28 @@ def quantity_vs_length(df, y: str, ylabel: str, title="", log_y=False, hue="vari
     if log_y:
         ax.set_yscale("log")
     return _finish(fig, ax, "test length N (items)", ylabel, title)
+
+
+def training_curves(histories: dict, schedule=None, title=""):
+    """Training loss (mean over seeds) against step, one line per run; with `schedule` =
+    (steps, longest training length), the length cap as a grey step line on a right axis.
+
+    histories: {label: [(step, [loss per seed]), ...]} (a training record's loss_history).
+    """
+    sns.set_theme(style="whitegrid")
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for label, history in histories.items():
+        steps = [step for step, _ in history]
+        ax.plot(steps, [sum(losses) / len(losses) for _, losses in history], label=label)
+    ax.set_yscale("log")
+    ax.set(xlabel="training step", ylabel="training loss (mean over seeds)", title=title)
+    if schedule is not None:
+        cap_axis = ax.twinx()
+        cap_axis.step(*schedule, where="post", color="grey", alpha=0.7, label="longest training sequence")
+        cap_axis.set_yscale("log", base=2)
+        cap_axis.set_ylabel("longest training sequence (items)")
+        cap_axis.grid(False)
+        cap_axis.legend(loc="upper center", fontsize=8)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -67,22 +67,30 @@ class Batch:
 def sample_distinct(gen, rows: int, n: int, n_classes: int, device) -> torch.Tensor:
     """`rows` x `n` integers in [0, n_classes), distinct within each row, uniformly.
 
-    Short rows use rejection (redraw rows with a repeat: cheap when n^2 << n_classes);
-    long rows take the first n of a random permutation.
+    Each row is the first n distinct values of a stream of i.i.d. uniform draws (the
+    same law as drawing one at a time and rejecting repeats).  Rows whose 2n draws hold
+    fewer than n distinct values are drawn again; that event is symmetric in the labels,
+    so the law stays uniform.  Rows longer than half the classes take the first n of a
+    random permutation instead.
     """
     if n > n_classes:
         raise ValueError(f"cannot draw {n} distinct keys from {n_classes} key classes")
-    if n * n > n_classes // 8:
+    if 2 * n > n_classes:
         noise = torch.rand(rows, n_classes, generator=gen, device=device)
         return noise.argsort(dim=1)[:, :n]
-    out = torch.randint(n_classes, (rows, n), generator=gen, device=device)
-    while True:
-        ordered = out.sort(dim=1).values
-        repeated = (ordered[:, 1:] == ordered[:, :-1]).any(dim=1)
-        bad = repeated.nonzero().flatten()
-        if bad.numel() == 0:
-            return out
-        out[bad] = torch.randint(n_classes, (bad.numel(), n), generator=gen, device=device)
+    out = torch.empty(rows, n, dtype=torch.long, device=device)
+    todo = torch.arange(rows, device=device)
+    while todo.numel():
+        draws = torch.randint(n_classes, (todo.numel(), 2 * n), generator=gen, device=device)
+        ordered, where = draws.sort(dim=1, stable=True)  # stable: a value's first draw sorts first
+        new_in_order = torch.ones_like(ordered, dtype=torch.bool)
+        new_in_order[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+        first = torch.zeros_like(new_in_order).scatter_(1, where, new_in_order)  # first draw of its value
+        keep = first & (first.cumsum(dim=1) <= n)
+        done = keep.sum(dim=1) == n
+        out[todo[done]] = draws[done][keep[done]].view(-1, n)
+        todo = todo[~done]
+    return out
 
 
 def sample(task: TaskConfig, gen, rows: int, n: int, device, lengths=None) -> Batch:
