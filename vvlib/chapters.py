@@ -44,6 +44,11 @@ CHAPTERS = {
             profiles={"ci": {"n_sequences": 1000, "lengths": [16, 64, 256, 1024, 4096]}},
         ),
         Chapter(
+            "03_pretrained_transformer",
+            "A real pretrained transformer: Figure 1 on all-MiniLM-L6-v2",
+            profiles={"ci": {"n_sequences": 30, "lengths": [8, 32, 128, 512]}},
+        ),
+        Chapter(
             "04_argmax_retrieval",
             "Argmax retrieval: Baseline vs LayerNorm (Table 1)",
             profiles={

@@ -117,6 +117,10 @@ RULES = {
     "value_mean": ((lambda v: isinstance(v, float) and math.isfinite(v)), "a finite float"),
     "shifted_mean": ((lambda v: isinstance(v, float) and math.isfinite(v)), "a finite float"),
     "stickiness": ((lambda v: isinstance(v, float) and 0 <= v < 1), "a float in [0, 1)"),
+    "layer": _int_at_least(0),
+    "heads": ((lambda v: isinstance(v, list) and all(_int_at_least(0)[0](h) for h in v)),
+              "a list of ints >= 0 (empty: all heads)"),
+    "model_path": ((lambda v: isinstance(v, str) and v.strip() != ""), "a model directory or 'bundled'"),
     "store_dir": ((lambda v: isinstance(v, str) and v.strip() != ""), "a non-empty path"),
     "output_dir": ((lambda v: isinstance(v, str) and v.strip() != ""), "a non-empty path"),
 }

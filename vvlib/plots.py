@@ -161,3 +161,18 @@ def training_curves(histories: dict, schedule=None, title=""):
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def slope_heatmap(slopes: dict, xlabel: str, title=""):
+    """Annotated heatmap of log-log slopes: one row per key of `slopes`, one column per
+    key of its values (e.g. {strategy: {head: slope}})."""
+    import pandas as pd
+
+    sns.set_theme(style="white")
+    table = pd.DataFrame(slopes).T
+    fig, ax = plt.subplots(figsize=(3.0 + 0.75 * table.shape[1], 1.0 + 0.6 * table.shape[0]))
+    sns.heatmap(table, annot=True, fmt=".2f", annot_kws={"fontsize": 8}, cmap="vlag", center=0, ax=ax,
+                cbar_kws={"label": "slope"})
+    ax.set(xlabel=xlabel, ylabel="", title=title)
+    fig.tight_layout()
+    return fig
