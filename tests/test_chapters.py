@@ -79,6 +79,18 @@ def test_ablation_chapter_reuses_stored_models_and_reports_both_tasks(executed):
     assert sources["training/argmax/baseline"] == argmax["training/baseline"]
 
 
+def test_pretrained_transformer_chapter_metrics(executed):
+    metrics = executed[1]["03_pretrained_transformer"]["metrics"]
+    strategies = {"random_no_pe", "random_pe", "sentences_pe"}
+    assert set(metrics["slope"]) == set(metrics["std_by_length"]) == set(metrics["head_slope"]) == strategies
+    assert metrics["slope"]["random_no_pe"] < -0.1  # random tokens without positions: the std falls with N
+    for strategy, (low, high) in metrics["slope_interval"].items():
+        assert low <= metrics["slope"][strategy] <= high
+    assert metrics["model"]["name"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert 22e6 < metrics["model"]["parameters"] < 23e6 and len(metrics["head_slope"]["random_pe"]) == 12
+    assert "position" in metrics["positions_removed"]
+
+
 def test_probing_chapters_reuse_chapter_4s_models(executed):
     argmax = executed[1]["04_argmax_retrieval"]["provenance"]["sources"]
     for name in ("06_distribution_shift", "07_dispersion"):
