@@ -1,0 +1,1 @@
+"""Benchmarks of the engine (not tests): python -m bench.run"""

@@ -1,0 +1,175 @@
+"""How fast is the engine on this machine?  Prints training, evaluation and Monte Carlo
+throughput with the figures they should be judged against.
+
+    python -m bench.run                 # CPU, default sizes, medians of 3 repeats
+    python -m bench.run --device cuda   # the same on a GPU
+    python -m bench.run --quick         # fewer seeds and repeats: a smoke run
+
+Training FLOPs are counted analytically (matrix products only: forward, plus twice that
+for the backward pass) and compared with the fp32 matmul peak measured in the same run.
+Evaluation memory is the peak resident memory of a fresh process that does only that
+evaluation (on CUDA: torch's peak allocated memory).
+"""
+
+import argparse
+import json
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+
+from vvlib import evaluate, montecarlo, rng
+from vvlib.model import ModelConfig
+from vvlib.tasks import TaskConfig
+from vvlib.train import TrainConfig, Trainer
+
+TASKS = {"argmax": TaskConfig("argmax"), "dictionary": TaskConfig("dictionary")}
+
+
+def forward_flops_per_sequence(cfg: ModelConfig, n: int) -> int:
+    """Multiply-adds x 2 of one sequence of n items through the model (matrix products only)."""
+    D, F, C = cfg.hidden, cfg.in_features, cfg.task.n_outputs
+    encoder = 2 * F * D + 2 * D * D * (cfg.encoder_layers - 1)
+    readout = 2 * D * D * (cfg.readout_layers - 1) + 2 * D * C
+    return (n + 1) * encoder + 3 * 2 * D * D + 2 * 2 * n * D + readout  # items + query; W_Q, W_K, W_V; logits, A h
+
+
+def training_flops_per_step(cfg: ModelConfig, batch_size: int, n: int) -> int:
+    return 3 * batch_size * forward_flops_per_sequence(cfg, n)
+
+
+def _sync(device):
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize()
+
+
+def median_seconds(run, repeats: int, device) -> float:
+    """Median wall time of `run()` over `repeats` calls (after one warm-up call)."""
+    run()
+    _sync(device)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        _sync(device)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def matmul_peak(device, size=2048, repeats=5) -> float:
+    a, b = (torch.randn(size, size, device=device) for _ in range(2))
+    return 2 * size**3 / median_seconds(lambda: a @ b, repeats, device)
+
+
+def ensemble_step_time(task, n_seeds, device, steps, repeats) -> float:
+    """Seconds per training step of an ensemble of n_seeds models (all seeds at once)."""
+    trainer = Trainer(ModelConfig(task=task), TrainConfig(n_seeds=n_seeds, steps=10**9), device)
+    return median_seconds(lambda: [trainer.train_step() for _ in range(steps)], repeats, device) / steps
+
+
+def per_seed_loop_step_time(task, n_seeds, device, steps, repeats) -> float:
+    """Seconds per round of a plain loop that steps n_seeds single models one after another."""
+    trainers = [Trainer(ModelConfig(task=task), TrainConfig(n_seeds=1, steps=10**9, first_seed=s), device)
+                for s in range(n_seeds)]
+    return median_seconds(lambda: [t.train_step() for _ in range(steps) for t in trainers], repeats, device) / steps
+
+
+def bench_training(device, seed_counts, loop_seeds, steps, repeats, peak):
+    rows = []
+    for name, task in TASKS.items():
+        cfg = ModelConfig(task=task)
+        flops = training_flops_per_step(cfg, TrainConfig.batch_size, TrainConfig.max_len)
+        loop = per_seed_loop_step_time(task, loop_seeds, device, steps, repeats)
+        loop_rate = loop_seeds / loop
+        rows.append({"task": name, "mode": f"per-seed loop ({loop_seeds} models)", "model_steps_per_s": loop_rate,
+                     "gflop_per_s": loop_rate * flops / 1e9, "vs_loop": 1.0, "of_peak": loop_rate * flops / peak})
+        for s in seed_counts:
+            rate = s / ensemble_step_time(task, s, device, steps, repeats)
+            rows.append({"task": name, "mode": f"ensemble, {s} seeds", "model_steps_per_s": rate,
+                         "gflop_per_s": rate * flops / 1e9, "vs_loop": rate / loop_rate, "of_peak": rate * flops / peak})
+    return rows
+
+
+def eval_child(task_name, n, n_seeds, n_sequences, device):
+    """Run in a fresh process: one evaluation at length n; prints its time and peak memory."""
+    task = TASKS[task_name]
+    cfg = ModelConfig(task=task)
+    params = Trainer(cfg, TrainConfig(n_seeds=n_seeds, steps=1), device).weights()
+    eval_cfg = evaluate.EvalConfig(lengths=(n,), n_sequences=n_sequences)
+    start = time.perf_counter()  # one timed run, no warm-up: a warm-up would count in the peak memory anyway
+    evaluate.accuracy(cfg, params, eval_cfg, device, progress=False)
+    _sync(device)
+    seconds = time.perf_counter() - start
+    if torch.device(device).type == "cuda":
+        peak = torch.cuda.max_memory_allocated()
+    else:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
+    print(json.dumps({"seconds": seconds, "peak_bytes": peak}))
+
+
+def bench_evaluation(device, n_seeds, n_sequences):
+    rows = []
+    for name in TASKS:
+        for n in (2**10, 2**14):
+            out = subprocess.run([sys.executable, "-m", "bench.run", "--eval-child", name, str(n), str(n_seeds),
+                                  str(n_sequences), "--device", str(device)], capture_output=True, text=True, check=True)
+            result = json.loads(out.stdout.strip().splitlines()[-1])
+            items = n_seeds * n_sequences * n
+            rows.append({"task": name, "N": n, "seeds x sequences": f"{n_seeds} x {n_sequences}",
+                         "items_per_s": items / result["seconds"], "peak_gib": result["peak_bytes"] / 2**30})
+    return rows
+
+
+def bench_monte_carlo(device, n_sequences, repeats):
+    tables = montecarlo.Tables(montecarlo.RandomAttention(), device)
+    n = 2**14
+    seconds = median_seconds(lambda: montecarlo.output_moments(tables, montecarlo.Setting(), n, n_sequences),
+                             repeats, device)
+    return {"N": n, "sequences": n_sequences, "sequence_items_per_s": n_sequences * n / seconds}
+
+
+def table(rows, columns):
+    widths = {c: max(len(c), *(len(_fmt(r[c])) for r in rows)) for c in columns}
+    lines = [" | ".join(c.ljust(widths[c]) for c in columns), "-|-".join("-" * widths[c] for c in columns)]
+    lines += [" | ".join(_fmt(r[c]).ljust(widths[c]) for c in columns) for r in rows]
+    return "\n".join(lines)
+
+
+def _fmt(value):
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return str(value)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    parser.add_argument("--quick", action="store_true", help="fewer seeds and repeats (a smoke run)")
+    parser.add_argument("--eval-child", nargs=4, metavar=("TASK", "N", "SEEDS", "SEQUENCES"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    device = rng.resolve_device(args.device)
+    if args.eval_child:
+        task, n, seeds, sequences = args.eval_child
+        return eval_child(task, int(n), int(seeds), int(sequences), device)
+    seed_counts, repeats, steps = ([1, 8], 1, 2) if args.quick else ([1, 8, 32, 100], 3, 5)
+    print(f"device: {device}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
+          f"{platform.processor() or platform.machine()}")
+    peak = matmul_peak(device)
+    print(f"fp32 matmul peak (2048 x 2048, median of 5): {peak / 1e9:.0f} GFLOP/s\n")
+    print("training (hidden 128, batch 128, sequences padded to 16 items; median of", repeats, "repeats):")
+    print(table(bench_training(device, seed_counts, 8, steps, repeats, peak),
+                ["task", "mode", "model_steps_per_s", "gflop_per_s", "vs_loop", "of_peak"]))
+    print("\nevaluation (a fresh process each; peak = its resident memory):")
+    print(table(bench_evaluation(device, 8, 64 if args.quick else 256),
+                ["task", "N", "seeds x sequences", "items_per_s", "peak_gib"]))
+    mc = bench_monte_carlo(device, 256 if args.quick else 2048, repeats)
+    print(f"\nMonte Carlo (chapter 2), N = {mc['N']}, {mc['sequences']} sequences: "
+          f"{mc['sequence_items_per_s'] / 1e6:.1f} M sequence-items/s")
+
+
+if __name__ == "__main__":
+    main()

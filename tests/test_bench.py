@@ -1,0 +1,24 @@
+"""The benchmark's analytic FLOP count against torch's own count of the same forward pass."""
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from bench.run import forward_flops_per_sequence, training_flops_per_step
+from vvlib.model import ModelConfig, forward, init_params
+from vvlib.tasks import TaskConfig, sample
+
+
+@pytest.mark.parametrize("task", [TaskConfig("argmax"), TaskConfig("dictionary", n_keys=512)])
+def test_flop_count_matches_torchs_count_of_the_forward_pass(task):
+    cfg = ModelConfig(task=task, hidden=32, key_dim=16, value_dim=16)
+    params = init_params(cfg, [0, 1, 2])
+    batch = sample(task, torch.Generator().manual_seed(0), 5, 12, "cpu")
+    with FlopCounterMode(display=False) as counter:
+        forward(cfg, params, batch)
+    assert counter.get_total_flops() == 3 * 5 * forward_flops_per_sequence(cfg, 12)  # 3 seeds x 5 sequences
+
+
+def test_the_default_argmax_step_is_287_mflop():
+    """The figure quoted in the notes: hidden 128, batch 128, 16 items, 10 classes."""
+    assert training_flops_per_step(ModelConfig(), 128, 16) == pytest.approx(287e6, rel=0.01)
