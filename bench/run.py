@@ -107,8 +107,20 @@ def eval_child(task_name, n, n_seeds, n_sequences, device):
     if torch.device(device).type == "cuda":
         peak = torch.cuda.max_memory_allocated()
     else:
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
+        peak = peak_resident_bytes()
     print(json.dumps({"seconds": seconds, "peak_bytes": peak}))
+
+
+def peak_resident_bytes() -> int:
+    """This process's peak resident memory.  Linux's VmHWM belongs to the address space, so
+    it starts afresh at exec; ru_maxrss would carry over the parent's peak."""
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux, bytes on macOS: a fallback
 
 
 def bench_evaluation(device, n_seeds, n_sequences):
@@ -158,8 +170,11 @@ def main(argv=None):
     seed_counts, repeats, steps = ([1, 8], 1, 2) if args.quick else ([1, 8, 32, 100], 3, 5)
     print(f"device: {device}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
           f"{platform.processor() or platform.machine()}")
-    peak = matmul_peak(device)
-    print(f"fp32 matmul peak (2048 x 2048, median of 5): {peak / 1e9:.0f} GFLOP/s\n")
+    # the machine may be shared: measure the peak several times and judge against the best
+    peaks = [matmul_peak(device) for _ in range(3)]
+    peak = max(peaks)
+    print(f"fp32 matmul peak (2048 x 2048; best of 3 medians of 5): {peak / 1e9:.0f} GFLOP/s "
+          f"(the three: {', '.join(f'{p / 1e9:.0f}' for p in peaks)})\n")
     print("training (hidden 128, batch 128, sequences padded to 16 items; median of", repeats, "repeats):")
     print(table(bench_training(device, seed_counts, 8, steps, repeats, peak),
                 ["task", "mode", "model_steps_per_s", "gflop_per_s", "vs_loop", "of_peak"]))

@@ -9,7 +9,7 @@ import math
 import papermill
 import pytest
 
-from vvlib.book import build_html, copy_sources, hide_plumbing
+from vvlib.book import build_html, copy_sources, prepare_page
 from vvlib.chapters import CHAPTERS, get_chapter, run_chapter
 from vvlib.evaluate import PAPER_LENGTHS
 
@@ -29,7 +29,7 @@ def executed(tmp_path_factory):
             overrides["store_dir"] = str(root / "store")
         notebook = run_chapter(name, "ci", overrides, output_dir=root / "results" / name,
                                notebook_out=root / "book" / "chapters" / f"{name}.ipynb", progress=False)
-        hide_plumbing(notebook)
+        prepare_page(notebook, name, "ci", overrides)
         results[name] = json.loads((root / "results" / name / "results.json").read_text())
     return root, results
 
@@ -175,6 +175,11 @@ def test_book_builds_with_every_executed_chapter(executed):
         page = (root / "_build" / "html" / "book" / "chapters" / f"{name}.html").read_text()
         assert "<img" in page, name  # every chapter has a figure
         assert "# Parameters" not in page, name  # papermill's injected cell and the parameters cell are hidden
+        assert "Reproduce this page" in page and f"python -m vvlib run {name} --profile ci" in page, name
+        assert "Parameters of this chapter" in page and "output_dir" in page, name
+    references = (root / "_build" / "html" / "book" / "references.html").read_text()
+    assert "Veli" in references and "Layer Normalization" in references
+    assert "--profile paper" in (root / "_build" / "html" / "book" / "chapters" / "04_argmax_retrieval.html").read_text()
     for name in TRAINING_CHAPTERS:
         page = (root / "_build" / "html" / "book" / "chapters" / f"{name}.html").read_text()
         assert "Baseline (+ LN) (paper)" in page and "Adaptive θ (+ LN) (paper)" in page and "n_eval_sequences" in page

@@ -4,21 +4,45 @@ The book is built with notebook execution off (papermill already ran the chapter
 and with warnings as errors, so a broken page fails the build instead of shipping.
 """
 
+import json
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from .chapters import CHAPTERS, run_chapter
+from .chapters import CHAPTERS, get_chapter, run_chapter
 from .params import DEFAULT_PROFILE
 from .store import REPO_ROOT
 
 BOOK_FILES = ("_config.yml", "_toc.yml", "book")
 
 
-def hide_plumbing(notebook: Path):
-    """Tag the parameters cell and papermill's injected cell `remove-cell`: the page
-    shows the resolved values in its own table instead."""
+def page_header(name: str, profile: str, overrides: dict | None = None) -> str:
+    """MyST for the top of a chapter page: the command that reproduces it, a note when the
+    paper's scale wants a GPU, and the chapter's parameters as its notebook documents them."""
+    chapter = get_chapter(name)
+    shown = {k: v for k, v in (overrides or {}).items() if not k.endswith("_dir")}  # paths are the reader's own
+    command = " ".join([f"python -m vvlib run {name} --profile {profile}",
+                        *(f"-p {k} {json.dumps(v) if not isinstance(v, str) else v}" for k, v in shown.items())])
+    parts = ["```{admonition} Reproduce this page\n:class: tip\n"
+             f"Every number on this page came from `{command}`, which also writes them to "
+             f"`_output/{name}/results.json`. "
+             "Change any parameter below with `-p NAME VALUE`, or run the notebook in `notebooks/` with papermill.\n```"]
+    if "paper" in chapter.profiles:
+        parts.append("```{note}\nThe paper's own scale is one flag away, `--profile paper` "
+                     f"({', '.join(f'{k} {v:,}' if isinstance(v, int) else f'{k} {v}' for k, v in chapter.profiles['paper'].items())}),"
+                     " but wants a GPU: on 2 CPU cores it takes hours to days.\n```")
+    rows = "\n".join(f"| `{p.name}` | {p.type} | `{p.default!r}` | {p.help} |" for p in chapter.parameters().values())
+    parts.append("```{admonition} Parameters of this chapter\n:class: dropdown\n"
+                 f"Profiles: {', '.join(chapter.profile_names())}.\n\n"
+                 "| parameter | type | default | meaning |\n| --- | --- | --- | --- |\n" + rows + "\n```")
+    return "\n\n".join(parts)
+
+
+def prepare_page(notebook: Path, name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None):
+    """Make an executed chapter a book page: tag the parameters cell and papermill's injected
+    cell `remove-cell` (the header shows the parameters instead) and put page_header(...)
+    under the title."""
     import nbformat
 
     nb = nbformat.read(notebook, as_version=4)
@@ -26,6 +50,10 @@ def hide_plumbing(notebook: Path):
         tags = cell.metadata.setdefault("tags", [])
         if {"parameters", "injected-parameters"} & set(tags) and "remove-cell" not in tags:
             tags.append("remove-cell")
+    header = nbformat.v4.new_markdown_cell(page_header(name, profile, overrides))
+    header.metadata["tags"] = ["page-header"]
+    nb.cells = [c for c in nb.cells if "page-header" not in c.metadata.get("tags", [])]  # idempotent
+    nb.cells.insert(1, header)  # cell 0 is the chapter's title and introduction
     nbformat.write(nb, notebook)
 
 
@@ -35,7 +63,7 @@ def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Pa
     for name in CHAPTERS:
         notebook = run_chapter(name, profile, output_dir=output_root / name,
                                notebook_out=Path(root) / "book" / "chapters" / f"{name}.ipynb", progress=progress)
-        hide_plumbing(notebook)
+        prepare_page(notebook, name, profile)
 
 
 def build_html(root: Path) -> Path:
