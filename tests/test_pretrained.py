@@ -1,5 +1,6 @@
-"""The pretrained-transformer probe on two architectures built locally (no download):
-a BERT-style encoder (learned absolute positions) and a Llama-style decoder (rotary)."""
+"""The pretrained-transformer probe on three architectures built locally (no download):
+a BERT-style encoder and a GPT-2 decoder (learned absolute positions) and a Llama-style
+decoder (rotary positions)."""
 
 import pytest
 import torch
@@ -31,9 +32,17 @@ def llama_dir(tmp_path_factory):
     return _save(transformers.LlamaModel(config), tmp_path_factory.mktemp("llama"))
 
 
-@pytest.fixture(params=["bert", "llama"])
-def loaded(request, bert_dir, llama_dir):
-    info = pretrained.describe(bert_dir if request.param == "bert" else llama_dir)
+@pytest.fixture(scope="module")
+def gpt2_dir(tmp_path_factory):
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(vocab_size=50, n_embd=32, n_layer=2, n_head=4, n_positions=64,
+                                     bos_token_id=0, eos_token_id=0)
+    return _save(transformers.GPT2Model(config), tmp_path_factory.mktemp("gpt2"))
+
+
+@pytest.fixture(params=["bert", "llama", "gpt2"])
+def loaded(request, bert_dir, llama_dir, gpt2_dir):
+    info = pretrained.describe({"bert": bert_dir, "llama": llama_dir, "gpt2": gpt2_dir}[request.param])
     model, tokenizer = pretrained.load(info)
     return request.param, info, model, tokenizer
 
@@ -48,10 +57,13 @@ def test_attention_and_its_output_projection_are_found_by_architecture(loaded):
     kind, info, model, _ = loaded
     found = pretrained.attention_modules(model)
     assert len(found) == info.n_layers
-    assert [name for name, _ in found] == (["encoder.layer.0.attention", "encoder.layer.1.attention"] if kind == "bert"
-                                           else ["layers.0.self_attn", "layers.1.self_attn"])
+    names = {"bert": ["encoder.layer.0.attention", "encoder.layer.1.attention"],
+             "llama": ["layers.0.self_attn", "layers.1.self_attn"], "gpt2": ["h.0.attn", "h.1.attn"]}
+    assert [name for name, _ in found] == names[kind]
     projection = pretrained.output_projection(found[0][1])
-    expected = found[0][1].output.dense if kind == "bert" else found[0][1].o_proj
+    attention = found[0][1]
+    expected = {"bert": lambda: attention.output.dense, "llama": lambda: attention.o_proj,
+                "gpt2": lambda: attention.c_proj}[kind]()
     assert projection is expected
 
 
@@ -77,7 +89,7 @@ def test_removing_positions_makes_the_last_token_blind_to_order(loaded):
     shuffled = torch.cat([tokens[:, :-1].flip(1), tokens[:, -1:]], dim=1)
     before = pretrained.attention_output(model, 0, tokens)
     with pretrained.without_positions(model, info) as how:
-        assert ("position table" in how) if kind == "bert" else ("rotary" in how)
+        assert ("rotary" in how) if kind == "llama" else ("position table" in how)
         blind = pretrained.attention_output(model, 0, tokens)
         torch.testing.assert_close(blind, pretrained.attention_output(model, 0, shuffled), atol=1e-5, rtol=1e-4)
     assert not torch.allclose(before, pretrained.attention_output(model, 0, shuffled), atol=1e-4)
