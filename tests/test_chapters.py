@@ -16,7 +16,8 @@ from vvlib.evaluate import PAPER_LENGTHS
 
 pytestmark = pytest.mark.slow
 # explicit overrides on top of the ci profile (they must win over it); keep CI short
-OVERRIDES = {"04_argmax_retrieval": {"n_seeds": 2}}
+OVERRIDES = {name: {"n_seeds": 2} for name in ("04_argmax_retrieval", "05_dictionary_lookup", "06_distribution_shift",
+                                               "07_dispersion", "08_ablations")}
 TRAINING_CHAPTERS = {"04_argmax_retrieval": 10, "05_dictionary_lookup": 64}  # chapter: number of classes
 
 

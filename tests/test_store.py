@@ -85,3 +85,11 @@ def test_stored_run_resumes_from_its_checkpoint_and_times_only_its_own_steps(sma
     assert record["resumed_from_step"] == 6
     wall = record["provenance"]["wall_time_s"]  # rounded to 0.01 s
     assert 4 * 2 / (wall + 0.006) <= record["model_steps_per_s"] <= 4 * 2 / max(wall - 0.006, 1e-3)  # 4 steps, not 10
+
+
+def test_checkpoint_cadence_does_not_split_the_store(small_argmax, tmp_path):
+    """Chapters that save progress at different intervals still share one trained run."""
+    a, b = TrainConfig(n_seeds=2, steps=6, checkpoint_every=2), TrainConfig(n_seeds=2, steps=6, checkpoint_every=5)
+    assert runs.run_dir(tmp_path, small_argmax, a, "cpu") == runs.run_dir(tmp_path, small_argmax, b, "cpu")
+    assert runs.run_dir(tmp_path, small_argmax, a, "cpu") != runs.run_dir(tmp_path, small_argmax,
+                                                                            TrainConfig(n_seeds=2, steps=7), "cpu")

@@ -30,6 +30,20 @@ class Chapter:
         return [DEFAULT_PROFILE, *self.profiles]
 
 
+# Chapters 6-8 load the models of chapters 4 and 5 from the results store, which only works
+# when their training settings agree profile by profile: these are the shared values.
+CI_SEEDS = 3
+ARGMAX_STEPS = {"ci": 1000, "paper": 100_000}
+DICTIONARY_STEPS = {"ci": 400, "paper": 10_000}
+PAPER_TRAINING = {"n_seeds": 100, "checkpoint_every": 1000}
+
+
+def _probing_profiles(ci_sequences: int) -> dict:
+    """Chapters 6 and 7 probe chapter 4's argmax models: its training settings, their own probe size."""
+    return {"ci": {"n_seeds": CI_SEEDS, "steps": ARGMAX_STEPS["ci"], "n_probe_sequences": ci_sequences},
+            "paper": {**PAPER_TRAINING, "steps": ARGMAX_STEPS["paper"], "n_probe_sequences": 1024}}
+
+
 CHAPTERS = {
     c.name: c
     for c in [
@@ -53,44 +67,38 @@ CHAPTERS = {
             "Argmax retrieval: Baseline vs LayerNorm (Table 1)",
             profiles={
                 # A smoke test: minutes on 2 CPU cores; too small to judge the paper's claims.
-                "ci": {"n_seeds": 3, "steps": 1000, "n_eval_sequences": 128},
+                "ci": {"n_seeds": CI_SEEDS, "steps": ARGMAX_STEPS["ci"], "n_eval_sequences": 128},
                 # The paper's scale (100 seeds x 100,000 steps): wants a GPU.
-                "paper": {"n_seeds": 100, "steps": 100_000, "n_eval_sequences": 1024, "checkpoint_every": 5000},
+                "paper": {**PAPER_TRAINING, "steps": ARGMAX_STEPS["paper"], "n_eval_sequences": 1024},
             },
         ),
         Chapter(
             "05_dictionary_lookup",
             "Dictionary lookup: Baseline vs LayerNorm (Table 2)",
             profiles={
-                "ci": {"n_seeds": 2, "steps": 400, "n_eval_sequences": 64},
-                "paper": {"n_seeds": 100, "steps": 10_000, "n_eval_sequences": 1024, "checkpoint_every": 1000},
+                "ci": {"n_seeds": CI_SEEDS, "steps": DICTIONARY_STEPS["ci"], "n_eval_sequences": 64},
+                "paper": {**PAPER_TRAINING, "steps": DICTIONARY_STEPS["paper"], "n_eval_sequences": 1024},
             },
         ),
         Chapter(
             "06_distribution_shift",
             "Distribution shift of the attention output (Figures 2 and 3)",
-            profiles={
-                # chapter 4's ci models (the test suite trains 2 seeds), probed on a few sequences
-                "ci": {"n_seeds": 2, "steps": 1000, "n_probe_sequences": 64},
-                "paper": {"n_seeds": 100, "steps": 100_000, "n_probe_sequences": 1024, "checkpoint_every": 5000},
-            },
+            profiles=_probing_profiles(ci_sequences=64),
         ),
         Chapter(
             "07_dispersion",
             "Dispersion of the attention weights (Figure 4)",
-            profiles={
-                "ci": {"n_seeds": 2, "steps": 1000, "n_probe_sequences": 32},
-                "paper": {"n_seeds": 100, "steps": 100_000, "n_probe_sequences": 1024, "checkpoint_every": 5000},
-            },
+            profiles=_probing_profiles(ci_sequences=32),
         ),
         Chapter(
             "08_ablations",
             "Ablations: standardization vs layer normalization (Tables 3 and 6)",
             profiles={
-                "ci": {"n_seeds": 2, "argmax_steps": 1000, "dictionary_steps": 400,
+                "ci": {"n_seeds": CI_SEEDS, "argmax_steps": ARGMAX_STEPS["ci"], "dictionary_steps": DICTIONARY_STEPS["ci"],
                        "argmax_eval_sequences": 128, "dictionary_eval_sequences": 64},
-                "paper": {"n_seeds": 100, "argmax_steps": 100_000, "dictionary_steps": 10_000,
-                          "argmax_eval_sequences": 1024, "dictionary_eval_sequences": 1024, "checkpoint_every": 5000},
+                "paper": {**PAPER_TRAINING, "argmax_steps": ARGMAX_STEPS["paper"],
+                          "dictionary_steps": DICTIONARY_STEPS["paper"],
+                          "argmax_eval_sequences": 1024, "dictionary_eval_sequences": 1024},
             },
         ),
         Chapter(
@@ -99,8 +107,9 @@ CHAPTERS = {
             profiles={
                 "ci": {"n_seeds": 2, "argmax_steps": 150, "dictionary_steps": 100,
                        "argmax_eval_sequences": 64, "dictionary_eval_sequences": 64, "checkpoint_every": 50},
-                "paper": {"n_seeds": 100, "argmax_steps": 100_000, "dictionary_steps": 10_000,
-                          "argmax_eval_sequences": 1024, "dictionary_eval_sequences": 1024, "checkpoint_every": 1000},
+                "paper": {**PAPER_TRAINING, "argmax_steps": ARGMAX_STEPS["paper"],
+                          "dictionary_steps": DICTIONARY_STEPS["paper"],
+                          "argmax_eval_sequences": 1024, "dictionary_eval_sequences": 1024},
             },
         ),
     ]

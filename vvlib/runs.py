@@ -33,7 +33,7 @@ def training_spec(model_cfg: ModelConfig, train_cfg: TrainConfig, device) -> dic
         "format": store.STORE_FORMAT,
         "engine": ENGINE_VERSION,
         "model": dataclasses.asdict(model_cfg),
-        "train": dataclasses.asdict(train_cfg),
+        "train": train.weight_settings(train_cfg),
         "device_type": torch.device(device).type,
     }
 

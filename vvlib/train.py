@@ -48,6 +48,14 @@ class TrainConfig:
             raise ValueError("curriculum_steps must be >= 0 and curriculum_start_len >= min_len")
 
 
+def weight_settings(cfg: TrainConfig) -> dict:
+    """The settings that decide the trained weights: all but checkpoint_every, which only
+    says how often progress is saved (so runs that differ in it share a store entry)."""
+    settings = dataclasses.asdict(cfg)
+    del settings["checkpoint_every"]
+    return settings
+
+
 def max_len_at(cfg: TrainConfig, step: int) -> int:
     """The longest training sequence at `step`: doubles in equal stages, then stays at max_len."""
     if cfg.curriculum_steps == 0 or cfg.curriculum_start_len >= cfg.max_len:
@@ -87,7 +95,7 @@ class Trainer:
         self.loss_history = []  # (step, per-seed mean loss over the last window)
 
     def configs(self) -> dict:
-        return {"model": dataclasses.asdict(self.model_cfg), "train": dataclasses.asdict(self.cfg)}
+        return {"model": dataclasses.asdict(self.model_cfg), "train": weight_settings(self.cfg)}
 
     def train_step(self) -> torch.Tensor:
         batch = training_batch(self.model_cfg, self.cfg, self.generators, self.step, self.device)
