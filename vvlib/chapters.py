@@ -33,14 +33,19 @@ class Chapter:
 # Chapters 6-8 load the models of chapters 4 and 5 from the results store, which only works
 # when their training settings agree profile by profile: these are the shared values.
 CI_SEEDS = 3
-ARGMAX_STEPS = {"ci": 1000, "paper": 100_000}
-DICTIONARY_STEPS = {"ci": 400, "paper": 10_000}
+ARGMAX_STEPS = {"ci": 1000, "book": 4000, "paper": 100_000}
+DICTIONARY_STEPS = {"ci": 400, "book": 1500, "paper": 10_000}
 PAPER_TRAINING = {"n_seeds": 100, "checkpoint_every": 1000}
+# The published book's scale: what 2 CPU cores compute in about two hours (book/scale.md says
+# what that changes).  Its results are committed under BOOK_STORE and loaded, not recomputed.
+BOOK_STORE = "results/book"
+BOOK_TRAINING = {"n_seeds": 20, "store_dir": BOOK_STORE}
 
 
 def _probing_profiles(ci_sequences: int) -> dict:
     """Chapters 6 and 7 probe chapter 4's argmax models: its training settings, their own probe size."""
     return {"ci": {"n_seeds": CI_SEEDS, "steps": ARGMAX_STEPS["ci"], "n_probe_sequences": ci_sequences},
+            "book": {**BOOK_TRAINING, "steps": ARGMAX_STEPS["book"]},
             "paper": {**PAPER_TRAINING, "steps": ARGMAX_STEPS["paper"], "n_probe_sequences": 1024}}
 
 
@@ -68,6 +73,7 @@ CHAPTERS = {
             profiles={
                 # A smoke test: minutes on 2 CPU cores; too small to judge the paper's claims.
                 "ci": {"n_seeds": CI_SEEDS, "steps": ARGMAX_STEPS["ci"], "n_eval_sequences": 128},
+                "book": {**BOOK_TRAINING, "steps": ARGMAX_STEPS["book"], "n_eval_sequences": 256},
                 # The paper's scale (100 seeds x 100,000 steps): wants a GPU.
                 "paper": {**PAPER_TRAINING, "steps": ARGMAX_STEPS["paper"], "n_eval_sequences": 1024},
             },
@@ -77,6 +83,7 @@ CHAPTERS = {
             "Dictionary lookup: Baseline vs LayerNorm (Table 2)",
             profiles={
                 "ci": {"n_seeds": CI_SEEDS, "steps": DICTIONARY_STEPS["ci"], "n_eval_sequences": 64},
+                "book": {**BOOK_TRAINING, "steps": DICTIONARY_STEPS["book"], "n_eval_sequences": 128},
                 "paper": {**PAPER_TRAINING, "steps": DICTIONARY_STEPS["paper"], "n_eval_sequences": 1024},
             },
         ),
@@ -96,6 +103,9 @@ CHAPTERS = {
             profiles={
                 "ci": {"n_seeds": CI_SEEDS, "argmax_steps": ARGMAX_STEPS["ci"], "dictionary_steps": DICTIONARY_STEPS["ci"],
                        "argmax_eval_sequences": 128, "dictionary_eval_sequences": 64},
+                "book": {**BOOK_TRAINING, "argmax_steps": ARGMAX_STEPS["book"],
+                         "dictionary_steps": DICTIONARY_STEPS["book"],
+                         "argmax_eval_sequences": 256, "dictionary_eval_sequences": 128},
                 "paper": {**PAPER_TRAINING, "argmax_steps": ARGMAX_STEPS["paper"],
                           "dictionary_steps": DICTIONARY_STEPS["paper"],
                           "argmax_eval_sequences": 1024, "dictionary_eval_sequences": 1024},
@@ -107,6 +117,8 @@ CHAPTERS = {
             profiles={
                 "ci": {"n_seeds": 2, "argmax_steps": 150, "dictionary_steps": 100,
                        "argmax_eval_sequences": 64, "dictionary_eval_sequences": 64, "checkpoint_every": 50},
+                "book": {**BOOK_TRAINING, "argmax_steps": 1000, "dictionary_steps": 600,
+                         "argmax_eval_sequences": 256, "dictionary_eval_sequences": 128},
                 "paper": {**PAPER_TRAINING, "argmax_steps": ARGMAX_STEPS["paper"],
                           "dictionary_steps": DICTIONARY_STEPS["paper"],
                           "argmax_eval_sequences": 1024, "dictionary_eval_sequences": 1024},
