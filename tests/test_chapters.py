@@ -10,7 +10,7 @@ import re
 import papermill
 import pytest
 
-from vvlib.book import build_html, copy_sources, prepare_page
+from vvlib.book import build_html, copy_sources, execute_chapters
 from vvlib.chapters import CHAPTERS, get_chapter, run_chapter
 from vvlib.evaluate import PAPER_LENGTHS
 
@@ -23,25 +23,21 @@ TRAINING_CHAPTERS = {"04_argmax_retrieval": 10, "05_dictionary_lookup": 64}  # c
 
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory):
+    """Every chapter at its ci profile (the summary at its default), as `python -m vvlib book` runs them."""
     root = tmp_path_factory.mktemp("book")
-    results = {}
-    for name in CHAPTERS:
-        overrides = dict(OVERRIDES.get(name, {}))
-        if "store_dir" in get_chapter(name).parameters():
-            overrides["store_dir"] = str(root / "store")
-        notebook = run_chapter(name, "ci", overrides, output_dir=root / "results" / name,
-                               notebook_out=root / "book" / "chapters" / f"{name}.ipynb", progress=False)
-        prepare_page(notebook, name, "ci", overrides)
-        results[name] = json.loads((root / "results" / name / "results.json").read_text())
-    return root, results
+    overrides = {name: {**OVERRIDES.get(name, {}), "store_dir": str(root / "store")}
+                 for name in CHAPTERS if "store_dir" in get_chapter(name).parameters()}
+    execute_chapters(root, "ci", root / "results", progress=False, overrides=overrides)
+    return root, {name: json.loads((root / "results" / name / "results.json").read_text()) for name in CHAPTERS}
 
 
 @pytest.mark.parametrize("name", list(CHAPTERS))
 def test_results_json_has_parameters_provenance_and_metrics(executed, name):
     results = executed[1][name]
     assert results["chapter"] == name
-    assert results["parameters"]["profile"] == "ci"
-    for key, value in get_chapter(name).profiles["ci"].items():
+    profile = get_chapter(name).profile_or_default("ci")
+    assert results["parameters"]["profile"] == profile
+    for key, value in get_chapter(name).profiles.get(profile, {}).items():
         assert results["parameters"][key] == OVERRIDES.get(name, {}).get(key, value)
     assert {"device", "torch", "git_commit", "wall_time_s"} <= set(results["provenance"])
     assert results["metrics"]
@@ -57,7 +53,8 @@ def test_training_chapter_metrics(executed, name):
     for variant in accuracy.values():
         assert set(variant) == lengths and all(0 <= a <= 100 for a in variant.values())
     p_values = results["metrics"]["p_value"]
-    assert set(p_values) == {"baseline_vs_layernorm", "adaptive_baseline_vs_adaptive_layernorm"}
+    assert set(p_values) == {"baseline_vs_layernorm", "adaptive_baseline_vs_adaptive_layernorm",
+                             "layernorm_vs_adaptive_layernorm"}
     for pair in p_values.values():
         assert set(pair) == lengths and all(p is None or 0 <= p <= 1 for p in pair.values())
     # even the ci profile's models must beat chance by far inside the training lengths
@@ -168,6 +165,23 @@ def test_monte_carlo_chapter_metrics(executed):
     assert abs(broken["query drawn from the sequence"]["slope (longest 3 N)"]) < 0.2  # no longer vanishing
 
 
+def test_summary_verdicts_follow_from_the_chapters_numbers(executed):
+    """Recompute one claim by hand from chapter 4's results.json and check the summary's row."""
+    from vvlib import summary
+
+    root, results = executed
+    claims = results["summary"]["metrics"]["claims"]
+    assert len(claims) == 12 and all(c["verdict"] in (summary.SUPPORTED, summary.CONTRADICTED, summary.MIXED,
+                                                      summary.UNCLEAR) for c in claims.values())
+    m = results["04_argmax_retrieval"]["metrics"]
+    ood = [str(n) for n in PAPER_LENGTHS if n > 16]
+    ahead = [n for n in ood if m["accuracy"]["layernorm"][n] > m["accuracy"]["baseline"][n]]
+    significant = [n for n in ahead if (m["p_value"]["baseline_vs_layernorm"][n] or 1) < 0.05]
+    row = claims["argmax: +LN is more accurate than the Baseline"]
+    assert row["evidence"].startswith(f"ahead at {len(ahead)} of {len(ood)} lengths ({len(significant)} with p < 0.05)")
+    assert row["scale"] == "2 seeds x 1000 steps (profile ci)"
+
+
 def test_book_builds_with_every_executed_chapter(executed):
     root, _ = executed
     copy_sources(root)
@@ -178,7 +192,8 @@ def test_book_builds_with_every_executed_chapter(executed):
         assert "<img" in page, name  # every chapter has a figure
         assert "# Parameters" not in page, name  # papermill's injected cell and the parameters cell are hidden
         text = re.sub(r"<[^>]+>", "", page)  # inline code is split into one span per word
-        assert "Reproduce this page" in text and f"python -m vvlib run {name} --profile ci" in text, name
+        profile = get_chapter(name).profile_or_default("ci")
+        assert "Reproduce this page" in text and f"python -m vvlib run {name} --profile {profile}" in text, name
         assert "Parameters of this chapter" in page and "output_dir" in page, name
     references = (root / "_build" / "html" / "book" / "references.html").read_text()
     assert "Veli" in references and "Layer normalization" in references

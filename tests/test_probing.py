@@ -90,3 +90,21 @@ def test_summary_by_length_pairs_seeds_like_scipy():
     assert summary["mean"]["b"]["16"] == pytest.approx(b.mean())
     assert summary["sem"]["a"]["16"] == pytest.approx(a.std(ddof=1) / math.sqrt(6))
     assert summary["p_value"]["a_vs_b"]["16"] == pytest.approx(scipy_stats.ttest_rel(a, b).pvalue)
+
+
+def test_chapter_tables_keep_what_the_pages_show(small_argmax, small_layernorm):
+    cfg = EvalConfig(lengths=(16, 32, 64), n_sequences=12)
+    probes = {name: probing.probe(model, init_params(model, [0, 1]), cfg, progress=False)
+              for name, model in (("baseline", small_argmax), ("layernorm", small_layernorm))}
+    dist = probing.distribution_tables(probes, components=[0, 3], shown_seed=1, distribution_lengths=[16, 64],
+                                       reference=16)
+    # a before-the-norm slope only where there is a norm
+    assert set(dist["slopes"]["variant"]) == {"baseline", "layernorm", "layernorm_before_norm"}
+    std = dist["component_std"].query("variant == 'layernorm' and N == 32 and component == 3")["std"].item()
+    assert std == pytest.approx(float(probes["layernorm"][32]["normalized"][1, :, 3].std()))
+    assert len(dist["values"]) == 2 * 2 * 2 * 12  # variants x lengths x components x sequences
+    disp = probing.dispersion_tables(probes, shown_seed=1, n_examples=5, heatmap_lengths=[32, 64],
+                                     heatmap_runs=["layernorm"])
+    arrays = probing.heatmap_arrays(disp["heatmaps"])
+    assert list(arrays) == ["layernorm"] and list(arrays["layernorm"]) == [32, 64]
+    np.testing.assert_allclose(arrays["layernorm"][64], probes["layernorm"][64]["top_weights"][1, :5].numpy())

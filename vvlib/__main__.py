@@ -2,7 +2,7 @@
 
     python -m vvlib list
     python -m vvlib run 04_argmax_retrieval --profile ci -p n_seeds 2 --output out/
-    python -m vvlib book [--profile ci]
+    python -m vvlib book [--profile book] [--stored-only]
 
 Bad input (unknown chapter, parameter or profile; a value of the wrong type or range)
 prints one line naming the accepted values and exits with status 2, writing nothing.
@@ -33,7 +33,7 @@ def _run(args):
 def _book(args):
     from .book import build_book
 
-    print(f"book: {build_book(args.profile)}")
+    print(f"book: {build_book(args.profile, args.stored_only)}")
 
 
 def main(argv=None) -> int:
@@ -48,7 +48,11 @@ def main(argv=None) -> int:
     run.add_argument("--output", help="directory for the executed notebook and results.json")
     run.set_defaults(func=_run)
     book = sub.add_parser("book", help="run every chapter and build the HTML book into _build/html")
-    book.add_argument("--profile", default=DEFAULT_PROFILE, help="profile used for every chapter")
+    book.add_argument("--profile", default=DEFAULT_PROFILE,
+                      help="profile for every chapter that has it (the others run at their default); "
+                           "'book' is the published book, from the results committed in results/book")
+    book.add_argument("--stored-only", action="store_true",
+                      help="fail instead of training or evaluating anything missing from the results store")
     book.set_defaults(func=_book)
     args = parser.parse_args(argv)
     try:

@@ -5,6 +5,7 @@ and with warnings as errors, so a broken page fails the build instead of shippin
 """
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -57,13 +58,20 @@ def prepare_page(notebook: Path, name: str, profile: str = DEFAULT_PROFILE, over
     nbformat.write(nb, notebook)
 
 
-def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Path | None = None, progress=True):
-    """Run every chapter at `profile`; executed notebooks land in root/book/chapters/."""
+def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Path | None = None, progress=True,
+                     overrides: dict | None = None):
+    """Run every chapter at `profile` (or its default, if it has no such profile); executed
+    notebooks land in root/book/chapters/, results.json files in output_root/<chapter>/.
+    overrides: {chapter: {parameter: value}} on top of the profile."""
     output_root = Path(output_root or REPO_ROOT / "_output")
-    for name in CHAPTERS:
-        notebook = run_chapter(name, profile, output_dir=output_root / name,
+    for name, chapter in CHAPTERS.items():
+        chosen = chapter.profile_or_default(profile)
+        extra = dict((overrides or {}).get(name, {}))
+        if "results_dir" in chapter.parameters():  # the summary reads the results.json files written before it
+            extra["results_dir"] = str(output_root)
+        notebook = run_chapter(name, chosen, extra, output_dir=output_root / name,
                                notebook_out=Path(root) / "book" / "chapters" / f"{name}.ipynb", progress=progress)
-        prepare_page(notebook, name, profile)
+        prepare_page(notebook, name, chosen, extra)
 
 
 def build_html(root: Path) -> Path:
@@ -85,6 +93,15 @@ def copy_sources(dest: Path):
             shutil.copy2(src, dest / name)
 
 
-def build_book(profile: str = DEFAULT_PROFILE) -> Path:
-    execute_chapters(REPO_ROOT, profile)
+def build_book(profile: str = DEFAULT_PROFILE, stored_only: bool = False) -> Path:
+    """Execute every chapter and build the HTML.  stored_only: a chapter whose results are
+    not in the store fails instead of computing them (runs.STORED_ONLY)."""
+    from .runs import STORED_ONLY
+
+    previous = os.environ.get(STORED_ONLY)
+    os.environ[STORED_ONLY] = "1" if stored_only else "0"  # papermill's kernels inherit it
+    try:
+        execute_chapters(REPO_ROOT, profile)
+    finally:
+        os.environ.pop(STORED_ONLY) if previous is None else os.environ.update({STORED_ONLY: previous})
     return build_html(REPO_ROOT)

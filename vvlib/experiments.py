@@ -7,7 +7,7 @@ Chapter parameters map to configs here, so every training chapter reads the same
 
 from .evaluate import EvalConfig
 from .model import ModelConfig
-from .runs import evaluated, trained
+from .runs import TrainedRun
 from .tasks import TaskConfig
 from .train import TrainConfig
 
@@ -38,14 +38,10 @@ def run_name(variant: str, temperature: str) -> str:
 
 
 def trained_models(P, task: TaskConfig, variants, device="cpu") -> dict:
-    """{variant: (model config, weights, training record)}: each variant trained once,
-    or loaded from P.store_dir when this exact run is already there."""
-    train_cfg = train_config(P)
-    models = {}
-    for variant in variants:
-        model_cfg = ModelConfig(task=task, hidden=P.hidden, norm=NORM_OF[variant])
-        models[variant] = (model_cfg, *trained(P.store_dir, model_cfg, train_cfg, device))
-    return models
+    """{variant: TrainedRun}: each variant's ensemble, loaded from P.store_dir or trained
+    there when first needed (see runs.TrainedRun)."""
+    return {v: TrainedRun(P.store_dir, ModelConfig(task=task, hidden=P.hidden, norm=NORM_OF[v]), train_config(P), device)
+            for v in variants}
 
 
 def eval_config(P, temperature="fixed", n_sequences=None) -> EvalConfig:
@@ -58,8 +54,8 @@ def train_and_evaluate(P, task: TaskConfig, variants, temperatures=("fixed",), d
 
     Adaptive temperature is a test-time change, so it re-evaluates the same trained weights."""
     accuracy, training = {}, {}
-    for variant, (model_cfg, weights, training[variant]) in trained_models(P, task, variants, device).items():
+    for variant, run in trained_models(P, task, variants, device).items():
         for temperature in temperatures:
-            accuracy[run_name(variant, temperature)] = evaluated(P.store_dir, model_cfg, train_config(P), weights,
-                                                                 eval_config(P, temperature), device)
+            accuracy[run_name(variant, temperature)] = run.evaluated(eval_config(P, temperature))
+        training[variant] = run.record
     return accuracy, training

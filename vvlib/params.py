@@ -123,6 +123,7 @@ RULES = {
     "model_path": ((lambda v: isinstance(v, str) and v.strip() != ""), "a model directory or 'bundled'"),
     "store_dir": ((lambda v: isinstance(v, str) and v.strip() != ""), "a non-empty path"),
     "output_dir": ((lambda v: isinstance(v, str) and v.strip() != ""), "a non-empty path"),
+    "results_dir": ((lambda v: isinstance(v, str) and v.strip() != ""), "a non-empty path"),
 }
 
 _TYPES = {"int": int, "float": float, "str": str, "bool": bool, "list": list}

@@ -176,3 +176,24 @@ def slope_heatmap(slopes: dict, xlabel: str, title=""):
     ax.set(xlabel=xlabel, ylabel="", title=title)
     fig.tight_layout()
     return fig
+
+
+def claim_evidence(table, title=""):
+    """The summary page at a glance: per claim, the test lengths where the claimed run is
+    significantly ahead (right, green) and significantly behind (left, red).
+
+    table: one row per claim (index), columns ahead_significant, behind_significant, lengths."""
+    sns.set_theme(style="whitegrid")
+    fig, ax = plt.subplots(figsize=(9, 0.45 * len(table) + 1.2))
+    y = range(len(table))
+    ax.barh(y, table["ahead_significant"], color=sns.color_palette("deep")[2], label="significantly ahead")
+    ax.barh(y, -table["behind_significant"], color=sns.color_palette("deep")[3], label="significantly behind")
+    ax.set_yticks(list(y), table.index)
+    ax.invert_yaxis()
+    ax.axvline(0, color="k", linewidth=0.8)
+    most = int(table["lengths"].max())
+    ax.set_xlim(-most - 0.5, most + 0.5)
+    ax.set(xlabel="test lengths beyond training with p < 0.05 (behind | ahead)", title=title)
+    ax.legend(loc="lower right", fontsize="small")
+    fig.tight_layout()
+    return fig

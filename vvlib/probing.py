@@ -133,3 +133,56 @@ def attention_frame(probes: dict) -> pd.DataFrame:
             rows += [{"variant": run, "seed": s, "N": n, "top1_weight": float(top1[s]), "entropy": float(ent[s])}
                      for s in range(len(top1))]
     return pd.DataFrame(rows)
+
+
+# What chapters 6 and 7 show, as small tables: the probes themselves (S x B x D per length)
+# are too big to keep, these are what the store caches (runs.cached_tables) and commits.
+
+def probe_spec(runs: dict, cfg: EvalConfig, **choices) -> dict:
+    """The settings that fix a chapter's probe tables: the trained runs, the test sequences
+    and the chapter's own choices (components, shown seed, ...)."""
+    return {"kind": "probe", "runs": {name: run.spec for name, run in runs.items()},
+            "eval": {**vars(cfg), "lengths": list(cfg.lengths)}, "block": EVAL_BLOCK, "top_k": TOP_K,
+            "choices": choices}
+
+
+def distribution_tables(probes: dict, components, shown_seed: int, distribution_lengths, reference: int) -> dict:
+    """Chapter 6 (Figures 2-3) from {variant: probe(...)}: `values` (Figure 2's panels),
+    `component_std` (the shown seed's components at every N), `slopes` (per seed, the median
+    log-log slope of a component's std over N >= reference, also before the norm: variant
+    suffix '_before_norm') and `global` (Figure 3, global_frame)."""
+    lengths = list(next(iter(probes.values())))
+    ood = [n for n in lengths if n >= reference]
+    std_rows, slope_rows = [], []
+    for variant, by_length in probes.items():
+        for n in lengths:
+            std = component_std(by_length[n]["normalized"])[shown_seed, list(components)]
+            std_rows += [{"variant": variant, "N": n, "component": d, "std": float(v)} for d, v in zip(components, std)]
+        first = by_length[lengths[0]]
+        has_norm = not torch.equal(first["output"], first["normalized"])  # before/after differ only with a norm
+        for key, name in (("normalized", variant), ("output", f"{variant}_before_norm"))[:2 if has_norm else 1]:
+            slope_rows += [{"variant": name, "seed": s, "slope": float(v)}
+                           for s, v in enumerate(component_slopes(by_length, ood, key=key))]
+    return {"values": component_values(probes, components, shown_seed, distribution_lengths),
+            "component_std": pd.DataFrame(std_rows), "slopes": pd.DataFrame(slope_rows),
+            "global": global_frame(probes, reference)}
+
+
+def dispersion_tables(probes: dict, shown_seed: int, n_examples: int, heatmap_lengths, heatmap_runs) -> dict:
+    """Chapter 7 (Figure 4) from {run: probe(...)}: `attention` (attention_frame) and
+    `heatmaps`, the sorted top weights of the first n_examples test sequences of the shown
+    seed, one row per (run, N, example, rank), for heatmap_runs at heatmap_lengths."""
+    rows = []
+    for run in heatmap_runs:
+        for n in heatmap_lengths:
+            top = probes[run][n]["top_weights"][shown_seed, :n_examples]
+            rows += [{"variant": run, "N": n, "example": e, "rank": k, "weight": float(top[e, k])}
+                     for e in range(top.shape[0]) for k in range(top.shape[1])]
+    return {"attention": attention_frame(probes), "heatmaps": pd.DataFrame(rows)}
+
+
+def heatmap_arrays(frame: pd.DataFrame) -> dict:
+    """dispersion_tables' `heatmaps` back to {run: {N: array (examples, rank)}}."""
+    return {run: {n: part.pivot(index="example", columns="rank", values="weight").to_numpy()
+                  for n, part in by_run.groupby("N", sort=False)}
+            for run, by_run in frame.groupby("variant", sort=False)}

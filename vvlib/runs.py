@@ -4,17 +4,27 @@
     <store>/train-<hash>/weights.pt     final weights of all seeds
     <store>/train-<hash>/checkpoint.pt  only while training: resume point
     <store>/train-<hash>/eval-<hash>.json   per-seed accuracies for one EvalConfig
+    <store>/<name>-<hash>/tables.json + *.csv   a chapter's probe tables (see cached_tables)
 
 The hash covers every setting that changes the numbers, including the device type
 (CPU and CUDA draw different random streams), so a cached result is only reused for
 exactly the run that was asked for.
+
+The JSON and CSV files are small and carry their provenance, so they can be committed
+(results/book/ holds the published book's) without the weights: a chapter that only
+needs them never loads or trains a model.  With VVLIB_STORED_ONLY=1 set, anything
+missing from the store raises StoreError instead of being computed (how CI checks that
+the published book comes from the committed results).
 """
 
 import dataclasses
+import os
+import shutil
 import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import torch
 
 from . import evaluate, store, train
@@ -42,18 +52,31 @@ def run_dir(store_dir, model_cfg, train_cfg, device) -> Path:
     return Path(store_dir) / f"train-{store.spec_hash(training_spec(model_cfg, train_cfg, device))}"
 
 
+STORED_ONLY = "VVLIB_STORED_ONLY"
+
+
+def _may_compute(what: str, path: Path):
+    if os.environ.get(STORED_ONLY, "") not in ("", "0"):
+        raise store.StoreError(f"{what} is not in the results store ({path}) and {STORED_ONLY} is set: "
+                               "run the chapter with the command in its page header to compute it")
+
+
 def trained(store_dir, model_cfg: ModelConfig, train_cfg: TrainConfig, device, progress=True):
-    """(weights, run record): loaded from the store, or trained (resuming) and stored."""
+    """(weights, run record): loaded from the store, or trained (resuming) and stored.
+
+    A stored record without weights (results committed without them) is trained again:
+    training is deterministic, so that reproduces the same weights."""
     spec = training_spec(model_cfg, train_cfg, device)
     folder = run_dir(store_dir, model_cfg, train_cfg, device)
     record = store.load_matching(folder / "run.json", spec)
-    if record is not None:
-        weights_file = folder / "weights.pt"
+    weights_file = folder / "weights.pt"
+    if record is not None and weights_file.exists():
         try:
             weights = torch.load(weights_file, map_location=device, weights_only=True)
         except Exception as exc:
             raise store.StoreError(f"{weights_file} is unreadable ({exc}); move {folder} away to retrain") from exc
         return weights, record
+    _may_compute("trained weights", weights_file)
     trainer = train.Trainer(model_cfg, train_cfg, device)
     trainer.resume(folder / "checkpoint.pt")
     start_step = trainer.step  # > 0 when an interrupted run resumes
@@ -77,15 +100,77 @@ def trained(store_dir, model_cfg: ModelConfig, train_cfg: TrainConfig, device, p
 
 
 def evaluated(store_dir, model_cfg, train_cfg, weights, eval_cfg: evaluate.EvalConfig, device, progress=True):
-    """Per-seed accuracy (seeds, lengths) as a numpy array, from the store or computed."""
+    """Per-seed accuracy (seeds, lengths) as a numpy array, from the store or computed.
+
+    `weights` may be a function returning them, called only when they are needed."""
     spec = {"kind": "eval", "train": training_spec(model_cfg, train_cfg, device),
             "eval": dataclasses.asdict(eval_cfg), "block": evaluate.EVAL_BLOCK}
     path = run_dir(store_dir, model_cfg, train_cfg, device) / f"eval-{store.spec_hash(spec)}.json"
     record = store.load_matching(path, spec)
     if record is None:
+        _may_compute("this evaluation", path)
         start = time.perf_counter()
+        weights = weights() if callable(weights) else weights
         acc = evaluate.accuracy(model_cfg, weights, eval_cfg, device, progress=progress)
         record = {"spec": spec, "provenance": store.provenance(device, time.perf_counter() - start),
                   "accuracy": acc.tolist()}
         store.write_json(path, record)
     return np.asarray(record["accuracy"], dtype=float)
+
+
+class TrainedRun:
+    """One trained ensemble, touched only as far as asked: `record` reads run.json (training
+    only if the run is not stored), `weights` loads or trains them on first use."""
+
+    def __init__(self, store_dir, model_cfg: ModelConfig, train_cfg: TrainConfig, device, progress=True):
+        self.store_dir, self.model_cfg, self.train_cfg = store_dir, model_cfg, train_cfg
+        self.device, self.progress = device, progress
+        self.spec = training_spec(model_cfg, train_cfg, device)
+        self._weights = self._record = None
+
+    def _train_or_load(self):
+        self._weights, self._record = trained(self.store_dir, self.model_cfg, self.train_cfg, self.device,
+                                              self.progress)
+
+    @property
+    def record(self) -> dict:
+        if self._record is None:
+            folder = run_dir(self.store_dir, self.model_cfg, self.train_cfg, self.device)
+            self._record = store.load_matching(folder / "run.json", self.spec)
+            if self._record is None:
+                self._train_or_load()
+        return self._record
+
+    @property
+    def weights(self) -> dict:
+        if self._weights is None:
+            self._train_or_load()
+        return self._weights
+
+    def evaluated(self, eval_cfg: evaluate.EvalConfig) -> np.ndarray:
+        return evaluated(self.store_dir, self.model_cfg, self.train_cfg, lambda: self.weights, eval_cfg,
+                         self.device, self.progress)
+
+
+def cached_tables(store_dir, name: str, spec: dict, compute, device="cpu") -> dict:
+    """{table name: DataFrame}: read from <store>/<name>-<hash>/ when made with `spec`,
+    else compute() (which returns that dict) and store each table as CSV.
+
+    tables.json is written last, so an interrupted write leaves no half-result behind."""
+    folder = Path(store_dir) / f"{name}-{store.spec_hash(spec)}"
+    index = store.load_matching(folder / "tables.json", spec)
+    if index is not None:
+        try:
+            return {t: pd.read_csv(folder / f"{t}.csv") for t in index["tables"]}
+        except (OSError, ValueError, KeyError) as exc:
+            raise store.StoreError(f"{folder} holds unreadable tables ({exc}); move it away to recompute") from exc
+    _may_compute(f"the tables {name}", folder)
+    if folder.exists():  # leftovers of an interrupted write
+        shutil.rmtree(folder)
+    start = time.perf_counter()
+    tables = compute()
+    for t, frame in tables.items():
+        store.atomic_write(folder / f"{t}.csv", lambda tmp, frame=frame: frame.to_csv(tmp, index=False))
+    store.write_json(folder / "tables.json", {"spec": spec, "provenance": store.provenance(
+        device, time.perf_counter() - start), "tables": list(tables)})
+    return tables

@@ -1,0 +1,39 @@
+"""The committed results of the published book (results/book/) are intact: every record
+parses, sits under the hash of the settings it claims, and says where it was computed.
+
+That they are the results the chapters ask for is checked by building the book with
+`python -m vvlib book --profile book --stored-only` (.ci/run), which fails on any missing
+or mismatched record instead of recomputing it."""
+
+import json
+
+import pytest
+
+from vvlib import store
+from vvlib.chapters import BOOK_STORE, CHAPTERS
+
+BOOK = store.REPO_ROOT / BOOK_STORE
+RECORDS = sorted(p for p in BOOK.rglob("*.json")) if BOOK.exists() else []
+
+
+def test_results_are_committed_for_every_training_chapter():
+    assert any(p.name == "run.json" for p in RECORDS)
+    assert [c for c in CHAPTERS.values() if c.profiles.get("book", {}).get("store_dir") == BOOK_STORE]
+
+
+@pytest.mark.parametrize("path", RECORDS, ids=lambda p: str(p.relative_to(BOOK)))
+def test_record_matches_its_name_and_has_provenance(path):
+    record = json.loads(path.read_text())
+    digest = store.spec_hash(record["spec"])
+    if path.name == "run.json":
+        assert path.parent.name == f"train-{digest}"
+    elif path.name == "tables.json":
+        assert path.parent.name.endswith(f"-{digest}")
+        assert all((path.parent / f"{t}.csv").exists() for t in record["tables"])
+    else:
+        assert path.name == f"eval-{digest}.json"
+        assert record["spec"]["train"] == json.loads((path.parent / "run.json").read_text())["spec"]
+        assert len(record["accuracy"]) == record["spec"]["train"]["train"]["n_seeds"]
+    provenance = record["provenance"]
+    assert {"device", "torch", "git_commit", "created", "wall_time_s"} <= set(provenance)
+    assert "+dirty" not in provenance["git_commit"], "published results must come from committed code"
