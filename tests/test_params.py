@@ -90,6 +90,22 @@ def test_cli_rejects_bad_input_with_status_2_and_writes_nothing(tmp_path, args, 
     assert not out.exists()
 
 
+def test_book_command_rejects_an_unknown_profile_before_running_anything():
+    result = cli("book", "--profile", "huge")
+    assert result.returncode == 2
+    assert "profile: expected one of book, ci, default, paper, got 'huge'" in result.stderr
+
+
+def test_metric_command_prints_a_value_or_names_the_keys(tmp_path):
+    import json
+
+    (tmp_path / "results.json").write_text(json.dumps({"metrics": {"accuracy": {"layernorm": {"1024": 41.5}}}}))
+    assert cli("metric", str(tmp_path), "accuracy/layernorm/1024").stdout.strip() == "41.5"
+    wrong = cli("metric", str(tmp_path), "accuracy/lyernorm")
+    assert wrong.returncode == 2 and "'lyernorm' is not in accuracy; keys there: layernorm" in wrong.stderr
+    assert cli("metric", str(tmp_path / "nowhere"), "x").returncode == 2
+
+
 def test_cli_lists_chapters_with_parameters():
     result = cli("list")
     assert result.returncode == 0

@@ -86,3 +86,37 @@ def test_verdict_compares_directions_with_the_paper():
     text = verdict(metrics, [16, 32, 64], ("baseline", "layernorm"), {"baseline": "B", "layernorm": "L"}, 16, 3,
                    paper_table=paper_table)
     assert "The paper has L ahead at 2 of those 2 lengths; our difference points the same way at 1 of them." in text
+
+
+def test_comparison_table_puts_ours_with_seed_count_beside_the_paper():
+    from vvlib.paper import TABLE1_ARGMAX
+    from vvlib.report import comparison_table, per_length
+
+    rng = np.random.default_rng(0)
+    acc = {"baseline": rng.uniform(0.4, 0.6, (5, 2)), "layernorm": rng.uniform(0.5, 0.7, (5, 2))}
+    metrics = per_length(acc, [16, 32], [("baseline", "layernorm")])
+    assert metrics["n_seeds"] == 5
+    table = comparison_table(metrics, [16, 32], ("baseline", "layernorm"), {"baseline": "B", "layernorm": "L"},
+                             TABLE1_ARGMAX, "p_value")
+    assert list(table.columns) == ["B (ours, 5 seeds)", "L (ours, 5 seeds)", "p (ours)", "B (paper)", "L (paper)",
+                                   "p (paper)"]
+    mean, sem = mean_and_sem(100 * acc["layernorm"][:, 1])
+    assert table.loc["2⁵", "L (ours, 5 seeds)"] == f"{mean:.1f} ± {sem:.1f}"
+    p = paired_ttest(100 * acc["baseline"][:, 1], 100 * acc["layernorm"][:, 1])
+    assert table.loc["2⁵", "p (ours)"] == f"{p:.1g}"
+
+
+def test_summary_evidence_and_verdict_rule():
+    from vvlib import summary
+
+    claimed = {"32": 60, "64": 55, "128": 40, "256": 30}
+    other = {"32": 50, "64": 50, "128": 41, "256": 30}
+    p = {"32": 0.01, "64": 0.04, "128": 0.5, "256": None}
+    e = summary.compare(claimed, other, p, list(claimed))
+    assert (e.lengths, e.ahead, e.ahead_significant, e.behind, e.behind_significant) == (4, 2, 2, 1, 0)
+    assert e.verdict() == summary.SUPPORTED  # significantly ahead at half the lengths, never behind
+    assert summary.compare(other, claimed, p, list(claimed)).verdict() == summary.CONTRADICTED
+    # lower is better (entropy): the same numbers read the other way
+    assert summary.compare(claimed, other, p, list(claimed), higher_is_better=False).verdict() == summary.CONTRADICTED
+    assert summary.compare(claimed, other, {**p, "128": 0.01}, list(claimed)).verdict() == summary.MIXED
+    assert summary.compare(claimed, other, {"32": 0.01}, list(claimed)).verdict() == summary.UNCLEAR

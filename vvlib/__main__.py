@@ -3,6 +3,7 @@
     python -m vvlib list
     python -m vvlib run 04_argmax_retrieval --profile ci -p n_seeds 2 --output out/
     python -m vvlib book [--profile book] [--stored-only]
+    python -m vvlib metric _output/04_argmax_retrieval accuracy/layernorm/1024
 
 Bad input (unknown chapter, parameter or profile; a value of the wrong type or range)
 prints one line naming the accepted values and exits with status 2, writing nothing.
@@ -36,6 +37,24 @@ def _book(args):
     print(f"book: {build_book(args.profile, args.stored_only)}")
 
 
+def _metric(args):
+    """Print one value of a results.json: exercises are checked against these."""
+    import json
+    from pathlib import Path
+
+    path = Path(args.output) / "results.json"
+    if not path.exists():
+        raise ParameterError(f"output: no results.json in {args.output}; run the chapter with --output {args.output} first")
+    value = json.loads(path.read_text())["metrics"]
+    for i, key in enumerate(args.key.split("/") if args.key else []):
+        if not isinstance(value, dict) or key not in value:
+            where = "/".join(args.key.split("/")[:i]) or "metrics"
+            choices = ", ".join(value) if isinstance(value, dict) else "none (a value)"
+            raise ParameterError(f"key: {key!r} is not in {where}; keys there: {choices}")
+        value = value[key]
+    print(json.dumps(value, indent=1) if isinstance(value, (dict, list)) else value)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m vvlib", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -54,6 +73,10 @@ def main(argv=None) -> int:
     book.add_argument("--stored-only", action="store_true",
                       help="fail instead of training or evaluating anything missing from the results store")
     book.set_defaults(func=_book)
+    metric = sub.add_parser("metric", help="print a value from a chapter's results.json (to check an exercise)")
+    metric.add_argument("output", help="the chapter's output directory, e.g. _output/02_monte_carlo")
+    metric.add_argument("key", nargs="?", default="", help="path of keys separated by '/', e.g. accuracy/layernorm/1024")
+    metric.set_defaults(func=_metric)
     args = parser.parse_args(argv)
     try:
         args.func(args)

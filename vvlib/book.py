@@ -11,8 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .chapters import CHAPTERS, get_chapter, run_chapter
-from .params import DEFAULT_PROFILE
+from .chapters import BOOK_STORE, CHAPTERS, get_chapter, run_chapter
+from .params import DEFAULT_PROFILE, ParameterError
 from .store import REPO_ROOT
 
 BOOK_FILES = ("_config.yml", "_toc.yml", "book")
@@ -29,6 +29,11 @@ def page_header(name: str, profile: str, overrides: dict | None = None) -> str:
              f"Every number on this page came from `{command}`, which also writes them to "
              f"`_output/{name}/results.json`. "
              "Change any parameter below with `-p NAME VALUE`, or run the notebook in `notebooks/` with papermill.\n```"]
+    if chapter.profiles.get(profile, {}).get("store_dir") == BOOK_STORE:
+        parts.append("```{note}\nThis page is part of the published book: its trained models' results "
+                     f"were computed once and committed in `{BOOK_STORE}/` (with their settings, machine and "
+                     "git commit), and loaded from there when the page was built. {doc}`../scale` says why "
+                     "this scale and what it can change.\n```")
     if "paper" in chapter.profiles:
         parts.append("```{note}\nThe paper's own scale is one flag away, `--profile paper` "
                      f"({', '.join(f'{k} {v:,}' if isinstance(v, int) else f'{k} {v}' for k, v in chapter.profiles['paper'].items())}),"
@@ -63,6 +68,9 @@ def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Pa
     """Run every chapter at `profile` (or its default, if it has no such profile); executed
     notebooks land in root/book/chapters/, results.json files in output_root/<chapter>/.
     overrides: {chapter: {parameter: value}} on top of the profile."""
+    known = sorted({p for chapter in CHAPTERS.values() for p in chapter.profile_names()})
+    if profile not in known:
+        raise ParameterError(f"profile: expected one of {', '.join(known)}, got {profile!r}")
     output_root = Path(output_root or REPO_ROOT / "_output")
     for name, chapter in CHAPTERS.items():
         chosen = chapter.profile_or_default(profile)

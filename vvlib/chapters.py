@@ -156,6 +156,23 @@ def parse_overrides(chapter: Chapter, pairs) -> dict:
     return values
 
 
+def checked_parameters(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None,
+                       output_dir: Path | None = None) -> dict:
+    """What papermill will inject: the profile and the overrides, with relative *_dir paths
+    made absolute (the kernel runs in the repository root).  Raises ParameterError for any
+    bad chapter, profile, name or value, so nothing runs."""
+    chapter = get_chapter(name)
+    spec = chapter.parameters()
+    overrides = dict(overrides or {})
+    if output_dir is not None:
+        overrides["output_dir"] = str(output_dir)
+    given = {"profile": profile, **{k: str(Path(v).resolve()) if k.endswith("_dir") else v
+                                    for k, v in overrides.items()}}
+    defaults = {n: p.default for n, p in spec.items()}
+    resolve(spec, chapter.profiles, {**defaults, **given}, explicit=set(given) - {"profile"})
+    return given
+
+
 def run_chapter(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None,
                 output_dir: Path | None = None, notebook_out: Path | None = None, progress=True) -> Path:
     """Execute a chapter with papermill; returns the executed notebook's path.
@@ -165,16 +182,8 @@ def run_chapter(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | Non
     import papermill
 
     chapter = get_chapter(name)
-    spec = chapter.parameters()
-    overrides = dict(overrides or {})
-    if output_dir is not None:
-        overrides["output_dir"] = str(output_dir)
-    # the kernel runs in the repository root: make the caller's relative paths absolute
-    given = {"profile": profile, **{k: str(Path(v).resolve()) if k.endswith("_dir") else v
-                                    for k, v in overrides.items()}}
-    defaults = {n: p.default for n, p in spec.items()}
-    resolve(spec, chapter.profiles, {**defaults, **given}, explicit=set(given) - {"profile"})
-    out_dir = Path(given["output_dir"]) if "output_dir" in given else REPO_ROOT / defaults["output_dir"]
+    given = checked_parameters(name, profile, overrides, output_dir)
+    out_dir = Path(given["output_dir"]) if "output_dir" in given else REPO_ROOT / chapter.parameters()["output_dir"].default
     notebook_out = Path(notebook_out or out_dir / f"{name}.ipynb")
     notebook_out.parent.mkdir(parents=True, exist_ok=True)
     papermill.execute_notebook(

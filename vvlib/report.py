@@ -39,7 +39,8 @@ def per_length(accuracy: dict, lengths, pairs) -> dict:
     sem = {v: {str(n): mean_and_sem(a[:, j])[1] for j, n in enumerate(lengths)} for v, a in acc.items()}
     p = {pair_name(pair): {str(n): paired_ttest(acc[pair[0]][:, j], acc[pair[1]][:, j]) for j, n in enumerate(lengths)}
          for pair in pairs}
-    return {"accuracy": mean, "accuracy_sem": sem, "p_value": p}
+    n_seeds = len(next(iter(acc.values()))) if acc else 0
+    return {"accuracy": mean, "accuracy_sem": sem, "p_value": p, "n_seeds": n_seeds}
 
 
 def comparison_table(metrics: dict, lengths, pair, labels: dict, paper_table: dict | None,
@@ -48,11 +49,12 @@ def comparison_table(metrics: dict, lengths, pair, labels: dict, paper_table: di
     p-value, and the paper's numbers (`paper_p` names the paper's p-value row)."""
     from .paper import column
 
+    ours = f"ours, {metrics['n_seeds']} seeds" if "n_seeds" in metrics else "ours"
     rows = []
     for n in lengths:
         key, row = str(n), {"N": power_of_two(n)}
         for v in pair:
-            row[f"{labels[v]} (ours)"] = _pct(metrics["accuracy"][v][key], metrics["accuracy_sem"][v][key])
+            row[f"{labels[v]} ({ours})"] = _pct(metrics["accuracy"][v][key], metrics["accuracy_sem"][v][key])
         row["p (ours)"] = _p(metrics["p_value"][pair_name(pair)][key])
         for v in pair:
             paper = column(paper_table, v, n) if paper_table and v in paper_table else None
@@ -75,6 +77,7 @@ def ablation_metrics(accuracy: dict, lengths, variants=("standardize", "layernor
         "p_value_ln_vs_std": {str(n): paired_ttest(ln[:, j], std[:, j]) for j, n in enumerate(lengths)},
         "p_value_vs_baseline": {v: {str(n): paired_ttest(np.asarray(accuracy[v])[:, j], base[:, j])
                                     for j, n in enumerate(lengths)} for v in variants},
+        "n_seeds": len(base),
     }
 
 
@@ -86,7 +89,7 @@ def ablation_table(metrics: dict, lengths, labels: dict, paper_table: dict) -> p
     for n in lengths:
         key, row = str(n), {"N": power_of_two(n)}
         for v in ("standardize", "layernorm"):
-            row[f"Δ {labels[v]} (ours)"] = f"{metrics['relative_gain'][v][key]:+.2f}"
+            row[f"Δ {labels[v]} (ours, {metrics['n_seeds']} seeds)"] = f"{metrics['relative_gain'][v][key]:+.2f}"
         row["p, LN vs std (ours)"] = _p(metrics["p_value_ln_vs_std"][key])
         for v in ("standardize", "layernorm"):
             paper = column(paper_table, v, n)

@@ -126,3 +126,18 @@ def slope_claim(results_dir) -> tuple:
     m = load(results_dir, "06_distribution_shift")["metrics"]
     slope, sem = m["component_std_slope"]["layernorm"], m["component_std_slope_sem"]["layernorm"]
     return slope, sem, SUPPORTED if slope + 2 * sem < 0 else UNCLEAR
+
+
+def compute_table(results_dir, chapters) -> list:
+    """Per chapter: its profile, scale, the training time of the models it used (from the
+    training records it cites) and its own run time, for the summary's scale table."""
+    rows = []
+    for chapter in chapters:
+        res = load(results_dir, chapter)
+        sources = res["provenance"].get("sources", {})
+        training = sum(s.get("wall_time_s") or 0 for s in sources.values())
+        rows.append({"chapter": chapter, "scale": scale(res), "training runs": len(sources),
+                     "training time (min)": round(training / 60, 1),
+                     "page run time (min)": round((res["provenance"]["wall_time_s"] or 0) / 60, 1),
+                     "device": sorted({s["device"] for s in sources.values()} or {res["provenance"]["device"]})})
+    return rows

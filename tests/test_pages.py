@@ -1,0 +1,45 @@
+"""The commands printed in the book's prose and the README stay valid: every
+`python -m vvlib run ...` line names a real chapter, profile and parameters with values
+of the right type (checked as the runner checks them, without running anything)."""
+
+import re
+import shlex
+
+import pytest
+
+from vvlib.chapters import checked_parameters, get_chapter, parse_overrides
+from vvlib.store import REPO_ROOT
+
+PAGES = ["README.md", "book/intro.md", "book/scale.md", "book/exercises.md", "book/instructors.md"]
+
+
+def run_commands():
+    for page in PAGES:
+        for line in (REPO_ROOT / page).read_text().splitlines():
+            match = re.search(r"python -m vvlib run (.*?)(?:#|`|$)", line)
+            if match:
+                yield page, match.group(1).strip()
+
+
+COMMANDS = list(run_commands())
+
+
+def test_pages_show_commands():
+    assert len(COMMANDS) >= 10
+
+
+@pytest.mark.parametrize("page, command", COMMANDS, ids=[f"{p}: {c}" for p, c in COMMANDS])
+def test_command_in_page_is_valid(page, command):
+    words = shlex.split(command)
+    name, profile, pairs, output = words[0], "default", [], None
+    rest = iter(words[1:])
+    for word in rest:
+        if word == "--profile":
+            profile = next(rest)
+        elif word in ("-p", "--param"):
+            pairs.append((next(rest), next(rest)))
+        elif word == "--output":
+            output = next(rest)
+        else:
+            pytest.fail(f"{page}: unexpected word {word!r} in `{command}`")
+    checked_parameters(name, profile, parse_overrides(get_chapter(name), pairs), output)
