@@ -29,6 +29,7 @@ def test_mean_sem_and_relative_difference():
     assert mean == 2.5 and sem == pytest.approx(np.std([1, 2, 3, 4], ddof=1) / 2)
     assert math.isnan(mean_and_sem([3.0])[1])
     assert relative_difference([0.5, 0.5], [0.55, 0.55]) == pytest.approx(10.0)
+    assert math.isnan(relative_difference([0.0, 0.0], [0.1, 0.0]))  # no base accuracy: undefined, not a crash
 
 
 def test_long_form_has_one_row_per_variant_seed_length():

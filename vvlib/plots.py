@@ -184,7 +184,7 @@ def claim_evidence(table, title=""):
 
     table: one row per claim (index), columns ahead_significant, behind_significant, lengths."""
     sns.set_theme(style="whitegrid")
-    fig, ax = plt.subplots(figsize=(9, 0.45 * len(table) + 1.2))
+    fig, ax = plt.subplots(figsize=(11, 0.45 * len(table) + 1.2))
     y = range(len(table))
     ax.barh(y, table["ahead_significant"], color=sns.color_palette("deep")[2], label="significantly ahead")
     ax.barh(y, -table["behind_significant"], color=sns.color_palette("deep")[3], label="significantly behind")
@@ -194,6 +194,6 @@ def claim_evidence(table, title=""):
     most = int(table["lengths"].max())
     ax.set_xlim(-most - 0.5, most + 0.5)
     ax.set(xlabel="test lengths beyond training with p < 0.05 (behind | ahead)", title=title)
-    ax.legend(loc="lower right", fontsize="small")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
     fig.tight_layout()
     return fig

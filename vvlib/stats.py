@@ -34,6 +34,8 @@ def paired_ttest(a, b) -> float:
 def relative_difference(base, other) -> float:
     """100 * (mean(other) - mean(base)) / mean(base), in percent of the base accuracy."""
     base_mean = float(np.mean(base))
+    if base_mean == 0:  # undefined (e.g. a barely trained model that never answers right)
+        return float("nan")
     return 100.0 * (float(np.mean(other)) - base_mean) / base_mean
 
 
