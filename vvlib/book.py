@@ -111,5 +111,8 @@ def build_book(profile: str = DEFAULT_PROFILE, stored_only: bool = False) -> Pat
     try:
         execute_chapters(REPO_ROOT, profile)
     finally:
-        os.environ.pop(STORED_ONLY) if previous is None else os.environ.update({STORED_ONLY: previous})
+        if previous is None:
+            del os.environ[STORED_ONLY]
+        else:
+            os.environ[STORED_ONLY] = previous
     return build_html(REPO_ROOT)

@@ -13,6 +13,7 @@ The attention weights themselves (S, B, N) are reduced chunk by chunk, so N = 2^
 costs time, not memory.
 """
 
+import dataclasses
 import math
 
 import numpy as np
@@ -142,7 +143,7 @@ def probe_spec(runs: dict, cfg: EvalConfig, **choices) -> dict:
     """The settings that fix a chapter's probe tables: the trained runs, the test sequences
     and the chapter's own choices (components, shown seed, ...)."""
     return {"kind": "probe", "runs": {name: run.spec for name, run in runs.items()},
-            "eval": {**vars(cfg), "lengths": list(cfg.lengths)}, "block": EVAL_BLOCK, "top_k": TOP_K,
+            "eval": dataclasses.asdict(cfg), "block": EVAL_BLOCK, "top_k": TOP_K,
             "choices": choices}
 
 
@@ -158,9 +159,11 @@ def distribution_tables(probes: dict, components, shown_seed: int, distribution_
         for n in lengths:
             std = component_std(by_length[n]["normalized"])[shown_seed, list(components)]
             std_rows += [{"variant": variant, "N": n, "component": d, "std": float(v)} for d, v in zip(components, std)]
+        keys = [("normalized", variant)]
         first = by_length[lengths[0]]
-        has_norm = not torch.equal(first["output"], first["normalized"])  # before/after differ only with a norm
-        for key, name in (("normalized", variant), ("output", f"{variant}_before_norm"))[:2 if has_norm else 1]:
+        if not torch.equal(first["output"], first["normalized"]):  # before/after differ only with a norm
+            keys.append(("output", f"{variant}_before_norm"))
+        for key, name in keys:
             slope_rows += [{"variant": name, "seed": s, "slope": float(v)}
                            for s, v in enumerate(component_slopes(by_length, ood, key=key))]
     return {"values": component_values(probes, components, shown_seed, distribution_lengths),

@@ -108,13 +108,13 @@ def verdict(metrics: dict, lengths, pair, labels: dict, in_distribution: int, n_
     ood = [str(n) for n in lengths if n > in_distribution]
     if not ood:
         return "No test length lies beyond the training lengths."
-    diff = {n: metrics["accuracy"][second][n] - metrics["accuracy"][first][n] for n in ood}
-    significant = {n for n in ood if p_values[n] is not None and p_values[n] < alpha}
-    better = [n for n in ood if diff[n] > 0]
-    worse = [n for n in ood if diff[n] < 0]
+    from .summary import compare
+
+    acc = metrics["accuracy"]
+    e = compare(acc[second], acc[first], p_values, ood, alpha=alpha)
     text = (f"Beyond the training lengths (N > {in_distribution}), {labels[second]} is more accurate than "
-            f"{labels[first]} at {len(better)} of {len(ood)} lengths ({len(significant & set(better))} with "
-            f"p < {alpha}) and less accurate at {len(worse)} ({len(significant & set(worse))} with p < {alpha}); "
+            f"{labels[first]} at {e.ahead} of {len(ood)} lengths ({e.ahead_significant} with "
+            f"p < {alpha}) and less accurate at {e.behind} ({e.behind_significant} with p < {alpha}); "
             f"paired t-test over {n_seeds} seeds.")
     if paper_table is not None:
         from .paper import column
@@ -122,6 +122,7 @@ def verdict(metrics: dict, lengths, pair, labels: dict, in_distribution: int, n_
         compared = [n for n in ood if column(paper_table, first, int(n)) is not None
                     and column(paper_table, second, int(n)) is not None]
         paper_better = [n for n in compared if column(paper_table, second, int(n)) > column(paper_table, first, int(n))]
+        diff = {n: acc[second][n] - acc[first][n] for n in compared}
         agree = [n for n in compared if (diff[n] > 0) == (n in paper_better) and diff[n] != 0]
         text += (f" The paper has {labels[second]} ahead at {len(paper_better)} of those {len(compared)} lengths; "
                  f"our difference points the same way at {len(agree)} of them.")

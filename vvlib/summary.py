@@ -40,11 +40,11 @@ class Evidence:
                 f"behind at {self.behind} ({self.behind_significant} with p < {ALPHA})")
 
 
-def compare(claimed: dict, other: dict, p_values: dict, lengths, higher_is_better=True) -> Evidence:
+def compare(claimed: dict, other: dict, p_values: dict, lengths, higher_is_better=True, alpha=ALPHA) -> Evidence:
     """claimed, other: {N: mean}; p_values: {N: p or None}; lengths: the N (as str) to compare."""
     sign = 1 if higher_is_better else -1
     diff = {n: sign * (claimed[n] - other[n]) for n in lengths}
-    significant = {n for n in lengths if p_values.get(n) is not None and p_values[n] < ALPHA}
+    significant = {n for n in lengths if p_values.get(n) is not None and p_values[n] < alpha}
     ahead = [n for n in lengths if diff[n] > 0]
     behind = [n for n in lengths if diff[n] < 0]
     return Evidence(len(lengths), len(ahead), len(significant.intersection(ahead)),
