@@ -1,9 +1,12 @@
-"""The two knobs the paper turns on a single attention head.
+"""The knobs turned on an attention head: the paper's two, and chapter 10's two.
 
 1. What happens to the attention output O before the readout MLP (`norm`):
      none         the Baseline
      standardize  (o - mean_d o) / (std_d o + eps), no parameters  (paper, section 3.2)
      layernorm    gamma * standardize(o) + beta, gamma and beta learned  (paper, section 2)
+     rescale      chapter 10's variance-preserving output: sum_n (A_n - 1/N) v_n / ||A - 1/N||_2,
+                  the attention output minus the plain average of the values, divided by
+                  the length of the centred weights (see centred_mix)
    The paper adds eps to the standard deviation, not inside the square root as
    torch.nn.LayerNorm does; we follow the paper.  The two agree to ~eps/std.
 
@@ -13,11 +16,17 @@
                (nats) of softmax(logits) and p a quartic fitted by the authors; heads
                with H <= 0.5 are left alone.  Output softmax(beta * logits).
                Used only at test time, on models trained with `fixed`.
+
+3. Chapter 10's length-aware logits (`logit_scale`):
+     none      the paper's logits
+     log_n     Scalable-Softmax (Nakanishi, 2025): logits times s * ln N, N the number of
+               items in the sequence, s a learned scalar per head
 """
 
 import torch
 
-NORMS = ("none", "layernorm", "standardize")
+NORMS = ("none", "layernorm", "standardize", "rescale")
+LOGIT_SCALES = ("none", "log_n")
 TEMPERATURES = ("fixed", "adaptive")
 EPS = 1e-5
 # Velickovic et al.'s published fit of 1/theta against entropy, highest degree first.
@@ -63,3 +72,28 @@ def attention_weights(logits, temperature: str = "fixed", mask=None) -> torch.Te
     if temperature == "adaptive":
         probs = torch.softmax(logits * adaptive_beta(probs), dim=-1)
     return probs
+
+
+def centred_mix(weights, items, mask=None, eps: float = EPS):
+    """sum_n c_n x_n / ||c||_2 with c = A - 1/N over the sequence's items: (..., N), (..., N, F) -> (..., F).
+
+    Because the c_n sum to zero, the mean of the items cancels; if the weights are
+    independent of i.i.d. items of variance sigma^2, every component of the result has
+    variance exactly sigma^2 at every N (chapter 10 proves it).  Masked items get no weight."""
+    if mask is None:
+        uniform = torch.full_like(weights, 1 / weights.shape[-1])
+    else:
+        valid = mask.to(weights.dtype)
+        uniform = valid / valid.sum(dim=-1, keepdim=True)
+    centred = weights - uniform
+    mixed = (centred.unsqueeze(-2) @ items).squeeze(-2)
+    return mixed / (centred.norm(dim=-1, keepdim=True) + eps)
+
+
+def log_length(logits, mask=None):
+    """ln N per sequence, (..., 1): N counts the unmasked items (all of them without a mask)."""
+    if mask is None:
+        n = logits.new_full((*logits.shape[:-1], 1), logits.shape[-1])
+    else:
+        n = mask.sum(dim=-1, keepdim=True).to(logits.dtype)
+    return torch.log(n)

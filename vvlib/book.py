@@ -73,6 +73,8 @@ def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Pa
         raise ParameterError(f"profile: expected one of {', '.join(known)}, got {profile!r}")
     output_root = Path(output_root or REPO_ROOT / "_output")
     for name, chapter in CHAPTERS.items():
+        if not chapter.in_book:
+            continue
         chosen = chapter.profile_or_default(profile)
         extra = dict((overrides or {}).get(name, {}))
         if "results_dir" in chapter.parameters():  # the summary reads the results.json files written before it

@@ -18,6 +18,7 @@ class Chapter:
     name: str
     title: str
     profiles: dict = field(default_factory=dict)  # profile -> {parameter: value}
+    in_book: bool = True  # False: runnable and tested, but not yet a page of the published book
 
     @property
     def notebook(self) -> Path:
@@ -129,6 +130,24 @@ CHAPTERS = {
                          "argmax_eval_sequences": 256, "dictionary_eval_sequences": 128},
                 "paper": PAPER_BOTH_TASKS,
             },
+        ),
+        Chapter(
+            "10_beyond",
+            "Beyond the paper: a variance-preserving output, length-aware logits, depth and heads",
+            profiles={
+                # ci shares chapter 8's ci runs (Baseline, +LN); short test lengths keep it to minutes
+                "ci": {"n_seeds": CI_SEEDS, "argmax_steps": ARGMAX_STEPS["ci"], "dictionary_steps": DICTIONARY_STEPS["ci"],
+                       "argmax_eval_sequences": 128, "dictionary_eval_sequences": 64,
+                       "eval_lengths": [16, 128, 1024, 8192], "probe_sequences": 32,
+                       "mc_lengths": [16, 256, 4096], "mc_sequences": 1024},
+                "book": {**BOOK_TRAINING, "argmax_steps": ARGMAX_STEPS["book"],
+                         "dictionary_steps": DICTIONARY_STEPS["book"],
+                         "argmax_eval_sequences": 256, "dictionary_eval_sequences": 128},
+                "paper": PAPER_BOTH_TASKS,
+            },
+            # Not in the published book until its book-scale results are committed (issue 9):
+            # the book is built from stored results only.
+            in_book=False,
         ),
         Chapter(
             "summary",

@@ -11,10 +11,23 @@ from .runs import TrainedRun
 from .tasks import TaskConfig
 from .train import TrainConfig
 
-NORM_OF = {"baseline": "none", "layernorm": "layernorm", "standardize": "standardize"}
+# A variant is a set of ModelConfig options; chapter 10's "deep_" variants also take the
+# chapter's deep_heads and deep_layers (see model_config).
+VARIANT_OPTIONS = {
+    "baseline": {"norm": "none"},
+    "layernorm": {"norm": "layernorm"},
+    "standardize": {"norm": "standardize"},
+    "rescale": {"norm": "rescale"},
+    "log_n": {"logit_scale": "log_n"},
+    "log_n_layernorm": {"logit_scale": "log_n", "norm": "layernorm"},
+    "deep_baseline": {"norm": "none"},
+    "deep_layernorm": {"norm": "layernorm"},
+}
 LABELS = {"baseline": "Baseline", "layernorm": "Baseline (+ LN)", "standardize": "Baseline (+ std.)",
           "adaptive_baseline": "Adaptive θ", "adaptive_layernorm": "Adaptive θ (+ LN)",
-          "adaptive_standardize": "Adaptive θ (+ std.)"}
+          "adaptive_standardize": "Adaptive θ (+ std.)",
+          "rescale": "Rescaled output", "log_n": "log N logits", "log_n_layernorm": "log N logits (+ LN)",
+          "deep_baseline": "Deep", "deep_layernorm": "Deep (+ LN)"}
 
 
 def task_config(P, name: str) -> TaskConfig:
@@ -37,11 +50,19 @@ def run_name(variant: str, temperature: str) -> str:
     return variant if temperature == "fixed" else f"adaptive_{variant}"
 
 
+def model_config(P, task: TaskConfig, variant: str) -> ModelConfig:
+    if variant not in VARIANT_OPTIONS:
+        raise ValueError(f"variant: expected one of {', '.join(VARIANT_OPTIONS)}; got {variant!r}")
+    options = dict(VARIANT_OPTIONS[variant])
+    if variant.startswith("deep_"):
+        options.update(heads=P.deep_heads, layers=P.deep_layers)
+    return ModelConfig(task=task, hidden=P.hidden, **options)
+
+
 def trained_models(P, task: TaskConfig, variants, device="cpu") -> dict:
     """{variant: TrainedRun}: each variant's ensemble, loaded from P.store_dir or trained
     there when first needed (see runs.TrainedRun)."""
-    return {v: TrainedRun(P.store_dir, ModelConfig(task=task, hidden=P.hidden, norm=NORM_OF[v]), train_config(P), device)
-            for v in variants}
+    return {v: TrainedRun(P.store_dir, model_config(P, task, v), train_config(P), device) for v in variants}
 
 
 def eval_config(P, temperature="fixed", n_sequences=None) -> EvalConfig:

@@ -13,8 +13,19 @@ s's weights depend only on (init_seed, s), never on which other seeds share the 
 Since there is a single query, K and V are never materialised: h_n W_K . q equals
 h_n . (q W_K^T), and sum_n A_n h_n W_V equals (sum_n A_n h_n) W_V.  This is the same
 function, reordered, and saves two N x D x D products per sequence.
+
+Chapter 10 extends it (all defaults give the paper's model, bit for bit):
+    heads H        head j uses columns j*D/H..(j+1)*D/H of W_Q, W_K, W_V and scales its
+                   logits by 1/sqrt(D/H); the heads' outputs are concatenated (no W_O)
+    layers L       a stack of L attention layers over the same encoded items: the query of
+                   layer l+1 is the (normed) output of layer l; no residual connection, as in
+                   the paper's one layer.  Only the query is updated, so the cost stays O(N)
+                   (self-attention among items would cost O(N^2), beyond a CPU at N = 2^14)
+    logit_scale    none | log_n (attention.LOGIT_SCALES)
+    norm           also rescale (attention.centred_mix)
 """
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -22,7 +33,7 @@ import torch
 import torch.nn.functional as F
 
 from . import rng
-from .attention import NORMS, attention_weights, layernorm, standardize
+from .attention import LOGIT_SCALES, NORMS, attention_weights, centred_mix, layernorm, log_length, standardize
 from .tasks import Batch, TaskConfig
 
 
@@ -35,20 +46,47 @@ class ModelConfig:
     norm: str = "none"
     key_dim: int = 64  # dictionary: size of a key-class embedding
     value_dim: int = 64  # dictionary: size of a value-class embedding
+    heads: int = 1  # H (chapter 10)
+    layers: int = 1  # L attention layers (chapter 10)
+    logit_scale: str = "none"  # none | log_n (chapter 10)
 
     def __post_init__(self):
         if self.norm not in NORMS:
             raise ValueError(f"norm must be one of {NORMS}; got {self.norm!r}")
-        for name in ("hidden", "encoder_layers", "readout_layers", "key_dim", "value_dim"):
+        if self.logit_scale not in LOGIT_SCALES:
+            raise ValueError(f"logit_scale must be one of {LOGIT_SCALES}; got {self.logit_scale!r}")
+        for name in ("hidden", "encoder_layers", "readout_layers", "key_dim", "value_dim", "heads", "layers"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1; got {value!r}")
+        if self.hidden % self.heads:
+            raise ValueError(f"heads must divide hidden ({self.hidden}); got {self.heads}")
 
     @property
     def in_features(self) -> int:
         if self.task.name == "argmax":
             return 1 + self.task.n_classes  # priority, one-hot class
         return self.key_dim + self.value_dim
+
+
+# Added after results were published: left out of a model's settings at these defaults, so
+# the store hashes (and committed results) of the paper's one-head, one-layer models stay valid.
+EXTENSION_DEFAULTS = {"heads": 1, "layers": 1, "logit_scale": "none"}
+SSMAX_INIT = 0.43  # s at initialisation: s ln N = 1 at N = 10, inside the training lengths
+
+
+def settings(cfg: ModelConfig) -> dict:
+    """The config as a dict for store hashes: dataclasses.asdict without default extensions."""
+    out = dataclasses.asdict(cfg)
+    for name, default in EXTENSION_DEFAULTS.items():
+        if out[name] == default:
+            del out[name]
+    return out
+
+
+def layer_prefix(layer: int) -> str:
+    """Weight-name prefix of an attention layer: '' for the first (the paper's names), 'l1.', ..."""
+    return "" if layer == 0 else f"l{layer}."
 
 
 def _uniform(gen, shape, bound):
@@ -72,13 +110,23 @@ def _init_one(cfg: ModelConfig, gen) -> dict:
         p["emb_key"] = torch.randn(cfg.task.n_keys, cfg.key_dim, generator=gen)
         p["emb_value"] = torch.randn(cfg.task.n_values, cfg.value_dim, generator=gen)
     add_mlp("enc", [cfg.in_features] + [D] * cfg.encoder_layers)
-    for name in ("wq", "wk", "wv"):
-        p[name] = _uniform(gen, (D, D), 1 / math.sqrt(D))
-    if cfg.norm == "layernorm":  # consumes no randomness: variants share all other weights
-        p["ln.gamma"] = torch.ones(D)
-        p["ln.beta"] = torch.zeros(D)
+    add_attention(p, cfg, gen, 0)
     add_mlp("out", [D] * cfg.readout_layers + [cfg.task.n_outputs])
+    for layer in range(1, cfg.layers):  # drawn after the paper's weights, which so stay the same
+        add_attention(p, cfg, gen, layer)
     return p
+
+
+def add_attention(p: dict, cfg: ModelConfig, gen, layer: int):
+    D, prefix = cfg.hidden, layer_prefix(layer)
+    for name in ("wq", "wk", "wv"):
+        p[prefix + name] = _uniform(gen, (D, D), 1 / math.sqrt(D))
+    # consume no randomness: variants share all other weights
+    if cfg.norm == "layernorm":
+        p[prefix + "ln.gamma"] = torch.ones(D)
+        p[prefix + "ln.beta"] = torch.zeros(D)
+    if cfg.logit_scale == "log_n":
+        p[prefix + "ssmax.s"] = torch.full((cfg.heads,), SSMAX_INIT)
 
 
 def init_params(cfg: ModelConfig, seeds, init_seed: int = 0, device="cpu") -> dict:
@@ -136,24 +184,44 @@ def features(cfg: ModelConfig, params, batch: Batch):
     return x, y
 
 
+def attention_head(cfg: ModelConfig, params, prefix: str, head: int, q, h, mask, temperature):
+    """One head: its attention weights (S, B, N) and its output (S, B, D/H)."""
+    width = cfg.hidden // cfg.heads
+    cols = slice(head * width, (head + 1) * width)
+    u = linear(q[..., cols], params[prefix + "wk"][:, :, cols].transpose(1, 2)) / math.sqrt(width)  # q W_K^T / sqrt(d)
+    logits = (h @ u.unsqueeze(-1)).squeeze(-1)  # (S, B, N)
+    if cfg.logit_scale == "log_n":
+        s = params[prefix + "ssmax.s"][:, head].view(-1, 1, 1)
+        logits = logits * s * log_length(logits, mask)
+    attn = attention_weights(logits, temperature, mask)
+    mixed = centred_mix(attn, h, mask) if cfg.norm == "rescale" else (attn.unsqueeze(-2) @ h).squeeze(-2)
+    return attn, linear(mixed, params[prefix + "wv"][:, :, cols])
+
+
+def normalize(cfg: ModelConfig, params, prefix: str, o):
+    if cfg.norm == "standardize":
+        return standardize(o)
+    if cfg.norm == "layernorm":
+        return layernorm(o, params[prefix + "ln.gamma"].unsqueeze(1), params[prefix + "ln.beta"].unsqueeze(1))
+    return o  # none; rescale acts inside the head
+
+
 def forward(cfg: ModelConfig, params, batch: Batch, temperature="fixed", probe=False):
-    """Class logits (S, B, n_outputs); with probe=True also the internals as a dict."""
+    """Class logits (S, B, n_outputs); with probe=True also the internals of the last
+    layer as a dict (attention (S, B, N) with one head, (S, B, H, N) with several)."""
     x, y = features(cfg, params, batch)
     h = mlp(params, "enc", cfg.encoder_layers, x)  # (S, B, N, D)
-    q = linear(mlp(params, "enc", cfg.encoder_layers, y), params["wq"])  # (S, B, D)
-    u = linear(q, params["wk"].transpose(1, 2)) / math.sqrt(cfg.hidden)  # q W_K^T / sqrt(D)
-    logits = (h @ u.unsqueeze(-1)).squeeze(-1)  # (S, B, N)
-    attn = attention_weights(logits, temperature, batch.mask)
-    o = linear((attn.unsqueeze(-2) @ h).squeeze(-2), params["wv"])  # (S, B, D)
-    if cfg.norm == "standardize":
-        o_norm = standardize(o)
-    elif cfg.norm == "layernorm":
-        o_norm = layernorm(o, params["ln.gamma"].unsqueeze(1), params["ln.beta"].unsqueeze(1))
-    else:
-        o_norm = o
-    out = mlp(params, "out", cfg.readout_layers, o_norm)
+    z = mlp(params, "enc", cfg.encoder_layers, y)  # (S, B, D): the query's state
+    for layer in range(cfg.layers):
+        prefix = layer_prefix(layer)
+        q = linear(z, params[prefix + "wq"])  # (S, B, D)
+        heads = [attention_head(cfg, params, prefix, j, q, h, batch.mask, temperature) for j in range(cfg.heads)]
+        o = heads[0][1] if cfg.heads == 1 else torch.cat([out for _, out in heads], dim=-1)
+        z = normalize(cfg, params, prefix, o)
+    out = mlp(params, "out", cfg.readout_layers, z)
     if probe:
-        return out, {"attention": attn, "output": o, "normalized": o_norm}
+        attn = heads[0][0] if cfg.heads == 1 else torch.stack([a for a, _ in heads], dim=2)
+        return out, {"attention": attn, "output": o, "normalized": z}
     return out
 
 

@@ -24,6 +24,7 @@ from tqdm import tqdm
 from . import rng
 
 TOKEN_PROCESSES = ("iid", "markov")
+OUTPUTS = ("plain", "rescale")  # rescale: chapter 10's variance-preserving output (attention.centred_mix)
 QUERIES = ("fixed", "from_sequence")
 
 
@@ -34,8 +35,11 @@ class RandomAttention:
     seed: int = 0
     value_mean: float = 0.0  # added to every value; 0 means E[W_V x] = 0 (assumption 2)
     logit_scale: float = 1.0  # multiplies the logits: an inverse temperature
+    output: str = "plain"  # plain: O = sum_n A_n v_n; rescale: sum_n (A_n - 1/N) v_n / ||A - 1/N||_2
 
     def __post_init__(self):
+        if self.output not in OUTPUTS:
+            raise ValueError(f"output must be one of {OUTPUTS}; got {self.output!r}")
         for name, lo in (("d_model", 1), ("vocab_size", 2)):
             value = getattr(self, name)
             if not isinstance(value, int) or value < lo:
@@ -128,11 +132,15 @@ def attend(tables: Tables, setting: Setting, tokens: torch.Tensor, gen=None):
         position_logits, position_values = tables.positional(n)
         logits = logits + position_logits
     weights = torch.softmax(logits, dim=1)
+    rescale = tables.module.output == "rescale"
+    mix = weights - 1 / n if rescale else weights  # centred weights: the values' plain mean cancels
     mass = torch.zeros(rows, tables.values.shape[0], dtype=weights.dtype, device=weights.device)
-    mass.scatter_add_(1, tokens, weights)  # total attention on each vocabulary token
+    mass.scatter_add_(1, tokens, mix)  # total (centred) attention on each vocabulary token
     out = mass @ tables.values
     if setting.positional:
-        out = out + weights @ position_values
+        out = out + mix @ position_values
+    if rescale:
+        out = out / mix.norm(dim=1, keepdim=True)
     return weights, out
 
 
@@ -307,6 +315,26 @@ def limit_output(tables: Tables) -> torch.Tensor:
     """Where O converges for i.i.d. tokens and a fixed query: E[e^s v] / E[e^s] (law of large numbers)."""
     w = tables.probs * torch.exp(tables.logits)
     return (w @ tables.values) / w.sum()
+
+
+def rescaled_limits(tables: Tables) -> dict:
+    """Large-N behaviour of the rescaled output (module output="rescale") for i.i.d. tokens
+    and a fixed query, by the delta method (chapter 10 derives it).  With w = e^s, m = E[w],
+    rho^2 = Var(w) / m^2 and O_inf = limit_output, one item n moves
+        the numerator O - mean(v) by  a_n = w_n (v_n - O_inf) / m - (v_n - mu)      (over N)
+        N ||A - 1/N||^2 = rho^2 by     g_n = (w_n^2 - E[w^2]) / m^2 - 2 E[w^2] (w_n - m) / m^3  (over N)
+    so that
+        mean_d(N) ~ sqrt(N) (O_inf,d - mu_d) / rho                          (`drift`: the factor of sqrt(N))
+        var_d(N) -> E[(a_d / rho - (O_inf,d - mu_d) g / (2 rho^3))^2]        (`variance`)
+    The variance settles to a constant; the mean grows unless O_inf = mu."""
+    p, w, v = tables.probs, torch.exp(tables.logits), tables.values
+    m, q = p @ w, p @ w**2
+    rho = torch.sqrt(q / m**2 - 1)
+    mu, limit = p @ v, limit_output(tables)
+    a = (w / m).unsqueeze(1) * (v - limit) - (v - mu)  # (V, D)
+    g = (w**2 - q) / m**2 - 2 * q * (w - m) / m**3  # (V,)
+    influence = a / rho - (limit - mu) * g.unsqueeze(1) / (2 * rho**3)
+    return {"drift": (limit - mu) / rho, "variance": p @ influence**2}
 
 
 def global_statistics(tables: Tables, setting: Setting, n: int, n_sequences: int, seed: int = 0) -> dict:

@@ -9,7 +9,8 @@ seed and sequence, only what the chapters plot:
     top_weights  the largest attention weights, sorted       (S, B, k)
     entropy      of the attention weights, in nats           (S, B)
 
-The attention weights themselves (S, B, N) are reduced chunk by chunk, so N = 2^14
+With several heads or layers, these are the last layer's (top_weights and entropy: its
+first head's).  The attention weights themselves (S, B, N) are reduced chunk by chunk, so N = 2^14
 costs time, not memory.
 """
 
@@ -46,6 +47,8 @@ def probe_length(model_cfg: ModelConfig, params, cfg: EvalConfig, n: int, device
                                                             probe=True):
             rows = slice(first + rows.start, first + rows.stop)
             attn = inside["attention"]
+            if attn.dim() == 4:  # several heads (chapter 10): the weights summaries follow the first
+                attn = attn[:, :, 0]
             out["output"][seeds, rows] = inside["output"].cpu()
             out["normalized"][seeds, rows] = inside["normalized"].cpu()
             out["top_weights"][seeds, rows] = attn.topk(top_k, dim=-1).values.cpu()

@@ -28,7 +28,7 @@ import pandas as pd
 import torch
 
 from . import evaluate, store, train
-from .model import ModelConfig
+from .model import ModelConfig, settings as model_settings
 from .train import TrainConfig
 
 
@@ -42,7 +42,7 @@ def training_spec(model_cfg: ModelConfig, train_cfg: TrainConfig, device) -> dic
         "kind": "train",
         "format": store.STORE_FORMAT,
         "engine": ENGINE_VERSION,
-        "model": dataclasses.asdict(model_cfg),
+        "model": model_settings(model_cfg),
         "train": train.weight_settings(train_cfg),
         "device_type": torch.device(device).type,
     }

@@ -13,7 +13,7 @@ import torch
 from tqdm import tqdm  # text bars (stderr): they work in terminals, notebooks and papermill alike
 
 from . import rng
-from .model import ModelConfig, init_params, per_seed_loss
+from .model import ModelConfig, init_params, per_seed_loss, settings as model_settings
 from .store import save_torch
 from .tasks import sample, stack
 
@@ -95,7 +95,7 @@ class Trainer:
         self.loss_history = []  # (step, per-seed mean loss over the last window)
 
     def configs(self) -> dict:
-        return {"model": dataclasses.asdict(self.model_cfg), "train": weight_settings(self.cfg)}
+        return {"model": model_settings(self.model_cfg), "train": weight_settings(self.cfg)}
 
     def train_step(self) -> torch.Tensor:
         batch = training_batch(self.model_cfg, self.cfg, self.generators, self.step, self.device)

@@ -1,0 +1,130 @@
+"""Chapter 10's model options: heads, layers, length-aware logits, the rescaled output."""
+
+import dataclasses
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from vvlib import montecarlo as mc
+from vvlib import rng
+from vvlib.attention import centred_mix
+from vvlib.model import ModelConfig, forward, init_params, settings
+from vvlib.tasks import TaskConfig, sample, stack
+
+
+def textbook_forward(cfg, p, x_items, x_query, s):
+    """One seed, one argmax sequence, every head and layer written out with K and V."""
+    def encode(z):
+        return torch.relu(z @ p["enc0.w"][s] + p["enc0.b"][s]) @ p["enc1.w"][s] + p["enc1.b"][s]
+
+    H, z = encode(x_items), encode(x_query)
+    n, width = H.shape[0], cfg.hidden // cfg.heads
+    for layer in range(cfg.layers):
+        pre = "" if layer == 0 else f"l{layer}."
+        Q, K, V = z @ p[pre + "wq"][s], H @ p[pre + "wk"][s], H @ p[pre + "wv"][s]
+        outs = []
+        for j in range(cfg.heads):
+            c = slice(j * width, (j + 1) * width)
+            logits = K[:, c] @ Q[c] / math.sqrt(width)
+            if cfg.logit_scale == "log_n":
+                logits = logits * p[pre + "ssmax.s"][s][j] * math.log(n)
+            A = torch.softmax(logits, dim=0)
+            if cfg.norm == "rescale":
+                centred = A - 1 / n
+                outs.append(centred @ V[:, c] / (centred.norm() + 1e-5))
+            else:
+                outs.append(A @ V[:, c])
+        O = torch.cat(outs)
+        if cfg.norm == "layernorm":
+            O = p[pre + "ln.gamma"][s] * (O - O.mean()) / (O.std(unbiased=False) + 1e-5) + p[pre + "ln.beta"][s]
+        z = O
+    return torch.relu(z @ p["out0.w"][s] + p["out0.b"][s]) @ p["out1.w"][s] + p["out1.b"][s]
+
+
+@pytest.mark.parametrize("options", [
+    {"heads": 4}, {"layers": 2, "norm": "layernorm"}, {"heads": 2, "layers": 3},
+    {"logit_scale": "log_n"}, {"logit_scale": "log_n", "norm": "layernorm", "heads": 2}, {"norm": "rescale"},
+])
+def test_extended_model_matches_textbook_attention(options):
+    cfg = ModelConfig(task=TaskConfig("argmax"), hidden=16, **options)
+    p = init_params(cfg, [0, 1])
+    for name in p:  # move the no-randomness parameters off their init, so they are really tested
+        if "ln." in name or "ssmax" in name:
+            p[name] = p[name] + 0.3 * torch.randn(p[name].shape, generator=torch.Generator().manual_seed(1))
+    batches = [sample(cfg.task, rng.generator("cpu", 0, "t", s), 3, 12, "cpu") for s in range(2)]
+    out = forward(cfg, p, stack(batches))
+    for s, b in enumerate(batches):
+        for i in range(3):
+            x = torch.cat([b.priority[i, :, None], F.one_hot(b.label[i], cfg.task.n_classes).float()], 1)
+            expected = textbook_forward(cfg, p, x, p["query_token"][s], s)
+            torch.testing.assert_close(out[s, i], expected, rtol=1e-4, atol=1e-5)
+
+
+def test_log_n_counts_only_the_unmasked_items():
+    cfg = ModelConfig(task=TaskConfig("argmax"), hidden=16, logit_scale="log_n")
+    p = init_params(cfg, [0])
+    gen = rng.generator("cpu", 0, "mask")
+    short = sample(cfg.task, gen, 1, 7, "cpu")
+    padded = sample(cfg.task, rng.generator("cpu", 0, "mask"), 1, 7, "cpu")
+    padded = dataclasses.replace(  # the same 7 items followed by 5 masked ones
+        padded, priority=F.pad(short.priority, (0, 5)), label=F.pad(short.label, (0, 5)),
+        mask=torch.arange(12).unsqueeze(0) < 7)
+    torch.testing.assert_close(forward(cfg, p, short), forward(cfg, p, padded))
+
+
+def test_the_papers_model_keeps_its_settings_and_weights():
+    paper = ModelConfig(task=TaskConfig("argmax"))
+    assert settings(paper) == {k: v for k, v in dataclasses.asdict(paper).items()
+                               if k not in ("heads", "layers", "logit_scale")}
+    assert settings(ModelConfig(heads=4))["heads"] == 4
+    deeper = init_params(dataclasses.replace(paper, layers=2), [0])
+    for name, w in init_params(paper, [0]).items():  # extra layers are drawn after the paper's weights
+        assert torch.equal(deeper[name], w), name
+
+
+@pytest.mark.parametrize("n", [16, 1024])
+def test_rescaled_output_has_the_items_variance_at_every_length(n):
+    """The exact case of chapter 10's proposition: weights independent of i.i.d. items."""
+    gen = torch.Generator().manual_seed(n)
+    rows, width, sigma = 4000, 8, 1.5
+    weights = torch.softmax(3 * torch.randn(rows, n, generator=gen), dim=-1)
+    items = 2.0 + sigma * torch.randn(rows, n, width, generator=gen)  # a non-zero mean cancels too
+    out = centred_mix(weights, items)
+    var = out.var(dim=0)  # per component, over sequences
+    se = sigma**2 * math.sqrt(2 / rows)  # normal theory
+    assert (var - sigma**2).abs().max() < 4.5 * se
+    assert out.mean(dim=0).abs().max() < 4.5 * sigma / math.sqrt(rows)
+    plain = (weights.unsqueeze(1) @ items).squeeze(1)  # for contrast: sigma^2 E||A||^2, shrinking with n
+    expected = sigma**2 * weights.square().sum(-1).mean()
+    assert abs(plain.var(dim=0).mean() / expected - 1) < 0.1
+
+
+def test_monte_carlo_rescaled_module_is_flat_and_drifts_as_theory_says():
+    tables = mc.Tables(mc.RandomAttention(d_model=16, vocab_size=16, output="rescale"))
+    curve = mc.std_curve(tables, mc.Setting(), [64, 256, 1024, 4096], 2048, components=(0, 1, 2, 3),
+                         progress=False)
+    for fit in mc.slope_of(curve).values():
+        assert abs(fit["slope"]) < 0.05  # the plain module: -0.5 (test_montecarlo)
+    limits = mc.rescaled_limits(tables)
+    m = mc.output_moments(tables, mc.Setting(), 4096, 8192)
+    se_mean = torch.tensor(m.variance() / m.n).sqrt()
+    assert torch.all((torch.tensor(m.mean()) - math.sqrt(4096) * limits["drift"]).abs() < 5 * se_mean + 0.02 * 64)
+    assert torch.all((torch.tensor(m.variance()) - limits["variance"]).abs() < 5 * torch.tensor(m.variance_se()) + 0.02)
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"heads": 3}, "heads must divide hidden"),
+    ({"logit_scale": "sqrt"}, r"logit_scale must be one of \('none', 'log_n'\)"),
+    ({"layers": 0}, "layers must be an int >= 1"),
+    ({"norm": "rms"}, "rescale"),
+])
+def test_bad_extension_options_are_named(kw, match):
+    with pytest.raises(ValueError, match=match):
+        ModelConfig(**kw)
+
+
+def test_bad_monte_carlo_output_is_named():
+    with pytest.raises(ValueError, match=r"output must be one of \('plain', 'rescale'\)"):
+        mc.RandomAttention(output="unit")
