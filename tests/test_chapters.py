@@ -5,7 +5,10 @@ Slow (about two minutes on 2 CPU cores): each chapter is executed once per sessi
 
 import json
 import math
+import os
 import re
+import shutil
+import subprocess
 
 import papermill
 import pytest
@@ -13,6 +16,7 @@ import pytest
 from vvlib.book import build_html, copy_sources, execute_chapters
 from vvlib.chapters import CHAPTERS, get_chapter, run_chapter
 from vvlib.evaluate import PAPER_LENGTHS
+from vvlib.store import REPO_ROOT
 
 pytestmark = pytest.mark.slow
 # explicit overrides on top of the ci profile (they must win over it); keep CI short
@@ -214,11 +218,18 @@ def test_summary_verdicts_follow_from_the_chapters_numbers(executed):
     assert row["scale"] == "2 seeds x 1000 steps (profile ci)"
 
 
-def test_book_builds_with_every_executed_chapter(executed):
+@pytest.fixture(scope="module")
+def built(executed):
+    """The book's HTML, built once from the executed chapters (warnings are errors)."""
     root, _ = executed
     copy_sources(root)
     index = build_html(root)
     assert index.exists()
+    return root
+
+
+def test_book_builds_with_every_executed_chapter(built):
+    root = built
     for name in PUBLISHED:
         page = (root / "_build" / "html" / "book" / "chapters" / f"{name}.html").read_text()
         assert "<img" in page, name  # every chapter has a figure
@@ -234,6 +245,60 @@ def test_book_builds_with_every_executed_chapter(executed):
     for name in TRAINING_CHAPTERS:
         page = (root / "_build" / "html" / "book" / "chapters" / f"{name}.html").read_text()
         assert "Baseline (+ LN) (paper)" in page and "Adaptive θ (+ LN) (paper)" in page and "n_eval_sequences" in page
+
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  # no network: every host resolves nowhere and any proxy use fails
+                  "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
+                  "--virtual-time-budget=15000"]
+SCREENSHOTS = REPO_ROOT / "_build" / "screenshots"
+
+
+def chromium():
+    found = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if found is None:
+        message = "headless Chromium is needed (Debian: apt-get install chromium)"
+        pytest.fail(message) if os.environ.get("CI") else pytest.skip(message)
+    return found
+
+
+def rendered_dom(browser, page) -> str:
+    done = subprocess.run([browser, *CHROMIUM_FLAGS, "--dump-dom", page.as_uri()], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and "</html>" in done.stdout, done.stderr[-2000:]
+    return done.stdout
+
+
+def local_targets(dom: str, page):
+    """Files that the page's images and links point at inside the book (no URLs, no anchors)."""
+    for attribute in ("src", "href"):
+        for target in re.findall(rf'<(?:img|a)\b[^>]*\b{attribute}="([^"#?]+)', dom):
+            if not re.match(r"^[a-z]+:", target):
+                yield attribute, (page.parent / target).resolve()
+
+
+def test_pages_render_offline_in_chromium(built):
+    """Every page, opened from disk with the network blocked: MathJax typeset the math,
+    every image and internal link points at a file that exists, the widgets render."""
+    browser = chromium()
+    html = built / "_build" / "html"
+    pages = [html / "book" / "intro.html", *(html / "book" / "chapters" / f"{n}.html" for n in PUBLISHED)]
+    for page in pages:
+        source, dom = page.read_text(), rendered_dom(browser, page)
+        if "math notranslate" in source:
+            assert "<mjx-container" in dom, f"{page.name}: math was not typeset (MathJax did not load offline)"
+        for attribute, target in local_targets(dom, page):
+            assert target.exists(), f"{page.name}: {attribute} {target} does not exist"
+        if "<img" in source:
+            assert "<img" in dom, page.name
+    dom = rendered_dom(browser, html / "book" / "chapters" / "02_monte_carlo.html")
+    assert "widget-slider" in dom and "widget-image" in dom, "chapter 2's slider exploration did not render"
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for name in ("02_monte_carlo", "04_argmax_retrieval"):
+        shot = SCREENSHOTS / f"{name}.png"
+        subprocess.run([browser, *CHROMIUM_FLAGS, "--window-size=1280,1600", f"--screenshot={shot}",
+                        (html / "book" / "chapters" / f"{name}.html").as_uri()], capture_output=True, timeout=120)
+        assert shot.exists() and shot.stat().st_size > 10_000, name
 
 
 def test_bad_parameter_stops_in_the_first_cell_under_plain_papermill(tmp_path):

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from . import webassets
 from .chapters import BOOK_STORE, CHAPTERS, get_chapter, run_chapter
 from .params import DEFAULT_PROFILE, ParameterError
 from .store import REPO_ROOT
@@ -87,6 +88,7 @@ def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Pa
 def build_html(root: Path) -> Path:
     """jupyter-book build of `root` (holding _config.yml, _toc.yml, book/); returns index.html."""
     root = Path(root)
+    webassets.install(root)  # MathJax and the widget manager, served locally
     command = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(root), "-W", "--keep-going"]
     subprocess.run(command, check=True)
     return root / "_build" / "html" / "index.html"

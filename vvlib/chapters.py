@@ -69,7 +69,8 @@ CHAPTERS = {
         Chapter(
             "02_monte_carlo",
             "Monte Carlo: the variance law, an exact check, and broken assumptions",
-            profiles={"ci": {"n_sequences": 1000, "lengths": [16, 64, 256, 1024, 4096]}},
+            profiles={"ci": {"n_sequences": 1000, "lengths": [16, 64, 256, 1024, 4096],
+                          "explore_lengths": [16, 256, 4096], "explore_scales": [1.0, 4.0], "explore_sequences": 256}},
         ),
         Chapter(
             "03_pretrained_transformer",

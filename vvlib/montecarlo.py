@@ -193,6 +193,17 @@ def output_moments(tables: Tables, setting: Setting, n: int, n_sequences: int, s
     return moments
 
 
+def output_samples(tables: Tables, setting: Setting, n: int, n_sequences: int, seed: int = 0,
+                   component: int = 0) -> np.ndarray:
+    """O_component of `n_sequences` sequences of length n (for histograms), block by block."""
+    parts = []
+    for index, rows in blocks(n_sequences):
+        gen = rng.generator(tables.device, seed, "samples", n, index)
+        _, out = attend(tables, setting, sample_tokens(tables, setting, gen, rows, n), gen)
+        parts.append(out[:, component].cpu().numpy())
+    return np.concatenate(parts)
+
+
 def fit_loglog_slope(lengths, std, se_log_std=None, confidence=0.95):
     """Least-squares slope of log std against log N, with a t-based confidence interval."""
     from scipy import stats

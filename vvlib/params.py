@@ -120,6 +120,11 @@ RULES = {
     "layer": _int_at_least(0),
     "heads": ((lambda v: isinstance(v, list) and all(_int_at_least(0)[0](h) for h in v)),
               "a list of ints >= 0 (empty: all heads)"),
+    "explore_lengths": _list_of_ints(1),
+    "explore_scales": ((lambda v: isinstance(v, list) and len(v) > 0
+                        and all(isinstance(x, (int, float)) and math.isfinite(x) and x > 0 for x in v)),
+                       "a non-empty list of numbers > 0"),
+    "explore_sequences": _int_at_least(2),
     # chapter 10
     "deep_heads": _int_at_least(1),
     "deep_layers": _int_at_least(1),
