@@ -43,3 +43,12 @@ def test_command_in_page_is_valid(page, command):
         else:
             pytest.fail(f"{page}: unexpected word {word!r} in `{command}`")
     checked_parameters(name, profile, parse_overrides(get_chapter(name), pairs), output)
+
+
+def test_readme_images_and_local_links_exist():
+    text = (REPO_ROOT / "README.md").read_text()
+    targets = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text)
+    local = [t for t in targets if not re.match(r"^[a-z]+:", t)]
+    assert "docs/screenshot.png" in local
+    for target in local:
+        assert (REPO_ROOT / target).exists(), target
