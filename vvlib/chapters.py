@@ -42,7 +42,7 @@ CI_SEEDS = 3
 ARGMAX_STEPS = {"ci": 1000, "book": 4000, "paper": 100_000}
 DICTIONARY_STEPS = {"ci": 400, "book": 1500, "paper": 10_000}
 PAPER_TRAINING = {"n_seeds": 100, "checkpoint_every": 1000}
-# The published book's scale: what 2 CPU cores compute in about two hours (book/scale.md says
+# The published book's scale: chapters 4-8 in about two hours of 2 CPU cores, chapter 9 two more (book/scale.md says
 # what that changes).  Its results are committed under BOOK_STORE and loaded, not recomputed.
 BOOK_STORE = "results/book"
 BOOK_TRAINING = {"n_seeds": 20, "store_dir": BOOK_STORE}
