@@ -7,7 +7,9 @@ import shlex
 
 import pytest
 
-from vvlib.chapters import checked_parameters, get_chapter, parse_overrides
+from vvlib.book import github_repository, launch_links, page_header
+from vvlib.chapters import CHAPTERS, checked_parameters, get_chapter, parse_overrides
+from vvlib.params import ParameterError
 from vvlib.store import REPO_ROOT
 
 PAGES = ["README.md", "book/intro.md", "book/scale.md", "book/exercises.md", "book/instructors.md"]
@@ -52,3 +54,21 @@ def test_readme_images_and_local_links_exist():
     assert "docs/screenshot.png" in local
     for target in local:
         assert (REPO_ROOT / target).exists(), target
+
+
+def test_repository_for_launch_links_comes_from_the_environment():
+    assert github_repository({}) is None
+    assert github_repository({"GITHUB_REPOSITORY": "a/b", "GITHUB_REF_NAME": "dev"}) == ("a/b", "dev")
+    assert github_repository({"GITHUB_REPOSITORY": "a/b", "VVLIB_REPOSITORY": "c/d.e"}) == ("c/d.e", "main")
+    with pytest.raises(ParameterError, match="VVLIB_REPOSITORY.*owner/name"):
+        github_repository({"VVLIB_REPOSITORY": "https://github.com/c/d"})
+
+
+@pytest.mark.parametrize("name", [n for n in CHAPTERS if n != "summary"])
+def test_launch_links_open_the_chapters_source_notebook(name):
+    links = launch_links(name, "owner/repo", "main")
+    assert links["Colab"] == f"https://colab.research.google.com/github/owner/repo/blob/main/notebooks/{name}.ipynb"
+    assert links["Binder"].endswith(f"?labpath=notebooks%2F{name}.ipynb")
+    assert (REPO_ROOT / "notebooks" / f"{name}.ipynb").exists()  # the committed, output-free source
+    assert links["Binder"] in page_header(name, "default", where=("owner/repo", "main"))
+    assert "mybinder" not in page_header(name, "default")  # no repository known: no dead links

@@ -6,10 +6,12 @@ and with warnings as errors, so a broken page fails the build instead of shippin
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import quote
 
 from . import webassets
 from .chapters import BOOK_STORE, CHAPTERS, get_chapter, run_chapter
@@ -19,9 +21,42 @@ from .store import REPO_ROOT
 BOOK_FILES = ("_config.yml", "_toc.yml", "book")
 
 
-def page_header(name: str, profile: str, overrides: dict | None = None) -> str:
-    """MyST for the top of a chapter page: the command that reproduces it, a note when the
-    paper's scale wants a GPU, and the chapter's parameters as its notebook documents them."""
+def github_repository(environ=os.environ) -> tuple[str, str] | None:
+    """("owner/name", branch) of the book's public GitHub repository, or None when unknown.
+    VVLIB_REPOSITORY (owner/name) wins; GitHub Actions sets GITHUB_REPOSITORY itself, so the
+    published build knows where it came from without a setting that could go stale."""
+    repository = environ.get("VVLIB_REPOSITORY") or environ.get("GITHUB_REPOSITORY")
+    if not repository:
+        return None
+    if not re.fullmatch(r"[\w.-]+/[\w.-]+", repository):
+        raise ParameterError(f"VVLIB_REPOSITORY: expected owner/name of a GitHub repository, got {repository!r}")
+    branch = environ.get("VVLIB_BRANCH") or environ.get("GITHUB_REF_NAME") or "main"
+    return repository, branch
+
+
+def launch_links(name: str, repository: str, branch: str) -> dict:
+    """Binder and Colab links that open chapter `name`'s source notebook (notebooks/, no
+    outputs, default parameters).  Not the theme's launch buttons: those point at the page's
+    own file, the executed copy in book/chapters/, which is built, not committed."""
+    path = f"notebooks/{name}.ipynb"
+    return {"Binder": f"https://mybinder.org/v2/gh/{repository}/{quote(branch, safe='')}?labpath={quote(path, safe='')}",
+            "Colab": f"https://colab.research.google.com/github/{repository}/blob/{branch}/{path}"}
+
+
+def launch_note(name: str, where: tuple[str, str]) -> str:
+    repository, branch = where
+    links = " · ".join(f"[{service}]({url})" for service, url in launch_links(name, repository, branch).items())
+    return ("```{note}\nRun this chapter in the cloud: " + links + ". Binder installs `requirements.txt` and "
+            "this package (`postBuild`). Colab opens the notebook alone: first run "
+            f"`!git clone -b {branch} https://github.com/{repository} vv && pip install -r vv/requirements.txt -e vv` "
+            "in a new cell, restart the session, and `%cd vv`. At the default parameters a chapter runs minutes "
+            "to an hour on a small CPU.\n```")
+
+
+def page_header(name: str, profile: str, overrides: dict | None = None, where=None) -> str:
+    """MyST for the top of a chapter page: the command that reproduces it, launch links, a note
+    when the paper's scale wants a GPU, and the chapter's parameters as its notebook documents
+    them.  where: github_repository()'s answer, for the launch links."""
     chapter = get_chapter(name)
     shown = {k: v for k, v in (overrides or {}).items() if not k.endswith("_dir")}  # paths are the reader's own
     command = " ".join([f"python -m vvlib run {name} --profile {profile}",
@@ -29,7 +64,8 @@ def page_header(name: str, profile: str, overrides: dict | None = None) -> str:
     parts = ["```{admonition} Reproduce this page\n:class: tip\n"
              f"Every number on this page came from `{command}`, which also writes them to "
              f"`_output/{name}/results.json`. "
-             "Change any parameter below with `-p NAME VALUE`, or run the notebook in `notebooks/` with papermill.\n```"]
+             "Change any parameter below with `-p NAME VALUE`, or run the notebook in `notebooks/` with papermill.\n```",
+             *([launch_note(name, where)] if where else [])]
     if chapter.profiles.get(profile, {}).get("store_dir") == BOOK_STORE:
         parts.append("```{note}\nThis page is part of the published book: its trained models' results "
                      f"were computed once and committed in `{BOOK_STORE}/` (with their settings, machine and "
@@ -46,7 +82,8 @@ def page_header(name: str, profile: str, overrides: dict | None = None) -> str:
     return "\n\n".join(parts)
 
 
-def prepare_page(notebook: Path, name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None):
+def prepare_page(notebook: Path, name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None,
+                 where: tuple[str, str] | None = None):
     """Make an executed chapter a book page: tag the parameters cell and papermill's injected
     cell `remove-cell` (the header shows the parameters instead) and put page_header(...)
     under the title."""
@@ -57,7 +94,7 @@ def prepare_page(notebook: Path, name: str, profile: str = DEFAULT_PROFILE, over
         tags = cell.metadata.setdefault("tags", [])
         if {"parameters", "injected-parameters"} & set(tags) and "remove-cell" not in tags:
             tags.append("remove-cell")
-    header = nbformat.v4.new_markdown_cell(page_header(name, profile, overrides))
+    header = nbformat.v4.new_markdown_cell(page_header(name, profile, overrides, where))
     header.metadata["tags"] = ["page-header"]
     nb.cells = [c for c in nb.cells if "page-header" not in c.metadata.get("tags", [])]  # idempotent
     nb.cells.insert(1, header)  # cell 0 is the chapter's title and introduction
@@ -73,6 +110,7 @@ def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Pa
     if profile not in known:
         raise ParameterError(f"profile: expected one of {', '.join(known)}, got {profile!r}")
     output_root = Path(output_root or REPO_ROOT / "_output")
+    where = github_repository()  # checked before any chapter runs
     for name, chapter in CHAPTERS.items():
         if not chapter.in_book:
             continue
@@ -82,7 +120,7 @@ def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Pa
             extra["results_dir"] = str(output_root)
         notebook = run_chapter(name, chosen, extra, output_dir=output_root / name,
                                notebook_out=Path(root) / "book" / "chapters" / f"{name}.ipynb", progress=progress)
-        prepare_page(notebook, name, chosen, extra)
+        prepare_page(notebook, name, chosen, extra, where)
 
 
 def build_html(root: Path) -> Path:
