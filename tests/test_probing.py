@@ -103,6 +103,14 @@ def test_chapter_tables_keep_what_the_pages_show(small_argmax, small_layernorm):
     std = dist["component_std"].query("variant == 'layernorm' and N == 32 and component == 3")["std"].item()
     assert std == pytest.approx(float(probes["layernorm"][32]["normalized"][1, :, 3].std()))
     assert len(dist["values"]) == 2 * 2 * 2 * 12  # variants x lengths x components x sequences
+    hist = dist["histograms"].query("variant == 'baseline' and component == 3")
+    assert len(hist) == 3 * 40  # every probed length, default 40 bins
+    for n, part in hist.groupby("N"):
+        assert ((part["right"] - part["left"]) * part["density"]).sum() == pytest.approx(1)  # a density
+        assert part["left"].min() == hist["left"].min()  # one range for all N
+        values = probes["baseline"][n]["normalized"][1, :, 3].double().numpy()
+        counts, _ = np.histogram(values, bins=np.append(part["left"].to_numpy(), part["right"].iloc[-1]))
+        np.testing.assert_allclose(part["density"], counts / counts.sum() / (part["right"] - part["left"]))
     disp = probing.dispersion_tables(probes, shown_seed=1, n_examples=5, heatmap_lengths=[32, 64],
                                      heatmap_runs=["layernorm"])
     arrays = probing.heatmap_arrays(disp["heatmaps"])

@@ -125,6 +125,7 @@ RULES = {
                         and all(isinstance(x, (int, float)) and math.isfinite(x) and x > 0 for x in v)),
                        "a non-empty list of numbers > 0"),
     "explore_sequences": _int_at_least(2),
+    "histogram_bins": _int_at_least(2),
     # chapter 10
     "deep_heads": _int_at_least(1),
     "deep_layers": _int_at_least(1),

@@ -120,6 +120,25 @@ def component_values(probes: dict, components, seed: int, lengths, key="normaliz
     return pd.concat(frames, ignore_index=True)
 
 
+def component_histograms(probes: dict, components, seed: int, bins: int, key="normalized") -> pd.DataFrame:
+    """Chapter 6's slider: for one seed, the distribution over test sequences of each of
+    `components` at every N, as a density histogram on `bins` equal bins spanning that
+    component's range over all N (shared, so moving N shows the squeeze, not a rescaled
+    axis).  One row per (variant, component, N, bin): left, right, density."""
+    frames = []
+    for variant, by_length in probes.items():
+        for d in components:
+            values = {n: by_length[n][key][seed][:, d].double().numpy() for n in by_length}
+            low = min(v.min() for v in values.values())
+            high = max(max(v.max() for v in values.values()), low + 1e-9)  # a constant component: one thin range
+            edges = np.linspace(low, high, bins + 1)
+            for n, v in values.items():
+                density, _ = np.histogram(v, bins=edges, density=True)
+                frames.append(pd.DataFrame({"variant": variant, "component": d, "N": n, "left": edges[:-1],
+                                            "right": edges[1:], "density": density}))
+    return pd.concat(frames, ignore_index=True)
+
+
 def component_slopes(by_length: dict, lengths, key="normalized") -> np.ndarray:
     """Per seed, the median over the D components of the log-log slope of each component's
     standard deviation (across test sequences) against N, over `lengths`."""
@@ -150,11 +169,13 @@ def probe_spec(runs: dict, cfg: EvalConfig, **choices) -> dict:
             "choices": choices}
 
 
-def distribution_tables(probes: dict, components, shown_seed: int, distribution_lengths, reference: int) -> dict:
+def distribution_tables(probes: dict, components, shown_seed: int, distribution_lengths, reference: int,
+                        histogram_bins: int = 40) -> dict:
     """Chapter 6 (Figures 2-3) from {variant: probe(...)}: `values` (Figure 2's panels),
-    `component_std` (the shown seed's components at every N), `slopes` (per seed, the median
-    log-log slope of a component's std over N >= reference, also before the norm: variant
-    suffix '_before_norm') and `global` (Figure 3, global_frame)."""
+    `histograms` (the slider's views, component_histograms), `component_std` (the shown
+    seed's components at every N), `slopes` (per seed, the median log-log slope of a
+    component's std over N >= reference, also before the norm: variant suffix
+    '_before_norm') and `global` (Figure 3, global_frame)."""
     lengths = list(next(iter(probes.values())))
     ood = [n for n in lengths if n >= reference]
     std_rows, slope_rows = [], []
@@ -170,6 +191,7 @@ def distribution_tables(probes: dict, components, shown_seed: int, distribution_
             slope_rows += [{"variant": name, "seed": s, "slope": float(v)}
                            for s, v in enumerate(component_slopes(by_length, ood, key=key))]
     return {"values": component_values(probes, components, shown_seed, distribution_lengths),
+            "histograms": component_histograms(probes, components, shown_seed, histogram_bins),
             "component_std": pd.DataFrame(std_rows), "slopes": pd.DataFrame(slope_rows),
             "global": global_frame(probes, reference)}
 
