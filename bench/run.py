@@ -23,9 +23,9 @@ import time
 import torch
 
 from vvlib import evaluate, montecarlo, rng
-from vvlib.model import ModelConfig
+from vvlib.model import ModelConfig, per_seed_loss
 from vvlib.tasks import TaskConfig
-from vvlib.train import TrainConfig, Trainer
+from vvlib.train import TrainConfig, Trainer, training_batch
 
 TASKS = {"argmax": TaskConfig("argmax"), "dictionary": TaskConfig("dictionary")}
 
@@ -76,6 +76,32 @@ def per_seed_loop_step_time(task, n_seeds, device, steps, repeats) -> float:
     trainers = [Trainer(ModelConfig(task=task), TrainConfig(n_seeds=1, steps=10**9, first_seed=s), device)
                 for s in range(n_seeds)]
     return median_seconds(lambda: [t.train_step() for _ in range(steps) for t in trainers], repeats, device) / steps
+
+
+def step_parts(task, n_seeds, device, steps, repeats) -> dict:
+    """Seconds per step of an n_seeds ensemble spent drawing the batch (one generator per seed),
+    in the forward and backward pass, and in the AdamW update: where a step's time goes."""
+    trainer = Trainer(ModelConfig(task=task), TrainConfig(n_seeds=n_seeds, steps=10**9), device)
+    draw = lambda: training_batch(trainer.model_cfg, trainer.cfg, trainer.generators, 0, device)
+    batch = draw()
+
+    def forward_backward():
+        trainer.optimizer.zero_grad(set_to_none=True)
+        per_seed_loss(trainer.model_cfg, trainer.params, batch).sum().backward()
+
+    forward_backward()  # the update needs gradients
+    parts = {"data": draw, "forward + backward": forward_backward, "AdamW update": trainer.optimizer.step}
+    return {name: median_seconds(lambda: [run() for _ in range(steps)], repeats, device) / steps
+            for name, run in parts.items()}
+
+
+def bench_step_parts(device, n_seeds, steps, repeats):
+    rows = []
+    for name, task in TASKS.items():
+        parts = step_parts(task, n_seeds, device, steps, repeats)
+        total = sum(parts.values())
+        rows += [{"task": name, "part": part, "ms_per_step": 1e3 * t, "share": t / total} for part, t in parts.items()]
+    return rows
 
 
 def bench_training(device, seed_counts, loop_seeds, steps, repeats, peak):
@@ -178,6 +204,8 @@ def main(argv=None):
     print("training (hidden 128, batch 128, sequences padded to 16 items; median of", repeats, "repeats):")
     print(table(bench_training(device, seed_counts, 8, steps, repeats, peak),
                 ["task", "mode", "model_steps_per_s", "gflop_per_s", "vs_loop", "of_peak"]))
+    print(f"\nwhere a step of the {seed_counts[-1]}-seed ensemble goes (parts timed apart; median of", repeats, "repeats):")
+    print(table(bench_step_parts(device, seed_counts[-1], steps, repeats), ["task", "part", "ms_per_step", "share"]))
     print("\nevaluation (a fresh process each; peak = its resident memory):")
     print(table(bench_evaluation(device, 8, 64 if args.quick else 256),
                 ["task", "N", "seeds x sequences", "items_per_s", "peak_gib"]))

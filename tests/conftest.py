@@ -18,3 +18,13 @@ def small_argmax():
 @pytest.fixture
 def small_dictionary():
     return ModelConfig(task=TaskConfig("dictionary", n_keys=256, n_values=8), hidden=16, key_dim=8, value_dim=8)
+
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU"))]
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    """The device-dependent tests run on the CPU always, and on CUDA where a GPU is present
+    (never on CI: they are how a session with a GPU checks the CUDA path)."""
+    return request.param

@@ -22,3 +22,18 @@ def test_flop_count_matches_torchs_count_of_the_forward_pass(task):
 def test_the_default_argmax_step_is_287_mflop():
     """The figure quoted in the notes: hidden 128, batch 128, 16 items, 10 classes."""
     assert training_flops_per_step(ModelConfig(), 128, 16) == pytest.approx(287e6, rel=0.01)
+
+
+def test_step_parts_times_data_model_and_update_apart():
+    from bench.run import step_parts
+
+    parts = step_parts(TaskConfig("argmax", n_classes=5), n_seeds=2, device="cpu", steps=1, repeats=1)
+    assert list(parts) == ["data", "forward + backward", "AdamW update"] and all(t > 0 for t in parts.values())
+
+
+def test_paper_scale_refuses_a_sample_of_no_steps(capsys):
+    from bench.paper_scale import main
+
+    with pytest.raises(SystemExit):
+        main(["--steps", "0"])
+    assert "--steps must be >= 1" in capsys.readouterr().err

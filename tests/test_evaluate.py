@@ -5,20 +5,20 @@ from vvlib.evaluate import EvalConfig, accuracy
 from vvlib.model import init_params
 
 
-def test_chunking_changes_cost_not_answer(small_dictionary):
-    params = init_params(small_dictionary, [0, 1, 2])
+def test_chunking_changes_cost_not_answer(small_dictionary, device):
+    params = init_params(small_dictionary, [0, 1, 2], device=device)
     cfg = EvalConfig(lengths=(3, 40, 200), n_sequences=70)  # 70 crosses an EVAL_BLOCK boundary
-    whole = accuracy(small_dictionary, params, cfg, max_items=10**9, progress=False)
-    tiny = accuracy(small_dictionary, params, cfg, max_items=7, progress=False)
+    whole = accuracy(small_dictionary, params, cfg, device, max_items=10**9, progress=False)
+    tiny = accuracy(small_dictionary, params, cfg, device, max_items=7, progress=False)
     assert whole.shape == (3, 3)
     assert torch.equal(whole, tiny)
 
 
-def test_every_seed_sees_the_same_test_sequences(small_argmax):
+def test_every_seed_sees_the_same_test_sequences(small_argmax, device):
     """Two copies of one seed's weights must score identically."""
-    params = init_params(small_argmax, [4])
+    params = init_params(small_argmax, [4], device=device)
     twice = {k: torch.cat([v, v]) for k, v in params.items()}
-    acc = accuracy(small_argmax, twice, EvalConfig(lengths=(8, 64), n_sequences=100), progress=False)
+    acc = accuracy(small_argmax, twice, EvalConfig(lengths=(8, 64), n_sequences=100), device, progress=False)
     assert torch.equal(acc[0], acc[1])
 
 

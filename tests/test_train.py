@@ -10,18 +10,27 @@ def small(**kw):
 
 
 @pytest.mark.parametrize("fixture", ["small_argmax", "small_dictionary"])
-def test_ensemble_training_equals_training_each_seed_alone(fixture, request):
+def test_ensemble_training_equals_training_each_seed_alone(fixture, request, device):
     cfg = request.getfixturevalue(fixture)
-    together, _ = train(cfg, small(), progress=False)
+    together, _ = train(cfg, small(), device, progress=False)
     for s in range(3):
-        alone, _ = train(cfg, small(n_seeds=1, first_seed=s), progress=False)
+        alone, _ = train(cfg, small(n_seeds=1, first_seed=s), device, progress=False)
         for name in together:
             assert torch.allclose(together[name][s], alone[name][0], atol=1e-5), name
 
 
-def test_resume_after_interruption_equals_uninterrupted(small_argmax, tmp_path):
+@pytest.mark.parametrize("fixture", ["small_argmax", "small_dictionary"])
+def test_same_settings_train_the_same_weights(fixture, request, device):
+    """Bit for bit on one device: the store reuses a run only if a rerun would match it."""
+    cfg = request.getfixturevalue(fixture)
+    first, _ = train(cfg, small(), device, progress=False)
+    second, _ = train(cfg, small(), device, progress=False)
+    assert all(torch.equal(first[k], second[k]) for k in first)
+
+
+def test_resume_after_interruption_equals_uninterrupted(small_argmax, tmp_path, device):
     cfg = small(steps=10)
-    straight, _ = train(small_argmax, cfg, progress=False)
+    straight, _ = train(small_argmax, cfg, device, progress=False)
 
     def interrupt(step):
         if step == 7:
@@ -29,8 +38,8 @@ def test_resume_after_interruption_equals_uninterrupted(small_argmax, tmp_path):
 
     checkpoint = tmp_path / "ckpt.pt"
     with pytest.raises(KeyboardInterrupt):
-        train(small_argmax, cfg, checkpoint=checkpoint, progress=False, on_step=interrupt)
-    trainer = Trainer(small_argmax, cfg)
+        train(small_argmax, cfg, device, checkpoint=checkpoint, progress=False, on_step=interrupt)
+    trainer = Trainer(small_argmax, cfg, device)
     assert trainer.resume(checkpoint) and trainer.step == 6  # the last checkpoint before the interruption
     resumed = trainer.run(checkpoint, progress=False)
     assert all(torch.equal(straight[k], resumed[k]) for k in straight)

@@ -157,7 +157,7 @@ class Trainer:
                 self.params[name].copy_(value)
         self.optimizer.load_state_dict(state["optimizer"])
         for gen, gen_state in zip(self.generators, state["generators"]):
-            gen.set_state(gen_state)
+            gen.set_state(gen_state.cpu())  # map_location moved it; a generator's state is a CPU ByteTensor
         self.step = state["step"]
         self.loss_history = state["loss_history"]
         return True
