@@ -146,9 +146,6 @@ CHAPTERS = {
                          "argmax_eval_sequences": 256, "dictionary_eval_sequences": 128},
                 "paper": PAPER_BOTH_TASKS,
             },
-            # Not in the published book until its book-scale results are committed (issue 9):
-            # the book is built from stored results only.
-            in_book=False,
         ),
         Chapter(
             "summary",
