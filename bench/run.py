@@ -25,7 +25,7 @@ import torch
 from vvlib import evaluate, montecarlo, rng
 from vvlib.model import ModelConfig, per_seed_loss
 from vvlib.tasks import TaskConfig
-from vvlib.train import TrainConfig, Trainer, training_batch
+from vvlib.train import TrainConfig, Trainer
 
 TASKS = {"argmax": TaskConfig("argmax"), "dictionary": TaskConfig("dictionary")}
 
@@ -82,7 +82,7 @@ def step_parts(task, n_seeds, device, steps, repeats) -> dict:
     """Seconds per step of an n_seeds ensemble spent drawing the batch (one generator per seed),
     in the forward and backward pass, and in the AdamW update: where a step's time goes."""
     trainer = Trainer(ModelConfig(task=task), TrainConfig(n_seeds=n_seeds, steps=10**9), device)
-    draw = lambda: training_batch(trainer.model_cfg, trainer.cfg, trainer.generators, 0, device)
+    draw = trainer.draw
     batch = draw()
 
     def forward_backward():
@@ -93,6 +93,39 @@ def step_parts(task, n_seeds, device, steps, repeats) -> dict:
     parts = {"data": draw, "forward + backward": forward_backward, "AdamW update": trainer.optimizer.step}
     return {name: median_seconds(lambda: [run() for _ in range(steps)], repeats, device) / steps
             for name, run in parts.items()}
+
+
+MATRIX_PRODUCTS = {"aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm"}
+
+
+def matrix_product_share(task, n_seeds, device, steps) -> dict:
+    """Profile `steps` forward + backward passes of an n_seeds ensemble: the share of their
+    time spent inside matrix-product kernels, and the FLOP rate those kernels reach at the
+    model's own shapes (which may be far from the rate at 2048 x 2048).  Together they bound
+    what removing every other cost could give."""
+    trainer = Trainer(ModelConfig(task=task), TrainConfig(n_seeds=n_seeds, steps=10**9), device)
+    batch = trainer.draw()
+
+    def forward_backward():
+        trainer.optimizer.zero_grad(set_to_none=True)
+        per_seed_loss(trainer.model_cfg, trainer.params, batch).sum().backward()
+
+    forward_backward()  # warm-up, outside the profile
+    with torch.profiler.profile(with_flops=True) as prof:
+        for _ in range(steps):
+            forward_backward()
+        _sync(device)
+    events = prof.key_averages()
+    on_cuda = torch.device(device).type == "cuda"
+    own_time = lambda e: e.self_device_time_total if on_cuda else e.self_cpu_time_total  # microseconds
+    total = sum(own_time(e) for e in events)
+    products = [e for e in events if e.key in MATRIX_PRODUCTS]
+    product_time = sum(own_time(e) for e in products)
+    return {"share": product_time / total, "gflop_per_s": sum(e.flops for e in products) / product_time / 1e3}
+
+
+def bench_matrix_products(device, n_seeds, steps):
+    return [{"task": name, **matrix_product_share(task, n_seeds, device, steps)} for name, task in TASKS.items()]
 
 
 def bench_step_parts(device, n_seeds, steps, repeats):
@@ -115,7 +148,7 @@ def bench_training(device, seed_counts, loop_seeds, steps, repeats, peak):
                      "gflop_per_s": loop_rate * flops / 1e9, "vs_loop": 1.0, "of_peak": loop_rate * flops / peak})
         for s in seed_counts:
             rate = s / ensemble_step_time(task, s, device, steps, repeats)
-            rows.append({"task": name, "mode": f"ensemble, {s} seeds", "model_steps_per_s": rate,
+            rows.append({"task": name, "mode": f"ensemble, {s} seed{'s' if s > 1 else ''}", "model_steps_per_s": rate,
                          "gflop_per_s": rate * flops / 1e9, "vs_loop": rate / loop_rate, "of_peak": rate * flops / peak})
     return rows
 
@@ -206,6 +239,8 @@ def main(argv=None):
                 ["task", "mode", "model_steps_per_s", "gflop_per_s", "vs_loop", "of_peak"]))
     print(f"\nwhere a step of the {seed_counts[-1]}-seed ensemble goes (parts timed apart; median of", repeats, "repeats):")
     print(table(bench_step_parts(device, seed_counts[-1], steps, repeats), ["task", "part", "ms_per_step", "share"]))
+    print(f"\ninside forward + backward of the {seed_counts[-1]}-seed ensemble (torch.profiler, {steps} steps):")
+    print(table(bench_matrix_products(device, seed_counts[-1], steps), ["task", "share", "gflop_per_s"]))
     print("\nevaluation (a fresh process each; peak = its resident memory):")
     print(table(bench_evaluation(device, 8, 64 if args.quick else 256),
                 ["task", "N", "seeds x sequences", "items_per_s", "peak_gib"]))

@@ -37,3 +37,12 @@ def test_paper_scale_refuses_a_sample_of_no_steps(capsys):
     with pytest.raises(SystemExit):
         main(["--steps", "0"])
     assert "--steps must be >= 1" in capsys.readouterr().err
+
+
+def test_matrix_product_share_counts_the_models_products():
+    """The profiled products carry FLOPs and a share of the time, never all of it (there
+    are softmax, activations and the loss besides)."""
+    from bench.run import matrix_product_share
+
+    got = matrix_product_share(TaskConfig("argmax", n_classes=5), n_seeds=2, device="cpu", steps=1)
+    assert 0 < got["share"] < 1 and got["gflop_per_s"] > 0

@@ -97,8 +97,12 @@ class Trainer:
     def configs(self) -> dict:
         return {"model": model_settings(self.model_cfg), "train": weight_settings(self.cfg)}
 
+    def draw(self):
+        """This step's batch, (S, B, ...): each seed's from its own generator."""
+        return training_batch(self.model_cfg, self.cfg, self.generators, self.step, self.device)
+
     def train_step(self) -> torch.Tensor:
-        batch = training_batch(self.model_cfg, self.cfg, self.generators, self.step, self.device)
+        batch = self.draw()
         per_seed = per_seed_loss(self.model_cfg, self.params, batch)
         self.optimizer.zero_grad(set_to_none=True)
         per_seed.sum().backward()  # seeds share no weights, so each gets its own gradient
