@@ -28,6 +28,7 @@ from vvlib.tasks import TaskConfig
 from vvlib.train import TrainConfig, Trainer
 
 TASKS = {"argmax": TaskConfig("argmax"), "dictionary": TaskConfig("dictionary")}
+CPU_SEED_GROUP = 4  # the chapters' seed_group that the CPU rows also try (README: "Faster on a CPU")
 
 
 def forward_flops_per_sequence(cfg: ModelConfig, n: int) -> int:
@@ -65,9 +66,11 @@ def matmul_peak(device, size=2048, repeats=5) -> float:
     return 2 * size**3 / median_seconds(lambda: a @ b, repeats, device)
 
 
-def ensemble_step_time(task, n_seeds, device, steps, repeats) -> float:
-    """Seconds per training step of an ensemble of n_seeds models (all seeds at once)."""
-    trainer = Trainer(ModelConfig(task=task), TrainConfig(n_seeds=n_seeds, steps=10**9), device)
+def ensemble_step_time(task, n_seeds, device, steps, repeats, seed_group=0) -> float:
+    """Seconds per training step of an ensemble of n_seeds models, stepped in groups of
+    seed_group seeds (0: all at once)."""
+    trainer = Trainer(ModelConfig(task=task), TrainConfig(n_seeds=n_seeds, steps=10**9, seed_group=seed_group),
+                      device)
     return median_seconds(lambda: [trainer.train_step() for _ in range(steps)], repeats, device) / steps
 
 
@@ -78,19 +81,26 @@ def per_seed_loop_step_time(task, n_seeds, device, steps, repeats) -> float:
     return median_seconds(lambda: [t.train_step() for _ in range(steps) for t in trainers], repeats, device) / steps
 
 
+def whole_ensemble(task, n_seeds, device):
+    """A trainer holding all n_seeds in one group, and a function that runs one forward and
+    backward pass of it on a fixed batch."""
+    trainer = Trainer(ModelConfig(task=task), TrainConfig(n_seeds=n_seeds, steps=10**9), device)
+    group, batch = trainer.groups[0], trainer.draw()
+
+    def forward_backward():
+        group.optimizer.zero_grad(set_to_none=True)
+        per_seed_loss(trainer.model_cfg, group.params, batch).sum().backward()
+
+    return trainer, forward_backward
+
+
 def step_parts(task, n_seeds, device, steps, repeats) -> dict:
     """Seconds per step of an n_seeds ensemble spent drawing the batch (one generator per seed),
     in the forward and backward pass, and in the AdamW update: where a step's time goes."""
-    trainer = Trainer(ModelConfig(task=task), TrainConfig(n_seeds=n_seeds, steps=10**9), device)
-    draw = trainer.draw
-    batch = draw()
-
-    def forward_backward():
-        trainer.optimizer.zero_grad(set_to_none=True)
-        per_seed_loss(trainer.model_cfg, trainer.params, batch).sum().backward()
-
+    trainer, forward_backward = whole_ensemble(task, n_seeds, device)
     forward_backward()  # the update needs gradients
-    parts = {"data": draw, "forward + backward": forward_backward, "AdamW update": trainer.optimizer.step}
+    parts = {"data": trainer.draw, "forward + backward": forward_backward,
+             "AdamW update": trainer.groups[0].optimizer.step}
     return {name: median_seconds(lambda: [run() for _ in range(steps)], repeats, device) / steps
             for name, run in parts.items()}
 
@@ -103,13 +113,7 @@ def matrix_product_share(task, n_seeds, device, steps) -> dict:
     time spent inside matrix-product kernels, and the FLOP rate those kernels reach at the
     model's own shapes (which may be far from the rate at 2048 x 2048).  Together they bound
     what removing every other cost could give."""
-    trainer = Trainer(ModelConfig(task=task), TrainConfig(n_seeds=n_seeds, steps=10**9), device)
-    batch = trainer.draw()
-
-    def forward_backward():
-        trainer.optimizer.zero_grad(set_to_none=True)
-        per_seed_loss(trainer.model_cfg, trainer.params, batch).sum().backward()
-
+    _, forward_backward = whole_ensemble(task, n_seeds, device)
     forward_backward()  # warm-up, outside the profile
     with torch.profiler.profile(with_flops=True) as prof:
         for _ in range(steps):
@@ -147,9 +151,13 @@ def bench_training(device, seed_counts, loop_seeds, steps, repeats, peak):
         rows.append({"task": name, "mode": f"per-seed loop ({loop_seeds} models)", "model_steps_per_s": loop_rate,
                      "gflop_per_s": loop_rate * flops / 1e9, "vs_loop": 1.0, "of_peak": loop_rate * flops / peak})
         for s in seed_counts:
-            rate = s / ensemble_step_time(task, s, device, steps, repeats)
-            rows.append({"task": name, "mode": f"ensemble, {s} seed{'s' if s > 1 else ''}", "model_steps_per_s": rate,
-                         "gflop_per_s": rate * flops / 1e9, "vs_loop": rate / loop_rate, "of_peak": rate * flops / peak})
+            modes = [(f"ensemble, {s} seed{'s' if s > 1 else ''}", 0)]
+            if torch.device(device).type == "cpu" and CPU_SEED_GROUP < s:
+                modes.append((f"ensemble, {s} seeds in groups of {CPU_SEED_GROUP}", CPU_SEED_GROUP))
+            for mode, size in modes:
+                rate = s / ensemble_step_time(task, s, device, steps, repeats, size)
+                rows.append({"task": name, "mode": mode, "model_steps_per_s": rate, "gflop_per_s": rate * flops / 1e9,
+                             "vs_loop": rate / loop_rate, "of_peak": rate * flops / peak})
     return rows
 
 
@@ -226,7 +234,7 @@ def main(argv=None):
     if args.eval_child:
         task, n, seeds, sequences = args.eval_child
         return eval_child(task, int(n), int(seeds), int(sequences), device)
-    seed_counts, repeats, steps = ([1, 8], 1, 2) if args.quick else ([1, 8, 32, 100], 3, 5)
+    seed_counts, repeats, steps = ([1, 8], 1, 2) if args.quick else ([1, 8, 20, 32, 100], 3, 5)
     print(f"device: {device}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
           f"{platform.processor() or platform.machine()}")
     # the machine may be shared: measure the peak several times and judge against the best

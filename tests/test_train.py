@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from vvlib.train import TrainConfig, Trainer, max_len_at, train
+from vvlib.train import TrainConfig, Trainer, max_len_at, train, weight_settings
 
 
 def small(**kw):
@@ -45,6 +45,60 @@ def test_resume_after_interruption_equals_uninterrupted(small_argmax, tmp_path, 
     assert all(torch.equal(straight[k], resumed[k]) for k in straight)
 
 
+@pytest.fixture
+def one_thread():
+    """With one CPU thread, BLAS and reductions sum in a fixed order whatever the batch size,
+    so whatever differs between seed groupings can only be the grouping code itself."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("fixture", ["small_argmax", "small_dictionary"])
+def test_seed_groups_train_the_same_weights_as_the_whole_ensemble(fixture, request, one_thread):
+    cfg = request.getfixturevalue(fixture)
+    whole, whole_history = train(cfg, small(n_seeds=5), progress=False)
+    for size in (1, 2):
+        grouped, history = train(cfg, small(n_seeds=5, seed_group=size), progress=False)
+        assert all(torch.equal(whole[k], grouped[k]) for k in whole), size
+        assert history == whole_history
+
+
+@pytest.mark.parametrize("fixture", ["small_argmax", "small_dictionary"])
+def test_seed_groups_change_only_the_rounding(fixture, request, device):
+    """With several threads (or on a GPU) a reduction may be split differently for another
+    number of seeds: rounding-level differences, nothing more."""
+    cfg = request.getfixturevalue(fixture)
+    whole, _ = train(cfg, small(n_seeds=5), device, progress=False)
+    grouped, _ = train(cfg, small(n_seeds=5, seed_group=2), device, progress=False)
+    assert all(torch.allclose(whole[k], grouped[k], atol=1e-5) for k in whole)
+
+
+def test_seed_group_is_a_setting_only_where_it_splits_the_seeds():
+    """Runs in one group keep the store hashes they had before seed groups existed."""
+    assert "seed_group" not in weight_settings(small(n_seeds=3))
+    assert "seed_group" not in weight_settings(small(n_seeds=3, seed_group=3))
+    assert "seed_group" not in weight_settings(small(n_seeds=3, seed_group=8))
+    assert weight_settings(small(n_seeds=3, seed_group=2))["seed_group"] == 2
+
+
+def test_resume_in_seed_groups_equals_uninterrupted(small_argmax, tmp_path, device):
+    """Groups of 2 and 1: the checkpoint joins and splits their AdamW states and generators."""
+    cfg = small(steps=10, seed_group=2)
+    straight, _ = train(small_argmax, cfg, device, progress=False)
+
+    def interrupt(step):
+        if step == 7:
+            raise KeyboardInterrupt
+
+    checkpoint = tmp_path / "ckpt.pt"
+    with pytest.raises(KeyboardInterrupt):
+        train(small_argmax, cfg, device, checkpoint=checkpoint, progress=False, on_step=interrupt)
+    resumed, _ = train(small_argmax, cfg, device, checkpoint=checkpoint, progress=False)
+    assert all(torch.equal(straight[k], resumed[k]) for k in straight)
+
+
 def test_checkpoint_of_other_settings_is_refused(small_argmax, tmp_path):
     checkpoint = tmp_path / "ckpt.pt"
     train(small_argmax, small(steps=3), checkpoint=checkpoint, progress=False)
@@ -70,6 +124,7 @@ def test_curriculum_is_monotone_and_reaches_the_maximum():
 
 @pytest.mark.parametrize("kw, match", [
     (dict(n_seeds=0), "n_seeds"), (dict(steps=-1), "steps"), (dict(min_len=20), "min_len"),
+    (dict(seed_group=-1), "seed_group"), (dict(seed_group=2.5), "seed_group"),
 ])
 def test_bad_training_settings_are_named(kw, match):
     with pytest.raises(ValueError, match=match):

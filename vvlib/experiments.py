@@ -40,7 +40,7 @@ def train_config(P) -> TrainConfig:
     """Chapters without a curriculum (all but chapter 9) train at full length from step 0."""
     return TrainConfig(n_seeds=P.n_seeds, steps=P.steps, batch_size=P.batch_size, lr=P.lr,
                        weight_decay=P.weight_decay, min_len=P.min_train_len, max_len=P.max_train_len,
-                       seed=P.seed, checkpoint_every=P.checkpoint_every,
+                       seed=P.seed, checkpoint_every=P.checkpoint_every, seed_group=P.get("seed_group", 0),
                        curriculum_steps=P.get("curriculum_steps", 0),
                        curriculum_start_len=P.get("curriculum_start_len", TrainConfig.curriculum_start_len))
 

@@ -98,6 +98,7 @@ RULES = {
     "curriculum_fraction": ((lambda v: isinstance(v, float) and 0 <= v <= 1), "a float in [0, 1]"),
     "curriculum_start_len": _int_at_least(1),
     "checkpoint_every": _int_at_least(1),
+    "seed_group": _int_at_least(0),
     "seed": _int_at_least(0),
     "eval_seed": _int_at_least(0),
     "lr": _positive_float(),
