@@ -175,3 +175,34 @@ def test_curriculum_is_monotone_and_reaches_the_maximum():
 def test_bad_training_settings_are_named(kw, match):
     with pytest.raises(ValueError, match=match):
         TrainConfig(**kw)
+
+
+def test_graph_draws_are_refused_where_unsupported(small_argmax, small_dictionary):
+    assert not Trainer(small_argmax, small(), "cpu").graph_draws  # the default: only where supported
+    with pytest.raises(ValueError, match="graph_draws=True needs the argmax task on CUDA"):
+        Trainer(small_argmax, small(), "cpu", graph_draws=True)
+    if torch.cuda.is_available():
+        with pytest.raises(ValueError, match="graph_draws=True needs the argmax task on CUDA"):
+            Trainer(small_dictionary, small(), "cuda", graph_draws=True)
+    with pytest.raises(ValueError, match="graph_draws must be None"):
+        Trainer(small_argmax, small(), "cpu", graph_draws="yes")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA GPU")
+def test_graph_draws_give_the_eager_batches_and_weights(small_argmax):
+    """Replaying recorded draws changes no number: the same batches, generator states and weights,
+    through a curriculum (one graph per training length) and in seed groups."""
+    cfg = small(n_seeds=3, seed_group=2, steps=9, min_len=3, max_len=16, curriculum_steps=6, curriculum_start_len=4)
+    graphed, eager = (Trainer(small_argmax, cfg, "cuda", graph_draws=g) for g in (True, False))
+    for _ in range(cfg.steps):
+        for group in range(len(graphed.groups)):
+            ours, theirs = graphed.draw(group), eager.draw(group)
+            for field in ("label", "target", "priority", "mask"):
+                assert torch.equal(getattr(ours, field), getattr(theirs, field)), field
+        assert torch.equal(graphed.train_step(), eager.train_step())
+    assert sorted(graphed.graphed[0].graphs) == [4, 8, 16]  # the graphs were used, one per length
+    for a, b in zip(graphed.groups, eager.groups):
+        for ga, gb in zip(a.generators, b.generators):
+            assert torch.equal(ga.get_state(), gb.get_state())
+    for name, value in eager.weights().items():
+        assert torch.equal(graphed.weights()[name], value), name

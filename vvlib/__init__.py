@@ -6,6 +6,7 @@ One concept per module:
     attention  softmax temperature and the norms applied to the attention output
     model      the one-layer, single-query attention model as a batched ensemble
     train      seed-batched training with checkpoints and resume
+    graphdraw  training batches replayed from CUDA graphs (argmax on a GPU)
     evaluate   chunked accuracy at long lengths
     stats      per-length summaries and paired tests
     store      results on disk with provenance

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm  # text bars (stderr): they work in terminals, notebooks and papermill alike
 
-from . import rng
+from . import graphdraw, rng
 from .model import ModelConfig, init_params, per_seed_loss, settings as model_settings
 from .store import save_torch
 from .tasks import sample, stack
@@ -87,7 +87,11 @@ def max_len_at(cfg: TrainConfig, step: int) -> int:
 
 def training_batch(model_cfg: ModelConfig, cfg: TrainConfig, generators, step, device):
     """One batch per seed, each from that seed's own stream, stacked to (S, B, ...)."""
-    n = max_len_at(cfg, step)
+    return batch_up_to(model_cfg, cfg, generators, max_len_at(cfg, step), device)
+
+
+def batch_up_to(model_cfg: ModelConfig, cfg: TrainConfig, generators, n: int, device):
+    """training_batch with the longest sequence given: n items, each sequence's length ~ U{min_len..n}."""
     batches = []
     for gen in generators:
         lengths = torch.randint(cfg.min_len, n + 1, (cfg.batch_size,), generator=gen, device=device)
@@ -105,12 +109,24 @@ class SeedGroup:
 
 
 class Trainer:
-    """Holds the whole training state; `run()` advances it to cfg.steps."""
+    """Holds the whole training state; `run()` advances it to cfg.steps.
 
-    def __init__(self, model_cfg: ModelConfig, cfg: TrainConfig, device="cpu"):
+    `graph_draws` replays each seed group's draws from a CUDA graph (vvlib/graphdraw.py): the
+    same batches with far fewer kernel launches.  None (the default) uses it wherever it is
+    supported, argmax retrieval on CUDA; it changes no number, so it is not a setting."""
+
+    def __init__(self, model_cfg: ModelConfig, cfg: TrainConfig, device="cpu", graph_draws: bool | None = None):
         self.model_cfg, self.cfg, self.device = model_cfg, cfg, torch.device(device)
+        supported = graphdraw.supported(model_cfg.task.name, self.device)
+        if graph_draws not in (None, True, False):
+            raise ValueError(f"graph_draws must be None (where supported), True or False; got {graph_draws!r}")
+        if graph_draws and not supported:
+            raise ValueError(f"graph_draws=True needs the argmax task on CUDA; got task {model_cfg.task.name!r} "
+                             f"on {self.device.type}")
+        self.graph_draws = supported if graph_draws is None else graph_draws
         seeds, size = list(range(cfg.first_seed, cfg.first_seed + cfg.n_seeds)), group_size(cfg)
         self.groups = [self._group(seeds[i:i + size]) for i in range(0, len(seeds), size)]
+        self.graphed = [None] * len(self.groups)  # each group's GraphedDraws, made at its first draw
         self.step = 0
         self.loss_history = []  # (step, per-seed mean loss over the last window)
 
@@ -130,7 +146,13 @@ class Trainer:
 
     def draw(self, group: int = 0):
         """This step's batch for one seed group, (S_g, B, ...): each seed's from its own generator."""
-        return training_batch(self.model_cfg, self.cfg, self.groups[group].generators, self.step, self.device)
+        generators = self.groups[group].generators
+        if not self.graph_draws:
+            return training_batch(self.model_cfg, self.cfg, generators, self.step, self.device)
+        if self.graphed[group] is None:
+            eager = lambda n: batch_up_to(self.model_cfg, self.cfg, generators, n, self.device)
+            self.graphed[group] = graphdraw.GraphedDraws(eager, generators)
+        return self.graphed[group](max_len_at(self.cfg, self.step))
 
     def train_step(self) -> torch.Tensor:
         """One AdamW step of every seed; returns each seed's loss, (S,)."""
@@ -225,6 +247,7 @@ class Trainer:
             gen.set_state(gen_state.cpu())  # map_location moved it; a generator's state is a CPU ByteTensor
         self.step = state["step"]
         self.loss_history = state["loss_history"]
+        self.graphed = [None] * len(self.groups)  # record afresh from the restored generators
         return True
 
 

@@ -1,0 +1,55 @@
+"""Training batches drawn by replaying a CUDA graph: the same numbers, far fewer launches.
+
+Every seed draws its batch from its own generator, so that seed s's data never depend on
+which seeds share the ensemble.  On a GPU that costs about eight small kernel launches per
+seed and step, most of a step at 100 seeds (bench/README.md).  A CUDA graph records those
+launches once, per training length, and replays them in one call.  Each seed's generator
+is registered with the graph, so a replay draws from and advances the generators exactly as
+the eager draw would: the batches, and so the trained weights, are the same bit for bit
+(tests/test_train.py, on a GPU).
+
+Only argmax retrieval can be recorded: dictionary lookup redraws rows until their keys are
+distinct, and how often is something the host must read, which a graph cannot hold.
+"""
+
+import torch
+
+from .tasks import Batch
+
+FIELDS = ("label", "target", "priority", "key", "query", "mask")
+
+
+def supported(task_name: str, device: torch.device) -> bool:
+    return device.type == "cuda" and task_name == "argmax"
+
+
+class GraphedDraws:
+    """`draw(n)` returns what `eager(n)` would, by replaying a graph recorded for length n.
+
+    `eager(n)` must draw only from `generators` and launch no host synchronisation."""
+
+    def __init__(self, eager, generators):
+        self.eager, self.generators = eager, generators
+        self.graphs = {}  # training length -> (graph, the batch it writes)
+
+    def __call__(self, n: int) -> Batch:
+        if n not in self.graphs:
+            self.graphs[n] = self.record(n)
+        graph, out = self.graphs[n]
+        graph.replay()
+        # a copy: the graph's own tensors are overwritten by the next replay
+        return Batch(**{f: None if getattr(out, f) is None else getattr(out, f).clone() for f in FIELDS})
+
+    def record(self, n: int):
+        # one eager draw first, so that lazy initialisation (kernels, allocator) happens
+        # outside the recording; then rewind the generators so that it leaves no trace
+        states = [g.get_state() for g in self.generators]
+        self.eager(n)
+        for g, state in zip(self.generators, states):
+            g.set_state(state)
+        graph = torch.cuda.CUDAGraph()
+        for g in self.generators:
+            graph.register_generator_state(g)
+        with torch.cuda.graph(graph):
+            out = self.eager(n)
+        return graph, out
