@@ -22,7 +22,7 @@ import time
 
 import torch
 
-from vvlib import evaluate, montecarlo, rng
+from vvlib import evaluate, graphdraw, montecarlo, rng
 from vvlib.model import ModelConfig, per_seed_loss
 from vvlib.tasks import TaskConfig
 from vvlib.train import TrainConfig, Trainer
@@ -66,11 +66,12 @@ def matmul_peak(device, size=2048, repeats=5) -> float:
     return 2 * size**3 / median_seconds(lambda: a @ b, repeats, device)
 
 
-def ensemble_step_time(task, n_seeds, device, steps, repeats, seed_group=0) -> float:
+def ensemble_step_time(task, n_seeds, device, steps, repeats, seed_group=0, graph_draws=None) -> float:
     """Seconds per training step of an ensemble of n_seeds models, stepped in groups of
-    seed_group seeds (0: all at once)."""
+    seed_group seeds (0: all at once), with the draws replayed from CUDA graphs or not
+    (None: wherever supported, as in the chapters)."""
     trainer = Trainer(ModelConfig(task=task), TrainConfig(n_seeds=n_seeds, steps=10**9, seed_group=seed_group),
-                      device)
+                      device, graph_draws)
     return median_seconds(lambda: [trainer.train_step() for _ in range(steps)], repeats, device) / steps
 
 
@@ -99,8 +100,11 @@ def step_parts(task, n_seeds, device, steps, repeats) -> dict:
     in the forward and backward pass, and in the AdamW update: where a step's time goes."""
     trainer, forward_backward = whole_ensemble(task, n_seeds, device)
     forward_backward()  # the update needs gradients
-    parts = {"data": trainer.draw, "forward + backward": forward_backward,
-             "AdamW update": trainer.groups[0].optimizer.step}
+    parts = {"data": trainer.draw}
+    if trainer.graph_draws:  # also the eager draws the graphs replace, for comparison
+        eager = Trainer(trainer.model_cfg, trainer.cfg, device, graph_draws=False)
+        parts = {"data (CUDA graph)": trainer.draw, "data (eager, not in the total)": eager.draw}
+    parts |= {"forward + backward": forward_backward, "AdamW update": trainer.groups[0].optimizer.step}
     return {name: median_seconds(lambda: [run() for _ in range(steps)], repeats, device) / steps
             for name, run in parts.items()}
 
@@ -136,7 +140,7 @@ def bench_step_parts(device, n_seeds, steps, repeats):
     rows = []
     for name, task in TASKS.items():
         parts = step_parts(task, n_seeds, device, steps, repeats)
-        total = sum(parts.values())
+        total = sum(t for part, t in parts.items() if "not in the total" not in part)
         rows += [{"task": name, "part": part, "ms_per_step": 1e3 * t, "share": t / total} for part, t in parts.items()]
     return rows
 
@@ -154,8 +158,12 @@ def bench_training(device, seed_counts, loop_seeds, steps, repeats, peak):
             modes = [(f"ensemble, {s} seed{'s' if s > 1 else ''}", 0)]
             if torch.device(device).type == "cpu" and CPU_SEED_GROUP < s:
                 modes.append((f"ensemble, {s} seeds in groups of {CPU_SEED_GROUP}", CPU_SEED_GROUP))
+            graphs = graphdraw.supported(name, torch.device(device))
+            if graphs and s == seed_counts[-1]:
+                modes.append((f"ensemble, {s} seeds, eager draws (no CUDA graph)", 0))
             for mode, size in modes:
-                rate = s / ensemble_step_time(task, s, device, steps, repeats, size)
+                graph_draws = False if "eager draws" in mode else None
+                rate = s / ensemble_step_time(task, s, device, steps, repeats, size, graph_draws)
                 rows.append({"task": name, "mode": mode, "model_steps_per_s": rate, "gflop_per_s": rate * flops / 1e9,
                              "vs_loop": rate / loop_rate, "of_peak": rate * flops / peak})
     return rows
