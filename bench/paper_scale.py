@@ -48,7 +48,8 @@ def measure(task_name: str, device, sample_steps: int, eval_sequences: int | Non
     eval_s = timed(lambda: evaluate.accuracy(cfg, trainer.weights(), eval_cfg, device, progress=False), device)
     flops = training_flops_per_step(cfg, trainer.cfg.batch_size, trainer.cfg.max_len) * profile["n_seeds"]
     return {
-        "chapter": CHAPTERS[task_name], "graph_draws": trainer.graph_draws, "seeds": profile["n_seeds"], "steps": profile["steps"],
+        "chapter": CHAPTERS[task_name], "graph_draws": trainer.graph_draws,
+        "seeds": profile["n_seeds"], "steps": profile["steps"],
         "sample_steps": sample_steps, "step_ms": 1e3 * step_s, "model_steps_per_s": profile["n_seeds"] / step_s,
         "training_gflop_per_s": flops / step_s / 1e9, "eval_sequences": n_sequences, "eval_s": eval_s,
         "estimated_training_s": VARIANTS * profile["steps"] * step_s,

@@ -95,6 +95,9 @@ def whole_ensemble(task, n_seeds, device):
     return trainer, forward_backward
 
 
+EAGER_DRAW = "data (eager, not in the total)"  # a comparison, not a part of the step
+
+
 def step_parts(task, n_seeds, device, steps, repeats) -> dict:
     """Seconds per step of an n_seeds ensemble spent drawing the batch (one generator per seed),
     in the forward and backward pass, and in the AdamW update: where a step's time goes."""
@@ -103,7 +106,7 @@ def step_parts(task, n_seeds, device, steps, repeats) -> dict:
     parts = {"data": trainer.draw}
     if trainer.graph_draws:  # also the eager draws the graphs replace, for comparison
         eager = Trainer(trainer.model_cfg, trainer.cfg, device, graph_draws=False)
-        parts = {"data (CUDA graph)": trainer.draw, "data (eager, not in the total)": eager.draw}
+        parts = {"data (CUDA graph)": trainer.draw, EAGER_DRAW: eager.draw}
     parts |= {"forward + backward": forward_backward, "AdamW update": trainer.groups[0].optimizer.step}
     return {name: median_seconds(lambda: [run() for _ in range(steps)], repeats, device) / steps
             for name, run in parts.items()}
@@ -140,7 +143,7 @@ def bench_step_parts(device, n_seeds, steps, repeats):
     rows = []
     for name, task in TASKS.items():
         parts = step_parts(task, n_seeds, device, steps, repeats)
-        total = sum(t for part, t in parts.items() if "not in the total" not in part)
+        total = sum(t for part, t in parts.items() if part != EAGER_DRAW)
         rows += [{"task": name, "part": part, "ms_per_step": 1e3 * t, "share": t / total} for part, t in parts.items()]
     return rows
 
@@ -155,14 +158,12 @@ def bench_training(device, seed_counts, loop_seeds, steps, repeats, peak):
         rows.append({"task": name, "mode": f"per-seed loop ({loop_seeds} models)", "model_steps_per_s": loop_rate,
                      "gflop_per_s": loop_rate * flops / 1e9, "vs_loop": 1.0, "of_peak": loop_rate * flops / peak})
         for s in seed_counts:
-            modes = [(f"ensemble, {s} seed{'s' if s > 1 else ''}", 0)]
+            modes = [(f"ensemble, {s} seed{'s' if s > 1 else ''}", 0, None)]  # (label, seed_group, graph_draws)
             if torch.device(device).type == "cpu" and CPU_SEED_GROUP < s:
-                modes.append((f"ensemble, {s} seeds in groups of {CPU_SEED_GROUP}", CPU_SEED_GROUP))
-            graphs = graphdraw.supported(name, torch.device(device))
-            if graphs and s == seed_counts[-1]:
-                modes.append((f"ensemble, {s} seeds, eager draws (no CUDA graph)", 0))
-            for mode, size in modes:
-                graph_draws = False if "eager draws" in mode else None
+                modes.append((f"ensemble, {s} seeds in groups of {CPU_SEED_GROUP}", CPU_SEED_GROUP, None))
+            if graphdraw.supported(name, torch.device(device)) and s == seed_counts[-1]:
+                modes.append((f"ensemble, {s} seeds, eager draws (no CUDA graph)", 0, False))
+            for mode, size, graph_draws in modes:
                 rate = s / ensemble_step_time(task, s, device, steps, repeats, size, graph_draws)
                 rows.append({"task": name, "mode": mode, "model_steps_per_s": rate, "gflop_per_s": rate * flops / 1e9,
                              "vs_loop": rate / loop_rate, "of_peak": rate * flops / peak})

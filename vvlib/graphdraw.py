@@ -14,9 +14,7 @@ distinct, and how often is something the host must read, which a graph cannot ho
 
 import torch
 
-from .tasks import Batch
-
-FIELDS = ("label", "target", "priority", "key", "query", "mask")
+from .tasks import Batch, map_fields
 
 
 def supported(task_name: str, device: torch.device) -> bool:
@@ -38,7 +36,7 @@ class GraphedDraws:
         graph, out = self.graphs[n]
         graph.replay()
         # a copy: the graph's own tensors are overwritten by the next replay
-        return Batch(**{f: None if getattr(out, f) is None else getattr(out, f).clone() for f in FIELDS})
+        return map_fields(out, torch.clone)
 
     def record(self, n: int):
         # one eager draw first, so that lazy initialisation (kernels, allocator) happens

@@ -116,19 +116,23 @@ def sample(task: TaskConfig, gen, rows: int, n: int, device, lengths=None) -> Ba
     return Batch(label=label, target=target, key=key, query=query, mask=mask)
 
 
+FIELDS = ("label", "target", "priority", "key", "query", "mask")  # Batch's tensor fields
+
+
 def stack(batches: list[Batch]) -> Batch:
     """Stack per-seed batches along a new leading seed dimension."""
     fields = {}
-    for name in ("label", "target", "priority", "key", "query", "mask"):
+    for name in FIELDS:
         values = [getattr(b, name) for b in batches]
         fields[name] = None if values[0] is None else torch.stack(values)
     return Batch(**fields)
 
 
+def map_fields(batch: Batch, fn) -> Batch:
+    """A batch with fn applied to each of its tensors (unused fields stay None)."""
+    return Batch(**{name: None if getattr(batch, name) is None else fn(getattr(batch, name)) for name in FIELDS})
+
+
 def slice_rows(batch: Batch, start: int, stop: int) -> Batch:
     """Rows [start, stop) of an unstacked batch (leading dim = sequences)."""
-    fields = {}
-    for name in ("label", "target", "priority", "key", "query", "mask"):
-        value = getattr(batch, name)
-        fields[name] = None if value is None else value[start:stop]
-    return Batch(**fields)
+    return map_fields(batch, lambda value: value[start:stop])
