@@ -46,6 +46,14 @@ PAPER_TRAINING = {"n_seeds": 100, "checkpoint_every": 1000}
 # what that changes).  Its results are committed under BOOK_STORE and loaded, not recomputed.
 BOOK_STORE = "results/book"
 BOOK_TRAINING = {"n_seeds": 20, "store_dir": BOOK_STORE}
+# Chapters 4-5's longer training beside the main one (the `long_*` parameters): in the book, the
+# paper's own number of steps, its 20 seeds stored as runs that each fit in one sitting.
+BOOK_LONG_DICTIONARY = {"long_steps": DICTIONARY_STEPS["paper"], "long_seeds": 20, "long_seed_chunk": 20,
+                        "long_seed_group": 4, "ladder_steps": [500, 1000, 2000, 5000, 10_000],
+                        "ladder_lengths": [16, 256, 2048, 16384]}
+# A smoke test of the same path: two runs of one seed each, joined.
+CI_LONG = {"long_steps": 60, "long_seeds": 2, "long_seed_chunk": 1, "long_seed_group": 0,
+           "ladder_steps": [20, 60], "ladder_lengths": [16, 256]}
 # Chapters 8 and 9 train both tasks: their paper profile.
 PAPER_BOTH_TASKS = {**PAPER_TRAINING, "argmax_steps": ARGMAX_STEPS["paper"], "dictionary_steps": DICTIONARY_STEPS["paper"],
                     "argmax_eval_sequences": 1024, "dictionary_eval_sequences": 1024}
@@ -92,8 +100,9 @@ CHAPTERS = {
             "05_dictionary_lookup",
             "Dictionary lookup: Baseline vs LayerNorm (Table 2)",
             profiles={
-                "ci": {"n_seeds": CI_SEEDS, "steps": DICTIONARY_STEPS["ci"], "n_eval_sequences": 64},
-                "book": {**BOOK_TRAINING, "steps": DICTIONARY_STEPS["book"], "n_eval_sequences": 128},
+                "ci": {"n_seeds": CI_SEEDS, "steps": DICTIONARY_STEPS["ci"], "n_eval_sequences": 64, **CI_LONG},
+                "book": {**BOOK_TRAINING, "steps": DICTIONARY_STEPS["book"], "n_eval_sequences": 128,
+                         **BOOK_LONG_DICTIONARY},
                 "paper": {**PAPER_TRAINING, "steps": DICTIONARY_STEPS["paper"], "n_eval_sequences": 1024},
             },
         ),
@@ -187,6 +196,18 @@ def checked_parameters(name: str, profile: str = DEFAULT_PROFILE, overrides: dic
     defaults = {n: p.default for n, p in spec.items()}
     resolve(spec, chapter.profiles, {**defaults, **given}, explicit=set(given) - {"profile"})
     return given
+
+
+def resolved(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None):
+    """The parameters a chapter runs with at `profile` (e.g. to train its runs from a script,
+    into the same store entries the chapter will read)."""
+    from .params import Params
+
+    chapter = get_chapter(name)
+    spec = chapter.parameters()
+    given = {"profile": profile, **(overrides or {})}
+    return Params(resolve(spec, chapter.profiles, {**{n: p.default for n, p in spec.items()}, **given},
+                          explicit=set(given) - {"profile"}))
 
 
 def run_chapter(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None,

@@ -5,9 +5,13 @@ Chapter parameters map to configs here, so every training chapter reads the same
 (n_seeds, steps, batch_size, hidden, lr, ...) the same way.
 """
 
+import dataclasses
+
+import numpy as np
+
 from .evaluate import EvalConfig
 from .model import ModelConfig
-from .runs import TrainedRun
+from .runs import TrainedRun, ladder
 from .tasks import TaskConfig
 from .train import TrainConfig
 
@@ -65,8 +69,8 @@ def trained_models(P, task: TaskConfig, variants, device="cpu") -> dict:
     return {v: TrainedRun(P.store_dir, model_config(P, task, v), train_config(P), device) for v in variants}
 
 
-def eval_config(P, temperature="fixed", n_sequences=None) -> EvalConfig:
-    return EvalConfig(lengths=tuple(P.eval_lengths), n_sequences=n_sequences or P.n_eval_sequences,
+def eval_config(P, temperature="fixed", n_sequences=None, lengths=None) -> EvalConfig:
+    return EvalConfig(lengths=tuple(lengths or P.eval_lengths), n_sequences=n_sequences or P.n_eval_sequences,
                       seed=P.eval_seed, temperature=temperature)
 
 
@@ -80,3 +84,35 @@ def train_and_evaluate(P, task: TaskConfig, variants, temperatures=("fixed",), d
             accuracy[run_name(variant, temperature)] = run.evaluated(eval_config(P, temperature))
         training[variant] = run.record
     return accuracy, training
+
+
+def long_train_configs(P) -> list:
+    """The longer training (chapters 4-5's `long_*` parameters) as stored runs of at most
+    long_seed_chunk consecutive seeds each, so that one run fits in one sitting.  Seed s
+    has the same streams in whichever run it falls, and with seed groups that divide the
+    chunk each group computes exactly what it would in one run of all the seeds."""
+    base = dataclasses.replace(train_config(P), steps=P.long_steps, seed_group=P.long_seed_group)
+    return [dataclasses.replace(base, first_seed=first, n_seeds=min(P.long_seed_chunk, P.long_seeds - first))
+            for first in range(0, P.long_seeds, P.long_seed_chunk)]
+
+
+def long_training(P, task: TaskConfig, variants, temperatures=("fixed",), device="cpu"):
+    """The longer training of each variant, its runs joined along the seeds:
+    (accuracy {run name: (seeds, eval_lengths)}, ladders {variant: {step: (seeds, ladder_lengths)}},
+    training records {variant: [one record per run]}).
+
+    Each run climbs its step ladder first (training it and evaluating it at ladder_steps on
+    ladder_lengths), then is evaluated at every test length under each temperature."""
+    accuracy, ladders, training = {}, {}, {}
+    rung_cfg = eval_config(P, lengths=P.ladder_lengths)
+    for variant in variants:
+        model_cfg, parts = model_config(P, task, variant), []
+        for train_cfg in long_train_configs(P):
+            rungs = ladder(P.store_dir, model_cfg, train_cfg, rung_cfg, P.ladder_steps, device)
+            run = TrainedRun(P.store_dir, model_cfg, train_cfg, device)
+            parts.append((rungs, {t: run.evaluated(eval_config(P, t)) for t in temperatures}, run.record))
+        ladders[variant] = {step: np.concatenate([p[0][step] for p in parts]) for step in parts[0][0]}
+        for t in temperatures:
+            accuracy[run_name(variant, t)] = np.concatenate([p[1][t] for p in parts])
+        training[variant] = [p[2] for p in parts]
+    return accuracy, ladders, training

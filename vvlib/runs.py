@@ -4,6 +4,7 @@
     <store>/train-<hash>/weights.pt     final weights of all seeds
     <store>/train-<hash>/checkpoint.pt  only while training: resume point
     <store>/train-<hash>/eval-<hash>.json   per-seed accuracies for one EvalConfig
+    <store>/train-<hash>/ladder-<hash>.json per-seed accuracies at steps along the training
     <store>/<name>-<hash>/tables.json + *.csv   a chapter's probe tables (see cached_tables)
 
 The hash covers every setting that changes the numbers, including the device type
@@ -77,26 +78,84 @@ def trained(store_dir, model_cfg: ModelConfig, train_cfg: TrainConfig, device, p
             raise store.StoreError(f"{weights_file} is unreadable ({exc}); move {folder} away to retrain") from exc
         return weights, record
     _may_compute("trained weights", weights_file)
+    return _train_and_store(model_cfg, train_cfg, device, folder, progress)
+
+
+def _train_and_store(model_cfg, train_cfg, device, folder: Path, progress, on_step=None, resume=True):
+    """Train (resuming from folder's checkpoint unless `resume` is False), calling
+    on_step(trainer) after every step; store the weights and run.json where they are not
+    stored yet (a stored record is never rewritten).  Returns (weights, record)."""
+    spec = training_spec(model_cfg, train_cfg, device)
     trainer = train.Trainer(model_cfg, train_cfg, device)
-    trainer.resume(folder / "checkpoint.pt")
+    if resume:
+        trainer.resume(folder / "checkpoint.pt")
     start_step = trainer.step  # > 0 when an interrupted run resumes
     start = time.perf_counter()
-    weights = trainer.run(folder / "checkpoint.pt", progress=progress)
+    hook = None if on_step is None else (lambda step: on_step(trainer))
+    weights = trainer.run(folder / "checkpoint.pt", progress=progress, on_step=hook)
     wall = time.perf_counter() - start
-    store.save_torch(weights, folder / "weights.pt")
-    steps_here = train_cfg.steps - start_step
-    history = trainer.loss_history
-    record = {
-        "spec": spec,
-        "provenance": store.provenance(device, wall),  # wall time of the steps run by this process
-        "resumed_from_step": start_step,
-        "model_steps_per_s": round(steps_here * train_cfg.n_seeds / wall, 1) if steps_here else None,
-        "final_loss": history[-1][1] if history else None,
-        "loss_history": history,
-    }
-    store.write_json(folder / "run.json", record)
+    record = store.load_matching(folder / "run.json", spec)
+    if record is None:
+        steps_here = train_cfg.steps - start_step
+        history = trainer.loss_history
+        record = {
+            "spec": spec,
+            "provenance": store.provenance(device, wall),  # wall time of the steps run by this process
+            "resumed_from_step": start_step,
+            "model_steps_per_s": round(steps_here * train_cfg.n_seeds / wall, 1) if steps_here else None,
+            "final_loss": history[-1][1] if history else None,
+            "loss_history": history,
+        }
+        store.write_json(folder / "run.json", record)
+    if not (folder / "weights.pt").exists():
+        store.save_torch(weights, folder / "weights.pt")
     (folder / "checkpoint.pt").unlink(missing_ok=True)
     return weights, record
+
+
+def ladder(store_dir, model_cfg, train_cfg, eval_cfg: evaluate.EvalConfig, rungs, device, progress=True) -> dict:
+    """{step: per-seed accuracy (seeds, lengths)}: the run evaluated at each step of `rungs`
+    on its way to train_cfg.steps, from the store or computed.
+
+    Computing it trains the run (from its checkpoint if one is there, else from step 0, even
+    when its final weights are stored) and evaluates the weights at each rung.  Evaluation
+    draws from its own streams and never writes to the weights, so the run ends with the
+    same weights as a run without rungs.  Rungs done are kept in a partial record, so an
+    interrupted ladder resumes with its run."""
+    rungs = sorted(set(rungs))
+    if not rungs or any(not isinstance(r, int) or not 1 <= r <= train_cfg.steps for r in rungs):
+        raise ValueError(f"rungs must be ints in 1..{train_cfg.steps} (the run's steps); got {rungs!r}")
+    folder = run_dir(store_dir, model_cfg, train_cfg, device)
+    spec = {"kind": "ladder", "train": training_spec(model_cfg, train_cfg, device),
+            "eval": dataclasses.asdict(eval_cfg), "block": evaluate.EVAL_BLOCK, "rungs": rungs}
+    path = folder / f"ladder-{store.spec_hash(spec)}.json"
+    record = store.load_matching(path, spec)
+    if record is None:
+        _may_compute("this step ladder", path)
+        record = _climb(model_cfg, train_cfg, eval_cfg, rungs, device, folder, spec, path, progress)
+    return {int(step): np.asarray(acc, dtype=float) for step, acc in record["accuracy"].items()}
+
+
+def _climb(model_cfg, train_cfg, eval_cfg, rungs, device, folder, spec, path, progress) -> dict:
+    partial = path.with_name(path.stem + ".partial.json")
+    done = {int(k): v for k, v in (store.load_matching(partial, spec) or {"accuracy": {}})["accuracy"].items()}
+    checkpoint = folder / "checkpoint.pt"
+    resume_step = torch.load(checkpoint, weights_only=False)["step"] if checkpoint.exists() else 0
+    resume = all(r in done for r in rungs if r <= resume_step)  # else climb again from step 0
+    start = time.perf_counter()
+
+    def snapshot(trainer):
+        if trainer.step in rungs:
+            acc = evaluate.accuracy(model_cfg, trainer.weights(), eval_cfg, device, progress=False)
+            done[trainer.step] = acc.tolist()
+            store.write_json(partial, {"spec": spec, "accuracy": done})
+
+    _train_and_store(model_cfg, train_cfg, device, folder, progress, on_step=snapshot, resume=resume)
+    record = {"spec": spec, "provenance": store.provenance(device, time.perf_counter() - start),
+              "accuracy": {str(r): done[r] for r in rungs}}
+    store.write_json(path, record)
+    partial.unlink(missing_ok=True)
+    return record
 
 
 def evaluated(store_dir, model_cfg, train_cfg, weights, eval_cfg: evaluate.EvalConfig, device, progress=True):

@@ -179,10 +179,10 @@ class Trainer:
                 self.loss_history.append((self.step, mean))
                 bar.set_postfix(loss=f"{sum(mean) / len(mean):.3f}")
                 window.zero_()
+            if on_step is not None:  # before the checkpoint: a resumed run never skips a step's hook
+                on_step(self.step)
             if checkpoint is not None and self.step % self.cfg.checkpoint_every == 0:
                 self.save(checkpoint)
-            if on_step is not None:
-                on_step(self.step)
         bar.close()
         return self.weights()
 
