@@ -197,3 +197,20 @@ def claim_evidence(table, title=""):
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
     fig.tight_layout()
     return fig
+
+
+def ladder_differences(frame, labels: dict, pair, title=""):
+    """The paired difference second - first (percentage points, 95% interval) against the
+    training step, one line per test length N."""
+    sns.set_theme(style="whitegrid")
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for n, rows in frame.groupby("N"):
+        rows = rows.sort_values("step")
+        ax.errorbar(rows["step"], rows["diff"], yerr=[rows["diff"] - rows["low"], rows["high"] - rows["diff"]],
+                    marker="o", capsize=3, label=f"N = {n}")
+    ax.axhline(0, color="k", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set(xlabel="training step", ylabel=f"{labels[pair[1]]} minus {labels[pair[0]]} (points)", title=title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from . import store
-from .stats import mean_and_sem, paired_ttest
+from .stats import mean_and_sem, paired_difference, paired_ttest
 
 
 def _pct(mean, sem):
@@ -62,6 +62,58 @@ def comparison_table(metrics: dict, lengths, pair, labels: dict, paper_table: di
         row["p (paper)"] = _p(column(paper_table, paper_p, n) if paper_table and paper_p in paper_table else None)
         rows.append(row)
     return pd.DataFrame(rows).set_index("N")
+
+
+def scales_table(columns: dict, lengths, pair, labels: dict, paper_table: dict, paper_p: str = "") -> pd.DataFrame:
+    """One row per length: the paper's two runs of `pair`, then ours at each scale of
+    `columns` ({scale label: per_length metrics}), each with its paired p-value."""
+    from .paper import column
+
+    rows = []
+    for n in lengths:
+        key, row = str(n), {"N": power_of_two(n)}
+        for v in pair:
+            paper = column(paper_table, v, n)
+            row[f"{labels[v]} (paper)"] = "n/a" if paper is None else f"{paper:.1f}"
+        row["p (paper)"] = _p(column(paper_table, paper_p, n) if paper_p in paper_table else None)
+        for scale, metrics in columns.items():
+            for v in pair:
+                row[f"{labels[v]} ({scale})"] = _pct(metrics["accuracy"][v][key], metrics["accuracy_sem"][v][key])
+            row[f"p ({scale})"] = _p(metrics["p_value"][pair_name(pair)][key])
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("N")
+
+
+def ladder_frame(ladders: dict, lengths, pair) -> pd.DataFrame:
+    """One row per (training step, test length): both runs' mean accuracy (%) and the paired
+    difference second - first with its 95% interval and p-value, from
+    ladders {variant: {step: per-seed accuracy (seeds, lengths)}}."""
+    first, second = pair
+    rows = []
+    for step in sorted(ladders[first]):
+        a, b = 100 * np.asarray(ladders[first][step]), 100 * np.asarray(ladders[second][step])
+        for j, n in enumerate(lengths):
+            rows.append({"step": step, "N": n, first: a[:, j].mean(), second: b[:, j].mean(),
+                         **paired_difference(a[:, j], b[:, j])})
+    return pd.DataFrame(rows)
+
+
+def overtaking(frame: pd.DataFrame, pair, labels: dict, in_distribution: int, alpha=0.05) -> str:
+    """Per test length beyond training: from which rung on (if any) the second run of `pair`
+    is significantly ahead at every later rung, and at how many rungs it is significantly behind."""
+    first, second = pair
+    sentences = []
+    for n, rows in frame[frame["N"] > in_distribution].groupby("N"):
+        rows = rows.sort_values("step")
+        ahead = (rows["diff"] > 0) & (rows["p"] < alpha)
+        behind = int(((rows["diff"] < 0) & (rows["p"] < alpha)).sum())
+        since = [s for i, s in enumerate(rows["step"]) if ahead.iloc[i:].all()]
+        lead = (f"ahead from step {since[0]:,} on" if since else
+                f"not significantly ahead at the last rung (step {rows['step'].iloc[-1]:,})")
+        sentences.append(f"at N = {power_of_two(int(n))}, {lead}, significantly behind at {behind} of "
+                         f"{len(rows)} rungs")
+    return (f"{labels[second]} against {labels[first]} (p < {alpha}, paired over seeds): "
+            + "; ".join(sentences) + ".")
 
 
 def ablation_metrics(accuracy: dict, lengths, variants=("standardize", "layernorm")) -> dict:
