@@ -53,3 +53,65 @@ def test_a_ladder_is_stored_and_its_rungs_are_checked(small_argmax, tmp_path, mo
     for bad in ([], [0], [13], [2.5]):
         with pytest.raises(ValueError, match="rungs must be ints in 1..12"):
             runs.ladder(tmp_path, small_argmax, cfg(), EVAL, bad, "cpu")
+
+
+def long_params(tmp_path, **kw):
+    from vvlib.params import Params
+
+    base = dict(n_seeds=1, steps=1, batch_size=16, lr=1e-3, weight_decay=1e-3, min_train_len=5, max_train_len=16,
+                seed=0, checkpoint_every=4, hidden=16, n_classes=5, eval_lengths=[8, 32], n_eval_sequences=40,
+                eval_seed=7, store_dir=str(tmp_path), long_steps=10, long_seeds=4, long_seed_chunk=2,
+                long_seed_group=1, ladder_steps=[5, 10], ladder_lengths=[8])
+    return Params({**base, **kw})
+
+
+@pytest.fixture
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_seed_chunks_join_into_the_run_of_all_seeds(tmp_path, one_thread):
+    """Seeds 0-3 as two stored runs of two give what one run of all four gives."""
+    from vvlib import experiments
+
+    task = experiments.task_config(long_params(tmp_path), "argmax")
+    chunks = long_params(tmp_path / "chunks")
+    assert [(c.first_seed, c.n_seeds) for c in experiments.long_train_configs(chunks)] == [(0, 2), (2, 2)]
+    assert [(c.first_seed, c.n_seeds) for c in experiments.long_train_configs(long_params(tmp_path, long_seeds=5))] \
+        == [(0, 2), (2, 2), (4, 1)]
+    acc, ladders, runs_ = experiments.long_training(chunks, task, ["baseline"], ["fixed", "adaptive"])
+    whole = long_params(tmp_path / "whole", long_seed_chunk=4)
+    acc_whole, ladders_whole, _ = experiments.long_training(whole, task, ["baseline"], ["fixed", "adaptive"])
+    assert len(runs_["baseline"]) == 2 and acc["adaptive_baseline"].shape == (4, 2)
+    assert all(np.array_equal(acc[k], acc_whole[k]) for k in acc)
+    assert all(np.array_equal(ladders["baseline"][s], ladders_whole["baseline"][s]) for s in (5, 10))
+    # the last rung is the final model: the same numbers as its evaluation at those lengths
+    assert np.array_equal(ladders["baseline"][10][:, 0], acc["baseline"][:, 0])
+
+
+def test_paired_difference_matches_a_worked_example():
+    from vvlib.stats import paired_difference
+
+    # differences 1, 2, 3: mean 2, sd 1, s.e. 1/sqrt(3); t(0.975, 2 d.f.) = 4.3027 from tables
+    d = paired_difference([0.0, 0.0, 0.0], [1.0, 2.0, 3.0])
+    half = 4.302653 / np.sqrt(3)
+    assert d["diff"] == pytest.approx(2) and d["low"] == pytest.approx(2 - half, abs=1e-5)
+    assert d["high"] == pytest.approx(2 + half, abs=1e-5) and d["p"] == pytest.approx(0.0741799, abs=1e-6)
+    assert np.isnan(paired_difference([1.0], [2.0])["low"])
+
+
+def test_overtaking_names_the_first_rung_from_which_the_lead_holds():
+    import pandas as pd
+
+    from vvlib.report import overtaking
+
+    rows = [(100, 64, -2, 0.01), (200, 64, 1, 0.01), (300, 64, -1, 0.5), (400, 64, 2, 0.01), (500, 64, 3, 0.001),
+            (100, 256, -1, 0.01), (500, 256, -2, 0.01), (100, 8, 5, 0.001)]
+    frame = pd.DataFrame(rows, columns=["step", "N", "diff", "p"])
+    text = overtaking(frame, ("a", "b"), {"a": "A", "b": "B"}, in_distribution=16)
+    assert "at N = 2⁶, ahead from step 400 on, significantly behind at 1 of 5 rungs" in text
+    assert "at N = 2⁸, not significantly ahead at the last rung (step 500), significantly behind at 2 of 2" in text
+    assert "N = 2³" not in text  # inside the training lengths

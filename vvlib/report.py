@@ -98,6 +98,38 @@ def ladder_frame(ladders: dict, lengths, pair) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def ladder_table(frame: pd.DataFrame, pair, labels: dict) -> pd.DataFrame:
+    """ladder_frame for reading: one row per (step, N), accuracies and the difference in points."""
+    first, second = pair
+    return pd.DataFrame([{
+        "step": f"{row.step:,}", "N": power_of_two(int(row.N)),
+        labels[first]: f"{getattr(row, first):.1f}", labels[second]: f"{getattr(row, second):.1f}",
+        "difference (points)": f"{row.diff:+.1f}", "95% interval": f"[{row.low:+.1f}, {row.high:+.1f}]",
+        "p": _p(row.p),
+    } for row in frame.itertuples()]).set_index(["step", "N"])
+
+
+def ladder_records(frame: pd.DataFrame) -> dict:
+    """ladder_frame for results.json: {N: {step: {column: value}}}."""
+    return {str(n): {str(row["step"]): {k: v for k, v in row.items() if k not in ("N", "step")}
+                     for row in rows.to_dict("records")} for n, rows in frame.groupby("N")}
+
+
+def runs_table(runs: dict, labels: dict) -> pd.DataFrame:
+    """The stored runs behind a result ({variant: [run record]}): seeds, time, speed, provenance."""
+    rows = []
+    for variant, records in runs.items():
+        for r in records:
+            train_spec, prov = r["spec"]["train"], r["provenance"]
+            first = train_spec["first_seed"]
+            rows.append({"variant": labels[variant], "seeds": f"{first}..{first + train_spec['n_seeds'] - 1}",
+                         "steps": f"{train_spec['steps']:,}",
+                         "training wall time (min)": round(prov["wall_time_s"] / 60, 1),
+                         "model-steps per second": r["model_steps_per_s"], "trained on": prov["device"],
+                         "torch": prov["torch"], "commit": prov["git_commit"][:12]})
+    return pd.DataFrame(rows).set_index("variant")
+
+
 def overtaking(frame: pd.DataFrame, pair, labels: dict, in_distribution: int, alpha=0.05) -> str:
     """Per test length beyond training: from which rung on (if any) the second run of `pair`
     is significantly ahead at every later rung, and at how many rungs it is significantly behind."""
