@@ -90,7 +90,7 @@ def _train_and_store(model_cfg, train_cfg, device, folder: Path, progress, on_st
     if resume:
         trainer.resume(folder / "checkpoint.pt")
     start_step = trainer.step  # > 0 when an interrupted run resumes
-    start = time.perf_counter()
+    start, commit = time.perf_counter(), store.git_commit()
     hook = None if on_step is None else (lambda step: on_step(trainer))
     weights = trainer.run(folder / "checkpoint.pt", progress=progress, on_step=hook)
     wall = time.perf_counter() - start
@@ -100,7 +100,7 @@ def _train_and_store(model_cfg, train_cfg, device, folder: Path, progress, on_st
         history = trainer.loss_history
         record = {
             "spec": spec,
-            "provenance": store.provenance(device, wall),  # wall time of the steps run by this process
+            "provenance": store.provenance(device, wall, commit),  # wall time of the steps run by this process
             "resumed_from_step": start_step,
             "model_steps_per_s": round(steps_here * train_cfg.n_seeds / wall, 1) if steps_here else None,
             "final_loss": history[-1][1] if history else None,
@@ -142,7 +142,7 @@ def _climb(model_cfg, train_cfg, eval_cfg, rungs, device, folder, spec, path, pr
     checkpoint = folder / "checkpoint.pt"
     resume_step = torch.load(checkpoint, weights_only=False)["step"] if checkpoint.exists() else 0
     resume = all(r in done for r in rungs if r <= resume_step)  # else climb again from step 0
-    start = time.perf_counter()
+    start, commit = time.perf_counter(), store.git_commit()
 
     def snapshot(trainer):
         if trainer.step in rungs:
@@ -151,7 +151,7 @@ def _climb(model_cfg, train_cfg, eval_cfg, rungs, device, folder, spec, path, pr
             store.write_json(partial, {"spec": spec, "accuracy": done})
 
     _train_and_store(model_cfg, train_cfg, device, folder, progress, on_step=snapshot, resume=resume)
-    record = {"spec": spec, "provenance": store.provenance(device, time.perf_counter() - start),
+    record = {"spec": spec, "provenance": store.provenance(device, time.perf_counter() - start, commit),
               "accuracy": {str(r): done[r] for r in rungs}}
     store.write_json(path, record)
     partial.unlink(missing_ok=True)

@@ -99,12 +99,14 @@ def device_name(device) -> str:
     return f"cpu ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
 
 
-def provenance(device, wall_time_s: float | None = None) -> dict:
+def provenance(device, wall_time_s: float | None = None, commit: str | None = None) -> dict:
+    """Where and how a result was computed; `commit`: the code's commit when the computation
+    started (default: now), since a long run may end after later commits."""
     return {
         "device": device_name(device),
         "torch": torch.__version__,
         "python": platform.python_version(),
-        "git_commit": git_commit(),
+        "git_commit": commit or git_commit(),
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "wall_time_s": None if wall_time_s is None else round(wall_time_s, 2),
     }
