@@ -63,7 +63,8 @@ def test_results_json_has_parameters_provenance_and_metrics(executed, name):
 @pytest.mark.parametrize("name", list(TRAINING_CHAPTERS))
 def test_training_chapter_metrics(executed, name):
     results = executed[1][name]
-    assert set(results["provenance"]["sources"]) == {"training/baseline", "training/layernorm"}
+    long_runs = {f"training/long/{v}/{first}" for v in ("baseline", "layernorm") for first in (0, 1)}
+    assert set(results["provenance"]["sources"]) == {"training/baseline", "training/layernorm", *long_runs}
     lengths = {str(n) for n in PAPER_LENGTHS}
     accuracy = results["metrics"]["accuracy"]
     assert set(accuracy) == {"baseline", "layernorm", "adaptive_baseline", "adaptive_layernorm"}
@@ -77,6 +78,24 @@ def test_training_chapter_metrics(executed, name):
     # even the ci profile's models must beat chance by far inside the training lengths
     chance = 100 / TRAINING_CHAPTERS[name]
     assert accuracy["baseline"]["16"] > chance + 40 and accuracy["layernorm"]["16"] > chance + 40
+
+
+
+@pytest.mark.parametrize("name", list(TRAINING_CHAPTERS))
+def test_longer_training_metrics(executed, name):
+    """The longer training (two stored runs of one seed at the ci profile), joined, with its ladder."""
+    metrics, P = executed[1][name]["metrics"], executed[1][name]["parameters"]
+    long = metrics["long"]
+    assert long["steps"] == P["long_steps"] and long["n_seeds"] == P["long_seeds"] == 2
+    assert set(long["accuracy"]) == set(metrics["accuracy"])
+    assert set(metrics["ladder"]) == {str(n) for n in P["ladder_lengths"]}
+    for by_step in metrics["ladder"].values():
+        assert set(by_step) == {str(s) for s in P["ladder_steps"]}
+        for rung in by_step.values():
+            assert rung["diff"] == pytest.approx(rung["layernorm"] - rung["baseline"])
+    # the last rung is the final model: at N = 16 it scores what the final evaluation scores
+    last = metrics["ladder"]["16"][str(P["long_steps"])]
+    assert last["baseline"] == pytest.approx(long["accuracy"]["baseline"]["16"])
 
 
 def test_explicit_value_beats_the_profile_inside_the_kernel(executed):
@@ -207,7 +226,8 @@ def test_summary_verdicts_follow_from_the_chapters_numbers(executed):
 
     root, results = executed
     claims = results["summary"]["metrics"]["claims"]
-    assert len(claims) == 12 and all(c["verdict"] in (summary.SUPPORTED, summary.CONTRADICTED, summary.MIXED,
+    # chapters 4-5: three pairs at two scales each; chapter 8: three; chapter 9: two; chapters 6-7: four
+    assert len(claims) == 21 and all(c["verdict"] in (summary.SUPPORTED, summary.CONTRADICTED, summary.MIXED,
                                                       summary.UNCLEAR) for c in claims.values())
     m = results["04_argmax_retrieval"]["metrics"]
     ood = [str(n) for n in PAPER_LENGTHS if n > 16]
@@ -216,6 +236,11 @@ def test_summary_verdicts_follow_from_the_chapters_numbers(executed):
     row = claims["argmax: +LN is more accurate than the Baseline"]
     assert row["evidence"].startswith(f"ahead at {len(ahead)} of {len(ood)} lengths ({len(significant)} with p < 0.05)")
     assert row["scale"] == "2 seeds x 1000 steps (profile ci)"
+    long = results["04_argmax_retrieval"]["metrics"]["long"]
+    row = claims["argmax, at 60 steps: +LN is more accurate than the Baseline"]
+    behind = [n for n in ood if long["accuracy"]["layernorm"][n] < long["accuracy"]["baseline"][n]]
+    assert f"behind at {len(behind)} (" in row["evidence"] and row["scale"] == "2 seeds x 60 steps (profile ci)"
+    assert set(results["summary"]["metrics"]["ln_minus_std_dictionary"]) == set(ood)
 
 
 @pytest.fixture(scope="module")

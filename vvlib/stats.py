@@ -31,6 +31,16 @@ def paired_ttest(a, b) -> float:
         return float(stats.ttest_rel(a, b).pvalue)
 
 
+def one_sample_ttest(values, mean=0.0) -> float:
+    """Two-sided p-value of the t-test that the values' mean is `mean` (nan when undefined)."""
+    values = np.asarray(values, dtype=float)
+    if len(values) < 2:
+        return float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return float(stats.ttest_1samp(values, mean).pvalue)
+
+
 def paired_difference(a, b, confidence=0.95) -> dict:
     """Mean of b - a over the pairs, its two-sided t interval and the paired t-test's p-value:
     {"diff", "low", "high", "p"} (interval and p are nan for fewer than two pairs)."""

@@ -51,6 +51,16 @@ def compare(claimed: dict, other: dict, p_values: dict, lengths, higher_is_bette
                     len(behind), len(significant.intersection(behind)))
 
 
+@dataclass
+class Claim:
+    """One of the paper's claims against one of our results."""
+    claim: str
+    results: dict  # the results.json of the chapter that tests it
+    source: str  # the paper's table or figure
+    evidence: Evidence
+    scale: str  # the scale of the runs compared (seeds x steps, profile)
+
+
 def load(results_dir, chapter: str) -> dict:
     path = Path(results_dir) / chapter / "results.json"
     if not path.exists():
@@ -72,52 +82,97 @@ def scale(results: dict) -> str:
     return f"{P['n_seeds']} seeds x {steps} steps (profile {P['profile']})"
 
 
-def _accuracy_claim(claim, results, table, other, claimed):
-    """Chapters 4-5: run `claimed` against run `other`, with the chapter's paired p-values."""
-    m = results["metrics"]
-    return claim, results, table, compare(m["accuracy"][claimed], m["accuracy"][other],
-                                          m["p_value"][f"{other}_vs_{claimed}"], beyond_training(results))
+def long_scale(results: dict) -> str:
+    """The scale of chapters 4-5's longer training, like scale()."""
+    P = results["parameters"]
+    return f"{P['long_seeds']} seeds x {P['long_steps']} steps (profile {P['profile']})"
+
+
+def _accuracy_claims(task, results, table) -> list:
+    """Chapters 4-5's three comparisons, at the book's scale and (where it ran) at the longer
+    training's: each pair of runs with the chapter's paired p-values."""
+    pairs = [("+LN is more accurate than the Baseline", "baseline", "layernorm"),
+             ("with adaptive θ, +LN is more accurate than without LN", "adaptive_baseline", "adaptive_layernorm"),
+             ("adaptive θ improves +LN further", "layernorm", "adaptive_layernorm")]
+    scales = [("", results["metrics"], scale(results))]
+    if "long" in results["metrics"]:
+        steps = results["metrics"]["long"]["steps"]
+        scales.append((f", at {steps:,} steps", results["metrics"]["long"], long_scale(results)))
+    return [Claim(f"{task}{label}: {text}", results, table,
+                  compare(m["accuracy"][claimed], m["accuracy"][other], m["p_value"][f"{other}_vs_{claimed}"],
+                          beyond_training(results)), where)
+            for label, m, where in scales for text, other, claimed in pairs]
 
 
 def claims(results_dir) -> list:
-    """[(claim, results of the chapter that tests it, paper table, Evidence)] for every claim."""
+    """[Claim] for every claim of the paper that a chapter tests."""
     r = {c: load(results_dir, c) for c in ("04_argmax_retrieval", "05_dictionary_lookup", "06_distribution_shift",
                                            "07_dispersion", "08_ablations", "09_longer_training")}
     rows = []
     for task, chapter, table in (("argmax", "04_argmax_retrieval", "Table 1"),
                                  ("dictionary", "05_dictionary_lookup", "Table 2")):
-        res = r[chapter]
-        rows += [
-            _accuracy_claim(f"{task}: +LN is more accurate than the Baseline", res, table, "baseline", "layernorm"),
-            _accuracy_claim(f"{task}: with adaptive θ, +LN is more accurate than without LN", res, table,
-                            "adaptive_baseline", "adaptive_layernorm"),
-            _accuracy_claim(f"{task}: adaptive θ improves +LN further", res, table, "layernorm",
-                            "adaptive_layernorm"),
-        ]
+        rows += _accuracy_claims(task, r[chapter], table)
     ablation = r["08_ablations"]
+    m, lengths = ablation["metrics"], beyond_training(ablation)
     for task, table in (("argmax", "Table 3"), ("dictionary", "Table 6")):
-        m = ablation["metrics"]
-        rows.append((f"{task}: +LN is more accurate than +std", ablation, table,
-                     compare(m["accuracy"][task]["layernorm"], m["accuracy"][task]["standardize"],
-                             m["p_value_ln_vs_std"][task], beyond_training(ablation))))
+        rows.append(Claim(f"{task}: +std is more accurate than the Baseline", ablation, table,
+                          compare(m["accuracy"][task]["standardize"], m["accuracy"][task]["baseline"],
+                                  m["p_value_vs_baseline"][task]["standardize"], lengths), scale(ablation)))
+    rows.append(Claim("argmax: +LN is more accurate than +std", ablation, "Table 3",
+                      compare(m["accuracy"]["argmax"]["layernorm"], m["accuracy"]["argmax"]["standardize"],
+                              m["p_value_ln_vs_std"]["argmax"], lengths), scale(ablation)))
     longer = r["09_longer_training"]
     for task, table in (("argmax", "Table 4"), ("dictionary", "Table 5")):
         m = longer["metrics"]
-        rows.append((f"{task}, trained up to N = {longer['parameters']['max_train_len']}: +LN beats the Baseline",
-                     longer, table, compare(m["accuracy"][task]["layernorm"], m["accuracy"][task]["baseline"],
-                                            m["p_value"][task], beyond_training(longer))))
-    shift = r["06_distribution_shift"]["metrics"]
-    lengths = beyond_training(r["06_distribution_shift"])
-    rows.append(("+LN keeps more of the global variance of the readout's input", r["06_distribution_shift"],
-                 "Figure 3", compare(shift["relative_global_variance"]["layernorm"],
-                                     shift["relative_global_variance"]["baseline"],
-                                     shift["p_value_relative_global_variance"], lengths)))
-    dispersion = r["07_dispersion"]["metrics"]
-    rows.append(("+LN makes the attention less dispersed (lower entropy)", r["07_dispersion"], "Figure 4",
-                 compare(dispersion["entropy"]["layernorm"], dispersion["entropy"]["baseline"],
-                         dispersion["p_value_entropy"]["baseline_vs_layernorm"], beyond_training(r["07_dispersion"]),
-                         higher_is_better=False)))
+        rows.append(Claim(f"{task}, trained up to N = {longer['parameters']['max_train_len']}: +LN beats the Baseline",
+                          longer, table, compare(m["accuracy"][task]["layernorm"], m["accuracy"][task]["baseline"],
+                                                 m["p_value"][task], beyond_training(longer)), scale(longer)))
+    return rows + _figure_claims(r)
+
+
+def _figure_claims(r: dict) -> list:
+    """Figures 3 and 4 (chapters 6 and 7, probing chapter 4's models), and Figure 3 against Table 1."""
+    shift, shift_m = r["06_distribution_shift"], r["06_distribution_shift"]["metrics"]
+    lengths = beyond_training(shift)
+    drift = shift_m["global_mean_drift"]["baseline"]
+    rows = [Claim("the Baseline's global mean drifts away from its value at the training length", shift, "Figure 3",
+                  compare({n: abs(drift[n]) for n in lengths}, {n: 0.0 for n in lengths},
+                          shift_m["p_value_mean_drift"]["baseline"], lengths), scale(shift)),
+            Claim("+LN keeps more of the global variance of the readout's input", shift, "Figure 3",
+                  compare(shift_m["relative_global_variance"]["layernorm"],
+                          shift_m["relative_global_variance"]["baseline"],
+                          shift_m["p_value_relative_global_variance"], lengths), scale(shift))]
+    dispersion = r["07_dispersion"]
+    d = dispersion["metrics"]
+    rows.append(Claim("+LN makes the attention less dispersed (lower entropy)", dispersion, "Figure 4",
+                      compare(d["entropy"]["layernorm"], d["entropy"]["baseline"],
+                              d["p_value_entropy"]["baseline_vs_layernorm"], beyond_training(dispersion),
+                              higher_is_better=False), scale(dispersion)))
+    argmax = r["04_argmax_retrieval"]
+    kept = [n for n in lengths if (shift_m["p_value_relative_global_variance"].get(n) or 1) < ALPHA
+            and shift_m["relative_global_variance"]["layernorm"][n] > shift_m["relative_global_variance"]["baseline"][n]]
+    if scale(argmax) == scale(shift):  # the same models: chapter 6 probes chapter 4's runs
+        m = argmax["metrics"]
+        rows.append(Claim("where +LN keeps more global variance, it is more accurate", argmax, "Figure 3, Table 1",
+                          compare(m["accuracy"]["layernorm"], m["accuracy"]["baseline"],
+                                  m["p_value"]["baseline_vs_layernorm"], kept), scale(argmax)))
     return rows
+
+
+def equivalence(results_dir, task="dictionary") -> dict:
+    """Table 6's claim that +LN and +std are about equal: {N: paired difference +LN - +std
+    (points) with its 95% interval and p} beyond the training length, from chapter 8."""
+    ablation = load(results_dir, "08_ablations")
+    return {n: ablation["metrics"]["ln_minus_std"][task][n] for n in beyond_training(ablation)}
+
+
+def equivalence_text(differences: dict) -> str:
+    """How close +LN and +std are: where the interval holds zero, and its widest reach."""
+    holds_zero = [n for n, d in differences.items() if d["low"] is not None and d["low"] <= 0 <= d["high"]]
+    reach = max(max(abs(d["low"]), abs(d["high"])) for d in differences.values() if d["low"] is not None)
+    return (f"The 95% interval of +LN minus +std contains zero at {len(holds_zero)} of {len(differences)} lengths "
+            f"beyond the training lengths; every interval lies within ±{reach:.1f} points. Differences larger "
+            f"than that are ruled out at this scale; smaller ones are not.")
 
 
 def slope_claim(results_dir) -> tuple:
