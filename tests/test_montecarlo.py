@@ -6,7 +6,8 @@ import torch
 
 from vvlib import rng
 from vvlib.montecarlo import (Moments, RandomAttention, Setting, Tables, attend, exact_moments,
-                              fit_loglog_slope, output_moments, proof_chain, sample_tokens, sinusoidal)
+                              fit_loglog_slope, output_moments, proof_chain, sample_tokens, sinusoidal,
+                              variance_constant)
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +34,22 @@ def test_exact_variance_at_n1_is_the_value_variance(tiny):
     values = tiny.values[:, 0]
     _, var = exact_moments(tiny, 1, component=0)
     assert var == pytest.approx(float(values.var(unbiased=False)), rel=1e-12)  # uniform tokens
+
+
+def test_n_times_the_exact_variance_converges_to_the_sharp_constant():
+    """Exact enumeration (no approximation) against the delta method's limit: the gap
+    N Var(O) - C shrinks like 1/N, so it halves (roughly) as N doubles."""
+    tables = Tables(RandomAttention(d_model=8, vocab_size=2, seed=3, logit_scale=2.0))
+    constant = float(variance_constant(tables)[0])
+    gaps = [n * exact_moments(tables, n, component=0)[1] - constant for n in (100, 200, 400, 800)]
+    assert abs(gaps[-1]) < 0.01 * constant
+    assert all(0.35 < later / earlier < 0.65 for earlier, later in zip(gaps, gaps[1:]))
+
+
+def test_the_sharp_constant_with_equal_logits_is_the_value_variance(tiny):
+    flat = Tables(RandomAttention(d_model=8, vocab_size=3, seed=2, logit_scale=0.0))
+    values = flat.values[:, 0]
+    assert float(variance_constant(flat)[0]) == pytest.approx(float(values.var(unbiased=False)), rel=1e-12)
 
 
 def test_iid_slope_is_minus_one_half(module):

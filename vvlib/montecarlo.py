@@ -258,6 +258,7 @@ def proof_chain(tables: Tables, n: int, n_sequences: int, component: int = 0, se
     then the paper's line 6 (N E[max A^2] sigma^2) and its final bound sigma^2 e^(2 delta) / N.
     """
     sums, squares, count = {}, {}, 0
+    out_moments = Moments(1)  # for the standard error of the variance
     value = tables.values[:, component]
     for index, rows in blocks(n_sequences):
         gen = rng.generator(tables.device, seed, "proof", n, index)
@@ -280,6 +281,7 @@ def proof_chain(tables: Tables, n: int, n_sequences: int, component: int = 0, se
             "max_weight": a.max(1).values,
             "max_weight_sq": max_a2,
         }
+        out_moments.add(out.cpu().numpy()[:, None])
         for key, x in per_sequence.items():
             sums[key] = sums.get(key, 0.0) + float(x.sum())
             squares[key] = squares.get(key, 0.0) + float((x**2).sum())
@@ -289,6 +291,7 @@ def proof_chain(tables: Tables, n: int, n_sequences: int, component: int = 0, se
     sigma2 = float((tables.probs * value**2).sum() - (tables.probs * value).sum() ** 2)
     delta = tables.logit_range()
     mean["variance"] = mean["second_moment"] - mean["output"] ** 2
+    se["variance"] = float(out_moments.variance_se()[0])
     mean["line6"] = n * mean["max_weight_sq"] * sigma2
     mean["paper_bound"] = sigma2 * math.exp(2 * delta) / n
     mean["efron_stein_bound"] = 8 * float(value.abs().max()) ** 2 * math.exp(2 * delta) / n
@@ -326,6 +329,19 @@ def limit_output(tables: Tables) -> torch.Tensor:
     """Where O converges for i.i.d. tokens and a fixed query: E[e^s v] / E[e^s] (law of large numbers)."""
     w = tables.probs * torch.exp(tables.logits)
     return (w @ tables.values) / w.sum()
+
+
+def variance_constant(tables: Tables) -> torch.Tensor:
+    """The sharp constant of the 1/N law, (D,): N Var(O_d) -> E[w^2 (v_d - O_inf,d)^2] / E[w]^2
+    for i.i.d. tokens and a fixed query, with w = e^s and O_inf = limit_output.
+
+    O is a ratio of two averages, (sum_n w_n v_n / N) / (sum_n w_n / N); to first order
+    (the delta method) O - O_inf = sum_n w_n (v_n - O_inf) / (N E[w]), a mean of N i.i.d.
+    terms of mean zero, whose variance is the expression above over N.  The weights and
+    the values come from the same tokens; the expression keeps that dependence."""
+    w = torch.exp(tables.logits)
+    centred = tables.values - limit_output(tables)
+    return (tables.probs * w**2) @ centred**2 / (tables.probs @ w) ** 2
 
 
 def rescaled_limits(tables: Tables) -> dict:
