@@ -44,3 +44,39 @@ def test_record_matches_its_name_and_has_provenance(path):
     provenance = record["provenance"]
     assert {"device", "torch", "git_commit", "created", "wall_time_s"} <= set(provenance)
     assert "+dirty" not in provenance["git_commit"], "published results must come from committed code"
+
+
+def book_accuracy(chapter: str, task: str, long=False):
+    """Per-seed accuracies of a training chapter at the book profile, from the committed records only."""
+    import os
+
+    from vvlib import chapters, experiments
+    from vvlib.runs import STORED_ONLY
+
+    P = chapters.resolved(chapter, "book", {"store_dir": str(BOOK)})
+    os.environ[STORED_ONLY] = "1"
+    try:
+        if long:
+            return P, experiments.long_training(P, experiments.task_config(P, task), ["baseline", "layernorm"],
+                                                ["fixed", "adaptive"], "cpu")[0]
+        return P, experiments.train_and_evaluate(P, experiments.task_config(P, task), ["baseline", "layernorm"],
+                                                 ["fixed", "adaptive"], "cpu")[0]
+    finally:
+        del os.environ[STORED_ONLY]
+
+
+def behind_beyond_training(P, accuracy, prefix=""):
+    """Lengths beyond training where +LN's mean accuracy is below the Baseline's, and how many there are."""
+    lengths = [j for j, n in enumerate(P.eval_lengths) if n > P.max_train_len]
+    base, ln = accuracy[f"{prefix}baseline"].mean(0), accuracy[f"{prefix}layernorm"].mean(0)
+    return sum(ln[j] < base[j] for j in lengths), len(lengths)
+
+
+@pytest.mark.parametrize("chapter, task", [("04_argmax_retrieval", "argmax"), ("05_dictionary_lookup", "dictionary")])
+def test_the_intro_headline_holds_in_the_committed_results(chapter, task):
+    """book/intro.md says that at the book's scale +LN is less accurate than the Baseline beyond
+    the training lengths on both tasks, with and without adaptive temperature."""
+    P, accuracy = book_accuracy(chapter, task)
+    for prefix in ("", "adaptive_"):
+        behind, total = behind_beyond_training(P, accuracy, prefix)
+        assert 2 * behind > total, (prefix, behind, total)
