@@ -204,9 +204,11 @@ def ladder_differences(frame, labels: dict, pair, title=""):
     training step, one line per test length N."""
     sns.set_theme(style="whitegrid")
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    for n, rows in frame.groupby("N"):
+    groups = list(frame.groupby("N"))
+    for i, (n, rows) in enumerate(groups):
         rows = rows.sort_values("step")
-        ax.errorbar(rows["step"], rows["diff"], yerr=[rows["diff"] - rows["low"], rows["high"] - rows["diff"]],
+        nudge = 1.06 ** (i - (len(groups) - 1) / 2)  # side by side, so the intervals do not hide each other
+        ax.errorbar(rows["step"] * nudge, rows["diff"], yerr=[rows["diff"] - rows["low"], rows["high"] - rows["diff"]],
                     marker="o", capsize=3, label=f"N = {n}")
     ax.axhline(0, color="k", linewidth=0.8)
     ax.set_xscale("log")

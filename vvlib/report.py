@@ -134,17 +134,23 @@ def overtaking(frame: pd.DataFrame, pair, labels: dict, in_distribution: int, al
     """Per test length beyond training: from which rung on (if any) the second run of `pair`
     is significantly ahead at every later rung, and at how many rungs it is significantly behind."""
     first, second = pair
-    sentences = []
+    sentences, overtaken = [], []
     for n, rows in frame[frame["N"] > in_distribution].groupby("N"):
         rows = rows.sort_values("step")
         ahead = (rows["diff"] > 0) & (rows["p"] < alpha)
         behind = int(((rows["diff"] < 0) & (rows["p"] < alpha)).sum())
         since = [s for i, s in enumerate(rows["step"]) if ahead.iloc[i:].all()]
+        if since:
+            overtaken.append(f"N = {power_of_two(int(n))} from step {since[0]:,}")
         lead = (f"ahead from step {since[0]:,} on" if since else
                 f"not significantly ahead at the last rung (step {rows['step'].iloc[-1]:,})")
         sentences.append(f"at N = {power_of_two(int(n))}, {lead}, significantly behind at {behind} of "
                          f"{len(rows)} rungs")
-    return (f"{labels[second]} against {labels[first]} (p < {alpha}, paired over seeds): "
+    last = f"{frame['step'].max():,}"
+    answer = (f"**Does {labels[second]} overtake {labels[first]}?** "
+              + (f"Yes, for good, at {', '.join(overtaken)}." if overtaken else
+                 f"Not within the {last} steps of the ladder, at any test length beyond the training lengths."))
+    return (f"{answer} In detail, {labels[second]} against {labels[first]} (p < {alpha}, paired over seeds): "
             + "; ".join(sentences) + ".")
 
 
