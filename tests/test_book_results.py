@@ -46,23 +46,16 @@ def test_record_matches_its_name_and_has_provenance(path):
     assert "+dirty" not in provenance["git_commit"], "published results must come from committed code"
 
 
-def book_accuracy(chapter: str, task: str, long=False):
-    """Per-seed accuracies of a training chapter at the book profile, from the committed records only."""
-    import os
-
+def book_results(monkeypatch, chapter: str, task: str, long=False):
+    """(parameters, what the chapter computes) at the book profile, from the committed records
+    only: train_and_evaluate's (accuracy, training), or long_training's (accuracy, ladders, training)."""
     from vvlib import chapters, experiments
     from vvlib.runs import STORED_ONLY
 
+    monkeypatch.setenv(STORED_ONLY, "1")  # read the committed records; never train
     P = chapters.resolved(chapter, "book", {"store_dir": str(BOOK)})
-    os.environ[STORED_ONLY] = "1"
-    try:
-        if long:
-            return P, experiments.long_training(P, experiments.task_config(P, task), ["baseline", "layernorm"],
-                                                ["fixed", "adaptive"], "cpu")[0]
-        return P, experiments.train_and_evaluate(P, experiments.task_config(P, task), ["baseline", "layernorm"],
-                                                 ["fixed", "adaptive"], "cpu")[0]
-    finally:
-        del os.environ[STORED_ONLY]
+    compute = experiments.long_training if long else experiments.train_and_evaluate
+    return P, compute(P, experiments.task_config(P, task), ["baseline", "layernorm"], ["fixed", "adaptive"], "cpu")
 
 
 def behind_beyond_training(P, accuracy, prefix=""):
@@ -73,10 +66,10 @@ def behind_beyond_training(P, accuracy, prefix=""):
 
 
 @pytest.mark.parametrize("chapter, task", [("04_argmax_retrieval", "argmax"), ("05_dictionary_lookup", "dictionary")])
-def test_the_intro_headline_holds_in_the_committed_results(chapter, task):
+def test_the_intro_headline_holds_in_the_committed_results(chapter, task, monkeypatch):
     """book/intro.md says that at the book's scale +LN is less accurate than the Baseline beyond
     the training lengths on both tasks, with and without adaptive temperature."""
-    P, accuracy = book_accuracy(chapter, task)
+    P, (accuracy, _) = book_results(monkeypatch, chapter, task)
     for prefix in ("", "adaptive_"):
         behind, total = behind_beyond_training(P, accuracy, prefix)
         assert 2 * behind > total, (prefix, behind, total)
@@ -88,19 +81,10 @@ def test_the_intro_line_on_the_paper_steps_holds_in_the_committed_results(monkey
     paper's at N = 16 (within a point) and beats it at N = 2^14."""
     from vvlib import paper, report
 
-    P, accuracy = book_accuracy("05_dictionary_lookup", "dictionary", long=True)
+    P, (accuracy, ladders, _) = book_results(monkeypatch, "05_dictionary_lookup", "dictionary", long=True)
     assert behind_beyond_training(P, accuracy) == (10, 10)
     base = 100 * accuracy["baseline"].mean(0)
     assert abs(base[0] - paper.TABLE2_DICTIONARY["baseline"][0]) < 1
     assert base[-1] > paper.TABLE2_DICTIONARY["baseline"][-1]
-    from vvlib import experiments
-    from vvlib.runs import STORED_ONLY, ladder
-
-    monkeypatch.setenv(STORED_ONLY, "1")  # read the committed ladders; never train
-    rung_cfg = experiments.eval_config(P, lengths=P.ladder_lengths)
-    task = experiments.task_config(P, "dictionary")
-    (cfg,) = experiments.long_train_configs(P)
-    ladders = {v: ladder(BOOK, experiments.model_config(P, task, v), cfg, rung_cfg, P.ladder_steps, "cpu")
-               for v in ("baseline", "layernorm")}
     frame = report.ladder_frame(ladders, P.ladder_lengths, ("baseline", "layernorm"))
     assert not ((frame["diff"] > 0) & (frame["p"] < 0.05)).any()

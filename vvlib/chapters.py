@@ -188,16 +188,12 @@ def checked_parameters(name: str, profile: str = DEFAULT_PROFILE, overrides: dic
     """What papermill will inject: the profile and the overrides, with relative *_dir paths
     made absolute (the kernel runs in the repository root).  Raises ParameterError for any
     bad chapter, profile, name or value, so nothing runs."""
-    chapter = get_chapter(name)
-    spec = chapter.parameters()
     overrides = dict(overrides or {})
     if output_dir is not None:
         overrides["output_dir"] = str(output_dir)
-    given = {"profile": profile, **{k: str(Path(v).resolve()) if k.endswith("_dir") else v
-                                    for k, v in overrides.items()}}
-    defaults = {n: p.default for n, p in spec.items()}
-    resolve(spec, chapter.profiles, {**defaults, **given}, explicit=set(given) - {"profile"})
-    return given
+    given = {k: str(Path(v).resolve()) if k.endswith("_dir") else v for k, v in overrides.items()}
+    resolved(name, profile, given)  # raises on anything bad
+    return {"profile": profile, **given}
 
 
 def resolved(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None):

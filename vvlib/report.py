@@ -155,7 +155,8 @@ def overtaking(frame: pd.DataFrame, pair, labels: dict, in_distribution: int, al
 
 
 def ablation_metrics(accuracy: dict, lengths, variants=("standardize", "layernorm")) -> dict:
-    """{"relative_gain": {variant: {N: %}}, "p_value_ln_vs_std": {N: p}, "p_value_vs_baseline": ...}."""
+    """{"relative_gain": {variant: {N: %}}, "p_value_ln_vs_std": {N: p}, "p_value_vs_baseline": ...,
+    "ln_minus_std": {N: paired_difference}}."""
     from .stats import relative_difference
 
     base = np.asarray(accuracy["baseline"])
@@ -167,6 +168,8 @@ def ablation_metrics(accuracy: dict, lengths, variants=("standardize", "layernor
         "p_value_ln_vs_std": {str(n): paired_ttest(ln[:, j], std[:, j]) for j, n in enumerate(lengths)},
         "p_value_vs_baseline": {v: {str(n): paired_ttest(np.asarray(accuracy[v])[:, j], base[:, j])
                                     for j, n in enumerate(lengths)} for v in variants},
+        # +LN minus +std in points with its 95% interval: Table 6 reads "no significant difference" as "about equal"
+        "ln_minus_std": {str(n): paired_difference(100 * std[:, j], 100 * ln[:, j]) for j, n in enumerate(lengths)},
         "n_seeds": len(base),
     }
 

@@ -140,7 +140,8 @@ def _climb(model_cfg, train_cfg, eval_cfg, rungs, device, folder, spec, path, pr
     partial = path.with_name(path.stem + ".partial.json")
     done = {int(k): v for k, v in (store.load_matching(partial, spec) or {"accuracy": {}})["accuracy"].items()}
     checkpoint = folder / "checkpoint.pt"
-    resume_step = torch.load(checkpoint, weights_only=False)["step"] if checkpoint.exists() else 0
+    # mmap: read the step without loading the weights (the trainer loads them if it resumes)
+    resume_step = torch.load(checkpoint, weights_only=False, mmap=True)["step"] if checkpoint.exists() else 0
     resume = all(r in done for r in rungs if r <= resume_step)  # else climb again from step 0
     start, commit = time.perf_counter(), store.git_commit()
 
