@@ -114,6 +114,25 @@ def test_ablation_chapter_reuses_stored_models_and_reports_both_tasks(executed):
     assert sources["training/argmax/baseline"] == argmax["training/baseline"]
 
 
+def test_ablation_chapter_at_the_longer_training_reuses_chapters_4_and_5s_runs(executed):
+    """Table 3 and 6 at the ci profile's longer training: Baseline and +LN are chapters 4-5's
+    long runs (both seed runs of each), only +std is new; numbers over the joined seeds."""
+    results = executed[1]["08_ablations"]
+    long, sources = results["metrics"]["long"], results["provenance"]["sources"]
+    for task, chapter in (("argmax", "04_argmax_retrieval"), ("dictionary", "05_dictionary_lookup")):
+        theirs = executed[1][chapter]
+        assert long[task]["steps"] == theirs["parameters"]["long_steps"] and long[task]["n_seeds"] == 2
+        for variant in ("baseline", "layernorm"):
+            for first in (0, 1):
+                assert sources[f"training/long/{task}/{variant}/{first}"] == \
+                    theirs["provenance"]["sources"][f"training/long/{variant}/{first}"]
+            assert long[task]["accuracy"][variant] == pytest.approx(theirs["metrics"]["long"]["accuracy"][variant])
+        assert {f"training/long/{task}/standardize/{first}" for first in (0, 1)} <= set(sources)
+        for n, d in long[task]["ln_minus_std"].items():
+            diff = long[task]["accuracy"]["layernorm"][n] - long[task]["accuracy"]["standardize"][n]
+            assert d["diff"] == pytest.approx(diff)
+
+
 def test_pretrained_transformer_chapter_metrics(executed):
     metrics = executed[1]["03_pretrained_transformer"]["metrics"]
     strategies = {"random_no_pe", "random_pe", "sentences_pe"}
@@ -232,8 +251,8 @@ def test_summary_verdicts_follow_from_the_chapters_numbers(executed):
 
     root, results = executed
     claims = results["summary"]["metrics"]["claims"]
-    # chapters 4-5: three pairs at two scales each; chapter 8: three; chapter 9: two; chapters 6-7: four
-    assert len(claims) == 21 and all(c["verdict"] in (summary.SUPPORTED, summary.CONTRADICTED, summary.MIXED,
+    # chapters 4-5: three pairs at two scales each; chapter 8: three at two scales; chapter 9: two; chapters 6-7: four
+    assert len(claims) == 24 and all(c["verdict"] in (summary.SUPPORTED, summary.CONTRADICTED, summary.MIXED,
                                                       summary.UNCLEAR) for c in claims.values())
     m = results["04_argmax_retrieval"]["metrics"]
     ood = [str(n) for n in PAPER_LENGTHS if n > 16]
@@ -246,7 +265,13 @@ def test_summary_verdicts_follow_from_the_chapters_numbers(executed):
     row = claims["argmax, at 60 steps: +LN is more accurate than the Baseline"]
     behind = [n for n in ood if long["accuracy"]["layernorm"][n] < long["accuracy"]["baseline"][n]]
     assert f"behind at {len(behind)} (" in row["evidence"] and row["scale"] == "2 seeds x 60 steps (profile ci)"
-    assert set(results["summary"]["metrics"]["ln_minus_std_dictionary"]) == set(ood)
+    equivalences = results["summary"]["metrics"]["ln_minus_std_dictionary"]
+    assert list(equivalences) == ["2 seeds x 400 steps (profile ci)", "2 seeds x 60 steps (profile ci)"]
+    assert all(set(by_length) == set(ood) for by_length in equivalences.values())
+    ablation = results["08_ablations"]["metrics"]["long"]["argmax"]
+    row = claims["argmax, at 60 steps: +std is more accurate than the Baseline"]
+    ahead = [n for n in ood if ablation["accuracy"]["standardize"][n] > ablation["accuracy"]["baseline"][n]]
+    assert row["evidence"].startswith(f"ahead at {len(ahead)} of {len(ood)} lengths")
 
 
 @pytest.fixture(scope="module")

@@ -54,6 +54,14 @@ BOOK_LONG_DICTIONARY = {"long_steps": DICTIONARY_STEPS["paper"], "long_seeds": 2
 # A smoke test of the same path: two runs of one seed each, joined.
 CI_LONG = {"long_steps": 60, "long_seeds": 2, "long_seed_chunk": 1, "long_seed_group": 0,
            "ladder_steps": [20, 60], "ladder_lengths": [16, 256]}
+
+
+def per_task_long(task: str, long: dict) -> dict:
+    """Chapter 8 names chapters 4-5's long_* settings per task (e.g. dictionary_long_steps)."""
+    return {**{f"{task}_{k}": long[k] for k in ("long_steps", "long_seeds", "long_seed_chunk")},
+            "long_seed_group": long["long_seed_group"]}
+
+
 # Chapters 8 and 9 train both tasks: their paper profile.
 PAPER_BOTH_TASKS = {**PAPER_TRAINING, "argmax_steps": ARGMAX_STEPS["paper"], "dictionary_steps": DICTIONARY_STEPS["paper"],
                     "argmax_eval_sequences": 1024, "dictionary_eval_sequences": 1024}
@@ -123,10 +131,12 @@ CHAPTERS = {
             "Ablations: standardization vs layer normalization (Tables 3 and 6)",
             profiles={
                 "ci": {"n_seeds": CI_SEEDS, "argmax_steps": ARGMAX_STEPS["ci"], "dictionary_steps": DICTIONARY_STEPS["ci"],
-                       "argmax_eval_sequences": 128, "dictionary_eval_sequences": 64},
+                       "argmax_eval_sequences": 128, "dictionary_eval_sequences": 64,
+                       **per_task_long("argmax", CI_LONG), **per_task_long("dictionary", CI_LONG)},
                 "book": {**BOOK_TRAINING, "argmax_steps": ARGMAX_STEPS["book"],
                          "dictionary_steps": DICTIONARY_STEPS["book"],
-                         "argmax_eval_sequences": 256, "dictionary_eval_sequences": 128},
+                         "argmax_eval_sequences": 256, "dictionary_eval_sequences": 128,
+                         **per_task_long("dictionary", BOOK_LONG_DICTIONARY)},
                 "paper": PAPER_BOTH_TASKS,
             },
         ),

@@ -102,13 +102,15 @@ def long_training(P, task: TaskConfig, variants, temperatures=("fixed",), device
     training records {variant: [one record per run]}).
 
     Each run climbs its step ladder first (training it and evaluating it at ladder_steps on
-    ladder_lengths), then is evaluated at every test length under each temperature."""
+    ladder_lengths; P without ladder_steps, or with none, skips that), then is evaluated at
+    every test length under each temperature."""
     accuracy, ladders, training = {}, {}, {}
-    rung_cfg = eval_config(P, lengths=P.ladder_lengths)
+    rung_steps = P.get("ladder_steps") or []
+    rung_cfg = eval_config(P, lengths=P.ladder_lengths) if rung_steps else None
     for variant in variants:
         model_cfg, parts = model_config(P, task, variant), []
         for train_cfg in long_train_configs(P):
-            rungs = ladder(P.store_dir, model_cfg, train_cfg, rung_cfg, P.ladder_steps, device)
+            rungs = ladder(P.store_dir, model_cfg, train_cfg, rung_cfg, rung_steps, device) if rung_steps else {}
             run = TrainedRun(P.store_dir, model_cfg, train_cfg, device)
             parts.append((rungs, {t: run.evaluated(eval_config(P, t)) for t in temperatures}, run.record))
         ladders[variant] = {step: np.concatenate([p[0][step] for p in parts]) for step in parts[0][0]}

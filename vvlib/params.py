@@ -103,6 +103,12 @@ RULES = {
     "long_seeds": _int_at_least(1),
     "long_seed_chunk": _int_at_least(1),
     "long_seed_group": _int_at_least(0),
+    "argmax_long_steps": _int_at_least(0),  # chapter 8: chapters 4-5's long_* per task
+    "argmax_long_seeds": _int_at_least(1),
+    "argmax_long_seed_chunk": _int_at_least(1),
+    "dictionary_long_steps": _int_at_least(0),
+    "dictionary_long_seeds": _int_at_least(1),
+    "dictionary_long_seed_chunk": _int_at_least(1),
     "ladder_steps": _list_of_ints(1),
     "ladder_lengths": _list_of_ints(1),
     "seed": _int_at_least(0),

@@ -104,6 +104,33 @@ def _accuracy_claims(task, results, table) -> list:
             for label, m, where in scales for text, other, claimed in pairs]
 
 
+def _ablation_views(ablation: dict) -> list:
+    """Chapter 8's comparisons per task and scale: [(task, label, metrics, scale)], the longer
+    training's (where it ran) after the book scale's; metrics hold accuracy, p_value_vs_baseline,
+    p_value_ln_vs_std and ln_minus_std of that task alone."""
+    m, P = ablation["metrics"], ablation["parameters"]
+    keys = ("accuracy", "p_value_vs_baseline", "p_value_ln_vs_std", "ln_minus_std")
+    views = [(task, "", {k: m[k][task] for k in keys}, scale(ablation)) for task in ("argmax", "dictionary")]
+    return views + [(task, f", at {v['steps']:,} steps", v,
+                     f"{P[f'{task}_long_seeds']} seeds x {v['steps']} steps (profile {P['profile']})")
+                    for task, v in m.get("long", {}).items()]
+
+
+def _ablation_claims(ablation: dict) -> list:
+    """Tables 3 and 6: +std against the Baseline on both tasks, +LN against +std on argmax."""
+    lengths, rows = beyond_training(ablation), []
+    for task, label, m, where in _ablation_views(ablation):
+        table = {"argmax": "Table 3", "dictionary": "Table 6"}[task]
+        rows.append(Claim(f"{task}{label}: +std is more accurate than the Baseline", ablation, table,
+                          compare(m["accuracy"]["standardize"], m["accuracy"]["baseline"],
+                                  m["p_value_vs_baseline"]["standardize"], lengths), where))
+        if task == "argmax":  # Table 6 claims no difference between +LN and +std: see equivalence()
+            rows.append(Claim(f"argmax{label}: +LN is more accurate than +std", ablation, table,
+                              compare(m["accuracy"]["layernorm"], m["accuracy"]["standardize"],
+                                      m["p_value_ln_vs_std"], lengths), where))
+    return rows
+
+
 def claims(results_dir) -> list:
     """[Claim] for every claim of the paper that a chapter tests."""
     r = {c: load(results_dir, c) for c in ("04_argmax_retrieval", "05_dictionary_lookup", "06_distribution_shift",
@@ -112,15 +139,7 @@ def claims(results_dir) -> list:
     for task, chapter, table in (("argmax", "04_argmax_retrieval", "Table 1"),
                                  ("dictionary", "05_dictionary_lookup", "Table 2")):
         rows += _accuracy_claims(task, r[chapter], table)
-    ablation = r["08_ablations"]
-    m, lengths = ablation["metrics"], beyond_training(ablation)
-    for task, table in (("argmax", "Table 3"), ("dictionary", "Table 6")):
-        rows.append(Claim(f"{task}: +std is more accurate than the Baseline", ablation, table,
-                          compare(m["accuracy"][task]["standardize"], m["accuracy"][task]["baseline"],
-                                  m["p_value_vs_baseline"][task]["standardize"], lengths), scale(ablation)))
-    rows.append(Claim("argmax: +LN is more accurate than +std", ablation, "Table 3",
-                      compare(m["accuracy"]["argmax"]["layernorm"], m["accuracy"]["argmax"]["standardize"],
-                              m["p_value_ln_vs_std"]["argmax"], lengths), scale(ablation)))
+    rows += _ablation_claims(r["08_ablations"])
     longer = r["09_longer_training"]
     for task, table in (("argmax", "Table 4"), ("dictionary", "Table 5")):
         m = longer["metrics"]
@@ -160,10 +179,12 @@ def _figure_claims(r: dict) -> list:
 
 
 def equivalence(results_dir, task="dictionary") -> dict:
-    """Table 6's claim that +LN and +std are about equal: {N: paired difference +LN - +std
-    (points) with its 95% interval and p} beyond the training length, from chapter 8."""
+    """Table 6's claim that +LN and +std are about equal, at each scale chapter 8 ran:
+    {scale: {N: paired difference +LN - +std (points) with its 95% interval and p}} beyond the
+    training length."""
     ablation = load(results_dir, "08_ablations")
-    return {n: ablation["metrics"]["ln_minus_std"][task][n] for n in beyond_training(ablation)}
+    return {where: {n: m["ln_minus_std"][n] for n in beyond_training(ablation)}
+            for t, _, m, where in _ablation_views(ablation) if t == task}
 
 
 def equivalence_text(differences: dict) -> str:
