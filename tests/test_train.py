@@ -48,6 +48,27 @@ def test_resume_after_interruption_equals_uninterrupted(small_argmax, tmp_path, 
     assert all(torch.equal(straight[k], resumed[k]) for k in straight)
 
 
+def test_loss_history_of_a_resumed_run_equals_an_uninterrupted_ones(small_argmax, tmp_path, device):
+    """The checkpoint at step 6 falls between the losses logged at steps 4 and 8: the loss summed
+    over steps 5-6 travels with it, so step 8 still logs the mean over steps 5-8."""
+    cfg = small(steps=12, checkpoint_every=3)
+    straight = Trainer(small_argmax, cfg, device)
+    straight.run(progress=False, log_every=4)
+
+    def interrupt(step):
+        if step == 7:
+            raise KeyboardInterrupt
+
+    checkpoint = tmp_path / "ckpt.pt"
+    with pytest.raises(KeyboardInterrupt):
+        Trainer(small_argmax, cfg, device).run(checkpoint, progress=False, on_step=interrupt, log_every=4)
+    resumed = Trainer(small_argmax, cfg, device)
+    assert resumed.resume(checkpoint) and resumed.step == 6
+    resumed.run(checkpoint, progress=False, log_every=4)
+    assert [step for step, _ in resumed.loss_history] == [4, 8, 12]
+    assert resumed.loss_history == straight.loss_history
+
+
 @pytest.fixture
 def one_thread():
     """With one CPU thread, BLAS and reductions sum in a fixed order whatever the batch size,

@@ -129,6 +129,10 @@ class Trainer:
         self.graphed = [None] * len(self.groups)  # each group's GraphedDraws, made at its first draw
         self.step = 0
         self.loss_history = []  # (step, per-seed mean loss over the last window)
+        # the losses summed since the last logged step, and how many steps that is: part of the
+        # checkpoint, so a run resumed between two logged steps logs what an uninterrupted one does
+        self.loss_window = torch.zeros(cfg.n_seeds, device=self.device)
+        self.window_steps = 0
 
     def _group(self, seeds) -> SeedGroup:
         params = init_params(self.model_cfg, seeds, self.cfg.seed, self.device)
@@ -169,16 +173,17 @@ class Trainer:
     def run(self, checkpoint: Path | None = None, progress=True, on_step=None, log_every=None):
         """Train to cfg.steps, saving a checkpoint every cfg.checkpoint_every steps."""
         log_every = log_every or max(1, self.cfg.steps // 100)
-        window = torch.zeros(self.cfg.n_seeds, device=self.device)
         bar = tqdm(total=self.cfg.steps, initial=self.step, desc="training", disable=not progress, unit="step")
         while self.step < self.cfg.steps:
-            window += self.train_step()
+            self.loss_window += self.train_step()
+            self.window_steps += 1
             bar.update(1)
             if self.step % log_every == 0:
-                mean = (window / log_every).tolist()
+                mean = (self.loss_window / self.window_steps).tolist()
                 self.loss_history.append((self.step, mean))
                 bar.set_postfix(loss=f"{sum(mean) / len(mean):.3f}")
-                window.zero_()
+                self.loss_window.zero_()
+                self.window_steps = 0
             if on_step is not None:  # before the checkpoint: a resumed run never skips a step's hook
                 on_step(self.step)
             if checkpoint is not None and self.step % self.cfg.checkpoint_every == 0:
@@ -220,6 +225,8 @@ class Trainer:
             "optimizer": self.optimizer_state(),
             "generators": [g.get_state() for group in self.groups for g in group.generators],
             "loss_history": self.loss_history,
+            "loss_window": self.loss_window,
+            "window_steps": self.window_steps,
         }
         save_torch(state, path)  # atomic: an interruption leaves the previous checkpoint intact
 
@@ -247,6 +254,10 @@ class Trainer:
             gen.set_state(gen_state.cpu())  # map_location moved it; a generator's state is a CPU ByteTensor
         self.step = state["step"]
         self.loss_history = state["loss_history"]
+        # checkpoints written before the window was saved: the next logged loss averages the
+        # steps since this resume
+        self.loss_window = state.get("loss_window", torch.zeros_like(self.loss_window)).to(self.device)
+        self.window_steps = state.get("window_steps", 0)
         self.graphed = [None] * len(self.groups)  # record afresh from the restored generators
         return True
 
