@@ -72,3 +72,13 @@ def test_launch_links_open_the_chapters_source_notebook(name):
     assert (REPO_ROOT / "notebooks" / f"{name}.ipynb").exists()  # the committed, output-free source
     assert links["Binder"] in page_header(name, "default", where=("owner/repo", "main"))
     assert "mybinder" not in page_header(name, "default")  # no repository known: no dead links
+
+
+def test_pages_show_paths_relative_to_the_repository(tmp_path):
+    """checked_parameters makes *_dir absolute for the kernel; the page turns them back."""
+    from vvlib.report import parameters_frame
+
+    given = checked_parameters("04_argmax_retrieval", "ci", {"store_dir": "results/book", "output_dir": str(tmp_path)})
+    assert given["store_dir"] == str(REPO_ROOT / "results/book")
+    shown = parameters_frame({"n_seeds": 3, **given})["value"].to_dict()
+    assert shown == {"n_seeds": "3", "profile": "ci", "store_dir": "results/book", "output_dir": str(tmp_path)}

@@ -31,6 +31,23 @@ def pair_name(pair) -> str:
     return f"{pair[0]}_vs_{pair[1]}"
 
 
+def shown_parameters(P) -> dict:
+    """A chapter's parameters as its page shows them, {name: text}: a path inside the repository
+    relative to it, so a built page never shows the directories of the machine that built it."""
+    return {k: _relative_to_repository(v) if k.endswith(("_dir", "_path")) else str(v) for k, v in P.items()}
+
+
+def _relative_to_repository(value) -> str:
+    path = Path(str(value))
+    inside = path.is_absolute() and path.is_relative_to(store.REPO_ROOT)
+    return str(path.relative_to(store.REPO_ROOT)) if inside else str(value)
+
+
+def parameters_frame(P) -> pd.DataFrame:
+    """The 'Scale of this run' table: one row per parameter (shown_parameters)."""
+    return pd.DataFrame({"value": shown_parameters(P)}).rename_axis("parameter")
+
+
 def per_length(accuracy: dict, lengths, pairs) -> dict:
     """Metrics in percent: {"accuracy": {run: {N: mean}}, "accuracy_sem": ...,
     "p_value": {"a_vs_b": {N: p}}} (paired t-test over seeds for each pair)."""
