@@ -118,3 +118,12 @@ def test_overtaking_names_the_first_rung_from_which_the_lead_holds():
     assert text.startswith("**Does B overtake A?** Yes, for good, at N = 2⁶ from step 400.")
     no = overtaking(frame[frame["N"] != 64], ("a", "b"), {"a": "A", "b": "B"}, in_distribution=16)
     assert no.startswith("**Does B overtake A?** Not within the 500 steps of the ladder")
+    # ahead at the last rung alone: said as such, not as a lead that lasts
+    late = frame[frame["N"] != 64].copy()
+    late.loc[(late["N"] == 256) & (late["step"] == 500), "diff"] = 2
+    text = overtaking(late, ("a", "b"), {"a": "A", "b": "B"}, in_distribution=16)
+    assert text.startswith("**Does B overtake A?** Only at the last rung (step 500), at N = 2⁸: whether that "
+                           "lead lasts, these rungs cannot tell.")
+    both = pd.concat([frame[frame["N"] == 64], late])
+    assert overtaking(both, ("a", "b"), {"a": "A", "b": "B"}, 16).startswith(
+        "**Does B overtake A?** Yes, for good, at N = 2⁶ from step 400. Ahead at the last rung (step 500) only, at N = 2⁸:")

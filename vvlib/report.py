@@ -149,26 +149,34 @@ def runs_table(runs: dict, labels: dict) -> pd.DataFrame:
 
 def overtaking(frame: pd.DataFrame, pair, labels: dict, in_distribution: int, alpha=0.05) -> str:
     """Per test length beyond training: from which rung on (if any) the second run of `pair`
-    is significantly ahead at every later rung, and at how many rungs it is significantly behind."""
+    is significantly ahead at every later rung, and at how many rungs it is significantly behind.
+    A lead seen at the last rung alone is reported as that, not as one that lasts."""
     first, second = pair
-    sentences, overtaken = [], []
+    sentences, lasting, last_only = [], [], []
     for n, rows in frame[frame["N"] > in_distribution].groupby("N"):
-        rows = rows.sort_values("step")
+        rows, name = rows.sort_values("step"), f"N = {power_of_two(int(n))}"
         ahead = (rows["diff"] > 0) & (rows["p"] < alpha)
         behind = int(((rows["diff"] < 0) & (rows["p"] < alpha)).sum())
         since = [s for i, s in enumerate(rows["step"]) if ahead.iloc[i:].all()]
-        if since:
-            overtaken.append(f"N = {power_of_two(int(n))} from step {since[0]:,}")
+        if since and since[0] == rows["step"].iloc[-1]:
+            last_only.append(name)
+        elif since:
+            lasting.append(f"{name} from step {since[0]:,}")
         lead = (f"ahead from step {since[0]:,} on" if since else
                 f"not significantly ahead at the last rung (step {rows['step'].iloc[-1]:,})")
-        sentences.append(f"at N = {power_of_two(int(n))}, {lead}, significantly behind at {behind} of "
-                         f"{len(rows)} rungs")
+        sentences.append(f"at {name}, {lead}, significantly behind at {behind} of {len(rows)} rungs")
     last = f"{frame['step'].max():,}"
-    answer = (f"**Does {labels[second]} overtake {labels[first]}?** "
-              + (f"Yes, for good, at {', '.join(overtaken)}." if overtaken else
-                 f"Not within the {last} steps of the ladder, at any test length beyond the training lengths."))
-    return (f"{answer} In detail, {labels[second]} against {labels[first]} (p < {alpha}, paired over seeds): "
-            + "; ".join(sentences) + ".")
+    question = f"**Does {labels[second]} overtake {labels[first]}?** "
+    where = f", at {', '.join(last_only)}: whether that lead lasts, these rungs cannot tell."
+    if lasting:
+        answer = f"Yes, for good, at {', '.join(lasting)}." + (
+            f" Ahead at the last rung (step {last}) only{where}" if last_only else "")
+    elif last_only:
+        answer = f"Only at the last rung (step {last}){where}"
+    else:
+        answer = f"Not within the {last} steps of the ladder, at any test length beyond the training lengths."
+    return (f"{question}{answer} In detail, {labels[second]} against {labels[first]} (p < {alpha}, paired over "
+            f"seeds): " + "; ".join(sentences) + ".")
 
 
 def ablation_metrics(accuracy: dict, lengths, variants=("standardize", "layernorm")) -> dict:
