@@ -266,7 +266,8 @@ def test_summary_verdicts_follow_from_the_chapters_numbers(executed):
     behind = [n for n in ood if long["accuracy"]["layernorm"][n] < long["accuracy"]["baseline"][n]]
     assert f"behind at {len(behind)} (" in row["evidence"] and row["scale"] == "2 seeds x 60 steps (profile ci)"
     equivalences = results["summary"]["metrics"]["ln_minus_std_dictionary"]
-    assert list(equivalences) == ["2 seeds x 400 steps (profile ci)", "2 seeds x 60 steps (profile ci)"]
+    assert list(equivalences) == ["2 seeds x 1000 argmax / 400 dictionary steps (profile ci)",
+                                  "2 seeds x 60 steps (profile ci)"]
     assert all(set(by_length) == set(ood) for by_length in equivalences.values())
     ablation = results["08_ablations"]["metrics"]["long"]["argmax"]
     row = claims["argmax, at 60 steps: +std is more accurate than the Baseline"]
