@@ -82,10 +82,11 @@ def scale(results: dict) -> str:
     return f"{P['n_seeds']} seeds x {steps} steps (profile {P['profile']})"
 
 
-def long_scale(results: dict) -> str:
-    """The scale of chapters 4-5's longer training, like scale()."""
-    P = results["parameters"]
-    return f"{P['long_seeds']} seeds x {P['long_steps']} steps (profile {P['profile']})"
+def long_scale(results: dict, task: str = "") -> str:
+    """The scale of a chapter's longer training, like scale(): chapters 4-5's long_* parameters,
+    or chapter 8's {task}_long_* ones."""
+    P, prefix = results["parameters"], f"{task}_" if task else ""
+    return f"{P[prefix + 'long_seeds']} seeds x {P[prefix + 'long_steps']} steps (profile {P['profile']})"
 
 
 def _accuracy_claims(task, results, table) -> list:
@@ -108,11 +109,10 @@ def _ablation_views(ablation: dict) -> list:
     """Chapter 8's comparisons per task and scale: [(task, label, metrics, scale)], the longer
     training's (where it ran) after the book scale's; metrics hold accuracy, p_value_vs_baseline,
     p_value_ln_vs_std and ln_minus_std of that task alone."""
-    m, P = ablation["metrics"], ablation["parameters"]
+    m = ablation["metrics"]
     keys = ("accuracy", "p_value_vs_baseline", "p_value_ln_vs_std", "ln_minus_std")
     views = [(task, "", {k: m[k][task] for k in keys}, scale(ablation)) for task in ("argmax", "dictionary")]
-    return views + [(task, f", at {v['steps']:,} steps", v,
-                     f"{P[f'{task}_long_seeds']} seeds x {v['steps']} steps (profile {P['profile']})")
+    return views + [(task, f", at {v['steps']:,} steps", v, long_scale(ablation, task))
                     for task, v in m.get("long", {}).items()]
 
 
