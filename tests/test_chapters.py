@@ -247,13 +247,13 @@ def test_beyond_chapter_metrics(executed):
 
 def test_summary_verdicts_follow_from_the_chapters_numbers(executed):
     """Recompute one claim by hand from chapter 4's results.json and check the summary's row."""
-    from vvlib import summary
+    from vvlib import compare
 
     root, results = executed
     claims = results["summary"]["metrics"]["claims"]
     # chapters 4-5: three pairs at two scales each; chapter 8: three at two scales; chapter 9: two; chapters 6-7: four
-    assert len(claims) == 24 and all(c["verdict"] in (summary.SUPPORTED, summary.CONTRADICTED, summary.MIXED,
-                                                      summary.UNCLEAR) for c in claims.values())
+    assert len(claims) == 24 and all(c["verdict"] in (compare.SUPPORTED, compare.CONTRADICTED, compare.MIXED,
+                                                      compare.UNCLEAR) for c in claims.values())
     m = results["04_argmax_retrieval"]["metrics"]
     ood = [str(n) for n in PAPER_LENGTHS if n > 16]
     ahead = [n for n in ood if m["accuracy"]["layernorm"][n] > m["accuracy"]["baseline"][n]]

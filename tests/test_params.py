@@ -4,7 +4,8 @@ import sys
 import pytest
 
 from vvlib.chapters import get_chapter, parse_overrides
-from vvlib.params import ParameterError, Params, coerce, configure, resolve
+from vvlib.chapters import configure
+from vvlib.params import ParameterError, Params, coerce, resolve
 
 CHAPTER = get_chapter("04_argmax_retrieval")
 SPEC = CHAPTER.parameters()

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
+from vvlib import compare
 from vvlib.stats import long_form, mean_and_sem, paired_ttest, relative_difference
 
 
@@ -107,17 +108,28 @@ def test_comparison_table_puts_ours_with_seed_count_beside_the_paper():
     assert table.loc["2⁵", "p (ours)"] == f"{p:.1g}"
 
 
-def test_summary_evidence_and_verdict_rule():
-    from vvlib import summary
-
+def test_evidence_and_verdict_rule():
     claimed = {"32": 60, "64": 55, "128": 40, "256": 30}
     other = {"32": 50, "64": 50, "128": 41, "256": 30}
     p = {"32": 0.01, "64": 0.04, "128": 0.5, "256": None}
-    e = summary.compare(claimed, other, p, list(claimed))
+    e = compare.compare(claimed, other, p, list(claimed))
     assert (e.lengths, e.ahead, e.ahead_significant, e.behind, e.behind_significant) == (4, 2, 2, 1, 0)
-    assert e.verdict() == summary.SUPPORTED  # significantly ahead at half the lengths, never behind
-    assert summary.compare(other, claimed, p, list(claimed)).verdict() == summary.CONTRADICTED
+    assert e.verdict() == compare.SUPPORTED  # significantly ahead at half the lengths, never behind
+    assert compare.compare(other, claimed, p, list(claimed)).verdict() == compare.CONTRADICTED
     # lower is better (entropy): the same numbers read the other way
-    assert summary.compare(claimed, other, p, list(claimed), higher_is_better=False).verdict() == summary.CONTRADICTED
-    assert summary.compare(claimed, other, {**p, "128": 0.01}, list(claimed)).verdict() == summary.MIXED
-    assert summary.compare(claimed, other, {"32": 0.01}, list(claimed)).verdict() == summary.UNCLEAR
+    assert compare.compare(claimed, other, p, list(claimed), higher_is_better=False).verdict() == compare.CONTRADICTED
+    assert compare.compare(claimed, other, {**p, "128": 0.01}, list(claimed)).verdict() == compare.MIXED
+    assert compare.compare(claimed, other, {"32": 0.01}, list(claimed)).verdict() == compare.UNCLEAR
+    # a stricter alpha drops the 0.04 and says so in the text
+    strict = compare.compare(claimed, other, p, list(claimed), alpha=0.02)
+    assert strict.ahead_significant == 1 and "p < 0.02" in strict.text()
+
+
+def test_missing_and_undefined_p_values_are_never_significant():
+    assert [compare.is_significant(p) for p in (0.049, 0.05, 0.2, None, float("nan"))] == [True, False, False, False,
+                                                                                          False]
+    # an undefined p-value (one seed) counts neither way, even beside a large difference
+    e = compare.compare({"64": 90.0}, {"64": 10.0}, {"64": float("nan")}, ["64"])
+    assert (e.ahead, e.ahead_significant) == (1, 0) and e.verdict() == compare.UNCLEAR
+    assert [compare.format_p(p) for p in (0.0123, None, float("nan"))] == ["0.01", "n/a", "n/a"]
+    assert compare.pair_name(("baseline", "layernorm")) == "baseline_vs_layernorm"

@@ -1,19 +1,39 @@
 """vvlib: the code behind the executable book on vanishing variance in attention.
 
-One concept per module:
-    rng        deterministic seeds and generators
-    tasks      argmax retrieval and dictionary lookup data
-    attention  softmax temperature and the norms applied to the attention output
-    model      the one-layer, single-query attention model as a batched ensemble
-    train      seed-batched training with checkpoints and resume
-    graphdraw  training batches replayed from CUDA graphs (argmax on a GPU)
-    evaluate   chunked accuracy at long lengths
-    stats      per-length summaries and paired tests
-    store      results on disk with provenance
-    params     chapter parameters: profiles and validation
-    chapters   the chapter registry and the papermill runner
-    plots      seaborn figures
-    paper      the paper's own numbers, for side-by-side tables
+One concept per module, in three layers; a module imports only from its own layer or the ones
+above it (tests/test_layers.py checks this and names the two exceptions).
+
+The science (no files, no pages):
+    rng         deterministic seeds and generators
+    tasks       argmax retrieval and dictionary lookup data
+    attention   softmax temperature and the norms applied to the attention output
+    model       the one-layer, single-query attention model as a batched ensemble
+    train       seed-batched training with checkpoints and resume
+    graphdraw   training batches replayed from CUDA graphs (argmax on a GPU)
+    evaluate    chunked accuracy at long lengths
+    montecarlo  Monte Carlo of random attention (chapters 1-2)
+    probing     inside trained models at long lengths (chapters 6-7)
+    pretrained  Figure 1 on a pretrained transformer (chapter 3)
+    beyond      the paper's open questions (chapter 10)
+    stats       per-length summaries and paired tests
+    compare     how two runs are compared: alpha, pair names, the verdict rule
+
+Experiments (cached runs, results, tables):
+    store       results on disk with provenance
+    runs        train once, probe many: stored runs, evaluations and ladders
+    params      chapter parameters: profiles and validation
+    experiments the training chapters' common flow, from parameters to stored runs
+    paper       the paper's own numbers, for side-by-side tables
+    report      tables beside the paper's, verdict sentences, results.json
+    summary     the paper's claims against the chapters' results
+    plots       seaborn figures
+    explore     slider views that work on the static page
+
+The book:
+    chapters    the chapter registry and the papermill runner
+    webassets   offline MathJax and widget scripts
+    book        executing every chapter, then Jupyter Book
+    __main__    python -m vvlib {list, run, book}
 """
 
 __version__ = "0.1.0"

@@ -7,7 +7,7 @@ A chapter is a notebook under notebooks/ plus its named profiles.  Its parameter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .params import DEFAULT_PROFILE, ParameterError, coerce, read_parameters, resolve
+from .params import DEFAULT_PROFILE, ParameterError, Params, coerce, injected_names, read_parameters, resolve
 from .store import REPO_ROOT
 
 NOTEBOOKS = REPO_ROOT / "notebooks"
@@ -209,11 +209,20 @@ def checked_parameters(name: str, profile: str = DEFAULT_PROFILE, overrides: dic
     return {"profile": profile, **given}
 
 
+def configure(chapter_name: str, namespace: dict) -> Params:
+    """In a chapter notebook: resolve its parameters (cell + profile + papermill
+    injections) and check them all.  Values that differ from the cell's literal
+    defaults also count as explicit, so interactive edits are respected."""
+    chapter = get_chapter(chapter_name)
+    spec = chapter.parameters()
+    values = {name: namespace[name] for name in spec if name in namespace}
+    explicit = injected_names() | {n for n, v in values.items() if v != spec[n].default}
+    return Params(resolve(spec, chapter.profiles, values, explicit))
+
+
 def resolved(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None):
     """The parameters a chapter runs with at `profile` (e.g. to train its runs from a script,
     into the same store entries the chapter will read)."""
-    from .params import Params
-
     chapter = get_chapter(name)
     spec = chapter.parameters()
     given = {"profile": profile, **(overrides or {})}

@@ -246,16 +246,3 @@ class Params(dict):
     """Resolved parameters; read them as P.name or P["name"]."""
 
     __getattr__ = dict.__getitem__
-
-
-def configure(chapter_name: str, namespace: dict) -> Params:
-    """In a chapter notebook: resolve its parameters (cell + profile + papermill
-    injections) and check them all.  Values that differ from the cell's literal
-    defaults also count as explicit, so interactive edits are respected."""
-    from .chapters import get_chapter
-
-    chapter = get_chapter(chapter_name)
-    spec = chapter.parameters()
-    values = {name: namespace[name] for name in spec if name in namespace}
-    explicit = injected_names() | {n for n, v in values.items() if v != spec[n].default}
-    return Params(resolve(spec, chapter.profiles, values, explicit))

@@ -4,6 +4,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 
+from .compare import ALPHA
+
 
 def _finish(fig, ax, xlabel, ylabel, title):
     """The house style: lengths on a log2 axis, labels, a small legend."""
@@ -193,7 +195,7 @@ def claim_evidence(table, title=""):
     ax.axvline(0, color="k", linewidth=0.8)
     most = int(table["lengths"].max())
     ax.set_xlim(-most - 0.5, most + 0.5)
-    ax.set(xlabel="test lengths beyond training with p < 0.05 (behind | ahead)", title=title)
+    ax.set(xlabel=f"test lengths beyond training with p < {ALPHA} (behind | ahead)", title=title)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
     fig.tight_layout()
     return fig

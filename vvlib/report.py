@@ -6,17 +6,12 @@ import numpy as np
 import pandas as pd
 
 from . import store
+from .compare import ALPHA, compare, format_p, is_significant, pair_name
 from .stats import mean_and_sem, paired_difference, paired_ttest
 
 
 def _pct(mean, sem):
     return f"{mean:.1f}" if np.isnan(sem) else f"{mean:.1f} ± {sem:.1f}"
-
-
-def _p(p):
-    if p is None:
-        return "n/a"
-    return "n/a" if np.isnan(p) else f"{p:.1g}"
 
 
 _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -25,10 +20,6 @@ _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 def power_of_two(n: int) -> str:
     """16 -> '2⁴'; lengths that are not powers of two stay as they are."""
     return "2" + str(n.bit_length() - 1).translate(_SUPERSCRIPT) if n > 0 and n & (n - 1) == 0 else str(n)
-
-
-def pair_name(pair) -> str:
-    return f"{pair[0]}_vs_{pair[1]}"
 
 
 def shown_parameters(P) -> dict:
@@ -72,11 +63,11 @@ def comparison_table(metrics: dict, lengths, pair, labels: dict, paper_table: di
         key, row = str(n), {"N": power_of_two(n)}
         for v in pair:
             row[f"{labels[v]} ({ours})"] = _pct(metrics["accuracy"][v][key], metrics["accuracy_sem"][v][key])
-        row["p (ours)"] = _p(metrics["p_value"][pair_name(pair)][key])
+        row["p (ours)"] = format_p(metrics["p_value"][pair_name(pair)][key])
         for v in pair:
             paper = column(paper_table, v, n) if paper_table and v in paper_table else None
             row[f"{labels[v]} (paper)"] = "n/a" if paper is None else f"{paper:.1f}"
-        row["p (paper)"] = _p(column(paper_table, paper_p, n) if paper_table and paper_p in paper_table else None)
+        row["p (paper)"] = format_p(column(paper_table, paper_p, n) if paper_table and paper_p in paper_table else None)
         rows.append(row)
     return pd.DataFrame(rows).set_index("N")
 
@@ -92,11 +83,11 @@ def scales_table(columns: dict, lengths, pair, labels: dict, paper_table: dict, 
         for v in pair:
             paper = column(paper_table, v, n)
             row[f"{labels[v]} (paper)"] = "n/a" if paper is None else f"{paper:.1f}"
-        row["p (paper)"] = _p(column(paper_table, paper_p, n) if paper_p in paper_table else None)
+        row["p (paper)"] = format_p(column(paper_table, paper_p, n) if paper_p in paper_table else None)
         for scale, metrics in columns.items():
             for v in pair:
                 row[f"{labels[v]} ({scale})"] = _pct(metrics["accuracy"][v][key], metrics["accuracy_sem"][v][key])
-            row[f"p ({scale})"] = _p(metrics["p_value"][pair_name(pair)][key])
+            row[f"p ({scale})"] = format_p(metrics["p_value"][pair_name(pair)][key])
         rows.append(row)
     return pd.DataFrame(rows).set_index("N")
 
@@ -122,7 +113,7 @@ def ladder_table(frame: pd.DataFrame, pair, labels: dict) -> pd.DataFrame:
         "step": f"{row.step:,}", "N": power_of_two(int(row.N)),
         labels[first]: f"{getattr(row, first):.1f}", labels[second]: f"{getattr(row, second):.1f}",
         "difference (points)": f"{row.diff:+.1f}", "95% interval": f"[{row.low:+.1f}, {row.high:+.1f}]",
-        "p": _p(row.p),
+        "p": format_p(row.p),
     } for row in frame.itertuples()]).set_index(["step", "N"])
 
 
@@ -147,7 +138,7 @@ def runs_table(runs: dict, labels: dict) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("variant")
 
 
-def overtaking(frame: pd.DataFrame, pair, labels: dict, in_distribution: int, alpha=0.05) -> str:
+def overtaking(frame: pd.DataFrame, pair, labels: dict, in_distribution: int, alpha=ALPHA) -> str:
     """Per test length beyond training: from which rung on (if any) the second run of `pair`
     is significantly ahead at every later rung, and at how many rungs it is significantly behind.
     A lead seen at the last rung alone is reported as that, not as one that lasts."""
@@ -155,8 +146,9 @@ def overtaking(frame: pd.DataFrame, pair, labels: dict, in_distribution: int, al
     sentences, lasting, last_only = [], [], []
     for n, rows in frame[frame["N"] > in_distribution].groupby("N"):
         rows, name = rows.sort_values("step"), f"N = {power_of_two(int(n))}"
-        ahead = (rows["diff"] > 0) & (rows["p"] < alpha)
-        behind = int(((rows["diff"] < 0) & (rows["p"] < alpha)).sum())
+        significant = rows["p"].map(lambda p: is_significant(p, alpha))
+        ahead = (rows["diff"] > 0) & significant
+        behind = int(((rows["diff"] < 0) & significant).sum())
         since = [s for i, s in enumerate(rows["step"]) if ahead.iloc[i:].all()]
         if since and since[0] == rows["step"].iloc[-1]:
             last_only.append(name)
@@ -208,16 +200,16 @@ def ablation_table(metrics: dict, lengths, labels: dict, paper_table: dict) -> p
         key, row = str(n), {"N": power_of_two(n)}
         for v in ("standardize", "layernorm"):
             row[f"Δ {labels[v]} (ours, {metrics['n_seeds']} seeds)"] = f"{metrics['relative_gain'][v][key]:+.2f}"
-        row["p, LN vs std (ours)"] = _p(metrics["p_value_ln_vs_std"][key])
+        row["p, LN vs std (ours)"] = format_p(metrics["p_value_ln_vs_std"][key])
         for v in ("standardize", "layernorm"):
             paper = column(paper_table, v, n)
             row[f"Δ {labels[v]} (paper)"] = "n/a" if paper is None else f"{paper:+.2f}"
-        row["p, LN vs std (paper)"] = _p(column(paper_table, "p_value", n))
+        row["p, LN vs std (paper)"] = format_p(column(paper_table, "p_value", n))
         rows.append(row)
     return pd.DataFrame(rows).set_index("N")
 
 
-def verdict(metrics: dict, lengths, pair, labels: dict, in_distribution: int, n_seeds: int, alpha=0.05,
+def verdict(metrics: dict, lengths, pair, labels: dict, in_distribution: int, n_seeds: int, alpha=ALPHA,
             paper_table: dict | None = None) -> str:
     """Sentences computed from the numbers: where the second variant beats the first, and
     where it loses, each with how many of those differences are significant."""
@@ -226,8 +218,6 @@ def verdict(metrics: dict, lengths, pair, labels: dict, in_distribution: int, n_
     ood = [str(n) for n in lengths if n > in_distribution]
     if not ood:
         return "No test length lies beyond the training lengths."
-    from .summary import compare
-
     acc = metrics["accuracy"]
     e = compare(acc[second], acc[first], p_values, ood, alpha=alpha)
     text = (f"Beyond the training lengths (N > {in_distribution}), {labels[second]} is more accurate than "

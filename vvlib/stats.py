@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .compare import pair_name
+
 
 def mean_and_sem(values) -> tuple[float, float]:
     """Mean over seeds and its standard error (nan for a single seed)."""
@@ -95,5 +97,5 @@ def summary_by_length(frame: pd.DataFrame, value: str, pairs=()) -> dict:
     return {
         "mean": {v: {str(n): mean_and_sem(x)[0] for n, x in d.items()} for v, d in per.items()},
         "sem": {v: {str(n): mean_and_sem(x)[1] for n, x in d.items()} for v, d in per.items()},
-        "p_value": {f"{a}_vs_{b}": {str(n): paired_ttest(per[a][n], per[b][n]) for n in lengths} for a, b in pairs},
+        "p_value": {pair_name((a, b)): {str(n): paired_ttest(per[a][n], per[b][n]) for n in lengths} for a, b in pairs},
     }

@@ -1,54 +1,15 @@
 """The paper's claims, one by one, against the numbers the chapters wrote to results.json.
 
-Every claim compares two runs length by length beyond the training length.  A difference
-counts as evidence when the paired t-test over seeds gives p < ALPHA.  The verdict rule
-is fixed in advance (verdict below) and printed on the summary page.
+Every claim compares two runs length by length beyond the training length, by the rule of
+`compare` (paired t-test over seeds, p < ALPHA, a verdict fixed in advance and printed on the
+summary page).
 """
 
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
-ALPHA = 0.05
-
-SUPPORTED, CONTRADICTED, MIXED, UNCLEAR = ("supported", "contradicted", "mixed",
-                                           "not shown (too few significant differences)")
-
-
-@dataclass
-class Evidence:
-    """How often `claimed` beat `other` at the lengths compared."""
-    lengths: int
-    ahead: int  # lengths where the claimed run is better
-    ahead_significant: int
-    behind: int
-    behind_significant: int
-
-    def verdict(self) -> str:
-        """Supported: significantly ahead at half the lengths or more and never significantly
-        behind; contradicted: the mirror image; mixed: significant both ways."""
-        if self.ahead_significant and self.behind_significant:
-            return MIXED
-        if 2 * self.ahead_significant >= self.lengths and self.ahead_significant:
-            return SUPPORTED
-        if 2 * self.behind_significant >= self.lengths and self.behind_significant:
-            return CONTRADICTED
-        return UNCLEAR
-
-    def text(self) -> str:
-        return (f"ahead at {self.ahead} of {self.lengths} lengths ({self.ahead_significant} with p < {ALPHA}), "
-                f"behind at {self.behind} ({self.behind_significant} with p < {ALPHA})")
-
-
-def compare(claimed: dict, other: dict, p_values: dict, lengths, higher_is_better=True, alpha=ALPHA) -> Evidence:
-    """claimed, other: {N: mean}; p_values: {N: p or None}; lengths: the N (as str) to compare."""
-    sign = 1 if higher_is_better else -1
-    diff = {n: sign * (claimed[n] - other[n]) for n in lengths}
-    significant = {n for n in lengths if p_values.get(n) is not None and p_values[n] < alpha}
-    ahead = [n for n in lengths if diff[n] > 0]
-    behind = [n for n in lengths if diff[n] < 0]
-    return Evidence(len(lengths), len(ahead), len(significant.intersection(ahead)),
-                    len(behind), len(significant.intersection(behind)))
+from .compare import SUPPORTED, UNCLEAR, Evidence, compare, is_significant, pair_name
 
 
 @dataclass
@@ -100,7 +61,7 @@ def _accuracy_claims(task, results, table) -> list:
         steps = results["metrics"]["long"]["steps"]
         scales.append((f", at {steps:,} steps", results["metrics"]["long"], long_scale(results)))
     return [Claim(f"{task}{label}: {text}", results, table,
-                  compare(m["accuracy"][claimed], m["accuracy"][other], m["p_value"][f"{other}_vs_{claimed}"],
+                  compare(m["accuracy"][claimed], m["accuracy"][other], m["p_value"][pair_name((other, claimed))],
                           beyond_training(results)), where)
             for label, m, where in scales for text, other, claimed in pairs]
 
@@ -165,16 +126,16 @@ def _figure_claims(r: dict) -> list:
     d = dispersion["metrics"]
     rows.append(Claim("+LN makes the attention less dispersed (lower entropy)", dispersion, "Figure 4",
                       compare(d["entropy"]["layernorm"], d["entropy"]["baseline"],
-                              d["p_value_entropy"]["baseline_vs_layernorm"], beyond_training(dispersion),
+                              d["p_value_entropy"][pair_name(("baseline", "layernorm"))], beyond_training(dispersion),
                               higher_is_better=False), scale(dispersion)))
     argmax = r["04_argmax_retrieval"]
-    kept = [n for n in lengths if (shift_m["p_value_relative_global_variance"].get(n) or 1) < ALPHA
+    kept = [n for n in lengths if is_significant(shift_m["p_value_relative_global_variance"].get(n))
             and shift_m["relative_global_variance"]["layernorm"][n] > shift_m["relative_global_variance"]["baseline"][n]]
     if scale(argmax) == scale(shift):  # the same models: chapter 6 probes chapter 4's runs
         m = argmax["metrics"]
         rows.append(Claim("where +LN keeps more global variance, it is more accurate", argmax, "Figure 3, Table 1",
                           compare(m["accuracy"]["layernorm"], m["accuracy"]["baseline"],
-                                  m["p_value"]["baseline_vs_layernorm"], kept), scale(argmax)))
+                                  m["p_value"][pair_name(("baseline", "layernorm"))], kept), scale(argmax)))
     return rows
 
 

@@ -1,0 +1,69 @@
+"""How two runs are compared, length by length, everywhere in the book.
+
+A difference between two runs at one test length counts as evidence when the paired t-test
+over seeds gives p < ALPHA; a p-value that is missing or undefined (None or nan: one seed,
+identical differences) never counts.  Evidence.verdict turns the counts over the lengths
+compared into one word, by a rule fixed in advance and printed on the summary page.
+"""
+
+import math
+from dataclasses import dataclass
+
+ALPHA = 0.05
+
+SUPPORTED, CONTRADICTED, MIXED, UNCLEAR = ("supported", "contradicted", "mixed",
+                                           "not shown (too few significant differences)")
+
+
+def pair_name(pair) -> str:
+    """The key of a pair of runs in results.json: ("baseline", "layernorm") -> "baseline_vs_layernorm"."""
+    first, second = pair
+    return f"{first}_vs_{second}"
+
+
+def is_significant(p, alpha=ALPHA) -> bool:
+    """p < alpha; a missing or undefined p-value (None, nan) is not significant."""
+    return p is not None and not math.isnan(p) and p < alpha
+
+
+def format_p(p) -> str:
+    """A p-value for a table: one significant digit, 'n/a' when missing or undefined."""
+    return "n/a" if p is None or math.isnan(p) else f"{p:.1g}"
+
+
+@dataclass
+class Evidence:
+    """How often a claimed run beat another at the lengths compared."""
+    lengths: int
+    ahead: int  # lengths where the claimed run is better
+    ahead_significant: int
+    behind: int
+    behind_significant: int
+    alpha: float = ALPHA
+
+    def verdict(self) -> str:
+        """Supported: significantly ahead at half the lengths or more and never significantly
+        behind; contradicted: the mirror image; mixed: significant both ways."""
+        if self.ahead_significant and self.behind_significant:
+            return MIXED
+        if 2 * self.ahead_significant >= self.lengths and self.ahead_significant:
+            return SUPPORTED
+        if 2 * self.behind_significant >= self.lengths and self.behind_significant:
+            return CONTRADICTED
+        return UNCLEAR
+
+    def text(self) -> str:
+        return (f"ahead at {self.ahead} of {self.lengths} lengths ({self.ahead_significant} with p < {self.alpha}), "
+                f"behind at {self.behind} ({self.behind_significant} with p < {self.alpha})")
+
+
+def compare(claimed: dict, other: dict, p_values: dict, lengths, higher_is_better=True, alpha=ALPHA) -> Evidence:
+    """claimed, other: {N: mean}; p_values: {N: p or None}; lengths: the N (keys of those
+    dicts) to compare.  A tie counts neither way."""
+    sign = 1 if higher_is_better else -1
+    diff = {n: sign * (claimed[n] - other[n]) for n in lengths}
+    ahead = [n for n in lengths if diff[n] > 0]
+    behind = [n for n in lengths if diff[n] < 0]
+    significant = {n for n in lengths if is_significant(p_values.get(n), alpha)}
+    return Evidence(len(lengths), len(ahead), len(significant.intersection(ahead)),
+                    len(behind), len(significant.intersection(behind)), alpha)
