@@ -7,7 +7,7 @@ import pandas as pd
 
 from . import store
 from .compare import ALPHA, compare, format_p, is_significant, pair_name
-from .stats import mean_and_sem, paired_difference, paired_ttest
+from .stats import by_length, paired_difference, paired_ttest
 
 
 def _pct(mean, sem):
@@ -40,15 +40,13 @@ def parameters_frame(P) -> pd.DataFrame:
 
 
 def per_length(accuracy: dict, lengths, pairs) -> dict:
-    """Metrics in percent: {"accuracy": {run: {N: mean}}, "accuracy_sem": ...,
-    "p_value": {"a_vs_b": {N: p}}} (paired t-test over seeds for each pair)."""
-    acc = {v: 100 * np.asarray(a) for v, a in accuracy.items()}
-    mean = {v: {str(n): mean_and_sem(a[:, j])[0] for j, n in enumerate(lengths)} for v, a in acc.items()}
-    sem = {v: {str(n): mean_and_sem(a[:, j])[1] for j, n in enumerate(lengths)} for v, a in acc.items()}
-    p = {pair_name(pair): {str(n): paired_ttest(acc[pair[0]][:, j], acc[pair[1]][:, j]) for j, n in enumerate(lengths)}
-         for pair in pairs}
-    n_seeds = len(next(iter(acc.values()))) if acc else 0
-    return {"accuracy": mean, "accuracy_sem": sem, "p_value": p, "n_seeds": n_seeds}
+    """stats.by_length of accuracies {run: (seeds, lengths)} in percent, under the keys
+    results.json uses: {"accuracy": {run: {N: mean}}, "accuracy_sem": ..., "p_value": {"a_vs_b":
+    {N: p}}, "n_seeds"}."""
+    per = {v: {n: 100 * np.asarray(a)[:, j] for j, n in enumerate(lengths)} for v, a in accuracy.items()}
+    s = by_length(per, pairs)
+    n_seeds = len(np.asarray(next(iter(accuracy.values())))) if accuracy else 0
+    return {"accuracy": s["mean"], "accuracy_sem": s["sem"], "p_value": s["p_value"], "n_seeds": n_seeds}
 
 
 def comparison_table(metrics: dict, lengths, pair, labels: dict, paper_table: dict | None,

@@ -88,14 +88,18 @@ def relative_gains(accuracy: dict, lengths, base="baseline") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def summary_by_length(frame: pd.DataFrame, value: str, pairs=()) -> dict:
-    """For a long frame (variant, seed, N, value): {"mean": {variant: {N: m}}, "sem": ...,
-    "p_value": {"a_vs_b": {N: p}}}, with a paired t-test over seeds for each pair."""
-    table = frame.pivot_table(index=["variant", "N"], columns="seed", values=value)
-    lengths = sorted(frame["N"].unique())
-    per = {v: {n: table.loc[(v, n)].to_numpy() for n in lengths} for v in frame["variant"].unique()}
+def by_length(per: dict, pairs=()) -> dict:
+    """{variant: {N: per-seed values}} -> {"mean": {variant: {N: m}}, "sem": ...,
+    "p_value": {"a_vs_b": {N: p}}} (N as str), with a paired t-test over seeds for each pair."""
     return {
         "mean": {v: {str(n): mean_and_sem(x)[0] for n, x in d.items()} for v, d in per.items()},
         "sem": {v: {str(n): mean_and_sem(x)[1] for n, x in d.items()} for v, d in per.items()},
-        "p_value": {pair_name((a, b)): {str(n): paired_ttest(per[a][n], per[b][n]) for n in lengths} for a, b in pairs},
+        "p_value": {pair_name((a, b)): {str(n): paired_ttest(per[a][n], per[b][n]) for n in per[a]} for a, b in pairs},
     }
+
+
+def summary_by_length(frame: pd.DataFrame, value: str, pairs=()) -> dict:
+    """by_length for a long frame (variant, seed, N, value)."""
+    table = frame.pivot_table(index=["variant", "N"], columns="seed", values=value)
+    lengths = sorted(frame["N"].unique())
+    return by_length({v: {n: table.loc[(v, n)].to_numpy() for n in lengths} for v in frame["variant"].unique()}, pairs)
