@@ -5,8 +5,8 @@ so a checkpoint (weights, AdamW state, generator states, step) is the whole stat
 resuming from it reproduces the uninterrupted run exactly.
 
 `seed_group` > 0 steps the ensemble in groups of that many seeds.  On a CPU, groups of a
-few seeds keep a step's activations in the caches and train 1.2-1.8x faster than one batch
-of 20-100 seeds (bench/README.md).  With one thread it gives the whole ensemble's weights bit
+few seeds keep a step's activations in the caches, which trains faster than one batch of
+many seeds (figures in bench/README.md).  With one thread it gives the whole ensemble's weights bit
 for bit; with several, a reduction may be split differently for a different number of seeds,
 which changes the rounding (tests/test_train.py checks both).  So it is one of the settings
 that decide the weights, left out of them at its default (0: all seeds at once, as every
