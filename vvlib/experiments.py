@@ -11,6 +11,7 @@ import numpy as np
 
 from .evaluate import EvalConfig
 from .model import ModelConfig
+from .params import Params
 from .runs import TrainedRun, ladder
 from .tasks import TaskConfig
 from .train import TrainConfig
@@ -38,6 +39,22 @@ def task_config(P, name: str) -> TaskConfig:
     if name == "argmax":
         return TaskConfig("argmax", n_classes=P.n_classes)
     return TaskConfig("dictionary", n_keys=P.n_keys, n_values=P.n_values)
+
+
+# Chapters that train both tasks (8, 9, 10) name what differs between them {task}_<suffix>;
+# a task's runs read it under the name chapters 4 and 5 use.
+PER_TASK_NAMES = {"steps": "steps", "eval_sequences": "n_eval_sequences", "long_steps": "long_steps",
+                  "long_seeds": "long_seeds", "long_seed_chunk": "long_seed_chunk"}
+
+
+def task_params(P, task: str) -> Params:
+    """One task's view of a two-task chapter's parameters, named as chapters 4 and 5 name
+    theirs (argmax_steps -> steps, ...), so both train into the same store entries; with a
+    curriculum_fraction, curriculum_steps is that fraction of the task's steps."""
+    view = {name: P[f"{task}_{suffix}"] for suffix, name in PER_TASK_NAMES.items() if f"{task}_{suffix}" in P}
+    if "curriculum_fraction" in P:
+        view["curriculum_steps"] = round(P.curriculum_fraction * view["steps"])
+    return Params({**P, **view})
 
 
 def train_config(P) -> TrainConfig:
