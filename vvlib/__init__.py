@@ -24,6 +24,7 @@ Experiments (cached runs, results, tables):
     params      chapter parameters: profiles and validation
     experiments the training chapters' common flow, from parameters to stored runs
     paper       the paper's own numbers, for side-by-side tables
+    schema      the keys each chapter's results.json promises
     report      tables beside the paper's, verdict sentences, results.json
     summary     the paper's claims against the chapters' results
     plots       seaborn figures

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import store
+from . import schema, store
 from .compare import ALPHA, compare, format_p, is_significant, pair_name
 from .stats import by_length, paired_difference, paired_ttest
 
@@ -237,10 +237,12 @@ def verdict(metrics: dict, lengths, pair, labels: dict, in_distribution: int, n_
 
 def write_results(output_dir, chapter: str, parameters: dict, device, metrics: dict, wall_time_s=None,
                   sources: dict | None = None) -> Path:
-    """results.json: {"chapter", "parameters", "provenance", "metrics"}, written atomically.
+    """results.json: {"chapter", "parameters", "provenance", "metrics"}, written atomically
+    once the metrics' keys match what vvlib/schema.py promises for the chapter.
 
     `sources` records where cached inputs came from (e.g. each variant's training
     provenance), since a chapter that loads stored models runs in seconds."""
+    schema.check(chapter, metrics)  # before anything is written
     path = Path(output_dir) / "results.json"
     provenance = store.provenance(device, wall_time_s)
     if sources:
