@@ -82,6 +82,9 @@ def cli(*args):
     (["run", "04_argmax_retrieval", "-p", "n_seeds", "zero"], "n_seeds: expected int"),
     (["run", "04_argmax_retrieval", "-p", "n_seeds", "0"], "n_seeds: expected an int >= 1"),
     (["run", "04_argmax_retrieval", "--profile", "huge"], "profile: expected one of default, ci, book, paper"),
+    (["run", "03_pretrained_transformer", "-p", "model_path", "/no/such/model"],
+     "model_path: expected a Hugging Face model directory with a config.json"),
+    (["run", "03_pretrained_transformer", "-p", "layer", "6"], "layer: expected an int from 0 to 5 (6 layers)"),
 ])
 def test_cli_rejects_bad_input_with_status_2_and_writes_nothing(tmp_path, args, message):
     out = tmp_path / "out"

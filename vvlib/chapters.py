@@ -6,7 +6,9 @@ A chapter is a notebook under notebooks/ plus its named profiles.  Its parameter
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
+from . import pretrained
 from .params import DEFAULT_PROFILE, ParameterError, Params, coerce, injected_names, read_parameters, resolve
 from .store import REPO_ROOT
 
@@ -19,6 +21,9 @@ class Chapter:
     title: str
     profiles: dict = field(default_factory=dict)  # profile -> {parameter: value}
     in_book: bool = True  # False: runnable and tested, but not yet a page of the published book
+    # checks that need more than the parameters' own ranges (e.g. a model's config.json), run on
+    # the resolved parameters before a kernel starts; they raise ParameterError
+    check: Callable[[Params], object] | None = None
 
     @property
     def notebook(self) -> Path:
@@ -97,6 +102,7 @@ CHAPTERS = {
             "03_pretrained_transformer",
             "A real pretrained transformer: Figure 1 on all-MiniLM-L6-v2",
             profiles={"ci": {"n_sequences": 30, "lengths": [8, 32, 128, 512]}},
+            check=lambda P: pretrained.check(P.model_path, P.layer, P.lengths, P.components, P.heads),
         ),
         Chapter(
             "04_argmax_retrieval",
@@ -205,7 +211,9 @@ def checked_parameters(name: str, profile: str = DEFAULT_PROFILE, overrides: dic
     if output_dir is not None:
         overrides["output_dir"] = str(output_dir)
     given = {k: str(Path(v).resolve()) if k.endswith("_dir") else v for k, v in overrides.items()}
-    resolved(name, profile, given)  # raises on anything bad
+    P = resolved(name, profile, given)  # raises on anything bad
+    if get_chapter(name).check:
+        get_chapter(name).check(P)
     return {"profile": profile, **given}
 
 
