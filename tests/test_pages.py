@@ -82,3 +82,9 @@ def test_pages_show_paths_relative_to_the_repository(tmp_path):
     assert given["store_dir"] == str(REPO_ROOT / "results/book")
     shown = parameters_frame({"n_seeds": 3, **given})["value"].to_dict()
     assert shown == {"n_seeds": "3", "profile": "ci", "store_dir": "results/book", "output_dir": str(tmp_path)}
+
+
+def test_the_summary_page_names_the_book_build_and_its_profile():
+    note = page_header("summary", "default", {"results_dir": "/tmp/x/results"}, book_profile="book")
+    assert "python -m vvlib book --profile book" in note and "/tmp/x" not in note
+    assert "python -m vvlib book" not in page_header("04_argmax_retrieval", "book", book_profile="book")

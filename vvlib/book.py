@@ -53,19 +53,30 @@ def launch_note(name: str, where: tuple[str, str]) -> str:
             "to an hour on a small CPU.\n```")
 
 
-def page_header(name: str, profile: str, overrides: dict | None = None, where=None) -> str:
-    """MyST for the top of a chapter page: the command that reproduces it, launch links, a note
-    when the paper's scale wants a GPU, and the chapter's parameters as its notebook documents
-    them.  where: github_repository()'s answer, for the launch links."""
-    chapter = get_chapter(name)
+def reproduce_note(name: str, profile: str, overrides: dict | None = None, book_profile: str | None = None) -> str:
+    """The 'Reproduce this page' box: the command that made the page.  A page built from the
+    other chapters' results (the summary) names the book build and its profile."""
     shown = {k: v for k, v in (overrides or {}).items() if not k.endswith("_dir")}  # paths are the reader's own
     command = " ".join([f"python -m vvlib run {name} --profile {profile}",
                         *(f"-p {k} {json.dumps(v) if not isinstance(v, str) else v}" for k, v in shown.items())])
-    parts = ["```{admonition} Reproduce this page\n:class: tip\n"
-             f"Every number on this page came from `{command}`, which also writes them to "
-             f"`_output/{name}/results.json`. "
-             "Change any parameter below with `-p NAME VALUE`, or run the notebook in `notebooks/` with papermill.\n```",
-             *([launch_note(name, where)] if where else [])]
+    if "results_dir" in get_chapter(name).parameters() and book_profile:
+        text = (f"Every number on this page came from the other chapters' results at the `{book_profile}` "
+                f"profile: `python -m vvlib book --profile {book_profile}` reruns them and this page; once they "
+                f"are in `_output/`, `{command}` redoes this page alone.")
+    else:
+        text = (f"Every number on this page came from `{command}`, which also writes them to "
+                f"`_output/{name}/results.json`. Change any parameter below with `-p NAME VALUE`, or run the "
+                "notebook in `notebooks/` with papermill.")
+    return "```{admonition} Reproduce this page\n:class: tip\n" + text + "\n```"
+
+
+def page_header(name: str, profile: str, overrides: dict | None = None, where=None, book_profile=None) -> str:
+    """MyST for the top of a chapter page: the command that reproduces it, launch links, a note
+    when the paper's scale wants a GPU, and the chapter's parameters as its notebook documents
+    them.  where: github_repository()'s answer, for the launch links; book_profile: the profile
+    the whole book was built at."""
+    chapter = get_chapter(name)
+    parts = [reproduce_note(name, profile, overrides, book_profile), *([launch_note(name, where)] if where else [])]
     if chapter.profiles.get(profile, {}).get("store_dir") == BOOK_STORE:
         parts.append("```{note}\nThis page is part of the published book: its trained models' results "
                      f"were computed once and committed in `{BOOK_STORE}/` (with their settings, machine and "
@@ -83,7 +94,7 @@ def page_header(name: str, profile: str, overrides: dict | None = None, where=No
 
 
 def prepare_page(notebook: Path, name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None,
-                 where: tuple[str, str] | None = None):
+                 where: tuple[str, str] | None = None, book_profile: str | None = None):
     """Make an executed chapter a book page: tag the parameters cell and papermill's injected
     cell `remove-cell` (the header shows the parameters instead) and put page_header(...)
     under the title."""
@@ -94,7 +105,7 @@ def prepare_page(notebook: Path, name: str, profile: str = DEFAULT_PROFILE, over
         tags = cell.metadata.setdefault("tags", [])
         if {"parameters", "injected-parameters"} & set(tags) and "remove-cell" not in tags:
             tags.append("remove-cell")
-    header = nbformat.v4.new_markdown_cell(page_header(name, profile, overrides, where))
+    header = nbformat.v4.new_markdown_cell(page_header(name, profile, overrides, where, book_profile))
     header.metadata["tags"] = ["page-header"]
     nb.cells = [c for c in nb.cells if "page-header" not in c.metadata.get("tags", [])]  # idempotent
     nb.cells.insert(1, header)  # cell 0 is the chapter's title and introduction
@@ -120,7 +131,7 @@ def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Pa
             extra["results_dir"] = str(output_root)
         notebook = run_chapter(name, chosen, extra, output_dir=output_root / name,
                                notebook_out=Path(root) / "book" / "chapters" / f"{name}.ipynb", progress=progress)
-        prepare_page(notebook, name, chosen, extra, where)
+        prepare_page(notebook, name, chosen, extra, where, book_profile=profile)
 
 
 def build_html(root: Path) -> Path:
