@@ -4,37 +4,39 @@ One concept per module, in three layers; a module imports only from its own laye
 above it (tests/test_layers.py checks this and names the two exceptions).
 
 The science (no files, no pages):
-    rng         deterministic seeds and generators
-    tasks       argmax retrieval and dictionary lookup data
-    attention   softmax temperature and the norms applied to the attention output
-    model       the one-layer, single-query attention model as a batched ensemble
-    train       seed-batched training with checkpoints and resume
-    graphdraw   training batches replayed from CUDA graphs (argmax on a GPU)
-    evaluate    chunked accuracy at long lengths
-    montecarlo  Monte Carlo of random attention (chapters 1-2)
-    probing     inside trained models at long lengths (chapters 6-7)
-    pretrained  Figure 1 on a pretrained transformer (chapter 3)
-    beyond      the paper's open questions (chapter 10)
-    stats       per-length summaries and paired tests
-    compare     how two runs are compared: alpha, pair names, the verdict rule
+    rng             deterministic seeds and generators
+    tasks           the task registry, the batch, and sampling helpers every task shares
+    task_argmax     argmax retrieval: its data and how the model reads it
+    task_dictionary dictionary lookup: its data and how the model reads it
+    attention       softmax temperature and the norms applied to the attention output
+    model           the one-layer, single-query attention model as a batched ensemble
+    train           seed-batched training with checkpoints and resume
+    graphdraw       training batches replayed from CUDA graphs (argmax on a GPU)
+    evaluate        chunked accuracy at long lengths
+    montecarlo      Monte Carlo of random attention (chapters 1-2)
+    probing         inside trained models at long lengths (chapters 6-7)
+    pretrained      Figure 1 on a pretrained transformer (chapter 3)
+    beyond          the paper's open questions (chapter 10)
+    stats           per-length summaries and paired tests
+    compare         how two runs are compared: alpha, pair names, the verdict rule
 
 Experiments (cached runs, results, tables):
-    store       results on disk with provenance
-    runs        train once, probe many: stored runs, evaluations and ladders
-    params      chapter parameters: profiles and validation
-    experiments the training chapters' common flow, from parameters to stored runs
-    paper       the paper's own numbers, for side-by-side tables
-    schema      the keys each chapter's results.json promises
-    report      tables beside the paper's, verdict sentences, results.json
-    summary     the paper's claims against the chapters' results
-    plots       seaborn figures
-    explore     slider views that work on the static page
+    store           results on disk with provenance
+    runs            train once, probe many: stored runs, evaluations and ladders
+    params          chapter parameters: profiles and validation
+    experiments     the training chapters' common flow, from parameters to stored runs
+    paper           the paper's own numbers, for side-by-side tables
+    schema          the keys each chapter's results.json promises
+    report          tables beside the paper's, verdict sentences, results.json
+    summary         the paper's claims against the chapters' results
+    plots           seaborn figures
+    explore         slider views that work on the static page
 
 The book:
-    chapters    the chapter registry and the papermill runner
-    webassets   offline MathJax and widget scripts
-    book        executing every chapter, then Jupyter Book
-    __main__    python -m vvlib {list, run, book}
+    chapters        the chapter registry and the papermill runner
+    webassets       offline MathJax and widget scripts
+    book            executing every chapter, then Jupyter Book
+    __main__        python -m vvlib {list, run, book}
 """
 
 __version__ = "0.1.0"

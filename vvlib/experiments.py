@@ -9,6 +9,7 @@ import dataclasses
 
 import numpy as np
 
+from . import tasks
 from .evaluate import EvalConfig
 from .model import ModelConfig
 from .params import Params
@@ -36,9 +37,8 @@ LABELS = {"baseline": "Baseline", "layernorm": "Baseline (+ LN)", "standardize":
 
 
 def task_config(P, name: str) -> TaskConfig:
-    if name == "argmax":
-        return TaskConfig("argmax", n_classes=P.n_classes)
-    return TaskConfig("dictionary", n_keys=P.n_keys, n_values=P.n_values)
+    """The task's own settings (tasks.Task.settings) from the chapter's parameters."""
+    return TaskConfig(name, **{setting: P[setting] for setting in tasks.get(name).settings})
 
 
 # Chapters that train both tasks (8, 9, 10) name what differs between them {task}_<suffix>;

@@ -8,17 +8,19 @@ is registered with the graph, so a replay draws from and advances the generators
 the eager draw would: the batches, and so the trained weights, are the same bit for bit
 (tests/test_train.py, on a GPU).
 
-Only argmax retrieval can be recorded: dictionary lookup redraws rows until their keys are
-distinct, and how often is something the host must read, which a graph cannot hold.
+Only a task whose draw is a fixed sequence of kernels can be recorded (Task.capturable):
+argmax retrieval is; dictionary lookup redraws rows until their keys are distinct, and how
+often is something the host must read, which a graph cannot hold.
 """
 
 import torch
 
+from . import tasks
 from .tasks import Batch, map_fields
 
 
 def supported(task_name: str, device: torch.device) -> bool:
-    return device.type == "cuda" and task_name == "argmax"
+    return device.type == "cuda" and tasks.get(task_name).capturable
 
 
 class GraphedDraws:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
-from . import rng
+from . import rng, tasks
 from .attention import LOGIT_SCALES, NORMS, attention_weights, centred_mix, layernorm, log_length, standardize
 from .tasks import Batch, TaskConfig
 
@@ -64,9 +64,7 @@ class ModelConfig:
 
     @property
     def in_features(self) -> int:
-        if self.task.name == "argmax":
-            return 1 + self.task.n_classes  # priority, one-hot class
-        return self.key_dim + self.value_dim
+        return tasks.get(self.task.name).in_features(self)
 
 
 # Added after results were published: left out of a model's settings at these defaults, so
@@ -104,11 +102,7 @@ def _init_one(cfg: ModelConfig, gen) -> dict:
             p[f"{prefix}{i}.w"] = _uniform(gen, (fan_in, fan_out), bound)
             p[f"{prefix}{i}.b"] = _uniform(gen, (fan_out,), bound)
 
-    if cfg.task.name == "argmax":
-        p["query_token"] = torch.randn(cfg.in_features, generator=gen)
-    else:
-        p["emb_key"] = torch.randn(cfg.task.n_keys, cfg.key_dim, generator=gen)
-        p["emb_value"] = torch.randn(cfg.task.n_values, cfg.value_dim, generator=gen)
+    p.update(tasks.get(cfg.task.name).input_weights(cfg, gen))  # first: the task's input weights
     add_mlp("enc", [cfg.in_features] + [D] * cfg.encoder_layers)
     add_attention(p, cfg, gen, 0)
     add_mlp("out", [D] * cfg.readout_layers + [cfg.task.n_outputs])
@@ -154,34 +148,9 @@ def mlp(params, prefix, n_layers, x):
     return x
 
 
-def _per_seed(t, S):
-    """Give a tensor shared by all seeds, (B, ...), a leading seed dim (S, B, ...)."""
-    return t.unsqueeze(0).expand(S, *t.shape)
-
-
-def _lookup(table, index):
-    """table (S, C, E), index (S, ...) -> (S, ..., E)."""
-    S = table.shape[0]
-    rows = torch.arange(S, device=index.device).view(S, *([1] * (index.dim() - 1)))
-    return table[rows, index]
-
-
 def features(cfg: ModelConfig, params, batch: Batch):
-    """Input features of the items (S, B, N, F) and of the query (S, B, F)."""
-    S = n_seeds(params)
-    if cfg.task.name == "argmax":
-        x = torch.cat([batch.priority.unsqueeze(-1), F.one_hot(batch.label, cfg.task.n_classes).float()], -1)
-        if x.dim() == 3:
-            x = _per_seed(x, S)
-        y = params["query_token"].view(S, 1, -1).expand(S, x.shape[1], -1)
-        return x, y
-    key, label, query = batch.key, batch.label, batch.query
-    if key.dim() == 2:
-        key, label, query = (_per_seed(t, S) for t in (key, label, query))
-    x = torch.cat([_lookup(params["emb_key"], key), _lookup(params["emb_value"], label)], -1)
-    q = _lookup(params["emb_key"], query)
-    y = torch.cat([q, q.new_zeros(*q.shape[:-1], cfg.value_dim)], -1)  # a key with no value
-    return x, y
+    """Input features of the items (S, B, N, F) and of the query (S, B, F): the task's layout."""
+    return tasks.get(cfg.task.name).features(cfg, params, batch, n_seeds(params))
 
 
 def attention_head(cfg: ModelConfig, params, prefix: str, head: int, q, h, mask, temperature):

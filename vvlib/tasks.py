@@ -1,12 +1,9 @@
-"""The two order-invariant tasks of the paper, as batched tensor generators.
+"""The tasks, as batched tensor generators, and the registry that names them.
 
-argmax retrieval (Velickovic et al., 2024): every item has a priority ~ U(0, 1) and a
-class in {0..n_classes-1}; the answer is the class of the highest-priority item.  The
-query carries no information (the model owns a learned query token).
-
-dictionary lookup (the paper's appendix B.1): every item has a key class in
-{0..n_keys-1}, distinct within a sequence, and a value class ~ U{0..n_values-1}; the
-query is one key present in the sequence and the answer is its value class.
+A task is one module that registers a Task (task_argmax, task_dictionary): how its
+sequences are drawn, how the model reads them (the encoder's input features and the
+weights that make them), and how many answer classes there are.  Everything else (the
+attention, training, evaluation) is the same for every task and asks the registry.
 
 Shapes are batch-first: an item tensor is (..., N), a target is (...).  Training
 batches may hold sequences of different lengths: `mask` marks the real items.
@@ -16,8 +13,66 @@ from dataclasses import dataclass
 
 import torch
 
-TASKS = ("argmax", "dictionary")
 EVAL_BLOCK = 64  # test sequences are generated in blocks of this many, one stream each
+
+
+class Task:
+    """What a task is to the rest of the package.  A task module subclasses it and registers
+    an instance; `settings` names the TaskConfig fields the task reads."""
+
+    name: str
+    settings: tuple = ()
+    capturable = False  # its draw is a fixed sequence of kernels, so a CUDA graph can record it (graphdraw)
+
+    def n_outputs(self, cfg) -> int:
+        raise NotImplementedError
+
+    def max_length(self, cfg) -> int | None:
+        return None
+
+    def sample(self, cfg, gen, rows: int, n: int, device, mask, lengths) -> "Batch":
+        """A batch (rows, n); mask (rows, n) or None marks the real items, lengths their counts."""
+        raise NotImplementedError
+
+    def in_features(self, model_cfg) -> int:
+        """The width of an item's input to the encoder."""
+        raise NotImplementedError
+
+    def input_weights(self, model_cfg, gen) -> dict:
+        """The weights that turn a batch into encoder inputs, drawn from `gen` before all others."""
+        raise NotImplementedError
+
+    def features(self, model_cfg, params, batch, S: int):
+        """Encoder inputs of the items (S, B, N, F) and of the query (S, B, F)."""
+        raise NotImplementedError
+
+
+TASKS: dict = {}  # name -> Task
+
+
+def register(task: Task) -> Task:
+    if task.name in TASKS:
+        raise ValueError(f"a task named {task.name!r} is registered already")
+    TASKS[task.name] = task
+    return task
+
+
+def get(name: str) -> Task:
+    if name not in TASKS:
+        raise ValueError(f"task must be one of {tuple(TASKS)}; got {name!r}")
+    return TASKS[name]
+
+
+def per_seed(t, S):
+    """Give a tensor shared by all seeds, (B, ...), a leading seed dim (S, B, ...)."""
+    return t.unsqueeze(0).expand(S, *t.shape)
+
+
+def lookup(table, index):
+    """Per-seed embedding rows: table (S, C, E), index (S, ...) -> (S, ..., E)."""
+    S = table.shape[0]
+    rows = torch.arange(S, device=index.device).view(S, *([1] * (index.dim() - 1)))
+    return table[rows, index]
 
 
 @dataclass(frozen=True)
@@ -28,8 +83,7 @@ class TaskConfig:
     n_values: int = 64  # dictionary: C_V
 
     def __post_init__(self):
-        if self.name not in TASKS:
-            raise ValueError(f"task must be one of {TASKS}; got {self.name!r}")
+        get(self.name)  # an unknown task fails here, naming the known ones
         for field in ("n_classes", "n_keys", "n_values"):
             value = getattr(self, field)
             if not isinstance(value, int) or value < 2:
@@ -37,16 +91,16 @@ class TaskConfig:
 
     @property
     def n_outputs(self) -> int:
-        return self.n_classes if self.name == "argmax" else self.n_values
+        return get(self.name).n_outputs(self)
 
     def max_length(self) -> int | None:
-        """Dictionary keys are distinct, so a sequence holds at most n_keys items."""
-        return self.n_keys if self.name == "dictionary" else None
+        """The most items a sequence of this task can hold (None: no limit)."""
+        return get(self.name).max_length(self)
 
 
 @dataclass
 class Batch:
-    """One batch of either task.  Fields unused by a task are None.
+    """One batch of any task.  Fields unused by a task are None.
 
     argmax:     priority (float), label (class of each item)
     dictionary: key, label (value class of each item), query (the key asked about)
@@ -100,20 +154,7 @@ def sample(task: TaskConfig, gen, rows: int, n: int, device, lengths=None) -> Ba
     mask = None
     if lengths is not None:
         mask = torch.arange(n, device=device) < lengths.unsqueeze(-1)
-    if task.name == "argmax":
-        priority = torch.rand(rows, n, generator=gen, device=device)
-        label = torch.randint(task.n_classes, (rows, n), generator=gen, device=device)
-        ranked = priority if mask is None else priority.masked_fill(~mask, -1.0)
-        target = label.gather(1, ranked.argmax(dim=1, keepdim=True)).squeeze(1)
-        return Batch(label=label, target=target, priority=priority, mask=mask)
-    key = sample_distinct(gen, rows, n, task.n_keys, device)
-    label = torch.randint(task.n_values, (rows, n), generator=gen, device=device)
-    u = torch.rand(rows, generator=gen, device=device)
-    real = torch.full((rows,), n, device=device) if lengths is None else lengths
-    asked = (u * real).long().clamp_max(real - 1).unsqueeze(1)
-    query = key.gather(1, asked).squeeze(1)
-    target = label.gather(1, asked).squeeze(1)
-    return Batch(label=label, target=target, key=key, query=query, mask=mask)
+    return get(task.name).sample(task, gen, rows, n, device, mask, lengths)
 
 
 FIELDS = ("label", "target", "priority", "key", "query", "mask")  # Batch's tensor fields
@@ -136,3 +177,6 @@ def map_fields(batch: Batch, fn) -> Batch:
 def slice_rows(batch: Batch, start: int, stop: int) -> Batch:
     """Rows [start, stop) of an unstacked batch (leading dim = sequences)."""
     return map_fields(batch, lambda value: value[start:stop])
+
+
+from . import task_argmax, task_dictionary  # noqa: E402  (they register themselves; they need the names above)

@@ -1,0 +1,51 @@
+"""Dictionary lookup (the paper's appendix B.1): every item has a key class in {0..n_keys-1},
+distinct within a sequence, and a value class ~ U{0..n_values-1}; the query is one key present
+in the sequence and the answer is its value class.
+
+An item reaches the encoder as [key embedding, value embedding], the query as [key embedding,
+zeros]: a key with no value, through the same encoder (our choice; the paper does not say).
+"""
+
+import torch
+
+from .tasks import Batch, Task, lookup, per_seed, register, sample_distinct
+
+
+class Dictionary(Task):
+    name = "dictionary"
+    settings = ("n_keys", "n_values")
+
+    def n_outputs(self, cfg) -> int:
+        return cfg.n_values
+
+    def max_length(self, cfg) -> int:
+        return cfg.n_keys  # keys are distinct within a sequence
+
+    def sample(self, cfg, gen, rows, n, device, mask, lengths) -> Batch:
+        key = sample_distinct(gen, rows, n, cfg.n_keys, device)
+        label = torch.randint(cfg.n_values, (rows, n), generator=gen, device=device)
+        u = torch.rand(rows, generator=gen, device=device)
+        real = torch.full((rows,), n, device=device) if lengths is None else lengths
+        asked = (u * real).long().clamp_max(real - 1).unsqueeze(1)
+        query = key.gather(1, asked).squeeze(1)
+        target = label.gather(1, asked).squeeze(1)
+        return Batch(label=label, target=target, key=key, query=query, mask=mask)
+
+    def in_features(self, model_cfg) -> int:
+        return model_cfg.key_dim + model_cfg.value_dim
+
+    def input_weights(self, model_cfg, gen) -> dict:
+        emb_key = torch.randn(model_cfg.task.n_keys, model_cfg.key_dim, generator=gen)
+        return {"emb_key": emb_key, "emb_value": torch.randn(model_cfg.task.n_values, model_cfg.value_dim, generator=gen)}
+
+    def features(self, model_cfg, params, batch, S):
+        key, label, query = batch.key, batch.label, batch.query
+        if key.dim() == 2:
+            key, label, query = (per_seed(t, S) for t in (key, label, query))
+        x = torch.cat([lookup(params["emb_key"], key), lookup(params["emb_value"], label)], -1)
+        q = lookup(params["emb_key"], query)
+        y = torch.cat([q, q.new_zeros(*q.shape[:-1], model_cfg.value_dim)], -1)  # a key with no value
+        return x, y
+
+
+register(Dictionary())
