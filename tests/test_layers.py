@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 import vvlib
+from vvlib import store
 
 PACKAGE = Path(vvlib.__file__).parent
 
@@ -53,3 +54,10 @@ def test_the_layer_check_sees_imports_inside_functions(tmp_path):
     source = tmp_path / "m.py"
     source.write_text("from .store import x\n\ndef f():\n    from .chapters import get_chapter\n    from . import rng\n")
     assert imported_modules(source) == {"store", "chapters", "rng"}
+
+
+def test_the_readme_layout_names_every_module():
+    readme = (store.REPO_ROOT / "README.md").read_text()
+    row = next(line for line in readme.splitlines() if line.startswith("| `vvlib/` |"))
+    missing = [m for layer in listed_layers() for m in layer if not m.startswith("__") and f"`{m}`" not in row]
+    assert not missing, f"README's `vvlib/` row does not name {missing}"
