@@ -123,3 +123,20 @@ def test_the_intro_lines_on_argmax_at_the_paper_steps_hold_in_the_committed_resu
     assert not significant[(significant["step"] >= 5000) & (significant["step"] <= 50_000)].shape[0]
     last = significant[(significant["step"] == 100_000) & (significant["diff"] > 0)]
     assert set(last["N"]) == {2048, 16384}
+
+
+@pytest.mark.parametrize("path", [p for p in RECORDS if p.name == "run.json"], ids=lambda p: p.parent.name)
+def test_todays_code_names_every_committed_run_as_it_was_stored(path):
+    """Rebuild each committed run's configs from its stored settings: the code must compute the
+    very spec (and so the folder) the run is stored under, or a refactor has silently stranded
+    it (the book would retrain it, or fail with --stored-only)."""
+    from vvlib.model import ModelConfig
+    from vvlib.runs import run_dir, training_spec
+    from vvlib.tasks import TaskConfig
+    from vvlib.train import TrainConfig
+
+    spec = json.loads(path.read_text())["spec"]
+    model = ModelConfig(**{**spec["model"], "task": TaskConfig(**spec["model"]["task"])})
+    train = TrainConfig(**spec["train"])
+    assert training_spec(model, train, spec["device_type"]) == spec
+    assert run_dir(BOOK, model, train, spec["device_type"]) == path.parent
