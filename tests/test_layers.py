@@ -20,7 +20,7 @@ def listed_layers() -> list[list[str]]:
     """The modules of each layer, in the docstring's order (top: the science)."""
     layers = []
     for line in vvlib.__doc__.splitlines():
-        if line and not line.startswith(" ") and line.endswith(":") and layers is not None:
+        if line and not line.startswith(" ") and line.endswith(":"):
             layers.append([])
         elif (m := re.match(r"^ {4}(\w+)\s", line)) and layers:
             layers[-1].append(m.group(1))

@@ -13,8 +13,8 @@ PROFILES = sorted(set.intersection(*(set(chapters.get_chapter(c).profile_names()
 
 
 def task_view(chapter: str, profile: str, task: str):
-    P = chapters.resolved(chapter, profile)
-    return experiments.task_params(P, task) if len(REUSERS.get(chapter, (task,))) > 1 else P
+    """A chapter's parameters as its runs of `task` read them (a one-task chapter's are unchanged)."""
+    return experiments.task_params(chapters.resolved(chapter, profile), task)
 
 
 def trained(P, task: str, variant: str):

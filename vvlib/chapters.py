@@ -211,9 +211,9 @@ def checked_parameters(name: str, profile: str = DEFAULT_PROFILE, overrides: dic
     if output_dir is not None:
         overrides["output_dir"] = str(output_dir)
     given = {k: str(Path(v).resolve()) if k.endswith("_dir") else v for k, v in overrides.items()}
-    P = resolved(name, profile, given)  # raises on anything bad
-    if get_chapter(name).check:
-        get_chapter(name).check(P)
+    P, chapter = resolved(name, profile, given), get_chapter(name)  # raises on anything bad
+    if chapter.check:
+        chapter.check(P)
     return {"profile": profile, **given}
 
 

@@ -35,8 +35,9 @@ class Dictionary(Task):
         return model_cfg.key_dim + model_cfg.value_dim
 
     def input_weights(self, model_cfg, gen) -> dict:
-        emb_key = torch.randn(model_cfg.task.n_keys, model_cfg.key_dim, generator=gen)
-        return {"emb_key": emb_key, "emb_value": torch.randn(model_cfg.task.n_values, model_cfg.value_dim, generator=gen)}
+        emb_key = torch.randn(model_cfg.task.n_keys, model_cfg.key_dim, generator=gen)  # drawn first
+        emb_value = torch.randn(model_cfg.task.n_values, model_cfg.value_dim, generator=gen)
+        return {"emb_key": emb_key, "emb_value": emb_value}
 
     def features(self, model_cfg, params, batch, S):
         key, label, query = batch.key, batch.label, batch.query
