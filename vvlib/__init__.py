@@ -34,9 +34,10 @@ Experiments (cached runs, results, tables):
 
 The book:
     chapters        the chapter registry and the papermill runner
+    defaults        the training chapters' default parameters, each value written once
     webassets       offline MathJax and widget scripts
     book            executing every chapter, then Jupyter Book
-    __main__        python -m vvlib {list, run, book}
+    __main__        python -m vvlib {list, run, book, metric, sync-defaults}
 """
 
 __version__ = "0.1.0"

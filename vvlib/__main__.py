@@ -1,9 +1,10 @@
-"""Command line: python -m vvlib {list, run, book}.
+"""Command line: python -m vvlib {list, run, book, metric, sync-defaults}.
 
     python -m vvlib list
     python -m vvlib run 04_argmax_retrieval --profile ci -p n_seeds 2 --output out/
     python -m vvlib book [--profile book] [--stored-only]
     python -m vvlib metric _output/04_argmax_retrieval accuracy/layernorm/1024
+    python -m vvlib sync-defaults [--check]
 
 Bad input (unknown chapter, parameter or profile; a value of the wrong type or range)
 prints one line naming the accepted values and exits with status 2, writing nothing.
@@ -55,6 +56,18 @@ def _metric(args):
     print(json.dumps(value, indent=1) if isinstance(value, (dict, list)) else value)
 
 
+def _sync_defaults(args):
+    """Copy the training defaults (vvlib/defaults.py) into the notebooks' parameter cells."""
+    from . import defaults
+
+    found = defaults.differences() if args.check else defaults.sync()
+    for chapter, name, cell, value in found:
+        print(f"{chapter}: {name} = {cell!r} in its cell, {value!r} in vvlib/defaults.py")
+    if args.check and found:
+        raise SystemExit(1)
+    print("every cell holds vvlib/defaults.py's values" if not found else f"{len(found)} value(s) written")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m vvlib", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -77,6 +90,9 @@ def main(argv=None) -> int:
     metric.add_argument("output", help="the chapter's output directory, e.g. _output/02_monte_carlo")
     metric.add_argument("key", nargs="?", default="", help="path of keys separated by '/', e.g. accuracy/layernorm/1024")
     metric.set_defaults(func=_metric)
+    sync = sub.add_parser("sync-defaults", help="write the training defaults of vvlib/defaults.py into the parameter cells")
+    sync.add_argument("--check", action="store_true", help="only list the cells that differ (exit 1 if any)")
+    sync.set_defaults(func=_sync_defaults)
     args = parser.parse_args(argv)
     try:
         args.func(args)

@@ -1,13 +1,16 @@
-"""Chapter parameters: one literal `parameters` cell per notebook is the single source.
+"""Chapter parameters: each notebook's literal `parameters` cell declares them.
 
 Each line of that cell reads `name: type = value  # help`; papermill parses the same
-lines for `papermill --help-notebook`.  On top of the cell's values sit named
-profiles (e.g. `ci`, `paper`); a value given explicitly (`-p NAME VALUE`) always wins
-over the profile's.  Every value is checked here, before any computation starts.
+lines for `papermill --help-notebook`.  (The values the training chapters share are
+defined in vvlib/defaults.py, which writes them into the cells.)  On top of the cell's
+values sit named profiles (e.g. `ci`, `paper`); a value given explicitly (`-p NAME VALUE`)
+always wins over the profile's.  Every value is checked here, before any computation starts.
 """
 
 import ast
+import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,20 +46,50 @@ def read_parameters(notebook: Path) -> dict[str, Param]:
     }
 
 
-def _assigned_names(notebook: Path) -> set:
-    """Every name the parameters cell assigns, as Python itself parses the cell."""
+def _parameters_cell(notebook):
+    """The notebook (nbformat) and its one cell tagged `parameters`."""
     import nbformat
 
-    cells = [c for c in nbformat.read(notebook, as_version=4).cells if "parameters" in c.metadata.get("tags", [])]
+    nb = nbformat.read(notebook, as_version=4)
+    cells = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     if len(cells) != 1:
         raise ParameterError(f"{notebook} needs exactly one cell tagged 'parameters' (found {len(cells)})")
+    return nb, cells[0]
+
+
+def _assigned_names(notebook: Path) -> set:
+    """Every name the parameters cell assigns, as Python itself parses the cell."""
     names = set()
-    for node in ast.parse(cells[0].source).body:
+    for node in ast.parse(_parameters_cell(notebook)[1].source).body:
         if isinstance(node, ast.AnnAssign):
             names.add(node.target.id)
         elif isinstance(node, ast.Assign):
             names.update(t.id for t in node.targets if isinstance(t, ast.Name))
     return names
+
+
+# `name: type = value  # help`; the value ends where the help begins
+_CELL_LINE = re.compile(r"^(?P<head>(?P<name>\w+): \w+ = )(?P<value>.+?)(?P<help>  # .*)?$")
+
+
+def write_cell_values(notebook: Path, values: dict):
+    """Rewrite the literal values of some parameters in a notebook's `parameters` cell,
+    leaving every other character of the notebook as it was."""
+    import nbformat
+
+    nb, cell = _parameters_cell(notebook)
+    lines, missing = cell.source.split("\n"), set(values)
+    for i, line in enumerate(lines):
+        m = _CELL_LINE.match(line)
+        if m and m["name"] in values:
+            value = values[m["name"]]
+            literal = json.dumps(value) if isinstance(value, str) else repr(value)
+            lines[i] = f"{m['head']}{literal}{m['help'] or ''}"
+            missing.discard(m["name"])
+    if missing:
+        raise ParameterError(f"{notebook}: its parameters cell has no line for {', '.join(sorted(missing))}")
+    cell.source = "\n".join(lines)
+    nbformat.write(nb, notebook)
 
 
 # Range rules by parameter name, shared by every chapter that uses the name.

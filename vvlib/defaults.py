@@ -1,0 +1,109 @@
+"""The training chapters' default parameters, each value written once.
+
+Papermill reads a chapter's parameters only from literals in its notebook's `parameters` cell,
+so chapters 4-10 all spell out `lr`, `hidden`, `steps` and the rest.  Their values are defined
+here instead: a parameter that is a field of a config (TrainConfig.lr, ModelConfig.hidden, ...)
+takes that field's default, the others the tables below.  `python -m vvlib sync-defaults`
+writes them into the cells; tests/test_shared_settings.py fails when a cell holds another value.
+"""
+
+import dataclasses
+
+from .chapters import get_chapter
+from .evaluate import EvalConfig
+from .experiments import PER_TASK_NAMES
+from .model import ModelConfig
+from .params import write_cell_values
+from .tasks import TaskConfig
+from .train import TrainConfig
+
+
+def _field_defaults(config) -> dict:
+    return {f.name: f.default for f in dataclasses.fields(config) if f.default is not dataclasses.MISSING}
+
+
+_TRAIN, _MODEL, _TASK, _EVAL = map(_field_defaults, (TrainConfig, ModelConfig, TaskConfig, EvalConfig))
+
+# Shared by both tasks.  A chapter's models are found in the store only when its settings equal
+# those of the chapter that trained them, which these shared values guarantee by default.
+TRAINING_DEFAULTS = {
+    "batch_size": _TRAIN["batch_size"], "lr": _TRAIN["lr"], "weight_decay": _TRAIN["weight_decay"],
+    "min_train_len": _TRAIN["min_len"], "max_train_len": _TRAIN["max_len"], "seed": _TRAIN["seed"],
+    "checkpoint_every": _TRAIN["checkpoint_every"], "seed_group": _TRAIN["seed_group"],
+    "hidden": _MODEL["hidden"],
+    "n_classes": _TASK["n_classes"], "n_keys": _TASK["n_keys"], "n_values": _TASK["n_values"],
+    "eval_lengths": list(_EVAL["lengths"]), "eval_seed": _EVAL["seed"],
+    # a few minutes of 2 CPU cores per chapter; the profiles set the published and the paper's scale
+    "n_seeds": 8,
+    "store_dir": "results/store",
+    "long_steps": 0,  # no longer training unless asked for
+    "long_seed_group": 4,  # 4 seeds per batch trains faster on a CPU
+    "ladder_lengths": [16, 256, 2048, 16384],
+}
+
+# What differs between the tasks.  A one-task chapter names these as written; chapters 8-10
+# name them per task (argmax_steps, argmax_eval_sequences: experiments.PER_TASK_NAMES).
+TASK_DEFAULTS = {
+    "argmax": {"steps": 3000, "n_eval_sequences": _EVAL["n_sequences"], "long_seeds": 4, "long_seed_chunk": 4,
+               "ladder_steps": [500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000]},
+    # the dictionary task learns in fewer steps, and its evaluation costs more per sequence
+    "dictionary": {"steps": 1500, "n_eval_sequences": 128, "long_seeds": 20, "long_seed_chunk": 20,
+                   "ladder_steps": [500, 1000, 2000, 5000, 10_000]},
+}
+
+# The chapters that train or reuse models, with their tasks, and the names a chapter sets for
+# itself (chapter 9 trains on sequences up to 256 items: fewer seeds and steps, more checkpoints).
+TRAINING_CHAPTERS = {
+    "04_argmax_retrieval": ("argmax",), "05_dictionary_lookup": ("dictionary",),
+    "06_distribution_shift": ("argmax",), "07_dispersion": ("argmax",),
+    "08_ablations": ("argmax", "dictionary"), "09_longer_training": ("argmax", "dictionary"),
+    "10_beyond": ("argmax", "dictionary"),
+}
+OWN_VALUES = {"09_longer_training": {"n_seeds", "max_train_len", "checkpoint_every", "argmax_steps", "dictionary_steps"}}
+
+
+def default_of(chapter: str, name: str):
+    """The default this module defines for a chapter's parameter, or KeyError if it defines none."""
+    if name in OWN_VALUES.get(chapter, ()):
+        raise KeyError(name)
+    tasks = TRAINING_CHAPTERS[chapter]
+    if len(tasks) == 1:
+        return {**TRAINING_DEFAULTS, **TASK_DEFAULTS[tasks[0]]}[name]
+    for task in tasks:
+        for suffix, plain in PER_TASK_NAMES.items():
+            if name == f"{task}_{suffix}":
+                return {**TRAINING_DEFAULTS, **TASK_DEFAULTS[task]}[plain]
+    return TRAINING_DEFAULTS[name]
+
+
+def expected_cell_values(chapter: str) -> dict:
+    """{name: value} for each parameter of the chapter's cell that this module defines."""
+    expected = {}
+    for name in get_chapter(chapter).parameters():
+        try:
+            expected[name] = default_of(chapter, name)
+        except KeyError:
+            pass  # the chapter's own parameter
+    return expected
+
+
+def _same(a, b) -> bool:
+    return type(a) is type(b) and a == b  # 1 == 1.0, but a cell's 1 would be read as an int
+
+
+def differences() -> list[tuple[str, str, object, object]]:
+    """(chapter, name, value in the cell, value defined here) wherever the two differ."""
+    found = []
+    for chapter in TRAINING_CHAPTERS:
+        cell = get_chapter(chapter).parameters()
+        found += [(chapter, name, cell[name].default, value)
+                  for name, value in expected_cell_values(chapter).items() if not _same(cell[name].default, value)]
+    return found
+
+
+def sync() -> list[tuple[str, str, object, object]]:
+    """Write the defined values into every cell that differs; returns what was changed."""
+    changed = differences()
+    for chapter in {c for c, *_ in changed}:
+        write_cell_values(get_chapter(chapter).notebook, {name: new for c, name, _, new in changed if c == chapter})
+    return changed
