@@ -100,10 +100,10 @@ def test_seed_groups_change_only_the_rounding(fixture, request, device):
 
 
 def test_seed_group_is_a_setting_only_where_it_splits_the_seeds():
-    """Runs in one group keep the store hashes they had before seed groups existed."""
-    assert "seed_group" not in weight_settings(small(n_seeds=3))
-    assert "seed_group" not in weight_settings(small(n_seeds=3, seed_group=3))
-    assert "seed_group" not in weight_settings(small(n_seeds=3, seed_group=8))
+    """Every group size that covers all seeds trains the same weights: one store entry."""
+    assert weight_settings(small(n_seeds=3))["seed_group"] == 0
+    assert weight_settings(small(n_seeds=3, seed_group=3)) == weight_settings(small(n_seeds=3))
+    assert weight_settings(small(n_seeds=3, seed_group=8)) == weight_settings(small(n_seeds=3))
     assert weight_settings(small(n_seeds=3, seed_group=2))["seed_group"] == 2
 
 

@@ -23,6 +23,7 @@ The science (no files, no pages):
 Experiments (cached runs, results, tables):
     store           results on disk with provenance
     runs            train once, probe many: stored runs, evaluations and ladders
+    migrate         a results store rewritten once in today's spec format
     params          chapter parameters: profiles and validation
     experiments     the training chapters' common flow, from parameters to stored runs
     paper           the paper's own numbers, for side-by-side tables
@@ -37,7 +38,7 @@ The book:
     defaults        the training chapters' default parameters, each value written once
     webassets       offline MathJax and widget scripts
     book            executing every chapter, then Jupyter Book
-    __main__        python -m vvlib {list, run, book, metric, sync-defaults}
+    __main__        python -m vvlib {list, run, book, metric, sync-defaults, migrate-store}
 """
 
 __version__ = "0.1.0"

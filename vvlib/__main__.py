@@ -1,10 +1,11 @@
-"""Command line: python -m vvlib {list, run, book, metric, sync-defaults}.
+"""Command line: python -m vvlib {list, run, book, metric, sync-defaults, migrate-store}.
 
     python -m vvlib list
     python -m vvlib run 04_argmax_retrieval --profile ci -p n_seeds 2 --output out/
     python -m vvlib book [--profile book] [--stored-only]
     python -m vvlib metric _output/04_argmax_retrieval accuracy/layernorm/1024
     python -m vvlib sync-defaults [--check]
+    python -m vvlib migrate-store results/book [--dry-run]
 
 Bad input (unknown chapter, parameter or profile; a value of the wrong type or range)
 prints one line naming the accepted values and exits with status 2, writing nothing.
@@ -68,6 +69,19 @@ def _sync_defaults(args):
     print("every cell holds vvlib/defaults.py's values" if not found else f"{len(found)} value(s) written")
 
 
+def _migrate_store(args):
+    from .migrate import migrate
+    from .store import StoreError
+
+    try:
+        moved = migrate(args.store_dir, args.dry_run)
+    except StoreError as exc:
+        raise ParameterError(f"store_dir: {exc}") from exc
+    for old, new in moved:
+        print(f"{old.name} -> {new.name}")
+    print(f"{len(moved)} folder(s) {'to rename' if args.dry_run else 'renamed'}; the store is in today's format")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m vvlib", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -93,6 +107,10 @@ def main(argv=None) -> int:
     sync = sub.add_parser("sync-defaults", help="write the training defaults of vvlib/defaults.py into the parameter cells")
     sync.add_argument("--check", action="store_true", help="only list the cells that differ (exit 1 if any)")
     sync.set_defaults(func=_sync_defaults)
+    mig = sub.add_parser("migrate-store", help="rewrite a results store's specs in today's format (numbers unchanged)")
+    mig.add_argument("store_dir", help="e.g. results/book")
+    mig.add_argument("--dry-run", action="store_true", help="only list the folders it would rename")
+    mig.set_defaults(func=_migrate_store)
     args = parser.parse_args(argv)
     try:
         args.func(args)

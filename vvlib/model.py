@@ -67,19 +67,13 @@ class ModelConfig:
         return tasks.get(self.task.name).in_features(self)
 
 
-# Added after results were published: left out of a model's settings at these defaults, so
-# the store hashes (and committed results) of the paper's one-head, one-layer models stay valid.
-EXTENSION_DEFAULTS = {"heads": 1, "layers": 1, "logit_scale": "none"}
 SSMAX_INIT = 0.43  # s at initialisation: s ln N = 1 at N = 10, inside the training lengths
 
 
 def settings(cfg: ModelConfig) -> dict:
-    """The config as a dict for store hashes: dataclasses.asdict without default extensions."""
-    out = dataclasses.asdict(cfg)
-    for name, default in EXTENSION_DEFAULTS.items():
-        if out[name] == default:
-            del out[name]
-    return out
+    """The config as a plain dict, for store hashes: every field, so that a stored spec says
+    everything (vvlib/migrate.py rewrites older stores where fields were left out)."""
+    return dataclasses.asdict(cfg)
 
 
 def layer_prefix(layer: int) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-STORE_FORMAT = 1
+STORE_FORMAT = 2  # 2: specs name every config field (vvlib/migrate.py rewrites format 1)
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 

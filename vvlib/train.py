@@ -9,8 +9,7 @@ few seeds keep a step's activations in the caches, which trains faster than one 
 many seeds (figures in bench/README.md).  With one thread it gives the whole ensemble's weights bit
 for bit; with several, a reduction may be split differently for a different number of seeds,
 which changes the rounding (tests/test_train.py checks both).  So it is one of the settings
-that decide the weights, left out of them at its default (0: all seeds at once, as every
-stored result was trained).
+that decide the weights; 0 (all seeds at once) stands for every group size that covers all seeds.
 """
 
 import dataclasses
@@ -61,12 +60,13 @@ class TrainConfig:
 
 def weight_settings(cfg: TrainConfig) -> dict:
     """The settings that decide the trained weights: all but checkpoint_every, which only
-    says how often progress is saved (so runs that differ in it share a store entry), and
-    seed_group where it means one group (so older store entries keep their hashes)."""
+    says how often progress is saved (so runs that differ in it share a store entry), with
+    seed_group 0 wherever the seeds form one group (4 seeds in groups of 4 or of 8 train the
+    same weights as 4 seeds at once, so they share the entry too)."""
     settings = dataclasses.asdict(cfg)
     del settings["checkpoint_every"]
     if group_size(cfg) == cfg.n_seeds:
-        del settings["seed_group"]
+        settings["seed_group"] = 0
     return settings
 
 
