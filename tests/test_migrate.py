@@ -50,7 +50,7 @@ def age(store_dir):
                 spec = spec or record["spec"]["train"]
         if (folder / "checkpoint.pt").exists():
             state = torch.load(folder / "checkpoint.pt", weights_only=False)
-            old = format_1({"kind": "train", "engine": runs.ENGINE_VERSION, "device_type": "cpu", **state["configs"]})
+            old = format_1({"kind": "train", "engine": runs.ENGINE_VERSIONS["cpu"], "device_type": "cpu", **state["configs"]})
             state["configs"] = {"model": old["model"], "train": old["train"]}
             torch.save(state, folder / "checkpoint.pt")
             spec = spec or old

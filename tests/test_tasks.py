@@ -1,8 +1,8 @@
 import pytest
 import torch
 
-from vvlib import rng
-from vvlib.tasks import TaskConfig, sample, sample_distinct, stack
+from vvlib import rng, tasks
+from vvlib.tasks import TaskConfig, sample, sample_distinct, sample_distinct_fixed, stack
 
 
 def gen(*parts):
@@ -79,6 +79,52 @@ def test_sample_distinct_is_uniform_over_ordered_tuples(n):
     observed = counts[counts > 0]
     assert len(observed) == perm(6, n)  # every ordered tuple occurs, nothing else
     assert chisquare(observed.numpy()).pvalue > 1e-4
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_the_fixed_draw_is_uniform_over_ordered_tuples(n):
+    """The GPU's draw (run here on the CPU): chi-square against the uniform law, as above."""
+    from math import perm
+
+    from scipy.stats import chisquare
+
+    rows = 200 * perm(6, n)
+    keys = sample_distinct_fixed(gen(9, n), rows, n, 6, "cpu")
+    assert (keys.sort(1).values.diff(dim=1) > 0).all()
+    counts = torch.bincount((keys * torch.tensor([36, 6, 1][-n:])).sum(1), minlength=6**n)
+    observed = counts[counts > 0]
+    assert len(observed) == perm(6, n)
+    assert chisquare(observed.numpy()).pvalue > 1e-4
+
+
+def short_row_exact(n: int, draws: int, n_classes: int) -> float:
+    """P(fewer than n distinct values in `draws` i.i.d. uniform draws), by the occupancy recursion."""
+    p = [1.0] + [0.0] * draws  # p[d]: chance of d distinct values so far
+    for _ in range(draws):
+        p = [p[d] * d / n_classes + (p[d - 1] * (n_classes - d + 1) / n_classes if d else 0.0)
+             for d in range(draws + 1)]
+    return sum(p[:n])
+
+
+@pytest.mark.parametrize("n, n_classes", [(2, 64), (4, 64), (8, 64), (12, 100), (16, 128), (24, 200)])
+def test_the_short_row_bound_holds_against_the_exact_chance(n, n_classes):
+    import math
+
+    from vvlib.tasks import FIXED_EXTRA_DRAWS, short_row_log2
+
+    exact = short_row_exact(n, 2 * n + FIXED_EXTRA_DRAWS, n_classes)
+    assert exact <= 2 ** short_row_log2(n, n_classes)
+    assert exact > 0 and short_row_log2(n, n_classes) - math.log2(exact) < 200  # a bound, not a wild one
+
+
+def test_the_fixed_draw_is_used_on_the_gpu_only_where_a_short_row_is_beyond_reach():
+    from vvlib.tasks import fixed_draw_is_safe
+
+    assert all(fixed_draw_is_safe(n, 16384) for n in (1, 16, 256, 1024))  # the paper's C_K, training to 256 items
+    assert not fixed_draw_is_safe(16, 256) and not fixed_draw_is_safe(4096, 16384)
+    dictionary = tasks.get("dictionary")
+    assert dictionary.capturable(TaskConfig("dictionary"), 256)
+    assert not dictionary.capturable(TaskConfig("dictionary", n_keys=256, n_values=8), 16)
 
 
 def test_same_stream_same_data_and_stack_adds_seed_dim():

@@ -3,7 +3,8 @@ import torch
 import torch.nn.functional as F
 
 from tests.test_model import reference_forward
-from vvlib.tasks import Batch
+from vvlib.model import ModelConfig
+from vvlib.tasks import Batch, TaskConfig
 from vvlib.train import TrainConfig, Trainer, max_len_at, train, training_batch, weight_settings
 
 
@@ -200,26 +201,33 @@ def test_bad_training_settings_are_named(kw, match):
 
 def test_graph_draws_are_refused_where_unsupported(small_argmax, small_dictionary):
     assert not Trainer(small_argmax, small(), "cpu").graph_draws  # the default: only where supported
-    with pytest.raises(ValueError, match="graph_draws=True needs the argmax task on CUDA"):
+    with pytest.raises(ValueError, match="graph_draws=True needs CUDA"):
         Trainer(small_argmax, small(), "cpu", graph_draws=True)
-    if torch.cuda.is_available():
-        with pytest.raises(ValueError, match="graph_draws=True needs the argmax task on CUDA"):
+    if torch.cuda.is_available():  # 256 keys: too few for the fixed draw at 16 items
+        with pytest.raises(ValueError, match="graph_draws=True needs CUDA and a task"):
             Trainer(small_dictionary, small(), "cuda", graph_draws=True)
     with pytest.raises(ValueError, match="graph_draws must be None"):
         Trainer(small_argmax, small(), "cpu", graph_draws="yes")
 
 
+# dictionary lookup with the paper's 16384 keys: its GPU draw is a fixed sequence of kernels
+CAPTURABLE_DICTIONARY = ModelConfig(task=TaskConfig("dictionary", n_values=8), hidden=16, key_dim=8, value_dim=8)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA GPU")
-def test_graph_draws_give_the_eager_batches_and_weights(small_argmax):
+@pytest.mark.parametrize("task", ["argmax", "dictionary"])
+def test_graph_draws_give_the_eager_batches_and_weights(task, small_argmax):
     """Replaying recorded draws changes no number: the same batches, generator states and weights,
     through a curriculum (one graph per training length) and in seed groups."""
+    model = small_argmax if task == "argmax" else CAPTURABLE_DICTIONARY
     cfg = small(n_seeds=3, seed_group=2, steps=9, min_len=3, max_len=16, curriculum_steps=6, curriculum_start_len=4)
-    graphed, eager = (Trainer(small_argmax, cfg, "cuda", graph_draws=g) for g in (True, False))
+    graphed, eager = (Trainer(model, cfg, "cuda", graph_draws=g) for g in (True, False))
     for _ in range(cfg.steps):
         for group in range(len(graphed.groups)):
             ours, theirs = graphed.draw(group), eager.draw(group)
-            for field in ("label", "target", "priority", "mask"):
-                assert torch.equal(getattr(ours, field), getattr(theirs, field)), field
+            for field in ("label", "target", "priority", "key", "query", "mask"):
+                assert (getattr(ours, field) is None and getattr(theirs, field) is None) or \
+                    torch.equal(getattr(ours, field), getattr(theirs, field)), field
         assert torch.equal(graphed.train_step(), eager.train_step())
     assert sorted(graphed.graphed[0].graphs) == [4, 8, 16]  # the graphs were used, one per length
     for a, b in zip(graphed.groups, eager.groups):

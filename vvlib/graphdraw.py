@@ -8,9 +8,10 @@ is registered with the graph, so a replay draws from and advances the generators
 the eager draw would: the batches, and so the trained weights, are the same bit for bit
 (tests/test_train.py, on a GPU).
 
-Only a task whose draw is a fixed sequence of kernels can be recorded (Task.capturable):
-argmax retrieval is; dictionary lookup redraws rows until their keys are distinct, and how
-often is something the host must read, which a graph cannot hold.
+Only a draw that is a fixed sequence of kernels can be recorded (Task.capturable): argmax
+retrieval's is; dictionary lookup's is on a GPU for the training lengths of the book and the
+paper (tasks.sample_distinct_fixed; on a CPU it redraws rows until their keys are distinct,
+and how often is something the host must read, which a graph could not hold).
 """
 
 import torch
@@ -19,8 +20,8 @@ from . import tasks
 from .tasks import Batch, map_fields
 
 
-def supported(task_name: str, device: torch.device) -> bool:
-    return device.type == "cuda" and tasks.get(task_name).capturable
+def supported(task: tasks.TaskConfig, max_len: int, device: torch.device) -> bool:
+    return device.type == "cuda" and tasks.get(task.name).capturable(task, max_len)
 
 
 class GraphedDraws:

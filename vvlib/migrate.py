@@ -53,13 +53,14 @@ def _named_by(path: Path, spec: dict, suffix: str = "") -> str:
 
 def _checkpoint_spec(folder: Path, checkpoint: dict) -> dict:
     """A run folder holding only a checkpoint: its spec, from the configs the checkpoint keeps,
-    in the format and on the device type whose hash names the folder."""
+    in the format, on the device type and of the engine whose hash names the folder."""
     for spec_format in (FORMAT_1, store.STORE_FORMAT):
         for device_type in ("cpu", "cuda"):
-            spec = {"kind": "train", "format": spec_format, "engine": runs.ENGINE_VERSION, **checkpoint["configs"],
-                    "device_type": device_type}
-            if f"train-{store.spec_hash(spec)}" == folder.name:
-                return spec
+            for engine in range(1, max(runs.ENGINE_VERSIONS.values()) + 1):
+                spec = {"kind": "train", "format": spec_format, "engine": engine, **checkpoint["configs"],
+                        "device_type": device_type}
+                if f"train-{store.spec_hash(spec)}" == folder.name:
+                    return spec
     raise store.StoreError(f"{folder}: cannot tell which settings its checkpoint was written for")
 
 

@@ -33,16 +33,20 @@ from .model import ModelConfig, settings as model_settings
 from .train import TrainConfig
 
 
-# Bump when a code change alters trained weights beyond what the configs describe
-# (e.g. the optimizer implementation), so that older cached runs are not reused.
-ENGINE_VERSION = 3  # 3: dictionary keys drawn by first-distinct draws (new random streams)
+# Bump when a code change alters trained weights beyond what the configs describe (e.g. the
+# optimizer implementation), so that older cached runs are not reused: per device type, so a
+# change to GPU draws leaves every CPU result where it is.
+ENGINE_VERSIONS = {
+    "cpu": 3,  # 3: dictionary keys drawn by first-distinct draws (new random streams)
+    "cuda": 4,  # 4: dictionary keys in a fixed number of kernels (tasks.sample_distinct_fixed)
+}
 
 
 def training_spec(model_cfg: ModelConfig, train_cfg: TrainConfig, device) -> dict:
     return {
         "kind": "train",
         "format": store.STORE_FORMAT,
-        "engine": ENGINE_VERSION,
+        "engine": ENGINE_VERSIONS[torch.device(device).type],
         "model": model_settings(model_cfg),
         "train": train.weight_settings(train_cfg),
         "device_type": torch.device(device).type,

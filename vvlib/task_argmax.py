@@ -14,10 +14,12 @@ from .tasks import Batch, Task, per_seed, register
 class Argmax(Task):
     name = "argmax"
     settings = ("n_classes",)
-    capturable = True
 
     def n_outputs(self, cfg) -> int:
         return cfg.n_classes
+
+    def capturable(self, cfg, max_len: int) -> bool:
+        return True
 
     def sample(self, cfg, gen, rows, n, device, mask, lengths) -> Batch:
         priority = torch.rand(rows, n, generator=gen, device=device)

@@ -8,7 +8,7 @@ zeros]: a key with no value, through the same encoder (our choice; the paper doe
 
 import torch
 
-from .tasks import Batch, Task, lookup, per_seed, register, sample_distinct
+from .tasks import Batch, Task, fixed_draw_is_safe, lookup, per_seed, register, sample_distinct
 
 
 class Dictionary(Task):
@@ -20,6 +20,10 @@ class Dictionary(Task):
 
     def max_length(self, cfg) -> int:
         return cfg.n_keys  # keys are distinct within a sequence
+
+    def capturable(self, cfg, max_len: int) -> bool:
+        # every length a curriculum may draw: a permutation (fixed kernels too), or the fixed draw
+        return all(2 * n > cfg.n_keys or fixed_draw_is_safe(n, cfg.n_keys) for n in range(1, max_len + 1))
 
     def sample(self, cfg, gen, rows, n, device, mask, lengths) -> Batch:
         key = sample_distinct(gen, rows, n, cfg.n_keys, device)

@@ -113,16 +113,17 @@ class Trainer:
 
     `graph_draws` replays each seed group's draws from a CUDA graph (vvlib/graphdraw.py): the
     same batches with far fewer kernel launches.  None (the default) uses it wherever it is
-    supported, argmax retrieval on CUDA; it changes no number, so it is not a setting."""
+    supported (on CUDA, for a task whose draws are fixed kernels: Task.capturable); it changes
+    no number, so it is not a setting."""
 
     def __init__(self, model_cfg: ModelConfig, cfg: TrainConfig, device="cpu", graph_draws: bool | None = None):
         self.model_cfg, self.cfg, self.device = model_cfg, cfg, torch.device(device)
-        supported = graphdraw.supported(model_cfg.task.name, self.device)
+        supported = graphdraw.supported(model_cfg.task, cfg.max_len, self.device)
         if graph_draws not in (None, True, False):
             raise ValueError(f"graph_draws must be None (where supported), True or False; got {graph_draws!r}")
         if graph_draws and not supported:
-            raise ValueError(f"graph_draws=True needs the argmax task on CUDA; got task {model_cfg.task.name!r} "
-                             f"on {self.device.type}")
+            raise ValueError(f"graph_draws=True needs CUDA and a task whose draws a CUDA graph can record "
+                             f"(Task.capturable); got task {model_cfg.task.name!r} on {self.device.type}")
         self.graph_draws = supported if graph_draws is None else graph_draws
         seeds, size = list(range(cfg.first_seed, cfg.first_seed + cfg.n_seeds)), group_size(cfg)
         self.groups = [self._group(seeds[i:i + size]) for i in range(0, len(seeds), size)]
