@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from vvlib import store
-from vvlib.chapters import BOOK_STORE, CHAPTERS
+from vvlib.experiments import store
+from vvlib.book.chapters import BOOK_STORE, CHAPTERS
 
 BOOK = store.REPO_ROOT / BOOK_STORE
 # (a ladder's .partial.json exists only while its run trains, and .gitignore keeps it out)
@@ -49,13 +49,14 @@ def test_record_matches_its_name_and_has_provenance(path):
 def book_results(monkeypatch, chapter: str, task: str, long=False):
     """(parameters, what the chapter computes) at the book profile, from the committed records
     only: train_and_evaluate's (accuracy, training), or long_training's (accuracy, ladders, training)."""
-    from vvlib import chapters, experiments
-    from vvlib.runs import STORED_ONLY
+    from vvlib.experiments import variants
+    from vvlib.book import chapters
+    from vvlib.experiments.runs import STORED_ONLY
 
     monkeypatch.setenv(STORED_ONLY, "1")  # read the committed records; never train
     P = chapters.resolved(chapter, "book", {"store_dir": str(BOOK)})
-    compute = experiments.long_training if long else experiments.train_and_evaluate
-    return P, compute(P, experiments.task_config(P, task), ["baseline", "layernorm"], ["fixed", "adaptive"], "cpu")
+    compute = variants.long_training if long else variants.train_and_evaluate
+    return P, compute(P, variants.task_config(P, task), ["baseline", "layernorm"], ["fixed", "adaptive"], "cpu")
 
 
 def behind_beyond_training(P, accuracy, prefix=""):
@@ -79,7 +80,7 @@ def test_the_intro_line_on_the_paper_steps_holds_in_the_committed_results(monkey
     """book/intro.md: at the paper's 10,000 steps, dictionary +LN is behind the Baseline at every
     length beyond training and never significantly ahead at any rung; our Baseline matches the
     paper's at N = 16 (within a point) and beats it at N = 2^14."""
-    from vvlib import paper, report
+    from vvlib.experiments import paper, report
 
     P, (accuracy, ladders, _) = book_results(monkeypatch, "05_dictionary_lookup", "dictionary", long=True)
     assert behind_beyond_training(P, accuracy) == (10, 10)
@@ -97,7 +98,7 @@ def test_the_intro_lines_on_argmax_at_the_paper_steps_hold_in_the_committed_resu
     second run of 4 seeds points the same way from 2^10 on, by less at 2^14 than the first; along
     the ladder +LN is significantly behind somewhere at 500 steps, never significantly ahead before
     100,000, and significantly ahead at 2^11 and 2^14 there."""
-    from vvlib import paper, report
+    from vvlib.experiments import paper, report
     from vvlib.stats import paired_ttest
 
     P, (accuracy, ladders, _) = book_results(monkeypatch, "04_argmax_retrieval", "argmax", long=True)
@@ -131,7 +132,7 @@ def test_todays_code_names_every_committed_run_as_it_was_stored(path):
     very spec (and so the folder) the run is stored under, or a refactor has silently stranded
     it (the book would retrain it, or fail with --stored-only)."""
     from vvlib.model import ModelConfig
-    from vvlib.runs import run_dir, training_spec
+    from vvlib.experiments.runs import run_dir, training_spec
     from vvlib.tasks import TaskConfig
     from vvlib.train import TrainConfig
 

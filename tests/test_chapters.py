@@ -13,10 +13,10 @@ import subprocess
 import papermill
 import pytest
 
-from vvlib.book import build_html, copy_sources, execute_chapters
-from vvlib.chapters import CHAPTERS, get_chapter, run_chapter
+from vvlib.book.build import build_html, copy_sources, execute_chapters
+from vvlib.book.chapters import CHAPTERS, get_chapter, run_chapter
 from vvlib.evaluate import PAPER_LENGTHS
-from vvlib.store import REPO_ROOT
+from vvlib.experiments.store import REPO_ROOT
 
 pytestmark = pytest.mark.slow
 # explicit overrides on top of the ci profile (they must win over it); keep CI short
@@ -344,7 +344,7 @@ def test_pages_render_offline_in_chromium(built):
     with_widgets = set()
     for page in pages:
         source, dom = page.read_text(), rendered_dom(browser, page)
-        if "SelectionSliderModel" in source:  # a saved slider exploration (vvlib.explore): it must come alive
+        if "SelectionSliderModel" in source:  # a saved slider exploration (vvlib.experiments.explore): it must come alive
             assert "widget-slider" in dom and "widget-image" in dom, f"{page.name}: the slider exploration did not render"
             with_widgets.add(page.stem)
         if "math notranslate" in source:

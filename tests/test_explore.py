@@ -1,6 +1,6 @@
 import pytest
 
-from vvlib import explore
+from vvlib.experiments import explore
 
 
 class Marked:

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from vvlib import evaluate, runs
+from vvlib import evaluate
+from vvlib.experiments import runs
 from vvlib.train import TrainConfig, train
 
 EVAL = evaluate.EvalConfig(lengths=(8, 32), n_sequences=40, seed=7)
@@ -56,7 +57,7 @@ def test_a_ladder_is_stored_and_its_rungs_are_checked(small_argmax, tmp_path, mo
 
 
 def long_params(tmp_path, **kw):
-    from vvlib.params import Params
+    from vvlib.experiments.params import Params
 
     base = dict(n_seeds=1, steps=1, batch_size=16, lr=1e-3, weight_decay=1e-3, min_train_len=5, max_train_len=16,
                 seed=0, checkpoint_every=4, hidden=16, n_classes=5, eval_lengths=[8, 32], n_eval_sequences=40,
@@ -75,16 +76,16 @@ def one_thread():
 
 def test_seed_chunks_join_into_the_run_of_all_seeds(tmp_path, one_thread):
     """Seeds 0-3 as two stored runs of two give what one run of all four gives."""
-    from vvlib import experiments
+    from vvlib.experiments import variants
 
-    task = experiments.task_config(long_params(tmp_path), "argmax")
+    task = variants.task_config(long_params(tmp_path), "argmax")
     chunks = long_params(tmp_path / "chunks")
-    assert [(c.first_seed, c.n_seeds) for c in experiments.long_train_configs(chunks)] == [(0, 2), (2, 2)]
-    assert [(c.first_seed, c.n_seeds) for c in experiments.long_train_configs(long_params(tmp_path, long_seeds=5))] \
+    assert [(c.first_seed, c.n_seeds) for c in variants.long_train_configs(chunks)] == [(0, 2), (2, 2)]
+    assert [(c.first_seed, c.n_seeds) for c in variants.long_train_configs(long_params(tmp_path, long_seeds=5))] \
         == [(0, 2), (2, 2), (4, 1)]
-    acc, ladders, runs_ = experiments.long_training(chunks, task, ["baseline"], ["fixed", "adaptive"])
+    acc, ladders, runs_ = variants.long_training(chunks, task, ["baseline"], ["fixed", "adaptive"])
     whole = long_params(tmp_path / "whole", long_seed_chunk=4)
-    acc_whole, ladders_whole, _ = experiments.long_training(whole, task, ["baseline"], ["fixed", "adaptive"])
+    acc_whole, ladders_whole, _ = variants.long_training(whole, task, ["baseline"], ["fixed", "adaptive"])
     assert len(runs_["baseline"]) == 2 and acc["adaptive_baseline"].shape == (4, 2)
     assert all(np.array_equal(acc[k], acc_whole[k]) for k in acc)
     assert all(np.array_equal(ladders["baseline"][s], ladders_whole["baseline"][s]) for s in (5, 10))
@@ -106,7 +107,7 @@ def test_paired_difference_matches_a_worked_example():
 def test_overtaking_names_the_first_rung_from_which_the_lead_holds():
     import pandas as pd
 
-    from vvlib.report import overtaking
+    from vvlib.experiments.report import overtaking
 
     rows = [(100, 64, -2, 0.01), (200, 64, 1, 0.01), (300, 64, -1, 0.5), (400, 64, 2, 0.01), (500, 64, 3, 0.001),
             (100, 256, -1, 0.01), (500, 256, -2, 0.01), (100, 8, 5, 0.001)]

@@ -1,13 +1,14 @@
-"""The package's layers, as its docstring lists them, are the ones its imports follow."""
+"""The package's layers, as its docstring lists them, are its folders, and its imports follow them."""
 
 import ast
 import re
 from pathlib import Path
 
 import vvlib
-from vvlib import store
+from vvlib.experiments import store
 
 PACKAGE = Path(vvlib.__file__).parent
+FOLDERS = ["", "experiments", "book"]  # the science, the experiments, the book: top to bottom
 
 # Imports against the layering, each with its reason; anything else fails the test.
 ALLOWED = {
@@ -27,37 +28,51 @@ def listed_layers() -> list[list[str]]:
     return [layer for layer in layers if layer]
 
 
+def module_path(layer: int, module: str) -> Path:
+    """Where a listed module lives: its layer's folder; the command line at the package's top."""
+    return PACKAGE / (f"{module}.py" if module == "__main__" else Path(FOLDERS[layer]) / f"{module}.py")
+
+
 def imported_modules(path: Path) -> set[str]:
-    """The vvlib modules a file imports, at the top or inside functions."""
+    """The vvlib modules a file imports (relative imports, at the top or inside functions)."""
     names = set()
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
-            names |= {node.module} if node.module else {alias.name for alias in node.names}
+        if isinstance(node, ast.ImportFrom) and node.level >= 1:
+            last = node.module.split(".")[-1] if node.module else None
+            names |= {last} if last not in (None, *FOLDERS) else {alias.name for alias in node.names}
     return names
 
 
-def test_the_docstring_lists_every_module_once():
-    listed = [m for layer in listed_layers() for m in layer]
-    on_disk = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__"}
-    assert len(listed_layers()) == 3
-    assert sorted(listed) == sorted(on_disk), "list each vvlib module once in vvlib/__init__.py's docstring"
+def test_each_layer_is_one_folder_and_the_docstring_lists_its_modules():
+    layers = listed_layers()
+    assert len(layers) == len(FOLDERS)
+    for layer, (listed, folder) in enumerate(zip(layers, FOLDERS)):
+        on_disk = {p.stem for p in (PACKAGE / folder).glob("*.py")} - {"__init__"}
+        if folder == "":
+            on_disk -= {"__main__"}
+        assert sorted(set(listed) - {"__main__"}) == sorted(on_disk), f"vvlib/{folder}: list each module once"
+        assert len(listed) == len(set(listed))
+    assert all(module_path(i, m).exists() for i, layer in enumerate(layers) for m in layer)
 
 
 def test_no_module_imports_from_a_layer_below_its_own():
-    rank = {m: i for i, layer in enumerate(listed_layers()) for m in layer}
-    against = {(m, other) for m in rank for other in imported_modules(PACKAGE / f"{m}.py")
-               if rank[other] > rank[m]}
+    layers = listed_layers()
+    rank = {m: i for i, layer in enumerate(layers) for m in layer}
+    against = {(m, other) for i, layer in enumerate(layers) for m in layer
+               for other in imported_modules(module_path(i, m)) if rank[other] > rank[m]}
     assert against == set(ALLOWED), f"imports against the layers: {sorted(against - set(ALLOWED))}"
 
 
-def test_the_layer_check_sees_imports_inside_functions(tmp_path):
+def test_the_layer_check_sees_imports_inside_functions_and_across_folders(tmp_path):
     source = tmp_path / "m.py"
-    source.write_text("from .store import x\n\ndef f():\n    from .chapters import get_chapter\n    from . import rng\n")
-    assert imported_modules(source) == {"store", "chapters", "rng"}
+    source.write_text("from .experiments.store import x\n\ndef f():\n    from ..book import chapters, build\n"
+                      "    from . import rng\n    from ..model import ModelConfig\n")
+    assert imported_modules(source) == {"store", "chapters", "build", "rng", "model"}
 
 
-def test_the_readme_layout_names_every_module():
+def test_the_readme_layout_names_every_module_in_its_folders_row():
     readme = (store.REPO_ROOT / "README.md").read_text()
-    row = next(line for line in readme.splitlines() if line.startswith("| `vvlib/` |"))
-    missing = [m for layer in listed_layers() for m in layer if not m.startswith("__") and f"`{m}`" not in row]
-    assert not missing, f"README's `vvlib/` row does not name {missing}"
+    for folder, layer in zip(FOLDERS, listed_layers()):
+        row = next(line for line in readme.splitlines() if line.startswith(f"| `vvlib/{folder}{'/' if folder else ''}` |"))
+        missing = [m for m in layer if not m.startswith("__") and f"`{m}`" not in row]
+        assert not missing, f"README's `vvlib/{folder}` row does not name {missing}"

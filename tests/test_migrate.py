@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 import torch
 
-from vvlib import evaluate, migrate, runs, store
+from vvlib import evaluate
+from vvlib.experiments import migrate, runs, store
 from vvlib.train import TrainConfig, Trainer
 
 EVAL = evaluate.EvalConfig(lengths=(8, 32), n_sequences=24, seed=7)

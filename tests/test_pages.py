@@ -7,10 +7,10 @@ import shlex
 
 import pytest
 
-from vvlib.book import github_repository, launch_links, page_header
-from vvlib.chapters import CHAPTERS, checked_parameters, get_chapter, parse_overrides
-from vvlib.params import ParameterError
-from vvlib.store import REPO_ROOT
+from vvlib.book.build import github_repository, launch_links, page_header
+from vvlib.book.chapters import CHAPTERS, checked_parameters, get_chapter, parse_overrides
+from vvlib.experiments.params import ParameterError
+from vvlib.experiments.store import REPO_ROOT
 
 PAGES = ["README.md", "book/intro.md", "book/scale.md", "book/exercises.md", "book/instructors.md"]
 
@@ -76,7 +76,7 @@ def test_launch_links_open_the_chapters_source_notebook(name):
 
 def test_pages_show_paths_relative_to_the_repository(tmp_path):
     """checked_parameters makes *_dir absolute for the kernel; the page turns them back."""
-    from vvlib.report import parameters_frame
+    from vvlib.experiments.report import parameters_frame
 
     given = checked_parameters("04_argmax_retrieval", "ci", {"store_dir": "results/book", "output_dir": str(tmp_path)})
     assert given["store_dir"] == str(REPO_ROOT / "results/book")

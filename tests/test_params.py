@@ -3,9 +3,9 @@ import sys
 
 import pytest
 
-from vvlib.chapters import get_chapter, parse_overrides
-from vvlib.chapters import configure
-from vvlib.params import ParameterError, Params, coerce, resolve
+from vvlib.book.chapters import get_chapter, parse_overrides
+from vvlib.book.chapters import configure
+from vvlib.experiments.params import ParameterError, Params, coerce, resolve
 
 CHAPTER = get_chapter("04_argmax_retrieval")
 SPEC = CHAPTER.parameters()
@@ -120,7 +120,7 @@ def test_runner_makes_relative_paths_absolute_before_the_kernel_starts(tmp_path,
     """The kernel runs in the repository root, so `-p store_dir here` must mean the caller's ./here."""
     import papermill
 
-    from vvlib import chapters
+    from vvlib.book import chapters
 
     seen = {}
     monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **kw: seen.update(kw["parameters"]))
@@ -130,8 +130,8 @@ def test_runner_makes_relative_paths_absolute_before_the_kernel_starts(tmp_path,
 
 
 def test_every_chapter_documents_every_parameter_with_a_rule_or_type():
-    from vvlib.chapters import CHAPTERS
-    from vvlib.params import RULES
+    from vvlib.book.chapters import CHAPTERS
+    from vvlib.experiments.params import RULES
 
     for chapter in CHAPTERS.values():
         spec = chapter.parameters()  # raises if papermill cannot read a line of the cell
@@ -147,7 +147,7 @@ def test_every_chapter_documents_every_parameter_with_a_rule_or_type():
 def test_unreadable_parameter_line_is_reported(tmp_path):
     import nbformat
 
-    from vvlib.params import read_parameters
+    from vvlib.experiments.params import read_parameters
 
     cell = nbformat.v4.new_code_cell('a: int = 1  # fine\nb: int = 2  # not fine: x = y')
     cell.metadata["tags"] = ["parameters"]

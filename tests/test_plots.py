@@ -1,7 +1,7 @@
 import numpy as np
 import pandas as pd
 
-from vvlib import plots
+from vvlib.experiments import plots
 from vvlib.stats import long_form
 
 

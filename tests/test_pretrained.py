@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from vvlib import pretrained
-from vvlib.params import ParameterError
+from vvlib.experiments.params import ParameterError
 
 transformers = pytest.importorskip("transformers")
 

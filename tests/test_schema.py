@@ -2,7 +2,8 @@ import json
 
 import pytest
 
-from vvlib import chapters, report, schema, summary
+from vvlib.experiments import report, schema, summary
+from vvlib.book import chapters
 
 GOOD = {"top1_weight": {}, "entropy": {}, "p_value_top1_weight": {}, "p_value_entropy": {}}
 

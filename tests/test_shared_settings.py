@@ -6,7 +6,8 @@ import shutil
 
 import pytest
 
-from vvlib import chapters, defaults, experiments, params
+from vvlib.experiments import params, variants
+from vvlib.book import chapters, defaults
 from vvlib.evaluate import EvalConfig
 from vvlib.model import ModelConfig
 from vvlib.train import TrainConfig
@@ -19,11 +20,11 @@ PROFILES = sorted(set.intersection(*(set(chapters.get_chapter(c).profile_names()
 
 def task_view(chapter: str, profile: str, task: str):
     """A chapter's parameters as its runs of `task` read them (a one-task chapter's are unchanged)."""
-    return experiments.task_params(chapters.resolved(chapter, profile), task)
+    return variants.task_params(chapters.resolved(chapter, profile), task)
 
 
 def trained(P, task: str, variant: str):
-    return experiments.model_config(P, experiments.task_config(P, task), variant), experiments.train_config(P)
+    return variants.model_config(P, variants.task_config(P, task), variant), variants.train_config(P)
 
 
 def test_every_profile_is_checked():
@@ -38,14 +39,14 @@ def test_a_reusing_chapter_resolves_to_the_owning_chapters_runs(chapter, profile
         for variant in ("baseline", "layernorm"):
             assert trained(mine, task, variant) == trained(owner, task, variant), (chapter, profile, task, variant)
         if mine.get("long_steps"):  # chapter 8's longer training: some of chapters 4-5's runs
-            owned = experiments.long_train_configs(owner)
-            assert all(cfg in owned for cfg in experiments.long_train_configs(mine)), (chapter, profile, task)
+            owned = variants.long_train_configs(owner)
+            assert all(cfg in owned for cfg in variants.long_train_configs(mine)), (chapter, profile, task)
 
 
 def test_the_check_sees_a_differing_setting():
     P = chapters.resolved("08_ablations", "ci", {"argmax_steps": 7})
     owner = chapters.resolved(OWNER["argmax"], "ci")
-    assert trained(experiments.task_params(P, "argmax"), "argmax", "baseline") != trained(owner, "argmax", "baseline")
+    assert trained(variants.task_params(P, "argmax"), "argmax", "baseline") != trained(owner, "argmax", "baseline")
 
 
 # Names the training chapters repeat that are not training defaults, each with its reason.
@@ -114,4 +115,4 @@ def test_sync_defaults_check_exits_1_on_a_difference(monkeypatch, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["sync-defaults", "--check"])
     assert exit_.value.code == 1
-    assert "04_argmax_retrieval: hidden = 128 in its cell, 64 in vvlib/defaults.py" in capsys.readouterr().out
+    assert "04_argmax_retrieval: hidden = 128 in its cell, 64 in vvlib/book/defaults.py" in capsys.readouterr().out

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from vvlib import runs, store
+from vvlib.experiments import runs, store
 from vvlib.evaluate import EvalConfig
 from vvlib.train import TrainConfig
 

@@ -166,13 +166,13 @@ def argmin_task():
 
 
 def test_a_new_task_is_one_registered_class_and_trains_end_to_end(argmin_task):
-    from vvlib import experiments
+    from vvlib.experiments import variants
     from vvlib.evaluate import EvalConfig, accuracy
     from vvlib.model import ModelConfig
-    from vvlib.params import Params
+    from vvlib.experiments.params import Params
     from vvlib.train import TrainConfig, train
 
-    task = experiments.task_config(Params(n_classes=4, n_keys=99, n_values=99), argmin_task)
+    task = variants.task_config(Params(n_classes=4, n_keys=99, n_values=99), argmin_task)
     assert task == TaskConfig("argmin", n_classes=4) and task.n_outputs == 4 and task.max_length() is None
     batch = sample(task, torch.Generator().manual_seed(0), 3, 6, "cpu")
     lowest = batch.priority.argmin(dim=1)

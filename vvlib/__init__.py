@@ -1,9 +1,9 @@
 """vvlib: the code behind the executable book on vanishing variance in attention.
 
-One concept per module, in three layers; a module imports only from its own layer or the ones
-above it (tests/test_layers.py checks this and names the two exceptions).
+One concept per module, in three layers, one folder each; a module imports only from its own
+layer or the ones above it (tests/test_layers.py checks this and names the two exceptions).
 
-The science (no files, no pages):
+The science, vvlib/ (no files, no pages):
     rng             deterministic seeds and generators
     tasks           the task registry, the batch, and sampling helpers every task shares
     task_argmax     argmax retrieval: its data and how the model reads it
@@ -20,12 +20,12 @@ The science (no files, no pages):
     stats           per-length summaries and paired tests
     compare         how two runs are compared: alpha, pair names, the verdict rule
 
-Experiments (cached runs, results, tables):
+Experiments, vvlib/experiments/ (cached runs, results, tables):
     store           results on disk with provenance
     runs            train once, probe many: stored runs, evaluations and ladders
     migrate         a results store rewritten once in today's spec format
     params          chapter parameters: profiles and validation
-    experiments     the training chapters' common flow, from parameters to stored runs
+    variants        the training chapters' common flow: each variant trained once, evaluated per temperature
     paper           the paper's own numbers, for side-by-side tables
     schema          the keys each chapter's results.json promises
     report          tables beside the paper's, verdict sentences, results.json
@@ -33,12 +33,12 @@ Experiments (cached runs, results, tables):
     plots           seaborn figures
     explore         slider views that work on the static page
 
-The book:
+The book, vvlib/book/ (and the command line):
     chapters        the chapter registry and the papermill runner
     defaults        the training chapters' default parameters, each value written once
     webassets       offline MathJax and widget scripts
-    book            executing every chapter, then Jupyter Book
-    __main__        python -m vvlib {list, run, book, metric, sync-defaults, migrate-store}
+    build           executing every chapter, then Jupyter Book
+    __main__        vvlib/__main__.py: python -m vvlib {list, run, book, metric, sync-defaults, migrate-store}
 """
 
 __version__ = "0.1.0"

@@ -14,8 +14,8 @@ prints one line naming the accepted values and exits with status 2, writing noth
 import argparse
 import sys
 
-from .chapters import CHAPTERS, get_chapter, parse_overrides, run_chapter
-from .params import DEFAULT_PROFILE, ParameterError
+from .book.chapters import CHAPTERS, get_chapter, parse_overrides, run_chapter
+from .experiments.params import DEFAULT_PROFILE, ParameterError
 
 
 def _list(_args):
@@ -34,7 +34,7 @@ def _run(args):
 
 
 def _book(args):
-    from .book import build_book
+    from .book.build import build_book
 
     print(f"book: {build_book(args.profile, args.stored_only)}")
 
@@ -58,20 +58,20 @@ def _metric(args):
 
 
 def _sync_defaults(args):
-    """Copy the training defaults (vvlib/defaults.py) into the notebooks' parameter cells."""
-    from . import defaults
+    """Copy the training defaults (vvlib/book/defaults.py) into the notebooks' parameter cells."""
+    from .book import defaults
 
     found = defaults.differences() if args.check else defaults.sync()
     for chapter, name, cell, value in found:
-        print(f"{chapter}: {name} = {cell!r} in its cell, {value!r} in vvlib/defaults.py")
+        print(f"{chapter}: {name} = {cell!r} in its cell, {value!r} in vvlib/book/defaults.py")
     if args.check and found:
         raise SystemExit(1)
-    print("every cell holds vvlib/defaults.py's values" if not found else f"{len(found)} value(s) written")
+    print("every cell holds vvlib/book/defaults.py's values" if not found else f"{len(found)} value(s) written")
 
 
 def _migrate_store(args):
-    from .migrate import migrate
-    from .store import StoreError
+    from .experiments.migrate import migrate
+    from .experiments.store import StoreError
 
     try:
         moved = migrate(args.store_dir, args.dry_run)
@@ -104,7 +104,7 @@ def main(argv=None) -> int:
     metric.add_argument("output", help="the chapter's output directory, e.g. _output/02_monte_carlo")
     metric.add_argument("key", nargs="?", default="", help="path of keys separated by '/', e.g. accuracy/layernorm/1024")
     metric.set_defaults(func=_metric)
-    sync = sub.add_parser("sync-defaults", help="write the training defaults of vvlib/defaults.py into the parameter cells")
+    sync = sub.add_parser("sync-defaults", help="write the training defaults of vvlib/book/defaults.py into the parameter cells")
     sync.add_argument("--check", action="store_true", help="only list the cells that differ (exit 1 if any)")
     sync.set_defaults(func=_sync_defaults)
     mig = sub.add_parser("migrate-store", help="rewrite a results store's specs in today's format (numbers unchanged)")

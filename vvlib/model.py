@@ -72,7 +72,7 @@ SSMAX_INIT = 0.43  # s at initialisation: s ln N = 1 at N = 10, inside the train
 
 def settings(cfg: ModelConfig) -> dict:
     """The config as a plain dict, for store hashes: every field, so that a stored spec says
-    everything (vvlib/migrate.py rewrites older stores where fields were left out)."""
+    everything (vvlib/experiments/migrate.py rewrites older stores where fields were left out)."""
     return dataclasses.asdict(cfg)
 
 

@@ -76,7 +76,7 @@ def describe(model_path: str) -> ModelInfo:
 def check(model_path: str, layer: int, lengths, components=(), heads=()) -> ModelInfo:
     """Every chapter parameter that depends on the model, checked from config.json alone,
     before any weights are loaded; a ParameterError names the parameter and its range."""
-    from .params import ParameterError, require
+    from .experiments.params import ParameterError, require
 
     try:
         info = describe(model_path)

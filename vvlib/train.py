@@ -21,7 +21,7 @@ from tqdm import tqdm  # text bars (stderr): they work in terminals, notebooks a
 
 from . import graphdraw, rng
 from .model import ModelConfig, init_params, per_seed_loss, settings as model_settings
-from .store import save_torch
+from .experiments.store import save_torch
 from .tasks import sample, stack
 
 CHECKPOINT_FORMAT = 1

@@ -14,9 +14,9 @@ from pathlib import Path
 import torch
 
 from . import runs, store
-from .model import ModelConfig
-from .tasks import TaskConfig
-from .train import TrainConfig
+from ..model import ModelConfig
+from ..tasks import TaskConfig
+from ..train import TrainConfig
 
 FORMAT_1 = 1  # specs left out heads, layers and logit_scale at their defaults, and seed_group for one group
 

@@ -28,9 +28,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from . import evaluate, store, train
-from .model import ModelConfig, settings as model_settings
-from .train import TrainConfig
+from .. import evaluate, train
+from . import store
+from ..model import ModelConfig, settings as model_settings
+from ..train import TrainConfig
 
 
 # Bump when a code change alters trained weights beyond what the configs describe (e.g. the

@@ -10,12 +10,12 @@ writes them into the cells; tests/test_shared_settings.py fails when a cell hold
 import dataclasses
 
 from .chapters import get_chapter
-from .evaluate import EvalConfig
-from .experiments import PER_TASK_NAMES
-from .model import ModelConfig
-from .params import write_cell_values
-from .tasks import TaskConfig
-from .train import TrainConfig
+from ..evaluate import EvalConfig
+from ..experiments.variants import PER_TASK_NAMES
+from ..model import ModelConfig
+from ..experiments.params import write_cell_values
+from ..tasks import TaskConfig
+from ..train import TrainConfig
 
 
 def _field_defaults(config) -> dict:
@@ -42,7 +42,7 @@ TRAINING_DEFAULTS = {
 }
 
 # What differs between the tasks.  A one-task chapter names these as written; chapters 8-10
-# name them per task (argmax_steps, argmax_eval_sequences: experiments.PER_TASK_NAMES).
+# name them per task (argmax_steps, argmax_eval_sequences: variants.PER_TASK_NAMES).
 TASK_DEFAULTS = {
     "argmax": {"steps": 3000, "n_eval_sequences": _EVAL["n_sequences"], "long_seeds": 4, "long_seed_chunk": 4,
                "ladder_steps": [500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000]},

@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 
-from .compare import ALPHA
+from ..compare import ALPHA
 
 
 def _finish(fig, ax, xlabel, ylabel, title):

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import torch
 
-STORE_FORMAT = 2  # 2: specs name every config field (vvlib/migrate.py rewrites format 1)
-REPO_ROOT = Path(__file__).resolve().parents[1]
+STORE_FORMAT = 2  # 2: specs name every config field (vvlib/experiments/migrate.py rewrites format 1)
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 class StoreError(RuntimeError):

@@ -15,8 +15,8 @@ from urllib.parse import quote
 
 from . import webassets
 from .chapters import BOOK_STORE, CHAPTERS, get_chapter, run_chapter
-from .params import DEFAULT_PROFILE, ParameterError
-from .store import REPO_ROOT
+from ..experiments.params import DEFAULT_PROFILE, ParameterError
+from ..experiments.store import REPO_ROOT
 
 BOOK_FILES = ("_config.yml", "_toc.yml", "book")
 
@@ -157,7 +157,7 @@ def copy_sources(dest: Path):
 def build_book(profile: str = DEFAULT_PROFILE, stored_only: bool = False) -> Path:
     """Execute every chapter and build the HTML.  stored_only: a chapter whose results are
     not in the store fails instead of computing them (runs.STORED_ONLY)."""
-    from .runs import STORED_ONLY
+    from ..experiments.runs import STORED_ONLY
 
     previous = os.environ.get(STORED_ONLY)
     os.environ[STORED_ONLY] = "1" if stored_only else "0"  # papermill's kernels inherit it

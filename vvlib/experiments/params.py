@@ -2,7 +2,7 @@
 
 Each line of that cell reads `name: type = value  # help`; papermill parses the same
 lines for `papermill --help-notebook`.  (The values the training chapters share are
-defined in vvlib/defaults.py, which writes them into the cells.)  On top of the cell's
+defined in vvlib/book/defaults.py, which writes them into the cells.)  On top of the cell's
 values sit named profiles (e.g. `ci`, `paper`); a value given explicitly (`-p NAME VALUE`)
 always wins over the profile's.  Every value is checked here, before any computation starts.
 """

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 
 from . import schema, store
-from .compare import ALPHA, compare, format_p, is_significant, pair_name
-from .stats import by_length, paired_difference, paired_ttest
+from ..compare import ALPHA, compare, format_p, is_significant, pair_name
+from ..stats import by_length, paired_difference, paired_ttest
 
 
 def _pct(mean, sem):
@@ -172,7 +172,7 @@ def overtaking(frame: pd.DataFrame, pair, labels: dict, in_distribution: int, al
 def ablation_metrics(accuracy: dict, lengths, variants=("standardize", "layernorm")) -> dict:
     """{"relative_gain": {variant: {N: %}}, "p_value_ln_vs_std": {N: p}, "p_value_vs_baseline": ...,
     "ln_minus_std": {N: paired_difference}}."""
-    from .stats import relative_difference
+    from ..stats import relative_difference
 
     base = np.asarray(accuracy["baseline"])
     gain = {v: {str(n): relative_difference(base[:, j], np.asarray(accuracy[v])[:, j]) for j, n in enumerate(lengths)}
@@ -238,7 +238,7 @@ def verdict(metrics: dict, lengths, pair, labels: dict, in_distribution: int, n_
 def write_results(output_dir, chapter: str, parameters: dict, device, metrics: dict, wall_time_s=None,
                   sources: dict | None = None) -> Path:
     """results.json: {"chapter", "parameters", "provenance", "metrics"}, written atomically
-    once the metrics' keys match what vvlib/schema.py promises for the chapter.
+    once the metrics' keys match what vvlib/experiments/schema.py promises for the chapter.
 
     `sources` records where cached inputs came from (e.g. each variant's training
     provenance), since a chapter that loads stored models runs in seconds."""

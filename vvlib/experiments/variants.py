@@ -9,13 +9,13 @@ import dataclasses
 
 import numpy as np
 
-from . import tasks
-from .evaluate import EvalConfig
-from .model import ModelConfig
+from .. import tasks
+from ..evaluate import EvalConfig
+from ..model import ModelConfig
 from .params import Params
 from .runs import TrainedRun, ladder
-from .tasks import TaskConfig
-from .train import TrainConfig
+from ..tasks import TaskConfig
+from ..train import TrainConfig
 
 # A variant is a set of ModelConfig options; chapter 10's "deep_" variants also take the
 # chapter's deep_heads and deep_layers (see model_config).

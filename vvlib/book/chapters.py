@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import pretrained
-from .params import DEFAULT_PROFILE, ParameterError, Params, coerce, injected_names, read_parameters, resolve
-from .store import REPO_ROOT
+from .. import pretrained
+from ..experiments.params import DEFAULT_PROFILE, ParameterError, Params, coerce, injected_names, read_parameters, resolve
+from ..experiments.store import REPO_ROOT
 
 NOTEBOOKS = REPO_ROOT / "notebooks"
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import schema
-from .compare import SUPPORTED, UNCLEAR, Evidence, compare, is_significant, pair_name
+from ..compare import SUPPORTED, UNCLEAR, Evidence, compare, is_significant, pair_name
 
 
 @dataclass

@@ -44,4 +44,4 @@ def check(chapter: str, metrics: dict):
     promised, keys = METRICS[chapter], set(metrics)
     missing, unknown = promised.required - keys, keys - promised.required - promised.optional
     if missing or unknown:
-        raise ValueError(f"{chapter}'s metrics: missing {sorted(missing)}, not in vvlib/schema.py {sorted(unknown)}")
+        raise ValueError(f"{chapter}'s metrics: missing {sorted(missing)}, not in vvlib/experiments/schema.py {sorted(unknown)}")

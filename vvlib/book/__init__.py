@@ -1,0 +1,2 @@
+"""The book layer: chapters, their parameters' defaults, the build and its web assets (the package
+docstring lists its modules)."""

@@ -1,0 +1,1 @@
+"""The experiment layer: cached runs, results, tables (the package docstring lists its modules)."""
