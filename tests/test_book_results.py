@@ -92,38 +92,42 @@ def test_the_intro_line_on_the_paper_steps_holds_in_the_committed_results(monkey
 
 
 def test_the_intro_lines_on_argmax_at_the_paper_steps_hold_in_the_committed_results(monkeypatch):
-    """book/intro.md: at 100,000 steps (8 seeds) argmax +LN is ahead at 9 of 10 lengths beyond
-    training, significantly at exactly the four longest, and (adaptive θ) ahead at 9 of 10 but
-    significantly at none; our Baseline is within 8.1 points of the paper's at every length; the
-    second run of 4 seeds points the same way from 2^10 on, by less at 2^14 than the first; along
-    the ladder +LN is significantly behind somewhere at 500 steps, never significantly ahead before
-    100,000, and significantly ahead at 2^11 and 2^14 there."""
+    """book/intro.md: at 100,000 steps (12 seeds) argmax +LN is ahead at 8 of 10 lengths beyond
+    training (behind by at most 0.2 points at the other two), significantly at exactly the three
+    longest, and (adaptive θ) ahead at 9 of 10 but significantly at none; our Baseline is within
+    6.6 points of the paper's at every length; at 2^14 the first run of 4 seeds gained 8.2 points,
+    the second and third 2.8 each; along the ladder +LN is behind at 3 or 4 of the 4 lengths at every
+    rung up to 5,000 steps,
+    significantly somewhere at each, significantly different nowhere at 10,000 and 20,000, and
+    significantly ahead at exactly 2^11 at 50,000 steps and 2^14 at 100,000."""
     from vvlib.experiments import paper, report
     from vvlib.stats import paired_ttest
 
     P, (accuracy, ladders, _) = book_results(monkeypatch, "04_argmax_retrieval", "argmax", long=True)
-    assert P.long_seeds == len(accuracy["baseline"]) == 8 and P.long_steps == 100_000
-    assert behind_beyond_training(P, accuracy) == (1, 10)
+    assert P.long_seeds == len(accuracy["baseline"]) == 12 and P.long_steps == 100_000
+    assert behind_beyond_training(P, accuracy) == (2, 10)
     assert behind_beyond_training(P, accuracy, "adaptive_") == (1, 10)
+    base, ln = 100 * accuracy["baseline"], 100 * accuracy["layernorm"]
+    assert (ln.mean(0) - base.mean(0)).min() > -0.25
 
     def significantly_ahead(prefix=""):
         base, ln = 100 * accuracy[f"{prefix}baseline"], 100 * accuracy[f"{prefix}layernorm"]
         return [n for j, n in enumerate(P.eval_lengths)
                 if ln[:, j].mean() > base[:, j].mean() and paired_ttest(base[:, j], ln[:, j]) < 0.05]
 
-    assert significantly_ahead() == [2048, 4096, 8192, 16384] and significantly_ahead("adaptive_") == []
-    base, ln = 100 * accuracy["baseline"], 100 * accuracy["layernorm"]
-    assert round(max(abs(base.mean(0) - paper.TABLE1_ARGMAX["baseline"])), 1) == 8.1
-    gain = ln - base  # per seed; rows 0-3 are the first run, 4-7 the second
-    longer = [j for j, n in enumerate(P.eval_lengths) if n >= 1024]
-    assert (gain[4:, longer].mean(0) > 0).all() and gain[4:, -1].mean() < gain[:4, -1].mean()
+    assert significantly_ahead() == [4096, 8192, 16384] and significantly_ahead("adaptive_") == []
+    assert [round(base[:, -1].mean(), 1), round(ln[:, -1].mean(), 1)] == [19.7, 24.3]
+    assert round(max(abs(base.mean(0) - paper.TABLE1_ARGMAX["baseline"])), 1) == 6.6
+    gain = (ln - base)[:, -1].reshape(3, 4).mean(1)  # at 2^14, per stored run of 4 seeds
+    assert [round(g, 1) for g in gain] == [8.2, 2.8, 2.8]
     frame = report.ladder_frame(ladders, P.ladder_lengths, ("baseline", "layernorm"))
-    significant = frame[frame["p"] < 0.05]
-    assert (significant[significant["step"] == 500]["diff"] < 0).any()
-    assert not ((significant["diff"] > 0) & (significant["step"] < 100_000)).any()
-    assert not significant[(significant["step"] >= 5000) & (significant["step"] <= 50_000)].shape[0]
-    last = significant[(significant["step"] == 100_000) & (significant["diff"] > 0)]
-    assert set(last["N"]) == {2048, 16384}
+    early = frame[frame["step"] <= 5000]
+    assert (early.groupby("step")["diff"].apply(lambda d: (d < 0).sum()) >= 3).all()
+    assert (early[early["p"] < 0.05].groupby("step")["diff"].max() < 0).all()
+    assert set(early[early["p"] < 0.05]["step"]) == {500, 1000, 2000, 5000}
+    assert not (frame["step"].isin([10_000, 20_000]) & (frame["p"] < 0.05)).any()
+    ahead = frame[(frame["p"] < 0.05) & (frame["diff"] > 0)]
+    assert sorted(zip(ahead["step"], ahead["N"])) == [(50_000, 2048), (100_000, 16384)]
 
 
 @pytest.mark.parametrize("path", [p for p in RECORDS if p.name == "run.json"], ids=lambda p: p.parent.name)

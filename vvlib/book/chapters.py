@@ -58,7 +58,7 @@ BOOK_LONG_DICTIONARY = {"long_steps": DICTIONARY_STEPS["paper"], "long_seeds": 2
                         "ladder_lengths": [16, 256, 2048, 16384]}
 # Argmax's 100,000 steps take most of an hour per variant and 4 seeds on 2 CPU cores (measured times in
 # book/scale.md): runs of 4 seeds, added a sitting at a time (long_seeds grows as they are committed).
-BOOK_LONG_ARGMAX = {"long_steps": ARGMAX_STEPS["paper"], "long_seeds": 8, "long_seed_chunk": 4, "long_seed_group": 4,
+BOOK_LONG_ARGMAX = {"long_steps": ARGMAX_STEPS["paper"], "long_seeds": 12, "long_seed_chunk": 4, "long_seed_group": 4,
                     "ladder_steps": [500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000],
                     "ladder_lengths": [16, 256, 2048, 16384]}
 # A smoke test of the same path: two runs of one seed each, joined.
