@@ -24,7 +24,7 @@ def reference_forward(cfg, p, batch, s):
             z = torch.relu(z @ p["enc0.w"][s] + p["enc0.b"][s])
             return z @ p["enc1.w"][s] + p["enc1.b"][s]
 
-        H, q = encode(x), encode(y) @ p["wq"][s]
+        H, q = encode(x), (encode(y) if cfg.encode_query else y) @ p["wq"][s]
         K, V = H @ p["wk"][s], H @ p["wv"][s]
         A = torch.softmax((q @ K.T) / math.sqrt(cfg.hidden), dim=-1)
         O = A @ V
@@ -37,10 +37,10 @@ def reference_forward(cfg, p, batch, s):
 
 
 @pytest.mark.parametrize("task", ["argmax", "dictionary"])
-@pytest.mark.parametrize("norm", ["none", "layernorm"])
-def test_batched_ensemble_matches_textbook_attention(task, norm):
+@pytest.mark.parametrize("norm, encode_query", [("none", True), ("layernorm", True), ("none", False)])
+def test_batched_ensemble_matches_textbook_attention(task, norm, encode_query):
     cfg = ModelConfig(task=TaskConfig(task, n_keys=128, n_values=6, n_classes=6), hidden=12, key_dim=4,
-                      value_dim=4, norm=norm)
+                      value_dim=4, norm=norm, encode_query=encode_query)
     params = init_params(cfg, [0, 1, 2], init_seed=3)
     if norm == "layernorm":  # make the learned scale and shift matter
         params["ln.gamma"] = torch.randn_like(params["ln.gamma"])
@@ -70,6 +70,18 @@ def test_seed_weights_do_not_depend_on_the_ensemble(small_argmax):
     together = init_params(small_argmax, [0, 1, 2])
     assert all(torch.equal(alone[k][0], together[k][2]) for k in alone)
     assert not torch.equal(together["wq"][0], together["wq"][1])
+
+
+def test_an_unencoded_query_meets_W_Q_as_it_is(small_argmax):
+    """encode_query=False: the first layer's W_Q takes the query's input features (11 for argmax
+    with 10 classes), with nn.Linear's bound for that fan-in; the items' encoder is unchanged."""
+    cfg = ModelConfig(task=small_argmax.task, hidden=16, encode_query=False)
+    direct, encoded = init_params(cfg, [0, 1]), init_params(small_argmax, [0, 1])
+    assert direct["wq"].shape == (2, cfg.in_features, 16) and encoded["wq"].shape == (2, 16, 16)
+    assert direct["wq"].abs().max() <= 1 / math.sqrt(cfg.in_features)
+    assert all(torch.equal(direct[k], encoded[k]) for k in encoded if k.startswith(("query_token", "enc")))
+    with pytest.raises(ValueError, match="encode_query must be True or False"):
+        ModelConfig(encode_query="no")
 
 
 def test_layernorm_variant_shares_the_baselines_weights(small_argmax):

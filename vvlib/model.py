@@ -2,6 +2,7 @@
 
     items --encoder MLP--> h (N x D)        query --same encoder--> y (D)
     logits_n = <h_n W_K, y W_Q> / sqrt(D),  A = softmax(logits)
+    (encode_query=False: the query's input features are y, and W_Q is F x D)
     O = sum_n A_n h_n W_V                    (the attention output of the paper)
     O' = norm(O)                             none | layernorm | standardize
     prediction = readout MLP(O')
@@ -49,6 +50,7 @@ class ModelConfig:
     heads: int = 1  # H (chapter 10)
     layers: int = 1  # L attention layers (chapter 10)
     logit_scale: str = "none"  # none | log_n (chapter 10)
+    encode_query: bool = True  # the query through the item encoder (our choice); False: its features go to W_Q as they are
 
     def __post_init__(self):
         if self.norm not in NORMS:
@@ -59,6 +61,8 @@ class ModelConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1; got {value!r}")
+        if not isinstance(self.encode_query, bool):
+            raise ValueError(f"encode_query must be True or False; got {self.encode_query!r}")
         if self.hidden % self.heads:
             raise ValueError(f"heads must divide hidden ({self.hidden}); got {self.heads}")
 
@@ -107,7 +111,9 @@ def _init_one(cfg: ModelConfig, gen) -> dict:
 
 def add_attention(p: dict, cfg: ModelConfig, gen, layer: int):
     D, prefix = cfg.hidden, layer_prefix(layer)
-    for name in ("wq", "wk", "wv"):
+    query_width = D if layer > 0 or cfg.encode_query else cfg.in_features  # the first layer's query: y's width
+    p[prefix + "wq"] = _uniform(gen, (query_width, D), 1 / math.sqrt(query_width))
+    for name in ("wk", "wv"):
         p[prefix + name] = _uniform(gen, (D, D), 1 / math.sqrt(D))
     # consume no randomness: variants share all other weights
     if cfg.norm == "layernorm":
@@ -174,7 +180,7 @@ def forward(cfg: ModelConfig, params, batch: Batch, temperature="fixed", probe=F
     layer as a dict (attention (S, B, N) with one head, (S, B, H, N) with several)."""
     x, y = features(cfg, params, batch)
     h = mlp(params, "enc", cfg.encoder_layers, x)  # (S, B, N, D)
-    z = mlp(params, "enc", cfg.encoder_layers, y)  # (S, B, D): the query's state
+    z = mlp(params, "enc", cfg.encoder_layers, y) if cfg.encode_query else y  # (S, B, D or F): the query's state
     for layer in range(cfg.layers):
         prefix = layer_prefix(layer)
         q = linear(z, params[prefix + "wq"])  # (S, B, D)

@@ -3,7 +3,8 @@ distinct within a sequence, and a value class ~ U{0..n_values-1}; the query is o
 in the sequence and the answer is its value class.
 
 An item reaches the encoder as [key embedding, value embedding], the query as [key embedding,
-zeros]: a key with no value, through the same encoder (our choice; the paper does not say).
+zeros]: a key with no value, through the same encoder (our choice; the paper does not say;
+ModelConfig.encode_query=False sends it to W_Q without the encoder).
 """
 
 import torch
