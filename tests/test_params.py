@@ -85,6 +85,10 @@ def cli(*args):
     (["run", "03_pretrained_transformer", "-p", "model_path", "/no/such/model"],
      "model_path: expected a Hugging Face model directory with a config.json"),
     (["run", "03_pretrained_transformer", "-p", "layer", "6"], "layer: expected an int from 0 to 5 (6 layers)"),
+    (["run", "11_sensitivity", "-p", "argmax_rows", '[{}, {"hidden": 0}]'],
+     "argmax_rows[1]: hidden must be an int >= 1; got 0"),
+    (["run", "11_sensitivity", "-p", "dictionary_rows", '[{"width": 64}]'],
+     "dictionary_rows[0]: cannot change 'width'; a dictionary row may change steps, batch_size"),
 ])
 def test_cli_rejects_bad_input_with_status_2_and_writes_nothing(tmp_path, args, message):
     out = tmp_path / "out"

@@ -26,6 +26,7 @@ Experiments, vvlib/experiments/ (cached runs, results, tables):
     migrate         a results store rewritten once in today's spec format
     params          chapter parameters: profiles and validation
     variants        the training chapters' common flow: each variant trained once, evaluated per temperature
+    sensitivity     chapter 11: one unstated setting at a time, +LN against the Baseline per configuration
     paper           the paper's own numbers, for side-by-side tables
     schema          the keys each chapter's results.json promises
     report          tables beside the paper's, verdict sentences, results.json

@@ -10,6 +10,7 @@ from typing import Callable
 
 from .. import pretrained
 from ..experiments.params import DEFAULT_PROFILE, ParameterError, Params, coerce, injected_names, read_parameters, resolve
+from ..experiments import sensitivity
 from ..experiments.store import REPO_ROOT
 
 NOTEBOOKS = REPO_ROOT / "notebooks"
@@ -176,6 +177,22 @@ CHAPTERS = {
                          "argmax_eval_sequences": 256, "dictionary_eval_sequences": 128},
                 "paper": PAPER_BOTH_TASKS,
             },
+        ),
+        Chapter(
+            "11_sensitivity",
+            "When does the claim hold? One unstated setting at a time",
+            profiles={
+                "ci": {"n_seeds": 2, "argmax_steps": 60, "dictionary_steps": 40, "seed_group": 0,
+                       "eval_lengths": [16, 64, 256], "compared_lengths": [64, 256],
+                       "argmax_eval_sequences": 32, "dictionary_eval_sequences": 32,
+                       "argmax_rows": [{}, {"hidden": 32}, {"encode_query": False}],
+                       "dictionary_rows": [{}, {"key_dim": 16, "value_dim": 16}]},
+                # ten seeds per variant and row at chapters 4-5's book steps (book/scale.md gives the cost)
+                "book": {**BOOK_TRAINING, "n_seeds": 10, "argmax_steps": ARGMAX_STEPS["book"],
+                         "dictionary_steps": DICTIONARY_STEPS["book"]},
+            },
+            in_book=False,  # a page once its book-profile rows are committed in results/book
+            check=sensitivity.check_rows,
         ),
         Chapter(
             "summary",

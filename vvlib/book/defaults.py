@@ -30,7 +30,8 @@ TRAINING_DEFAULTS = {
     "batch_size": _TRAIN["batch_size"], "lr": _TRAIN["lr"], "weight_decay": _TRAIN["weight_decay"],
     "min_train_len": _TRAIN["min_len"], "max_train_len": _TRAIN["max_len"], "seed": _TRAIN["seed"],
     "checkpoint_every": _TRAIN["checkpoint_every"], "seed_group": _TRAIN["seed_group"],
-    "hidden": _MODEL["hidden"],
+    "hidden": _MODEL["hidden"], "encoder_layers": _MODEL["encoder_layers"], "readout_layers": _MODEL["readout_layers"],
+    "key_dim": _MODEL["key_dim"], "value_dim": _MODEL["value_dim"], "encode_query": _MODEL["encode_query"],
     "n_classes": _TASK["n_classes"], "n_keys": _TASK["n_keys"], "n_values": _TASK["n_values"],
     "eval_lengths": list(_EVAL["lengths"]), "eval_seed": _EVAL["seed"],
     # a few minutes of 2 CPU cores per chapter; the profiles set the published and the paper's scale
@@ -57,9 +58,12 @@ TRAINING_CHAPTERS = {
     "04_argmax_retrieval": ("argmax",), "05_dictionary_lookup": ("dictionary",),
     "06_distribution_shift": ("argmax",), "07_dispersion": ("argmax",),
     "08_ablations": ("argmax", "dictionary"), "09_longer_training": ("argmax", "dictionary"),
-    "10_beyond": ("argmax", "dictionary"),
+    "10_beyond": ("argmax", "dictionary"), "11_sensitivity": ("argmax", "dictionary"),
 }
-OWN_VALUES = {"09_longer_training": {"n_seeds", "max_train_len", "checkpoint_every", "argmax_steps", "dictionary_steps"}}
+OWN_VALUES = {"09_longer_training": {"n_seeds", "max_train_len", "checkpoint_every", "argmax_steps", "dictionary_steps"},
+              # ten seeds in groups of 4 (the fastest CPU path), and half chapter 4's argmax test sequences:
+              # the map has many rows
+              "11_sensitivity": {"n_seeds", "seed_group", "argmax_eval_sequences"}}
 
 
 def default_of(chapter: str, name: str):

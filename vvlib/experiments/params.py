@@ -172,6 +172,17 @@ RULES = {
                        "a non-empty list of numbers > 0"),
     "explore_sequences": _int_at_least(2),
     "histogram_bins": _int_at_least(2),
+    # chapter 11 (each row is checked by sensitivity.check_rows)
+    "encoder_layers": _int_at_least(1),
+    "readout_layers": _int_at_least(1),
+    "key_dim": _int_at_least(1),
+    "value_dim": _int_at_least(1),
+    "encode_query": ((lambda v: isinstance(v, bool)), "True or False"),
+    "compared_lengths": _list_of_ints(1),
+    "argmax_rows": ((lambda v: isinstance(v, list) and len(v) > 0 and all(isinstance(r, dict) for r in v)),
+                    "a non-empty list of dicts of settings"),
+    "dictionary_rows": ((lambda v: isinstance(v, list) and len(v) > 0 and all(isinstance(r, dict) for r in v)),
+                        "a non-empty list of dicts of settings"),
     # chapter 10
     "deep_heads": _int_at_least(1),
     "deep_layers": _int_at_least(1),

@@ -218,3 +218,30 @@ def ladder_differences(frame, labels: dict, pair, title=""):
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def forest(frame, lengths, reference: str, title=""):
+    """One row per configuration, one panel per test length: the paired difference (points)
+    with its 95% interval; filled where p < ALPHA, the `reference` row (the defaults) in bold.
+
+    frame: one row per (configuration, N) with columns row, N, diff, low, high, p."""
+    sns.set_theme(style="whitegrid")
+    rows = list(dict.fromkeys(frame["row"]))
+    fig, axes = plt.subplots(1, len(lengths), figsize=(4.2 * len(lengths), 0.38 * len(rows) + 1.4), sharey=True,
+                             squeeze=False)
+    colour = sns.color_palette("deep")[0]
+    for ax, n in zip(axes[0], lengths):
+        at = frame[frame["N"] == n].set_index("row").reindex(rows)
+        y = np.arange(len(rows))
+        ax.hlines(y, at["low"], at["high"], color=colour)
+        filled = [colour if p < ALPHA else "white" for p in at["p"]]  # nan (undefined p) stays hollow
+        ax.scatter(at["diff"], y, s=28, zorder=3, facecolors=filled, edgecolors=[colour] * len(rows))
+        ax.axvline(0, color="k", linewidth=0.8)
+        ax.set(title=f"N = {n}", xlabel="+LN minus Baseline (points)")
+    axes[0][0].set_yticks(np.arange(len(rows)), rows)
+    for tick in axes[0][0].get_yticklabels():
+        tick.set_fontweight("bold" if tick.get_text() == reference else "normal")
+    axes[0][0].invert_yaxis()
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig

@@ -33,6 +33,7 @@ METRICS = {
     "08_ablations": _keys("relative_gain p_value_ln_vs_std p_value_vs_baseline accuracy ln_minus_std long"),
     "09_longer_training": _keys("accuracy accuracy_sem p_value"),
     "10_beyond": _keys(f"{PER_LENGTH} variance_slope mc_slope best"),
+    "11_sensitivity": _keys("rows closest"),
     "summary": _keys("claims component_slope_with_ln ln_minus_std_dictionary sources"),
 }
 

@@ -71,13 +71,19 @@ def run_name(variant: str, temperature: str) -> str:
     return variant if temperature == "fixed" else f"adaptive_{variant}"
 
 
+# ModelConfig fields a chapter may set by a parameter of the same name (chapters 4-10 set only
+# hidden; chapter 11 varies the others); a field a chapter does not name keeps its default.
+MODEL_PARAMETERS = ("hidden", "encoder_layers", "readout_layers", "key_dim", "value_dim", "encode_query")
+
+
 def model_config(P, task: TaskConfig, variant: str) -> ModelConfig:
     if variant not in VARIANT_OPTIONS:
         raise ValueError(f"variant: expected one of {', '.join(VARIANT_OPTIONS)}; got {variant!r}")
     options = dict(VARIANT_OPTIONS[variant])
     if variant.startswith("deep_"):
         options.update(heads=P.deep_heads, layers=P.deep_layers)
-    return ModelConfig(task=task, hidden=P.hidden, **options)
+    given = {name: P[name] for name in MODEL_PARAMETERS if name in P}
+    return ModelConfig(task=task, **given, **options)
 
 
 def trained_models(P, task: TaskConfig, variants, device="cpu") -> dict:

@@ -1,0 +1,87 @@
+"""Chapter 11's rows: checked before anything trains, and their numbers computed as the page says."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from vvlib.book import chapters
+from vvlib.experiments import sensitivity, variants
+from vvlib.experiments.params import ParameterError
+
+
+def ci_params(**overrides):
+    return chapters.resolved("11_sensitivity", "ci", overrides)
+
+
+def test_each_row_is_the_chapters_settings_with_its_changes():
+    P = ci_params(argmax_rows=[{}, {"encoder_layers": 3, "lr": 0.003}, {"encode_query": False}])
+    plan = sensitivity.check_rows(P)
+    assert [(task, sensitivity.label(row)) for task, row, _ in plan] == [
+        ("argmax", "defaults"), ("argmax", "encoder_layers=3, lr=0.003"), ("argmax", "encode_query=False"),
+        ("dictionary", "defaults"), ("dictionary", "key_dim=16, value_dim=16")]
+    _, _, changed = plan[1]
+    model = variants.model_config(changed, variants.task_config(changed, "argmax"), "layernorm")
+    assert (model.encoder_layers, model.norm, model.hidden) == (3, "layernorm", P.hidden)
+    assert variants.train_config(changed).lr == 0.003 and changed.steps == P.argmax_steps
+    assert variants.model_config(plan[2][2], variants.task_config(P, "argmax"), "baseline").encode_query is False
+    dictionary = plan[4][2]
+    assert dictionary.steps == P.dictionary_steps and (dictionary.key_dim, dictionary.value_dim) == (16, 16)
+
+
+@pytest.mark.parametrize("rows, message", [
+    ({"argmax_rows": [{}, {}]}, "argmax_rows[1]: defaults is listed twice"),
+    ({"argmax_rows": [{"n_keys": 100}]}, "argmax_rows[0]: cannot change 'n_keys'"),
+    ({"argmax_rows": [{"min_train_len": 20}]}, "argmax_rows[0]: min_len (20) must be <= max_len (16)"),
+    ({"dictionary_rows": [{"encode_query": "no"}]}, "dictionary_rows[0]: encode_query must be True or False"),
+    ({"dictionary_rows": [{"n_keys": 100}]}, "dictionary_rows[0]: eval_lengths must be <= 100"),
+    ({"argmax_rows": ["hidden=64"]}, "argmax_rows: expected a non-empty list of dicts of settings"),
+])
+def test_a_bad_row_is_refused_with_its_place_in_the_list(rows, message):
+    with pytest.raises(ParameterError) as refused:
+        sensitivity.check_rows(ci_params(**rows))
+    assert message in str(refused.value)
+
+
+def test_a_rows_record_matches_an_independent_computation():
+    P = ci_params()
+    rng = np.random.default_rng(0)
+    base, ln = rng.uniform(0, 1, (5, 3)), rng.uniform(0, 1, (5, 3))
+    training = {v: {"provenance": {"wall_time_s": 1.5}} for v in sensitivity.PAIR}
+    row = {"hidden": 32}
+    record = sensitivity.row_record("argmax", row, sensitivity.row_params(P, "argmax", row),
+                                    {"baseline": base, "layernorm": ln}, training, [64, 256])
+    d = 100 * (ln[:, 2] - base[:, 2])
+    half = scipy_stats.t.ppf(0.975, 4) * d.std(ddof=1) / math.sqrt(5)
+    got = record["difference"]["256"]
+    assert got["diff"] == pytest.approx(d.mean()) and got["high"] - got["low"] == pytest.approx(2 * half)
+    assert got["p"] == pytest.approx(scipy_stats.ttest_rel(100 * ln[:, 2], 100 * base[:, 2]).pvalue)
+    assert set(record["difference"]) == {"64", "256"} and record["row"] == "hidden=32"
+    ours = 100 * base.mean(0)
+    theirs = [98.4, 93.7]  # the paper's argmax Baseline at N = 64 and 256 (16 too: 99.6)
+    expected = math.sqrt(((ours - [99.6, *theirs]) ** 2).mean())
+    assert record["distance_to_paper"] == pytest.approx(expected)
+    assert (record["n_seeds"], record["steps"]) == (5, P.argmax_steps)
+
+
+def test_rows_are_sorted_by_what_their_interval_says():
+    def record(row, diff, p):
+        return {"task": "dictionary", "row": row, "difference": {"1024": {"diff": diff, "p": p}},
+                "distance_to_paper": abs(diff)}
+
+    records = [record("defaults", -3.0, 0.01), record("lr=0.003", 2.0, 0.04), record("hidden=64", 5.0, 0.2),
+               record("hidden=256", 1.0, float("nan"))]
+    assert sensitivity.sorted_by_sign(records, "dictionary", 1024) == {
+        "ahead": ["lr=0.003"], "behind": ["defaults"], "cannot tell": ["hidden=64", "hidden=256"]}
+    assert sensitivity.sorted_by_sign(records, "argmax", 1024) == {"ahead": [], "behind": [], "cannot tell": []}
+    assert "significantly ahead in 1 (lr=0.003), significantly behind in 1 (defaults)" in \
+        sensitivity.verdict(records, "dictionary", 1024)
+    assert sensitivity.closest_to_paper(records, "dictionary")["row"] == "hidden=256"
+
+
+def test_the_paper_gain_is_read_from_its_tables():
+    assert sensitivity.paper_gain("dictionary", 16384) == pytest.approx(22.4 - 17.8)
+    assert sensitivity.paper_gain("argmax", 1024) == pytest.approx(81.0 - 78.0)
+    assert sensitivity.paper_gain("argmax", 100) is None
+    assert sensitivity.rms_distance({"16": 1.0}, {"32": 2.0}) is None

@@ -1,0 +1,164 @@
+"""Chapter 11: which of the settings the paper leaves unstated decides whether +LN helps?
+
+A *row* is one configuration: the book's defaults with a few settings changed, written as a
+dict (`{}` is the defaults, `{"hidden": 64}` one change).  Each row trains the Baseline and +LN
+on the same seeds, batches and test sequences (variants.train_and_evaluate), so their paired
+difference at a test length is that row's answer; the Baseline's accuracy curve also says how
+close the row comes to the paper's Baseline (its "fingerprint").
+"""
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from .. import tasks
+from ..compare import format_p, is_significant
+from ..stats import paired_difference
+from . import paper, variants
+from .params import ParameterError, Params
+
+PAIR = ("baseline", "layernorm")
+ROW_PARAMETERS = {"argmax": "argmax_rows", "dictionary": "dictionary_rows"}  # the chapter's list of rows per task
+# What a row may change: the training and model settings every task has, and each task's own.
+PAPER_TABLES = {"argmax": paper.TABLE1_ARGMAX, "dictionary": paper.TABLE2_DICTIONARY}  # Tables 1 and 2
+SHARED_SETTINGS = ("steps", "batch_size", "lr", "weight_decay", "min_train_len", "max_train_len",
+                   *variants.MODEL_PARAMETERS)
+
+
+def settings_of(task: str) -> tuple:
+    return (*SHARED_SETTINGS, *tasks.get(task).settings)
+
+
+def label(row: dict) -> str:
+    """A row as the tables and plots name it: 'defaults', or its changes ('hidden=64, lr=0.003')."""
+    return ", ".join(f"{name}={value}" for name, value in row.items()) or "defaults"
+
+
+def row_params(P, task: str, row: dict) -> Params:
+    """The parameters one row trains with: the chapter's, as chapters 4-5 name them for `task`
+    (variants.task_params), with the row's changes on top."""
+    return Params({**variants.task_params(P, task), **row})
+
+
+def check_rows(P) -> list[tuple[str, dict, Params]]:
+    """[(task, row, its parameters)] for every row of every task, each checked by building the
+    configs it would train, so that a bad row stops the chapter before anything is trained."""
+    plan = []
+    for task, name in ROW_PARAMETERS.items():
+        rows = P[name]
+        for i, row in enumerate(rows):
+            where = f"{name}[{i}]"  # each row is a dict: params.RULES checked that
+            unknown = sorted(set(row) - set(settings_of(task)))
+            if unknown:
+                raise ParameterError(f"{where}: cannot change {unknown[0]!r}; a {task} row may change "
+                                     f"{', '.join(settings_of(task))}")
+            if any(row == other for other in rows[:i]):
+                raise ParameterError(f"{where}: {label(row)} is listed twice")
+            plan.append((task, row, _checked(row_params(P, task, row), task, where)))
+    return plan
+
+
+def _checked(P: Params, task: str, where: str) -> Params:
+    try:
+        models = [variants.model_config(P, variants.task_config(P, task), variant) for variant in PAIR]
+        variants.train_config(P)
+    except (ValueError, TypeError) as exc:
+        raise ParameterError(f"{where}: {exc}") from None
+    limit = tasks.get(task).max_length(models[0].task)
+    if limit is not None and max(P.eval_lengths) > limit:
+        raise ParameterError(f"{where}: eval_lengths must be <= {limit} for this row's {task} task")
+    return P
+
+
+def train_row(P: Params, task: str, device) -> tuple[dict, dict]:
+    """(accuracy {variant: (seeds, lengths)}, training records {variant: record}) of one row."""
+    return variants.train_and_evaluate(P, variants.task_config(P, task), list(PAIR), ["fixed"], device)
+
+
+def rms_distance(ours: dict, paper: dict) -> float | None:
+    """Root mean square of ours - paper (percentage points) over the lengths both have; None if none."""
+    common = [n for n in ours if n in paper]
+    if not common:
+        return None
+    return math.sqrt(sum((ours[n] - paper[n]) ** 2 for n in common) / len(common))
+
+
+def paper_row(task: str, variant: str) -> dict:
+    """{N: the paper's accuracy (%)} of a variant, from Table 1 (argmax) or 2 (dictionary)."""
+    return {str(n): value for n, value in zip(paper.LENGTHS, PAPER_TABLES[task][variant])}
+
+
+def paper_gain(task: str, n: int) -> float | None:
+    """The paper's +LN minus Baseline at N = n (points), or None where it reports no such length."""
+    ln, base = paper_row(task, "layernorm").get(str(n)), paper_row(task, "baseline").get(str(n))
+    return None if ln is None or base is None else ln - base
+
+
+def row_record(task: str, row: dict, P: Params, accuracy: dict, training: dict, at) -> dict:
+    """What results.json keeps of one row: its budget, both variants' mean accuracy (%) per
+    length, the paired difference +LN - Baseline with its 95% interval and p at each N of
+    `at`, and the Baseline's RMS distance to the paper's Baseline.
+    Lengths are keyed as strings, as they read back from results.json."""
+    base, ln = (100 * np.asarray(accuracy[v]) for v in PAIR)
+    column = {str(n): j for j, n in enumerate(P.eval_lengths)}
+    mean = {v: {n: float(a[:, j].mean()) for n, j in column.items()} for v, a in zip(PAIR, (base, ln))}
+    return {
+        "task": task, "row": label(row), "changes": row, "n_seeds": int(base.shape[0]), "steps": P.steps,
+        "seed_group": P.seed_group, "accuracy": mean,
+        "difference": {str(n): paired_difference(base[:, column[str(n)]], ln[:, column[str(n)]])
+                       for n in at if str(n) in column},
+        "distance_to_paper": rms_distance(mean["baseline"], paper_row(task, "baseline")),
+        "training_s": {v: training[v]["provenance"]["wall_time_s"] for v in PAIR},
+    }
+
+
+def forest_frame(records: list, task: str):
+    """The rows of one task as plots.forest wants them: one line per (row, N)."""
+    return pd.DataFrame([{"row": r["row"], "N": int(n), **d} for r in records if r["task"] == task
+                         for n, d in r["difference"].items()])
+
+
+def sorted_by_sign(records: list, task: str, n: int) -> dict:
+    """{"ahead": [...], "behind": [...], "cannot tell": [...]}: the rows of `task` where +LN is
+    significantly ahead of the Baseline at N = n, significantly behind, or neither."""
+    groups = {"ahead": [], "behind": [], "cannot tell": []}
+    for r in records:
+        d = r["difference"].get(str(n)) if r["task"] == task else None
+        if d is not None:
+            side = ("ahead" if d["diff"] > 0 else "behind") if is_significant(d["p"]) else "cannot tell"
+            groups[side].append(r["row"])
+    return groups
+
+
+def verdict(records: list, task: str, n: int) -> str:
+    """One sentence per task and length, computed from the rows."""
+    groups = sorted_by_sign(records, task, n)
+    total = sum(map(len, groups.values()))
+    parts = [f"significantly ahead in {len(groups['ahead'])} ({_names(groups['ahead'])})",
+             f"significantly behind in {len(groups['behind'])} ({_names(groups['behind'])})",
+             f"not significantly different in {len(groups['cannot tell'])}"]
+    return f"At N = {n}, of {total} configurations of {task}, +LN is " + ", ".join(parts[:2]) + f" and {parts[2]}."
+
+
+def _names(labels: list) -> str:
+    return "; ".join(labels) if labels else "none"
+
+
+def closest_to_paper(records: list, task: str) -> dict | None:
+    """The row of `task` whose Baseline comes closest to the paper's (smallest RMS distance)."""
+    candidates = [r for r in records if r["task"] == task and r["distance_to_paper"] is not None]
+    return min(candidates, key=lambda r: r["distance_to_paper"]) if candidates else None
+
+
+def closest_sentence(best: dict, at) -> str:
+    """What the configuration closest to the paper's Baseline says about +LN, beside the paper's gain."""
+    parts = []
+    for n in at:
+        d, theirs = best["difference"][str(n)], paper_gain(best["task"], n)
+        sign = ("ahead" if d["diff"] > 0 else "behind") if is_significant(d["p"]) else "not significantly different"
+        parts.append(f"at N = {n} +LN is {sign} ({d['diff']:+.1f} points, 95% interval [{d['low']:+.1f}, "
+                     f"{d['high']:+.1f}], p = {format_p(d['p'])}; the paper: "
+                     + ("not reported" if theirs is None else f"{theirs:+.1f}") + ")")
+    return (f"The configuration closest to the paper's Baseline, *{best['row']}*, lies "
+            f"{best['distance_to_paper']:.1f} points from it (root mean square). There " + "; ".join(parts) + ".")
