@@ -245,6 +245,20 @@ def test_beyond_chapter_metrics(executed):
     assert abs(m["mc_slope"]["plain"] + 0.5) < 0.1 and abs(m["mc_slope"]["rescale"]) < 0.1
 
 
+def test_sensitivity_chapter_reports_every_row_with_its_paired_difference(executed):
+    results = executed[1]["11_sensitivity"]
+    m, P = results["metrics"], results["parameters"]
+    expected = [("argmax", row) for row in P["argmax_rows"]] + [("dictionary", row) for row in P["dictionary_rows"]]
+    assert [(r["task"], r["changes"]) for r in m["rows"]] == expected
+    for r in m["rows"]:
+        assert set(r["difference"]) == {str(n) for n in P["compared_lengths"]}
+        for n, d in r["difference"].items():
+            assert d["diff"] == pytest.approx(r["accuracy"]["layernorm"][n] - r["accuracy"]["baseline"][n])
+            assert d["low"] <= d["diff"] <= d["high"]
+        assert r["n_seeds"] == P["n_seeds"] and r["distance_to_paper"] >= 0
+    assert m["closest"]["argmax"] in {r["row"] for r in m["rows"] if r["task"] == "argmax"}
+
+
 def test_summary_verdicts_follow_from_the_chapters_numbers(executed):
     """Recompute one claim by hand from chapter 4's results.json and check the summary's row."""
     from vvlib import compare
