@@ -176,3 +176,11 @@ def test_monte_carlo_chapter_rejects_bad_values(name, value, message):
     values = {**{n: p.default for n, p in spec.items()}, name: value}
     with pytest.raises(ParameterError, match=message):
         resolve(spec, chapter.profiles, values, {name})
+
+
+def test_listing_into_a_pipe_that_closes_early_ends_quietly():
+    from vvlib.experiments.store import REPO_ROOT
+
+    result = subprocess.run(f"'{sys.executable}' -m vvlib list | head -n 1", shell=True, capture_output=True,
+                            text=True, cwd=REPO_ROOT)
+    assert result.stdout.startswith("01_vanishing_variance_proof") and result.stderr == ""

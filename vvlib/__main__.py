@@ -12,6 +12,7 @@ prints one line naming the accepted values and exits with status 2, writing noth
 """
 
 import argparse
+import os
 import sys
 
 from .book.chapters import CHAPTERS, get_chapter, parse_overrides, run_chapter
@@ -117,6 +118,9 @@ def main(argv=None) -> int:
     except ParameterError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # e.g. `python -m vvlib list | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit flush cannot fail again
+        return 0
     return 0
 
 
