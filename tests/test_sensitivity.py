@@ -85,3 +85,19 @@ def test_the_paper_gain_is_read_from_its_tables():
     assert sensitivity.paper_gain("argmax", 1024) == pytest.approx(81.0 - 78.0)
     assert sensitivity.paper_gain("argmax", 100) is None
     assert sensitivity.rms_distance({"16": 1.0}, {"32": 2.0}) is None
+
+
+def test_the_row_table_and_the_distance_table_show_each_row_once_in_order():
+    def record(task, row, diff, distance):
+        accuracy = {"baseline": {"1024": 50.0}, "layernorm": {"1024": 50.0 + diff}}
+        return {"task": task, "row": row, "n_seeds": 10, "steps": 4000, "accuracy": accuracy,
+                "difference": {"1024": {"diff": diff, "low": diff - 1, "high": diff + 1, "p": 0.02}},
+                "distance_to_paper": distance}
+
+    records = [record("argmax", "defaults", 2.0, 7.0), record("dictionary", "defaults", -1.0, 9.0),
+               record("argmax", "hidden=64", -3.25, 4.0)]
+    table = sensitivity.row_table(records, "argmax", [1024])
+    assert list(table.index) == ["defaults", "hidden=64"]
+    assert table.loc["hidden=64", "+LN - Baseline, N=1024"] == "-3.2 [-4.2, -2.2]"
+    assert table.loc["defaults", "budget"] == "10 x 4,000" and table.loc["defaults", "p, N=1024"] == "0.02"
+    assert list(sensitivity.distance_table(records, "argmax").index) == ["hidden=64", "defaults"]

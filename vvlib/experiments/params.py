@@ -108,6 +108,11 @@ def _list_of_ints(lo):
     return ok, f"a non-empty list of ints >= {lo}"
 
 
+def _list_of_dicts():
+    return (lambda v: isinstance(v, list) and len(v) > 0 and all(isinstance(r, dict) for r in v)), \
+        "a non-empty list of dicts of settings"
+
+
 RULES = {
     "n_seeds": _int_at_least(1),
     "steps": _int_at_least(1),
@@ -179,10 +184,8 @@ RULES = {
     "value_dim": _int_at_least(1),
     "encode_query": ((lambda v: isinstance(v, bool)), "True or False"),
     "compared_lengths": _list_of_ints(1),
-    "argmax_rows": ((lambda v: isinstance(v, list) and len(v) > 0 and all(isinstance(r, dict) for r in v)),
-                    "a non-empty list of dicts of settings"),
-    "dictionary_rows": ((lambda v: isinstance(v, list) and len(v) > 0 and all(isinstance(r, dict) for r in v)),
-                        "a non-empty list of dicts of settings"),
+    "argmax_rows": _list_of_dicts(),
+    "dictionary_rows": _list_of_dicts(),
     # chapter 10
     "deep_heads": _int_at_least(1),
     "deep_layers": _int_at_least(1),

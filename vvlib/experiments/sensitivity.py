@@ -20,8 +20,8 @@ from .params import ParameterError, Params
 
 PAIR = ("baseline", "layernorm")
 ROW_PARAMETERS = {"argmax": "argmax_rows", "dictionary": "dictionary_rows"}  # the chapter's list of rows per task
-# What a row may change: the training and model settings every task has, and each task's own.
 PAPER_TABLES = {"argmax": paper.TABLE1_ARGMAX, "dictionary": paper.TABLE2_DICTIONARY}  # Tables 1 and 2
+# What a row may change: the training and model settings every task has, and each task's own.
 SHARED_SETTINGS = ("steps", "batch_size", "lr", "weight_decay", "min_train_len", "max_train_len",
                    *variants.MODEL_PARAMETERS)
 
@@ -91,7 +91,7 @@ def paper_row(task: str, variant: str) -> dict:
 
 def paper_gain(task: str, n: int) -> float | None:
     """The paper's +LN minus Baseline at N = n (points), or None where it reports no such length."""
-    ln, base = paper_row(task, "layernorm").get(str(n)), paper_row(task, "baseline").get(str(n))
+    ln, base = (paper.column(PAPER_TABLES[task], variant, n) for variant in ("layernorm", "baseline"))
     return None if ln is None or base is None else ln - base
 
 
@@ -111,6 +111,30 @@ def row_record(task: str, row: dict, P: Params, accuracy: dict, training: dict, 
         "distance_to_paper": rms_distance(mean["baseline"], paper_row(task, "baseline")),
         "training_s": {v: training[v]["provenance"]["wall_time_s"] for v in PAIR},
     }
+
+
+def row_table(records: list, task: str, at) -> pd.DataFrame:
+    """One line per row of `task`: its budget, both variants' accuracy and the paired difference
+    (95% interval, p) at each N of `at`."""
+    lines = []
+    for r in (r for r in records if r["task"] == task):
+        line = {"configuration": r["row"], "budget": f"{r['n_seeds']} x {r['steps']:,}"}
+        for n in map(str, at):
+            d = r["difference"][n]
+            line[f"Baseline, N={n}"] = round(r["accuracy"]["baseline"][n], 1)
+            line[f"+LN, N={n}"] = round(r["accuracy"]["layernorm"][n], 1)
+            line[f"+LN - Baseline, N={n}"] = f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]"
+            line[f"p, N={n}"] = format_p(d["p"])
+        lines.append(line)
+    return pd.DataFrame(lines).set_index("configuration")
+
+
+def distance_table(records: list, task: str) -> pd.DataFrame:
+    """Every row of `task` with its Baseline's RMS distance to the paper's, closest first."""
+    tried = pd.DataFrame([{"configuration": r["row"], "RMS distance to the paper's Baseline (points)":
+                           round(r["distance_to_paper"], 1)} for r in records
+                          if r["task"] == task and r["distance_to_paper"] is not None])
+    return tried.sort_values(tried.columns[1]).set_index("configuration")
 
 
 def forest_frame(records: list, task: str):
