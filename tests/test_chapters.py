@@ -134,15 +134,22 @@ def test_ablation_chapter_at_the_longer_training_reuses_chapters_4_and_5s_runs(e
 
 
 def test_pretrained_transformer_chapter_metrics(executed):
-    metrics = executed[1]["03_pretrained_transformer"]["metrics"]
+    results = executed[1]["03_pretrained_transformer"]
+    models, P = results["metrics"]["models"], results["parameters"]
+    assert list(models) == ["all-MiniLM-L6-v2", "SmolLM2-135M-Instruct"]
     strategies = {"random_no_pe", "random_pe", "sentences_pe"}
-    assert set(metrics["slope"]) == set(metrics["std_by_length"]) == set(metrics["head_slope"]) == strategies
-    assert metrics["slope"]["random_no_pe"] < -0.1  # random tokens without positions: the std falls with N
-    for strategy, (low, high) in metrics["slope_interval"].items():
-        assert low <= metrics["slope"][strategy] <= high
-    assert metrics["model"]["name"] == "sentence-transformers/all-MiniLM-L6-v2"
-    assert 22e6 < metrics["model"]["parameters"] < 23e6 and len(metrics["head_slope"]["random_pe"]) == 12
-    assert "position" in metrics["positions_removed"]
+    for name, m in models.items():
+        assert set(m["slope"]) == set(m["std_by_length"]) == set(m["head_slope"]) == set(m["layer_slope"]) == strategies
+        assert m["slope"]["random_no_pe"] < -0.1, name  # random tokens without positions: the std falls with N
+        for strategy, (low, high) in m["slope_interval"].items():
+            assert low <= m["slope"][strategy] <= high
+        assert all(len(by_layer) == m["model"]["layers"] for by_layer in m["layer_slope"].values())
+        assert "position" in m["positions_removed"]
+    minilm, smollm2 = models.values()
+    assert 22e6 < minilm["model"]["parameters"] < 23e6 and len(minilm["head_slope"]["random_pe"]) == 12
+    assert (smollm2["model"]["layers"], len(smollm2["head_slope"]["random_pe"])) == (30, 9)
+    assert "rotary" in smollm2["positions_removed"] and "Q4_1" in smollm2["model"]["weights"]
+    assert P["models"] == ["bundled", "smollm2"]
 
 
 def test_probing_chapters_reuse_chapter_4s_models(executed):

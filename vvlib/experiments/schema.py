@@ -23,7 +23,7 @@ METRICS = {
                                          "bounds_hold sharp_constant n_times_variance"),
     "02_monte_carlo": _keys("loglog_slope slope_ci std_by_length slope_by_feature std_by_length_by_setting "
                             "broken_assumptions exact_check global"),
-    "03_pretrained_transformer": _keys("slope slope_interval std_by_length head_slope model positions_removed"),
+    "03_pretrained_transformer": _keys("models"),
     "04_argmax_retrieval": _keys(PER_LENGTH, "long ladder"),
     "05_dictionary_lookup": _keys(PER_LENGTH, "long ladder"),
     "06_distribution_shift": _keys("global_mean global_variance global_mean_drift relative_global_variance "
