@@ -48,7 +48,7 @@ def test_a_rows_record_matches_an_independent_computation():
     P = ci_params()
     rng = np.random.default_rng(0)
     base, ln = rng.uniform(0, 1, (5, 3)), rng.uniform(0, 1, (5, 3))
-    training = {v: {"provenance": {"wall_time_s": 1.5}} for v in sensitivity.PAIR}
+    training = {v: {"provenance": {"wall_time_s": 1.5, "device": f"cpu ({v})"}} for v in sensitivity.PAIR}
     row = {"hidden": 32}
     record = sensitivity.row_record("argmax", row, sensitivity.row_params(P, "argmax", row),
                                     {"baseline": base, "layernorm": ln}, training, [64, 256])
@@ -63,6 +63,9 @@ def test_a_rows_record_matches_an_independent_computation():
     expected = math.sqrt(((ours - [99.6, *theirs]) ** 2).mean())
     assert record["distance_to_paper"] == pytest.approx(expected)
     assert (record["n_seeds"], record["steps"]) == (5, P.argmax_steps)
+    assert record["trained_on"] == ["cpu (baseline)", "cpu (layernorm)"]
+    assert sensitivity.devices([record, {**record, "task": "dictionary", "trained_on": ["cuda"]}], "argmax") == \
+        "cpu (baseline), cpu (layernorm)"
 
 
 def test_rows_are_sorted_by_what_their_interval_says():
@@ -101,3 +104,32 @@ def test_the_row_table_and_the_distance_table_show_each_row_once_in_order():
     assert table.loc["hidden=64", "+LN - Baseline, N=1024"] == "-3.2 [-4.2, -2.2]"
     assert table.loc["defaults", "budget"] == "10 x 4,000" and table.loc["defaults", "p, N=1024"] == "0.02"
     assert list(sensitivity.distance_table(records, "argmax").index) == ["hidden=64", "defaults"]
+
+
+def test_rows_left_out_and_the_cost_of_more_steps():
+    planned = [{}, {"hidden": 64}, {"lr": 0.003, "hidden": 64}]
+    assert sensitivity.not_run([{}, {"hidden": 64, "lr": 0.003}], planned) == ["hidden=64"]
+    assert sensitivity.not_run(planned, planned) == []
+    records = [{"task": "argmax", "steps": 4000, "training_s": {"baseline": 1800.0, "layernorm": 1800.0}},
+               {"task": "argmax", "steps": 2000, "training_s": {"baseline": 360.0, "layernorm": 0.0}},
+               {"task": "dictionary", "steps": 1500, "training_s": {"baseline": 9e9, "layernorm": 9e9}}]
+    # 1 hour at 4,000 steps is 2 at 8,000; 0.1 hour at 2,000 steps is 0.4 at 8,000
+    assert sensitivity.hours_at(records, "argmax", 8000) == pytest.approx(2.4)
+
+
+def test_the_summary_counts_each_tasks_rows_by_sign():
+    from vvlib.experiments import summary
+
+    def record(task, row, p_by_n):
+        return {"task": task, "row": row,
+                "difference": {n: {"diff": diff, "p": p} for n, (diff, p) in p_by_n.items()}}
+
+    results = {"parameters": {"compared_lengths": [1024, 16384]}, "metrics": {"rows": [
+        record("argmax", "defaults", {"1024": (2.0, 0.01), "16384": (-1.0, 0.5)}),
+        record("argmax", "hidden=64", {"1024": (-3.0, 0.001), "16384": (-2.0, 0.03)}),
+        record("dictionary", "defaults", {"1024": (-1.0, 0.2), "16384": (-4.0, 0.001)})]}}
+    lines = summary.sensitivity_table(results)
+    counts = [(l["task"], l["N"], l["configurations"], l["+LN significantly ahead"], l["+LN significantly behind"],
+               l["no significant difference"]) for l in lines]
+    assert counts == [("argmax", 1024, 2, 1, 1, 0), ("argmax", 16384, 2, 0, 1, 1),
+                      ("dictionary", 1024, 1, 0, 0, 1), ("dictionary", 16384, 1, 0, 1, 0)]

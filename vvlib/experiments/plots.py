@@ -240,9 +240,10 @@ def ladder_differences(frame, labels: dict, pair, title=""):
     return fig
 
 
-def forest(frame, lengths, reference: str, title=""):
+def forest(frame, lengths, reference: str, title="", marks: dict | None = None, mark_label=""):
     """One row per configuration, one panel per test length: the paired difference (points)
-    with its 95% interval; filled where p < ALPHA, the `reference` row (the defaults) in bold.
+    with its 95% interval; filled where p < ALPHA, the `reference` row (the defaults) in bold;
+    marks {N: value} (e.g. the paper's difference) as a dashed vertical line labelled mark_label.
 
     frame: one row per (configuration, N) with columns row, N, diff, low, high, p."""
     sns.set_theme(style="whitegrid")
@@ -257,6 +258,9 @@ def forest(frame, lengths, reference: str, title=""):
         filled = [colour if p < ALPHA else "white" for p in at["p"]]  # nan (undefined p) stays hollow
         ax.scatter(at["diff"], y, s=28, zorder=3, facecolors=filled, edgecolors=[colour] * len(rows))
         ax.axvline(0, color="k", linewidth=0.8)
+        if (marks or {}).get(n) is not None:
+            ax.axvline(marks[n], color="firebrick", linestyle="--", linewidth=1, label=mark_label)
+            ax.legend(fontsize=8, loc="best")
         ax.set(title=f"N = {n}", xlabel="+LN minus Baseline (points)")
     axes[0][0].set_yticks(np.arange(len(rows)), rows)
     for tick in axes[0][0].get_yticklabels():

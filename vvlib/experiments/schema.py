@@ -34,7 +34,7 @@ METRICS = {
     "09_longer_training": _keys("accuracy accuracy_sem p_value"),
     "10_beyond": _keys(f"{PER_LENGTH} variance_slope mc_slope best"),
     "11_sensitivity": _keys("rows closest"),
-    "summary": _keys("claims component_slope_with_ln ln_minus_std_dictionary sources"),
+    "summary": _keys("claims component_slope_with_ln ln_minus_std_dictionary sensitivity sources"),
 }
 
 

@@ -98,7 +98,8 @@ def paper_gain(task: str, n: int) -> float | None:
 def row_record(task: str, row: dict, P: Params, accuracy: dict, training: dict, at) -> dict:
     """What results.json keeps of one row: its budget, both variants' mean accuracy (%) per
     length, the paired difference +LN - Baseline with its 95% interval and p at each N of
-    `at`, and the Baseline's RMS distance to the paper's Baseline.
+    `at`, the Baseline's RMS distance to the paper's Baseline, and each run's recorded training
+    time (wall clock) and device.
     Lengths are keyed as strings, as they read back from results.json."""
     base, ln = (100 * np.asarray(accuracy[v]) for v in PAIR)
     column = {str(n): j for j, n in enumerate(P.eval_lengths)}
@@ -110,6 +111,7 @@ def row_record(task: str, row: dict, P: Params, accuracy: dict, training: dict, 
                        for n in at if str(n) in column},
         "distance_to_paper": rms_distance(mean["baseline"], paper_row(task, "baseline")),
         "training_s": {v: training[v]["provenance"]["wall_time_s"] for v in PAIR},
+        "trained_on": sorted({training[v]["provenance"]["device"] for v in PAIR}),
     }
 
 
@@ -186,3 +188,19 @@ def closest_sentence(best: dict, at) -> str:
                      + ("not reported" if theirs is None else f"{theirs:+.1f}") + ")")
     return (f"The configuration closest to the paper's Baseline, *{best['row']}*, lies "
             f"{best['distance_to_paper']:.1f} points from it (root mean square). There " + "; ".join(parts) + ".")
+
+
+def not_run(rows: list, planned: list) -> list:
+    """Labels of the planned rows (e.g. the chapter's own list) that `rows` leaves out."""
+    return [label(row) for row in planned if row not in rows]
+
+
+def hours_at(records: list, task: str, steps: int) -> float:
+    """Hours of training the rows of `task` would take at `steps` steps each: the time each run
+    recorded, scaled by steps (a step of a row costs the same however many there are)."""
+    return sum(sum(r["training_s"].values()) * steps / r["steps"] for r in records if r["task"] == task) / 3600
+
+
+def devices(records: list, task: str | None = None) -> str:
+    """The devices the rows (of `task`, or all) were trained on, as their records name them."""
+    return ", ".join(sorted({d for r in records if task in (None, r["task"]) for d in r["trained_on"]}))

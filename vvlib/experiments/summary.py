@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import schema
+from . import schema, sensitivity
 from ..compare import SUPPORTED, UNCLEAR, Evidence, compare, is_significant, pair_name
 
 
@@ -166,6 +166,20 @@ def slope_claim(results_dir) -> tuple:
     m = load(results_dir, "06_distribution_shift")["metrics"]
     slope, sem = m["component_std_slope"]["layernorm"], m["component_std_slope_sem"]["layernorm"]
     return slope, sem, SUPPORTED if slope + 2 * sem < 0 else UNCLEAR
+
+
+def sensitivity_table(results: dict) -> list:
+    """Chapter 11 (its results.json) in one line per task and compared length: in how many of its
+    configurations +LN is significantly ahead of the Baseline, significantly behind, or neither."""
+    rows, lines = results["metrics"]["rows"], []
+    for task in dict.fromkeys(r["task"] for r in rows):
+        for n in results["parameters"]["compared_lengths"]:
+            groups = sensitivity.sorted_by_sign(rows, task, n)
+            lines.append({"task": task, "N": n, "configurations": sum(map(len, groups.values())),
+                          "+LN significantly ahead": len(groups["ahead"]),
+                          "+LN significantly behind": len(groups["behind"]),
+                          "no significant difference": len(groups["cannot tell"])})
+    return lines
 
 
 def compute_table(results_dir, chapters) -> list:
