@@ -11,11 +11,12 @@ The science, vvlib/ (no files, no pages):
     attention       softmax temperature and the norms applied to the attention output
     model           the one-layer, single-query attention model as a batched ensemble
     train           seed-batched training with checkpoints and resume
+    distributed     a run's seeds spread over the processes of a torchrun launch
     graphdraw       training batches replayed from CUDA graphs (argmax on a GPU)
     evaluate        chunked accuracy at long lengths
     montecarlo      Monte Carlo of random attention (chapters 1-2)
     probing         inside trained models at long lengths (chapters 6-7)
-    pretrained      Figure 1 on a pretrained transformer (chapter 3)
+    pretrained      Figure 1 on pretrained transformers, every layer (chapter 3)
     beyond          the paper's open questions (chapter 10)
     stats           per-length summaries and paired tests
     compare         how two runs are compared: alpha, pair names, the verdict rule

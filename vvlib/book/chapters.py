@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .. import pretrained
+from .. import distributed, pretrained
 from ..experiments.params import DEFAULT_PROFILE, ParameterError, Params, coerce, injected_names, read_parameters, resolve
 from ..experiments import sensitivity
 from ..experiments.store import REPO_ROOT
@@ -275,9 +275,13 @@ def run_chapter(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | Non
 
     All parameters are checked before the kernel starts, so a bad value writes nothing.
     """
+    import tempfile
+
     import papermill
 
     chapter = get_chapter(name)
+    if distributed.env_rank() > 0:  # under torchrun, rank 0 alone keeps the executed notebook and results.json
+        output_dir, notebook_out = Path(tempfile.mkdtemp(prefix=f"vvlib-rank{distributed.env_rank()}-")), None
     given = checked_parameters(name, profile, overrides, output_dir)
     out_dir = Path(given["output_dir"]) if "output_dir" in given else REPO_ROOT / chapter.parameters()["output_dir"].default
     notebook_out = Path(notebook_out or out_dir / f"{name}.ipynb")

@@ -16,6 +16,10 @@ The JSON and CSV files are small and carry their provenance, so they can be comm
 needs them never loads or trains a model.  With VVLIB_STORED_ONLY=1 set, anything
 missing from the store raises StoreError instead of being computed (how CI checks that
 the published book comes from the committed results).
+
+Under torchrun (vvlib/distributed.py) every rank runs the same code: training spreads the
+seeds over the ranks; rank 0 decides what the store holds (distributed.agreed) and alone
+writes to it (_publish); the others wait for its writes where they may read them.
 """
 
 import dataclasses
@@ -28,7 +32,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .. import evaluate, train
+from .. import distributed, evaluate, train
 from . import store
 from ..model import ModelConfig, settings as model_settings
 from ..train import TrainConfig
@@ -74,9 +78,10 @@ def trained(store_dir, model_cfg: ModelConfig, train_cfg: TrainConfig, device, p
     training is deterministic, so that reproduces the same weights."""
     spec = training_spec(model_cfg, train_cfg, device)
     folder = run_dir(store_dir, model_cfg, train_cfg, device)
-    record = store.load_matching(folder / "run.json", spec)
     weights_file = folder / "weights.pt"
-    if record is not None and weights_file.exists():
+    record, has_weights = distributed.agreed(lambda: (store.load_matching(folder / "run.json", spec),
+                                                      weights_file.exists()))
+    if record is not None and has_weights:
         try:
             weights = torch.load(weights_file, map_location=device, weights_only=True)
         except Exception as exc:
@@ -86,23 +91,43 @@ def trained(store_dir, model_cfg: ModelConfig, train_cfg: TrainConfig, device, p
     return _train_and_store(model_cfg, train_cfg, device, folder, progress)
 
 
+def _publish(write):
+    """write() on rank 0 only (everywhere outside torchrun), then wait for it on every rank."""
+    if distributed.is_writer():
+        write()
+    distributed.barrier()
+
+
+def _train(model_cfg, train_cfg, device, checkpoint: Path, progress, on_step, resume):
+    """(all seeds' weights, loss history, the step training started from), resuming from
+    `checkpoint` if `resume`, calling on_step(trainer) after every step: in this process, or
+    with the seeds spread over torchrun's ranks (each hook then sees its rank's share)."""
+    if distributed.spreads(train_cfg):
+        return distributed.train_spread(model_cfg, train_cfg, device, checkpoint, progress, on_step, resume)
+    trainer = train.Trainer(model_cfg, train_cfg, device)
+    if resume:
+        trainer.resume(checkpoint)
+    # under torchrun without spreading, every rank trains the whole run: all resume from the same
+    # checkpoint before rank 0 (alone) writes the next one
+    distributed.barrier()
+    start_step = trainer.step  # > 0 when an interrupted run resumes
+    hook = None if on_step is None else (lambda step: on_step(trainer))
+    weights = trainer.run(checkpoint if distributed.is_writer() else None, progress=progress, on_step=hook)
+    return weights, trainer.loss_history, start_step
+
+
 def _train_and_store(model_cfg, train_cfg, device, folder: Path, progress, on_step=None, resume=True):
     """Train (resuming from folder's checkpoint unless `resume` is False), calling
     on_step(trainer) after every step; store the weights and run.json where they are not
     stored yet (a stored record is never rewritten).  Returns (weights, record)."""
     spec = training_spec(model_cfg, train_cfg, device)
-    trainer = train.Trainer(model_cfg, train_cfg, device)
-    if resume:
-        trainer.resume(folder / "checkpoint.pt")
-    start_step = trainer.step  # > 0 when an interrupted run resumes
     start, commit = time.perf_counter(), store.git_commit()
-    hook = None if on_step is None else (lambda step: on_step(trainer))
-    weights = trainer.run(folder / "checkpoint.pt", progress=progress, on_step=hook)
+    weights, history, start_step = _train(model_cfg, train_cfg, device, folder / "checkpoint.pt", progress, on_step,
+                                          resume)
     wall = time.perf_counter() - start
-    record = store.load_matching(folder / "run.json", spec)
+    record = distributed.agreed(lambda: store.load_matching(folder / "run.json", spec))
     if record is None:
         steps_here = train_cfg.steps - start_step
-        history = trainer.loss_history
         record = {
             "spec": spec,
             "provenance": store.provenance(device, wall, commit),  # wall time of the steps run by this process
@@ -111,10 +136,16 @@ def _train_and_store(model_cfg, train_cfg, device, folder: Path, progress, on_st
             "final_loss": history[-1][1] if history else None,
             "loss_history": history,
         }
-        store.write_json(folder / "run.json", record)
-    if not (folder / "weights.pt").exists():
-        store.save_torch(weights, folder / "weights.pt")
-    (folder / "checkpoint.pt").unlink(missing_ok=True)
+        if distributed.spreads(train_cfg):
+            record["ranks"] = distributed.rank_and_size(device)[1]
+        _publish(lambda: store.write_json(folder / "run.json", record))
+
+    def finish():
+        if not (folder / "weights.pt").exists():
+            store.save_torch(weights, folder / "weights.pt")
+        (folder / "checkpoint.pt").unlink(missing_ok=True)
+
+    _publish(finish)
     return weights, record
 
 
@@ -134,7 +165,7 @@ def ladder(store_dir, model_cfg, train_cfg, eval_cfg: evaluate.EvalConfig, rungs
     spec = {"kind": "ladder", "train": training_spec(model_cfg, train_cfg, device),
             "eval": dataclasses.asdict(eval_cfg), "block": evaluate.EVAL_BLOCK, "rungs": rungs}
     path = folder / f"ladder-{store.spec_hash(spec)}.json"
-    record = store.load_matching(path, spec)
+    record = distributed.agreed(lambda: store.load_matching(path, spec))
     if record is None:
         _may_compute("this step ladder", path)
         record = _climb(model_cfg, train_cfg, eval_cfg, rungs, device, folder, spec, path, progress)
@@ -143,25 +174,31 @@ def ladder(store_dir, model_cfg, train_cfg, eval_cfg: evaluate.EvalConfig, rungs
 
 def _climb(model_cfg, train_cfg, eval_cfg, rungs, device, folder, spec, path, progress) -> dict:
     partial = path.with_name(path.stem + ".partial.json")
-    done = {int(k): v for k, v in (store.load_matching(partial, spec) or {"accuracy": {}})["accuracy"].items()}
-    checkpoint = folder / "checkpoint.pt"
-    # mmap: read the step without loading the weights (the trainer loads them if it resumes)
-    resume_step = torch.load(checkpoint, weights_only=False, mmap=True)["step"] if checkpoint.exists() else 0
+    done = {int(k): v for k, v in (distributed.agreed(lambda: store.load_matching(partial, spec))
+                                   or {"accuracy": {}})["accuracy"].items()}
+    resume_step = distributed.agreed(lambda: _checkpoint_step(folder / "checkpoint.pt", train_cfg))
     resume = all(r in done for r in rungs if r <= resume_step)  # else climb again from step 0
     start, commit = time.perf_counter(), store.git_commit()
 
-    def snapshot(trainer):
+    def snapshot(trainer):  # under torchrun, trainer holds this rank's seeds: the ranks join theirs
         if trainer.step in rungs:
             acc = evaluate.accuracy(model_cfg, trainer.weights(), eval_cfg, device, progress=False)
-            done[trainer.step] = acc.tolist()
-            store.write_json(partial, {"spec": spec, "accuracy": done})
+            done[trainer.step] = (torch.cat(distributed.gather(acc)) if distributed.spreads(train_cfg) else acc).tolist()
+            _publish(lambda: store.write_json(partial, {"spec": spec, "accuracy": done}))
 
     _train_and_store(model_cfg, train_cfg, device, folder, progress, on_step=snapshot, resume=resume)
     record = {"spec": spec, "provenance": store.provenance(device, time.perf_counter() - start, commit),
               "accuracy": {str(r): done[r] for r in rungs}}
-    store.write_json(path, record)
-    partial.unlink(missing_ok=True)
+    _publish(lambda: (store.write_json(path, record), partial.unlink(missing_ok=True)))
     return record
+
+
+def _checkpoint_step(checkpoint: Path, train_cfg: TrainConfig) -> int:
+    """The step a run's checkpoint holds (0 without one); under torchrun, rank 0's own checkpoint."""
+    if distributed.spreads(train_cfg):
+        checkpoint = distributed.checkpoint_of(checkpoint, 0, distributed.rank_and_size()[1])
+    # mmap: read the step without loading the weights (the trainer loads them if it resumes)
+    return torch.load(checkpoint, weights_only=False, mmap=True)["step"] if checkpoint.exists() else 0
 
 
 def evaluated(store_dir, model_cfg, train_cfg, weights, eval_cfg: evaluate.EvalConfig, device, progress=True):
@@ -171,16 +208,30 @@ def evaluated(store_dir, model_cfg, train_cfg, weights, eval_cfg: evaluate.EvalC
     spec = {"kind": "eval", "train": training_spec(model_cfg, train_cfg, device),
             "eval": dataclasses.asdict(eval_cfg), "block": evaluate.EVAL_BLOCK}
     path = run_dir(store_dir, model_cfg, train_cfg, device) / f"eval-{store.spec_hash(spec)}.json"
-    record = store.load_matching(path, spec)
+    record = distributed.agreed(lambda: store.load_matching(path, spec))
     if record is None:
         _may_compute("this evaluation", path)
         start = time.perf_counter()
         weights = weights() if callable(weights) else weights
-        acc = evaluate.accuracy(model_cfg, weights, eval_cfg, device, progress=progress)
+        acc = _accuracy(model_cfg, weights, eval_cfg, device, progress)
         record = {"spec": spec, "provenance": store.provenance(device, time.perf_counter() - start),
                   "accuracy": acc.tolist()}
-        store.write_json(path, record)
+        _publish(lambda: store.write_json(path, record))
     return np.asarray(record["accuracy"], dtype=float)
+
+
+def _accuracy(model_cfg, weights, eval_cfg, device, progress):
+    """evaluate.accuracy, or under torchrun each rank's consecutive share of the seeds, joined
+    (a seed's accuracy does not depend on the seeds evaluated beside it)."""
+    if not distributed.launched():
+        return evaluate.accuracy(model_cfg, weights, eval_cfg, device, progress=progress)
+    rank, size = distributed.rank_and_size(device)
+    n = next(iter(weights.values())).shape[0]
+    begin, end = rank * n // size, (rank + 1) * n // size
+    mine = (evaluate.accuracy(model_cfg, {k: v[begin:end] for k, v in weights.items()}, eval_cfg, device,
+                              progress=progress and rank == 0) if end > begin
+            else torch.zeros(0, len(eval_cfg.lengths), dtype=torch.float64))
+    return torch.cat([part.cpu() for part in distributed.gather(mine.cpu())])
 
 
 class TrainedRun:
@@ -201,7 +252,7 @@ class TrainedRun:
     def record(self) -> dict:
         if self._record is None:
             folder = run_dir(self.store_dir, self.model_cfg, self.train_cfg, self.device)
-            self._record = store.load_matching(folder / "run.json", self.spec)
+            self._record = distributed.agreed(lambda: store.load_matching(folder / "run.json", self.spec))
             if self._record is None:
                 self._train_or_load()
         return self._record
@@ -223,19 +274,23 @@ def cached_tables(store_dir, name: str, spec: dict, compute, device="cpu") -> di
 
     tables.json is written last, so an interrupted write leaves no half-result behind."""
     folder = Path(store_dir) / f"{name}-{store.spec_hash(spec)}"
-    index = store.load_matching(folder / "tables.json", spec)
+    index = distributed.agreed(lambda: store.load_matching(folder / "tables.json", spec))
     if index is not None:
         try:
             return {t: pd.read_csv(folder / f"{t}.csv") for t in index["tables"]}
         except (OSError, ValueError, KeyError) as exc:
             raise store.StoreError(f"{folder} holds unreadable tables ({exc}); move it away to recompute") from exc
     _may_compute(f"the tables {name}", folder)
-    if folder.exists():  # leftovers of an interrupted write
-        shutil.rmtree(folder)
     start = time.perf_counter()
     tables = compute()
-    for t, frame in tables.items():
-        store.atomic_write(folder / f"{t}.csv", lambda tmp, frame=frame: frame.to_csv(tmp, index=False))
-    store.write_json(folder / "tables.json", {"spec": spec, "provenance": store.provenance(
-        device, time.perf_counter() - start), "tables": list(tables)})
+
+    def write():
+        if folder.exists():  # leftovers of an interrupted write
+            shutil.rmtree(folder)
+        for t, frame in tables.items():
+            store.atomic_write(folder / f"{t}.csv", lambda tmp, frame=frame: frame.to_csv(tmp, index=False))
+        store.write_json(folder / "tables.json", {"spec": spec, "provenance": store.provenance(
+            device, time.perf_counter() - start), "tables": list(tables)})
+
+    _publish(write)
     return tables

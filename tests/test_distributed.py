@@ -1,0 +1,121 @@
+"""Seeds spread over torchrun's ranks (gloo, two CPU processes) give the single-process run's
+weights, losses, step-ladder accuracies and evaluations bit for bit, and store them once."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+
+from vvlib import distributed, evaluate
+from vvlib.experiments import runs
+from vvlib.model import ModelConfig
+from vvlib.tasks import TaskConfig
+from vvlib.train import TrainConfig
+
+MODEL = ModelConfig(task=TaskConfig("argmax", n_classes=5), hidden=16)
+TRAIN = TrainConfig(n_seeds=5, steps=12, batch_size=16, checkpoint_every=4, seed_group=2)
+EVAL = evaluate.EvalConfig(lengths=(8, 32), n_sequences=40, seed=7)
+EVAL_LONG = evaluate.EvalConfig(lengths=(16, 64), n_sequences=24, seed=8)
+RUNGS = [5, 12]
+
+
+@pytest.mark.parametrize("n_seeds, seed_group, size, expected", [
+    (5, 2, 2, [(0, 2), (2, 3)]),  # groups {0,1} {2,3} {4}: whole groups, as even as they allow
+    (8, 2, 3, [(0, 2), (2, 2), (4, 4)]),
+    (4, 0, 2, [(0, 2), (2, 2)]),  # seed_group 0: single seeds, each rank's share one group
+    (6, 4, 2, [(0, 4), (4, 2)]),
+])
+def test_each_rank_trains_consecutive_whole_seed_groups(n_seeds, seed_group, size, expected):
+    cfg = TrainConfig(n_seeds=n_seeds, seed_group=seed_group, first_seed=0)
+    shares = [distributed.seed_share(cfg, rank, size) for rank in range(size)]
+    assert [(s.first_seed, s.n_seeds) for s in shares] == expected
+    assert all(s.seed_group == seed_group for s in shares)
+
+
+def test_more_ranks_than_seed_groups_is_refused():
+    with pytest.raises(ValueError, match="3 ranks but only 2 seed group"):
+        distributed.seed_share(TrainConfig(n_seeds=4, seed_group=2), 0, 3)
+
+
+SCRIPT = """
+import json, sys
+import torch
+torch.set_num_threads(1)
+from vvlib import distributed
+from vvlib.experiments import runs
+from tests.test_distributed import EVAL, EVAL_LONG, MODEL, RUNGS, TRAIN
+
+store = sys.argv[1]
+ladder = runs.ladder(store, MODEL, TRAIN, EVAL, RUNGS, "cpu", progress=False)
+weights, record = runs.trained(store, MODEL, TRAIN, "cpu", progress=False)  # loaded: every rank agrees it is stored
+accuracy = runs.evaluated(store, MODEL, TRAIN, weights, EVAL_LONG, "cpu", progress=False)  # seeds spread too
+rank, size = distributed.rank_and_size()
+json.dump({"rank": rank, "size": size, "ladder": {str(k): v.tolist() for k, v in ladder.items()},
+           "wq": weights["wq"].tolist(), "accuracy": accuracy.tolist()}, open(f"{store}/rank{rank}.json", "w"))
+"""
+
+
+@pytest.fixture(scope="module")
+def spread_run(tmp_path_factory):
+    """The ladder and training above, run by torchrun on two CPU processes (gloo)."""
+    root = tmp_path_factory.mktemp("spread")
+    (root / "run.py").write_text(textwrap.dedent(SCRIPT))
+    from vvlib.experiments.store import REPO_ROOT
+
+    result = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                             str(root / "run.py"), str(root / "store")], capture_output=True, text=True, timeout=300,
+                            cwd=REPO_ROOT, env={**__import__("os").environ, "OMP_NUM_THREADS": "1",
+                                                "PYTHONPATH": str(REPO_ROOT)})
+    assert result.returncode == 0, result.stderr[-3000:]
+    return root / "store"
+
+
+def test_two_ranks_give_the_single_process_run_bit_for_bit(spread_run, tmp_path, monkeypatch):
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the ranks ran with one thread each: the same rounding
+    try:
+        ladder = runs.ladder(tmp_path, MODEL, TRAIN, EVAL, RUNGS, "cpu", progress=False)
+        weights, record = runs.trained(tmp_path, MODEL, TRAIN, "cpu", progress=False)
+        accuracy = runs.evaluated(tmp_path, MODEL, TRAIN, weights, EVAL_LONG, "cpu", progress=False)
+    finally:
+        torch.set_num_threads(threads)
+    folder = runs.run_dir(spread_run, MODEL, TRAIN, "cpu")
+    spread_weights = torch.load(folder / "weights.pt", weights_only=True)
+    assert all(torch.equal(weights[k], spread_weights[k]) for k in weights)
+    spread_record = json.loads((folder / "run.json").read_text())
+    assert spread_record["loss_history"] == json.loads(json.dumps(record["loss_history"]))
+    assert spread_record["ranks"] == 2 and "ranks" not in record
+    for rank in (0, 1):  # every rank ends with every seed's weights and every rung's accuracies
+        seen = json.loads((spread_run / f"rank{rank}.json").read_text())
+        assert (seen["rank"], seen["size"]) == (rank, 2)
+        assert seen["wq"] == weights["wq"].tolist() and np.array_equal(seen["accuracy"], accuracy)
+        assert {int(k): np.asarray(v) for k, v in seen["ladder"].items()}.keys() == ladder.keys()
+        assert all(np.array_equal(np.asarray(seen["ladder"][str(k)]), ladder[k]) for k in ladder)
+    # stored once, with no checkpoint or partial record left behind
+    assert sorted(p.name for p in folder.iterdir()) == sorted(p.name for p in
+                                                              runs.run_dir(tmp_path, MODEL, TRAIN, "cpu").iterdir())
+
+
+@pytest.mark.slow
+def test_a_chapter_runs_under_torchrun_and_rank_0_alone_writes_its_results(tmp_path):
+    """The README's command, shrunk: chapter 4 at its ci profile on two ranks."""
+    from vvlib.experiments.store import REPO_ROOT
+
+    out, store = tmp_path / "out", tmp_path / "store"
+    result = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "-m", "vvlib", "run",
+         "04_argmax_retrieval", "--profile", "ci", "-p", "n_seeds", "4", "-p", "seed_group", "2", "-p", "steps", "30",
+         "-p", "long_steps", "20", "-p", "ladder_steps", "[10, 20]", "-p", "n_eval_sequences", "32",
+         "-p", "store_dir", str(store), "--output", str(out)],
+        capture_output=True, text=True, timeout=900, cwd=REPO_ROOT, env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert sorted(p.name for p in out.iterdir()) == ["04_argmax_retrieval.ipynb", "results.json"]
+    assert json.loads((out / "results.json").read_text())["metrics"]["accuracy"]["baseline"]
+    spread = [json.loads(p.read_text()) for p in store.glob("train-*/run.json")]
+    # the main runs (4 seeds in groups of 2) are spread; the longer training's runs of one seed each are not
+    assert sorted(r.get("ranks", 1) for r in spread) == [1, 1, 1, 1, 2, 2]
+    assert not list(store.glob("train-*/checkpoint*"))

@@ -1,0 +1,133 @@
+"""Seeds spread over the processes of a `torchrun` launch (torch.distributed).
+
+Seeds never interact in training (each has its own weights, AdamW state and data stream), so
+a run splits into whole seed groups (TrainConfig.seed_group) that the ranks train on their
+own; then every rank gathers every seed's weights and loss history, in seed order.  A rank
+computes exactly what one process computes for those seeds, so with the same number of
+threads per process the weights equal a single-process run's bit for bit
+(tests/test_distributed.py).
+
+torchrun sets RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT; the process group is made from
+them on first use (gloo on a CPU, NCCL on CUDA).  Without them there is one process, as before.
+"""
+
+import dataclasses
+import os
+from pathlib import Path
+
+import torch
+
+from .train import Trainer, TrainConfig, group_size
+
+
+def launched() -> bool:
+    """True in a process that torchrun started with more than one rank."""
+    return int(os.environ.get("WORLD_SIZE", "1")) > 1
+
+
+def rank_and_size(device="cpu") -> tuple[int, int]:
+    """(this process's rank, number of ranks); (0, 1) outside torchrun."""
+    if not launched():
+        return 0, 1
+    import torch.distributed as dist
+
+    if not dist.is_initialized():
+        cuda = torch.device(device).type == "cuda"
+        if cuda:
+            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+        dist.init_process_group("nccl" if cuda else "gloo")
+    return dist.get_rank(), dist.get_world_size()
+
+
+def env_rank() -> int:
+    """This process's rank as torchrun set it (0 outside torchrun), without joining the group."""
+    return int(os.environ.get("RANK", "0")) if launched() else 0
+
+
+def spreads(cfg: TrainConfig) -> bool:
+    """Whether a run is spread over the ranks: under torchrun, with at least one seed group per
+    rank.  Otherwise every rank trains the whole run itself (the same numbers, no faster)."""
+    if not launched():
+        return False
+    unit = group_size(cfg) if cfg.seed_group else 1
+    return rank_and_size()[1] <= -(-cfg.n_seeds // unit)
+
+
+def is_writer() -> bool:
+    """Only rank 0 writes results and store entries (the other ranks hold the same numbers)."""
+    return rank_and_size()[0] == 0
+
+
+def barrier():
+    """Wait for every rank (after rank 0 has written to the store, before anyone reads it)."""
+    if launched():
+        import torch.distributed as dist
+
+        rank_and_size()
+        dist.barrier()
+
+
+def agreed(read):
+    """read() as rank 0 sees it, on every rank: what the store holds is decided once, so all
+    ranks take the same path (one rank computing while another loads would never meet the
+    other in a collective)."""
+    if not launched():
+        return read()
+    import torch.distributed as dist
+
+    rank_and_size()
+    box = [read() if dist.get_rank() == 0 else None]
+    dist.broadcast_object_list(box, src=0)
+    return box[0]
+
+
+def seed_share(cfg: TrainConfig, rank: int, size: int) -> TrainConfig:
+    """The part of the run that rank `rank` of `size` trains: consecutive whole seed groups
+    (single seeds when seed_group is 0, each rank's share then stepping as one group), as even
+    as the groups allow.  Every rank needs a share (they meet at every step of a ladder)."""
+    unit = group_size(cfg) if cfg.seed_group else 1
+    units = -(-cfg.n_seeds // unit)
+    if size > units:
+        raise ValueError(f"{size} ranks but only {units} seed group(s) of {unit} to share among them "
+                         f"({cfg.n_seeds} seeds, seed_group {cfg.seed_group}): start at most {units} ranks")
+    begin, end = rank * units // size, (rank + 1) * units // size
+    first = cfg.first_seed + begin * unit
+    last = min(cfg.first_seed + end * unit, cfg.first_seed + cfg.n_seeds)
+    return dataclasses.replace(cfg, first_seed=first, n_seeds=last - first)
+
+
+def checkpoint_of(checkpoint: Path, rank: int, size: int) -> Path:
+    """Each rank's own checkpoint beside the run's (a resume needs the same number of ranks)."""
+    return checkpoint.with_name(f"{checkpoint.stem}-rank{rank}-of-{size}{checkpoint.suffix}")
+
+
+def gather(value) -> list:
+    """[value of rank 0, value of rank 1, ...] on every rank (any picklable value)."""
+    import torch.distributed as dist
+
+    parts = [None] * rank_and_size()[1]
+    dist.all_gather_object(parts, value)
+    return parts
+
+
+def train_spread(model_cfg, cfg: TrainConfig, device, checkpoint: Path | None, progress=True, on_step=None,
+                 resume=True):
+    """Train the run with its seeds spread over the ranks, each resuming (if `resume`) from its
+    own checkpoint and calling on_step(trainer) with its own share after each step (all ranks
+    step together); returns (all seeds' weights on `device`, loss history, the step this rank
+    started from)."""
+    rank, size = rank_and_size(device)
+    trainer = Trainer(model_cfg, seed_share(cfg, rank, size), device)
+    own = None if checkpoint is None else checkpoint_of(Path(checkpoint), rank, size)
+    if own is not None and resume:
+        trainer.resume(own)
+    start = trainer.step
+    hook = None if on_step is None else (lambda step: on_step(trainer))
+    weights = trainer.run(own, progress=progress and rank == 0, on_step=hook)
+    parts = gather(({k: v.cpu() for k, v in weights.items()}, trainer.loss_history))  # rank order = seed order
+    barrier()  # every rank holds every seed before any checkpoint goes
+    if own is not None:
+        own.unlink(missing_ok=True)
+    weights = {k: torch.cat([w[k] for w, _ in parts]).to(device) for k in parts[0][0]}
+    history = [(step, [loss for _, h in parts for loss in h[i][1]]) for i, (step, _) in enumerate(parts[0][1])]
+    return weights, history, start
