@@ -26,7 +26,6 @@ RUNGS = [5, 12]
 @pytest.mark.parametrize("n_seeds, seed_group, size, expected", [
     (5, 2, 2, [(0, 2), (2, 3)]),  # groups {0,1} {2,3} {4}: whole groups, as even as they allow
     (8, 2, 3, [(0, 2), (2, 2), (4, 4)]),
-    (4, 0, 2, [(0, 2), (2, 2)]),  # seed_group 0: single seeds, each rank's share one group
     (6, 4, 2, [(0, 4), (4, 2)]),
 ])
 def test_each_rank_trains_consecutive_whole_seed_groups(n_seeds, seed_group, size, expected):
@@ -39,6 +38,8 @@ def test_each_rank_trains_consecutive_whole_seed_groups(n_seeds, seed_group, siz
 def test_more_ranks_than_seed_groups_is_refused():
     with pytest.raises(ValueError, match="3 ranks but only 2 seed group"):
         distributed.seed_share(TrainConfig(n_seeds=4, seed_group=2), 0, 3)
+    with pytest.raises(ValueError, match="2 ranks but only 1 seed group"):  # seed_group 0: one batch, never split
+        distributed.seed_share(TrainConfig(n_seeds=4, seed_group=0), 0, 2)
 
 
 SCRIPT = """
