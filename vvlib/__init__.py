@@ -16,6 +16,7 @@ The science, vvlib/ (no files, no pages):
     evaluate        chunked accuracy at long lengths
     montecarlo      Monte Carlo of random attention (chapters 1-2)
     probing         inside trained models at long lengths (chapters 6-7)
+    model_files     pretrained models on disk: bundled, Hugging Face directories, GGUF files
     pretrained      Figure 1 on pretrained transformers, every layer (chapter 3)
     beyond          the paper's open questions (chapter 10)
     stats           per-length summaries and paired tests

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .. import distributed, pretrained
+from .. import distributed, model_files
 from ..experiments.params import DEFAULT_PROFILE, ParameterError, Params, coerce, injected_names, read_parameters, resolve
 from ..experiments import sensitivity
 from ..experiments.store import REPO_ROOT
@@ -117,7 +117,7 @@ CHAPTERS = {
             "Real pretrained transformers: Figure 1 on all-MiniLM-L6-v2 and SmolLM2-135M",
             profiles={"ci": {"n_sequences": 30, "lengths": [8, 32, 128, 512], "depth_lengths": [16, 64, 256],
                           "depth_sequences": 8}},
-            check=lambda P: pretrained.check(P.models, P.layer, P.lengths + P.depth_lengths, P.components, P.heads),
+            check=lambda P: model_files.check(P.models, P.layer, P.lengths + P.depth_lengths, P.components, P.heads),
         ),
         Chapter(
             "04_argmax_retrieval",
