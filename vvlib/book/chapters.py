@@ -81,8 +81,9 @@ def per_task_long(task: str, long: dict) -> dict:
 BOOK_SENSITIVITY = {**BOOK_TRAINING, "n_seeds": 10, "argmax_steps": ARGMAX_STEPS["book"],
                     "dictionary_steps": DICTIONARY_STEPS["book"]}
 BOOK_SENSITIVITY_ROWS = {
-    "argmax_rows": [{}, {"min_train_len": 1}, {"min_train_len": 12}, {"hidden": 64}, {"hidden": 256}],
-    "dictionary_rows": [{}],
+    "argmax_rows": [{}, {"min_train_len": 1}, {"min_train_len": 12}, {"hidden": 64}, {"hidden": 256},
+                    {"encoder_layers": 1}],
+    "dictionary_rows": [{}, {"min_train_len": 1}, {"min_train_len": 12}],
 }
 
 
