@@ -144,8 +144,8 @@ def test_pretrained_transformer_chapter_metrics(executed):
         for strategy, (low, high) in m["slope_interval"].items():
             assert low <= m["slope"][strategy] <= high
         assert all(len(by_layer) == m["model"]["layers"] for by_layer in m["layer_slope"].values())
-        assert "position" in m["positions_removed"]
     minilm, smollm2 = models.values()
+    assert "position table" in minilm["positions_removed"]
     assert 22e6 < minilm["model"]["parameters"] < 23e6 and len(minilm["head_slope"]["random_pe"]) == 12
     assert (smollm2["model"]["layers"], len(smollm2["head_slope"]["random_pe"])) == (30, 9)
     assert "rotary" in smollm2["positions_removed"] and "Q4_1" in smollm2["model"]["weights"]

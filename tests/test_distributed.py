@@ -120,3 +120,30 @@ def test_a_chapter_runs_under_torchrun_and_rank_0_alone_writes_its_results(tmp_p
     # the main runs (4 seeds in groups of 2) are spread; the longer training's runs of one seed each are not
     assert sorted(r.get("ranks", 1) for r in spread) == [1, 1, 1, 1, 2, 2]
     assert not list(store.glob("train-*/checkpoint*"))
+
+
+def test_ranks_stopped_between_their_checkpoints_start_over_together(spread_run, tmp_path):
+    """Rank 0 holds a checkpoint at step 4, rank 1 none (a stop between their saves): both start
+    from step 0, and the run still equals the single-process one."""
+    from vvlib.experiments.store import REPO_ROOT
+    from vvlib.train import Trainer
+
+    folder = runs.run_dir(tmp_path, MODEL, TRAIN, "cpu")
+    early = Trainer(MODEL, distributed.seed_share(TRAIN, 0, 2))
+    for _ in range(4):
+        early.train_step()
+    early.save(distributed.checkpoint_of(folder / "checkpoint.pt", 0, 2))
+    script = tmp_path / "train.py"
+    script.write_text("import sys, torch\ntorch.set_num_threads(1)\nfrom vvlib.experiments import runs\n"
+                      "from tests.test_distributed import MODEL, TRAIN\n"
+                      "runs.trained(sys.argv[1], MODEL, TRAIN, 'cpu', progress=False)\n")
+    result = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                             str(script), str(tmp_path)], capture_output=True, text=True, timeout=300, cwd=REPO_ROOT,
+                            env={**__import__("os").environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO_ROOT)})
+    assert result.returncode == 0, result.stderr[-3000:]
+    record = json.loads((folder / "run.json").read_text())
+    assert record["resumed_from_step"] == 0
+    expected = torch.load(runs.run_dir(spread_run, MODEL, TRAIN, "cpu") / "weights.pt", weights_only=True)
+    got = torch.load(folder / "weights.pt", weights_only=True)
+    assert all(torch.equal(expected[k], got[k]) for k in expected)
+    assert not list(folder.glob("checkpoint*"))

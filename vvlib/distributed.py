@@ -119,10 +119,13 @@ def train_spread(model_cfg, cfg: TrainConfig, device, checkpoint: Path | None, p
     step together); returns (all seeds' weights on `device`, loss history, the step this rank
     started from)."""
     rank, size = rank_and_size(device)
-    trainer = Trainer(model_cfg, seed_share(cfg, rank, size), device)
+    share = seed_share(cfg, rank, size)
+    trainer = Trainer(model_cfg, share, device)
     own = None if checkpoint is None else checkpoint_of(Path(checkpoint), rank, size)
     if own is not None and resume:
         trainer.resume(own)
+    if len(set(gather(trainer.step))) > 1:  # stopped between two ranks' checkpoints: start over together
+        trainer = Trainer(model_cfg, share, device)
     start = trainer.step
     hook = None if on_step is None else (lambda step: on_step(trainer))
     weights = trainer.run(own, progress=progress and rank == 0, on_step=hook)
