@@ -82,8 +82,8 @@ BOOK_SENSITIVITY = {**BOOK_TRAINING, "n_seeds": 10, "argmax_steps": ARGMAX_STEPS
                     "dictionary_steps": DICTIONARY_STEPS["book"]}
 BOOK_SENSITIVITY_ROWS = {
     "argmax_rows": [{}, {"min_train_len": 1}, {"min_train_len": 12}, {"hidden": 64}, {"hidden": 256},
-                    {"encoder_layers": 1}, {"encoder_layers": 3}, {"readout_layers": 1}],
-    "dictionary_rows": [{}, {"min_train_len": 1}, {"min_train_len": 12}, {"hidden": 64}],
+                    {"encoder_layers": 1}, {"encoder_layers": 3}, {"readout_layers": 1}, {"readout_layers": 3}],
+    "dictionary_rows": [{}, {"min_train_len": 1}, {"min_train_len": 12}, {"hidden": 64}, {"hidden": 256}],
 }
 
 
