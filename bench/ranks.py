@@ -12,7 +12,9 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
+from pathlib import Path
 
 from vvlib.experiments.store import REPO_ROOT
 
@@ -47,9 +49,6 @@ def model_steps_per_s(args, ranks: int) -> float:
 
 
 def _worker_file():
-    import tempfile
-    from pathlib import Path
-
     path = Path(tempfile.gettempdir()) / "vvlib_bench_ranks_worker.py"
     path.write_text(textwrap.dedent(WORKER))
     return path

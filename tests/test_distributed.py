@@ -147,3 +147,18 @@ def test_ranks_stopped_between_their_checkpoints_start_over_together(spread_run,
     got = torch.load(folder / "weights.pt", weights_only=True)
     assert all(torch.equal(expected[k], got[k]) for k in expected)
     assert not list(folder.glob("checkpoint*"))
+
+
+def test_under_torchrun_cuda_means_this_ranks_own_gpu(monkeypatch):
+    from vvlib import rng
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # the device is named, never used
+    assert rng.resolve_device("cuda") == torch.device("cuda")
+    monkeypatch.setenv("LOCAL_RANK", "3")
+    assert rng.resolve_device("cuda") == torch.device("cuda", 3) == rng.resolve_device("auto")
+    assert rng.resolve_device("cpu") == torch.device("cpu")
+
+
+def test_each_rank_evaluates_a_consecutive_share_of_the_seeds():
+    assert [distributed.share_bounds(5, rank, 2) for rank in (0, 1)] == [(0, 2), (2, 5)]
+    assert [distributed.share_bounds(1, rank, 3) for rank in (0, 1, 2)] == [(0, 0), (0, 0), (0, 1)]

@@ -115,6 +115,8 @@ def test_rows_left_out_and_the_cost_of_more_steps():
                {"task": "dictionary", "steps": 1500, "training_s": {"baseline": 9e9, "layernorm": 9e9}}]
     # 1 hour at 4,000 steps is 2 at 8,000; 0.1 hour at 2,000 steps is 0.4 at 8,000
     assert sensitivity.hours_at(records, "argmax", 8000) == pytest.approx(2.4)
+    assert sensitivity.hours_at(records, "argmax") == pytest.approx(1.1)  # as recorded
+    assert sensitivity.hours_at(records) == pytest.approx(1.1 + 2 * 9e9 / 3600)
 
 
 def test_the_summary_counts_each_tasks_rows_by_sign():

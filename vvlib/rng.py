@@ -6,6 +6,7 @@ never seed 0's data shifted by one.
 """
 
 import hashlib
+import os
 
 import torch
 
@@ -24,11 +25,14 @@ def generator(device, *parts) -> torch.Generator:
 
 
 def resolve_device(device: str) -> torch.device:
-    """'auto' picks CUDA when available; 'cuda' without a GPU is a clear error."""
+    """'auto' picks CUDA when available; 'cuda' without a GPU is a clear error.  In a process
+    that torchrun started, CUDA means this rank's own GPU, numbered by LOCAL_RANK."""
     if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        device = "cuda" if torch.cuda.is_available() else "cpu"
     if device not in ("cpu", "cuda"):
         raise ValueError(f"device must be one of 'auto', 'cpu', 'cuda'; got {device!r}")
     if device == "cuda" and not torch.cuda.is_available():
         raise ValueError("device='cuda' was requested but no CUDA GPU is available; use 'cpu' or 'auto'")
+    if device == "cuda" and "LOCAL_RANK" in os.environ:
+        return torch.device("cuda", int(os.environ["LOCAL_RANK"]))
     return torch.device(device)

@@ -137,7 +137,7 @@ def _train_and_store(model_cfg, train_cfg, device, folder: Path, progress, on_st
             "loss_history": history,
         }
         if distributed.spreads(train_cfg):
-            record["ranks"] = distributed.rank_and_size(device)[1]
+            record["ranks"] = distributed.rank_and_size()[1]
         _publish(lambda: store.write_json(folder / "run.json", record))
 
     def finish():
@@ -225,13 +225,12 @@ def _accuracy(model_cfg, weights, eval_cfg, device, progress):
     (a seed's accuracy does not depend on the seeds evaluated beside it)."""
     if not distributed.launched():
         return evaluate.accuracy(model_cfg, weights, eval_cfg, device, progress=progress)
-    rank, size = distributed.rank_and_size(device)
-    n = next(iter(weights.values())).shape[0]
-    begin, end = rank * n // size, (rank + 1) * n // size
+    rank, size = distributed.rank_and_size()
+    begin, end = distributed.share_bounds(next(iter(weights.values())).shape[0], rank, size)
     mine = (evaluate.accuracy(model_cfg, {k: v[begin:end] for k, v in weights.items()}, eval_cfg, device,
                               progress=progress and rank == 0) if end > begin
             else torch.zeros(0, len(eval_cfg.lengths), dtype=torch.float64))
-    return torch.cat([part.cpu() for part in distributed.gather(mine.cpu())])
+    return torch.cat(distributed.gather(mine.cpu()))
 
 
 class TrainedRun:

@@ -195,10 +195,11 @@ def not_run(rows: list, planned: list) -> list:
     return [label(row) for row in planned if row not in rows]
 
 
-def hours_at(records: list, task: str, steps: int) -> float:
-    """Hours of training the rows of `task` would take at `steps` steps each: the time each run
-    recorded, scaled by steps (a step of a row costs the same however many there are)."""
-    return sum(sum(r["training_s"].values()) * steps / r["steps"] for r in records if r["task"] == task) / 3600
+def hours_at(records: list, task: str | None = None, steps: int | None = None) -> float:
+    """Hours of training of the rows (of `task`, or all) as each run recorded it, or at `steps`
+    steps each: scaled by steps (a step of a row costs the same however many there are)."""
+    return sum(sum(r["training_s"].values()) * (steps or r["steps"]) / r["steps"]
+               for r in records if task in (None, r["task"])) / 3600
 
 
 def devices(records: list, task: str | None = None) -> str:
