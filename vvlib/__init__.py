@@ -29,6 +29,7 @@ Experiments, vvlib/experiments/ (cached runs, results, tables):
     params          chapter parameters: profiles and validation
     variants        the training chapters' common flow: each variant trained once, evaluated per temperature
     sensitivity     chapter 11: one unstated setting at a time, +LN against the Baseline per configuration
+    plan            the store entries a training chapter will compute, and how far each has got
     paper           the paper's own numbers, for side-by-side tables
     schema          the keys each chapter's results.json promises
     report          tables beside the paper's, verdict sentences, results.json
@@ -41,7 +42,8 @@ The book, vvlib/book/ (and the command line):
     defaults        the training chapters' default parameters, each value written once
     webassets       offline MathJax and widget scripts
     build           executing every chapter, then Jupyter Book
-    __main__        vvlib/__main__.py: python -m vvlib {list, run, book, metric, sync-defaults, migrate-store}
+    paper_run       python -m vvlib paper: the training chapters at the paper's scale, one progress bar
+    __main__        vvlib/__main__.py: python -m vvlib {list, run, book, paper, metric, sync-defaults, migrate-store}
 """
 
 __version__ = "0.1.0"

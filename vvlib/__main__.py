@@ -1,8 +1,9 @@
-"""Command line: python -m vvlib {list, run, book, metric, sync-defaults, migrate-store}.
+"""Command line: python -m vvlib {list, run, book, paper, metric, sync-defaults, migrate-store}.
 
     python -m vvlib list
     python -m vvlib run 04_argmax_retrieval --profile ci -p n_seeds 2 --output out/
     python -m vvlib book [--profile book] [--stored-only]
+    python -m vvlib paper [--chapters 04 05] [--plan] [-p device cuda]
     python -m vvlib metric _output/04_argmax_retrieval accuracy/layernorm/1024
     python -m vvlib sync-defaults [--check]
     python -m vvlib migrate-store results/book [--dry-run]
@@ -38,6 +39,18 @@ def _book(args):
     from .book.build import build_book
 
     print(f"book: {build_book(args.profile, args.stored_only)}")
+
+
+def _paper(args):
+    from .book.paper_run import paper_chapters, run_paper
+
+    names = paper_chapters(args.chapters)
+    pairs = args.param or []
+    parameters = {}
+    for name in names:  # each chapter types and checks the values itself
+        parameters.update(parse_overrides(get_chapter(name), pairs))
+    every = 5.0 if sys.stderr.isatty() else 60.0  # a log file gets a line a minute, a terminal a lively bar
+    run_paper(names, parameters, args.output, dry_run=args.plan, every=every, profile=args.profile)
 
 
 def _metric(args):
@@ -101,6 +114,18 @@ def main(argv=None) -> int:
     book.add_argument("--stored-only", action="store_true",
                       help="fail instead of training or evaluating anything missing from the results store")
     book.set_defaults(func=_book)
+    paper = sub.add_parser("paper", help="train and evaluate the chapters with a paper profile (4-10) at the "
+                           "paper's scale, resumably, with a progress bar and an ETA; commits nothing")
+    paper.add_argument("--chapters", nargs="+", metavar="CHAPTER", help="only these (names or numbers, e.g. 04 05)")
+    paper.add_argument("--plan", action="store_true", help="only list what each chapter computes and what is stored")
+    paper.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"),
+                       help="set a parameter in every chosen chapter, e.g. -p device cuda, -p store_dir DIR, "
+                            "-p seed_group 25 (under torchrun the ranks share seed groups)")
+    paper.add_argument("--output", help="executed notebooks and results.json go to OUTPUT/<chapter>/ "
+                                        "(default: _output/<profile>)")
+    paper.add_argument("--profile", default="paper", help="another profile of these chapters, e.g. ci to try the "
+                                                           "command in minutes (default: paper)")
+    paper.set_defaults(func=_paper)
     metric = sub.add_parser("metric", help="print a value from a chapter's results.json (to check an exercise)")
     metric.add_argument("output", help="the chapter's output directory, e.g. _output/02_monte_carlo")
     metric.add_argument("key", nargs="?", default="", help="path of keys separated by '/', e.g. accuracy/layernorm/1024")

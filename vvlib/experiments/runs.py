@@ -62,6 +62,26 @@ def run_dir(store_dir, model_cfg, train_cfg, device) -> Path:
     return Path(store_dir) / f"train-{store.spec_hash(training_spec(model_cfg, train_cfg, device))}"
 
 
+def eval_spec(model_cfg, train_cfg, eval_cfg: evaluate.EvalConfig, device) -> dict:
+    return {"kind": "eval", "train": training_spec(model_cfg, train_cfg, device),
+            "eval": dataclasses.asdict(eval_cfg), "block": evaluate.EVAL_BLOCK}
+
+
+def eval_path(store_dir, model_cfg, train_cfg, eval_cfg: evaluate.EvalConfig, device) -> Path:
+    spec = eval_spec(model_cfg, train_cfg, eval_cfg, device)
+    return run_dir(store_dir, model_cfg, train_cfg, device) / f"eval-{store.spec_hash(spec)}.json"
+
+
+def ladder_spec(model_cfg, train_cfg, eval_cfg: evaluate.EvalConfig, rungs, device) -> dict:
+    return {"kind": "ladder", "train": training_spec(model_cfg, train_cfg, device),
+            "eval": dataclasses.asdict(eval_cfg), "block": evaluate.EVAL_BLOCK, "rungs": sorted(set(rungs))}
+
+
+def ladder_path(store_dir, model_cfg, train_cfg, eval_cfg: evaluate.EvalConfig, rungs, device) -> Path:
+    spec = ladder_spec(model_cfg, train_cfg, eval_cfg, rungs, device)
+    return run_dir(store_dir, model_cfg, train_cfg, device) / f"ladder-{store.spec_hash(spec)}.json"
+
+
 STORED_ONLY = "VVLIB_STORED_ONLY"
 
 
@@ -162,9 +182,8 @@ def ladder(store_dir, model_cfg, train_cfg, eval_cfg: evaluate.EvalConfig, rungs
     if not rungs or any(not isinstance(r, int) or not 1 <= r <= train_cfg.steps for r in rungs):
         raise ValueError(f"rungs must be ints in 1..{train_cfg.steps} (the run's steps); got {rungs!r}")
     folder = run_dir(store_dir, model_cfg, train_cfg, device)
-    spec = {"kind": "ladder", "train": training_spec(model_cfg, train_cfg, device),
-            "eval": dataclasses.asdict(eval_cfg), "block": evaluate.EVAL_BLOCK, "rungs": rungs}
-    path = folder / f"ladder-{store.spec_hash(spec)}.json"
+    spec = ladder_spec(model_cfg, train_cfg, eval_cfg, rungs, device)
+    path = ladder_path(store_dir, model_cfg, train_cfg, eval_cfg, rungs, device)
     record = distributed.agreed(lambda: store.load_matching(path, spec))
     if record is None:
         _may_compute("this step ladder", path)
@@ -205,9 +224,8 @@ def evaluated(store_dir, model_cfg, train_cfg, weights, eval_cfg: evaluate.EvalC
     """Per-seed accuracy (seeds, lengths) as a numpy array, from the store or computed.
 
     `weights` may be a function returning them, called only when they are needed."""
-    spec = {"kind": "eval", "train": training_spec(model_cfg, train_cfg, device),
-            "eval": dataclasses.asdict(eval_cfg), "block": evaluate.EVAL_BLOCK}
-    path = run_dir(store_dir, model_cfg, train_cfg, device) / f"eval-{store.spec_hash(spec)}.json"
+    spec = eval_spec(model_cfg, train_cfg, eval_cfg, device)
+    path = eval_path(store_dir, model_cfg, train_cfg, eval_cfg, device)
     record = distributed.agreed(lambda: store.load_matching(path, spec))
     if record is None:
         _may_compute("this evaluation", path)

@@ -1,0 +1,145 @@
+"""The plan of what the training chapters compute (vvlib/experiments/plan.py) and the
+`python -m vvlib paper` command built on it."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from vvlib.book import paper_run
+from vvlib.book.chapters import BOOK_STORE, REPO_ROOT, resolved
+from vvlib.experiments import plan
+from vvlib.experiments.params import ParameterError
+
+
+def _book_plan(sensitivity_profile: str) -> set:
+    """Store entries the book's training chapters compute on the CPU, chapter 11 at the profile given."""
+    jobs = []
+    for chapter in [*plan.CHAPTER_WORK, plan.SENSITIVITY]:
+        profile = sensitivity_profile if chapter == plan.SENSITIVITY else "book"
+        P = resolved(chapter, profile, {"device": "cpu", "store_dir": str(REPO_ROOT / BOOK_STORE)})
+        jobs += plan.chapter_jobs(chapter, P)
+    return {job.path for job in plan.unique(jobs)}
+
+
+def test_the_plan_names_exactly_the_entries_the_books_chapters_load():
+    """Every entry the book profile plans is committed (the stored-only book build loads them all),
+    and every committed entry is planned: the plan mirrors what the notebooks train."""
+    files = subprocess.run(["git", "ls-files", BOOK_STORE], capture_output=True, text=True, cwd=REPO_ROOT,
+                           check=True).stdout.split()
+    committed = {REPO_ROOT / f for f in files if f.rsplit("/", 1)[-1].startswith(("run.json", "eval-", "ladder-"))}
+    assert committed, "no committed results found"
+    assert _book_plan("book") - committed == set()
+    assert committed - _book_plan("book_all") == set()  # chapter 11's rows may be committed before the book lists them
+
+
+def _job(tmp_path, kind="argmax training", **fields):
+    folder = tmp_path / "train-x"
+    folder.mkdir(exist_ok=True)
+    defaults = {"chapter": "04", "kind": kind, "label": "a job", "path": folder / "run.json", "units": 3 * 1000}
+    return plan.Job(**{**defaults, **fields})
+
+
+def test_a_training_job_counts_the_steps_of_its_checkpoint_until_its_record_exists(tmp_path):
+    job = _job(tmp_path, steps=1000, n_seeds=3)
+    assert job.done_units() == 0
+    torch.save({"step": 400}, job.path.parent / "checkpoint.pt")
+    torch.save({"step": 300}, job.path.parent / "checkpoint-rank1-of-2.pt")
+    assert job.done_units() == 3 * 400
+    job.path.write_text("{}")
+    assert job.done_units() == job.units
+
+
+def test_a_ladder_job_counts_its_partial_rungs(tmp_path):
+    job = _job(tmp_path, kind="argmax evaluation", path=tmp_path / "train-x" / "ladder-1.json", units=80.0, rungs=4)
+    assert job.done_units() == 0
+    (tmp_path / "train-x" / "ladder-1.partial.json").write_text(json.dumps({"accuracy": {"10": [], "20": [], "30": []}}))
+    assert job.done_units() == 60.0
+
+
+def test_the_meter_gives_waiting_time_to_what_progresses_next():
+    meter = plan.Meter({"train": 0.0, "eval": 0.0}, now=0.0)
+    meter.update({"train": 100.0, "eval": 0.0}, now=10.0)  # 10 s of training
+    meter.update({"train": 100.0, "eval": 0.0}, now=20.0)  # an evaluation is running: nothing to see yet
+    meter.update({"train": 100.0, "eval": 50.0}, now=30.0)  # it ends: its 20 s count for it
+    assert meter.rate("train") == pytest.approx(10.0)
+    assert meter.rate("eval") == pytest.approx(2.5)
+    meter.update({"train": 200.0, "eval": 100.0}, now=40.0)  # both moved: the 10 s are shared
+    assert meter.rate("train") == pytest.approx(200 / 15)
+    assert meter.rate("eval") == pytest.approx(100 / 25)
+    assert meter.rate("never") is None
+
+
+def test_the_eta_adds_the_timed_kinds_and_names_the_untimed_ones():
+    meter = plan.Meter({"a": 0.0}, now=0.0)
+    meter.update({"a": 50.0}, now=5.0)  # 10 units/s
+    assert meter.eta({"a": 100.0, "b": 0.0}) == (pytest.approx(10.0), [])
+    assert meter.eta({"a": 100.0, "b": 7.0}) == (pytest.approx(10.0), ["b"])
+    text = paper_run.eta_text(meter, {"a": 0.0, "b": 0.0}, {"a": 3600.0 * 10, "b": 1.0})
+    assert text == "ETA 1:00:00+ (not yet timed: b)"
+
+
+def test_the_paper_plan_counts_the_papers_runs():
+    """Chapter 4 at the paper profile: Baseline and +LN, 100 seeds x 100,000 steps, each evaluated
+    with fixed and adaptive temperature on 1,024 sequences at 2^4..2^14."""
+    P = resolved("04_argmax_retrieval", "paper", {"device": "cpu"})
+    jobs = plan.chapter_jobs("04_argmax_retrieval", P)
+    training = [job for job in jobs if job.steps]
+    assert [job.units for job in training] == [100 * 100_000] * 2
+    evaluations = [job for job in jobs if not job.steps]
+    assert [job.units for job in evaluations] == [100 * 1024 * sum(2**k for k in range(4, 15))] * 4
+
+
+def test_chapters_that_reuse_runs_add_no_entries_of_their_own():
+    names = paper_run.paper_chapters(["04", "06", "07"])
+    jobs = paper_run.planned_jobs(names, {"device": "cpu"})
+    assert {job.chapter for job in jobs} == {"04_argmax_retrieval"}
+
+
+def test_chapter_names_are_checked():
+    assert paper_run.paper_chapters(["05", "04_argmax_retrieval"]) == ["04_argmax_retrieval", "05_dictionary_lookup"]
+    with pytest.raises(ParameterError, match="chapters: '03'.*04_argmax_retrieval"):
+        paper_run.paper_chapters(["03"])
+    with pytest.raises(ValueError, match="trains nothing"):
+        plan.chapter_jobs("02_monte_carlo", None)
+
+
+def test_the_command_refuses_a_bad_chapter_with_exit_2_and_writes_nothing(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "vvlib", "paper", "--chapters", "99", "-p", "store_dir",
+                             str(tmp_path / "store")], capture_output=True, text=True, cwd=REPO_ROOT)
+    assert result.returncode == 2 and "chapters: '99'" in result.stderr
+    assert not (tmp_path / "store").exists()
+
+
+def test_the_plan_command_lists_every_chapter_and_a_total(capsys):
+    jobs = paper_run.run_paper(["04", "06"], {"device": "cpu"}, dry_run=True)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines[1:4]] == ["04_argmax_retrieval", "06_distribution_shift", "total"]
+    assert lines[3].split()[1] == str(len(jobs))
+
+
+SMALL = {"device": "cpu", "n_seeds": 2, "steps": 40, "long_steps": 20, "long_seeds": 2, "long_seed_chunk": 1,
+         "ladder_steps": [10, 20], "ladder_lengths": [16, 32], "eval_lengths": [16, 32, 64], "n_eval_sequences": 16}
+
+
+@pytest.mark.slow
+def test_the_command_computes_what_it_planned_and_a_second_run_finds_it_stored(tmp_path, capsys):
+    """Chapter 4, tiny: every planned entry is written, and the plan then finds them all stored."""
+    parameters = {**SMALL, "store_dir": str(tmp_path / "store")}
+    jobs = paper_run.run_paper(["04"], parameters, tmp_path / "out", every=0.2, profile="ci")
+    assert len(jobs) == 2 * (3 + 2 * 4)  # per variant: the run and 2 evaluations; 2 long runs, each with a ladder
+    assert all(job.path.exists() for job in jobs)
+    assert (tmp_path / "out" / "04_argmax_retrieval" / "results.json").exists()
+    capsys.readouterr()
+    paper_run.run_paper(["04"], parameters, dry_run=True, profile="ci")
+    total = capsys.readouterr().out.splitlines()[2].split()
+    assert total[0] == "total" and total[1] == total[2] == str(len(jobs)) and total[3] == total[4] == "0"
+
+
+def test_a_parameter_some_chapter_lacks_is_refused_before_anything_runs(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "vvlib", "paper", "--chapters", "04", "08", "-p", "steps", "5",
+                             "-p", "store_dir", str(tmp_path / "store")], capture_output=True, text=True, cwd=REPO_ROOT)
+    assert result.returncode == 2 and "unknown parameter 'steps' for 08_ablations" in result.stderr
+    assert not (tmp_path / "store").exists()

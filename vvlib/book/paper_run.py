@@ -1,0 +1,142 @@
+"""python -m vvlib paper: the training chapters at the paper's scale in one command, with one
+progress bar and an ETA.
+
+It runs each chapter with a `paper` profile (4-10) in turn, as `vvlib run --profile paper`
+would, into the results store (results/store/ unless told otherwise: nothing is
+committed).  Everything is resumable: stored runs and evaluations are loaded, an
+interrupted training run resumes from its last checkpoint, so the same command again goes
+on where it stopped.  The bar is drawn from the store alone (plan.py): training model-steps
+as the bar, evaluations beside it, and an ETA from the speeds measured in this sitting.
+"""
+
+import contextlib
+import threading
+from pathlib import Path
+
+from tqdm import tqdm
+
+from .. import distributed
+from ..experiments import plan
+from ..experiments.params import ParameterError
+from ..experiments.store import REPO_ROOT
+from .chapters import CHAPTERS, checked_parameters, resolved, run_chapter
+
+PROFILE = "paper"
+
+
+def paper_chapters(names=None) -> list[str]:
+    """The chapters with a paper profile, in book order; `names` picks some of them (e.g. ['04', '05'])."""
+    available = [name for name, chapter in CHAPTERS.items() if PROFILE in chapter.profiles]
+    if not names:
+        return available
+    chosen = []
+    for given in names:
+        matches = [name for name in available if name == given or name.startswith(f"{given}_")]
+        if len(matches) != 1:
+            raise ParameterError(f"chapters: {given!r} is not a chapter with a paper profile; "
+                                 f"expected some of {', '.join(available)} (or their numbers)")
+        chosen.append(matches[0])
+    return [name for name in available if name in chosen]
+
+
+def planned_jobs(names, overrides: dict, profile: str = PROFILE) -> list[plan.Job]:
+    """Every store entry the chapters compute at `profile`, each once; checks every chapter's
+    parameters first, so a bad value stops everything before anything runs."""
+    for name in names:
+        checked_parameters(name, profile, overrides)
+    return plan.unique([job for name in names for job in plan.chapter_jobs(name, resolved(name, profile, overrides))])
+
+
+def describe(names, jobs: list[plan.Job]) -> str:
+    """A table: per chapter, the store entries it computes first (a run another chapter
+    computed before is counted there), how many are stored, and what is left to do."""
+    lines = [f"{'chapter':<24}{'entries':>8}{'stored':>8}{'model-steps left':>18}{'items to evaluate':>19}"]
+    for chapter in [*names, "total"]:
+        mine = [job for job in jobs if chapter in (job.chapter, "total")]
+        left = [job for job in mine if not job.path.exists()]
+        steps = sum(job.units - job.done_units() for job in left if job.steps)
+        items = sum(job.units - job.done_units() for job in left if not job.steps)
+        lines.append(f"{chapter:<24}{len(mine):>8}{len(mine) - len(left):>8}{steps:>18,.0f}{items:>19,.0f}")
+    return "\n".join(lines) + ("\n(a chapter with no entries of its own reuses earlier chapters' runs; "
+                               "probes of trained models, in chapters 6, 7 and 10, are not counted)")
+
+
+def clock(seconds: float) -> str:
+    seconds = round(seconds)
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def eta_text(meter: plan.Meter, done: dict, total: dict) -> str:
+    """'ETA 0:41:10', or with a '+' and the kinds still untimed when some have not run yet."""
+    seconds, untimed = meter.eta({kind: total[kind] - done.get(kind, 0.0) for kind in total})
+    text = f"ETA {clock(seconds)}"
+    return f"{text}+ (not yet timed: {', '.join(untimed)})" if untimed else text
+
+
+class Monitor:
+    """A thread that redraws the bar from the store every `every` seconds."""
+
+    def __init__(self, jobs: list[plan.Job], every: float = 5.0):
+        self.jobs, self.every, self.chapter = jobs, every, ""
+        done, self.total = plan.progress(jobs)
+        self.meter = plan.Meter(done)
+        self.training = [kind for kind in self.total if kind.endswith("training")]
+        self.bar = tqdm(total=sum(self.total[k] for k in self.training), unit=" model-steps", unit_scale=True,
+                        bar_format="{desc} {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}{unit} [{elapsed}] {postfix}")
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def refresh(self):
+        done, total = plan.progress(self.jobs)
+        self.meter.update(done)
+        evaluated = [k for k in total if k not in self.training]
+        share = sum(done.get(k, 0.0) for k in evaluated) / max(sum(total[k] for k in evaluated), 1.0)
+        self.bar.set_description_str(self.chapter, refresh=False)
+        self.bar.n = sum(done.get(k, 0.0) for k in self.training)
+        self.bar.set_postfix_str(f"evaluated {share:.0%} · {eta_text(self.meter, done, total)}", refresh=False)
+        self.bar.refresh()
+
+    def _loop(self):
+        while not self._stop.wait(self.every):
+            self.refresh()
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.refresh()
+        self.bar.close()
+
+
+def run_paper(names=None, parameters: dict | None = None, output_root=None, dry_run: bool = False,
+              every: float = 5.0, profile: str = PROFILE) -> list[plan.Job]:
+    """Run the chosen chapters (all with a paper profile if `names` is None) at `profile` and
+    return the plan; dry_run: print the plan and stop.  parameters: {name: value} set in every
+    chosen chapter (e.g. store_dir, device, seed_group); profile: another of the chapters'
+    profiles, e.g. ci to try the command in minutes."""
+    names = paper_chapters(names)
+    overrides = dict(parameters or {})
+    jobs = planned_jobs(names, overrides, profile)
+    shown = distributed.env_rank() == 0  # under torchrun, rank 0 alone prints
+    if shown:
+        print(describe(names, jobs))
+    if dry_run:
+        return jobs
+    output_root = Path(output_root or REPO_ROOT / "_output" / profile)
+    monitor = Monitor(jobs, every) if shown else None
+    try:
+        with monitor or contextlib.nullcontext():
+            for name in names:
+                if monitor:
+                    monitor.chapter = name
+                run_chapter(name, profile, overrides, output_dir=output_root / name, progress=False)
+    except KeyboardInterrupt:
+        print("\ninterrupted: the same command resumes (stored entries are kept; training resumes from its "
+              "last checkpoint)")
+        raise
+    if shown:
+        print(f"done: executed notebooks and results.json in {output_root}/<chapter>/")
+    return jobs

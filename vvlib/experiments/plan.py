@@ -1,0 +1,205 @@
+"""What a training chapter will compute, before it runs: its training runs, step ladders and
+evaluations as store entries, each with its size, and how far each has got.
+
+`python -m vvlib paper` uses this for its progress bar and ETA: it never runs anything
+itself, it only reads the store (a file that exists is done; a training run's checkpoint
+says its step; a ladder's partial record its rungs).
+
+The plan mirrors what each notebook asks of variants.py (which tasks, variants and
+test-time temperatures; whether it has a longer training).  tests/test_plan.py checks it
+against the store entries the published book's chapters load, so a notebook that starts to
+train something else fails there.
+"""
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+
+import torch
+
+from .. import rng
+from ..train import TrainConfig
+from . import runs, sensitivity, variants
+
+PAIR = ("baseline", "layernorm")
+BOTH_TASKS = ("argmax", "dictionary")
+
+
+@dataclasses.dataclass(frozen=True)
+class Work:
+    """What one chapter trains (and evaluates) through variants.py."""
+    tasks: tuple
+    variants: tuple
+    temperatures: tuple = ("fixed",)  # the main runs' evaluations; () where the chapter only probes them
+    long: bool = False  # the chapter's long_* parameters add a longer training (variants.long_training)
+
+
+CHAPTER_WORK = {
+    "04_argmax_retrieval": Work(("argmax",), PAIR, ("fixed", "adaptive"), long=True),
+    "05_dictionary_lookup": Work(("dictionary",), PAIR, ("fixed", "adaptive"), long=True),
+    "06_distribution_shift": Work(("argmax",), PAIR, ()),  # probes chapter 4's models (not in the plan)
+    "07_dispersion": Work(("argmax",), PAIR, ()),
+    "08_ablations": Work(BOTH_TASKS, ("baseline", "standardize", "layernorm"), long=True),
+    "09_longer_training": Work(BOTH_TASKS, PAIR),
+    "10_beyond": Work(BOTH_TASKS, ("baseline", "layernorm", "rescale", "log_n", "log_n_layernorm",
+                                   "deep_baseline", "deep_layernorm")),
+}
+SENSITIVITY = "11_sensitivity"  # its rows come from its own parameters (sensitivity.check_rows)
+
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """One store entry a chapter computes.  units: model-steps for training, else seed x
+    sequence x length items evaluated; kind: what its units are timed as."""
+    chapter: str
+    kind: str
+    label: str
+    path: Path  # exists once the job is done
+    units: float
+    steps: int = 0  # training: the run's steps (its checkpoint holds the step reached)
+    n_seeds: int = 0
+    rungs: int = 0  # a ladder: how many evaluations it makes
+
+    def done_units(self) -> float:
+        """How much of the job the store shows as done."""
+        if self.path.exists():
+            return self.units
+        if self.kind.endswith("training"):
+            return self.n_seeds * checkpoint_step(self.path.parent)
+        if self.rungs:
+            return self.units * len(_partial_rungs(self.path)) / self.rungs
+        return 0.0
+
+
+def checkpoint_step(folder: Path) -> int:
+    """The step of the furthest checkpoint in a run's folder (one per rank under torchrun), 0 if none."""
+    steps = []
+    for file in folder.glob("checkpoint*.pt"):
+        try:
+            steps.append(int(torch.load(file, weights_only=False, mmap=True)["step"]))
+        except Exception:  # being written or replaced right now: the next look will read it
+            continue
+    return max(steps, default=0)
+
+
+def _partial_rungs(path: Path) -> dict:
+    partial = path.with_name(path.stem + ".partial.json")
+    try:
+        return json.loads(partial.read_text())["accuracy"]
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def training_kind(task: str, train_cfg) -> str:
+    """Runs whose steps cost about the same: per task, and apart when they train on longer sequences."""
+    longer = f" to length {train_cfg.max_len}" if train_cfg.max_len > TrainConfig.max_len else ""
+    return f"{task} training{longer}"
+
+
+def _items(eval_cfg, n_seeds: int) -> int:
+    return n_seeds * eval_cfg.n_sequences * sum(eval_cfg.lengths)
+
+
+def _run_jobs(chapter, P, task, variant, train_cfg, temperatures, device, rungs=()) -> list[Job]:
+    """A training run, its ladder (if rungs) and its evaluations under each temperature."""
+    model_cfg = variants.model_config(P, variants.task_config(P, task), variant)
+    folder = runs.run_dir(P.store_dir, model_cfg, train_cfg, device)
+    seeds = f"seeds {train_cfg.first_seed}-{train_cfg.first_seed + train_cfg.n_seeds - 1}"
+    name = f"{task} {variant}, {seeds} x {train_cfg.steps:,} steps"
+    jobs = [Job(chapter, training_kind(task, train_cfg), f"train {name}", folder / "run.json",
+                train_cfg.n_seeds * train_cfg.steps, train_cfg.steps, train_cfg.n_seeds)]
+    if rungs:
+        cfg = variants.eval_config(P, lengths=P.ladder_lengths)
+        jobs.append(Job(chapter, f"{task} evaluation", f"ladder {name}",
+                        runs.ladder_path(P.store_dir, model_cfg, train_cfg, cfg, rungs, device),
+                        len(set(rungs)) * _items(cfg, train_cfg.n_seeds), rungs=len(set(rungs))))
+    for temperature in temperatures:
+        cfg = variants.eval_config(P, temperature)
+        jobs.append(Job(chapter, f"{task} evaluation", f"evaluate {name} ({temperature} temperature)",
+                        runs.eval_path(P.store_dir, model_cfg, train_cfg, cfg, device), _items(cfg, train_cfg.n_seeds)))
+    return jobs
+
+
+def _task_jobs(chapter, P, task, work: Work, device) -> list[Job]:
+    jobs = [job for variant in work.variants
+            for job in _run_jobs(chapter, P, task, variant, variants.train_config(P), work.temperatures, device)]
+    if work.long and P.long_steps:
+        for variant in work.variants:
+            for train_cfg in variants.long_train_configs(P):
+                jobs += _run_jobs(chapter, P, task, variant, train_cfg, work.temperatures, device,
+                                  P.get("ladder_steps") or ())
+    return jobs
+
+
+def chapter_jobs(chapter: str, P) -> list[Job]:
+    """The store entries chapter `chapter` computes with parameters P (chapters.resolved)."""
+    if chapter not in (*CHAPTER_WORK, SENSITIVITY):
+        raise ValueError(f"chapter: {chapter!r} trains nothing; chapters that train: "
+                         f"{', '.join([*CHAPTER_WORK, SENSITIVITY])}")
+    device = rng.resolve_device(P.device)
+    if chapter == SENSITIVITY:
+        return [job for task, _, P_row in sensitivity.check_rows(P)
+                for job in _task_jobs(chapter, P_row, task, Work((task,), PAIR), device)]
+    work = CHAPTER_WORK[chapter]
+    if len(work.tasks) == 1:
+        return _task_jobs(chapter, P, work.tasks[0], work, device)
+    return [job for task in work.tasks for job in _task_jobs(chapter, variants.task_params(P, task), task, work, device)]
+
+
+def unique(jobs: list[Job]) -> list[Job]:
+    """Each store entry once, where the chapter that first computes it asks for it (chapters 6-8
+    and 10 reuse chapters 4 and 5's runs)."""
+    seen, kept = set(), []
+    for job in jobs:
+        if job.path not in seen:
+            seen.add(job.path)
+            kept.append(job)
+    return kept
+
+
+class Meter:
+    """Measured speed per kind of job.  The time since the store last showed progress is
+    given to the kinds that show it now (shared equally when several do), so time spent
+    where the store cannot see (an evaluation still running, a chapter's plots) counts
+    toward what finishes next."""
+
+    def __init__(self, done: dict, now: float | None = None):
+        self.seen, self.last = dict(done), time.monotonic() if now is None else now
+        self.units, self.seconds = {}, {}
+
+    def update(self, done: dict, now: float | None = None):
+        now = time.monotonic() if now is None else now
+        grown = {k: v - self.seen.get(k, 0.0) for k, v in done.items() if v > self.seen.get(k, 0.0)}
+        for kind, units in grown.items():
+            self.units[kind] = self.units.get(kind, 0.0) + units
+            self.seconds[kind] = self.seconds.get(kind, 0.0) + (now - self.last) / len(grown)
+        if grown:
+            self.seen, self.last = dict(done), now
+
+    def rate(self, kind: str) -> float | None:
+        """Units per second measured so far, None before any."""
+        seconds = self.seconds.get(kind, 0.0)
+        return self.units[kind] / seconds if seconds > 0 else None
+
+    def eta(self, remaining: dict) -> tuple[float, list]:
+        """(seconds to finish the kinds already timed, [kinds with work left and no speed yet])."""
+        seconds, untimed = 0.0, []
+        for kind, units in remaining.items():
+            if units <= 0:
+                continue
+            rate = self.rate(kind)
+            if rate is None:
+                untimed.append(kind)
+            else:
+                seconds += units / rate
+        return seconds, untimed
+
+
+def progress(jobs: list[Job]) -> tuple[dict, dict]:
+    """({kind: units done}, {kind: units planned}) over `jobs`, as the store shows them now."""
+    done, total = {}, {}
+    for job in jobs:
+        total[job.kind] = total.get(job.kind, 0.0) + job.units
+        done[job.kind] = done.get(job.kind, 0.0) + job.done_units()
+    return done, total
