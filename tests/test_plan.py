@@ -92,6 +92,17 @@ def test_the_paper_plan_counts_the_papers_runs():
     assert [job.units for job in evaluations] == [100 * 1024 * sum(2**k for k in range(4, 15))] * 4
 
 
+def test_the_scale_page_states_the_plans_totals():
+    jobs = paper_run.planned_jobs(paper_run.paper_chapters(), {"device": "cpu"})
+    training = [job for job in jobs if job.steps]
+    items = sum(job.units for job in jobs if not job.steps)
+    text = " ".join((REPO_ROOT / "book" / "scale.md").read_text().split())
+    expected = (f"train {sum(j.units for j in training) / 1e6:.0f} million model-steps ({len(training)} runs of {training[0].n_seeds} seeds"
+                f"|evaluate {items / 1e9:.0f} billion seed x sequence x length items")
+    for phrase in expected.split("|"):
+        assert phrase in text
+
+
 def test_chapters_that_reuse_runs_add_no_entries_of_their_own():
     names = paper_run.paper_chapters(["04", "06", "07"])
     jobs = paper_run.planned_jobs(names, {"device": "cpu"})
