@@ -86,7 +86,7 @@ class Monitor:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
-    def refresh(self):
+    def refresh(self, draw=True):
         done, total = plan.progress(self.jobs)
         self.meter.update(done)
         evaluated = [k for k in total if k not in self.training]
@@ -94,7 +94,8 @@ class Monitor:
         self.bar.set_description_str(self.chapter, refresh=False)
         self.bar.n = sum(done.get(k, 0.0) for k in self.training)
         self.bar.set_postfix_str(f"evaluated {share:.0%} · {eta_text(self.meter, done, total)}", refresh=False)
-        self.bar.refresh()
+        if draw:
+            self.bar.refresh()
 
     def _loop(self):
         while not self._stop.wait(self.every):
@@ -107,8 +108,8 @@ class Monitor:
     def __exit__(self, *exc):
         self._stop.set()
         self._thread.join()
-        self.refresh()
-        self.bar.close()
+        self.refresh(draw=False)
+        self.bar.close()  # draws the last state
 
 
 def run_paper(names=None, parameters: dict | None = None, output_root=None, dry_run: bool = False,
