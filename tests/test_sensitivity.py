@@ -37,11 +37,30 @@ def test_each_row_is_the_chapters_settings_with_its_changes():
     ({"dictionary_rows": [{"encode_query": "no"}]}, "dictionary_rows[0]: encode_query must be True or False"),
     ({"dictionary_rows": [{"n_keys": 100}]}, "dictionary_rows[0]: eval_lengths must be <= 100"),
     ({"argmax_rows": ["hidden=64"]}, "argmax_rows: expected a non-empty list of dicts of settings"),
+    ({"argmax_rows": [{"ln_affine": "no"}]}, "argmax_rows[0]: ln_affine must be true or false; got 'no'"),
 ])
 def test_a_bad_row_is_refused_with_its_place_in_the_list(rows, message):
     with pytest.raises(ParameterError) as refused:
         sensitivity.check_rows(ci_params(**rows))
     assert message in str(refused.value)
+
+
+def test_a_row_without_the_learned_scale_and_shift_trains_std_against_the_same_baseline(tmp_path):
+    """ln_affine False: the +LN side is the standardize variant; the Baseline is the defaults' run."""
+    P = ci_params(n_seeds=1, argmax_steps=3, eval_lengths=[16, 64], compared_lengths=[64], argmax_eval_sequences=8,
+                  argmax_rows=[{}, {"ln_affine": False}], store_dir=str(tmp_path))
+    (_, _, defaults), (_, _, without) = sensitivity.check_rows(P)[:2]
+    assert sensitivity.trained_variants(defaults) == ("baseline", "layernorm")
+    assert sensitivity.trained_variants(without) == ("baseline", "standardize")
+    accuracy, training = sensitivity.train_row(without, "argmax", "cpu")
+    assert set(accuracy) == set(training) == set(sensitivity.PAIR)
+    run = variants.trained_models(without, variants.task_config(without, "argmax"), ["standardize"])["standardize"]
+    assert training["layernorm"]["spec"] == run.record["spec"]  # the "+LN" side is the stored +std run
+    stored = sorted(p.name for p in tmp_path.glob("train-*"))
+    assert len(stored) == 2  # the Baseline and +std: no LayerNorm run
+    again, _ = sensitivity.train_row(defaults, "argmax", "cpu")  # the defaults' Baseline is that same run
+    assert np.array_equal(again["baseline"], accuracy["baseline"])
+    assert len(list(tmp_path.glob("train-*"))) == 3
 
 
 def test_a_rows_record_matches_an_independent_computation():

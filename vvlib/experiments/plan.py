@@ -140,7 +140,7 @@ def chapter_jobs(chapter: str, P) -> list[Job]:
     device = rng.resolve_device(P.device)
     if chapter == SENSITIVITY:
         return [job for task, _, P_row in sensitivity.check_rows(P)
-                for job in _task_jobs(chapter, P_row, task, Work((task,), PAIR), device)]
+                for job in _task_jobs(chapter, P_row, task, Work((task,), sensitivity.trained_variants(P_row)), device)]
     work = CHAPTER_WORK[chapter]
     if len(work.tasks) == 1:
         return _task_jobs(chapter, P, work.tasks[0], work, device)

@@ -18,12 +18,20 @@ from ..stats import paired_difference
 from . import paper, variants
 from .params import ParameterError, Params
 
-PAIR = ("baseline", "layernorm")
+PAIR = ("baseline", "layernorm")  # the two sides of every row, as its results name them
 ROW_PARAMETERS = {"argmax": "argmax_rows", "dictionary": "dictionary_rows"}  # the chapter's list of rows per task
 PAPER_TABLES = {"argmax": paper.TABLE1_ARGMAX, "dictionary": paper.TABLE2_DICTIONARY}  # Tables 1 and 2
-# What a row may change: the training and model settings every task has, and each task's own.
+# What a row may change: the training and model settings every task has, each task's own, and
+# ln_affine: False makes the +LN side LayerNorm without its learned scale and shift, which is
+# chapter 8's +std variant (standardization alone).
 SHARED_SETTINGS = ("steps", "batch_size", "lr", "weight_decay", "min_train_len", "max_train_len",
-                   *variants.MODEL_PARAMETERS)
+                   *variants.MODEL_PARAMETERS, "ln_affine")
+
+
+def trained_variants(P) -> tuple:
+    """The variants a row trains for PAIR's two sides: the Baseline, and LayerNorm with or
+    without its learned scale and shift (ln_affine)."""
+    return ("baseline", "layernorm" if P.get("ln_affine", True) else "standardize")
 
 
 def settings_of(task: str) -> tuple:
@@ -53,6 +61,8 @@ def check_rows(P) -> list[tuple[str, dict, Params]]:
             if unknown:
                 raise ParameterError(f"{where}: cannot change {unknown[0]!r}; a {task} row may change "
                                      f"{', '.join(settings_of(task))}")
+            if not isinstance(row.get("ln_affine", True), bool):
+                raise ParameterError(f"{where}: ln_affine must be true or false; got {row['ln_affine']!r}")
             if any(row == other for other in rows[:i]):
                 raise ParameterError(f"{where}: {label(row)} is listed twice")
             plan.append((task, row, _checked(row_params(P, task, row), task, where)))
@@ -61,7 +71,7 @@ def check_rows(P) -> list[tuple[str, dict, Params]]:
 
 def _checked(P: Params, task: str, where: str) -> Params:
     try:
-        models = [variants.model_config(P, variants.task_config(P, task), variant) for variant in PAIR]
+        models = [variants.model_config(P, variants.task_config(P, task), v) for v in trained_variants(P)]
         variants.train_config(P)
     except (ValueError, TypeError) as exc:
         raise ParameterError(f"{where}: {exc}") from None
@@ -72,8 +82,11 @@ def _checked(P: Params, task: str, where: str) -> Params:
 
 
 def train_row(P: Params, task: str, device) -> tuple[dict, dict]:
-    """(accuracy {variant: (seeds, lengths)}, training records {variant: record}) of one row."""
-    return variants.train_and_evaluate(P, variants.task_config(P, task), list(PAIR), ["fixed"], device)
+    """(accuracy {side: (seeds, lengths)}, training records {side: record}) of one row, its two
+    sides named as PAIR names them (the +LN side may be +std: trained_variants)."""
+    trained = trained_variants(P)
+    accuracy, training = variants.train_and_evaluate(P, variants.task_config(P, task), list(trained), ["fixed"], device)
+    return ({side: accuracy[v] for side, v in zip(PAIR, trained)}, {side: training[v] for side, v in zip(PAIR, trained)})
 
 
 def rms_distance(ours: dict, paper: dict) -> float | None:
