@@ -80,7 +80,7 @@ class Monitor:
         self.jobs, self.every, self.chapter = jobs, every, ""
         done, self.total = plan.progress(jobs)
         self.meter = plan.Meter(done)
-        self.training = [kind for kind in self.total if kind.endswith("training")]
+        self.training = list(dict.fromkeys(job.kind for job in jobs if job.steps))
         self.bar = tqdm(total=sum(self.total[k] for k in self.training), unit=" model-steps", unit_scale=True,
                         bar_format="{desc} {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}{unit} [{elapsed}] {postfix}")
         self._stop = threading.Event()

@@ -65,7 +65,7 @@ class Job:
         """How much of the job the store shows as done."""
         if self.path.exists():
             return self.units
-        if self.kind.endswith("training"):
+        if self.steps:  # a training run
             return self.n_seeds * checkpoint_step(self.path.parent)
         if self.rungs:
             return self.units * len(_partial_rungs(self.path)) / self.rungs
