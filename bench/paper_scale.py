@@ -4,6 +4,7 @@
     python -m bench.paper_scale --device cuda --task dictionary --steps 200
     python -m bench.paper_scale --device cuda --tf32           # TF32 matrix products
     python -m bench.paper_scale --device cuda --eager-draws    # without CUDA-graph draws
+    python -m bench.paper_scale --device cuda --graph-step     # the whole step replayed from a CUDA graph
 
 Trains the paper profile's ensemble (100 seeds, the chapter's model and batch) for a sample
 of --steps steps, times one evaluation at the paper's 11 lengths, and extrapolates to the
@@ -37,10 +38,11 @@ def timed(run, device) -> float:
     return time.perf_counter() - start
 
 
-def measure(task_name: str, device, sample_steps: int, eval_sequences: int | None, graph_draws=None) -> dict:
+def measure(task_name: str, device, sample_steps: int, eval_sequences: int | None, graph_draws=None,
+            graph_step=False) -> dict:
     profile = get_chapter(CHAPTERS[task_name]).profiles["paper"]
     cfg = ModelConfig(task=TaskConfig(task_name))
-    trainer = Trainer(cfg, TrainConfig(n_seeds=profile["n_seeds"], steps=10**9), device, graph_draws)
+    trainer = Trainer(cfg, TrainConfig(n_seeds=profile["n_seeds"], steps=10**9), device, graph_draws, graph_step)
     timed(lambda: [trainer.train_step() for _ in range(5)], device)  # warm-up: allocations, kernel caches
     step_s = timed(lambda: [trainer.train_step() for _ in range(sample_steps)], device) / sample_steps
     n_sequences = eval_sequences or profile["n_eval_sequences"]
@@ -48,7 +50,7 @@ def measure(task_name: str, device, sample_steps: int, eval_sequences: int | Non
     eval_s = timed(lambda: evaluate.accuracy(cfg, trainer.weights(), eval_cfg, device, progress=False), device)
     flops = training_flops_per_step(cfg, trainer.cfg.batch_size, trainer.cfg.max_len) * profile["n_seeds"]
     return {
-        "chapter": CHAPTERS[task_name], "graph_draws": trainer.graph_draws,
+        "chapter": CHAPTERS[task_name], "graph_draws": trainer.graph_draws, "graph_step": trainer.graph_step,
         "seeds": profile["n_seeds"], "steps": profile["steps"],
         "sample_steps": sample_steps, "step_ms": 1e3 * step_s, "model_steps_per_s": profile["n_seeds"] / step_s,
         "training_gflop_per_s": flops / step_s / 1e9, "eval_sequences": n_sequences, "eval_s": eval_s,
@@ -68,6 +70,8 @@ def main(argv=None):
     parser.add_argument("--tf32", action="store_true", help="let float32 matrix products use TF32 (CUDA)")
     parser.add_argument("--eager-draws", action="store_true",
                         help="draw each batch eagerly, not by replaying a CUDA graph (for comparison)")
+    parser.add_argument("--graph-step", action="store_true",
+                        help="replay the whole step (draw, forward, backward, AdamW) from a CUDA graph")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args(argv)
     if args.steps < 1:
@@ -76,9 +80,11 @@ def main(argv=None):
     torch.backends.cuda.matmul.allow_tf32 = args.tf32
     name = torch.cuda.get_device_name() if device.type == "cuda" else "cpu"
     result = {"device": name, "torch": torch.__version__, "tf32": args.tf32,
-              **measure(args.task, device, args.steps, args.eval_sequences, False if args.eager_draws else None)}
-    print(f"device: {device} ({name}), torch {torch.__version__}, TF32 {'on' if args.tf32 else 'off'}, "
-          f"draws {'replayed from CUDA graphs' if result['graph_draws'] else 'eager'}")
+              **measure(args.task, device, args.steps, args.eval_sequences, False if args.eager_draws else None,
+                        args.graph_step)}
+    replayed = ("whole step replayed from CUDA graphs" if result["graph_step"] else
+                "draws replayed from CUDA graphs" if result["graph_draws"] else "eager")
+    print(f"device: {device} ({name}), torch {torch.__version__}, TF32 {'on' if args.tf32 else 'off'}, {replayed}")
     total = result["estimated_training_s"] + result["estimated_eval_s"]
     print(f"{result['chapter']}, paper profile: {result['seeds']} seeds x {result['steps']:,} steps per variant\n"
           f"  training step ({result['sample_steps']} timed): {result['step_ms']:.2f} ms = "

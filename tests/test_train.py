@@ -208,6 +208,11 @@ def test_graph_draws_are_refused_where_unsupported(small_argmax, small_dictionar
             Trainer(small_dictionary, small(), "cuda", graph_draws=True)
     with pytest.raises(ValueError, match="graph_draws must be None"):
         Trainer(small_argmax, small(), "cpu", graph_draws="yes")
+    with pytest.raises(ValueError, match="graph_step=True needs CUDA"):
+        Trainer(small_argmax, small(), "cpu", graph_step=True)
+    with pytest.raises(ValueError, match="graph_step True or False; got None and 1"):
+        Trainer(small_argmax, small(), "cpu", graph_step=1)
+    assert not Trainer(small_argmax, small(), "cpu").graph_step  # off unless asked for
 
 
 # dictionary lookup with the paper's 16384 keys: its GPU draw is a fixed sequence of kernels
@@ -235,3 +240,31 @@ def test_graph_draws_give_the_eager_batches_and_weights(task, small_argmax):
             assert torch.equal(ga.get_state(), gb.get_state())
     for name, value in eager.weights().items():
         assert torch.equal(graphed.weights()[name], value), name
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA GPU")
+@pytest.mark.parametrize("task", ["argmax", "dictionary"])
+def test_a_graphed_whole_step_gives_the_eager_losses_and_weights(task, small_argmax, tmp_path):
+    """Replaying the whole step (draw, forward, backward, AdamW) changes no number: the same losses
+    every step, weights, AdamW state and generator states, through a curriculum, in seed groups,
+    and across a checkpoint and resume in the middle (which records the graphs afresh)."""
+    model = small_argmax if task == "argmax" else CAPTURABLE_DICTIONARY
+    cfg = small(n_seeds=3, seed_group=2, steps=10, min_len=3, max_len=16, curriculum_steps=6, curriculum_start_len=4)
+    graphed, eager = Trainer(model, cfg, "cuda", graph_step=True), Trainer(model, cfg, "cuda", graph_draws=False)
+    assert graphed.graph_step and not graphed.graph_draws
+    for step in range(cfg.steps):
+        if step == 3:  # stop and resume: a new trainer records its own graphs
+            graphed.save(tmp_path / "checkpoint.pt")
+            graphed = Trainer(model, cfg, "cuda", graph_step=True)
+            assert graphed.resume(tmp_path / "checkpoint.pt")
+        assert torch.equal(graphed.train_step(), eager.train_step()), step
+    assert sorted(graphed.graphed[0].graphs) == [8, 16]  # recorded after the resume, one per length
+    for a, b in zip(graphed.groups, eager.groups):
+        for ga, gb in zip(a.generators, b.generators):
+            assert torch.equal(ga.get_state(), gb.get_state())
+    for name, value in eager.weights().items():
+        assert torch.equal(graphed.weights()[name], value), name
+    ours, theirs = graphed.optimizer_state()["state"], eager.optimizer_state()["state"]
+    for i in theirs:
+        for key in ("exp_avg", "exp_avg_sq", "step"):
+            assert torch.equal(ours[i][key], theirs[i][key]), (i, key)

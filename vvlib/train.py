@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm  # text bars (stderr): they work in terminals, notebooks and papermill alike
 
-from . import graphdraw, rng
+from . import graphdraw, graphstep, rng
 from .model import ModelConfig, init_params, per_seed_loss, settings as model_settings
 from .experiments.store import save_torch
 from .tasks import sample, stack
@@ -114,20 +114,26 @@ class Trainer:
     `graph_draws` replays each seed group's draws from a CUDA graph (vvlib/graphdraw.py): the
     same batches with far fewer kernel launches.  None (the default) uses it wherever it is
     supported (on CUDA, for a task whose draws are fixed kernels: Task.capturable); it changes
-    no number, so it is not a setting."""
+    no number, so it is not a setting.  `graph_step` replays the whole step instead (draw,
+    forward, backward, AdamW: vvlib/graphstep.py), where graph_draws is supported; off by
+    default until a GPU has shown it to give the eager weights."""
 
-    def __init__(self, model_cfg: ModelConfig, cfg: TrainConfig, device="cpu", graph_draws: bool | None = None):
+    def __init__(self, model_cfg: ModelConfig, cfg: TrainConfig, device="cpu", graph_draws: bool | None = None,
+                 graph_step: bool = False):
         self.model_cfg, self.cfg, self.device = model_cfg, cfg, torch.device(device)
         supported = graphdraw.supported(model_cfg.task, cfg.max_len, self.device)
-        if graph_draws not in (None, True, False):
-            raise ValueError(f"graph_draws must be None (where supported), True or False; got {graph_draws!r}")
-        if graph_draws and not supported:
-            raise ValueError(f"graph_draws=True needs CUDA and a task whose draws a CUDA graph can record "
-                             f"(Task.capturable); got task {model_cfg.task.name!r} on {self.device.type}")
-        self.graph_draws = supported if graph_draws is None else graph_draws
+        if not isinstance(graph_draws, (bool, type(None))) or not isinstance(graph_step, bool):
+            raise ValueError(f"graph_draws must be None (where supported), True or False, and graph_step True or "
+                             f"False; got {graph_draws!r} and {graph_step!r}")
+        for name, asked in (("graph_draws", graph_draws), ("graph_step", graph_step)):
+            if asked and not supported:
+                raise ValueError(f"{name}=True needs CUDA and a task whose draws a CUDA graph can record "
+                                 f"(Task.capturable); got task {model_cfg.task.name!r} on {self.device.type}")
+        self.graph_step = graph_step
+        self.graph_draws = not graph_step and (supported if graph_draws is None else graph_draws)
         seeds, size = list(range(cfg.first_seed, cfg.first_seed + cfg.n_seeds)), group_size(cfg)
         self.groups = [self._group(seeds[i:i + size]) for i in range(0, len(seeds), size)]
-        self.graphed = [None] * len(self.groups)  # each group's GraphedDraws, made at its first draw
+        self.graphed = [None] * len(self.groups)  # each group's GraphedDraws or GraphedStep, made at first use
         self.step = 0
         self.loss_history = []  # (step, per-seed mean loss over the last window)
         # the losses summed since the last logged step, and how many steps that is: part of the
@@ -141,8 +147,9 @@ class Trainer:
             p.requires_grad_(True)
         # fused: one kernel per step instead of a dozen passes over every weight; measured 1.5x
         # faster for the dictionary model (whose 16384-row embeddings dominate the update)
+        # capturable: AdamW's step count stays on the GPU, which recording a whole step needs
         optimizer = torch.optim.AdamW(params.values(), lr=self.cfg.lr, weight_decay=self.cfg.weight_decay,
-                                      fused=True)
+                                      fused=True, capturable=self.graph_step)
         generators = [rng.generator(self.device, self.cfg.seed, "train-data", s) for s in seeds]
         return SeedGroup(params, optimizer, generators)
 
@@ -159,15 +166,28 @@ class Trainer:
             self.graphed[group] = graphdraw.GraphedDraws(eager, generators)
         return self.graphed[group](max_len_at(self.cfg, self.step))
 
+    def group_step(self, group: int, batch) -> torch.Tensor:
+        """One AdamW step of one seed group on `batch`; returns its seeds' losses, (S_g,)."""
+        params, optimizer = self.groups[group].params, self.groups[group].optimizer
+        per_seed = per_seed_loss(self.model_cfg, params, batch)
+        optimizer.zero_grad(set_to_none=True)
+        per_seed.sum().backward()  # seeds share no weights, so each gets its own gradient
+        optimizer.step()
+        return per_seed.detach()
+
+    def graphed_step(self, group: int) -> torch.Tensor:
+        """group_step with this step's draw, replayed from the group's CUDA graph for this length."""
+        if self.graphed[group] is None:
+            g = self.groups[group]
+            eager = lambda n: self.group_step(group, batch_up_to(self.model_cfg, self.cfg, g.generators, n,
+                                                                 self.device))
+            self.graphed[group] = graphstep.GraphedStep(eager, g.generators, g.params, g.optimizer)
+        return self.graphed[group](max_len_at(self.cfg, self.step))
+
     def train_step(self) -> torch.Tensor:
         """One AdamW step of every seed; returns each seed's loss, (S,)."""
-        losses = []
-        for i, group in enumerate(self.groups):
-            per_seed = per_seed_loss(self.model_cfg, group.params, self.draw(i))
-            group.optimizer.zero_grad(set_to_none=True)
-            per_seed.sum().backward()  # seeds share no weights, so each gets its own gradient
-            group.optimizer.step()
-            losses.append(per_seed.detach())
+        losses = [self.graphed_step(i) if self.graph_step else self.group_step(i, self.draw(i))
+                  for i in range(len(self.groups))]
         self.step += 1
         return torch.cat(losses)
 
@@ -259,7 +279,8 @@ class Trainer:
         # steps since this resume
         self.loss_window = state.get("loss_window", torch.zeros_like(self.loss_window)).to(self.device)
         self.window_steps = state.get("window_steps", 0)
-        self.graphed = [None] * len(self.groups)  # record afresh from the restored generators
+        # record afresh: from the restored generators, and AdamW's new state tensors
+        self.graphed = [None] * len(self.groups)
         return True
 
 
