@@ -90,7 +90,7 @@ def cli(*args):
     (["run", "11_sensitivity", "-p", "argmax_rows", '[{}, {"hidden": 0}]'],
      "argmax_rows[1]: hidden must be an int >= 1; got 0"),
     (["run", "11_sensitivity", "-p", "dictionary_rows", '[{"width": 64}]'],
-     "dictionary_rows[0]: cannot change 'width'; a dictionary row may change steps, batch_size"),
+     "dictionary_rows[0]: cannot change 'width'; a dictionary row may change n_seeds, steps, batch_size"),
 ])
 def test_cli_rejects_bad_input_with_status_2_and_writes_nothing(tmp_path, args, message):
     out = tmp_path / "out"

@@ -90,6 +90,13 @@ def test_seed_groups_train_the_same_weights_as_the_whole_ensemble(fixture, reque
         assert history == whole_history
 
 
+def test_more_seeds_leave_the_whole_groups_before_them_unchanged(small_argmax):
+    """Chapter 11's 20-seed row: in groups of 4, seeds 0-7 of 20 train as seeds 0-7 of 10."""
+    ten, _ = train(small_argmax, small(n_seeds=10, seed_group=4), progress=False)
+    twenty, _ = train(small_argmax, small(n_seeds=20, seed_group=4), progress=False)
+    assert all(torch.equal(ten[k][:8], twenty[k][:8]) for k in ten)
+
+
 @pytest.mark.parametrize("fixture", ["small_argmax", "small_dictionary"])
 def test_seed_groups_change_only_the_rounding(fixture, request, device):
     """With several threads (or on a GPU) a reduction may be split differently for another

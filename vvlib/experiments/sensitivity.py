@@ -21,10 +21,11 @@ from .params import ParameterError, Params
 PAIR = ("baseline", "layernorm")  # the two sides of every row, as its results name them
 ROW_PARAMETERS = {"argmax": "argmax_rows", "dictionary": "dictionary_rows"}  # the chapter's list of rows per task
 PAPER_TABLES = {"argmax": paper.TABLE1_ARGMAX, "dictionary": paper.TABLE2_DICTIONARY}  # Tables 1 and 2
-# What a row may change: the training and model settings every task has, each task's own, and
+# What a row may change: the training and model settings every task has, each task's own, its
+# number of seeds (more for a borderline row; each seed draws the same data in a row of 10 or 20), and
 # ln_affine: False makes the +LN side LayerNorm without its learned scale and shift, which is
 # chapter 8's +std variant (standardization alone).
-SHARED_SETTINGS = ("steps", "batch_size", "lr", "weight_decay", "min_train_len", "max_train_len",
+SHARED_SETTINGS = ("n_seeds", "steps", "batch_size", "lr", "weight_decay", "min_train_len", "max_train_len",
                    *variants.MODEL_PARAMETERS, "ln_affine")
 
 
