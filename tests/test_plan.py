@@ -103,6 +103,16 @@ def test_the_scale_page_states_the_plans_totals():
         assert phrase in text
 
 
+def test_the_plan_reads_the_store_the_chapters_write_from_any_folder(tmp_path, monkeypatch):
+    """The chapters run in the repository root: the default store is results/store there, and a
+    store given relative to the caller's folder is that folder's."""
+    monkeypatch.chdir(tmp_path)
+    default = paper_run.planned_jobs(["04_argmax_retrieval"], {"device": "cpu"})
+    assert all(job.path.is_relative_to(REPO_ROOT / "results" / "store") for job in default)
+    given = paper_run.planned_jobs(["04_argmax_retrieval"], {"device": "cpu", "store_dir": "mine"})
+    assert all(job.path.is_relative_to(tmp_path.resolve() / "mine") for job in given)
+
+
 def test_chapters_that_reuse_runs_add_no_entries_of_their_own():
     names = paper_run.paper_chapters(["04", "06", "07"])
     jobs = paper_run.planned_jobs(names, {"device": "cpu"})

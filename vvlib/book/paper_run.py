@@ -17,7 +17,7 @@ from tqdm import tqdm
 
 from .. import distributed
 from ..experiments import plan
-from ..experiments.params import ParameterError
+from ..experiments.params import ParameterError, Params
 from ..experiments.store import REPO_ROOT
 from .chapters import CHAPTERS, checked_parameters, resolved, run_chapter
 
@@ -42,9 +42,13 @@ def paper_chapters(names=None) -> list[str]:
 def planned_jobs(names, overrides: dict, profile: str = PROFILE) -> list[plan.Job]:
     """Every store entry the chapters compute at `profile`, each once; checks every chapter's
     parameters first, so a bad value stops everything before anything runs."""
+    given = {name: checked_parameters(name, profile, overrides) for name in names}  # *_dir made absolute
+    jobs = []
     for name in names:
-        checked_parameters(name, profile, overrides)
-    return plan.unique([job for name in names for job in plan.chapter_jobs(name, resolved(name, profile, overrides))])
+        P = resolved(name, profile, {k: v for k, v in given[name].items() if k != "profile"})
+        # the chapters run in the repository root, so a relative store_dir (the default) is read from there
+        jobs += plan.chapter_jobs(name, Params({**P, "store_dir": str(REPO_ROOT / P.store_dir)}))
+    return plan.unique(jobs)
 
 
 def describe(names, jobs: list[plan.Job]) -> str:
