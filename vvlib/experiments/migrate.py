@@ -76,7 +76,7 @@ def _run_spec(folder: Path) -> dict:
         return store.read_json(path)["spec"]["train"]
     checkpoint = folder / "checkpoint.pt"
     if checkpoint.exists():
-        return _checkpoint_spec(folder, torch.load(checkpoint, weights_only=False, mmap=True))
+        return _checkpoint_spec(folder, torch.load(checkpoint, map_location="cpu", weights_only=False, mmap=True))
     raise store.StoreError(f"{folder}: no record or checkpoint says what it holds")
 
 

@@ -77,7 +77,7 @@ def checkpoint_step(folder: Path) -> int:
     steps = []
     for file in folder.glob("checkpoint*.pt"):
         try:
-            steps.append(int(torch.load(file, weights_only=False, mmap=True)["step"]))
+            steps.append(int(torch.load(file, map_location="cpu", weights_only=False, mmap=True)["step"]))
         except Exception:  # being written or replaced right now: the next look will read it
             continue
     return max(steps, default=0)

@@ -216,8 +216,8 @@ def _checkpoint_step(checkpoint: Path, train_cfg: TrainConfig) -> int:
     """The step a run's checkpoint holds (0 without one); under torchrun, rank 0's own checkpoint."""
     if distributed.spreads(train_cfg):
         checkpoint = distributed.checkpoint_of(checkpoint, 0, distributed.rank_and_size()[1])
-    # mmap: read the step without loading the weights (the trainer loads them if it resumes)
-    return torch.load(checkpoint, weights_only=False, mmap=True)["step"] if checkpoint.exists() else 0
+    # mmap on the CPU: read the step without loading the weights, on a GPU or anywhere (the trainer loads them if it resumes)
+    return torch.load(checkpoint, map_location="cpu", weights_only=False, mmap=True)["step"] if checkpoint.exists() else 0
 
 
 def evaluated(store_dir, model_cfg, train_cfg, weights, eval_cfg: evaluate.EvalConfig, device, progress=True):
