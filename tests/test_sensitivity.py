@@ -67,7 +67,9 @@ def test_a_rows_record_matches_an_independent_computation():
     P = ci_params()
     rng = np.random.default_rng(0)
     base, ln = rng.uniform(0, 1, (5, 3)), rng.uniform(0, 1, (5, 3))
-    training = {v: {"provenance": {"wall_time_s": 1.5, "device": f"cpu ({v})"}} for v in sensitivity.PAIR}
+    training = {v: {"spec": {"variant": v}, "provenance": {"wall_time_s": 1.5, "device": f"cpu ({v})"}}
+                for v in sensitivity.PAIR}
+    training["layernorm"]["resumed_from_step"] = 20
     row = {"hidden": 32}
     record = sensitivity.row_record("argmax", row, sensitivity.row_params(P, "argmax", row),
                                     {"baseline": base, "layernorm": ln}, training, [64, 256])
@@ -82,6 +84,7 @@ def test_a_rows_record_matches_an_independent_computation():
     expected = math.sqrt(((ours - [99.6, *theirs]) ** 2).mean())
     assert record["distance_to_paper"] == pytest.approx(expected)
     assert (record["n_seeds"], record["steps"]) == (5, P.argmax_steps)
+    assert record["timed_steps"] == {"baseline": P.argmax_steps, "layernorm": P.argmax_steps - 20}
     assert record["trained_on"] == ["cpu (baseline)", "cpu (layernorm)"]
     assert sensitivity.devices([record, {**record, "task": "dictionary", "trained_on": ["cuda"]}], "argmax") == \
         "cpu (baseline), cpu (layernorm)"
@@ -129,13 +132,19 @@ def test_rows_left_out_and_the_cost_of_more_steps():
     planned = [{}, {"hidden": 64}, {"lr": 0.003, "hidden": 64}]
     assert sensitivity.not_run([{}, {"hidden": 64, "lr": 0.003}], planned) == ["hidden=64"]
     assert sensitivity.not_run(planned, planned) == []
-    records = [{"task": "argmax", "steps": 4000, "training_s": {"baseline": 1800.0, "layernorm": 1800.0}},
-               {"task": "argmax", "steps": 2000, "training_s": {"baseline": 360.0, "layernorm": 0.0}},
-               {"task": "dictionary", "steps": 1500, "training_s": {"baseline": 9e9, "layernorm": 9e9}}]
-    # 1 hour at 4,000 steps is 2 at 8,000; 0.1 hour at 2,000 steps is 0.4 at 8,000
+    def record(task, steps, runs, seconds, timed):
+        return {"task": task, "steps": steps, "runs": dict(zip(sensitivity.PAIR, runs)),
+                "training_s": dict(zip(sensitivity.PAIR, seconds)), "timed_steps": dict(zip(sensitivity.PAIR, timed))}
+
+    records = [record("argmax", 4000, "ab", (1800.0, 900.0), (4000, 2000)),  # b resumed at step 2,000: 1,800 s in all
+               record("argmax", 2000, "cd", (360.0, 0.0), (2000, 2000)),
+               record("argmax", 4000, "ae", (1800.0, 0.0), (4000, 4000)),  # shares run a: counted once
+               record("dictionary", 1500, "fg", (9e9, 9e9), (1500, 1500))]
+    # runs a and b: 1 hour at 4,000 steps is 2 at 8,000; c: 0.1 hour at 2,000 steps is 0.4 at 8,000
     assert sensitivity.hours_at(records, "argmax", 8000) == pytest.approx(2.4)
-    assert sensitivity.hours_at(records, "argmax") == pytest.approx(1.1)  # as recorded
+    assert sensitivity.hours_at(records, "argmax") == pytest.approx(1.1)  # as recorded, the resumed run scaled
     assert sensitivity.hours_at(records) == pytest.approx(1.1 + 2 * 9e9 / 3600)
+    assert len(sensitivity.trained_runs(records, "argmax")) == 5
 
 
 def test_the_summary_counts_each_tasks_rows_by_sign():

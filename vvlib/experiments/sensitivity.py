@@ -15,7 +15,7 @@ import pandas as pd
 from .. import tasks
 from ..compare import format_p, is_significant
 from ..stats import paired_difference
-from . import paper, variants
+from . import paper, store, variants
 from .params import ParameterError, Params
 
 PAIR = ("baseline", "layernorm")  # the two sides of every row, as its results name them
@@ -113,7 +113,7 @@ def row_record(task: str, row: dict, P: Params, accuracy: dict, training: dict, 
     """What results.json keeps of one row: its budget, both variants' mean accuracy (%) per
     length, the paired difference +LN - Baseline with its 95% interval and p at each N of
     `at`, the Baseline's RMS distance to the paper's Baseline, and each run's recorded training
-    time (wall clock) and device.
+    time (wall clock), the steps it timed, and device.
     Lengths are keyed as strings, as they read back from results.json."""
     base, ln = (100 * np.asarray(accuracy[v]) for v in PAIR)
     column = {str(n): j for j, n in enumerate(P.eval_lengths)}
@@ -124,7 +124,10 @@ def row_record(task: str, row: dict, P: Params, accuracy: dict, training: dict, 
         "difference": {str(n): paired_difference(base[:, column[str(n)]], ln[:, column[str(n)]])
                        for n in at if str(n) in column},
         "distance_to_paper": rms_distance(mean["baseline"], paper_row(task, "baseline")),
+        "runs": {v: store.spec_hash(training[v]["spec"]) for v in PAIR},  # rows may share a run
         "training_s": {v: training[v]["provenance"]["wall_time_s"] for v in PAIR},
+        # a run resumed from a checkpoint timed only the steps after it
+        "timed_steps": {v: P.steps - training[v].get("resumed_from_step", 0) for v in PAIR},
         "trained_on": sorted({training[v]["provenance"]["device"] for v in PAIR}),
     }
 
@@ -209,11 +212,18 @@ def not_run(rows: list, planned: list) -> list:
     return [label(row) for row in planned if row not in rows]
 
 
+def trained_runs(records: list, task: str | None = None) -> dict:
+    """{run: (record, side)} for the rows of `task` (or all), each run once (the ln_affine row
+    shares the defaults' Baseline)."""
+    return {r["runs"][v]: (r, v) for r in records if task in (None, r["task"]) for v in r["runs"]}
+
+
 def hours_at(records: list, task: str | None = None, steps: int | None = None) -> float:
-    """Hours of training of the rows (of `task`, or all) as each run recorded it, or at `steps`
-    steps each: scaled by steps (a step of a row costs the same however many there are)."""
-    return sum(sum(r["training_s"].values()) * (steps or r["steps"]) / r["steps"]
-               for r in records if task in (None, r["task"])) / 3600
+    """Hours of training of the rows' runs (of `task`, or all) at their own steps, or at `steps`
+    each: each run's recorded time per step it timed (a resumed run timed only the steps after
+    its checkpoint), times the steps (a step of a row costs the same however many there are)."""
+    return sum(r["training_s"][v] / r["timed_steps"][v] * (steps or r["steps"])
+               for r, v in trained_runs(records, task).values()) / 3600
 
 
 def devices(records: list, task: str | None = None) -> str:
