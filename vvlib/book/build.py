@@ -85,7 +85,8 @@ def page_header(name: str, profile: str, overrides: dict | None = None, where=No
     if "paper" in chapter.profiles:
         parts.append("```{note}\nThe paper's own scale is one flag away, `--profile paper` "
                      f"({', '.join(f'{k} {v:,}' if isinstance(v, int) else f'{k} {v}' for k, v in chapter.profiles['paper'].items())}),"
-                     " but wants a GPU: on 2 CPU cores it takes hours to days.\n```")
+                     " but wants a GPU: on 2 CPU cores it takes hours to days. `python -m vvlib paper` runs chapters"
+                     " 4-10 at that scale with one progress bar (`--plan` first says what it would compute).\n```")
     rows = "\n".join(f"| `{p.name}` | {p.type} | `{p.default!r}` | {p.help} |" for p in chapter.parameters().values())
     parts.append("```{admonition} Parameters of this chapter\n:class: dropdown\n"
                  f"Profiles: {', '.join(chapter.profile_names())}.\n\n"
