@@ -163,3 +163,13 @@ def test_the_summary_counts_each_tasks_rows_by_sign():
                l["no significant difference"]) for l in lines]
     assert counts == [("argmax", 1024, 2, 1, 1, 0), ("argmax", 16384, 2, 0, 1, 1),
                       ("dictionary", 1024, 1, 0, 0, 1), ("dictionary", 16384, 1, 0, 1, 0)]
+
+
+def test_the_summary_counts_each_tasks_rows_by_budget():
+    from vvlib.experiments import summary
+
+    rows = [{"task": "argmax", "n_seeds": 10, "steps": 4000}, {"task": "argmax", "n_seeds": 20, "steps": 4000},
+            {"task": "argmax", "n_seeds": 10, "steps": 4000}, {"task": "dictionary", "n_seeds": 10, "steps": 1500}]
+    results = {"parameters": {"profile": "book"}, "metrics": {"rows": rows}}
+    assert summary.sensitivity_budgets(results) == ("argmax: 2 of 10 seeds x 4,000 steps, 1 of 20 seeds x 4,000 steps; "
+                                                    "dictionary: 1 of 10 seeds x 1,500 steps (profile book)")

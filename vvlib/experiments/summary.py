@@ -6,6 +6,7 @@ summary page).
 """
 
 import json
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -180,6 +181,17 @@ def sensitivity_table(results: dict) -> list:
                           "+LN significantly behind": len(groups["behind"]),
                           "no significant difference": len(groups["cannot tell"])})
     return lines
+
+
+def sensitivity_budgets(results: dict) -> str:
+    """Chapter 11's rows counted by budget, per task: 'argmax: 14 of 10 seeds x 4,000 steps, 1 of
+    20 seeds x 4,000 steps; dictionary: ... (profile book)' (a row may set its seeds or steps)."""
+    rows, parts = results["metrics"]["rows"], []
+    for task in dict.fromkeys(r["task"] for r in rows):
+        budgets = Counter((r["n_seeds"], r["steps"]) for r in rows if r["task"] == task)
+        parts.append(f"{task}: " + ", ".join(f"{count} of {seeds} seeds x {steps:,} steps"
+                                             for (seeds, steps), count in budgets.items()))
+    return "; ".join(parts) + f" (profile {results['parameters']['profile']})"
 
 
 def compute_table(results_dir, chapters) -> list:
