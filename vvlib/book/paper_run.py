@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from .. import distributed
+from .. import distributed, rng
 from ..experiments import plan
 from ..experiments.params import ParameterError, Params
 from ..experiments.store import REPO_ROOT
@@ -128,6 +128,9 @@ def run_paper(names=None, parameters: dict | None = None, output_root=None, dry_
     shown = distributed.env_rank() == 0  # under torchrun, rank 0 alone prints
     if shown:
         print(describe(names, jobs))
+        if profile == PROFILE and rng.resolve_device(overrides.get("device", "auto")).type == "cpu":
+            print("no GPU in use: at the paper's scale this trains for hours to days on a CPU (the ETA appears once each "
+                  "kind of work has been timed); Ctrl-C stops it and the same command resumes")
     if dry_run:
         return jobs
     output_root = Path(output_root or REPO_ROOT / "_output" / profile)
