@@ -48,9 +48,15 @@ class GraphedDraws:
         self.eager(n)
         for g, state in zip(self.generators, states):
             g.set_state(state)
-        graph = torch.cuda.CUDAGraph()
-        for g in self.generators:
-            graph.register_generator_state(g)
-        with torch.cuda.graph(graph):
-            out = self.eager(n)
-        return graph, out
+        return recorded(lambda: self.eager(n), self.generators)
+
+
+def recorded(work, generators):
+    """(graph, what work() returned while recorded): a CUDA graph of work(), which draws from
+    `generators` and advances them on every replay as an eager call would."""
+    graph = torch.cuda.CUDAGraph()
+    for g in generators:
+        graph.register_generator_state(g)
+    with torch.cuda.graph(graph):
+        out = work()
+    return graph, out

@@ -17,6 +17,8 @@ checkpoint's resume replaces AdamW's state tensors, so the trainer records afres
 
 import torch
 
+from . import graphdraw
+
 
 class GraphedStep:
     """`step(n)` of one seed group, replayed from a graph recorded for length n.
@@ -48,12 +50,7 @@ class GraphedStep:
         # gradients made inside the recording live in the graph's memory: the replayed backward
         # writes them where the replayed update reads them
         self.optimizer.zero_grad(set_to_none=True)
-        graph = torch.cuda.CUDAGraph()
-        for g in self.generators:
-            graph.register_generator_state(g)
-        with torch.cuda.graph(graph):
-            loss = self.step(n)
-        return graph, loss
+        return graphdraw.recorded(lambda: self.step(n), self.generators)
 
     def _saved(self) -> dict:
         return {"generators": [g.get_state() for g in self.generators],

@@ -22,7 +22,7 @@ from .. import rng
 from ..train import TrainConfig
 from . import runs, sensitivity, variants
 
-PAIR = ("baseline", "layernorm")
+PAIR = sensitivity.PAIR  # Baseline and +LN
 BOTH_TASKS = ("argmax", "dictionary")
 
 
