@@ -10,11 +10,13 @@ import json
 import pytest
 
 from vvlib.experiments import store
-from vvlib.book.chapters import BOOK_STORE, CHAPTERS
+from vvlib.book.chapters import BOOK_STORE, CHAPTERS, PAPER_SCALE_STORE
 
 BOOK = store.REPO_ROOT / BOOK_STORE
+PAPER_SCALE = store.REPO_ROOT / PAPER_SCALE_STORE  # chapters 4-5 at the paper profile, trained on a GPU
 # (a ladder's .partial.json exists only while its run trains, and .gitignore keeps it out)
-RECORDS = sorted(p for p in BOOK.rglob("*.json") if not p.name.endswith(".partial.json")) if BOOK.exists() else []
+RECORDS = sorted(p for folder in (BOOK, PAPER_SCALE) if folder.exists() for p in folder.glob("*/*.json")
+                 if not p.name.endswith(".partial.json"))
 
 
 def test_results_are_committed_for_every_training_chapter():
@@ -22,7 +24,7 @@ def test_results_are_committed_for_every_training_chapter():
     assert [c for c in CHAPTERS.values() if c.profiles.get("book", {}).get("store_dir") == BOOK_STORE]
 
 
-@pytest.mark.parametrize("path", RECORDS, ids=lambda p: str(p.relative_to(BOOK)))
+@pytest.mark.parametrize("path", RECORDS, ids=lambda p: str(p.relative_to(store.REPO_ROOT)))
 def test_record_matches_its_name_and_has_provenance(path):
     record = json.loads(path.read_text())
     digest = store.spec_hash(record["spec"])
@@ -140,7 +142,8 @@ def test_the_intro_lines_on_argmax_at_the_paper_steps_hold_in_the_committed_resu
     assert sorted(zip(ahead["step"], ahead["N"])) == [(50_000, 2048), (100_000, 16384)]
 
 
-@pytest.mark.parametrize("path", [p for p in RECORDS if p.name == "run.json"], ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("path", [p for p in RECORDS if p.name == "run.json"],
+                         ids=lambda p: str(p.parent.relative_to(store.REPO_ROOT)))
 def test_todays_code_names_every_committed_run_as_it_was_stored(path):
     """Rebuild each committed run's configs from its stored settings: the code must compute the
     very spec (and so the folder) the run is stored under, or a refactor has silently stranded
@@ -154,4 +157,4 @@ def test_todays_code_names_every_committed_run_as_it_was_stored(path):
     model = ModelConfig(**{**spec["model"], "task": TaskConfig(**spec["model"]["task"])})
     train = TrainConfig(**spec["train"])
     assert training_spec(model, train, spec["device_type"]) == spec
-    assert run_dir(BOOK, model, train, spec["device_type"]) == path.parent
+    assert run_dir(path.parent.parent, model, train, spec["device_type"]) == path.parent

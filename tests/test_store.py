@@ -1,3 +1,5 @@
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -126,6 +128,44 @@ def test_stored_only_mode_refuses_to_compute(small_argmax, tmp_path, monkeypatch
         runs.TrainedRun(tmp_path, small_argmax, TrainConfig(n_seeds=1, steps=3, batch_size=4), "cpu").record
     with pytest.raises(store.StoreError, match="VVLIB_STORED_ONLY"):
         runs.cached_tables(tmp_path, "probe", {"a": 1}, lambda: {})
+
+
+def test_stored_only_sets_and_restores_the_mode(monkeypatch):
+    monkeypatch.delenv(runs.STORED_ONLY, raising=False)
+    with runs.stored_only():
+        assert os.environ[runs.STORED_ONLY] == "1"
+        with runs.stored_only(False):  # a nested scope may turn it off (build_book without --stored-only)
+            assert os.environ[runs.STORED_ONLY] == "0"
+        assert os.environ[runs.STORED_ONLY] == "1"
+    assert runs.STORED_ONLY not in os.environ
+    monkeypatch.setenv(runs.STORED_ONLY, "0")
+    with pytest.raises(RuntimeError):
+        with runs.stored_only():
+            raise RuntimeError("restored on the way out too")
+    assert os.environ[runs.STORED_ONLY] == "0"
+
+
+def test_runs_made_elsewhere_are_read_from_the_store_and_never_computed(small_argmax, tmp_path, monkeypatch):
+    """variants.stored_train_and_evaluate (chapters 4-5's paper-scale section) reads what another
+    device stored under its own device type, and refuses to train what is missing."""
+    from vvlib.experiments import variants
+    from vvlib.experiments.params import Params
+
+    monkeypatch.delenv(runs.STORED_ONLY, raising=False)
+    P = Params(n_seeds=2, steps=3, batch_size=4, lr=1e-3, weight_decay=0.0, min_train_len=2, max_train_len=4,
+               seed=0, checkpoint_every=10, hidden=16, eval_lengths=[4, 8], n_eval_sequences=6, eval_seed=1,
+               store_dir=str(tmp_path))
+    computed, _ = variants.train_and_evaluate(P, small_argmax.task, ["baseline"], ["fixed"], "cpu")
+    cpu_dir = runs.run_dir(tmp_path, variants.model_config(P, small_argmax.task, "baseline"),
+                           variants.train_config(P), "cpu")
+    loaded, records = variants.stored_train_and_evaluate(P, small_argmax.task, ["baseline"], ["fixed"], "cpu")
+    assert np.array_equal(loaded["baseline"], computed["baseline"])
+    assert records["baseline"]["spec"]["device_type"] == "cpu" and cpu_dir.is_dir()
+    with pytest.raises(store.StoreError, match="VVLIB_STORED_ONLY"):
+        variants.stored_train_and_evaluate(P, small_argmax.task, ["layernorm"], ["fixed"], "cpu")
+    with pytest.raises(store.StoreError, match="VVLIB_STORED_ONLY"):  # nothing stored under cuda's names
+        variants.stored_train_and_evaluate(P, small_argmax.task, ["baseline"], ["fixed"], "cuda")
+    assert runs.STORED_ONLY not in os.environ
 
 
 def test_cached_tables_round_trip_and_refuse_other_settings(tmp_path):

@@ -157,16 +157,9 @@ def copy_sources(dest: Path):
 
 def build_book(profile: str = DEFAULT_PROFILE, stored_only: bool = False) -> Path:
     """Execute every chapter and build the HTML.  stored_only: a chapter whose results are
-    not in the store fails instead of computing them (runs.STORED_ONLY)."""
-    from ..experiments.runs import STORED_ONLY
+    not in the store fails instead of computing them (runs.stored_only)."""
+    from ..experiments.runs import stored_only as stored_only_mode
 
-    previous = os.environ.get(STORED_ONLY)
-    os.environ[STORED_ONLY] = "1" if stored_only else "0"  # papermill's kernels inherit it
-    try:
+    with stored_only_mode(stored_only):  # papermill's kernels inherit it
         execute_chapters(REPO_ROOT, profile)
-    finally:
-        if previous is None:
-            del os.environ[STORED_ONLY]
-        else:
-            os.environ[STORED_ONLY] = previous
     return build_html(REPO_ROOT)

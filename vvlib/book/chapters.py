@@ -52,6 +52,9 @@ PAPER_TRAINING = {"n_seeds": 100, "checkpoint_every": 1000}
 # what that changes).  Its results are committed under BOOK_STORE and loaded, not recomputed.
 BOOK_STORE = "results/book"
 BOOK_TRAINING = {"n_seeds": 20, "store_dir": BOOK_STORE}
+# Chapters 4-5's runs at their `paper` profile, trained on a GPU and committed (results/paper/README.md):
+# the book shows them beside its own scales.
+PAPER_SCALE_STORE = "results/paper"
 # Chapters 4-5's longer training beside the main one (the `long_*` parameters): in the book, the
 # paper's own number of steps, its seeds stored as runs of 20 that each fit in one sitting (long_seeds grows
 # as they are committed; the paper has 100).
@@ -84,8 +87,10 @@ BOOK_SENSITIVITY_ROWS = {
     "argmax_rows": [{}, {"min_train_len": 1}, {"min_train_len": 12}, {"hidden": 64}, {"hidden": 256},
                     {"encoder_layers": 1}, {"encoder_layers": 3}, {"readout_layers": 1}, {"readout_layers": 3},
                     {"lr": 0.0003}, {"lr": 0.003}, {"weight_decay": 0.0}, {"weight_decay": 0.01}, {"batch_size": 32},
-                    {"batch_size": 512}, {"n_classes": 100}, {"encode_query": False}, {"ln_affine": False}],
-    "dictionary_rows": [{}, {"min_train_len": 1}, {"min_train_len": 12}, {"hidden": 64}, {"hidden": 256}],
+                    {"batch_size": 512}, {"n_classes": 100}, {"encode_query": False}, {"ln_affine": False},
+                    {"n_seeds": 20}],
+    "dictionary_rows": [{}, {"min_train_len": 1}, {"min_train_len": 12}, {"hidden": 64}, {"hidden": 256},
+                        {"encoder_layers": 1}, {"encoder_layers": 3}, {"readout_layers": 1}],
 }
 
 
@@ -128,7 +133,8 @@ CHAPTERS = {
             profiles={
                 # A smoke test: minutes on 2 CPU cores; too small to judge the paper's claims.
                 "ci": {"n_seeds": CI_SEEDS, "steps": ARGMAX_STEPS["ci"], "n_eval_sequences": 128, **CI_LONG},
-                "book": {**BOOK_TRAINING, "steps": ARGMAX_STEPS["book"], "n_eval_sequences": 256, **BOOK_LONG_ARGMAX},
+                "book": {**BOOK_TRAINING, "steps": ARGMAX_STEPS["book"], "n_eval_sequences": 256, **BOOK_LONG_ARGMAX,
+                         "paper_scale_dir": PAPER_SCALE_STORE},
                 # The paper's scale (100 seeds x 100,000 steps): wants a GPU.
                 "paper": {**PAPER_TRAINING, "steps": ARGMAX_STEPS["paper"], "n_eval_sequences": 1024},
             },
@@ -139,7 +145,7 @@ CHAPTERS = {
             profiles={
                 "ci": {"n_seeds": CI_SEEDS, "steps": DICTIONARY_STEPS["ci"], "n_eval_sequences": 64, **CI_LONG},
                 "book": {**BOOK_TRAINING, "steps": DICTIONARY_STEPS["book"], "n_eval_sequences": 128,
-                         **BOOK_LONG_DICTIONARY},
+                         **BOOK_LONG_DICTIONARY, "paper_scale_dir": PAPER_SCALE_STORE},
                 "paper": {**PAPER_TRAINING, "steps": DICTIONARY_STEPS["paper"], "n_eval_sequences": 1024},
             },
         ),
@@ -244,7 +250,7 @@ def checked_parameters(name: str, profile: str = DEFAULT_PROFILE, overrides: dic
     overrides = dict(overrides or {})
     if output_dir is not None:
         overrides["output_dir"] = str(output_dir)
-    given = {k: str(Path(v).resolve()) if k.endswith("_dir") else v for k, v in overrides.items()}
+    given = {k: str(Path(v).resolve()) if k.endswith("_dir") and v else v for k, v in overrides.items()}
     P, chapter = resolved(name, profile, given), get_chapter(name)  # raises on anything bad
     if chapter.check:
         chapter.check(P)

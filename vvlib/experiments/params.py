@@ -202,6 +202,7 @@ RULES = {
     "store_dir": ((lambda v: isinstance(v, str) and v.strip() != ""), "a non-empty path"),
     "output_dir": ((lambda v: isinstance(v, str) and v.strip() != ""), "a non-empty path"),
     "results_dir": ((lambda v: isinstance(v, str) and v.strip() != ""), "a non-empty path"),
+    "paper_scale_dir": ((lambda v: isinstance(v, str)), "a results store's path, or '' to leave that section out"),
 }
 
 _TYPES = {"int": int, "float": float, "str": str, "bool": bool, "list": list}

@@ -22,6 +22,7 @@ seeds over the ranks; rank 0 decides what the store holds (distributed.agreed) a
 writes to it (_publish); the others wait for its writes where they may read them.
 """
 
+import contextlib
 import dataclasses
 import os
 import shutil
@@ -83,6 +84,22 @@ def ladder_path(store_dir, model_cfg, train_cfg, eval_cfg: evaluate.EvalConfig, 
 
 
 STORED_ONLY = "VVLIB_STORED_ONLY"
+
+
+@contextlib.contextmanager
+def stored_only(on: bool = True):
+    """Inside, STORED_ONLY is set (on) or cleared (off), then restored: set, anything missing
+    from the store raises StoreError instead of being computed.  Child processes (papermill's
+    kernels) inherit it."""
+    previous = os.environ.get(STORED_ONLY)
+    os.environ[STORED_ONLY] = "1" if on else "0"
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ[STORED_ONLY]
+        else:
+            os.environ[STORED_ONLY] = previous
 
 
 def _may_compute(what: str, path: Path):

@@ -24,8 +24,8 @@ METRICS = {
     "02_monte_carlo": _keys("loglog_slope slope_ci std_by_length slope_by_feature std_by_length_by_setting "
                             "broken_assumptions exact_check global"),
     "03_pretrained_transformer": _keys("models"),
-    "04_argmax_retrieval": _keys(PER_LENGTH, "long ladder"),
-    "05_dictionary_lookup": _keys(PER_LENGTH, "long ladder"),
+    "04_argmax_retrieval": _keys(PER_LENGTH, "long ladder paper_scale"),
+    "05_dictionary_lookup": _keys(PER_LENGTH, "long ladder paper_scale"),
     "06_distribution_shift": _keys("global_mean global_variance global_mean_drift relative_global_variance "
                                    "component_std component_std_slope component_std_slope_sem "
                                    "p_value_relative_global_variance p_value_mean_drift"),

@@ -8,12 +8,13 @@ Chapter parameters map to configs here, so every training chapter reads the same
 import dataclasses
 
 import numpy as np
+import torch
 
 from .. import tasks
 from ..evaluate import EvalConfig
 from ..model import ModelConfig
 from .params import Params
-from .runs import TrainedRun, ladder
+from .runs import TrainedRun, ladder, stored_only
 from ..tasks import TaskConfig
 from ..train import TrainConfig
 
@@ -107,6 +108,14 @@ def train_and_evaluate(P, task: TaskConfig, variants, temperatures=("fixed",), d
             accuracy[run_name(variant, temperature)] = run.evaluated(eval_config(P, temperature))
         training[variant] = run.record
     return accuracy, training
+
+
+def stored_train_and_evaluate(P, task: TaskConfig, variants, temperatures, device_type: str):
+    """train_and_evaluate's (accuracy, training) for runs made elsewhere (e.g. the paper's scale,
+    trained on a GPU), read from P.store_dir only: device_type names their store entries, and a
+    missing entry raises StoreError; nothing is trained or evaluated here."""
+    with stored_only():
+        return train_and_evaluate(P, task, variants, temperatures, torch.device(device_type))
 
 
 def long_train_configs(P) -> list:
