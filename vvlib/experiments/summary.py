@@ -54,20 +54,43 @@ def long_scale(results: dict, task: str = "") -> str:
     return f"{P[prefix + 'long_seeds']} seeds x {P[prefix + 'long_steps']} steps (profile {P['profile']})"
 
 
+def paper_scale(metrics: dict) -> str:
+    """The scale of chapters 4-5's paper-profile runs (their metrics["paper_scale"]), like scale()."""
+    return f"{metrics['n_seeds']} seeds x {metrics['steps']} steps (profile paper, {metrics['device_type']})"
+
+
+PAPER_SCALE_LABEL = ", at the paper's scale"
+HEADLINE = "+LN is more accurate than the Baseline"
+
+
 def _accuracy_claims(task, results, table) -> list:
-    """Chapters 4-5's three comparisons, at the book's scale and (where it ran) at the longer
-    training's: each pair of runs with the chapter's paired p-values."""
-    pairs = [("+LN is more accurate than the Baseline", "baseline", "layernorm"),
+    """Chapters 4-5's three comparisons, at the book's scale, at the longer training's and at
+    the paper's scale (where each ran): each pair of runs with the chapter's paired p-values."""
+    pairs = [(HEADLINE, "baseline", "layernorm"),
              ("with adaptive θ, +LN is more accurate than without LN", "adaptive_baseline", "adaptive_layernorm"),
              ("adaptive θ improves +LN further", "layernorm", "adaptive_layernorm")]
     scales = [("", results["metrics"], scale(results))]
     if "long" in results["metrics"]:
         steps = results["metrics"]["long"]["steps"]
         scales.append((f", at {steps:,} steps", results["metrics"]["long"], long_scale(results)))
+    if "paper_scale" in results["metrics"]:
+        scales.append((PAPER_SCALE_LABEL, results["metrics"]["paper_scale"], paper_scale(results["metrics"]["paper_scale"])))
     return [Claim(f"{task}{label}: {text}", results, table,
                   compare(m["accuracy"][claimed], m["accuracy"][other], m["p_value"][pair_name((other, claimed))],
-                          beyond_training(results)), where)
+                          [n for n in beyond_training(results) if n in m["accuracy"][claimed]]), where)
             for label, m, where in scales for text, other, claimed in pairs]
+
+
+def headline(rows: list) -> str:
+    """The paper's headline (+LN more accurate than the Baseline) per task, at every scale a row
+    tests it, from the rows' verdicts: a Markdown list, one item per task."""
+    items = []
+    for task in ("argmax", "dictionary"):
+        found = [f"{c.evidence.verdict()} at {c.scale}" for c in rows
+                 if c.claim.split(":")[0].split(",")[0] == task and c.claim.endswith(HEADLINE)]
+        if found:
+            items.append(f"- **{task}**: " + "; ".join(found) + ".")
+    return "\n".join(items)
 
 
 def _ablation_views(ablation: dict) -> list:

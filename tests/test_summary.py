@@ -1,0 +1,41 @@
+"""The summary's accuracy claims at each scale a chapter ran, and the headline sentence."""
+
+from vvlib.compare import CONTRADICTED, SUPPORTED
+from vvlib.experiments import summary
+
+LENGTHS = [16, 32, 64]
+
+
+def metrics(ln_minus_baseline: float, p: float, **extra) -> dict:
+    """per_length-style metrics: +LN differs from the Baseline by ln_minus_baseline at every length."""
+    base = {str(n): 50.0 for n in LENGTHS}
+    ln = {str(n): 50.0 + ln_minus_baseline for n in LENGTHS}
+    runs = {"baseline": base, "layernorm": ln, "adaptive_baseline": base, "adaptive_layernorm": ln}
+    pairs = ("baseline_vs_layernorm", "adaptive_baseline_vs_adaptive_layernorm", "layernorm_vs_adaptive_layernorm")
+    return {"accuracy": runs, "p_value": {pair: {str(n): p for n in LENGTHS} for pair in pairs}, **extra}
+
+
+def results(paper_scale=None) -> dict:
+    m = metrics(-2.0, 0.001)  # the book's scale: +LN significantly behind
+    if paper_scale is not None:
+        m["paper_scale"] = paper_scale
+    return {"parameters": {"eval_lengths": LENGTHS, "max_train_len": 16, "n_seeds": 20, "steps": 4000,
+                           "profile": "book"}, "metrics": m}
+
+
+def test_the_paper_scale_gets_its_own_rows_with_its_scale():
+    rows = summary._accuracy_claims("argmax", results(metrics(3.0, 0.001, n_seeds=100, steps=100_000,
+                                                               device_type="cuda")), "Table 1")
+    by_claim = {c.claim: c for c in rows}
+    book, paper = by_claim["argmax: " + summary.HEADLINE], by_claim["argmax, at the paper's scale: " + summary.HEADLINE]
+    assert book.evidence.verdict() == CONTRADICTED and book.scale == "20 seeds x 4000 steps (profile book)"
+    assert paper.evidence.verdict() == SUPPORTED and paper.scale == "100 seeds x 100000 steps (profile paper, cuda)"
+    assert (paper.evidence.ahead, paper.evidence.ahead_significant) == (2, 2)  # 32 and 64: beyond N = 16
+    assert summary.headline(rows) == (f"- **argmax**: {CONTRADICTED} at 20 seeds x 4000 steps (profile book); "
+                                      f"{SUPPORTED} at 100 seeds x 100000 steps (profile paper, cuda).")
+
+
+def test_without_a_paper_scale_there_are_no_such_rows():
+    rows = summary._accuracy_claims("dictionary", results(), "Table 2")
+    assert len(rows) == 3 and not any("paper's scale" in c.claim for c in rows)
+    assert summary.headline(rows).startswith("- **dictionary**: ") and "argmax" not in summary.headline(rows)
