@@ -3,8 +3,8 @@
     python -m bench.paper_scale --device cuda                  # chapter 4 (argmax)
     python -m bench.paper_scale --device cuda --task dictionary --steps 200
     python -m bench.paper_scale --device cuda --tf32           # TF32 matrix products
-    python -m bench.paper_scale --device cuda --eager-draws    # without CUDA-graph draws
-    python -m bench.paper_scale --device cuda --graph-step     # the whole step replayed from a CUDA graph
+    python -m bench.paper_scale --device cuda --eager-step     # only the draws replayed from CUDA graphs
+    python -m bench.paper_scale --device cuda --eager-draws    # nothing replayed from CUDA graphs
 
 Trains the paper profile's ensemble (100 seeds, the chapter's model and batch) for a sample
 of --steps steps, times one evaluation at the paper's 11 lengths, and extrapolates to the
@@ -39,7 +39,7 @@ def timed(run, device) -> float:
 
 
 def measure(task_name: str, device, sample_steps: int, eval_sequences: int | None, graph_draws=None,
-            graph_step=False) -> dict:
+            graph_step=None) -> dict:
     profile = get_chapter(CHAPTERS[task_name]).profiles["paper"]
     cfg = ModelConfig(task=TaskConfig(task_name))
     trainer = Trainer(cfg, TrainConfig(n_seeds=profile["n_seeds"], steps=10**9), device, graph_draws, graph_step)
@@ -69,9 +69,9 @@ def main(argv=None):
                              "the estimate scales it to the profile's)")
     parser.add_argument("--tf32", action="store_true", help="let float32 matrix products use TF32 (CUDA)")
     parser.add_argument("--eager-draws", action="store_true",
-                        help="draw each batch eagerly, not by replaying a CUDA graph (for comparison)")
-    parser.add_argument("--graph-step", action="store_true",
-                        help="replay the whole step (draw, forward, backward, AdamW) from a CUDA graph")
+                        help="draw each batch eagerly and step eagerly: no CUDA graph (for comparison)")
+    parser.add_argument("--eager-step", action="store_true",
+                        help="replay only the draws from a CUDA graph, not the whole step (the default: for comparison)")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args(argv)
     if args.steps < 1:
@@ -81,7 +81,7 @@ def main(argv=None):
     name = torch.cuda.get_device_name() if device.type == "cuda" else "cpu"
     result = {"device": name, "torch": torch.__version__, "tf32": args.tf32,
               **measure(args.task, device, args.steps, args.eval_sequences, False if args.eager_draws else None,
-                        args.graph_step)}
+                        False if args.eager_step or args.eager_draws else None)}
     replayed = ("whole step replayed from CUDA graphs" if result["graph_step"] else
                 "draws replayed from CUDA graphs" if result["graph_draws"] else "eager")
     print(f"device: {device} ({name}), torch {torch.__version__}, TF32 {'on' if args.tf32 else 'off'}, {replayed}")

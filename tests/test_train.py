@@ -213,13 +213,17 @@ def test_graph_draws_are_refused_where_unsupported(small_argmax, small_dictionar
     if torch.cuda.is_available():  # 256 keys: too few for the fixed draw at 16 items
         with pytest.raises(ValueError, match="graph_draws=True needs CUDA and a task"):
             Trainer(small_dictionary, small(), "cuda", graph_draws=True)
-    with pytest.raises(ValueError, match="graph_draws must be None"):
+    with pytest.raises(ValueError, match="graph_draws and graph_step must each be None"):
         Trainer(small_argmax, small(), "cpu", graph_draws="yes")
     with pytest.raises(ValueError, match="graph_step=True needs CUDA"):
         Trainer(small_argmax, small(), "cpu", graph_step=True)
-    with pytest.raises(ValueError, match="graph_step True or False; got None and 1"):
+    with pytest.raises(ValueError, match="must each be None .where supported., True or False; got None and 1"):
         Trainer(small_argmax, small(), "cpu", graph_step=1)
-    assert not Trainer(small_argmax, small(), "cpu").graph_step  # off unless asked for
+    assert not Trainer(small_argmax, small(), "cpu").graph_step  # the default: only where supported
+    if torch.cuda.is_available():
+        default, draws_only = Trainer(small_argmax, small(), "cuda"), Trainer(small_argmax, small(), "cuda", True)
+        assert default.graph_step and not default.graph_draws
+        assert draws_only.graph_draws and not draws_only.graph_step
 
 
 # dictionary lookup with the paper's 16384 keys: its GPU draw is a fixed sequence of kernels

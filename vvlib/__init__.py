@@ -13,7 +13,7 @@ The science, vvlib/ (no files, no pages):
     train           seed-batched training with checkpoints and resume
     distributed     a run's seeds spread over the processes of a torchrun launch
     graphdraw       training batches replayed from CUDA graphs (argmax on a GPU)
-    graphstep       a whole training step replayed from a CUDA graph (opt-in, on a GPU)
+    graphstep       a whole training step replayed from a CUDA graph (the default on a GPU)
     evaluate        chunked accuracy at long lengths
     montecarlo      Monte Carlo of random attention (chapters 1-2)
     probing         inside trained models at long lengths (chapters 6-7)

@@ -112,25 +112,26 @@ class Trainer:
     """Holds the whole training state; `run()` advances it to cfg.steps.
 
     `graph_draws` replays each seed group's draws from a CUDA graph (vvlib/graphdraw.py): the
-    same batches with far fewer kernel launches.  None (the default) uses it wherever it is
-    supported (on CUDA, for a task whose draws are fixed kernels: Task.capturable); it changes
-    no number, so it is not a setting.  `graph_step` replays the whole step instead (draw,
-    forward, backward, AdamW: vvlib/graphstep.py), where graph_draws is supported; off by
-    default until a GPU has shown it to give the eager weights."""
+    same batches with far fewer kernel launches.  `graph_step` replays the whole step instead
+    (draw, forward, backward, AdamW: vvlib/graphstep.py), one launch per step and seed group.
+    Neither changes a number (tests/test_train.py checks both on a GPU), so neither is a
+    setting.  None (the default) for both: the whole step where it is supported (on CUDA, for
+    a task whose draws are fixed kernels: Task.capturable), else eager; asking for graph_draws
+    alone keeps the step eager."""
 
     def __init__(self, model_cfg: ModelConfig, cfg: TrainConfig, device="cpu", graph_draws: bool | None = None,
-                 graph_step: bool = False):
+                 graph_step: bool | None = None):
         self.model_cfg, self.cfg, self.device = model_cfg, cfg, torch.device(device)
         supported = graphdraw.supported(model_cfg.task, cfg.max_len, self.device)
-        if not isinstance(graph_draws, (bool, type(None))) or not isinstance(graph_step, bool):
-            raise ValueError(f"graph_draws must be None (where supported), True or False, and graph_step True or "
-                             f"False; got {graph_draws!r} and {graph_step!r}")
+        if not all(isinstance(g, (bool, type(None))) for g in (graph_draws, graph_step)):
+            raise ValueError(f"graph_draws and graph_step must each be None (where supported), True or False; "
+                             f"got {graph_draws!r} and {graph_step!r}")
         for name, asked in (("graph_draws", graph_draws), ("graph_step", graph_step)):
             if asked and not supported:
                 raise ValueError(f"{name}=True needs CUDA and a task whose draws a CUDA graph can record "
                                  f"(Task.capturable); got task {model_cfg.task.name!r} on {self.device.type}")
-        self.graph_step = graph_step
-        self.graph_draws = not graph_step and (supported if graph_draws is None else graph_draws)
+        self.graph_step = supported and graph_draws is None if graph_step is None else graph_step
+        self.graph_draws = not self.graph_step and (supported if graph_draws is None else graph_draws)
         seeds, size = list(range(cfg.first_seed, cfg.first_seed + cfg.n_seeds)), group_size(cfg)
         self.groups = [self._group(seeds[i:i + size]) for i in range(0, len(seeds), size)]
         self.graphed = [None] * len(self.groups)  # each group's GraphedDraws or GraphedStep, made at first use
