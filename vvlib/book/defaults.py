@@ -40,6 +40,7 @@ TRAINING_DEFAULTS = {
     "long_steps": 0,  # no longer training unless asked for
     "long_seed_group": 4,  # 4 seeds per batch trains faster on a CPU
     "ladder_lengths": [16, 256, 2048, 16384],
+    "paper_scale_dir": "",  # chapters 4-5's paper-scale section: off unless a profile names a store
 }
 
 # What differs between the tasks.  A one-task chapter names these as written; chapters 8-10
