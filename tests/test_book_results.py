@@ -172,11 +172,12 @@ def paper_scale_results(chapter: str, task: str):
 
 
 def test_the_intro_lines_on_the_paper_scale_hold_in_the_committed_results():
-    """book/intro.md (and chapter 11's page, for 7.0 and 19.5), at the paper's full scale (100 seeds, on a GPU): argmax +LN ahead at all 10
-    lengths beyond training with p < 1e-8, fixed and adaptive; 22.5% against 17.0% at 2^14; +LN within
-    3.2 points of the paper's everywhere, our Baseline up to 7.0 below it, the largest gain 13.5 points
-    at 2^12.  Dictionary +LN behind at all 10 by at most 1.5 points, significantly at exactly 2^6..2^10;
-    36.2% against 36.7% at 2^14; our Baseline 98.9% at N = 16 and up to 19.5 points above the paper's."""
+    """book/intro.md (and chapter 11's page, for 7.0 and 19.5), at the paper's full scale (100 seeds,
+    on a GPU): argmax +LN ahead at all 10 lengths beyond training with p < 1e-8, fixed and adaptive;
+    22.5% against 17.0% at 2^14; +LN within 3.2 points of the paper's everywhere, our Baseline up to
+    7.0 below it, the largest gain 13.5 points at 2^12.  Dictionary +LN behind at all 10 by at most
+    1.5 points, significantly at exactly 2^6..2^10; 36.2% against 36.7% at 2^14; our Baseline 98.9%
+    at N = 16 and up to 19.5 points above the paper's."""
     from vvlib.experiments import paper
     from vvlib.stats import paired_ttest
 
