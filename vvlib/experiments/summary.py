@@ -74,7 +74,8 @@ def _accuracy_claims(task, results, table) -> list:
         steps = results["metrics"]["long"]["steps"]
         scales.append((f", at {steps:,} steps", results["metrics"]["long"], long_scale(results)))
     if "paper_scale" in results["metrics"]:
-        scales.append((PAPER_SCALE_LABEL, results["metrics"]["paper_scale"], paper_scale(results["metrics"]["paper_scale"])))
+        m = results["metrics"]["paper_scale"]
+        scales.append((PAPER_SCALE_LABEL, m, paper_scale(m)))
     return [Claim(f"{task}{label}: {text}", results, table,
                   compare(m["accuracy"][claimed], m["accuracy"][other], m["p_value"][pair_name((other, claimed))],
                           [n for n in beyond_training(results) if n in m["accuracy"][claimed]]), where)
