@@ -39,3 +39,25 @@ def test_without_a_paper_scale_there_are_no_such_rows():
     rows = summary._accuracy_claims("dictionary", results(), "Table 2")
     assert len(rows) == 3 and not any("paper's scale" in c.claim for c in rows)
     assert summary.headline(rows).startswith("- **dictionary**: ") and "argmax" not in summary.headline(rows)
+
+
+def test_training_minutes_of_different_machines_are_not_added_up(tmp_path):
+    import json
+
+    from vvlib.experiments import schema
+
+    def write(chapter, sources):
+        (tmp_path / chapter).mkdir()
+        (tmp_path / chapter / "results.json").write_text(json.dumps({
+            "parameters": {"n_seeds": 2, "steps": 10, "profile": "ci", "eval_lengths": LENGTHS, "max_train_len": 16},
+            "metrics": {key: {} for key in schema.METRICS[chapter].required},
+            "provenance": {"wall_time_s": 30, "device": "cpu", "sources": sources}}))
+
+    cpu, gpu = "cpu (x86_64, 2 threads)", "NVIDIA H100 80GB HBM3"
+    write("04_argmax_retrieval", {"a": {"device": cpu, "wall_time_s": 120}, "b": {"device": cpu, "wall_time_s": 60},
+                                  "c": {"device": gpu, "wall_time_s": 30}})
+    write("05_dictionary_lookup", {"a": {"device": cpu, "wall_time_s": 90}})
+    rows = {r["chapter"]: r for r in summary.compute_table(tmp_path, ["04_argmax_retrieval", "05_dictionary_lookup"])}
+    assert rows["04_argmax_retrieval"]["training time (min)"] == f"0.5 on {gpu}; 3.0 on {cpu}"
+    assert rows["04_argmax_retrieval"]["device"] == [gpu, cpu] and rows["04_argmax_retrieval"]["training runs"] == 3
+    assert rows["05_dictionary_lookup"]["training time (min)"] == 1.5

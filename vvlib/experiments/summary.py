@@ -220,14 +220,25 @@ def sensitivity_budgets(results: dict) -> str:
 
 def compute_table(results_dir, chapters) -> list:
     """Per chapter: its profile, scale, the training time of the models it used (from the
-    training records it cites) and its own run time, for the summary's scale table."""
+    training records it cites), per device where they ran on more than one, and its own run
+    time, for the summary's scale table."""
     rows = []
     for chapter in chapters:
         res = load(results_dir, chapter)
         sources = res["provenance"].get("sources", {})
-        training = sum(s.get("wall_time_s") or 0 for s in sources.values())
+        minutes = Counter()
+        for s in sources.values():
+            minutes[s["device"]] += (s.get("wall_time_s") or 0) / 60
         rows.append({"chapter": chapter, "scale": scale(res), "training runs": len(sources),
-                     "training time (min)": round(training / 60, 1),
+                     "training time (min)": _per_device(minutes),
                      "page run time (min)": round((res["provenance"]["wall_time_s"] or 0) / 60, 1),
-                     "device": sorted({s["device"] for s in sources.values()} or {res["provenance"]["device"]})})
+                     "device": sorted(minutes) or [res["provenance"]["device"]]})
     return rows
+
+
+def _per_device(minutes: Counter):
+    """A total in minutes, or one per device ('312.4 on cpu (...); 16.1 on NVIDIA H100 ...'):
+    minutes of different machines are not added up."""
+    if len(minutes) <= 1:
+        return round(sum(minutes.values()), 1)
+    return "; ".join(f"{m:.1f} on {device}" for device, m in sorted(minutes.items()))
