@@ -162,12 +162,9 @@ def test_todays_code_names_every_committed_run_as_it_was_stored(path):
 
 def paper_scale_results(chapter: str, task: str):
     """(parameters, accuracy) of chapter's paper profile, from the committed GPU records only."""
-    from vvlib.experiments import variants
     from vvlib.book import chapters
 
-    P = chapters.resolved(chapter, "paper", {"store_dir": str(PAPER_SCALE)})
-    accuracy, _ = variants.stored_train_and_evaluate(P, variants.task_config(P, task), ["baseline", "layernorm"],
-                                                     ["fixed", "adaptive"], "cuda")
+    P, accuracy, _ = chapters.paper_scale_runs(chapter, task, PAPER_SCALE)
     return P, accuracy
 
 

@@ -278,6 +278,18 @@ def resolved(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None =
                           explicit=set(given) - {"profile"}))
 
 
+def paper_scale_runs(name: str, task: str, store_dir):
+    """Chapter `name`'s Baseline and +LN at its `paper` profile, trained on a GPU and read from
+    store_dir (results/paper in the book), never trained here: (parameters, per-seed accuracy
+    {run name: (seeds, lengths)} with fixed and adaptive temperature, {variant: run record})."""
+    from ..experiments import variants
+
+    P = resolved(name, "paper", {"store_dir": str(store_dir)})
+    accuracy, records = variants.stored_train_and_evaluate(P, variants.task_config(P, task), ["baseline", "layernorm"],
+                                                           ["fixed", "adaptive"], "cuda")
+    return P, accuracy, records
+
+
 def run_chapter(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None,
                 output_dir: Path | None = None, notebook_out: Path | None = None, progress=True) -> Path:
     """Execute a chapter with papermill; returns the executed notebook's path.
