@@ -1,4 +1,5 @@
-"""The summary's accuracy claims at each scale a chapter ran, and the headline sentence."""
+"""The summary's accuracy claims at each scale a chapter ran, the headline sentence, and the
+tables that set the scales side by side."""
 
 from vvlib.compare import CONTRADICTED, SUPPORTED
 from vvlib.experiments import summary
@@ -61,3 +62,21 @@ def test_training_minutes_of_different_machines_are_not_added_up(tmp_path):
     assert rows["04_argmax_retrieval"]["training time (min)"] == f"0.5 on {gpu}; 3.0 on {cpu}"
     assert rows["04_argmax_retrieval"]["device"] == [gpu, cpu] and rows["04_argmax_retrieval"]["training runs"] == 3
     assert rows["05_dictionary_lookup"]["training time (min)"] == 1.5
+
+
+def test_differences_by_scale_pair_each_scale_on_its_own_seeds_and_shared_lengths():
+    import numpy as np
+
+    from vvlib.experiments import report
+    from vvlib.stats import paired_difference
+
+    rng = np.random.default_rng(0)
+    small = {"baseline": rng.uniform(size=(4, 3)), "layernorm": rng.uniform(size=(4, 3))}
+    large = {"baseline": rng.uniform(size=(9, 2)), "layernorm": rng.uniform(size=(9, 2))}
+    frame = report.differences_by_scale({"4 seeds": ([16, 32, 64], small), "9 seeds": ([16, 64], large)},
+                                        ("baseline", "layernorm"))
+    assert list(frame.index) == ["2⁴", "2⁶"] and list(frame.columns) == ["4 seeds", "9 seeds"]
+    d = paired_difference(100 * large["baseline"][:, 1], 100 * large["layernorm"][:, 1])
+    assert frame.loc["2⁶", "9 seeds"] == f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]"
+    d = paired_difference(100 * small["baseline"][:, 2], 100 * small["layernorm"][:, 2])  # 64 is small's third
+    assert frame.loc["2⁶", "4 seeds"] == f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]"

@@ -90,6 +90,23 @@ def scales_table(columns: dict, lengths, pair, labels: dict, paper_table: dict, 
     return pd.DataFrame(rows).set_index("N")
 
 
+def differences_by_scale(scales: dict, pair) -> pd.DataFrame:
+    """One row per test length the scales share, one column per scale: the paired difference
+    second - first of `pair` in points with its 95% interval, from scales {label: (lengths,
+    {run: per-seed accuracy (seeds, lengths)})}.  Each scale pairs its own seeds."""
+    first, second = pair
+    shared = sorted(set.intersection(*(set(lengths) for lengths, _ in scales.values())))
+    rows = []
+    for n in shared:
+        row = {"N": power_of_two(n)}
+        for label, (lengths, accuracy) in scales.items():
+            j = list(lengths).index(n)
+            d = paired_difference(100 * np.asarray(accuracy[first])[:, j], 100 * np.asarray(accuracy[second])[:, j])
+            row[label] = f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]"
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("N")
+
+
 def ladder_frame(ladders: dict, lengths, pair) -> pd.DataFrame:
     """One row per (training step, test length): both runs' mean accuracy (%) and the paired
     difference second - first with its 95% interval and p-value, from
