@@ -185,3 +185,21 @@ def test_cached_tables_round_trip_and_refuse_other_settings(tmp_path):
     (folder / "tables.json").write_text((folder / "tables.json").read_text().replace('"k": 1', '"k": 2'))
     with pytest.raises(store.StoreError, match="other settings"):
         runs.cached_tables(tmp_path, "probe", {"k": 1}, compute)
+
+
+def test_an_evaluations_recorded_time_leaves_out_getting_the_weights(small_argmax, tmp_path):
+    """The weights of a first evaluation may have to be trained: that time is the run's, not the evaluation's."""
+    import time
+
+    cfg = TrainConfig(n_seeds=1, steps=2, batch_size=4)
+    weights = runs.TrainedRun(tmp_path, small_argmax, cfg, "cpu", progress=False).weights
+
+    def slow_weights():
+        time.sleep(1.0)
+        return weights
+
+    eval_cfg = EvalConfig(lengths=(4,), n_sequences=4)
+    runs.evaluated(tmp_path, small_argmax, cfg, slow_weights, eval_cfg, "cpu", progress=False)
+    record = store.load_matching(runs.eval_path(tmp_path, small_argmax, cfg, eval_cfg, "cpu"),
+                                 runs.eval_spec(small_argmax, cfg, eval_cfg, "cpu"))
+    assert record["provenance"]["wall_time_s"] < 1.0

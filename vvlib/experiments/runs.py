@@ -246,8 +246,8 @@ def evaluated(store_dir, model_cfg, train_cfg, weights, eval_cfg: evaluate.EvalC
     record = distributed.agreed(lambda: store.load_matching(path, spec))
     if record is None:
         _may_compute("this evaluation", path)
+        weights = weights() if callable(weights) else weights  # (may train them: not the evaluation's time)
         start = time.perf_counter()
-        weights = weights() if callable(weights) else weights
         acc = _accuracy(model_cfg, weights, eval_cfg, device, progress)
         record = {"spec": spec, "provenance": store.provenance(device, time.perf_counter() - start),
                   "accuracy": acc.tolist()}
