@@ -92,7 +92,8 @@ BOOK_SENSITIVITY_ROWS = {
     "dictionary_rows": [{}, {"min_train_len": 1}, {"min_train_len": 12}, {"hidden": 64}, {"hidden": 256},
                         {"encoder_layers": 1}, {"encoder_layers": 3}, {"readout_layers": 1}, {"readout_layers": 3},
                         {"lr": 0.0003}, {"lr": 0.003}, {"weight_decay": 0.0}, {"weight_decay": 0.01},
-                        {"batch_size": 32}, {"batch_size": 512}],
+                        {"batch_size": 32}, {"batch_size": 512}, {"encode_query": False},
+                        {"key_dim": 16, "value_dim": 16}],
 }
 
 
