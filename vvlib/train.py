@@ -130,7 +130,7 @@ class Trainer:
             if asked and not supported:
                 raise ValueError(f"{name}=True needs CUDA and a task whose draws a CUDA graph can record "
                                  f"(Task.capturable); got task {model_cfg.task.name!r} on {self.device.type}")
-        self.graph_step = supported and graph_draws is None if graph_step is None else graph_step
+        self.graph_step = (supported and graph_draws is None) if graph_step is None else graph_step
         self.graph_draws = not self.graph_step and (supported if graph_draws is None else graph_draws)
         seeds, size = list(range(cfg.first_seed, cfg.first_seed + cfg.n_seeds)), group_size(cfg)
         self.groups = [self._group(seeds[i:i + size]) for i in range(0, len(seeds), size)]
