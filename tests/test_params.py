@@ -103,7 +103,7 @@ def test_cli_rejects_bad_input_with_status_2_and_writes_nothing(tmp_path, args, 
 def test_book_command_rejects_an_unknown_profile_before_running_anything():
     result = cli("book", "--profile", "huge")
     assert result.returncode == 2
-    assert "profile: expected one of book, book_all, ci, default, paper, got 'huge'" in result.stderr
+    assert "profile: expected one of book, ci, default, paper, got 'huge'" in result.stderr
 
 
 def test_metric_command_prints_a_value_or_names_the_keys(tmp_path):

@@ -100,8 +100,9 @@ def test_rows_are_sorted_by_what_their_interval_says():
     assert sensitivity.sorted_by_sign(records, "dictionary", 1024) == {
         "ahead": ["lr=0.003"], "behind": ["defaults"], "cannot tell": ["hidden=64", "hidden=256"]}
     assert sensitivity.sorted_by_sign(records, "argmax", 1024) == {"ahead": [], "behind": [], "cannot tell": []}
-    assert "significantly ahead in 1 (lr=0.003), significantly behind in 1 (defaults)" in \
-        sensitivity.verdict(records, "dictionary", 1024)
+    text = sensitivity.verdict(records, "dictionary", 1024)
+    assert "significantly ahead in 1 (lr=0.003), significantly behind in 1 (defaults)" in text
+    assert "not significantly different in 2 (if +LN changed nothing anywhere, about 0.2 would pass p < 0.05" in text
     assert sensitivity.closest_to_paper(records, "dictionary")["row"] == "hidden=256"
 
 

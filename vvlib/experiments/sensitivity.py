@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .. import tasks
-from ..compare import format_p, is_significant
+from ..compare import ALPHA, format_p, is_significant
 from ..stats import paired_difference
 from . import paper, store, variants
 from .params import ParameterError, Params
@@ -181,7 +181,10 @@ def verdict(records: list, task: str, n: int) -> str:
     parts = [f"significantly ahead in {len(groups['ahead'])} ({_names(groups['ahead'])})",
              f"significantly behind in {len(groups['behind'])} ({_names(groups['behind'])})",
              f"not significantly different in {len(groups['cannot tell'])}"]
-    return f"At N = {n}, of {total} configurations of {task}, +LN is " + ", ".join(parts[:2]) + f" and {parts[2]}."
+    # Each row is its own test: with many rows, a few pass the threshold by chance alone.
+    chance = f"if +LN changed nothing anywhere, about {ALPHA * total:.1f} would pass p < {ALPHA} by chance"
+    return (f"At N = {n}, of {total} configurations of {task}, +LN is " + ", ".join(parts[:2])
+            + f" and {parts[2]} ({chance}).")
 
 
 def _names(labels: list) -> str:
