@@ -57,11 +57,13 @@ def test_training_minutes_of_different_machines_are_not_added_up(tmp_path):
     cpu, gpu = "cpu (x86_64, 2 threads)", "NVIDIA H100 80GB HBM3"
     write("04_argmax_retrieval", {"a": {"device": cpu, "wall_time_s": 120}, "b": {"device": cpu, "wall_time_s": 60},
                                   "c": {"device": gpu, "wall_time_s": 30}})
-    write("05_dictionary_lookup", {"a": {"device": cpu, "wall_time_s": 90}})
+    shared = {"device": cpu, "wall_time_s": 90, "created": "2026-11-24T17:31:00+00:00"}
+    write("05_dictionary_lookup", {"a": shared, "b (the same run, cited twice)": dict(shared)})
     rows = {r["chapter"]: r for r in summary.compute_table(tmp_path, ["04_argmax_retrieval", "05_dictionary_lookup"])}
     assert rows["04_argmax_retrieval"]["training time (min)"] == f"0.5 on {gpu}; 3.0 on {cpu}"
     assert rows["04_argmax_retrieval"]["device"] == [gpu, cpu] and rows["04_argmax_retrieval"]["training runs"] == 3
-    assert rows["05_dictionary_lookup"]["training time (min)"] == 1.5
+    assert rows["05_dictionary_lookup"]["training time (min)"] == 1.5  # counted once
+    assert rows["05_dictionary_lookup"]["training runs"] == 1
 
 
 def test_differences_by_scale_pair_each_scale_on_its_own_seeds_and_shared_lengths():
