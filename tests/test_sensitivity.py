@@ -174,3 +174,18 @@ def test_the_summary_counts_each_tasks_rows_by_budget():
     results = {"parameters": {"profile": "book"}, "metrics": {"rows": rows}}
     assert summary.sensitivity_budgets(results) == ("argmax: 2 of 10 seeds x 4,000 steps, 1 of 20 seeds x 4,000 steps; "
                                                     "dictionary: 1 of 10 seeds x 1,500 steps (profile book)")
+
+
+def test_a_row_with_more_seeds_is_read_beside_the_defaults_row():
+    def record(row, changes, n_seeds, diff, p):
+        return {"task": "argmax", "row": row, "changes": changes, "n_seeds": n_seeds,
+                "difference": {"1024": {"diff": diff, "low": diff - 1, "high": diff + 1, "p": p}}}
+
+    records = [record("defaults", {}, 10, 4.0, 0.048), record("n_seeds=20", {"n_seeds": 20}, 20, 1.5, 0.27),
+               record("hidden=64", {"hidden": 64}, 10, -3.0, 0.01)]
+    assert sensitivity.more_seeds_sentence(records, "argmax", [1024]) == (
+        "The argmax defaults with more seeds: at N = 1024 +LN is not significantly different (+1.5 points, "
+        "95% interval [+0.5, +2.5], p = 0.3) with 20 seeds, ahead (+4.0 points, 95% interval [+3.0, +5.0], "
+        "p = 0.05) with 10.")
+    assert sensitivity.more_seeds_sentence(records[:1] + records[2:], "argmax", [1024]) == ""
+    assert sensitivity.more_seeds_sentence(records, "dictionary", [1024]) == ""

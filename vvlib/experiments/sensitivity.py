@@ -169,9 +169,19 @@ def sorted_by_sign(records: list, task: str, n: int) -> dict:
     for r in records:
         d = r["difference"].get(str(n)) if r["task"] == task else None
         if d is not None:
-            side = ("ahead" if d["diff"] > 0 else "behind") if is_significant(d["p"]) else "cannot tell"
-            groups[side].append(r["row"])
+            groups[_side(d)].append(r["row"])
     return groups
+
+
+def _side(d: dict) -> str:
+    """Where +LN stands in one paired difference: ahead, behind, or cannot tell (p >= ALPHA)."""
+    return ("ahead" if d["diff"] > 0 else "behind") if is_significant(d["p"]) else "cannot tell"
+
+
+def _described(d: dict) -> str:
+    """'ahead (+1.5 points, 95% interval [-0.4, +3.4], p = 0.1)', or 'not significantly different (...)'."""
+    side = _side(d).replace("cannot tell", "not significantly different")
+    return f"{side} ({d['diff']:+.1f} points, 95% interval [{d['low']:+.1f}, {d['high']:+.1f}], p = {format_p(d['p'])})"
 
 
 def verdict(records: list, task: str, n: int) -> str:
@@ -201,13 +211,25 @@ def closest_sentence(best: dict, at) -> str:
     """What the configuration closest to the paper's Baseline says about +LN, beside the paper's gain."""
     parts = []
     for n in at:
-        d, theirs = best["difference"][str(n)], paper_gain(best["task"], n)
-        sign = ("ahead" if d["diff"] > 0 else "behind") if is_significant(d["p"]) else "not significantly different"
-        parts.append(f"at N = {n} +LN is {sign} ({d['diff']:+.1f} points, 95% interval [{d['low']:+.1f}, "
-                     f"{d['high']:+.1f}], p = {format_p(d['p'])}; the paper: "
+        theirs = paper_gain(best["task"], n)
+        parts.append(f"at N = {n} +LN is {_described(best['difference'][str(n)])[:-1]}; the paper: "
                      + ("not reported" if theirs is None else f"{theirs:+.1f}") + ")")
     return (f"The configuration closest to the paper's Baseline, *{best['row']}*, lies "
             f"{best['distance_to_paper']:.1f} points from it (root mean square). There " + "; ".join(parts) + ".")
+
+
+def more_seeds_sentence(records: list, task: str, at) -> str:
+    """What each row that only adds seeds to the defaults says beside the defaults' own row
+    (a borderline result checked again), or "" when there is none."""
+    rows = [r for r in records if r["task"] == task]
+    defaults = next((r for r in rows if r["row"] == label({})), None)
+    sentences = []
+    for r in rows:
+        if defaults is not None and set(r["changes"]) == {"n_seeds"}:
+            parts = [f"at N = {n} +LN is {_described(r['difference'][str(n)])} with {r['n_seeds']} seeds, "
+                     f"{_described(defaults['difference'][str(n)])} with {defaults['n_seeds']}" for n in at]
+            sentences.append(f"The {task} defaults with more seeds: " + "; ".join(parts) + ".")
+    return " ".join(sentences)
 
 
 def not_run(rows: list, planned: list) -> list:
