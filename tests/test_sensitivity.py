@@ -189,3 +189,12 @@ def test_a_row_with_more_seeds_is_read_beside_the_defaults_row():
         "p = 0.05) with 10.")
     assert sensitivity.more_seeds_sentence(records[:1] + records[2:], "argmax", [1024]) == ""
     assert sensitivity.more_seeds_sentence(records, "dictionary", [1024]) == ""
+
+
+def test_the_closest_configuration_is_read_beside_the_papers_gain():
+    best = {"task": "dictionary", "row": "min_train_len=1", "distance_to_paper": 6.25,
+            "difference": {"1024": {"diff": -4.6, "low": -8.9, "high": -0.4, "p": 0.04}}}
+    assert sensitivity.closest_sentence(best, [1024]) == (
+        "The configuration closest to the paper's Baseline, *min_train_len=1*, lies 6.2 points from it (root mean "
+        "square). There at N = 1024 +LN is behind (-4.6 points, 95% interval [-8.9, -0.4], p = 0.04; the paper: "
+        f"{sensitivity.paper_gain('dictionary', 1024):+.1f}).")

@@ -178,10 +178,12 @@ def _side(d: dict) -> str:
     return ("ahead" if d["diff"] > 0 else "behind") if is_significant(d["p"]) else "cannot tell"
 
 
-def _described(d: dict) -> str:
-    """'ahead (+1.5 points, 95% interval [-0.4, +3.4], p = 0.1)', or 'not significantly different (...)'."""
+def _described(d: dict, aside: str = "") -> str:
+    """'ahead (+1.5 points, 95% interval [+0.4, +3.4], p = 0.01)', or 'not significantly different (...)';
+    `aside` is added inside the brackets."""
     side = _side(d).replace("cannot tell", "not significantly different")
-    return f"{side} ({d['diff']:+.1f} points, 95% interval [{d['low']:+.1f}, {d['high']:+.1f}], p = {format_p(d['p'])})"
+    return (f"{side} ({d['diff']:+.1f} points, 95% interval [{d['low']:+.1f}, {d['high']:+.1f}], "
+            f"p = {format_p(d['p'])}{aside})")
 
 
 def verdict(records: list, task: str, n: int) -> str:
@@ -212,8 +214,8 @@ def closest_sentence(best: dict, at) -> str:
     parts = []
     for n in at:
         theirs = paper_gain(best["task"], n)
-        parts.append(f"at N = {n} +LN is {_described(best['difference'][str(n)])[:-1]}; the paper: "
-                     + ("not reported" if theirs is None else f"{theirs:+.1f}") + ")")
+        aside = "; the paper: " + ("not reported" if theirs is None else f"{theirs:+.1f}")
+        parts.append(f"at N = {n} +LN is {_described(best['difference'][str(n)], aside)}")
     return (f"The configuration closest to the paper's Baseline, *{best['row']}*, lies "
             f"{best['distance_to_paper']:.1f} points from it (root mean square). There " + "; ".join(parts) + ".")
 
