@@ -262,8 +262,11 @@ def test_sensitivity_chapter_reports_every_row_with_its_paired_difference(execut
         for n, d in r["difference"].items():
             assert d["diff"] == pytest.approx(r["accuracy"]["layernorm"][n] - r["accuracy"]["baseline"][n])
             assert d["low"] <= d["diff"] <= d["high"]
-        assert r["n_seeds"] == P["n_seeds"] and r["distance_to_paper"] >= 0
+        assert r["n_seeds"] == r["changes"].get("n_seeds", P["n_seeds"]) and r["distance_to_paper"] >= 0
     assert m["closest"]["argmax"] in {r["row"] for r in m["rows"] if r["task"] == "argmax"}
+    # the dictionary defaults are also run with more seeds, as a run of their own
+    defaults, again = (r for r in m["rows"] if r["task"] == "dictionary" and set(r["changes"]) <= {"n_seeds"})
+    assert (defaults["n_seeds"], again["n_seeds"]) == (P["n_seeds"], 3) and defaults["runs"] != again["runs"]
 
 
 def test_summary_verdicts_follow_from_the_chapters_numbers(executed):

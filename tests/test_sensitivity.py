@@ -20,7 +20,8 @@ def test_each_row_is_the_chapters_settings_with_its_changes():
     plan = sensitivity.check_rows(P)
     assert [(task, sensitivity.label(row)) for task, row, _ in plan] == [
         ("argmax", "defaults"), ("argmax", "encoder_layers=3, lr=0.003"), ("argmax", "encode_query=False"),
-        ("dictionary", "defaults"), ("dictionary", "key_dim=16, value_dim=16")]
+        ("dictionary", "defaults"), ("dictionary", "key_dim=16, value_dim=16"), ("dictionary", "n_seeds=3")]
+    assert (plan[3][2].n_seeds, plan[5][2].n_seeds) == (P.n_seeds, 3)
     _, _, changed = plan[1]
     model = variants.model_config(changed, variants.task_config(changed, "argmax"), "layernorm")
     assert (model.encoder_layers, model.norm, model.hidden) == (3, "layernorm", P.hidden)
@@ -91,12 +92,12 @@ def test_a_rows_record_matches_an_independent_computation():
 
 
 def test_rows_are_sorted_by_what_their_interval_says():
-    def record(row, diff, p):
-        return {"task": "dictionary", "row": row, "difference": {"1024": {"diff": diff, "p": p}},
-                "distance_to_paper": abs(diff)}
+    def record(changes, diff, p, n_seeds=10):
+        return {"task": "dictionary", "row": sensitivity.label(changes), "changes": changes, "n_seeds": n_seeds,
+                "difference": {"1024": {"diff": diff, "p": p}}, "distance_to_paper": abs(diff)}
 
-    records = [record("defaults", -3.0, 0.01), record("lr=0.003", 2.0, 0.04), record("hidden=64", 5.0, 0.2),
-               record("hidden=256", 1.0, float("nan"))]
+    records = [record({}, -3.0, 0.01), record({"lr": 0.003}, 2.0, 0.04), record({"hidden": 64}, 5.0, 0.2),
+               record({"hidden": 256}, 1.0, float("nan"))]
     assert sensitivity.sorted_by_sign(records, "dictionary", 1024) == {
         "ahead": ["lr=0.003"], "behind": ["defaults"], "cannot tell": ["hidden=64", "hidden=256"]}
     assert sensitivity.sorted_by_sign(records, "argmax", 1024) == {"ahead": [], "behind": [], "cannot tell": []}
@@ -104,6 +105,14 @@ def test_rows_are_sorted_by_what_their_interval_says():
     assert "significantly ahead in 1 (lr=0.003), significantly behind in 1 (defaults)" in text
     assert "not significantly different in 2 (if +LN changed nothing anywhere, about 0.2 would pass p < 0.05" in text
     assert sensitivity.closest_to_paper(records, "dictionary")["row"] == "hidden=256"
+
+    # A configuration run again with more seeds counts once, at its most seeds, wherever it is listed.
+    again = [record({"lr": 0.003, "n_seeds": 20}, 1.5, 0.6, 20), *records, record({"hidden": 256, "n_seeds": 5}, 0.1, 0.9, 5)]
+    assert sensitivity.sorted_by_sign(again, "dictionary", 1024) == {
+        "ahead": [], "behind": ["defaults"], "cannot tell": ["lr=0.003 (20 seeds)", "hidden=64", "hidden=256"]}
+    assert "of 4 configurations of dictionary" in sensitivity.verdict(again, "dictionary", 1024)
+    closest = sensitivity.closest_to_paper(again, "dictionary")  # hidden=256 read at its 10 seeds, not its 5
+    assert (closest["row"], closest["n_seeds"]) == ("hidden=256", 10)
 
 
 def test_the_paper_gain_is_read_from_its_tables():
@@ -151,19 +160,21 @@ def test_rows_left_out_and_the_cost_of_more_steps():
 def test_the_summary_counts_each_tasks_rows_by_sign():
     from vvlib.experiments import summary
 
-    def record(task, row, p_by_n):
-        return {"task": task, "row": row,
+    def record(task, changes, p_by_n):
+        return {"task": task, "row": sensitivity.label(changes), "changes": changes,
+                "n_seeds": changes.get("n_seeds", 10),
                 "difference": {n: {"diff": diff, "p": p} for n, (diff, p) in p_by_n.items()}}
 
     results = {"parameters": {"compared_lengths": [1024, 16384]}, "metrics": {"rows": [
-        record("argmax", "defaults", {"1024": (2.0, 0.01), "16384": (-1.0, 0.5)}),
-        record("argmax", "hidden=64", {"1024": (-3.0, 0.001), "16384": (-2.0, 0.03)}),
-        record("dictionary", "defaults", {"1024": (-1.0, 0.2), "16384": (-4.0, 0.001)})]}}
+        record("argmax", {}, {"1024": (2.0, 0.01), "16384": (-1.0, 0.5)}),
+        record("argmax", {"hidden": 64}, {"1024": (-3.0, 0.001), "16384": (-2.0, 0.03)}),
+        record("dictionary", {}, {"1024": (-1.0, 0.2), "16384": (-4.0, 0.001)}),
+        record("dictionary", {"n_seeds": 20}, {"1024": (-1.0, 0.01), "16384": (-3.0, 0.001)})]}}
     lines = summary.sensitivity_table(results)
     counts = [(l["task"], l["N"], l["configurations"], l["+LN significantly ahead"], l["+LN significantly behind"],
                l["no significant difference"]) for l in lines]
     assert counts == [("argmax", 1024, 2, 1, 1, 0), ("argmax", 16384, 2, 0, 1, 1),
-                      ("dictionary", 1024, 1, 0, 0, 1), ("dictionary", 16384, 1, 0, 1, 0)]
+                      ("dictionary", 1024, 1, 0, 1, 0), ("dictionary", 16384, 1, 0, 1, 0)]
 
 
 def test_the_summary_counts_each_tasks_rows_by_budget():
@@ -176,7 +187,7 @@ def test_the_summary_counts_each_tasks_rows_by_budget():
                                                     "dictionary: 1 of 10 seeds x 1,500 steps (profile book)")
 
 
-def test_a_row_with_more_seeds_is_read_beside_the_defaults_row():
+def test_a_row_with_more_seeds_is_read_beside_the_row_it_repeats():
     def record(row, changes, n_seeds, diff, p):
         return {"task": "argmax", "row": row, "changes": changes, "n_seeds": n_seeds,
                 "difference": {"1024": {"diff": diff, "low": diff - 1, "high": diff + 1, "p": p}}}
@@ -189,6 +200,12 @@ def test_a_row_with_more_seeds_is_read_beside_the_defaults_row():
         "p = 0.05) with 10.")
     assert sensitivity.more_seeds_sentence(records[:1] + records[2:], "argmax", [1024]) == ""
     assert sensitivity.more_seeds_sentence(records, "dictionary", [1024]) == ""
+    # any row may be repeated with more seeds; one without its first reading has nothing to be read beside
+    records += [record("hidden=64, n_seeds=20", {"hidden": 64, "n_seeds": 20}, 20, -2.0, 0.02),
+                record("lr=0.003, n_seeds=20", {"lr": 0.003, "n_seeds": 20}, 20, 1.0, 0.5)]
+    assert sensitivity.more_seeds_sentence(records, "argmax", [1024]).endswith(
+        "The argmax *hidden=64* with more seeds: at N = 1024 +LN is behind (-2.0 points, 95% interval [-3.0, -1.0], "
+        "p = 0.02) with 20 seeds, behind (-3.0 points, 95% interval [-4.0, -2.0], p = 0.01) with 10.")
 
 
 def test_the_closest_configuration_is_read_beside_the_papers_gain():

@@ -199,7 +199,7 @@ CHAPTERS = {
                        "eval_lengths": [16, 64, 256], "compared_lengths": [64, 256],
                        "argmax_eval_sequences": 32, "dictionary_eval_sequences": 32,
                        "argmax_rows": [{}, {"hidden": 32}, {"encode_query": False}],
-                       "dictionary_rows": [{}, {"key_dim": 16, "value_dim": 16}]},
+                       "dictionary_rows": [{}, {"key_dim": 16, "value_dim": 16}, {"n_seeds": 3}]},
                 "book": BOOK_SENSITIVITY,
             },
             check=sensitivity.check_rows,

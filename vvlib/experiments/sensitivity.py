@@ -162,15 +162,40 @@ def forest_frame(records: list, task: str):
                          for n, d in r["difference"].items()])
 
 
+def configuration(row: dict) -> dict:
+    """What a row sets apart from its number of seeds: a row run again with more seeds is the
+    same configuration measured twice."""
+    return {name: value for name, value in row.items() if name != "n_seeds"}
+
+
+def most_seeded(records: list, task: str) -> list:
+    """One record per configuration of `task`, in the rows' order: the one with the most seeds.
+    A borderline row checked again with more seeds is thus counted once, at its better
+    measurement; the tables still show both (more_seeds_sentence reads them side by side)."""
+    best = {}
+    for r in (r for r in records if r["task"] == task):
+        key = label(configuration(r["changes"]))
+        if key not in best or r["n_seeds"] > best[key]["n_seeds"]:
+            best[key] = r
+    return list(best.values())
+
+
 def sorted_by_sign(records: list, task: str, n: int) -> dict:
-    """{"ahead": [...], "behind": [...], "cannot tell": [...]}: the rows of `task` where +LN is
-    significantly ahead of the Baseline at N = n, significantly behind, or neither."""
+    """{"ahead": [...], "behind": [...], "cannot tell": [...]}: the configurations of `task` (each
+    at its most seeds: most_seeded) where +LN is significantly ahead of the Baseline at N = n,
+    significantly behind, or neither."""
     groups = {"ahead": [], "behind": [], "cannot tell": []}
-    for r in records:
-        d = r["difference"].get(str(n)) if r["task"] == task else None
+    for r in most_seeded(records, task):
+        d = r["difference"].get(str(n))
         if d is not None:
-            groups[_side(d)].append(r["row"])
+            groups[_side(d)].append(_configuration_name(r))
     return groups
+
+
+def _configuration_name(r: dict) -> str:
+    """'hidden=64', or 'hidden=64 (20 seeds)' for a row that sets its seeds."""
+    name = label(configuration(r["changes"]))
+    return f"{name} ({r['n_seeds']} seeds)" if "n_seeds" in r["changes"] else name
 
 
 def _side(d: dict) -> str:
@@ -204,8 +229,9 @@ def _names(labels: list) -> str:
 
 
 def closest_to_paper(records: list, task: str) -> dict | None:
-    """The row of `task` whose Baseline comes closest to the paper's (smallest RMS distance)."""
-    candidates = [r for r in records if r["task"] == task and r["distance_to_paper"] is not None]
+    """The configuration of `task` (at its most seeds) whose Baseline comes closest to the
+    paper's (smallest RMS distance)."""
+    candidates = [r for r in most_seeded(records, task) if r["distance_to_paper"] is not None]
     return min(candidates, key=lambda r: r["distance_to_paper"]) if candidates else None
 
 
@@ -221,16 +247,18 @@ def closest_sentence(best: dict, at) -> str:
 
 
 def more_seeds_sentence(records: list, task: str, at) -> str:
-    """What each row that only adds seeds to the defaults says beside the defaults' own row
-    (a borderline result checked again), or "" when there is none."""
+    """What each row that repeats another of `task` with more seeds (a borderline result checked
+    again) says beside that row, or "" when there is none."""
     rows = [r for r in records if r["task"] == task]
-    defaults = next((r for r in rows if r["row"] == label({})), None)
     sentences = []
-    for r in rows:
-        if defaults is not None and set(r["changes"]) == {"n_seeds"}:
-            parts = [f"at N = {n} +LN is {_described(r['difference'][str(n)])} with {r['n_seeds']} seeds, "
-                     f"{_described(defaults['difference'][str(n)])} with {defaults['n_seeds']}" for n in at]
-            sentences.append(f"The {task} defaults with more seeds: " + "; ".join(parts) + ".")
+    for again in (r for r in rows if "n_seeds" in r["changes"]):
+        first = next((r for r in rows if r["changes"] == configuration(again["changes"])), None)
+        if first is None:
+            continue
+        parts = [f"at N = {n} +LN is {_described(again['difference'][str(n)])} with {again['n_seeds']} seeds, "
+                 f"{_described(first['difference'][str(n)])} with {first['n_seeds']}" for n in at]
+        name = "defaults" if not first["changes"] else f"*{first['row']}*"
+        sentences.append(f"The {task} {name} with more seeds: " + "; ".join(parts) + ".")
     return " ".join(sentences)
 
 
