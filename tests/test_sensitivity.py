@@ -113,6 +113,11 @@ def test_rows_are_sorted_by_what_their_interval_says():
     assert "of 4 configurations of dictionary" in sensitivity.verdict(again, "dictionary", 1024)
     closest = sensitivity.closest_to_paper(again, "dictionary")  # hidden=256 read at its 10 seeds, not its 5
     assert (closest["row"], closest["n_seeds"]) == ("hidden=256", 10)
+    # the same settings listed in another order are the same configuration
+    pair = [record({"key_dim": 16, "value_dim": 16}, -1.0, 0.5),
+            record({"value_dim": 16, "key_dim": 16, "n_seeds": 20}, -2.0, 0.01, 20)]
+    assert sensitivity.sorted_by_sign(pair, "dictionary", 1024)["behind"] == ["value_dim=16, key_dim=16 (20 seeds)"]
+    assert sum(map(len, sensitivity.sorted_by_sign(pair, "dictionary", 1024).values())) == 1
 
 
 def test_the_paper_gain_is_read_from_its_tables():

@@ -77,8 +77,8 @@ def per_task_long(task: str, long: dict) -> dict:
             "long_seed_group": long["long_seed_group"]}
 
 
-# Chapter 11 at the book's scale: ten seeds per variant and row at chapters 4-5's book steps (book/scale.md gives
-# the cost), every row of the notebook's own lists (all committed in results/book).
+# Chapter 11 at the book's scale: ten seeds per variant and row (more where a row sets n_seeds) at chapters 4-5's
+# book steps (book/scale.md gives the cost), every row of the notebook's own lists (all committed in results/book).
 BOOK_SENSITIVITY = {**BOOK_TRAINING, "n_seeds": 10, "argmax_steps": ARGMAX_STEPS["book"],
                     "dictionary_steps": DICTIONARY_STEPS["book"]}
 

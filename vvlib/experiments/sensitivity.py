@@ -174,7 +174,7 @@ def most_seeded(records: list, task: str) -> list:
     measurement; the tables still show both (more_seeds_sentence reads them side by side)."""
     best = {}
     for r in (r for r in records if r["task"] == task):
-        key = label(configuration(r["changes"]))
+        key = frozenset(configuration(r["changes"]).items())  # the settings, in whatever order a row lists them
         if key not in best or r["n_seeds"] > best[key]["n_seeds"]:
             best[key] = r
     return list(best.values())
