@@ -19,10 +19,12 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import torch
 
 from vvlib import evaluate, graphdraw, montecarlo, rng
+from vvlib.experiments import store
 from vvlib.model import ModelConfig, per_seed_loss
 from vvlib.tasks import TaskConfig
 from vvlib.train import TrainConfig, Trainer
@@ -161,7 +163,7 @@ def bench_training(device, seed_counts, loop_seeds, steps, repeats, peak):
             modes = [(f"ensemble, {s} seed{'s' if s > 1 else ''}", 0, None)]  # (label, seed_group, graph_draws)
             if torch.device(device).type == "cpu" and CPU_SEED_GROUP < s:
                 modes.append((f"ensemble, {s} seeds in groups of {CPU_SEED_GROUP}", CPU_SEED_GROUP, None))
-            if graphdraw.supported(name, torch.device(device)) and s == seed_counts[-1]:
+            if graphdraw.supported(task, TrainConfig.max_len, torch.device(device)) and s == seed_counts[-1]:
                 modes.append((f"ensemble, {s} seeds, eager draws (no CUDA graph)", 0, False))
             for mode, size, graph_draws in modes:
                 rate = s / ensemble_step_time(task, s, device, steps, repeats, size, graph_draws)
@@ -233,17 +235,22 @@ def _fmt(value):
     return str(value)
 
 
+# (seed counts of the training table, repeats, steps per repeat, evaluation sequences, Monte Carlo sequences)
+SIZES = {"full": ([1, 8, 20, 32, 100], 3, 5, 256, 2048), "quick": ([1, 8], 1, 2, 64, 256)}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
     parser.add_argument("--quick", action="store_true", help="fewer seeds and repeats (a smoke run)")
+    parser.add_argument("--json", help="also write every figure, with the device, torch and commit, to this file")
     parser.add_argument("--eval-child", nargs=4, metavar=("TASK", "N", "SEEDS", "SEQUENCES"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     device = rng.resolve_device(args.device)
     if args.eval_child:
         task, n, seeds, sequences = args.eval_child
         return eval_child(task, int(n), int(seeds), int(sequences), device)
-    seed_counts, repeats, steps = ([1, 8], 1, 2) if args.quick else ([1, 8, 20, 32, 100], 3, 5)
+    seed_counts, repeats, steps, eval_sequences, mc_sequences = SIZES["quick" if args.quick else "full"]
     print(f"device: {device}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
           f"{platform.processor() or platform.machine()}")
     # the machine may be shared: measure the peak several times and judge against the best
@@ -251,19 +258,26 @@ def main(argv=None):
     peak = max(peaks)
     print(f"fp32 matmul peak (2048 x 2048; best of 3 medians of 5): {peak / 1e9:.0f} GFLOP/s "
           f"(the three: {', '.join(f'{p / 1e9:.0f}' for p in peaks)})\n")
+    figures = {"provenance": store.provenance(device), "quick": args.quick, "matmul_peak_gflop_per_s": peak / 1e9}
     print("training (hidden 128, batch 128, sequences padded to 16 items; median of", repeats, "repeats):")
-    print(table(bench_training(device, seed_counts, 8, steps, repeats, peak),
-                ["task", "mode", "model_steps_per_s", "gflop_per_s", "vs_loop", "of_peak"]))
+    figures["training"] = bench_training(device, seed_counts, 8, steps, repeats, peak)
+    print(table(figures["training"], ["task", "mode", "model_steps_per_s", "gflop_per_s", "vs_loop", "of_peak"]))
     print(f"\nwhere a step of the {seed_counts[-1]}-seed ensemble goes (parts timed apart; median of", repeats, "repeats):")
-    print(table(bench_step_parts(device, seed_counts[-1], steps, repeats), ["task", "part", "ms_per_step", "share"]))
+    figures["step_parts"] = [{"n_seeds": seed_counts[-1], **row}
+                             for row in bench_step_parts(device, seed_counts[-1], steps, repeats)]
+    print(table(figures["step_parts"], ["task", "part", "ms_per_step", "share"]))
     print(f"\ninside forward + backward of the {seed_counts[-1]}-seed ensemble (torch.profiler, {steps} steps):")
-    print(table(bench_matrix_products(device, seed_counts[-1], steps), ["task", "share", "gflop_per_s"]))
+    figures["matrix_products"] = bench_matrix_products(device, seed_counts[-1], steps)
+    print(table(figures["matrix_products"], ["task", "share", "gflop_per_s"]))
     print("\nevaluation (a fresh process each; peak = its resident memory):")
-    print(table(bench_evaluation(device, 8, 64 if args.quick else 256),
-                ["task", "N", "seeds x sequences", "items_per_s", "peak_gib"]))
-    mc = bench_monte_carlo(device, 256 if args.quick else 2048, repeats)
+    figures["evaluation"] = bench_evaluation(device, 8, eval_sequences)
+    print(table(figures["evaluation"], ["task", "N", "seeds x sequences", "items_per_s", "peak_gib"]))
+    figures["monte_carlo"] = mc = bench_monte_carlo(device, mc_sequences, repeats)
     print(f"\nMonte Carlo (chapter 2), N = {mc['N']}, {mc['sequences']} sequences: "
           f"{mc['sequence_items_per_s'] / 1e6:.1f} M sequence-items/s")
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=1) + "\n")
+        print(f"wrote {args.json}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,6 @@
-"""The benchmark's analytic FLOP count against torch's own count of the same forward pass."""
+"""The benchmarks: the analytic FLOP count against torch's own count, and both command lines end to end."""
+
+import json
 
 import pytest
 import torch
@@ -46,3 +48,20 @@ def test_matrix_product_share_counts_the_models_products():
 
     got = matrix_product_share(TaskConfig("argmax", n_classes=5), n_seeds=2, device="cpu", steps=1)
     assert 0 < got["share"] < 1 and got["gflop_per_s"] > 0
+
+
+@pytest.mark.slow
+def test_both_benchmarks_run_end_to_end_on_the_cpu(tmp_path):
+    """A smoke run of each benchmark's command line: every table is measured and written (a
+    signature change in the engine that a benchmark calls fails here, not on a GPU day)."""
+    from bench import paper_scale, run
+
+    run.main(["--quick", "--device", "cpu", "--json", str(tmp_path / "run.json")])
+    figures = json.loads((tmp_path / "run.json").read_text())
+    assert {row["task"] for row in figures["training"]} == {"argmax", "dictionary"}
+    assert all(row["model_steps_per_s"] > 0 for row in figures["training"])
+    assert figures["provenance"]["device"].startswith("cpu")
+    paper_scale.main(["--device", "cpu", "--task", "dictionary", "--steps", "1", "--eval-sequences", "2",
+                      "--json", str(tmp_path / "paper.json")])
+    estimate = json.loads((tmp_path / "paper.json").read_text())
+    assert estimate["seeds"] == 100 and estimate["estimated_training_s"] > 0
