@@ -2,7 +2,8 @@ import pytest
 import torch
 
 from vvlib import rng, tasks
-from vvlib.tasks import TaskConfig, sample, sample_distinct, sample_distinct_fixed, stack
+from vvlib.draws import sample_distinct, sample_distinct_fixed
+from vvlib.tasks import TaskConfig, sample, stack
 
 
 def gen(*parts):
@@ -110,7 +111,7 @@ def short_row_exact(n: int, draws: int, n_classes: int) -> float:
 def test_the_short_row_bound_holds_against_the_exact_chance(n, n_classes):
     import math
 
-    from vvlib.tasks import FIXED_EXTRA_DRAWS, short_row_log2
+    from vvlib.draws import FIXED_EXTRA_DRAWS, short_row_log2
 
     exact = short_row_exact(n, 2 * n + FIXED_EXTRA_DRAWS, n_classes)
     assert exact <= 2 ** short_row_log2(n, n_classes)
@@ -118,7 +119,7 @@ def test_the_short_row_bound_holds_against_the_exact_chance(n, n_classes):
 
 
 def test_the_fixed_draw_is_used_on_the_gpu_only_where_a_short_row_is_beyond_reach():
-    from vvlib.tasks import fixed_draw_is_safe
+    from vvlib.draws import fixed_draw_is_safe
 
     assert all(fixed_draw_is_safe(n, 16384) for n in (1, 16, 256, 1024))  # the paper's C_K, training to 256 items
     assert not fixed_draw_is_safe(16, 256) and not fixed_draw_is_safe(4096, 16384)

@@ -131,6 +131,65 @@ def test_resume_in_seed_groups_equals_uninterrupted(small_argmax, tmp_path, devi
     assert all(torch.equal(straight[k], resumed[k]) for k in straight)
 
 
+COUNTER = {"draws": "counter"}
+
+
+@pytest.mark.parametrize("fixture", ["small_argmax", "small_dictionary"])
+def test_counter_draws_resume_in_seed_groups_to_the_uninterrupted_weights(fixture, request, tmp_path, device):
+    """The checkpoint of a counter-drawn run holds its step and no generator state, and resuming
+    from it in the middle of a run in seed groups gives the uninterrupted weights."""
+    model, cfg = request.getfixturevalue(fixture), small(steps=10, seed_group=2, **COUNTER)
+    straight, _ = train(model, cfg, device, progress=False)
+
+    def interrupt(step):
+        if step == 7:
+            raise KeyboardInterrupt
+
+    checkpoint = tmp_path / "ckpt.pt"
+    with pytest.raises(KeyboardInterrupt):
+        train(model, cfg, device, checkpoint=checkpoint, progress=False, on_step=interrupt)
+    assert torch.load(checkpoint, weights_only=False)["generators"] == []
+    resumed, _ = train(model, cfg, device, checkpoint=checkpoint, progress=False)
+    assert all(torch.equal(straight[k], resumed[k]) for k in straight)
+
+
+@pytest.mark.parametrize("fixture", ["small_argmax", "small_dictionary"])
+def test_a_seeds_counter_batch_is_the_same_in_any_group(fixture, request, device):
+    """Seed 2's batch at step 5 alone, and as the second seed of a group of two, bit for bit;
+    and not the batch that generator draws give it."""
+    model = request.getfixturevalue(fixture)
+    grouped, alone = Trainer(model, small(seed_group=2, **COUNTER), device), Trainer(model, small(n_seeds=1, first_seed=2, **COUNTER), device)
+    grouped.step = alone.step = 5
+    ours, theirs = grouped.draw(1), alone.draw(0)
+    assert ours.target.shape == (1, 16) and torch.equal(ours.target, theirs.target)
+    assert torch.equal(ours.label, theirs.label) and torch.equal(ours.mask, theirs.mask)
+    generator_drawn = Trainer(model, small(n_seeds=1, first_seed=2), device)
+    generator_drawn.step = 5
+    assert not torch.equal(generator_drawn.draw(0).label, theirs.label)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("task", ["argmax", "dictionary"])
+def test_counter_batches_are_the_same_bits_on_cpu_and_cuda(task, small_argmax):
+    model = small_argmax if task == "argmax" else CAPTURABLE_DICTIONARY
+    cfg = small(n_seeds=3, seed_group=2, min_len=3, max_len=16, **COUNTER)
+    on_cpu, on_gpu = Trainer(model, cfg, "cpu"), Trainer(model, cfg, "cuda", graph_draws=False)
+    for step in (0, 1, 999):
+        on_cpu.step = on_gpu.step = step
+        for group in range(2):
+            ours, theirs = on_cpu.draw(group), on_gpu.draw(group)
+            for field in ("label", "target", "priority", "key", "query", "mask"):
+                a, b = getattr(ours, field), getattr(theirs, field)
+                assert (a is None and b is None) or torch.equal(a, b.cpu()), field
+
+
+def test_counter_draws_are_a_setting_and_generator_draws_are_left_unsaid():
+    """Every run stored before the counter stream keeps its store entry."""
+    assert "draws" not in weight_settings(small())
+    assert weight_settings(small(**COUNTER))["draws"] == "counter"
+    with pytest.raises(ValueError, match="draws must be one of .'generators', 'counter'.; got 'philox'"):
+        small(draws="philox")
+
 
 def one_sequence(batch: Batch, s: int, b: int) -> Batch:
     """Seed s's sequence b of a stacked batch, cut to its real length (a batch of one)."""
@@ -232,11 +291,13 @@ CAPTURABLE_DICTIONARY = ModelConfig(task=TaskConfig("dictionary", n_values=8), h
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA GPU")
 @pytest.mark.parametrize("task", ["argmax", "dictionary"])
-def test_graph_draws_give_the_eager_batches_and_weights(task, small_argmax):
+@pytest.mark.parametrize("draws", ["generators", "counter"])
+def test_graph_draws_give_the_eager_batches_and_weights(task, draws, small_argmax):
     """Replaying recorded draws changes no number: the same batches, generator states and weights,
     through a curriculum (one graph per training length) and in seed groups."""
     model = small_argmax if task == "argmax" else CAPTURABLE_DICTIONARY
-    cfg = small(n_seeds=3, seed_group=2, steps=9, min_len=3, max_len=16, curriculum_steps=6, curriculum_start_len=4)
+    cfg = small(n_seeds=3, seed_group=2, steps=9, min_len=3, max_len=16, curriculum_steps=6, curriculum_start_len=4,
+                draws=draws)
     graphed, eager = (Trainer(model, cfg, "cuda", graph_draws=g) for g in (True, False))
     for _ in range(cfg.steps):
         for group in range(len(graphed.groups)):
@@ -255,12 +316,14 @@ def test_graph_draws_give_the_eager_batches_and_weights(task, small_argmax):
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA GPU")
 @pytest.mark.parametrize("task", ["argmax", "dictionary"])
-def test_a_graphed_whole_step_gives_the_eager_losses_and_weights(task, small_argmax, tmp_path):
+@pytest.mark.parametrize("draws", ["generators", "counter"])
+def test_a_graphed_whole_step_gives_the_eager_losses_and_weights(task, draws, small_argmax, tmp_path):
     """Replaying the whole step (draw, forward, backward, AdamW) changes no number: the same losses
     every step, weights, AdamW state and generator states, through a curriculum, in seed groups,
     and across a checkpoint and resume in the middle (which records the graphs afresh)."""
     model = small_argmax if task == "argmax" else CAPTURABLE_DICTIONARY
-    cfg = small(n_seeds=3, seed_group=2, steps=10, min_len=3, max_len=16, curriculum_steps=6, curriculum_start_len=4)
+    cfg = small(n_seeds=3, seed_group=2, steps=10, min_len=3, max_len=16, curriculum_steps=6, curriculum_start_len=4,
+                draws=draws)
     graphed, eager = Trainer(model, cfg, "cuda", graph_step=True), Trainer(model, cfg, "cuda", graph_draws=False)
     assert graphed.graph_step and not graphed.graph_draws
     for step in range(cfg.steps):

@@ -5,6 +5,8 @@ layer or the ones above it (tests/test_layers.py checks this and names the two e
 
 The science, vvlib/ (no files, no pages):
     rng             deterministic seeds and generators
+    philox          Philox-4x32-10 in int64 tensor arithmetic: the same bits on every device
+    draws           where a batch's numbers come from: per-seed generators or the counter stream
     tasks           the task registry, the batch, and sampling helpers every task shares
     task_argmax     argmax retrieval: its data and how the model reads it
     task_dictionary dictionary lookup: its data and how the model reads it

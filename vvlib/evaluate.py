@@ -1,18 +1,20 @@
 """Accuracy of a trained ensemble at long lengths, in bounded memory.
 
 The test sequences for length N are fixed by (eval seed, task, N): they are generated
-in blocks of EVAL_BLOCK sequences, one random stream per block, so every variant and
+in blocks of EVAL_BLOCK sequences, one random stream per block (a torch.Generator, or with
+draws="counter" a counter stream whose bits are the same on every device), so every variant and
 every seed sees the same sequences (a paired comparison), and how the work is chunked
 (`max_items`) changes the cost, never the data or the answer.
 """
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
 import torch
 from tqdm import tqdm  # text bars (stderr): they work in terminals, notebooks and papermill alike
 
-from . import rng
+from . import draws as data_draws, rng
 from .attention import TEMPERATURES
 from .model import ModelConfig, forward, n_seeds
 from .tasks import EVAL_BLOCK, sample, slice_rows
@@ -26,6 +28,7 @@ class EvalConfig:
     n_sequences: int = 256  # test sequences per length
     seed: int = 12345  # names the test streams (independent of training seeds)
     temperature: str = "fixed"
+    draws: str = "generators"  # the test data's source (vvlib/draws.py)
 
     def __post_init__(self):
         if not self.lengths or any(not isinstance(n, int) or n < 1 for n in self.lengths):
@@ -34,13 +37,27 @@ class EvalConfig:
             raise ValueError(f"n_sequences must be an int >= 1; got {self.n_sequences!r}")
         if self.temperature not in TEMPERATURES:
             raise ValueError(f"temperature must be one of {TEMPERATURES}; got {self.temperature!r}")
+        data_draws.check(self.draws)
+
+
+def settings(cfg: EvalConfig) -> dict:
+    """The config as a plain dict for store hashes; the original generator draws are left
+    unsaid, so that evaluations stored before the counter stream keep their entries."""
+    out = dataclasses.asdict(cfg)
+    if cfg.draws == "generators":
+        del out["draws"]
+    return out
 
 
 def test_block(model_cfg: ModelConfig, cfg: EvalConfig, n: int, block: int, device):
     """Block `block` of the test set at length n (its last block may be short)."""
     rows = min(EVAL_BLOCK, cfg.n_sequences - block * EVAL_BLOCK)
-    gen = rng.generator(device, cfg.seed, "eval", model_cfg.task.name, n, block)
-    return sample(model_cfg.task, gen, rows, n, device)
+    stream = (cfg.seed, "eval", model_cfg.task.name, n, block)
+    if cfg.draws == "counter":
+        source = data_draws.CounterDraws(data_draws.counter_key(*stream), 0, None, device)
+    else:
+        source = rng.generator(device, *stream)
+    return sample(model_cfg.task, source, rows, n, device)
 
 
 def _chunks(total: int, size: int):

@@ -10,7 +10,7 @@ the eager draw would: the batches, and so the trained weights, are the same bit 
 
 Only a draw that is a fixed sequence of kernels can be recorded (Task.capturable): argmax
 retrieval's is; dictionary lookup's is on a GPU for the training lengths of the book and the
-paper (tasks.sample_distinct_fixed; on a CPU it redraws rows until their keys are distinct,
+paper (draws.sample_distinct_fixed; on a CPU it redraws rows until their keys are distinct,
 and how often is something the host must read, which a graph could not hold).
 """
 
@@ -20,8 +20,9 @@ from . import tasks
 from .tasks import Batch, map_fields
 
 
-def supported(task: tasks.TaskConfig, max_len: int, device: torch.device) -> bool:
-    return device.type == "cuda" and tasks.get(task.name).capturable(task, max_len)
+def supported(task: tasks.TaskConfig, max_len: int, device: torch.device, draws: str = "generators") -> bool:
+    """Counter draws are fixed kernels for every task and length; generator draws where the task says."""
+    return device.type == "cuda" and (draws == "counter" or tasks.get(task.name).capturable(task, max_len))
 
 
 class GraphedDraws:

@@ -14,7 +14,6 @@ first head's).  The attention weights themselves (S, B, N) are reduced chunk by 
 costs time, not memory.
 """
 
-import dataclasses
 import math
 
 import numpy as np
@@ -23,6 +22,7 @@ import torch
 from tqdm import tqdm
 
 from .attention import entropy
+from . import evaluate
 from .evaluate import EvalConfig, forward_in_chunks, test_block
 from .model import ModelConfig, n_seeds
 from .tasks import EVAL_BLOCK
@@ -165,7 +165,7 @@ def probe_spec(runs: dict, cfg: EvalConfig, **choices) -> dict:
     """The settings that fix a chapter's probe tables: the trained runs, the test sequences
     and the chapter's own choices (components, shown seed, ...)."""
     return {"kind": "probe", "runs": {name: run.spec for name, run in runs.items()},
-            "eval": dataclasses.asdict(cfg), "block": EVAL_BLOCK, "top_k": TOP_K,
+            "eval": evaluate.settings(cfg), "block": EVAL_BLOCK, "top_k": TOP_K,
             "choices": choices}
 
 

@@ -21,11 +21,11 @@ class Argmax(Task):
     def capturable(self, cfg, max_len: int) -> bool:
         return True
 
-    def sample(self, cfg, gen, rows, n, device, mask, lengths) -> Batch:
-        priority = torch.rand(rows, n, generator=gen, device=device)
-        label = torch.randint(cfg.n_classes, (rows, n), generator=gen, device=device)
+    def sample(self, cfg, draws, rows, n, device, mask, lengths) -> Batch:
+        priority = draws.rand(rows, n)
+        label = draws.randint(0, cfg.n_classes, rows, n)
         ranked = priority if mask is None else priority.masked_fill(~mask, -1.0)
-        target = label.gather(1, ranked.argmax(dim=1, keepdim=True)).squeeze(1)
+        target = label.gather(-1, ranked.argmax(dim=-1, keepdim=True)).squeeze(-1)  # ties: the first
         return Batch(label=label, target=target, priority=priority, mask=mask)
 
     def in_features(self, model_cfg) -> int:

@@ -9,7 +9,8 @@ ModelConfig.encode_query=False sends it to W_Q without the encoder).
 
 import torch
 
-from .tasks import Batch, Task, fixed_draw_is_safe, lookup, per_seed, register, sample_distinct
+from .draws import fixed_draw_is_safe
+from .tasks import Batch, Task, lookup, per_seed, register
 
 
 class Dictionary(Task):
@@ -26,14 +27,13 @@ class Dictionary(Task):
         # every length a curriculum may draw: a permutation (fixed kernels too), or the fixed draw
         return all(2 * n > cfg.n_keys or fixed_draw_is_safe(n, cfg.n_keys) for n in range(1, max_len + 1))
 
-    def sample(self, cfg, gen, rows, n, device, mask, lengths) -> Batch:
-        key = sample_distinct(gen, rows, n, cfg.n_keys, device)
-        label = torch.randint(cfg.n_values, (rows, n), generator=gen, device=device)
-        u = torch.rand(rows, generator=gen, device=device)
-        real = torch.full((rows,), n, device=device) if lengths is None else lengths
-        asked = (u * real).long().clamp_max(real - 1).unsqueeze(1)
-        query = key.gather(1, asked).squeeze(1)
-        target = label.gather(1, asked).squeeze(1)
+    def sample(self, cfg, draws, rows, n, device, mask, lengths) -> Batch:
+        key = draws.distinct(rows, n, cfg.n_keys)
+        label = draws.randint(0, cfg.n_values, rows, n)
+        real = torch.full((*draws.lead, rows), n, device=device) if lengths is None else lengths
+        asked = draws.index_below(real).unsqueeze(-1)  # the query: one of the row's real items
+        query = key.gather(-1, asked).squeeze(-1)
+        target = label.gather(-1, asked).squeeze(-1)
         return Batch(label=label, target=target, key=key, query=query, mask=mask)
 
     def in_features(self, model_cfg) -> int:

@@ -9,10 +9,11 @@ Shapes are batch-first: an item tensor is (..., N), a target is (...).  Training
 batches may hold sequences of different lengths: `mask` marks the real items.
 """
 
-import math
 from dataclasses import dataclass
 
 import torch
+
+from .draws import GeneratorDraws
 
 EVAL_BLOCK = 64  # test sequences are generated in blocks of this many, one stream each
 
@@ -35,8 +36,9 @@ class Task:
         sequence of kernels, which a CUDA graph can record (vvlib/graphdraw.py)."""
         return False
 
-    def sample(self, cfg, gen, rows: int, n: int, device, mask, lengths) -> "Batch":
-        """A batch (rows, n); mask (rows, n) or None marks the real items, lengths their counts."""
+    def sample(self, cfg, draws, rows: int, n: int, device, mask, lengths) -> "Batch":
+        """A batch (draws.lead..., rows, n) drawn from `draws` (vvlib/draws.py); mask (same
+        shape) or None marks the real items, lengths their counts."""
         raise NotImplementedError
 
     def in_features(self, model_cfg) -> int:
@@ -123,86 +125,18 @@ class Batch:
         return self.label.shape[-1]
 
 
-def sample_distinct(gen, rows: int, n: int, n_classes: int, device) -> torch.Tensor:
-    """`rows` x `n` integers in [0, n_classes), distinct within each row, uniformly.
+def sample(task: TaskConfig, source, rows: int, n: int, device, lengths=None) -> Batch:
+    """`rows` sequences of `n` items.  With `lengths` (rows,), row r uses its first lengths[r] items.
 
-    Each row is the first n distinct values of a stream of i.i.d. uniform draws (the
-    same law as drawing one at a time and rejecting repeats).  On a CPU, rows whose 2n draws
-    hold fewer than n distinct values are drawn again; that event is symmetric in the labels,
-    so the law stays uniform.  On a GPU the draws are made in a fixed number of kernels
-    (`sample_distinct_fixed`), which a CUDA graph can record, wherever that is safe.  Rows
-    longer than half the classes take the first n of a random permutation instead.
-    """
-    if n > n_classes:
-        raise ValueError(f"cannot draw {n} distinct keys from {n_classes} key classes")
-    if 2 * n > n_classes:
-        noise = torch.rand(rows, n_classes, generator=gen, device=device)
-        return noise.argsort(dim=1)[:, :n]
-    if torch.device(device).type == "cuda" and fixed_draw_is_safe(n, n_classes):
-        return sample_distinct_fixed(gen, rows, n, n_classes, device)
-    out = torch.empty(rows, n, dtype=torch.long, device=device)
-    todo = torch.arange(rows, device=device)
-    while todo.numel():
-        draws = torch.randint(n_classes, (todo.numel(), 2 * n), generator=gen, device=device)
-        first = _first_distinct(draws)
-        keep = first & (first.cumsum(dim=1) <= n)
-        done = keep.sum(dim=1) == n
-        out[todo[done]] = draws[done][keep[done]].view(-1, n)
-        todo = todo[~done]
-    return out
-
-
-def _first_distinct(draws: torch.Tensor) -> torch.Tensor:
-    """(rows, M) bool: True at the first draw of each value in its row."""
-    ordered, where = draws.sort(dim=1, stable=True)  # stable: a value's first draw sorts first
-    new_in_order = torch.ones_like(ordered, dtype=torch.bool)
-    new_in_order[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
-    return torch.zeros_like(new_in_order).scatter_(1, where, new_in_order)
-
-
-FIXED_EXTRA_DRAWS = 32  # the fixed draw takes 2n + 32 values per row: the 32 make short rows unlikely at small n
-FIXED_FAILURE_LOG2 = -100  # ... and it is used only where a short row has a chance below 2^-100
-
-
-def short_row_log2(n: int, n_classes: int) -> float:
-    """log2 of a bound on the chance that M = 2n + 32 i.i.d. draws from n_classes hold fewer
-    than n distinct values.  Each draw repeats an earlier value with chance below M / n_classes
-    whatever came before, so the repeats are dominated by a Binomial(M, M / n_classes); fewer
-    than n distinct needs k = M - n + 1 repeats, and P(Binomial >= k) <= C(M, k) p^k."""
-    draws = 2 * n + FIXED_EXTRA_DRAWS
-    k, p = draws - n + 1, draws / n_classes
-    if p >= 1:
-        return 0.0
-    log2_choose = (math.lgamma(draws + 1) - math.lgamma(k + 1) - math.lgamma(draws - k + 1)) / math.log(2)
-    return min(0.0, log2_choose + k * math.log2(p))
-
-
-def fixed_draw_is_safe(n: int, n_classes: int) -> bool:
-    return short_row_log2(n, n_classes) <= FIXED_FAILURE_LOG2
-
-
-def sample_distinct_fixed(gen, rows: int, n: int, n_classes: int, device) -> torch.Tensor:
-    """sample_distinct's law in a fixed sequence of kernels with no host synchronisation, so a
-    CUDA graph can record it: each row is the first n distinct values of its 2n + 32 draws.  A
-    row whose draws hold fewer (chance below 2^short_row_log2(n, n_classes), which
-    sample_distinct keeps below 2^-100: about 10^-30) would end in zeros; in 100 seeds x 10,000
-    steps x 128 rows that has a chance below 10^-21 of happening once."""
-    draws = torch.randint(n_classes, (rows, 2 * n + FIXED_EXTRA_DRAWS), generator=gen, device=device)
-    first = _first_distinct(draws)
-    slot = first.cumsum(dim=1) - 1  # where each first draw goes in the row
-    slot = torch.where(first & (slot < n), slot, n)  # repeats and extra values go to a column that is dropped
-    out = torch.zeros(rows, n + 1, dtype=torch.long, device=device)
-    return out.scatter_(1, slot, draws)[:, :n]
-
-
-def sample(task: TaskConfig, gen, rows: int, n: int, device, lengths=None) -> Batch:
-    """`rows` sequences of `n` items.  With `lengths` (rows,), row r uses its first lengths[r] items."""
+    `source` is a torch.Generator or a draws object (vvlib/draws.py); CounterDraws with lanes
+    give every tensor a leading lane dimension, lengths included."""
     if n < 1:
         raise ValueError(f"sequence length must be >= 1; got {n}")
+    source = GeneratorDraws(source, device) if isinstance(source, torch.Generator) else source
     mask = None
     if lengths is not None:
         mask = torch.arange(n, device=device) < lengths.unsqueeze(-1)
-    return get(task.name).sample(task, gen, rows, n, device, mask, lengths)
+    return get(task.name).sample(task, source, rows, n, device, mask, lengths)
 
 
 FIELDS = ("label", "target", "priority", "key", "query", "mask")  # Batch's tensor fields

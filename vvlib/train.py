@@ -1,8 +1,9 @@
 """Seed-batched training with checkpoints that resume bit-for-bit.
 
-All randomness of a run lives in per-seed torch.Generators (data) and the init seed,
-so a checkpoint (weights, AdamW state, generator states, step) is the whole state:
-resuming from it reproduces the uninterrupted run exactly.
+All randomness of a run lives in its data draws and the init seed, so a checkpoint
+(weights, AdamW state, step, and with `draws="generators"` the per-seed generator states) is
+the whole state: resuming from it reproduces the uninterrupted run exactly.  The counter
+stream (`draws="counter"`, vvlib/draws.py) computes each step's data from the step itself.
 
 `seed_group` > 0 steps the ensemble in groups of that many seeds.  On a CPU, groups of a
 few seeds keep a step's activations in the caches, which trains faster than one batch of
@@ -19,7 +20,8 @@ from pathlib import Path
 import torch
 from tqdm import tqdm  # text bars (stderr): they work in terminals, notebooks and papermill alike
 
-from . import graphdraw, graphstep, rng
+from . import draws as data_draws, graphdraw, graphstep, rng
+from .draws import CounterDraws
 from .model import ModelConfig, init_params, per_seed_loss, settings as model_settings
 from .experiments.store import save_torch
 from .tasks import sample, stack
@@ -42,6 +44,7 @@ class TrainConfig:
     first_seed: int = 0  # seed indices first_seed .. first_seed + n_seeds - 1
     checkpoint_every: int = 500
     seed_group: int = 0  # seeds stepped together; 0: all of them (see the module docstring)
+    draws: str = "generators"  # the data's source: generators (per seed, as every committed run) or counter (draws.py)
 
     def __post_init__(self):
         for name in ("n_seeds", "steps", "batch_size", "min_len", "max_len", "checkpoint_every"):
@@ -56,15 +59,19 @@ class TrainConfig:
             raise ValueError(f"first_seed must be >= 0; got {self.first_seed}")
         if self.curriculum_steps < 0 or self.curriculum_start_len < self.min_len:
             raise ValueError("curriculum_steps must be >= 0 and curriculum_start_len >= min_len")
+        data_draws.check(self.draws)
 
 
 def weight_settings(cfg: TrainConfig) -> dict:
     """The settings that decide the trained weights: all but checkpoint_every, which only
     says how often progress is saved (so runs that differ in it share a store entry), with
     seed_group 0 wherever the seeds form one group (4 seeds in groups of 4 or of 8 train the
-    same weights as 4 seeds at once, so they share the entry too)."""
+    same weights as 4 seeds at once, so they share the entry too).  The original generator
+    draws are left unsaid, so every run stored before the counter stream keeps its entry."""
     settings = dataclasses.asdict(cfg)
     del settings["checkpoint_every"]
+    if cfg.draws == "generators":
+        del settings["draws"]
     if group_size(cfg) == cfg.n_seeds:
         settings["seed_group"] = 0
     return settings
@@ -85,27 +92,43 @@ def max_len_at(cfg: TrainConfig, step: int) -> int:
     return min(cfg.max_len, cfg.curriculum_start_len * 2**stage)
 
 
-def training_batch(model_cfg: ModelConfig, cfg: TrainConfig, generators, step, device):
-    """One batch per seed, each from that seed's own stream, stacked to (S, B, ...)."""
-    return batch_up_to(model_cfg, cfg, generators, max_len_at(cfg, step), device)
+def training_batch(model_cfg: ModelConfig, cfg: TrainConfig, source, step, device):
+    """One batch per seed, stacked to (S, B, ...); `source` as in batch_up_to."""
+    return batch_up_to(model_cfg, cfg, source, max_len_at(cfg, step), device)
 
 
-def batch_up_to(model_cfg: ModelConfig, cfg: TrainConfig, generators, n: int, device):
-    """training_batch with the longest sequence given: n items, each sequence's length ~ U{min_len..n}."""
+def batch_up_to(model_cfg: ModelConfig, cfg: TrainConfig, source, n: int, device):
+    """training_batch with the longest sequence given: n items, each sequence's length ~ U{min_len..n}.
+    `source`: each seed's generator, drawn one after another, or one CounterDraws for all the seeds."""
+    if isinstance(source, CounterDraws):
+        lengths = source.randint(cfg.min_len, n + 1, cfg.batch_size)
+        return sample(model_cfg.task, source, cfg.batch_size, n, device, lengths)
     batches = []
-    for gen in generators:
+    for gen in source:
         lengths = torch.randint(cfg.min_len, n + 1, (cfg.batch_size,), generator=gen, device=device)
         batches.append(sample(model_cfg.task, gen, cfg.batch_size, n, device, lengths))
     return stack(batches)
 
 
+COUNTER_STREAM = "train-data"  # with the run's seed, names the counter stream's key
+
+
 @dataclass
 class SeedGroup:
     """Some consecutive seeds of the ensemble: their weights (S_g, ...), their own AdamW
-    and their data generators."""
+    and their data: a generator per seed, or (counter draws) the seed indices, drawn at the
+    step that `step` holds (a tensor, so that a recorded CUDA graph reads the current step)."""
     params: dict
     optimizer: torch.optim.Optimizer
     generators: list
+    seeds: torch.Tensor
+    counter_key: tuple | None = None
+
+    def source(self, step: torch.Tensor):
+        """Where this step's batch comes from (batch_up_to's `source`)."""
+        if self.counter_key is None:
+            return self.generators
+        return CounterDraws(self.counter_key, step, self.seeds, step.device)
 
 
 class Trainer:
@@ -122,7 +145,7 @@ class Trainer:
     def __init__(self, model_cfg: ModelConfig, cfg: TrainConfig, device="cpu", graph_draws: bool | None = None,
                  graph_step: bool | None = None):
         self.model_cfg, self.cfg, self.device = model_cfg, cfg, torch.device(device)
-        supported = graphdraw.supported(model_cfg.task, cfg.max_len, self.device)
+        supported = graphdraw.supported(model_cfg.task, cfg.max_len, self.device, cfg.draws)
         if not all(isinstance(g, (bool, type(None))) for g in (graph_draws, graph_step)):
             raise ValueError(f"graph_draws and graph_step must each be None (where supported), True or False; "
                              f"got {graph_draws!r} and {graph_step!r}")
@@ -136,6 +159,7 @@ class Trainer:
         self.groups = [self._group(seeds[i:i + size]) for i in range(0, len(seeds), size)]
         self.graphed = [None] * len(self.groups)  # each group's GraphedDraws or GraphedStep, made at first use
         self.step = 0
+        self.step_tensor = torch.zeros((), dtype=torch.int64, device=self.device)  # the counter draws' step
         self.loss_history = []  # (step, per-seed mean loss over the last window)
         # the losses summed since the last logged step, and how many steps that is: part of the
         # checkpoint, so a run resumed between two logged steps logs what an uninterrupted one does
@@ -151,20 +175,24 @@ class Trainer:
         # capturable: AdamW's step count stays on the GPU, which recording a whole step needs
         optimizer = torch.optim.AdamW(params.values(), lr=self.cfg.lr, weight_decay=self.cfg.weight_decay,
                                       fused=True, capturable=self.graph_step)
+        lanes = torch.tensor(seeds, device=self.device)
+        if self.cfg.draws == "counter":
+            return SeedGroup(params, optimizer, [], lanes, data_draws.counter_key(self.cfg.seed, COUNTER_STREAM))
         generators = [rng.generator(self.device, self.cfg.seed, "train-data", s) for s in seeds]
-        return SeedGroup(params, optimizer, generators)
+        return SeedGroup(params, optimizer, generators, lanes)
 
     def configs(self) -> dict:
         return {"model": model_settings(self.model_cfg), "train": weight_settings(self.cfg)}
 
     def draw(self, group: int = 0):
         """This step's batch for one seed group, (S_g, B, ...): each seed's from its own generator."""
-        generators = self.groups[group].generators
+        g = self.groups[group]
+        self.step_tensor.fill_(self.step)
         if not self.graph_draws:
-            return training_batch(self.model_cfg, self.cfg, generators, self.step, self.device)
+            return training_batch(self.model_cfg, self.cfg, g.source(self.step_tensor), self.step, self.device)
         if self.graphed[group] is None:
-            eager = lambda n: batch_up_to(self.model_cfg, self.cfg, generators, n, self.device)
-            self.graphed[group] = graphdraw.GraphedDraws(eager, generators)
+            eager = lambda n: batch_up_to(self.model_cfg, self.cfg, g.source(self.step_tensor), n, self.device)
+            self.graphed[group] = graphdraw.GraphedDraws(eager, g.generators)
         return self.graphed[group](max_len_at(self.cfg, self.step))
 
     def group_step(self, group: int, batch) -> torch.Tensor:
@@ -178,11 +206,12 @@ class Trainer:
 
     def graphed_step(self, group: int) -> torch.Tensor:
         """group_step with this step's draw, replayed from the group's CUDA graph for this length."""
+        g = self.groups[group]
         if self.graphed[group] is None:
-            g = self.groups[group]
-            eager = lambda n: self.group_step(group, batch_up_to(self.model_cfg, self.cfg, g.generators, n,
-                                                                 self.device))
+            eager = lambda n: self.group_step(group, batch_up_to(self.model_cfg, self.cfg, g.source(self.step_tensor),
+                                                                 n, self.device))
             self.graphed[group] = graphstep.GraphedStep(eager, g.generators, g.params, g.optimizer)
+        self.step_tensor.fill_(self.step)  # read by the recorded counter draws
         return self.graphed[group](max_len_at(self.cfg, self.step))
 
     def train_step(self) -> torch.Tensor:
@@ -232,7 +261,7 @@ class Trainer:
     def load_optimizer_state(self, state: dict):
         start = 0
         for group in self.groups:
-            size = len(group.generators)
+            size = len(group.seeds)
             rows = {i: {k: v.clone() if k == "step" else v[start:start + size].clone() for k, v in st.items()}
                     for i, st in state["state"].items()}
             group.optimizer.load_state_dict({"state": rows, "param_groups": state["param_groups"]})
@@ -266,7 +295,7 @@ class Trainer:
         start = 0
         with torch.no_grad():
             for group in self.groups:
-                size = len(group.generators)
+                size = len(group.seeds)
                 for name, value in state["params"].items():
                     group.params[name].copy_(value[start:start + size])
                 start += size

@@ -23,7 +23,6 @@ writes to it (_publish); the others wait for its writes where they may read them
 """
 
 import contextlib
-import dataclasses
 import os
 import shutil
 import time
@@ -44,7 +43,7 @@ from ..train import TrainConfig
 # change to GPU draws leaves every CPU result where it is.
 ENGINE_VERSIONS = {
     "cpu": 3,  # 3: dictionary keys drawn by first-distinct draws (new random streams)
-    "cuda": 4,  # 4: dictionary keys in a fixed number of kernels (tasks.sample_distinct_fixed)
+    "cuda": 4,  # 4: dictionary keys in a fixed number of kernels (draws.sample_distinct_fixed)
 }
 
 
@@ -65,7 +64,7 @@ def run_dir(store_dir, model_cfg, train_cfg, device) -> Path:
 
 def eval_spec(model_cfg, train_cfg, eval_cfg: evaluate.EvalConfig, device) -> dict:
     return {"kind": "eval", "train": training_spec(model_cfg, train_cfg, device),
-            "eval": dataclasses.asdict(eval_cfg), "block": evaluate.EVAL_BLOCK}
+            "eval": evaluate.settings(eval_cfg), "block": evaluate.EVAL_BLOCK}
 
 
 def eval_path(store_dir, model_cfg, train_cfg, eval_cfg: evaluate.EvalConfig, device) -> Path:
@@ -75,7 +74,7 @@ def eval_path(store_dir, model_cfg, train_cfg, eval_cfg: evaluate.EvalConfig, de
 
 def ladder_spec(model_cfg, train_cfg, eval_cfg: evaluate.EvalConfig, rungs, device) -> dict:
     return {"kind": "ladder", "train": training_spec(model_cfg, train_cfg, device),
-            "eval": dataclasses.asdict(eval_cfg), "block": evaluate.EVAL_BLOCK, "rungs": sorted(set(rungs))}
+            "eval": evaluate.settings(eval_cfg), "block": evaluate.EVAL_BLOCK, "rungs": sorted(set(rungs))}
 
 
 def ladder_path(store_dir, model_cfg, train_cfg, eval_cfg: evaluate.EvalConfig, rungs, device) -> Path:
