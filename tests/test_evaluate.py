@@ -35,3 +35,29 @@ def test_bad_evaluation_settings_are_named(small_dictionary):
         EvalConfig(temperature="hot")
     with pytest.raises(ValueError, match="lengths must be <= 256"):
         accuracy(small_dictionary, init_params(small_dictionary, [0]), EvalConfig(lengths=(512,)), progress=False)
+
+
+def test_block_counts_add_up_to_the_accuracy(small_dictionary, device):
+    """70 sequences: a block of 64 and a short one of 6; each count is at most its block's size."""
+    from vvlib.evaluate import block_correct
+
+    params = init_params(small_dictionary, [0, 1], device=device)
+    cfg = EvalConfig(lengths=(3, 40), n_sequences=70)
+    counts = block_correct(small_dictionary, params, cfg, device, progress=False)
+    assert counts.shape == (2, 2, 2) and (counts[..., 0] <= 64).all() and (counts[..., 1] <= 6).all()
+    assert torch.equal(counts.sum(-1).double() / 70, accuracy(small_dictionary, params, cfg, device, progress=False))
+
+
+@pytest.mark.parametrize("task", ["argmax", "dictionary"])
+def test_counter_test_sequences_are_fixed_by_their_coordinates(task, small_argmax, small_dictionary):
+    """Counter-drawn test blocks repeat exactly, differ from the generator-drawn ones, and differ
+    from block to block; the generator draws stay unsaid in the stored settings."""
+    from vvlib.evaluate import settings, test_block
+
+    model = small_argmax if task == "argmax" else small_dictionary
+    cfg = EvalConfig(lengths=(16,), n_sequences=128, draws="counter")
+    first, again, other = (test_block(model, cfg, 16, b, "cpu") for b in (0, 0, 1))
+    assert torch.equal(first.label, again.label) and not torch.equal(first.label, other.label)
+    assert first.label.shape == (64, 16)
+    assert not torch.equal(first.label, test_block(model, EvalConfig(lengths=(16,)), 16, 0, "cpu").label)
+    assert "draws" not in settings(EvalConfig()) and settings(cfg)["draws"] == "counter"

@@ -133,3 +133,25 @@ def test_missing_and_undefined_p_values_are_never_significant():
     assert (e.ahead, e.ahead_significant) == (1, 0) and e.verdict() == compare.UNCLEAR
     assert [compare.format_p(p) for p in (0.0123, None, float("nan"))] == ["0.01", "n/a", "n/a"]
     assert compare.pair_name(("baseline", "layernorm")) == "baseline_vs_layernorm"
+
+
+def test_test_set_sd_recovers_the_spread_of_sequence_difficulty():
+    """Simulated answers: sequence i is answered correctly with chance p_i (its difficulty,
+    shared by every model) shifted by the seed's skill; the shared effect of a test set of n
+    sequences on the mean over seeds has standard deviation sd(p) / sqrt(n)."""
+    from vvlib.stats import test_set_sd
+
+    rng = np.random.default_rng(0)
+    seeds, blocks, size = 40, 64, 64
+    difficulty = rng.beta(0.6, 0.9, size=blocks * size)  # many very hard and very easy sequences
+    skill = rng.normal(0, 0.05, size=(seeds, 1))
+    chance = np.clip(difficulty[None, :] + skill, 0, 1)
+    correct = rng.random((seeds, blocks * size)) < chance
+    per_block = correct.reshape(seeds, blocks, size).mean(axis=2)
+    truth = difficulty.std() / np.sqrt(128)
+    assert test_set_sd(per_block, size, 128) == pytest.approx(truth, rel=0.2)
+    # models that agree on nothing: no shared difficulty, only the seeds' own noise
+    independent = rng.random((seeds, blocks * size)) < 0.4
+    assert test_set_sd(independent.reshape(seeds, blocks, size).mean(axis=2), size, 128) < truth / 5
+    with pytest.raises(ValueError, match="at least 2 seeds and 2 blocks"):
+        test_set_sd(per_block[:1], size, 128)

@@ -87,24 +87,28 @@ def count_correct(model_cfg, params, batch, temperature, max_items) -> torch.Ten
 
 
 @torch.inference_mode()
-def accuracy(model_cfg: ModelConfig, params, cfg: EvalConfig, device="cpu", max_items=2**18, progress=True):
-    """Per-seed accuracy, a (S, len(lengths)) tensor of fractions in [0, 1]."""
+def block_correct(model_cfg: ModelConfig, params, cfg: EvalConfig, device="cpu", max_items=2**18, progress=True):
+    """Correct answers per seed, length and block of test sequences: a (S, len(lengths),
+    n_blocks) int64 tensor.  Every seed sees the same blocks, so the spread of the seeds' mean
+    over blocks measures how much a test set of that size moves the mean by itself."""
     device = torch.device(device)
     params = {k: v.detach().to(device) for k, v in params.items()}
     limit = model_cfg.task.max_length()
     if limit is not None and max(cfg.lengths) > limit:
         raise ValueError(f"lengths must be <= {limit} for this task (distinct keys); got {max(cfg.lengths)}")
-    S = n_seeds(params)
-    result = torch.zeros(S, len(cfg.lengths), dtype=torch.float64)
     n_blocks = math.ceil(cfg.n_sequences / EVAL_BLOCK)
+    result = torch.zeros(n_seeds(params), len(cfg.lengths), n_blocks, dtype=torch.long)
     bar = tqdm(total=cfg.n_sequences * sum(cfg.lengths), desc="evaluating", disable=not progress, unit="item",
                unit_scale=True)
     for j, n in enumerate(cfg.lengths):
-        correct = torch.zeros(S, dtype=torch.long, device=device)
         for block in range(n_blocks):
             batch = test_block(model_cfg, cfg, n, block, device)
-            correct += count_correct(model_cfg, params, batch, cfg.temperature, max_items)
+            result[:, j, block] = count_correct(model_cfg, params, batch, cfg.temperature, max_items).cpu()
             bar.update(batch.target.shape[0] * n)
-        result[:, j] = correct.cpu().double() / cfg.n_sequences
     bar.close()
     return result
+
+
+def accuracy(model_cfg: ModelConfig, params, cfg: EvalConfig, device="cpu", max_items=2**18, progress=True):
+    """Per-seed accuracy, a (S, len(lengths)) tensor of fractions in [0, 1]."""
+    return block_correct(model_cfg, params, cfg, device, max_items, progress).sum(-1).double() / cfg.n_sequences

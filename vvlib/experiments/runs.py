@@ -247,23 +247,26 @@ def evaluated(store_dir, model_cfg, train_cfg, weights, eval_cfg: evaluate.EvalC
         _may_compute("this evaluation", path)
         weights = weights() if callable(weights) else weights  # (may train them: not the evaluation's time)
         start = time.perf_counter()
-        acc = _accuracy(model_cfg, weights, eval_cfg, device, progress)
+        correct = _block_correct(model_cfg, weights, eval_cfg, device, progress)
         record = {"spec": spec, "provenance": store.provenance(device, time.perf_counter() - start),
-                  "accuracy": acc.tolist()}
+                  "accuracy": (correct.sum(-1).double() / eval_cfg.n_sequences).tolist(),
+                  # per block of test sequences (evaluate.block_correct): how much the test set moves a mean
+                  "correct_per_block": correct.tolist()}
         _publish(lambda: store.write_json(path, record))
     return np.asarray(record["accuracy"], dtype=float)
 
 
-def _accuracy(model_cfg, weights, eval_cfg, device, progress):
-    """evaluate.accuracy, or under torchrun each rank's consecutive share of the seeds, joined
-    (a seed's accuracy does not depend on the seeds evaluated beside it)."""
+def _block_correct(model_cfg, weights, eval_cfg, device, progress):
+    """evaluate.block_correct, or under torchrun each rank's consecutive share of the seeds, joined
+    (a seed's answers do not depend on the seeds evaluated beside it)."""
     if not distributed.launched():
-        return evaluate.accuracy(model_cfg, weights, eval_cfg, device, progress=progress)
+        return evaluate.block_correct(model_cfg, weights, eval_cfg, device, progress=progress)
     rank, size = distributed.rank_and_size()
     begin, end = distributed.share_bounds(next(iter(weights.values())).shape[0], rank, size)
-    mine = (evaluate.accuracy(model_cfg, {k: v[begin:end] for k, v in weights.items()}, eval_cfg, device,
-                              progress=progress and rank == 0) if end > begin
-            else torch.zeros(0, len(eval_cfg.lengths), dtype=torch.float64))
+    blocks = -(-eval_cfg.n_sequences // evaluate.EVAL_BLOCK)
+    mine = (evaluate.block_correct(model_cfg, {k: v[begin:end] for k, v in weights.items()}, eval_cfg, device,
+                                   progress=progress and rank == 0) if end > begin
+            else torch.zeros(0, len(eval_cfg.lengths), blocks, dtype=torch.long))
     return torch.cat(distributed.gather(mine.cpu()))
 
 
