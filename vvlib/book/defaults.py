@@ -30,6 +30,7 @@ TRAINING_DEFAULTS = {
     "batch_size": _TRAIN["batch_size"], "lr": _TRAIN["lr"], "weight_decay": _TRAIN["weight_decay"],
     "min_train_len": _TRAIN["min_len"], "max_train_len": _TRAIN["max_len"], "seed": _TRAIN["seed"],
     "checkpoint_every": _TRAIN["checkpoint_every"], "seed_group": _TRAIN["seed_group"],
+    "draws": _TRAIN["draws"],
     "hidden": _MODEL["hidden"], "encoder_layers": _MODEL["encoder_layers"], "readout_layers": _MODEL["readout_layers"],
     "key_dim": _MODEL["key_dim"], "value_dim": _MODEL["value_dim"], "encode_query": _MODEL["encode_query"],
     "n_classes": _TASK["n_classes"], "n_keys": _TASK["n_keys"], "n_values": _TASK["n_values"],

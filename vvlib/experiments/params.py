@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..draws import DRAWS
+
 DEFAULT_PROFILE = "default"  # the values written in the parameters cell
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -155,6 +157,7 @@ RULES = {
     "weight_decay": ((lambda v: isinstance(v, float) and math.isfinite(v) and v >= 0), "a float >= 0"),
     "eval_lengths": _list_of_ints(1),
     "device": ((lambda v: v in DEVICES), f"one of {', '.join(DEVICES)}"),
+    "draws": ((lambda v: v in DRAWS), f"one of {', '.join(DRAWS)}"),
     # Monte Carlo chapters
     "d_model": _int_at_least(1),
     "vocab_size": _int_at_least(2),

@@ -63,6 +63,7 @@ def train_config(P) -> TrainConfig:
     return TrainConfig(n_seeds=P.n_seeds, steps=P.steps, batch_size=P.batch_size, lr=P.lr,
                        weight_decay=P.weight_decay, min_len=P.min_train_len, max_len=P.max_train_len,
                        seed=P.seed, checkpoint_every=P.checkpoint_every, seed_group=P.get("seed_group", 0),
+                       draws=P.get("draws", TrainConfig.draws),
                        curriculum_steps=P.get("curriculum_steps", 0),
                        curriculum_start_len=P.get("curriculum_start_len", TrainConfig.curriculum_start_len))
 
@@ -95,7 +96,7 @@ def trained_models(P, task: TaskConfig, variants, device="cpu") -> dict:
 
 def eval_config(P, temperature="fixed", n_sequences=None, lengths=None) -> EvalConfig:
     return EvalConfig(lengths=tuple(lengths or P.eval_lengths), n_sequences=n_sequences or P.n_eval_sequences,
-                      seed=P.eval_seed, temperature=temperature)
+                      seed=P.eval_seed, temperature=temperature, draws=P.get("draws", EvalConfig.draws))
 
 
 def train_and_evaluate(P, task: TaskConfig, variants, temperatures=("fixed",), device="cpu"):
