@@ -12,6 +12,7 @@ evaluation (on CUDA: torch's peak allocated memory).
 """
 
 import argparse
+import dataclasses
 import json
 import platform
 import resource
@@ -68,12 +69,13 @@ def matmul_peak(device, size=2048, repeats=5) -> float:
     return 2 * size**3 / median_seconds(lambda: a @ b, repeats, device)
 
 
-def ensemble_step_time(task, n_seeds, device, steps, repeats, seed_group=0, graph_draws=None) -> float:
+def ensemble_step_time(task, n_seeds, device, steps, repeats, seed_group=0, graph_draws=None,
+                       draws="generators") -> float:
     """Seconds per training step of an ensemble of n_seeds models, stepped in groups of
     seed_group seeds (0: all at once), with the draws replayed from CUDA graphs or not
-    (None: wherever supported, as in the chapters)."""
-    trainer = Trainer(ModelConfig(task=task), TrainConfig(n_seeds=n_seeds, steps=10**9, seed_group=seed_group),
-                      device, graph_draws)
+    (None: wherever supported, as in the chapters), drawn from generators or the counter stream."""
+    cfg = TrainConfig(n_seeds=n_seeds, steps=10**9, seed_group=seed_group, draws=draws)
+    trainer = Trainer(ModelConfig(task=task), cfg, device, graph_draws)
     return median_seconds(lambda: [trainer.train_step() for _ in range(steps)], repeats, device) / steps
 
 
@@ -98,6 +100,7 @@ def whole_ensemble(task, n_seeds, device):
 
 
 EAGER_DRAW = "data (eager, not in the total)"  # a comparison, not a part of the step
+COUNTER_DRAW = "data (counter stream, not in the total)"  # the same batch's law from the counter stream
 
 
 def step_parts(task, n_seeds, device, steps, repeats) -> dict:
@@ -105,10 +108,11 @@ def step_parts(task, n_seeds, device, steps, repeats) -> dict:
     in the forward and backward pass, and in the AdamW update: where a step's time goes."""
     trainer, forward_backward = whole_ensemble(task, n_seeds, device)
     forward_backward()  # the update needs gradients
-    parts = {"data": trainer.draw}
+    counter = Trainer(trainer.model_cfg, dataclasses.replace(trainer.cfg, draws="counter"), device)
+    parts = {"data": trainer.draw, COUNTER_DRAW: counter.draw}
     if trainer.graph_draws:  # also the eager draws the graphs replace, for comparison
         eager = Trainer(trainer.model_cfg, trainer.cfg, device, graph_draws=False)
-        parts = {"data (CUDA graph)": trainer.draw, EAGER_DRAW: eager.draw}
+        parts = {"data (CUDA graph)": trainer.draw, EAGER_DRAW: eager.draw, COUNTER_DRAW: counter.draw}
     parts |= {"forward + backward": forward_backward, "AdamW update": trainer.groups[0].optimizer.step}
     return {name: median_seconds(lambda: [run() for _ in range(steps)], repeats, device) / steps
             for name, run in parts.items()}
@@ -145,7 +149,7 @@ def bench_step_parts(device, n_seeds, steps, repeats):
     rows = []
     for name, task in TASKS.items():
         parts = step_parts(task, n_seeds, device, steps, repeats)
-        total = sum(t for part, t in parts.items() if part != EAGER_DRAW)
+        total = sum(t for part, t in parts.items() if part not in (EAGER_DRAW, COUNTER_DRAW))
         rows += [{"task": name, "part": part, "ms_per_step": 1e3 * t, "share": t / total} for part, t in parts.items()]
     return rows
 
@@ -160,13 +164,19 @@ def bench_training(device, seed_counts, loop_seeds, steps, repeats, peak):
         rows.append({"task": name, "mode": f"per-seed loop ({loop_seeds} models)", "model_steps_per_s": loop_rate,
                      "gflop_per_s": loop_rate * flops / 1e9, "vs_loop": 1.0, "of_peak": loop_rate * flops / peak})
         for s in seed_counts:
-            modes = [(f"ensemble, {s} seed{'s' if s > 1 else ''}", 0, None)]  # (label, seed_group, graph_draws)
-            if torch.device(device).type == "cpu" and CPU_SEED_GROUP < s:
-                modes.append((f"ensemble, {s} seeds in groups of {CPU_SEED_GROUP}", CPU_SEED_GROUP, None))
+            modes = [(f"ensemble, {s} seed{'s' if s > 1 else ''}", 0, None, "generators")]  # (label, group, graphs, draws)
+            cpu_groups = torch.device(device).type == "cpu" and CPU_SEED_GROUP < s
+            if cpu_groups:
+                modes.append((f"ensemble, {s} seeds in groups of {CPU_SEED_GROUP}", CPU_SEED_GROUP, None, "generators"))
+            if s == seed_counts[-1]:  # the counter stream beside the generators, in the same run
+                modes.append((f"ensemble, {s} seeds, counter draws", 0, None, "counter"))
+                if cpu_groups:
+                    modes.append((f"ensemble, {s} seeds in groups of {CPU_SEED_GROUP}, counter draws", CPU_SEED_GROUP,
+                                  None, "counter"))
             if graphdraw.supported(task, TrainConfig.max_len, torch.device(device)) and s == seed_counts[-1]:
-                modes.append((f"ensemble, {s} seeds, eager draws (no CUDA graph)", 0, False))
-            for mode, size, graph_draws in modes:
-                rate = s / ensemble_step_time(task, s, device, steps, repeats, size, graph_draws)
+                modes.append((f"ensemble, {s} seeds, eager draws (no CUDA graph)", 0, False, "generators"))
+            for mode, size, graph_draws, draws in modes:
+                rate = s / ensemble_step_time(task, s, device, steps, repeats, size, graph_draws, draws)
                 rows.append({"task": name, "mode": mode, "model_steps_per_s": rate, "gflop_per_s": rate * flops / 1e9,
                              "vs_loop": rate / loop_rate, "of_peak": rate * flops / peak})
     return rows

@@ -24,7 +24,7 @@ from . import draws as data_draws, graphdraw, graphstep, rng
 from .draws import CounterDraws
 from .model import ModelConfig, init_params, per_seed_loss, settings as model_settings
 from .experiments.store import save_torch
-from .tasks import sample, stack
+from .tasks import map_fields, sample, stack
 
 CHECKPOINT_FORMAT = 1
 
@@ -160,6 +160,7 @@ class Trainer:
         self.graphed = [None] * len(self.groups)  # each group's GraphedDraws or GraphedStep, made at first use
         self.step = 0
         self.step_tensor = torch.zeros((), dtype=torch.int64, device=self.device)  # the counter draws' step
+        self._counter_batch = None  # (step, the ensemble's batch at that step): see counter_batch
         self.loss_history = []  # (step, per-seed mean loss over the last window)
         # the losses summed since the last logged step, and how many steps that is: part of the
         # checkpoint, so a run resumed between two logged steps logs what an uninterrupted one does
@@ -185,15 +186,29 @@ class Trainer:
         return {"model": model_settings(self.model_cfg), "train": weight_settings(self.cfg)}
 
     def draw(self, group: int = 0):
-        """This step's batch for one seed group, (S_g, B, ...): each seed's from its own generator."""
+        """This step's batch for one seed group, (S_g, B, ...): each seed's from its own generator,
+        or the group's rows of the whole ensemble's counter-drawn batch (see counter_batch)."""
         g = self.groups[group]
         self.step_tensor.fill_(self.step)
+        if not self.graph_draws and self.cfg.draws == "counter":
+            start = sum(len(other.seeds) for other in self.groups[:group])
+            return map_fields(self.counter_batch(), lambda t: t[start:start + len(g.seeds)])
         if not self.graph_draws:
             return training_batch(self.model_cfg, self.cfg, g.source(self.step_tensor), self.step, self.device)
         if self.graphed[group] is None:
             eager = lambda n: batch_up_to(self.model_cfg, self.cfg, g.source(self.step_tensor), n, self.device)
             self.graphed[group] = graphdraw.GraphedDraws(eager, g.generators)
         return self.graphed[group](max_len_at(self.cfg, self.step))
+
+    def counter_batch(self):
+        """The whole ensemble's counter-drawn batch for this step, drawn once per step.  A seed's
+        numbers depend only on their coordinates, so a group's rows are what the group would draw
+        alone; one draw for all seeds costs a few larger kernels instead of many small ones."""
+        if self._counter_batch is None or self._counter_batch[0] != self.step:
+            seeds = torch.cat([g.seeds for g in self.groups])
+            source = CounterDraws(self.groups[0].counter_key, self.step_tensor, seeds, self.device)
+            self._counter_batch = (self.step, training_batch(self.model_cfg, self.cfg, source, self.step, self.device))
+        return self._counter_batch[1]
 
     def group_step(self, group: int, batch) -> torch.Tensor:
         """One AdamW step of one seed group on `batch`; returns its seeds' losses, (S_g,)."""
