@@ -2,6 +2,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 from vvlib.book.chapters import get_chapter, parse_overrides
 from vvlib.book.chapters import configure
@@ -91,6 +92,14 @@ def cli(*args):
      "argmax_rows[1]: hidden must be an int >= 1; got 0"),
     (["run", "11_sensitivity", "-p", "dictionary_rows", '[{"width": 64}]'],
      "dictionary_rows[0]: cannot change 'width'; a dictionary row may change n_seeds, steps, batch_size"),
+    # checks between parameters (vvlib/book/checks.py), before papermill starts
+    (["run", "05_dictionary_lookup", "-p", "eval_lengths", "[16,99999]"],
+     "eval_lengths: expected lengths <= n_keys (16384), since keys are distinct, got [16, 99999]"),
+    (["run", "04_argmax_retrieval", "-p", "long_steps", "100", "-p", "ladder_steps", "[50,200]"],
+     "ladder_steps: expected steps at most long_steps (100), got [50, 200]"),
+    (["run", "07_dispersion", "-p", "eval_lengths", "[8,16,64]"], "eval_lengths: expected lengths >= 16, got [8, 16, 64]"),
+    (["run", "10_beyond", "-p", "deep_heads", "3"], "deep_heads: expected a divisor of hidden (128), got 3"),
+    (["run", "01_vanishing_variance_proof", "-p", "component", "999"], "component: expected an int < d_model"),
 ])
 def test_cli_rejects_bad_input_with_status_2_and_writes_nothing(tmp_path, args, message):
     out = tmp_path / "out"
@@ -98,6 +107,23 @@ def test_cli_rejects_bad_input_with_status_2_and_writes_nothing(tmp_path, args, 
     assert result.returncode == 2
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert not out.exists()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="asks for CUDA where there is none")
+def test_asking_for_a_gpu_where_there_is_none_is_refused_before_the_kernel(tmp_path):
+    result = cli("run", "05_dictionary_lookup", "-p", "device", "cuda", "--output", str(tmp_path / "out"))
+    assert result.returncode == 2 and not (tmp_path / "out").exists()
+    assert result.stderr.strip() == ("error: device: expected auto or cpu on this machine (no CUDA GPU is available "
+                                     "here), got 'cuda'")
+
+
+def test_plain_papermill_meets_the_same_checks_in_the_first_cell():
+    """configure() runs the chapter's checks: a notebook run without `vvlib run` refuses the same values."""
+    from vvlib.book.chapters import configure
+
+    namespace = {"profile": "ci", "eval_lengths": [16, 99999]}
+    with pytest.raises(ParameterError, match=r"eval_lengths: expected lengths <= n_keys \(16384\)"):
+        configure("05_dictionary_lookup", namespace)
 
 
 def test_book_command_rejects_an_unknown_profile_before_running_anything():

@@ -43,6 +43,7 @@ Experiments, vvlib/experiments/ (cached runs, results, tables):
 The book, vvlib/book/ (and the command line):
     chapters        the chapter registry and the papermill runner
     defaults        the training chapters' default parameters, each value written once
+    checks          checks between a chapter's parameters, run before a kernel starts
     webassets       offline MathJax and widget scripts
     build           executing every chapter, then Jupyter Book
     paper_run       python -m vvlib paper: the training chapters at the paper's scale, one progress bar

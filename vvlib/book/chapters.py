@@ -12,6 +12,7 @@ from .. import distributed, model_files
 from ..experiments.params import DEFAULT_PROFILE, ParameterError, Params, coerce, injected_names, read_parameters, resolve
 from ..experiments import sensitivity
 from ..experiments.store import REPO_ROOT
+from . import checks
 
 NOTEBOOKS = REPO_ROOT / "notebooks"
 
@@ -22,9 +23,10 @@ class Chapter:
     title: str
     profiles: dict = field(default_factory=dict)  # profile -> {parameter: value}
     in_book: bool = True  # False: runnable and tested, but not yet a page of the published book
-    # checks that need more than the parameters' own ranges (e.g. a model's config.json), run on
-    # the resolved parameters before a kernel starts; they raise ParameterError
-    check: Callable[[Params], object] | None = None
+    # checks that need more than each parameter's own range (several parameters, the machine, a
+    # model's config.json), run on the resolved parameters before a kernel starts (checks.py); they
+    # raise ParameterError
+    checks: tuple[Callable[[Params], object], ...] = ()
 
     @property
     def notebook(self) -> Path:
@@ -102,19 +104,21 @@ CHAPTERS = {
             "01_vanishing_variance_proof",
             "Proposition 1 and its proof, step by step, with numbers",
             profiles={"ci": {"n_sequences": 2000, "lengths": [16, 128, 1024]}},
+            checks=(checks.component_within_model,),
         ),
         Chapter(
             "02_monte_carlo",
             "Monte Carlo: the variance law, an exact check, and broken assumptions",
             profiles={"ci": {"n_sequences": 1000, "lengths": [16, 64, 256, 1024, 4096],
                           "explore_lengths": [16, 256, 4096], "explore_scales": [1.0, 4.0], "explore_sequences": 256}},
+            checks=(checks.components_within_model,),
         ),
         Chapter(
             "03_pretrained_transformer",
             "Real pretrained transformers: Figure 1 on all-MiniLM-L6-v2 and SmolLM2-135M",
             profiles={"ci": {"n_sequences": 30, "lengths": [8, 32, 128, 512], "depth_lengths": [16, 64, 256],
                           "depth_sequences": 8}},
-            check=lambda P: model_files.check(P.models, P.layer, P.lengths + P.depth_lengths, P.components, P.heads),
+            checks=(lambda P: model_files.check(P.models, P.layer, P.lengths + P.depth_lengths, P.components, P.heads),),
         ),
         Chapter(
             "04_argmax_retrieval",
@@ -127,6 +131,7 @@ CHAPTERS = {
                 # The paper's scale (100 seeds x 100,000 steps): wants a GPU.
                 "paper": {**PAPER_TRAINING, "steps": ARGMAX_STEPS["paper"], "n_eval_sequences": 1024},
             },
+            checks=(checks.ladder_within_long_training, checks.paper_scale_store_exists),
         ),
         Chapter(
             "05_dictionary_lookup",
@@ -137,16 +142,21 @@ CHAPTERS = {
                          **BOOK_LONG_DICTIONARY, "paper_scale_dir": PAPER_SCALE_STORE},
                 "paper": {**PAPER_TRAINING, "steps": DICTIONARY_STEPS["paper"], "n_eval_sequences": 1024},
             },
+            checks=(checks.keys_cover_lengths, checks.ladder_within_long_training, checks.paper_scale_store_exists),
         ),
         Chapter(
             "06_distribution_shift",
             "Distribution shift of the attention output (Figures 2 and 3)",
             profiles=_probing_profiles(ci_sequences=64),
+            checks=(checks.training_length_is_tested, checks.distribution_lengths_tested, checks.components_within_hidden,
+                    checks.shown_seed_exists),
         ),
         Chapter(
             "07_dispersion",
             "Dispersion of the attention weights (Figure 4)",
             profiles=_probing_profiles(ci_sequences=32),
+            checks=(checks.lengths_hold_top_k, checks.heatmap_lengths_tested, checks.examples_within_probes,
+                    checks.shown_seed_exists),
         ),
         Chapter(
             "08_ablations",
@@ -162,6 +172,7 @@ CHAPTERS = {
                          **per_task_long("dictionary", {**BOOK_LONG_DICTIONARY, "long_seeds": 20})},
                 "paper": PAPER_BOTH_TASKS,
             },
+            checks=(checks.keys_cover_lengths,),
         ),
         Chapter(
             "09_longer_training",
@@ -175,6 +186,7 @@ CHAPTERS = {
                          "argmax_eval_sequences": 256, "dictionary_eval_sequences": 128},
                 "paper": PAPER_BOTH_TASKS,
             },
+            checks=(checks.curriculum_start_within_training, checks.keys_cover_lengths),
         ),
         Chapter(
             "10_beyond",
@@ -190,6 +202,7 @@ CHAPTERS = {
                          "argmax_eval_sequences": 256, "dictionary_eval_sequences": 128},
                 "paper": PAPER_BOTH_TASKS,
             },
+            checks=(checks.keys_cover_lengths, checks.heads_divide_hidden, checks.training_length_is_tested),
         ),
         Chapter(
             "11_sensitivity",
@@ -202,7 +215,7 @@ CHAPTERS = {
                        "dictionary_rows": [{}, {"key_dim": 16, "value_dim": 16}, {"n_seeds": 3}]},
                 "book": BOOK_SENSITIVITY,
             },
-            check=sensitivity.check_rows,
+            checks=(checks.compared_lengths_tested, sensitivity.check_rows),
         ),
         Chapter(
             "summary",
@@ -239,8 +252,7 @@ def checked_parameters(name: str, profile: str = DEFAULT_PROFILE, overrides: dic
         overrides["output_dir"] = str(output_dir)
     given = {k: str(Path(v).resolve()) if k.endswith("_dir") and v else v for k, v in overrides.items()}
     P, chapter = resolved(name, profile, given), get_chapter(name)  # raises on anything bad
-    if chapter.check:
-        chapter.check(P)
+    checks.run_all(chapter.checks, P)
     return {"profile": profile, **given}
 
 
@@ -252,7 +264,9 @@ def configure(chapter_name: str, namespace: dict) -> Params:
     spec = chapter.parameters()
     values = {name: namespace[name] for name in spec if name in namespace}
     explicit = injected_names() | {n for n, v in values.items() if v != spec[n].default}
-    return Params(resolve(spec, chapter.profiles, values, explicit))
+    P = Params(resolve(spec, chapter.profiles, values, explicit))
+    checks.run_all(chapter.checks, P)  # as `vvlib run` does before the kernel, for plain papermill
+    return P
 
 
 def resolved(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None):

@@ -1,0 +1,99 @@
+"""Checks between a chapter's parameters, each written once, run before a kernel starts.
+
+A parameter's own type and range are checked where it is read (experiments/params.py).  What
+involves several parameters (test lengths against the key classes, a ladder within the longer
+training), the machine (a GPU asked for) or the disk (a results store named) is checked here:
+`python -m vvlib run` refuses a bad combination with one line and exit status 2 before
+papermill starts, and a notebook run by plain papermill refuses it the same way in its first
+cell (chapters.configure runs the same checks).
+"""
+
+from pathlib import Path
+
+import torch
+
+from ..experiments.params import ParameterError, require
+
+
+def device_available(P):
+    if P.get("device") == "cuda" and not torch.cuda.is_available():
+        raise ParameterError("device: expected auto or cpu on this machine (no CUDA GPU is available here), got 'cuda'")
+
+
+def keys_cover_lengths(P):
+    require(max(P.eval_lengths) <= P.n_keys, "eval_lengths", f"lengths <= n_keys ({P.n_keys}), since keys are distinct",
+            P.eval_lengths)
+
+
+def ladder_within_long_training(P):
+    require(not P.long_steps or max(P.ladder_steps) <= P.long_steps, "ladder_steps",
+            f"steps at most long_steps ({P.long_steps})", P.ladder_steps)
+
+
+def paper_scale_store_exists(P):
+    require(not P.paper_scale_dir or Path(P.paper_scale_dir).is_dir(), "paper_scale_dir",
+            "an existing results store, or ''", P.paper_scale_dir)
+
+
+def training_length_is_tested(P):
+    """Chapters that compare every length with the longest training length."""
+    require(P.max_train_len in P.eval_lengths, "eval_lengths", f"a list holding max_train_len ({P.max_train_len})",
+            P.eval_lengths)
+
+
+def shown_seed_exists(P):
+    require(P.shown_seed < P.n_seeds, "shown_seed", f"a seed index < n_seeds ({P.n_seeds})", P.shown_seed)
+
+
+def distribution_lengths_tested(P):
+    require(set(P.distribution_lengths) <= set(P.eval_lengths), "distribution_lengths",
+            f"lengths from eval_lengths {P.eval_lengths}", P.distribution_lengths)
+
+
+def components_within_hidden(P):
+    require(max(P.components) < P.hidden, "components", f"indices < hidden ({P.hidden})", P.components)
+
+
+def lengths_hold_top_k(P):
+    from ..probing import TOP_K
+
+    require(min(P.eval_lengths) >= TOP_K, "eval_lengths", f"lengths >= {TOP_K}", P.eval_lengths)
+
+
+def heatmap_lengths_tested(P):
+    require(set(P.heatmap_lengths) <= set(P.eval_lengths), "heatmap_lengths",
+            f"lengths from eval_lengths {P.eval_lengths}", P.heatmap_lengths)
+
+
+def examples_within_probes(P):
+    require(P.n_examples <= P.n_probe_sequences, "n_examples",
+            f"an int <= n_probe_sequences ({P.n_probe_sequences})", P.n_examples)
+
+
+def curriculum_start_within_training(P):
+    require(P.min_train_len <= P.curriculum_start_len <= P.max_train_len, "curriculum_start_len",
+            f"an int from min_train_len ({P.min_train_len}) to max_train_len ({P.max_train_len})",
+            P.curriculum_start_len)
+
+
+def heads_divide_hidden(P):
+    require(P.hidden % P.deep_heads == 0, "deep_heads", f"a divisor of hidden ({P.hidden})", P.deep_heads)
+
+
+def compared_lengths_tested(P):
+    require(all(n in P.eval_lengths for n in P.compared_lengths), "compared_lengths",
+            f"lengths among eval_lengths ({P.eval_lengths})", P.compared_lengths)
+
+
+def component_within_model(P):
+    require(P.component < P.d_model, "component", f"an int < d_model ({P.d_model})", P.component)
+
+
+def components_within_model(P):
+    require(max(P.components) < P.d_model, "components", f"ints < d_model ({P.d_model})", P.components)
+
+
+def run_all(checks, P):
+    """Every chapter's device check, then the chapter's own; the first failure raises ParameterError."""
+    for check in (device_available, *checks):
+        check(P)
