@@ -202,7 +202,7 @@ def test_a_row_with_more_seeds_is_read_beside_the_row_it_repeats():
     assert sensitivity.more_seeds_sentence(records, "argmax", [1024]) == (
         "The argmax defaults with more seeds: at N = 1024 +LN is not significantly different (+1.5 points, "
         "95% interval [+0.5, +2.5], p = 0.3) with 20 seeds, ahead (+4.0 points, 95% interval [+3.0, +5.0], "
-        "p = 0.05) with 10.")
+        "p = 0.048) with 10.")
     assert sensitivity.more_seeds_sentence(records[:1] + records[2:], "argmax", [1024]) == ""
     assert sensitivity.more_seeds_sentence(records, "dictionary", [1024]) == ""
     # any row may be repeated with more seeds; one without its first reading has nothing to be read beside

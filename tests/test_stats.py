@@ -132,6 +132,8 @@ def test_missing_and_undefined_p_values_are_never_significant():
     e = compare.compare({"64": 90.0}, {"64": 10.0}, {"64": float("nan")}, ["64"])
     assert (e.ahead, e.ahead_significant) == (1, 0) and e.verdict() == compare.UNCLEAR
     assert [compare.format_p(p) for p in (0.0123, None, float("nan"))] == ["0.01", "n/a", "n/a"]
+    # near alpha, enough digits to show the side: one digit would print both as the threshold itself
+    assert [compare.format_p(p) for p in (0.048, 0.052, 0.0499, 0.05, 0.2)] == ["0.048", "0.052", "0.0499", "0.05", "0.2"]
     assert compare.pair_name(("baseline", "layernorm")) == "baseline_vs_layernorm"
 
 

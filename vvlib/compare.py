@@ -26,9 +26,17 @@ def is_significant(p, alpha=ALPHA) -> bool:
     return p is not None and not math.isnan(p) and p < alpha
 
 
-def format_p(p) -> str:
-    """A p-value for a table: one significant digit, 'n/a' when missing or undefined."""
-    return "n/a" if p is None or math.isnan(p) else f"{p:.1g}"
+def format_p(p, alpha=ALPHA) -> str:
+    """A p-value for a table: one significant digit, or as many more as it takes to show on which
+    side of alpha it falls (0.048 as '0.048', not '0.05'); 'n/a' when missing or undefined."""
+    if p is None or math.isnan(p):
+        return "n/a"
+    for digits in range(1, 16):
+        text = f"{p:.{digits}g}"
+        shown = float(text)
+        if (shown < alpha) == (p < alpha) and (shown == alpha) == (p == alpha):
+            return text
+    return text
 
 
 @dataclass
