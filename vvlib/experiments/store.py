@@ -10,12 +10,13 @@ import datetime
 import hashlib
 import json
 import math
-import os
 import platform
 import subprocess
 from pathlib import Path
 
 import torch
+
+from ..atomic import atomic_write, save_torch  # noqa: F401  (in the science layer, which writes checkpoints)
 
 STORE_FORMAT = 2  # 2: specs name every config field (vvlib/experiments/migrate.py rewrites format 1)
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -41,23 +42,9 @@ def _finite(value):
     return value
 
 
-def atomic_write(path: Path, write):
-    """Call write(tmp_path), then move the file into place: readers, and a run that is
-    interrupted, see the old file or the new one, never half of one."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    write(tmp)
-    os.replace(tmp, path)
-
-
 def write_json(path: Path, payload: dict):
     text = json.dumps(_finite(payload), indent=1, allow_nan=False) + "\n"
     atomic_write(path, lambda tmp: tmp.write_text(text))
-
-
-def save_torch(obj, path: Path):
-    atomic_write(path, lambda tmp: torch.save(obj, tmp))
 
 
 def read_json(path: Path) -> dict:
