@@ -1,5 +1,6 @@
 import numpy as np
 import pandas as pd
+import pytest
 
 from vvlib.experiments import plots
 from vvlib.stats import long_form
@@ -48,3 +49,23 @@ def test_global_statistics_has_drift_and_log_variance_panels():
                        "mean_drift": [0, 0, 0.1, 0.2], "relative_variance": [1, 1, 0.5, 0.4]})
     left, right = plots.global_statistics(df).axes
     assert right.get_yscale() == "log" and left.get_xscale() == right.get_xscale() == "log"
+
+
+def test_loss_curves_join_runs_by_seed_and_band_the_seeds_spread():
+    from vvlib.experiments import report
+
+    first = {"loss_history": [(100, [1.0, 3.0]), (200, [0.5, 0.7])]}
+    second = {"loss_history": [(100, [2.0]), (200, [0.9])]}
+    joined = report.joined_history([first, second])
+    assert joined == [(100, [1.0, 3.0, 2.0]), (200, [0.5, 0.7, 0.9])]
+    fig = plots.training_curves({"B": joined}, band=True)
+    ax = fig.axes[0]
+    assert np.allclose(ax.get_lines()[0].get_ydata(), [2.0, 0.7])
+    band = ax.collections[0].get_paths()[0].vertices[:, 1]
+    assert np.isclose(band.min(), np.percentile([0.5, 0.7, 0.9], 10))
+    assert np.isclose(band.max(), np.percentile([1.0, 3.0, 2.0], 90))
+    rising = [(100, [0.04, 0.04]), (200, [0.03, 0.03]), (300, [0.09, 0.09])]
+    assert report.loss_rise({"B": rising}) == ("Mean training loss over seeds. B: lowest 0.030 at step 200, 0.090 at "
+                                              "step 300 (3.0 times the lowest).")
+    with pytest.raises(ValueError, match="different steps"):
+        report.joined_history([first, {"loss_history": [(50, [1.0])]}])

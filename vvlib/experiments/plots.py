@@ -140,9 +140,10 @@ def quantity_vs_length(df, y: str, ylabel: str, title="", log_y=False, hue="vari
     return _finish(fig, ax, "test length N (items)", ylabel, title)
 
 
-def training_curves(histories: dict, schedule=None, title=""):
-    """Training loss (mean over seeds) against step, one line per run; with `schedule` =
-    (steps, longest training length), the length cap as a grey step line on a right axis.
+def training_curves(histories: dict, schedule=None, title="", band=False):
+    """Training loss (mean over seeds) against step, one line per run; with `band`, shaded
+    between the seeds' 10th and 90th percentiles; with `schedule` = (steps, longest training
+    length), the length cap as a grey step line on a right axis.
 
     histories: {label: [(step, [loss per seed]), ...]} (a training record's loss_history).
     """
@@ -150,7 +151,11 @@ def training_curves(histories: dict, schedule=None, title=""):
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for label, history in histories.items():
         steps = [step for step, _ in history]
-        ax.plot(steps, [sum(losses) / len(losses) for _, losses in history], label=label)
+        losses = np.array([seeds for _, seeds in history], dtype=float)  # (steps, seeds)
+        line, = ax.plot(steps, losses.mean(axis=1), label=label)
+        if band:
+            low, high = np.percentile(losses, [10, 90], axis=1)
+            ax.fill_between(steps, low, high, color=line.get_color(), alpha=0.15, linewidth=0)
     ax.set_yscale("log")
     ax.set(xlabel="training step", ylabel="training loss (mean over seeds)", title=title)
     if schedule is not None:

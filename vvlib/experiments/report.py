@@ -138,6 +138,27 @@ def ladder_records(frame: pd.DataFrame) -> dict:
                      for row in rows.to_dict("records")} for n, rows in frame.groupby("N")}
 
 
+def joined_history(records: list) -> list:
+    """One loss history [(step, [loss per seed])] from runs of consecutive seeds (a longer
+    training stored as several runs): their seeds side by side, step by step."""
+    histories = [r["loss_history"] for r in records]
+    steps = [step for step, _ in histories[0]]
+    if any([step for step, _ in h] != steps for h in histories):
+        raise ValueError("runs logged their losses at different steps; they cannot be joined")
+    return [(step, [loss for h in histories for loss in h[i][1]]) for i, step in enumerate(steps)]
+
+
+def loss_rise(histories: dict) -> str:
+    """A sentence per run: the lowest mean training loss, its step, and the last one."""
+    parts = []
+    for label, history in histories.items():
+        means = [float(np.mean(losses)) for _, losses in history]
+        best = int(np.argmin(means))
+        parts.append(f"{label}: lowest {means[best]:.3f} at step {history[best][0]:,}, {means[-1]:.3f} at step "
+                     f"{history[-1][0]:,} ({means[-1] / means[best]:.1f} times the lowest)")
+    return "Mean training loss over seeds. " + "; ".join(parts) + "."
+
+
 def runs_table(runs: dict, labels: dict) -> pd.DataFrame:
     """The stored runs behind a result ({variant: [run record]}): seeds, time, speed, provenance."""
     rows = []
