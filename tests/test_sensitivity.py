@@ -220,3 +220,20 @@ def test_the_closest_configuration_is_read_beside_the_papers_gain():
         "The configuration closest to the paper's Baseline, *min_train_len=1*, lies 6.2 points from it (root mean "
         "square). There at N = 1024 +LN is behind (-4.6 points, 95% interval [-8.9, -0.4], p = 0.04; the paper: "
         f"{sensitivity.paper_gain('dictionary', 1024):+.1f}).")
+
+
+def test_a_row_may_set_a_schedule_and_clipping_and_a_bad_one_is_named():
+    """Chapter 11's second round: the row's settings reach the training config; a bad value
+    stops the chapter before anything trains."""
+    from vvlib.book.chapters import resolved
+    from vvlib.experiments import variants
+    from vvlib.experiments.params import ParameterError
+
+    P = resolved("11_sensitivity", "ci", {"dictionary_rows": [{"lr_schedule": "cosine", "warmup_steps": 4,
+                                                                 "grad_clip": 1.0}]})
+    (_, _, row), *_ = [r for r in sensitivity.check_rows(P) if r[0] == "dictionary"]
+    cfg = variants.train_config(row)
+    assert (cfg.lr_schedule, cfg.warmup_steps, cfg.grad_clip) == ("cosine", 4, 1.0)
+    bad = resolved("11_sensitivity", "ci", {"dictionary_rows": [{"lr_schedule": "cosine", "warmup_steps": 999}]})
+    with pytest.raises(ParameterError, match=r"dictionary_rows\[0\]: warmup_steps must be an int from 0 to steps"):
+        sensitivity.check_rows(bad)

@@ -1,3 +1,5 @@
+import dataclasses
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -342,3 +344,63 @@ def test_a_graphed_whole_step_gives_the_eager_losses_and_weights(task, draws, sm
     for i in theirs:
         for key in ("exp_avg", "exp_avg_sq", "step"):
             assert torch.equal(ours[i][key], theirs[i][key]), (i, key)
+
+
+def test_the_cosine_schedule_warms_up_then_decays_to_zero():
+    from vvlib.optim import learning_rate
+
+    rates = [learning_rate(1.0, "cosine", 4, 20, step) for step in range(20)]
+    assert rates[:4] == [0.25, 0.5, 0.75, 1.0]  # linear warmup reaches lr at the last warmup step
+    assert rates[4] == 1.0 and rates[12] == pytest.approx(0.5) and 0 < rates[-1] < 0.02  # halfway: half; the end: near 0
+    assert all(a >= b for a, b in zip(rates[4:], rates[5:]))
+    assert {learning_rate(0.1, "constant", 0, 20, s) for s in range(20)} == {0.1}
+
+
+def test_clipping_scales_each_seeds_gradient_on_its_own():
+    """Seed 0's gradient (norm 5) is scaled to norm 1; seed 1's (norm 0.5) is left as it is."""
+    from vvlib.optim import clip_per_seed
+
+    a, b = torch.zeros(2, 2, requires_grad=True), torch.zeros(2, 1, requires_grad=True)
+    a.grad, b.grad = torch.tensor([[3.0, 0.0], [0.3, 0.0]]), torch.tensor([[4.0], [0.4]])
+    norms = clip_per_seed([a, b], 1.0)
+    assert torch.allclose(norms, torch.tensor([5.0, 0.5]))
+    assert torch.allclose(a.grad, torch.tensor([[0.6, 0.0], [0.3, 0.0]]), atol=1e-6)
+    assert torch.allclose(b.grad, torch.tensor([[0.8], [0.4]]), atol=1e-6)
+
+
+def test_a_schedule_and_clipping_train_like_a_textbook_loop_seed_by_seed(small_argmax, device):
+    """The ensemble with a cosine schedule and clipping equals each seed trained alone (the
+    schedule and the clip are per seed), and differs from the constant, unclipped run."""
+    cfg = small(steps=6, lr_schedule="cosine", warmup_steps=2, grad_clip=0.05)
+    together, _ = train(small_argmax, cfg, device, progress=False)
+    for s in range(3):
+        alone, _ = train(small_argmax, dataclasses.replace(cfg, n_seeds=1, first_seed=s), device, progress=False)
+        assert all(torch.allclose(together[k][s], alone[k][0], atol=1e-6) for k in together)
+    plain, _ = train(small_argmax, small(steps=6), device, progress=False)
+    assert any(not torch.allclose(together[k], plain[k]) for k in plain)
+
+
+def test_a_scheduled_run_resumes_to_the_uninterrupted_weights(small_argmax, tmp_path, device):
+    cfg = small(steps=10, lr_schedule="cosine", warmup_steps=3, grad_clip=0.5, seed_group=2)
+    straight, _ = train(small_argmax, cfg, device, progress=False)
+
+    def interrupt(step):
+        if step == 7:
+            raise KeyboardInterrupt
+
+    checkpoint = tmp_path / "ckpt.pt"
+    with pytest.raises(KeyboardInterrupt):
+        train(small_argmax, cfg, device, checkpoint=checkpoint, progress=False, on_step=interrupt)
+    resumed, _ = train(small_argmax, cfg, device, checkpoint=checkpoint, progress=False)
+    assert all(torch.equal(straight[k], resumed[k]) for k in straight)
+
+
+def test_later_settings_are_left_unsaid_at_their_defaults_and_checked():
+    assert not {"lr_schedule", "warmup_steps", "grad_clip"} & set(weight_settings(small()))
+    assert weight_settings(small(lr_schedule="cosine", warmup_steps=2, grad_clip=1.0))["grad_clip"] == 1.0
+    with pytest.raises(ValueError, match="lr_schedule must be one of .'constant', 'cosine'.; got 'linear'"):
+        small(lr_schedule="linear")
+    with pytest.raises(ValueError, match="warmup_steps must be an int from 0 to steps .8.; got 9"):
+        small(warmup_steps=9)
+    with pytest.raises(ValueError, match="grad_clip must be a number >= 0"):
+        small(grad_clip=-1.0)

@@ -13,6 +13,7 @@ The science, vvlib/ (no files, no pages):
     attention       softmax temperature and the norms applied to the attention output
     model           the one-layer, single-query attention model as a batched ensemble
     train           seed-batched training with checkpoints and resume
+    optim           a learning-rate schedule and per-seed gradient clipping, when asked for
     distributed     a run's seeds spread over the processes of a torchrun launch
     graphdraw       training batches replayed from CUDA graphs (argmax on a GPU)
     graphstep       a whole training step replayed from a CUDA graph (the default on a GPU)

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm  # text bars (stderr): they work in terminals, notebooks and papermill alike
 
-from . import draws as data_draws, graphdraw, graphstep, rng
+from . import draws as data_draws, graphdraw, graphstep, optim, rng
 from .draws import CounterDraws
 from .model import ModelConfig, init_params, per_seed_loss, settings as model_settings
 from .atomic import save_torch
@@ -45,6 +45,9 @@ class TrainConfig:
     checkpoint_every: int = 500
     seed_group: int = 0  # seeds stepped together; 0: all of them (see the module docstring)
     draws: str = "generators"  # the data's source: generators (per seed, as every committed run) or counter (draws.py)
+    lr_schedule: str = "constant"  # constant, or cosine: linear warmup over warmup_steps, then cosine to 0 (optim.py)
+    warmup_steps: int = 0
+    grad_clip: float = 0.0  # 0: none; else each seed's gradient norm is clipped to this (optim.clip_per_seed)
 
     def __post_init__(self):
         for name in ("n_seeds", "steps", "batch_size", "min_len", "max_len", "checkpoint_every"):
@@ -60,21 +63,32 @@ class TrainConfig:
         if self.curriculum_steps < 0 or self.curriculum_start_len < self.min_len:
             raise ValueError("curriculum_steps must be >= 0 and curriculum_start_len >= min_len")
         data_draws.check(self.draws)
+        if self.lr_schedule not in optim.SCHEDULES:
+            raise ValueError(f"lr_schedule must be one of {optim.SCHEDULES}; got {self.lr_schedule!r}")
+        if not isinstance(self.warmup_steps, int) or not 0 <= self.warmup_steps <= self.steps:
+            raise ValueError(f"warmup_steps must be an int from 0 to steps ({self.steps}); got {self.warmup_steps!r}")
+        if not isinstance(self.grad_clip, (int, float)) or not self.grad_clip >= 0:
+            raise ValueError(f"grad_clip must be a number >= 0 (0: no clipping); got {self.grad_clip!r}")
 
 
 def weight_settings(cfg: TrainConfig) -> dict:
     """The settings that decide the trained weights: all but checkpoint_every, which only
     says how often progress is saved (so runs that differ in it share a store entry), with
     seed_group 0 wherever the seeds form one group (4 seeds in groups of 4 or of 8 train the
-    same weights as 4 seeds at once, so they share the entry too).  The original generator
-    draws are left unsaid, so every run stored before the counter stream keeps its entry."""
+    same weights as 4 seeds at once, so they share the entry too).  Settings added later are
+    left unsaid at their defaults (the generator draws, a constant learning rate, no clipping),
+    so every run stored before them keeps its entry."""
     settings = dataclasses.asdict(cfg)
     del settings["checkpoint_every"]
-    if cfg.draws == "generators":
-        del settings["draws"]
+    for name, default in LATER_DEFAULTS.items():
+        if settings[name] == default:
+            del settings[name]
     if group_size(cfg) == cfg.n_seeds:
         settings["seed_group"] = 0
     return settings
+
+
+LATER_DEFAULTS = {"draws": "generators", "lr_schedule": "constant", "warmup_steps": 0, "grad_clip": 0.0}
 
 
 def group_size(cfg: TrainConfig) -> int:
@@ -155,6 +169,8 @@ class Trainer:
                                  f"(Task.capturable); got task {model_cfg.task.name!r} on {self.device.type}")
         self.graph_step = (supported and graph_draws is None) if graph_step is None else graph_step
         self.graph_draws = not self.graph_step and (supported if graph_draws is None else graph_draws)
+        # a schedule's learning rate lives in a tensor that every group's AdamW reads (and a CUDA graph with it)
+        self.lr = cfg.lr if cfg.lr_schedule == "constant" else torch.tensor(cfg.lr, device=self.device)
         seeds, size = list(range(cfg.first_seed, cfg.first_seed + cfg.n_seeds)), group_size(cfg)
         self.groups = [self._group(seeds[i:i + size]) for i in range(0, len(seeds), size)]
         self.graphed = [None] * len(self.groups)  # each group's GraphedDraws or GraphedStep, made at first use
@@ -174,7 +190,7 @@ class Trainer:
         # fused: one kernel per step instead of a dozen passes over every weight; measured 1.5x
         # faster for the dictionary model (whose 16384-row embeddings dominate the update)
         # capturable: AdamW's step count stays on the GPU, which recording a whole step needs
-        optimizer = torch.optim.AdamW(params.values(), lr=self.cfg.lr, weight_decay=self.cfg.weight_decay,
+        optimizer = torch.optim.AdamW(params.values(), lr=self.lr, weight_decay=self.cfg.weight_decay,
                                       fused=True, capturable=self.graph_step)
         lanes = torch.tensor(seeds, device=self.device)
         if self.cfg.draws == "counter":
@@ -216,6 +232,8 @@ class Trainer:
         per_seed = per_seed_loss(self.model_cfg, params, batch)
         optimizer.zero_grad(set_to_none=True)
         per_seed.sum().backward()  # seeds share no weights, so each gets its own gradient
+        if self.cfg.grad_clip:
+            optim.clip_per_seed(params.values(), self.cfg.grad_clip)
         optimizer.step()
         return per_seed.detach()
 
@@ -231,6 +249,9 @@ class Trainer:
 
     def train_step(self) -> torch.Tensor:
         """One AdamW step of every seed; returns each seed's loss, (S,)."""
+        if isinstance(self.lr, torch.Tensor):
+            c = self.cfg
+            self.lr.fill_(optim.learning_rate(c.lr, c.lr_schedule, c.warmup_steps, c.steps, self.step))
         losses = [self.graphed_step(i) if self.graph_step else self.group_step(i, self.draw(i))
                   for i in range(len(self.groups))]
         self.step += 1
@@ -280,6 +301,8 @@ class Trainer:
             rows = {i: {k: v.clone() if k == "step" else v[start:start + size].clone() for k, v in st.items()}
                     for i, st in state["state"].items()}
             group.optimizer.load_state_dict({"state": rows, "param_groups": state["param_groups"]})
+            for param_group in group.optimizer.param_groups:  # the schedule's own tensor, not the checkpoint's copy
+                param_group["lr"] = self.lr
             start += size
 
     def save(self, path: Path):

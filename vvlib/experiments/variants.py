@@ -64,6 +64,10 @@ def train_config(P) -> TrainConfig:
                        weight_decay=P.weight_decay, min_len=P.min_train_len, max_len=P.max_train_len,
                        seed=P.seed, checkpoint_every=P.checkpoint_every, seed_group=P.get("seed_group", 0),
                        draws=P.get("draws", TrainConfig.draws),
+                       # chapter 11's rows may set these; no chapter's cell has them
+                       lr_schedule=P.get("lr_schedule", TrainConfig.lr_schedule),
+                       warmup_steps=P.get("warmup_steps", TrainConfig.warmup_steps),
+                       grad_clip=P.get("grad_clip", TrainConfig.grad_clip),
                        curriculum_steps=P.get("curriculum_steps", 0),
                        curriculum_start_len=P.get("curriculum_start_len", TrainConfig.curriculum_start_len))
 
