@@ -28,7 +28,8 @@ def test_the_plan_names_exactly_the_entries_the_books_chapters_load():
     and every committed entry is planned: the plan mirrors what the notebooks train."""
     files = subprocess.run(["git", "ls-files", BOOK_STORE], capture_output=True, text=True, cwd=REPO_ROOT,
                            check=True).stdout.split()
-    committed = {REPO_ROOT / f for f in files if f.rsplit("/", 1)[-1].startswith(("run.json", "eval-", "ladder-"))}
+    committed = {REPO_ROOT / f for f in files if f.rsplit("/", 1)[-1].startswith(("run.json", "eval-", "ladder-"))
+                 or f.endswith("/tables.json")}
     assert committed, "no committed results found"
     planned = _book_plan()
     assert planned - committed == set()
@@ -113,10 +114,13 @@ def test_the_plan_reads_the_store_the_chapters_write_from_any_folder(tmp_path, m
     assert all(job.path.is_relative_to(tmp_path.resolve() / "mine") for job in given)
 
 
-def test_chapters_that_reuse_runs_add_no_entries_of_their_own():
+def test_chapters_that_reuse_runs_add_only_their_probe_tables():
     names = paper_run.paper_chapters(["04", "06", "07"])
     jobs = paper_run.planned_jobs(names, {"device": "cpu"})
-    assert {job.chapter for job in jobs} == {"04_argmax_retrieval"}
+    assert {job.chapter for job in jobs if job.kind != "argmax probing"} == {"04_argmax_retrieval"}
+    probe_jobs = [job for job in jobs if job.kind == "argmax probing"]
+    assert [job.chapter for job in probe_jobs] == ["06_distribution_shift", "07_dispersion"]
+    assert probe_jobs[0].units == 100 * 1024 * sum(2**k for k in range(4, 15)) * 2  # seeds x sequences x items x variants
 
 
 def test_chapter_names_are_checked():

@@ -35,6 +35,7 @@ Experiments, vvlib/experiments/ (cached runs, results, tables):
     params          chapter parameters: profiles and validation
     variants        the training chapters' common flow: each variant trained once, evaluated per temperature
     sensitivity     chapter 11: one unstated setting at a time, +LN against the Baseline per configuration
+    probes          the probe tables of chapters 6, 7 and 10, each defined once for its chapter and the plan
     plan            the store entries a training chapter will compute, and how far each has got
     paper           the paper's own numbers, for side-by-side tables
     schema          the keys each chapter's results.json promises

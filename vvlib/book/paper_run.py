@@ -62,7 +62,7 @@ def describe(names, jobs: list[plan.Job]) -> str:
         items = sum(job.units - job.done_units() for job in left if not job.steps)
         lines.append(f"{chapter:<24}{len(mine):>8}{len(mine) - len(left):>8}{steps:>18,.0f}{items:>19,.0f}")
     return "\n".join(lines) + ("\n(a chapter with no entries of its own reuses earlier chapters' runs; "
-                               "probes of trained models, in chapters 6, 7 and 10, are not counted)")
+                               "items to evaluate include the probes of chapters 6, 7 and 10)")
 
 
 def clock(seconds: float) -> str:

@@ -1,5 +1,5 @@
-"""What a training chapter will compute, before it runs: its training runs, step ladders and
-evaluations as store entries, each with its size, and how far each has got.
+"""What a training chapter will compute, before it runs: its training runs, step ladders,
+evaluations and probe tables as store entries, each with its size, and how far each has got.
 
 `python -m vvlib paper` uses this for its progress bar and ETA: it never runs anything
 itself, it only reads the store (a file that exists is done; a training run's checkpoint
@@ -20,7 +20,7 @@ import torch
 
 from .. import rng
 from ..train import TrainConfig
-from . import runs, sensitivity, variants
+from . import probes, runs, sensitivity, variants
 
 PAIR = sensitivity.PAIR  # Baseline and +LN
 BOTH_TASKS = ("argmax", "dictionary")
@@ -46,6 +46,15 @@ CHAPTER_WORK = {
                                    "deep_baseline", "deep_layernorm")),
 }
 SENSITIVITY = "11_sensitivity"  # its rows come from its own parameters (sensitivity.check_rows)
+
+# The probe tables a chapter computes from trained models (experiments/probes.py): [(task, Probe)].
+CHAPTER_PROBES = {
+    "06_distribution_shift": lambda P, device: [("argmax", probes.distribution(P, device))],
+    "07_dispersion": lambda P, device: [("argmax", probes.dispersion(P, device))],
+    "10_beyond": lambda P, device: [(task, probes.slopes(P, variants.task_params(P, task), task,
+                                                         list(CHAPTER_WORK["10_beyond"].variants), device))
+                                    for task in BOTH_TASKS],
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -143,8 +152,15 @@ def chapter_jobs(chapter: str, P) -> list[Job]:
                 for job in _task_jobs(chapter, P_row, task, Work((task,), sensitivity.trained_variants(P_row)), device)]
     work = CHAPTER_WORK[chapter]
     if len(work.tasks) == 1:
-        return _task_jobs(chapter, P, work.tasks[0], work, device)
-    return [job for task in work.tasks for job in _task_jobs(chapter, variants.task_params(P, task), task, work, device)]
+        jobs = _task_jobs(chapter, P, work.tasks[0], work, device)
+    else:
+        jobs = [job for task in work.tasks for job in _task_jobs(chapter, variants.task_params(P, task), task, work, device)]
+    return jobs + _probe_jobs(chapter, P, device)
+
+
+def _probe_jobs(chapter, P, device) -> list[Job]:
+    return [Job(chapter, f"{task} probing", f"probe {probe.name} ({task})", probe.folder(P.store_dir) / "tables.json",
+                probe.items) for task, probe in CHAPTER_PROBES.get(chapter, lambda *_: [])(P, device)]
 
 
 def unique(jobs: list[Job]) -> list[Job]:
