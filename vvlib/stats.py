@@ -123,3 +123,14 @@ def test_set_sd(block_accuracy, block_size: int, n_sequences: int) -> float:
     ms_residual = (residual**2).sum() / ((seeds - 1) * (blocks - 1))
     block_variance = max(0.0, (ms_block - ms_residual) / seeds)
     return float(np.sqrt(block_variance * block_size / n_sequences))
+
+
+def welch(a, b) -> dict:
+    """Two independent samples (e.g. the same variant trained on two devices): their means,
+    standard deviations and sizes, mean(b) - mean(a), and Welch's two-sided p-value (nan for
+    fewer than two values on a side)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    p = float(stats.ttest_ind(a, b, equal_var=False).pvalue) if min(len(a), len(b)) > 1 else float("nan")
+    return {"mean_a": float(a.mean()), "sd_a": float(a.std(ddof=1)) if len(a) > 1 else float("nan"), "n_a": len(a),
+            "mean_b": float(b.mean()), "sd_b": float(b.std(ddof=1)) if len(b) > 1 else float("nan"), "n_b": len(b),
+            "diff": float(b.mean() - a.mean()), "p": p}

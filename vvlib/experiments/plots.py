@@ -274,3 +274,22 @@ def forest(frame, lengths, reference: str, title="", marks: dict | None = None, 
     fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def device_distributions(frame, labels: dict, title=""):
+    """Per-seed accuracy of each variant on each device, a panel per test length: every seed
+    as a dot, and the mean ± one standard deviation beside them (frame: report.device_frame)."""
+    sns.set_theme(style="whitegrid")
+    lengths = list(dict.fromkeys(frame["N"]))
+    fig, axes = plt.subplots(1, len(lengths), figsize=(3.6 * len(lengths), 3.8), sharey=False, squeeze=False)
+    frame = frame.assign(variant=frame["variant"].map(labels))
+    for ax, n in zip(axes[0], lengths):
+        part = frame[frame["N"] == n]
+        sns.stripplot(data=part, x="variant", y="accuracy", hue="device", dodge=True, size=3, alpha=0.5, ax=ax)
+        sns.pointplot(data=part, x="variant", y="accuracy", hue="device", dodge=0.4, errorbar="sd", linestyle="none",
+                      markers="D", color="black", palette="dark:black", legend=False, ax=ax)
+        ax.set(title=f"N = {n}", xlabel="", ylabel="accuracy (%)")
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig

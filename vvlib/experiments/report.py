@@ -7,7 +7,7 @@ import pandas as pd
 
 from . import schema, store
 from ..compare import ALPHA, compare, format_p, is_significant, pair_name
-from ..stats import by_length, paired_difference, paired_ttest
+from ..stats import by_length, paired_difference, paired_ttest, welch
 
 
 def _pct(mean, sem):
@@ -136,6 +136,32 @@ def ladder_records(frame: pd.DataFrame) -> dict:
     """ladder_frame for results.json: {N: {step: {column: value}}}."""
     return {str(n): {str(row["step"]): {k: v for k, v in row.items() if k not in ("N", "step")}
                      for row in rows.to_dict("records")} for n, rows in frame.groupby("N")}
+
+
+def device_frame(runs: dict, shown) -> pd.DataFrame:
+    """Per-seed accuracy (%) of the same variants trained on several devices, in long form for a
+    figure: runs {device label: (lengths, {variant: (seeds, lengths)})}; rows at the lengths in
+    `shown` that every device was tested at."""
+    rows = []
+    for where, (tested, accuracy) in runs.items():
+        for variant, per_seed in accuracy.items():
+            for n in shown:
+                column = np.asarray(per_seed)[:, list(tested).index(n)]
+                rows += [{"device": where, "variant": variant, "N": n, "accuracy": 100 * a} for a in column]
+    return pd.DataFrame(rows)
+
+
+def device_table(frame: pd.DataFrame, first: str, second: str, labels: dict) -> pd.DataFrame:
+    """Each variant and length: the two devices' mean ± sd (seeds), second minus first and
+    Welch's p-value (the devices' seeds are independent runs, not pairs)."""
+    rows = []
+    for (variant, n), group in frame.groupby(["variant", "N"], sort=False):
+        w = welch(group[group.device == first].accuracy, group[group.device == second].accuracy)
+        rows.append({"variant": labels[variant], "N": power_of_two(n),
+                     first: f"{w['mean_a']:.1f} ± {w['sd_a']:.1f} ({w['n_a']})",
+                     second: f"{w['mean_b']:.1f} ± {w['sd_b']:.1f} ({w['n_b']})",
+                     f"{second} minus {first}": f"{w['diff']:+.1f}", "Welch p": format_p(w["p"])})
+    return pd.DataFrame(rows).set_index(["variant", "N"])
 
 
 def joined_history(records: list) -> list:
