@@ -23,9 +23,11 @@
                items in the sequence, s a learned scalar per head
 """
 
+from dataclasses import dataclass
+from typing import Callable
+
 import torch
 
-NORMS = ("none", "layernorm", "standardize", "rescale")
 LOGIT_SCALES = ("none", "log_n")
 TEMPERATURES = ("fixed", "adaptive")
 EPS = 1e-5
@@ -88,6 +90,32 @@ def centred_mix(weights, items, mask=None, eps: float = EPS):
     centred = weights - uniform
     mixed = (centred.unsqueeze(-2) @ items).squeeze(-2)
     return mixed / (centred.norm(dim=-1, keepdim=True) + eps)
+
+
+def plain_mix(weights, items, mask=None):
+    """sum_n A_n x_n: (..., N), (..., N, F) -> (..., F) (masked items already have weight 0)."""
+    return (weights.unsqueeze(-2) @ items).squeeze(-2)
+
+
+@dataclass(frozen=True)
+class Norm:
+    """What a `norm` changes in the model: how the head mixes the items, which weights it
+    adds (initial values, no randomness) and what it does to the attention output."""
+    mix: Callable = plain_mix
+    weights: Callable[[int], dict] = lambda width: {}
+    apply: Callable = lambda o, weight: o  # o (S, B, D); weight(name): this layer's weight of that name, (S, ...)
+
+
+NORM_TABLE = {
+    "none": Norm(),
+    "layernorm": Norm(weights=lambda width: {"ln.gamma": torch.ones(width), "ln.beta": torch.zeros(width)},
+                      apply=lambda o, weight: layernorm(o, weight("ln.gamma").unsqueeze(1), weight("ln.beta").unsqueeze(1))),
+    "standardize": Norm(apply=lambda o, weight: standardize(o)),
+    "rescale": Norm(mix=centred_mix),  # acts inside the head, on how the items are mixed
+}
+
+
+NORMS = tuple(NORM_TABLE)
 
 
 def log_length(logits, mask=None):

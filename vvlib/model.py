@@ -34,7 +34,7 @@ import torch
 import torch.nn.functional as F
 
 from . import rng, tasks
-from .attention import LOGIT_SCALES, NORMS, attention_weights, centred_mix, layernorm, log_length, standardize
+from .attention import LOGIT_SCALES, NORM_TABLE, NORMS, attention_weights, log_length
 from .tasks import Batch, TaskConfig
 
 
@@ -116,9 +116,7 @@ def add_attention(p: dict, cfg: ModelConfig, gen, layer: int):
     for name in ("wk", "wv"):
         p[prefix + name] = _uniform(gen, (D, D), 1 / math.sqrt(D))
     # consume no randomness: variants share all other weights
-    if cfg.norm == "layernorm":
-        p[prefix + "ln.gamma"] = torch.ones(D)
-        p[prefix + "ln.beta"] = torch.zeros(D)
+    p.update({prefix + name: value for name, value in NORM_TABLE[cfg.norm].weights(D).items()})
     if cfg.logit_scale == "log_n":
         p[prefix + "ssmax.s"] = torch.full((cfg.heads,), SSMAX_INIT)
 
@@ -163,16 +161,13 @@ def attention_head(cfg: ModelConfig, params, prefix: str, head: int, q, h, mask,
         s = params[prefix + "ssmax.s"][:, head].view(-1, 1, 1)
         logits = logits * s * log_length(logits, mask)
     attn = attention_weights(logits, temperature, mask)
-    mixed = centred_mix(attn, h, mask) if cfg.norm == "rescale" else (attn.unsqueeze(-2) @ h).squeeze(-2)
+    mixed = NORM_TABLE[cfg.norm].mix(attn, h, mask)
     return attn, linear(mixed, params[prefix + "wv"][:, :, cols])
 
 
 def normalize(cfg: ModelConfig, params, prefix: str, o):
-    if cfg.norm == "standardize":
-        return standardize(o)
-    if cfg.norm == "layernorm":
-        return layernorm(o, params[prefix + "ln.gamma"].unsqueeze(1), params[prefix + "ln.beta"].unsqueeze(1))
-    return o  # none; rescale acts inside the head
+    """The variant's norm on a layer's attention output (attention.NORM_TABLE)."""
+    return NORM_TABLE[cfg.norm].apply(o, lambda name: params[prefix + name])
 
 
 def forward(cfg: ModelConfig, params, batch: Batch, temperature="fixed", probe=False):
