@@ -157,3 +157,9 @@ def test_test_set_sd_recovers_the_spread_of_sequence_difficulty():
     assert test_set_sd(independent.reshape(seeds, blocks, size).mean(axis=2), size, 128) < truth / 5
     with pytest.raises(ValueError, match="at least 2 seeds and 2 blocks"):
         test_set_sd(per_block[:1], size, 128)
+
+
+def test_claims_are_judged_beyond_the_longest_training_length():
+    assert compare.beyond_training([16, 32, 1024], 16) == [32, 1024]
+    assert compare.beyond_training(["16", "32"], 16) == ["32"]  # results.json's keys stay keys
+    assert compare.beyond_training([8, 16], 16) == []

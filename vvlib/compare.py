@@ -21,6 +21,12 @@ def pair_name(pair) -> str:
     return f"{first}_vs_{second}"
 
 
+def beyond_training(lengths, longest_training: int) -> list:
+    """The test lengths a claim about length generalisation is judged at: those above the
+    longest training sequence, as given (ints, or the str keys of results.json)."""
+    return [n for n in lengths if int(n) > longest_training]
+
+
 def is_significant(p, alpha=ALPHA) -> bool:
     """p < alpha; a missing or undefined p-value (None, nan) is not significant."""
     return p is not None and not math.isnan(p) and p < alpha

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from . import schema, store
-from ..compare import ALPHA, compare, format_p, is_significant, pair_name
+from ..compare import ALPHA, beyond_training, compare, format_p, is_significant, pair_name
 from ..stats import by_length, paired_difference, paired_ttest, welch
 
 
@@ -277,7 +277,7 @@ def verdict(metrics: dict, lengths, pair, labels: dict, in_distribution: int, n_
     where it loses, each with how many of those differences are significant."""
     first, second = pair
     p_values = metrics["p_value"][pair_name(pair)]
-    ood = [str(n) for n in lengths if n > in_distribution]
+    ood = [str(n) for n in beyond_training(lengths, in_distribution)]
     if not ood:
         return "No test length lies beyond the training lengths."
     acc = metrics["accuracy"]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from . import schema, sensitivity
 from ..compare import SUPPORTED, UNCLEAR, Evidence, compare, is_significant, pair_name
+from ..compare import beyond_training as lengths_beyond_training
 
 
 @dataclass
@@ -36,7 +37,7 @@ def load(results_dir, chapter: str) -> dict:
 def beyond_training(results: dict) -> list:
     """The test lengths (as str) above the chapter's longest training length."""
     P = results["parameters"]
-    return [str(n) for n in P["eval_lengths"] if n > P["max_train_len"]]
+    return [str(n) for n in lengths_beyond_training(P["eval_lengths"], P["max_train_len"])]
 
 
 def scale(results: dict) -> str:
