@@ -70,7 +70,7 @@ def behind_beyond_training(P, accuracy, prefix=""):
 
 @pytest.mark.parametrize("chapter, task", [("04_argmax_retrieval", "argmax"), ("05_dictionary_lookup", "dictionary")])
 def test_the_intro_headline_holds_in_the_committed_results(chapter, task, monkeypatch):
-    """book/intro.md says that at the book's scale +LN is less accurate than the Baseline beyond
+    """book/intro.md says that at the book's scale +LN trails the Baseline at most lengths beyond
     the training lengths on both tasks, with and without adaptive temperature."""
     P, (accuracy, _) = book_results(monkeypatch, chapter, task)
     for prefix in ("", "adaptive_"):
@@ -79,7 +79,7 @@ def test_the_intro_headline_holds_in_the_committed_results(chapter, task, monkey
 
 
 def test_the_intro_line_on_the_paper_steps_holds_in_the_committed_results(monkeypatch):
-    """book/intro.md: at the paper's 10,000 steps (40 seeds), dictionary +LN is behind the Baseline
+    """book/scale.md: at the paper's 10,000 steps (40 seeds), dictionary +LN is behind the Baseline
     at every length beyond training, significantly at 9 of them (2^14: 35.3% against 40.4%), and
     each run of 20 seeds is behind at all 10; never significantly ahead at any rung, level at
     5,000 steps; our Baseline matches the paper's at N = 16 (within a point) and beats it at 2^14."""
@@ -104,7 +104,7 @@ def test_the_intro_line_on_the_paper_steps_holds_in_the_committed_results(monkey
 
 
 def test_the_intro_lines_on_argmax_at_the_paper_steps_hold_in_the_committed_results(monkeypatch):
-    """book/intro.md: at 100,000 steps (12 seeds) argmax +LN is ahead at 8 of 10 lengths beyond
+    """book/scale.md: at 100,000 steps (12 seeds) argmax +LN is ahead at 8 of 10 lengths beyond
     training (behind by at most 0.2 points at the other two), significantly at exactly the three
     longest, and (adaptive θ) ahead at 9 of 10 but significantly at none; our Baseline is within
     6.6 points of the paper's at every length; at 2^14 the first run of 4 seeds gained 8.2 points,
@@ -169,7 +169,7 @@ def paper_scale_results(chapter: str, task: str):
 
 
 def test_the_intro_lines_on_the_paper_scale_hold_in_the_committed_results(monkeypatch):
-    """book/intro.md (and chapter 11's page, for 7.0 and 19.5), at the paper's full scale (100 seeds,
+    """book/scale.md (and chapter 11's page, for 7.0 and 19.5), at the paper's full scale (100 seeds,
     on a GPU): argmax +LN ahead at all 10 lengths beyond training with p < 1e-8, fixed and adaptive;
     22.5% against 17.0% at 2^14; +LN within 3.2 points of the paper's everywhere, our Baseline up to
     7.0 below it, the largest gain 13.5 points at 2^12.  Dictionary +LN behind at all 10 by at most
@@ -212,7 +212,7 @@ def test_the_intro_lines_on_the_paper_scale_hold_in_the_committed_results(monkey
 
 
 def test_the_intro_lines_on_chapter_11_hold_in_the_committed_results(monkeypatch):
-    """book/intro.md: of chapter 11's 19 dictionary configurations (each at its most seeds) +LN is
+    """book/scale.md: of chapter 11's 19 dictionary configurations (each at its most seeds) +LN is
     significantly ahead in none at 2^10 or 2^14, behind in 13 and 15, and behind at both in the one
     closest to the paper's Baseline (min_train_len=1, 20 seeds); of its 18 argmax ones 2 pass
     p < 0.05 at 2^10 (both behind) and 1 at 2^14 (ahead)."""

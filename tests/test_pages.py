@@ -88,3 +88,14 @@ def test_the_summary_page_names_the_book_build_and_its_profile():
     note = page_header("summary", "default", {"results_dir": "/tmp/x/results"}, book_profile="book")
     assert "python -m vvlib book --profile book" in note and "/tmp/x" not in note
     assert "python -m vvlib book" not in page_header("04_argmax_retrieval", "book", book_profile="book")
+
+
+def test_the_intro_gives_the_answer_in_one_screen():
+    """At most 700 words of prose (code blocks not counted), with the claims table the build writes."""
+    from vvlib.book.build import CLAIMS_TABLE
+
+    text = (REPO_ROOT / "book/intro.md").read_text()
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    assert len(prose.split()) <= 700, len(prose.split())
+    included = re.findall(r"```\{include\} (\S+)", text)
+    assert [str((REPO_ROOT / "book" / target).relative_to(REPO_ROOT)) for target in included] == [str(CLAIMS_TABLE)]

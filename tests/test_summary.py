@@ -2,7 +2,7 @@
 tables that set the scales side by side."""
 
 from vvlib.compare import CONTRADICTED, SUPPORTED
-from vvlib.experiments import summary
+from vvlib.experiments import paper, summary
 
 LENGTHS = [16, 32, 64]
 
@@ -16,30 +16,69 @@ def metrics(ln_minus_baseline: float, p: float, **extra) -> dict:
     return {"accuracy": runs, "p_value": {pair: {str(n): p for n in LENGTHS} for pair in pairs}, **extra}
 
 
-def results(paper_scale=None) -> dict:
+def results(paper_scale=None, long=None) -> dict:
     m = metrics(-2.0, 0.001)  # the book's scale: +LN significantly behind
+    P = {"eval_lengths": LENGTHS, "max_train_len": 16, "n_seeds": 20, "steps": 4000, "profile": "book"}
     if paper_scale is not None:
         m["paper_scale"] = paper_scale
-    return {"parameters": {"eval_lengths": LENGTHS, "max_train_len": 16, "n_seeds": 20, "steps": 4000,
-                           "profile": "book"}, "metrics": m}
+    if long is not None:
+        m["long"], P["long_seeds"] = long, long["n_seeds"]
+    return {"chapter": "04_argmax_retrieval", "parameters": P, "metrics": m,
+            "provenance": {"device": "cpu (x86_64, 2 threads)",
+                           "sources": {"training/paper_scale/baseline": {"device": GPU}}}}
 
 
-def test_the_paper_scale_gets_its_own_rows_with_its_scale():
+GPU = "NVIDIA H100 80GB HBM3"
+
+
+def test_a_claim_takes_its_verdict_from_its_largest_scale_and_keeps_the_others_as_evidence():
     rows = summary._accuracy_claims("argmax", results(metrics(3.0, 0.001, n_seeds=100, steps=100_000,
                                                                device_type="cuda")), "Table 1")
-    by_claim = {c.claim: c for c in rows}
-    book, paper = by_claim["argmax: " + summary.HEADLINE], by_claim["argmax, at the paper's scale: " + summary.HEADLINE]
-    assert book.evidence.verdict() == CONTRADICTED and book.scale == "20 seeds x 4000 steps (profile book)"
-    assert paper.evidence.verdict() == SUPPORTED and paper.scale == "100 seeds x 100000 steps (profile paper, cuda)"
-    assert (paper.evidence.ahead, paper.evidence.ahead_significant) == (2, 2)  # 32 and 64: beyond N = 16
-    assert summary.headline(rows) == (f"- **argmax**: {CONTRADICTED} at 20 seeds x 4000 steps (profile book); "
-                                      f"{SUPPORTED} at 100 seeds x 100000 steps (profile paper, cuda).")
+    claim = {c.claim: c for c in rows}["argmax: " + summary.HEADLINE]
+    book, big = claim.readings
+    assert book.evidence.verdict() == CONTRADICTED and book.scale() == "20 seeds x 4,000 steps, CPU (profile book)"
+    assert big.scale() == "100 seeds x 100,000 steps, GPU (profile paper)" and big.device == GPU
+    assert (big.evidence.ahead, big.evidence.ahead_significant) == (2, 2)  # 32 and 64: beyond N = 16
+    assert claim.decisive() is big and claim.smaller() == [book] and claim.verdict() == SUPPORTED
+    record = claim.record()
+    assert (record["verdict"], record["n_seeds"], record["steps"], record["device"]) == (SUPPORTED, 100, 100_000, GPU)
+    assert record["paper"] == "Table 1" and [s["verdict"] for s in record["smaller_scales"]] == [CONTRADICTED]
+    assert record["longest"] == {"N": "64", "claimed": 53.0, "other": 50.0}
+    at_64 = paper.LENGTHS.index(64)
+    assert record["paper_at_longest"] == {"claimed": paper.TABLE1_ARGMAX["layernorm"][at_64],
+                                          "other": paper.TABLE1_ARGMAX["baseline"][at_64]}
+    assert summary.headline(rows) == (f"- **argmax**: {SUPPORTED} at 100 seeds x 100,000 steps, GPU (profile paper) "
+                                      f"(at smaller scales: {CONTRADICTED} at 20 seeds x 4,000 steps, CPU (profile book)).")
 
 
-def test_without_a_paper_scale_there_are_no_such_rows():
+def test_more_training_steps_outrank_more_seeds():
+    """12 seeds at 100,000 steps decide over 20 seeds at 4,000: too little training can reverse a verdict."""
+    rows = summary._accuracy_claims("argmax", results(long=metrics(3.0, 0.001, n_seeds=12, steps=100_000)), "Table 1")
+    claim = rows[0]
+    assert claim.decisive().n_seeds == 12 and claim.verdict() == SUPPORTED
+    assert claim.decisive().scale() == "12 seeds x 100,000 steps, CPU (profile book)"
+
+
+def test_without_a_paper_scale_each_claim_has_one_reading():
     rows = summary._accuracy_claims("dictionary", results(), "Table 2")
-    assert len(rows) == 3 and not any("paper's scale" in c.claim for c in rows)
-    assert summary.headline(rows).startswith("- **dictionary**: ") and "argmax" not in summary.headline(rows)
+    assert len(rows) == 3 and all(len(c.readings) == 1 and not c.smaller() for c in rows)
+    assert summary.headline(rows) == f"- **dictionary**: {CONTRADICTED} at 20 seeds x 4,000 steps, CPU (profile book)."
+
+
+def test_the_claims_table_has_a_row_per_claim_with_both_sides_numbers():
+    rows = summary._accuracy_claims("argmax", results(), "Table 1")
+    records = {c.claim: c.record() for c in rows}
+    records["a figure's claim"] = {**records[rows[0].claim], "paper_at_longest": None, "quantity": "entropy (nats)",
+                                   "longest": {"N": "1024", "claimed": 0.123456, "other": 2.0}}
+    records["a difference"] = {**records[rows[0].claim], "paper_at_longest": {"difference": 0.7}}
+    lines = summary.claims_table(records).splitlines()
+    assert len(lines) == 2 + len(records)
+    at_64 = paper.LENGTHS.index(64)
+    table1 = f"{paper.TABLE1_ARGMAX['layernorm'][at_64]:.1f} vs {paper.TABLE1_ARGMAX['baseline'][at_64]:.1f}"
+    assert lines[2] == (f"| argmax: {summary.HEADLINE} | Table 1 | {table1} | 48.0 vs 50.0 at N = 2⁶ | "
+                        f"20 seeds x 4,000 steps, CPU | **{CONTRADICTED}** |")
+    assert "| — | 0.123 vs 2 at N = 2¹⁰ (entropy (nats)) |" in lines[-2]
+    assert "| +0.70 (difference only) |" in lines[-1]
 
 
 def test_training_minutes_of_different_machines_are_not_added_up(tmp_path):

@@ -15,10 +15,12 @@ from urllib.parse import quote
 
 from . import webassets
 from .chapters import BOOK_STORE, CHAPTERS, get_chapter, run_chapter
+from ..experiments import summary
 from ..experiments.params import DEFAULT_PROFILE, ParameterError
 from ..experiments.store import REPO_ROOT
 
 BOOK_FILES = ("_config.yml", "_toc.yml", "book")
+CLAIMS_TABLE = Path("book") / "chapters" / "claims-table.md"  # written by the build, included by book/intro.md
 
 
 def github_repository(environ=os.environ) -> tuple[str, str] | None:
@@ -133,6 +135,14 @@ def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Pa
         notebook = run_chapter(name, chosen, extra, output_dir=output_root / name,
                                notebook_out=Path(root) / "book" / "chapters" / f"{name}.ipynb", progress=progress)
         prepare_page(notebook, name, chosen, extra, where, book_profile=profile)
+    write_claims_table(root, output_root)
+
+
+def write_claims_table(root: Path, results_dir: Path):
+    """The summary's verdicts as the Markdown table the introduction includes, so that the book's
+    first page shows the numbers the chapters computed in this build."""
+    records = summary.load(results_dir, "summary")["metrics"]["claims"]
+    (Path(root) / CLAIMS_TABLE).write_text(summary.claims_table(records) + "\n")
 
 
 def build_html(root: Path) -> Path:

@@ -10,19 +10,66 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import schema, sensitivity
+from . import paper, report, schema, sensitivity
 from ..compare import SUPPORTED, UNCLEAR, Evidence, compare, is_significant, pair_name
 from ..compare import beyond_training as lengths_beyond_training
 
 
+@dataclass(frozen=True)
+class Reading:
+    """A claim judged on one pair of runs: the evidence and the scale it rests on."""
+    evidence: Evidence
+    n_seeds: int
+    steps: int
+    device: str  # where the runs trained, as their records describe it ('cpu (x86_64, 2 threads)', 'NVIDIA H100 ...')
+    profile: str
+    longest: dict  # the two means at the longest length compared: {"N": "16384", "claimed": 22.5, "other": 17.0}
+
+    def size(self) -> tuple:
+        """How large a scale is: the most training steps first (too little training can reverse a
+        verdict), then the most seeds."""
+        return self.steps, self.n_seeds
+
+    def scale(self) -> str:
+        return f"{self.n_seeds} seeds x {self.steps:,} steps, {device_kind(self.device)} (profile {self.profile})"
+
+    def record(self) -> dict:
+        return {"verdict": self.evidence.verdict(), "evidence": self.evidence.text(), "n_seeds": self.n_seeds,
+                "steps": self.steps, "device": self.device, "profile": self.profile, "scale": self.scale(),
+                "longest": self.longest}
+
+
+def device_kind(device: str) -> str:
+    """'CPU' or 'GPU' from a record's device description ('cpu (x86_64, 2 threads)', 'cuda', 'NVIDIA ...')."""
+    return "CPU" if device.startswith("cpu") else "GPU"
+
+
 @dataclass
 class Claim:
-    """One of the paper's claims against one of our results."""
+    """One of the paper's claims, judged at every scale a chapter tested it; the verdict is the
+    largest scale's, the smaller ones are evidence beside it."""
     claim: str
-    results: dict  # the results.json of the chapter that tests it
     source: str  # the paper's table or figure
-    evidence: Evidence
-    scale: str  # the scale of the runs compared (seeds x steps, profile)
+    chapter: str  # the chapter that tests it
+    readings: list  # [Reading]
+    paper: dict | None  # the paper's numbers at the longest length ({"claimed", "other"} or {"difference"}); None: none
+    quantity: str = "accuracy (%)"  # what the means in Reading.longest measure
+
+    def decisive(self) -> Reading:
+        return max(self.readings, key=Reading.size)
+
+    def smaller(self) -> list:
+        return [r for r in self.readings if r is not self.decisive()]
+
+    def verdict(self) -> str:
+        return self.decisive().evidence.verdict()
+
+    def record(self) -> dict:
+        """The claim in the summary's results.json: the verdict with the scale it rests on, the
+        paper's numbers and ours at the longest length, the smaller scales as evidence."""
+        return {"chapter": self.chapter, "paper": self.source, **self.decisive().record(),
+                "paper_at_longest": self.paper, "quantity": self.quantity,
+                "smaller_scales": [r.record() for r in self.smaller()]}
 
 
 def load(results_dir, chapter: str) -> dict:
@@ -55,69 +102,103 @@ def long_scale(results: dict, task: str = "") -> str:
     return f"{P[prefix + 'long_seeds']} seeds x {P[prefix + 'long_steps']} steps (profile {P['profile']})"
 
 
-def paper_scale(metrics: dict) -> str:
-    """The scale of chapters 4-5's paper-profile runs (their metrics["paper_scale"]), like scale()."""
-    return f"{metrics['n_seeds']} seeds x {metrics['steps']} steps (profile paper, {metrics['device_type']})"
-
-
-PAPER_SCALE_LABEL = ", at the paper's scale"
 HEADLINE = "+LN is more accurate than the Baseline"
 
 
+def _reading(claimed: dict, other: dict, p_values: dict, lengths, results: dict, n_seeds: int, steps: int,
+             device: str = "", profile: str = "", higher_is_better=True) -> Reading:
+    """compare(...) at `lengths` with the scale of the runs; device and profile default to the
+    chapter's own (its book-scale and longer runs trained where the chapter ran)."""
+    longest = max(lengths, key=int, default=None)
+    return Reading(compare(claimed, other, p_values, lengths, higher_is_better), n_seeds, steps,
+                   device or results["provenance"]["device"], profile or results["parameters"]["profile"],
+                   {"N": longest, "claimed": claimed[longest], "other": other[longest]} if longest else {})
+
+
+def _trained_on(results: dict, source_prefix: str, fallback: str) -> str:
+    """The device of the training records a chapter cites under source_prefix (e.g. its paper-scale runs)."""
+    devices = sorted({s["device"] for k, s in results["provenance"].get("sources", {}).items()
+                      if k.startswith(source_prefix)})
+    return ", ".join(devices) or fallback
+
+
+def _paper_numbers(table: dict, claimed: str, other: str, n: str) -> dict | None:
+    """The paper's two means at length n, from one of its tables; None where it has neither."""
+    numbers = {"claimed": paper.column(table, claimed, int(n)), "other": paper.column(table, other, int(n))}
+    return numbers if any(v is not None for v in numbers.values()) else None
+
+
 def _accuracy_claims(task, results, table) -> list:
-    """Chapters 4-5's three comparisons, at the book's scale, at the longer training's and at
-    the paper's scale (where each ran): each pair of runs with the chapter's paired p-values."""
+    """Chapters 4-5's three comparisons, each read at the book's scale, at the longer training's
+    and at the paper's scale (where each ran), with the chapter's paired p-values."""
+    P, m = results["parameters"], results["metrics"]
+    views = [(m, P["n_seeds"], P["steps"], "", "")]
+    if "long" in m:
+        views.append((m["long"], P["long_seeds"], m["long"]["steps"], "", ""))
+    if "paper_scale" in m:
+        big = m["paper_scale"]
+        views.append((big, big["n_seeds"], big["steps"],
+                      _trained_on(results, "training/paper_scale/", big["device_type"]), "paper"))
     pairs = [(HEADLINE, "baseline", "layernorm"),
              ("with adaptive θ, +LN is more accurate than without LN", "adaptive_baseline", "adaptive_layernorm"),
              ("adaptive θ improves +LN further", "layernorm", "adaptive_layernorm")]
-    scales = [("", results["metrics"], scale(results))]
-    if "long" in results["metrics"]:
-        steps = results["metrics"]["long"]["steps"]
-        scales.append((f", at {steps:,} steps", results["metrics"]["long"], long_scale(results)))
-    if "paper_scale" in results["metrics"]:
-        m = results["metrics"]["paper_scale"]
-        scales.append((PAPER_SCALE_LABEL, m, paper_scale(m)))
-    return [Claim(f"{task}{label}: {text}", results, table,
-                  compare(m["accuracy"][claimed], m["accuracy"][other], m["p_value"][pair_name((other, claimed))],
-                          [n for n in beyond_training(results) if n in m["accuracy"][claimed]]), where)
-            for label, m, where in scales for text, other, claimed in pairs]
+    paper_table = {"Table 1": paper.TABLE1_ARGMAX, "Table 2": paper.TABLE2_DICTIONARY}[table]
+    claims = []
+    for text, other, claimed in pairs:
+        readings = []
+        for v, n_seeds, steps, device, profile in views:
+            lengths = [n for n in beyond_training(results) if n in v["accuracy"][claimed]]
+            readings.append(_reading(v["accuracy"][claimed], v["accuracy"][other], v["p_value"][pair_name((other, claimed))],
+                                     lengths, results, n_seeds, steps, device, profile))
+        n = max(readings, key=Reading.size).longest["N"]
+        claims.append(Claim(f"{task}: {text}", table, results["chapter"], readings,
+                            _paper_numbers(paper_table, claimed, other, n) if n else None))
+    return claims
 
 
 def headline(rows: list) -> str:
-    """The paper's headline (+LN more accurate than the Baseline) per task, at every scale a row
-    tests it, from the rows' verdicts: a Markdown list, one item per task."""
+    """The paper's headline (+LN more accurate than the Baseline) per task: the verdict at the
+    largest scale that tests it, then the smaller scales as evidence (a Markdown list)."""
     items = []
-    for task in ("argmax", "dictionary"):
-        found = [f"{c.evidence.verdict()} at {c.scale}" for c in rows
-                 if c.claim.split(":")[0].split(",")[0] == task and c.claim.endswith(HEADLINE)]
-        if found:
-            items.append(f"- **{task}**: " + "; ".join(found) + ".")
+    for c in rows:
+        if c.claim.endswith(f": {HEADLINE}"):
+            task = c.claim.split(":")[0]
+            smaller = "; ".join(f"{r.evidence.verdict()} at {r.scale()}" for r in c.smaller())
+            items.append(f"- **{task}**: {c.verdict()} at {c.decisive().scale()}"
+                         + (f" (at smaller scales: {smaller})" if smaller else "") + ".")
     return "\n".join(items)
 
 
 def _ablation_views(ablation: dict) -> list:
-    """Chapter 8's comparisons per task and scale: [(task, label, metrics, scale)], the longer
-    training's (where it ran) after the book scale's; metrics hold accuracy, p_value_vs_baseline,
-    p_value_ln_vs_std and ln_minus_std of that task alone."""
-    m = ablation["metrics"]
+    """Chapter 8's comparisons per task and scale: [(task, n_seeds, steps, metrics, scale)], the
+    longer training's (where it ran) after the book scale's; metrics hold accuracy,
+    p_value_vs_baseline, p_value_ln_vs_std and ln_minus_std of that task alone."""
+    P, m = ablation["parameters"], ablation["metrics"]
     keys = ("accuracy", "p_value_vs_baseline", "p_value_ln_vs_std", "ln_minus_std")
-    views = [(task, "", {k: m[k][task] for k in keys}, scale(ablation)) for task in ("argmax", "dictionary")]
-    return views + [(task, f", at {v['steps']:,} steps", v, long_scale(ablation, task))
+    views = [(task, P["n_seeds"], P[f"{task}_steps"], {k: m[k][task] for k in keys}, scale(ablation))
+             for task in ("argmax", "dictionary")]
+    return views + [(task, P[f"{task}_long_seeds"], v["steps"], v, long_scale(ablation, task))
                     for task, v in m.get("long", {}).items()]
 
 
 def _ablation_claims(ablation: dict) -> list:
     """Tables 3 and 6: +std against the Baseline on both tasks, +LN against +std on argmax."""
-    lengths, rows = beyond_training(ablation), []
-    for task, label, m, where in _ablation_views(ablation):
-        table = {"argmax": "Table 3", "dictionary": "Table 6"}[task]
-        rows.append(Claim(f"{task}{label}: +std is more accurate than the Baseline", ablation, table,
-                          compare(m["accuracy"]["standardize"], m["accuracy"]["baseline"],
-                                  m["p_value_vs_baseline"]["standardize"], lengths), where))
+    lengths, views = beyond_training(ablation), _ablation_views(ablation)
+    longest = max(lengths, key=int)
+    paper_std = {"argmax": {"difference": paper.column(paper.TABLE3_ARGMAX_ABLATION, "standardize", int(longest))},
+                 "dictionary": None}  # Table 6's accuracy rows are missing from our copy of the paper
+    rows = []
+    for task, table in (("argmax", "Table 3"), ("dictionary", "Table 6")):
+        mine = [(n, steps, m) for t, n, steps, m, _ in views if t == task]
+        rows.append(Claim(f"{task}: +std is more accurate than the Baseline", table, ablation["chapter"],
+                          [_reading(m["accuracy"]["standardize"], m["accuracy"]["baseline"], m["p_value_vs_baseline"]
+                                    ["standardize"], lengths, ablation, n, steps) for n, steps, m in mine],
+                          paper_std[task]))
         if task == "argmax":  # Table 6 claims no difference between +LN and +std: see equivalence()
-            rows.append(Claim(f"argmax{label}: +LN is more accurate than +std", ablation, table,
-                              compare(m["accuracy"]["layernorm"], m["accuracy"]["standardize"],
-                                      m["p_value_ln_vs_std"], lengths), where))
+            rows.append(Claim("argmax: +LN is more accurate than +std", table, ablation["chapter"],
+                              [_reading(m["accuracy"]["layernorm"], m["accuracy"]["standardize"],
+                                        m["p_value_ln_vs_std"], lengths, ablation, n, steps) for n, steps, m in mine],
+                              None))
     return rows
 
 
@@ -131,41 +212,74 @@ def claims(results_dir) -> list:
         rows += _accuracy_claims(task, r[chapter], table)
     rows += _ablation_claims(r["08_ablations"])
     longer = r["09_longer_training"]
-    for task, table in (("argmax", "Table 4"), ("dictionary", "Table 5")):
-        m = longer["metrics"]
-        rows.append(Claim(f"{task}, trained up to N = {longer['parameters']['max_train_len']}: +LN beats the Baseline",
-                          longer, table, compare(m["accuracy"][task]["layernorm"], m["accuracy"][task]["baseline"],
-                                                 m["p_value"][task], beyond_training(longer)), scale(longer)))
+    P, m = longer["parameters"], longer["metrics"]
+    for task, table in (("argmax", paper.TABLE4_ARGMAX_LONG), ("dictionary", paper.TABLE5_DICTIONARY_LONG)):
+        reading = _reading(m["accuracy"][task]["layernorm"], m["accuracy"][task]["baseline"], m["p_value"][task],
+                           beyond_training(longer), longer, P["n_seeds"], P[f"{task}_steps"])
+        rows.append(Claim(f"{task}, trained up to N = {P['max_train_len']}: +LN beats the Baseline",
+                          {"argmax": "Table 4", "dictionary": "Table 5"}[task], longer["chapter"], [reading],
+                          _paper_numbers(table, "layernorm", "baseline", reading.longest["N"])))
     return rows + _figure_claims(r)
 
 
 def _figure_claims(r: dict) -> list:
     """Figures 3 and 4 (chapters 6 and 7, probing chapter 4's models), and Figure 3 against Table 1."""
     shift, shift_m = r["06_distribution_shift"], r["06_distribution_shift"]["metrics"]
-    lengths = beyond_training(shift)
+    lengths, P = beyond_training(shift), shift["parameters"]
     drift = shift_m["global_mean_drift"]["baseline"]
-    rows = [Claim("the Baseline's global mean drifts away from its value at the training length", shift, "Figure 3",
-                  compare({n: abs(drift[n]) for n in lengths}, {n: 0.0 for n in lengths},
-                          shift_m["p_value_mean_drift"]["baseline"], lengths), scale(shift)),
-            Claim("+LN keeps more of the global variance of the readout's input", shift, "Figure 3",
-                  compare(shift_m["relative_global_variance"]["layernorm"],
-                          shift_m["relative_global_variance"]["baseline"],
-                          shift_m["p_value_relative_global_variance"], lengths), scale(shift))]
+    rows = [Claim("the Baseline's global mean drifts away from its value at the training length", "Figure 3",
+                  shift["chapter"], [_reading({n: abs(drift[n]) for n in lengths}, {n: 0.0 for n in lengths},
+                                              shift_m["p_value_mean_drift"]["baseline"], lengths, shift,
+                                              P["n_seeds"], P["steps"])],
+                  None, "size of the drift, in sd at the training length"),
+            Claim("+LN keeps more of the global variance of the readout's input", "Figure 3", shift["chapter"],
+                  [_reading(shift_m["relative_global_variance"]["layernorm"],
+                            shift_m["relative_global_variance"]["baseline"],
+                            shift_m["p_value_relative_global_variance"], lengths, shift, P["n_seeds"], P["steps"])],
+                  None, "global variance / its value at the training length")]
     dispersion = r["07_dispersion"]
-    d = dispersion["metrics"]
-    rows.append(Claim("+LN makes the attention less dispersed (lower entropy)", dispersion, "Figure 4",
-                      compare(d["entropy"]["layernorm"], d["entropy"]["baseline"],
-                              d["p_value_entropy"][pair_name(("baseline", "layernorm"))], beyond_training(dispersion),
-                              higher_is_better=False), scale(dispersion)))
+    d, P = dispersion["metrics"], dispersion["parameters"]
+    rows.append(Claim("+LN makes the attention less dispersed (lower entropy)", "Figure 4", dispersion["chapter"],
+                      [_reading(d["entropy"]["layernorm"], d["entropy"]["baseline"],
+                                d["p_value_entropy"][pair_name(("baseline", "layernorm"))], beyond_training(dispersion),
+                                dispersion, P["n_seeds"], P["steps"], higher_is_better=False)],
+                      None, "attention entropy (nats)"))
     argmax = r["04_argmax_retrieval"]
     kept = [n for n in lengths if is_significant(shift_m["p_value_relative_global_variance"].get(n))
             and shift_m["relative_global_variance"]["layernorm"][n] > shift_m["relative_global_variance"]["baseline"][n]]
     if scale(argmax) == scale(shift):  # the same models: chapter 6 probes chapter 4's runs
-        m = argmax["metrics"]
-        rows.append(Claim("where +LN keeps more global variance, it is more accurate", argmax, "Figure 3, Table 1",
-                          compare(m["accuracy"]["layernorm"], m["accuracy"]["baseline"],
-                                  m["p_value"][pair_name(("baseline", "layernorm"))], kept), scale(argmax)))
+        m, P = argmax["metrics"], argmax["parameters"]
+        rows.append(Claim("where +LN keeps more global variance, it is more accurate", "Figure 3, Table 1",
+                          argmax["chapter"], [_reading(m["accuracy"]["layernorm"], m["accuracy"]["baseline"],
+                                                       m["p_value"][pair_name(("baseline", "layernorm"))], kept,
+                                                       argmax, P["n_seeds"], P["steps"])], None))
     return rows
+
+
+def _means(numbers: dict | None, quantity: str) -> str:
+    """'22.5 vs 17.0' (the claimed run first), '+0.70 (difference only)', or '—' for no numbers."""
+    def shown(x):
+        return "—" if x is None else f"{x:.1f}" if quantity == Claim.quantity else f"{x:.3g}"
+    if not numbers:
+        return "—"
+    if "difference" in numbers:
+        return f"{numbers['difference']:+.2f} (difference only)"
+    return f"{shown(numbers['claimed'])} vs {shown(numbers['other'])}"
+
+
+def claims_table(records: dict) -> str:
+    """The summary's claims (the records of its results.json) as one Markdown table, a row per
+    claim: the paper's numbers and ours at the longest length compared, the scale the verdict
+    rests on, and the verdict."""
+    lines = ["| claim | paper | the paper's numbers | ours | our scale | verdict |", "|---|---|---|---|---|---|"]
+    for claim, c in records.items():
+        at = f" at N = {report.power_of_two(int(c['longest']['N']))}" if c["longest"] else ""
+        unit = "" if c["quantity"] == Claim.quantity else f" ({c['quantity']})"
+        cells = [claim, c["paper"], _means(c["paper_at_longest"], c["quantity"]), _means(c["longest"], c["quantity"])
+                 + at + unit, f"{c['n_seeds']} seeds x {c['steps']:,} steps, {device_kind(c['device'])}",
+                 f"**{c['verdict']}**"]
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(lines)
 
 
 def equivalence(results_dir, task="dictionary") -> dict:
@@ -174,7 +288,7 @@ def equivalence(results_dir, task="dictionary") -> dict:
     training length."""
     ablation = load(results_dir, "08_ablations")
     return {where: {n: m["ln_minus_std"][n] for n in beyond_training(ablation)}
-            for t, _, m, where in _ablation_views(ablation) if t == task}
+            for t, _, _, m, where in _ablation_views(ablation) if t == task}
 
 
 def equivalence_text(differences: dict) -> str:
