@@ -121,3 +121,13 @@ def test_differences_by_scale_pair_each_scale_on_its_own_seeds_and_shared_length
     assert frame.loc["2⁶", "9 seeds"] == f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]"
     d = paired_difference(100 * small["baseline"][:, 2], 100 * small["layernorm"][:, 2])  # 64 is small's third
     assert frame.loc["2⁶", "4 seeds"] == f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]"
+
+
+def test_a_chapter_names_the_summarys_verdict_at_each_of_its_scales():
+    from vvlib.experiments import report
+
+    labels = {"baseline": "Baseline", "layernorm": "+LN"}
+    text = report.verdicts_by_scale({"20 seeds": (LENGTHS, metrics(-2.0, 0.001)), "100 seeds": (LENGTHS, metrics(3.0, 0.2))},
+                                    ("baseline", "layernorm"), labels, 16)
+    assert text == ("That +LN is more accurate than Baseline beyond the training lengths, by the summary's rule: "
+                    f"*{CONTRADICTED}* at 20 seeds; *not shown (too few significant differences)* at 100 seeds.")

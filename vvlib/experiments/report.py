@@ -299,6 +299,19 @@ def verdict(metrics: dict, lengths, pair, labels: dict, in_distribution: int, n_
     return text
 
 
+def verdicts_by_scale(scales: dict, pair, labels: dict, in_distribution: int) -> str:
+    """One sentence: the summary's verdict on `pair` (the second run claimed better) at each scale,
+    in the order given. scales: {label: (lengths, per_length metrics)}."""
+    first, second = pair
+    parts = []
+    for label, (lengths, m) in scales.items():
+        ood = [str(n) for n in beyond_training(lengths, in_distribution)]
+        e = compare(m["accuracy"][second], m["accuracy"][first], m["p_value"][pair_name(pair)], ood)
+        parts.append(f"*{e.verdict()}* at {label}")
+    return (f"That {labels[second]} is more accurate than {labels[first]} beyond the training lengths, by the "
+            f"summary's rule: " + "; ".join(parts) + ".")
+
+
 def write_results(output_dir, chapter: str, parameters: dict, device, metrics: dict, wall_time_s=None,
                   sources: dict | None = None) -> Path:
     """results.json: {"chapter", "parameters", "provenance", "metrics"}, written atomically
