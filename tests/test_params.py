@@ -212,3 +212,15 @@ def test_listing_into_a_pipe_that_closes_early_ends_quietly():
     result = subprocess.run(f"'{sys.executable}' -m vvlib list | head -n 1", shell=True, capture_output=True,
                             text=True, cwd=REPO_ROOT)
     assert result.stdout.startswith("01_vanishing_variance_proof") and result.stderr == ""
+
+
+def test_a_chapter_without_paper_scale_results_says_at_what_scale_its_numbers_are():
+    from vvlib.book.chapters import ARGMAX_STEPS, DICTIONARY_STEPS, paper_scale_pending, resolved
+
+    probed = paper_scale_pending(resolved("06_distribution_shift", "book", {}))
+    assert "20 seeds per variant trained for 4,000 steps" in probed
+    assert f"100 seeds, {ARGMAX_STEPS['paper']:,} steps for argmax" in probed
+    assert f"{DICTIONARY_STEPS['paper']:,} for dictionary lookup" in probed
+    ablations = paper_scale_pending(resolved("08_ablations", "book", {"n_seeds": 2, "argmax_long_steps": 0}))
+    assert ("2 seeds per variant trained for 4,000 steps (argmax) and 1,500 (dictionary), and a longer training "
+            "of 20 seeds x 10,000 steps (dictionary) (the paper") in ablations

@@ -279,6 +279,23 @@ def resolved(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None =
                           explicit=set(given) - {"profile"}))
 
 
+def paper_scale_pending(P) -> str:
+    """The opening of a chapter whose paper-scale results are not committed yet: the scale its
+    numbers come from, beside the paper's, and why its verdicts are provisional."""
+    tasks = [task for task in ("argmax", "dictionary") if f"{task}_steps" in P]
+    steps = (f"{P['steps']:,} steps" if "steps" in P else
+             " and ".join(f"{P[f'{t}_steps']:,}{' steps' if i == 0 else ''} ({t})" for i, t in enumerate(tasks)))
+    longer = [f"{P[f'{t}_long_seeds']} seeds x {P[f'{t}_long_steps']:,} steps ({t})" for t in tasks
+              if P.get(f"{t}_long_steps")]
+    steps += f", and a longer training of {' and '.join(longer)}" if longer else ""
+    return (f"**No paper-scale results for this chapter yet.** Everything below comes from {P['n_seeds']} seeds "
+            f"per variant trained for {steps} (the paper: {PAPER_TRAINING['n_seeds']} seeds, "
+            f"{ARGMAX_STEPS['paper']:,} steps for argmax retrieval and {DICTIONARY_STEPS['paper']:,} for dictionary "
+            f"lookup). Too few steps can reverse a verdict: chapter 4 shows +LN's effect on argmax retrieval change "
+            f"sign along training. Read the verdicts below as provisional until this chapter runs at its `paper` "
+            f"profile.")
+
+
 def paper_scale_runs(name: str, task: str, store_dir):
     """Chapter `name`'s Baseline and +LN at its `paper` profile, trained on a GPU and read from
     store_dir (results/paper in the book), never trained here: (parameters, per-seed accuracy
