@@ -2,7 +2,7 @@
 tables that set the scales side by side."""
 
 from vvlib.compare import CONTRADICTED, SUPPORTED
-from vvlib.experiments import paper, summary
+from vvlib.experiments import paper, paper_tasks, summary
 
 LENGTHS = [16, 32, 64]
 
@@ -32,8 +32,8 @@ GPU = "NVIDIA H100 80GB HBM3"
 
 
 def test_a_claim_takes_its_verdict_from_its_largest_scale_and_keeps_the_others_as_evidence():
-    rows = summary._accuracy_claims("argmax", results(metrics(3.0, 0.001, n_seeds=100, steps=100_000,
-                                                               device_type="cuda")), "Table 1")
+    rows = summary._accuracy_claims(paper_tasks.ARGMAX, results(metrics(3.0, 0.001, n_seeds=100, steps=100_000,
+                                                               device_type="cuda")))
     claim = {c.claim: c for c in rows}["argmax: " + summary.HEADLINE]
     book, big = claim.readings
     assert book.evidence.verdict() == CONTRADICTED and book.scale() == "20 seeds x 4,000 steps, CPU (profile book)"
@@ -53,20 +53,20 @@ def test_a_claim_takes_its_verdict_from_its_largest_scale_and_keeps_the_others_a
 
 def test_more_training_steps_outrank_more_seeds():
     """12 seeds at 100,000 steps decide over 20 seeds at 4,000: too little training can reverse a verdict."""
-    rows = summary._accuracy_claims("argmax", results(long=metrics(3.0, 0.001, n_seeds=12, steps=100_000)), "Table 1")
+    rows = summary._accuracy_claims(paper_tasks.ARGMAX, results(long=metrics(3.0, 0.001, n_seeds=12, steps=100_000)))
     claim = rows[0]
     assert claim.decisive().n_seeds == 12 and claim.verdict() == SUPPORTED
     assert claim.decisive().scale() == "12 seeds x 100,000 steps, CPU (profile book)"
 
 
 def test_without_a_paper_scale_each_claim_has_one_reading():
-    rows = summary._accuracy_claims("dictionary", results(), "Table 2")
+    rows = summary._accuracy_claims(paper_tasks.DICTIONARY, results())
     assert len(rows) == 3 and all(len(c.readings) == 1 and not c.smaller() for c in rows)
     assert summary.headline(rows) == f"- **dictionary**: {CONTRADICTED} at 20 seeds x 4,000 steps, CPU (profile book)."
 
 
 def test_the_claims_table_has_a_row_per_claim_with_both_sides_numbers():
-    rows = summary._accuracy_claims("argmax", results(), "Table 1")
+    rows = summary._accuracy_claims(paper_tasks.ARGMAX, results())
     records = {c.claim: c.record() for c in rows}
     records["a figure's claim"] = {**records[rows[0].claim], "paper_at_longest": None, "quantity": "entropy (nats)",
                                    "longest": {"N": "1024", "claimed": 0.123456, "other": 2.0}}

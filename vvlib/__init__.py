@@ -38,6 +38,7 @@ Experiments, vvlib/experiments/ (cached runs, results, tables):
     probes          the probe tables of chapters 6, 7 and 10, each defined once for its chapter and the plan
     plan            the store entries a training chapter will compute, and how far each has got
     paper           the paper's own numbers, for side-by-side tables
+    paper_tasks     the paper's two tasks as the book sees them: table, chapter, defaults, one record each
     schema          the keys each chapter's results.json promises
     report          tables beside the paper's, verdict sentences, results.json
     summary         the paper's claims against the chapters' results

@@ -11,6 +11,7 @@ from typing import Callable
 from .. import distributed, model_files
 from ..experiments.params import DEFAULT_PROFILE, ParameterError, Params, coerce, injected_names, read_parameters, resolve
 from ..experiments import sensitivity
+from ..experiments.paper_tasks import ARGMAX, DICTIONARY, NAMES
 from ..experiments.store import REPO_ROOT
 from . import checks
 
@@ -164,12 +165,12 @@ CHAPTERS = {
             profiles={
                 "ci": {"n_seeds": CI_SEEDS, "argmax_steps": ARGMAX_STEPS["ci"], "dictionary_steps": DICTIONARY_STEPS["ci"],
                        "argmax_eval_sequences": 128, "dictionary_eval_sequences": 64,
-                       **per_task_long("argmax", CI_LONG), **per_task_long("dictionary", CI_LONG)},
+                       **per_task_long(ARGMAX.name, CI_LONG), **per_task_long(DICTIONARY.name, CI_LONG)},
                 "book": {**BOOK_TRAINING, "argmax_steps": ARGMAX_STEPS["book"],
                          "dictionary_steps": DICTIONARY_STEPS["book"],
                          "argmax_eval_sequences": 256, "dictionary_eval_sequences": 128,
                          # +std is trained for chapter 5's first run of 20 seeds only
-                         **per_task_long("dictionary", {**BOOK_LONG_DICTIONARY, "long_seeds": 20})},
+                         **per_task_long(DICTIONARY.name, {**BOOK_LONG_DICTIONARY, "long_seeds": 20})},
                 "paper": PAPER_BOTH_TASKS,
             },
             checks=(checks.keys_cover_lengths,),
@@ -282,7 +283,7 @@ def resolved(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None =
 def paper_scale_pending(P) -> str:
     """The opening of a chapter whose paper-scale results are not committed yet: the scale its
     numbers come from, beside the paper's, and why its verdicts are provisional."""
-    tasks = [task for task in ("argmax", "dictionary") if f"{task}_steps" in P]
+    tasks = [task for task in NAMES if f"{task}_steps" in P]
     steps = (f"{P['steps']:,} steps" if "steps" in P else
              " and ".join(f"{P[f'{t}_steps']:,}{' steps' if i == 0 else ''} ({t})" for i, t in enumerate(tasks)))
     longer = [f"{P[f'{t}_long_seeds']} seeds x {P[f'{t}_long_steps']:,} steps ({t})" for t in tasks

@@ -11,6 +11,7 @@ import dataclasses
 
 from .chapters import get_chapter
 from ..evaluate import EvalConfig
+from ..experiments.paper_tasks import ARGMAX, DICTIONARY, TASKS
 from ..experiments.variants import PER_TASK_NAMES
 from ..model import ModelConfig
 from ..experiments.params import write_cell_values
@@ -46,21 +47,15 @@ TRAINING_DEFAULTS = {
 
 # What differs between the tasks.  A one-task chapter names these as written; chapters 8-10
 # name them per task (argmax_steps, argmax_eval_sequences: variants.PER_TASK_NAMES).
-TASK_DEFAULTS = {
-    "argmax": {"steps": 3000, "n_eval_sequences": _EVAL["n_sequences"], "long_seeds": 4, "long_seed_chunk": 4,
-               "ladder_steps": [500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000]},
-    # the dictionary task learns in fewer steps, and its evaluation costs more per sequence
-    "dictionary": {"steps": 1500, "n_eval_sequences": 128, "long_seeds": 20, "long_seed_chunk": 20,
-                   "ladder_steps": [500, 1000, 2000, 5000, 10_000]},
-}
+TASK_DEFAULTS = {t.name: {"n_eval_sequences": _EVAL["n_sequences"], **t.defaults} for t in TASKS}
 
 # The chapters that train or reuse models, with their tasks, and the names a chapter sets for
 # itself (chapter 9 trains on sequences up to 256 items: fewer seeds and steps, more checkpoints).
+_BOTH = tuple(t.name for t in TASKS)
 TRAINING_CHAPTERS = {
-    "04_argmax_retrieval": ("argmax",), "05_dictionary_lookup": ("dictionary",),
-    "06_distribution_shift": ("argmax",), "07_dispersion": ("argmax",),
-    "08_ablations": ("argmax", "dictionary"), "09_longer_training": ("argmax", "dictionary"),
-    "10_beyond": ("argmax", "dictionary"), "11_sensitivity": ("argmax", "dictionary"),
+    ARGMAX.chapter: (ARGMAX.name,), DICTIONARY.chapter: (DICTIONARY.name,),
+    "06_distribution_shift": (ARGMAX.name,), "07_dispersion": (ARGMAX.name,),  # they probe chapter 4's models
+    "08_ablations": _BOTH, "09_longer_training": _BOTH, "10_beyond": _BOTH, "11_sensitivity": _BOTH,
 }
 OWN_VALUES = {"09_longer_training": {"n_seeds", "max_train_len", "checkpoint_every", "argmax_steps", "dictionary_steps"},
               # ten seeds in groups of 4 (the fastest CPU path), and half chapter 4's argmax test sequences:

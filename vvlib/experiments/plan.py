@@ -21,9 +21,10 @@ import torch
 from .. import rng
 from ..train import TrainConfig
 from . import probes, runs, sensitivity, variants
+from .paper_tasks import ARGMAX, DICTIONARY, NAMES
 
 PAIR = sensitivity.PAIR  # Baseline and +LN
-BOTH_TASKS = ("argmax", "dictionary")
+BOTH_TASKS = NAMES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,10 +37,10 @@ class Work:
 
 
 CHAPTER_WORK = {
-    "04_argmax_retrieval": Work(("argmax",), PAIR, ("fixed", "adaptive"), long=True),
-    "05_dictionary_lookup": Work(("dictionary",), PAIR, ("fixed", "adaptive"), long=True),
-    "06_distribution_shift": Work(("argmax",), PAIR, ()),  # probes chapter 4's models (not in the plan)
-    "07_dispersion": Work(("argmax",), PAIR, ()),
+    ARGMAX.chapter: Work((ARGMAX.name,), PAIR, ("fixed", "adaptive"), long=True),
+    DICTIONARY.chapter: Work((DICTIONARY.name,), PAIR, ("fixed", "adaptive"), long=True),
+    "06_distribution_shift": Work((ARGMAX.name,), PAIR, ()),  # probes chapter 4's models (not in the plan)
+    "07_dispersion": Work((ARGMAX.name,), PAIR, ()),
     "08_ablations": Work(BOTH_TASKS, ("baseline", "standardize", "layernorm"), long=True),
     "09_longer_training": Work(BOTH_TASKS, PAIR),
     "10_beyond": Work(BOTH_TASKS, ("baseline", "layernorm", "rescale", "log_n", "log_n_layernorm",
@@ -49,8 +50,8 @@ SENSITIVITY = "11_sensitivity"  # its rows come from its own parameters (sensiti
 
 # The probe tables a chapter computes from trained models (experiments/probes.py): [(task, Probe)].
 CHAPTER_PROBES = {
-    "06_distribution_shift": lambda P, device: [("argmax", probes.distribution(P, device))],
-    "07_dispersion": lambda P, device: [("argmax", probes.dispersion(P, device))],
+    "06_distribution_shift": lambda P, device: [(ARGMAX.name, probes.distribution(P, device))],
+    "07_dispersion": lambda P, device: [(ARGMAX.name, probes.dispersion(P, device))],
     "10_beyond": lambda P, device: [(task, probes.slopes(P, variants.task_params(P, task), task,
                                                          list(CHAPTER_WORK["10_beyond"].variants), device))
                                     for task in BOTH_TASKS],

@@ -12,6 +12,7 @@ from typing import Callable
 
 from .. import beyond, probing
 from . import runs, store, variants
+from .paper_tasks import ARGMAX
 
 PAIR = ("baseline", "layernorm")  # chapters 6 and 7 probe chapter 4's two variants
 TEMPERATURES = ("fixed", "adaptive")  # chapter 7 probes each under both
@@ -39,7 +40,7 @@ def _items(P, cfg, passes: int) -> int:
 
 def distribution(P, device) -> Probe:
     """Chapter 6: the attention output's components and global statistics (Figures 2-3)."""
-    models = variants.trained_models(P, variants.task_config(P, "argmax"), PAIR, device)
+    models = variants.trained_models(P, variants.task_config(P, ARGMAX.name), PAIR, device)
     cfg = variants.eval_config(P, n_sequences=P.n_probe_sequences)
 
     def compute():
@@ -55,7 +56,7 @@ def distribution(P, device) -> Probe:
 
 def dispersion(P, device) -> Probe:
     """Chapter 7: the largest attention weights and the attention's entropy (Figure 4)."""
-    models = variants.trained_models(P, variants.task_config(P, "argmax"), PAIR, device)
+    models = variants.trained_models(P, variants.task_config(P, ARGMAX.name), PAIR, device)
     cfgs = {t: variants.eval_config(P, t, n_sequences=P.n_probe_sequences) for t in TEMPERATURES}
 
     def compute():

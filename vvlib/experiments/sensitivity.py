@@ -16,11 +16,12 @@ from .. import tasks
 from ..compare import ALPHA, format_p, is_significant
 from ..stats import paired_difference
 from . import paper, store, variants
+from .paper_tasks import TASKS
 from .params import ParameterError, Params
 
 PAIR = ("baseline", "layernorm")  # the two sides of every row, as its results name them
-ROW_PARAMETERS = {"argmax": "argmax_rows", "dictionary": "dictionary_rows"}  # the chapter's list of rows per task
-PAPER_TABLES = {"argmax": paper.TABLE1_ARGMAX, "dictionary": paper.TABLE2_DICTIONARY}  # Tables 1 and 2
+ROW_PARAMETERS = {t.name: f"{t.name}_rows" for t in TASKS}  # the chapter's list of rows per task
+PAPER_TABLES = {t.name: t.accuracy for t in TASKS}  # Tables 1 and 2
 # What a row may change: the training and model settings every task has, each task's own, its
 # number of seeds (more for a borderline row; each seed draws the same data in a row of 10 or 20), and
 # ln_affine: False makes the +LN side LayerNorm without its learned scale and shift, which is

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import paper, report, schema, sensitivity
+from .paper_tasks import ARGMAX, DICTIONARY, NAMES, TASKS, PaperTask
 from ..compare import SUPPORTED, UNCLEAR, Evidence, compare, is_significant, pair_name
 from ..compare import beyond_training as lengths_beyond_training
 
@@ -128,7 +129,7 @@ def _paper_numbers(table: dict, claimed: str, other: str, n: str) -> dict | None
     return numbers if any(v is not None for v in numbers.values()) else None
 
 
-def _accuracy_claims(task, results, table) -> list:
+def _accuracy_claims(task: PaperTask, results) -> list:
     """Chapters 4-5's three comparisons, each read at the book's scale, at the longer training's
     and at the paper's scale (where each ran), with the chapter's paired p-values."""
     P, m = results["parameters"], results["metrics"]
@@ -142,7 +143,6 @@ def _accuracy_claims(task, results, table) -> list:
     pairs = [(HEADLINE, "baseline", "layernorm"),
              ("with adaptive θ, +LN is more accurate than without LN", "adaptive_baseline", "adaptive_layernorm"),
              ("adaptive θ improves +LN further", "layernorm", "adaptive_layernorm")]
-    paper_table = {"Table 1": paper.TABLE1_ARGMAX, "Table 2": paper.TABLE2_DICTIONARY}[table]
     claims = []
     for text, other, claimed in pairs:
         readings = []
@@ -151,8 +151,8 @@ def _accuracy_claims(task, results, table) -> list:
             readings.append(_reading(v["accuracy"][claimed], v["accuracy"][other], v["p_value"][pair_name((other, claimed))],
                                      lengths, results, n_seeds, steps, device, profile))
         n = max(readings, key=Reading.size).longest["N"]
-        claims.append(Claim(f"{task}: {text}", table, results["chapter"], readings,
-                            _paper_numbers(paper_table, claimed, other, n) if n else None))
+        claims.append(Claim(f"{task.name}: {text}", task.table, results["chapter"], readings,
+                            _paper_numbers(task.accuracy, claimed, other, n) if n else None))
     return claims
 
 
@@ -176,26 +176,27 @@ def _ablation_views(ablation: dict) -> list:
     P, m = ablation["parameters"], ablation["metrics"]
     keys = ("accuracy", "p_value_vs_baseline", "p_value_ln_vs_std", "ln_minus_std")
     views = [(task, P["n_seeds"], P[f"{task}_steps"], {k: m[k][task] for k in keys}, scale(ablation))
-             for task in ("argmax", "dictionary")]
+             for task in NAMES]
     return views + [(task, P[f"{task}_long_seeds"], v["steps"], v, long_scale(ablation, task))
                     for task, v in m.get("long", {}).items()]
 
 
 def _ablation_claims(ablation: dict) -> list:
-    """Tables 3 and 6: +std against the Baseline on both tasks, +LN against +std on argmax."""
+    """Tables 3 and 6: +std against the Baseline on both tasks, and +LN against +std where the
+    paper claims +LN ahead (argmax; on dictionary lookup it claims them equal: see equivalence())."""
     lengths, views = beyond_training(ablation), _ablation_views(ablation)
-    longest = max(lengths, key=int)
-    paper_std = {"argmax": {"difference": paper.column(paper.TABLE3_ARGMAX_ABLATION, "standardize", int(longest))},
-                 "dictionary": None}  # Table 6's accuracy rows are missing from our copy of the paper
+    longest = int(max(lengths, key=int))
     rows = []
-    for task, table in (("argmax", "Table 3"), ("dictionary", "Table 6")):
-        mine = [(n, steps, m) for t, n, steps, m, _ in views if t == task]
-        rows.append(Claim(f"{task}: +std is more accurate than the Baseline", table, ablation["chapter"],
+    for task in TASKS:
+        mine = [(n, steps, m) for t, n, steps, m, _ in views if t == task.name]
+        gain = paper.column(task.ablation, "standardize", longest)  # the paper gives +std's change only
+        rows.append(Claim(f"{task.name}: +std is more accurate than the Baseline", task.ablation_table,
+                          ablation["chapter"],
                           [_reading(m["accuracy"]["standardize"], m["accuracy"]["baseline"], m["p_value_vs_baseline"]
                                     ["standardize"], lengths, ablation, n, steps) for n, steps, m in mine],
-                          paper_std[task]))
-        if task == "argmax":  # Table 6 claims no difference between +LN and +std: see equivalence()
-            rows.append(Claim("argmax: +LN is more accurate than +std", table, ablation["chapter"],
+                          None if gain is None else {"difference": gain}))
+        if task.ln_beats_std:
+            rows.append(Claim(f"{task.name}: +LN is more accurate than +std", task.ablation_table, ablation["chapter"],
                               [_reading(m["accuracy"]["layernorm"], m["accuracy"]["standardize"],
                                         m["p_value_ln_vs_std"], lengths, ablation, n, steps) for n, steps, m in mine],
                               None))
@@ -204,21 +205,20 @@ def _ablation_claims(ablation: dict) -> list:
 
 def claims(results_dir) -> list:
     """[Claim] for every claim of the paper that a chapter tests."""
-    r = {c: load(results_dir, c) for c in ("04_argmax_retrieval", "05_dictionary_lookup", "06_distribution_shift",
-                                           "07_dispersion", "08_ablations", "09_longer_training")}
+    r = {c: load(results_dir, c) for c in (*(t.chapter for t in TASKS), "06_distribution_shift", "07_dispersion",
+                                           "08_ablations", "09_longer_training")}
     rows = []
-    for task, chapter, table in (("argmax", "04_argmax_retrieval", "Table 1"),
-                                 ("dictionary", "05_dictionary_lookup", "Table 2")):
-        rows += _accuracy_claims(task, r[chapter], table)
+    for task in TASKS:
+        rows += _accuracy_claims(task, r[task.chapter])
     rows += _ablation_claims(r["08_ablations"])
     longer = r["09_longer_training"]
     P, m = longer["parameters"], longer["metrics"]
-    for task, table in (("argmax", paper.TABLE4_ARGMAX_LONG), ("dictionary", paper.TABLE5_DICTIONARY_LONG)):
-        reading = _reading(m["accuracy"][task]["layernorm"], m["accuracy"][task]["baseline"], m["p_value"][task],
-                           beyond_training(longer), longer, P["n_seeds"], P[f"{task}_steps"])
-        rows.append(Claim(f"{task}, trained up to N = {P['max_train_len']}: +LN beats the Baseline",
-                          {"argmax": "Table 4", "dictionary": "Table 5"}[task], longer["chapter"], [reading],
-                          _paper_numbers(table, "layernorm", "baseline", reading.longest["N"])))
+    for task in TASKS:
+        reading = _reading(m["accuracy"][task.name]["layernorm"], m["accuracy"][task.name]["baseline"],
+                           m["p_value"][task.name], beyond_training(longer), longer, P["n_seeds"], P[f"{task.name}_steps"])
+        rows.append(Claim(f"{task.name}, trained up to N = {P['max_train_len']}: +LN beats the Baseline",
+                          task.longer_table, longer["chapter"], [reading],
+                          _paper_numbers(task.longer, "layernorm", "baseline", reading.longest["N"])))
     return rows + _figure_claims(r)
 
 
@@ -244,7 +244,7 @@ def _figure_claims(r: dict) -> list:
                                 d["p_value_entropy"][pair_name(("baseline", "layernorm"))], beyond_training(dispersion),
                                 dispersion, P["n_seeds"], P["steps"], higher_is_better=False)],
                       None, "attention entropy (nats)"))
-    argmax = r["04_argmax_retrieval"]
+    argmax = r[ARGMAX.chapter]
     kept = [n for n in lengths if is_significant(shift_m["p_value_relative_global_variance"].get(n))
             and shift_m["relative_global_variance"]["layernorm"][n] > shift_m["relative_global_variance"]["baseline"][n]]
     if scale(argmax) == scale(shift):  # the same models: chapter 6 probes chapter 4's runs
@@ -282,7 +282,7 @@ def claims_table(records: dict) -> str:
     return "\n".join(lines)
 
 
-def equivalence(results_dir, task="dictionary") -> dict:
+def equivalence(results_dir, task=DICTIONARY.name) -> dict:
     """Table 6's claim that +LN and +std are about equal, at each scale chapter 8 ran:
     {scale: {N: paired difference +LN - +std (points) with its 95% interval and p}} beyond the
     training length."""
