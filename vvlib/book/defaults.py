@@ -11,7 +11,8 @@ import dataclasses
 
 from .chapters import get_chapter
 from ..evaluate import EvalConfig
-from ..experiments.paper_tasks import ARGMAX, DICTIONARY, TASKS
+from ..experiments.paper_tasks import NAMES, TASKS
+from ..experiments.plan import CHAPTER_WORK, SENSITIVITY
 from ..experiments.variants import PER_TASK_NAMES
 from ..model import ModelConfig
 from ..experiments.params import write_cell_values
@@ -51,12 +52,7 @@ TASK_DEFAULTS = {t.name: {"n_eval_sequences": _EVAL["n_sequences"], **t.defaults
 
 # The chapters that train or reuse models, with their tasks, and the names a chapter sets for
 # itself (chapter 9 trains on sequences up to 256 items: fewer seeds and steps, more checkpoints).
-_BOTH = tuple(t.name for t in TASKS)
-TRAINING_CHAPTERS = {
-    ARGMAX.chapter: (ARGMAX.name,), DICTIONARY.chapter: (DICTIONARY.name,),
-    "06_distribution_shift": (ARGMAX.name,), "07_dispersion": (ARGMAX.name,),  # they probe chapter 4's models
-    "08_ablations": _BOTH, "09_longer_training": _BOTH, "10_beyond": _BOTH, "11_sensitivity": _BOTH,
-}
+TRAINING_CHAPTERS = {**{name: work.tasks for name, work in CHAPTER_WORK.items()}, SENSITIVITY: NAMES}
 OWN_VALUES = {"09_longer_training": {"n_seeds", "max_train_len", "checkpoint_every", "argmax_steps", "dictionary_steps"},
               # ten seeds in groups of 4 (the fastest CPU path), and half chapter 4's argmax test sequences:
               # the map has many rows
