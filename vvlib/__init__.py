@@ -37,6 +37,7 @@ Experiments, vvlib/experiments/ (cached runs, results, tables):
     sensitivity     chapter 11: one unstated setting at a time, +LN against the Baseline per configuration
     probes          the probe tables of chapters 6, 7 and 10, each defined once for its chapter and the plan
     plan            the store entries a training chapter will compute, and how far each has got
+    units           the plan cut into units that fit one GPU command, with estimates from measured speeds
     paper           the paper's own numbers, for side-by-side tables
     paper_tasks     the paper's two tasks as the book sees them: table, chapter, defaults, one record each
     schema          the keys each chapter's results.json promises

@@ -50,7 +50,8 @@ def _paper(args):
     for name in names:  # each chapter types and checks the values itself
         parameters.update(parse_overrides(get_chapter(name), pairs))
     every = 5.0 if sys.stderr.isatty() else 60.0  # a log file gets a line a minute, a terminal a lively bar
-    run_paper(names, parameters, args.output, dry_run=args.plan, every=every, profile=args.profile)
+    run_paper(names, parameters, args.output, dry_run=args.plan, every=every, profile=args.profile, unit=args.unit,
+              speeds_of=args.speeds_of)
 
 
 def _metric(args):
@@ -117,7 +118,12 @@ def main(argv=None) -> int:
     paper = sub.add_parser("paper", help="train and evaluate the chapters with a paper profile (4-10) at the "
                            "paper's scale, resumably, with a progress bar and an ETA; commits nothing")
     paper.add_argument("--chapters", nargs="+", metavar="CHAPTER", help="only these (names or numbers, e.g. 04 05)")
-    paper.add_argument("--plan", action="store_true", help="only list what each chapter computes and what is stored")
+    paper.add_argument("--plan", action="store_true", help="only list what each chapter computes and what is stored, "
+                                                            "and the units it is cut into")
+    paper.add_argument("--unit", type=int, metavar="K", help="compute only unit K of the plan (a training run with "
+                       "everything that reads its weights; sized for one GPU command); run again to resume")
+    paper.add_argument("--speeds-of", choices=("cpu", "cuda"), help="with --plan: estimate the units at the speeds "
+                       "measured on this kind of device (committed records) instead of the one in use")
     paper.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"),
                        help="set a parameter in every chosen chapter, e.g. -p device cuda, -p store_dir DIR, "
                             "-p seed_group 25 (under torchrun the ranks share seed groups)")

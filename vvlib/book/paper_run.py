@@ -16,10 +16,10 @@ from pathlib import Path
 from tqdm import tqdm
 
 from .. import distributed, rng
-from ..experiments import plan
+from ..experiments import plan, units
 from ..experiments.params import ParameterError, Params
 from ..experiments.store import REPO_ROOT
-from .chapters import CHAPTERS, checked_parameters, resolved, run_chapter
+from .chapters import BOOK_STORE, CHAPTERS, PAPER_SCALE_STORE, checked_parameters, resolved, run_chapter
 
 PROFILE = "paper"
 
@@ -63,6 +63,43 @@ def describe(names, jobs: list[plan.Job]) -> str:
         lines.append(f"{chapter:<24}{len(mine):>8}{len(mine) - len(left):>8}{steps:>18,.0f}{items:>19,.0f}")
     return "\n".join(lines) + ("\n(a chapter with no entries of its own reuses earlier chapters' runs; "
                                "items to evaluate include the probes of chapters 6, 7 and 10)")
+
+
+def unit_rates(overrides: dict, device: str | None = None) -> tuple[str, dict]:
+    """(device type, {kind: units per second}) measured on that kind of device (default: the one
+    in use) in the committed stores and the chosen one (results/store unless -p store_dir says)."""
+    device = device or rng.resolve_device(overrides.get("device", "auto")).type
+    chosen = Path(overrides.get("store_dir", "results/store"))
+    stores = [REPO_ROOT / PAPER_SCALE_STORE, REPO_ROOT / BOOK_STORE, chosen if chosen.is_absolute() else REPO_ROOT / chosen]
+    return device, units.measured_rates(stores, device)
+
+
+def describe_units(cut: list[units.Unit], rates: dict, device: str, budget_s: float = units.UNIT_BUDGET_S) -> str:
+    """A table of the units: their chapters, the runs and probes in each, and the minutes left
+    at the speeds measured on this kind of device, against the budget of one command."""
+    lines = [f"units at the speeds measured on {device} (budget {budget_s / 60:.0f} min each; "
+             f"run one with --unit K):", f"{'unit':>4}  {'minutes left':>14}  {'fits':<5} chapters: what"]
+    for k, unit in enumerate(cut, 1):
+        seconds, untimed = unit.estimate_s(rates)
+        minutes = f"{seconds / 60:.1f}" + ("+" if untimed else "")
+        fits = "no" if seconds > budget_s else "?" if untimed else "yes"
+        lines.append(f"{k:>4}  {minutes:>14}  {fits:<5} {', '.join(unit.chapters())}: {unit.label()}"
+                     + (f" (not yet timed: {', '.join(untimed)})" if untimed else ""))
+    return "\n".join(lines)
+
+
+def chosen_unit(cut: list[units.Unit], k: int, rates: dict, device: str, budget_s: float = units.UNIT_BUDGET_S):
+    """Unit k (from 1), refused before anything runs when k is out of range or its measured
+    estimate exceeds the budget of one command."""
+    if not 1 <= k <= len(cut):
+        raise ParameterError(f"unit: expected a number from 1 to {len(cut)} (python -m vvlib paper --plan lists them), "
+                             f"got {k}")
+    seconds, _ = cut[k - 1].estimate_s(rates)
+    if seconds > budget_s:
+        raise ParameterError(f"unit: unit {k} needs about {seconds / 60:.1f} minutes on {device} at the measured "
+                             f"speeds, more than the {budget_s / 60:.0f} a command may take; it fits once the step "
+                             f"is faster or its runs are split by seeds")
+    return cut[k - 1]
 
 
 def clock(seconds: float) -> str:
@@ -117,17 +154,28 @@ class Monitor:
 
 
 def run_paper(names=None, parameters: dict | None = None, output_root=None, dry_run: bool = False,
-              every: float = 5.0, profile: str = PROFILE) -> list[plan.Job]:
+              every: float = 5.0, profile: str = PROFILE, unit: int | None = None,
+              speeds_of: str | None = None) -> list[plan.Job]:
     """Run the chosen chapters (all with a paper profile if `names` is None) at `profile` and
-    return the plan; dry_run: print the plan and stop.  parameters: {name: value} set in every
-    chosen chapter (e.g. store_dir, device, seed_group); profile: another of the chapters'
-    profiles, e.g. ci to try the command in minutes."""
+    return the plan; dry_run: print the plan and its units and stop; unit: compute only that
+    unit's store entries (no notebook runs; the chapters then load them).  parameters:
+    {name: value} set in every chosen chapter (e.g. store_dir, device, seed_group); profile:
+    another of the chapters' profiles, e.g. ci to try the command in minutes; speeds_of: estimate
+    the units at the speeds measured on this kind of device (cpu or cuda) instead of the one in use."""
     names = paper_chapters(names)
     overrides = dict(parameters or {})
     jobs = planned_jobs(names, overrides, profile)
     shown = distributed.env_rank() == 0  # under torchrun, rank 0 alone prints
+    device, rates = unit_rates(overrides, speeds_of if unit is None else None)
+    if unit is not None:
+        chosen = chosen_unit(units.units(jobs), unit, rates, device)
+        if shown:
+            print(f"unit {unit}: {chosen.label()}")
+        chosen.run()
+        return chosen.jobs
     if shown:
         print(describe(names, jobs))
+        print(describe_units(units.units(jobs), rates, device))
         if profile == PROFILE and rng.resolve_device(overrides.get("device", "auto")).type == "cpu":
             print("no GPU in use: at the paper's scale this trains for hours to days on a CPU (the ETA appears once each "
                   "kind of work has been timed); Ctrl-C stops it and the same command resumes")

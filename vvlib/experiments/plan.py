@@ -12,9 +12,11 @@ train something else fails there.
 """
 
 import dataclasses
+import functools
 import json
 import time
 from pathlib import Path
+from typing import Callable
 
 import torch
 
@@ -70,6 +72,8 @@ class Job:
     steps: int = 0  # training: the run's steps (its checkpoint holds the step reached)
     n_seeds: int = 0
     rungs: int = 0  # a ladder: how many evaluations it makes
+    reads: tuple = ()  # the run folders whose weights it needs (units.py keeps them in one unit)
+    compute: Callable[[], object] | None = dataclasses.field(default=None, compare=False, repr=False)  # makes the entry
 
     def done_units(self) -> float:
         """How much of the job the store shows as done."""
@@ -117,17 +121,22 @@ def _run_jobs(chapter, P, task, variant, train_cfg, temperatures, device, rungs=
     folder = runs.run_dir(P.store_dir, model_cfg, train_cfg, device)
     seeds = f"seeds {train_cfg.first_seed}-{train_cfg.first_seed + train_cfg.n_seeds - 1}"
     name = f"{task} {variant}, {seeds} x {train_cfg.steps:,} steps"
+    run = runs.TrainedRun(P.store_dir, model_cfg, train_cfg, device)
     jobs = [Job(chapter, training_kind(task, train_cfg), f"train {name}", folder / "run.json",
-                train_cfg.n_seeds * train_cfg.steps, train_cfg.steps, train_cfg.n_seeds)]
+                train_cfg.n_seeds * train_cfg.steps, train_cfg.steps, train_cfg.n_seeds, reads=(folder,),
+                compute=lambda: run.record)]
     if rungs:
         cfg = variants.eval_config(P, lengths=P.ladder_lengths)
-        jobs.append(Job(chapter, f"{task} evaluation", f"ladder {name}",
-                        runs.ladder_path(P.store_dir, model_cfg, train_cfg, cfg, rungs, device),
-                        len(set(rungs)) * _items(cfg, train_cfg.n_seeds), rungs=len(set(rungs))))
+        ladder = functools.partial(runs.ladder, P.store_dir, model_cfg, train_cfg, cfg, rungs, device)
+        jobs.insert(0, Job(chapter, f"{task} evaluation", f"ladder {name}",  # it trains the run on its way
+                           runs.ladder_path(P.store_dir, model_cfg, train_cfg, cfg, rungs, device),
+                           len(set(rungs)) * _items(cfg, train_cfg.n_seeds), rungs=len(set(rungs)), reads=(folder,),
+                           compute=ladder))
     for temperature in temperatures:
         cfg = variants.eval_config(P, temperature)
         jobs.append(Job(chapter, f"{task} evaluation", f"evaluate {name} ({temperature} temperature)",
-                        runs.eval_path(P.store_dir, model_cfg, train_cfg, cfg, device), _items(cfg, train_cfg.n_seeds)))
+                        runs.eval_path(P.store_dir, model_cfg, train_cfg, cfg, device), _items(cfg, train_cfg.n_seeds),
+                        reads=(folder,), compute=functools.partial(run.evaluated, cfg)))
     return jobs
 
 
@@ -161,7 +170,10 @@ def chapter_jobs(chapter: str, P) -> list[Job]:
 
 def _probe_jobs(chapter, P, device) -> list[Job]:
     return [Job(chapter, f"{task} probing", f"probe {probe.name} ({task})", probe.folder(P.store_dir) / "tables.json",
-                probe.items) for task, probe in CHAPTER_PROBES.get(chapter, lambda *_: [])(P, device)]
+                probe.items, reads=tuple(runs.run_dir(r.store_dir, r.model_cfg, r.train_cfg, r.device)
+                                         for r in probe.models.values()),
+                compute=functools.partial(probe.tables, P.store_dir, device))
+            for task, probe in CHAPTER_PROBES.get(chapter, lambda *_: [])(P, device)]
 
 
 def unique(jobs: list[Job]) -> list[Job]:

@@ -1,0 +1,75 @@
+"""The paper profile cut into units (experiments/units.py, python -m vvlib paper --unit K):
+a run shares its unit with everything that reads its weights, estimates come from measured
+records, and a unit out of range or over the budget is refused before anything runs."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from vvlib.book import paper_run
+from vvlib.experiments import plan, units
+from vvlib.experiments.params import ParameterError
+
+
+def job(label, folder, reads=None, kind="argmax training", size=100.0):
+    return plan.Job("04_argmax_retrieval", kind, label, Path(folder) / "entry.json", size,
+                    reads=tuple(Path(f) for f in (reads or [folder])))
+
+
+def test_a_probe_joins_the_units_of_every_run_it_reads():
+    jobs = [job("train a", "a"), job("evaluate a", "a"), job("train b", "b"), job("train c", "c"),
+            job("probe ab", "p", reads=["a", "b"]), job("ladder c", "c")]
+    cut = units.units(jobs)
+    assert [[j.label for j in u.jobs] for u in cut] == [["train a", "train b", "evaluate a", "probe ab"],
+                                                       ["ladder c", "train c"]]
+
+
+def test_a_probe_across_two_merged_units_keeps_them_one():
+    jobs = [job("train a", "a"), job("train b", "b"), job("train c", "c"), job("probe ab", "p", reads=["a", "b"]),
+            job("probe bc", "q", reads=["b", "c"])]
+    (only,) = units.units(jobs)
+    assert {j.label for j in only.jobs} == {j.label for j in jobs}
+
+
+def write_record(folder: Path, name: str, spec: dict, wall: float):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(json.dumps({"spec": spec, "provenance": {"wall_time_s": wall}}))
+
+
+def test_rates_are_measured_per_kind_and_device_and_an_evaluation_that_trained_is_not_charged_for_it(tmp_path):
+    train = {"device_type": "cuda", "model": {"task": {"name": "argmax"}},
+             "train": {"n_seeds": 10, "steps": 1000, "max_len": 16}}
+    evaluation = {"train": train, "eval": {"n_sequences": 4, "lengths": [16, 32]}}
+    write_record(tmp_path / "run1", "run.json", train, 5.0)
+    write_record(tmp_path / "run1", "eval-x.json", evaluation, 7.0)  # 5 s of it were the training it waited for
+    write_record(tmp_path / "run1", "eval-y.json", evaluation, 2.0)
+    write_record(tmp_path / "run2", "run.json", {**train, "device_type": "cpu"}, 1.0)  # another device: ignored
+    rates = units.measured_rates([tmp_path], "cuda")
+    assert rates["argmax training"] == pytest.approx(10 * 1000 / 5.0)
+    assert rates["argmax evaluation"] == pytest.approx(2 * 10 * 4 * 48 / (2.0 + 2.0))
+    assert set(units.measured_rates([tmp_path], "cpu")) == {"argmax training"}
+
+
+def test_a_unit_out_of_range_or_over_the_budget_is_refused():
+    cut = units.units([job("train a", "a", size=6000.0), job("train b", "b", size=60.0)])
+    rates = {"argmax training": 10.0}  # unit 1: 600 s, unit 2: 6 s
+    with pytest.raises(ParameterError, match="unit: expected a number from 1 to 2"):
+        paper_run.chosen_unit(cut, 3, rates, "cuda")
+    with pytest.raises(ParameterError, match="unit 1 needs about 10.0 minutes on cuda"):
+        paper_run.chosen_unit(cut, 1, rates, "cuda", budget_s=540)
+    assert paper_run.chosen_unit(cut, 2, rates, "cuda") is cut[1]
+    table = paper_run.describe_units(cut, rates, "cuda", budget_s=540)
+    assert "   1            10.0  no" in table and "   2             0.1  yes" in table
+
+
+def test_a_unit_computes_its_store_entries_and_only_those(tmp_path):
+    """The smallest unit of chapter 8's ci profile, run as `python -m vvlib paper --unit K` runs it."""
+    overrides = {"store_dir": str(tmp_path)}
+    jobs = paper_run.planned_jobs(["08_ablations"], overrides, "ci")
+    cut = units.units(jobs)
+    k = min(range(len(cut)), key=lambda i: sum(j.units for j in cut[i].jobs if j.steps)) + 1
+    done = paper_run.run_paper(["08_ablations"], overrides, profile="ci", unit=k)
+    assert done == cut[k - 1].jobs and all(j.path.exists() for j in done)
+    others = [j for u in cut if u is not cut[k - 1] for j in u.jobs]
+    assert not any(j.path.exists() for j in others)

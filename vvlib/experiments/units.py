@@ -1,0 +1,114 @@
+"""The paper profile cut into units that each fit one command on a lent GPU.
+
+A unit is a training run with everything that reads its weights: its step ladder, its
+evaluations and the probes that open it. Weights never leave the machine that made them, so a
+probe that opens several runs (chapters 6-7: Baseline and +LN; chapter 10: seven variants)
+puts all of them in one unit. A unit leaves only small result files in the store; run again
+after an interruption, it loads what is stored and resumes the rest.
+
+Estimates come from speeds measured on the same kind of device: the training and evaluation
+records already in the stores given (their wall time and size), never from a guess. A kind of
+work with no record yet is "not yet timed".
+"""
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+
+from .plan import Job, training_kind
+
+UNIT_BUDGET_S = 9 * 60  # a GPU command may run 10 minutes; one is kept for starting and copying
+
+
+@dataclass
+class Unit:
+    jobs: list  # plan.Job, in the order they run
+
+    def chapters(self) -> list:
+        return list(dict.fromkeys(job.chapter for job in self.jobs))
+
+    def label(self) -> str:
+        trains = [job.label.removeprefix("train ") for job in self.jobs if job.steps]
+        probes = [job.label for job in self.jobs if job.kind.endswith("probing")]
+        return "; ".join(trains + probes) or self.jobs[0].label
+
+    def estimate_s(self, rates: dict) -> tuple[float, list]:
+        """(seconds for the work left, measured kinds only; [kinds with work left and no speed yet])."""
+        seconds, untimed = 0.0, []
+        for job in self.jobs:
+            left = job.units - job.done_units()
+            if left <= 0:
+                continue
+            if job.kind in rates:
+                seconds += left / rates[job.kind]
+            elif job.kind not in untimed:
+                untimed.append(job.kind)
+        return seconds, untimed
+
+    def run(self):
+        for job in self.jobs:
+            job.compute()
+
+
+def units(jobs: list[Job]) -> list[Unit]:
+    """The plan's jobs grouped so that every job shares a unit with the runs it reads (a job
+    reading runs of two units joins them into one), in the plan's order."""
+    owner: dict = {}  # run folder -> index of its unit in `groups`
+    groups: list = []
+    for job in jobs:
+        joined = sorted({owner[f] for f in job.reads if f in owner})
+        if not joined:
+            groups.append([job])
+            target = len(groups) - 1
+        else:
+            target = joined[0]
+            for other in joined[1:]:
+                groups[target] += groups[other]
+                groups[other] = []
+                owner.update({f: target for f, i in owner.items() if i == other})
+            groups[target].append(job)
+        owner.update({f: target for f in job.reads})
+    return [Unit(_in_running_order(group)) for group in groups if group]
+
+
+def _in_running_order(group: list) -> list:
+    """Ladders first (they train their run as they go), then training, evaluations, probes."""
+    rank = {"ladder": 0, "train": 1, "evaluate": 2, "probe": 3}
+    return sorted(group, key=lambda job: rank.get(job.label.split()[0], 2))
+
+
+def measured_rates(store_dirs, device_type: str) -> dict:
+    """{kind: units per second} from the training and evaluation records in `store_dirs` made on
+    `device_type` ('cpu' or 'cuda'): total units over total wall time per kind. A long run's
+    time includes its ladder's evaluations, so its training speed errs slow."""
+    units, seconds = {}, {}
+    for store_dir in store_dirs:
+        for path in Path(store_dir).glob("*/*.json"):
+            kind, size, wall = _record_size(path, device_type)
+            if kind and wall:
+                units[kind] = units.get(kind, 0.0) + size
+                seconds[kind] = seconds.get(kind, 0.0) + wall
+    return {kind: units[kind] / seconds[kind] for kind in units}
+
+
+def _record_size(path: Path, device_type: str) -> tuple:
+    """(kind, units, wall seconds) of a training run.json or an eval-*.json, else (None, 0, 0)."""
+    if path.name != "run.json" and not path.name.startswith("eval-"):
+        return None, 0, 0
+    try:
+        record = json.loads(path.read_text())
+        spec, wall = record["spec"], record["provenance"]["wall_time_s"]
+        train = spec if path.name == "run.json" else spec["train"]
+        if train["device_type"] != device_type:
+            return None, 0, 0
+        task, t = train["model"]["task"]["name"], train["train"]
+        if path.name == "run.json":
+            return training_kind(task, SimpleNamespace(max_len=t["max_len"])), t["n_seeds"] * t["steps"], wall
+        e = spec["eval"]
+        trained_for = json.loads((path.parent / "run.json").read_text())["provenance"]["wall_time_s"]
+        if wall > trained_for:  # the evaluation that asked for the weights first timed their training too
+            wall -= trained_for
+        return f"{task} evaluation", t["n_seeds"] * e["n_sequences"] * sum(e["lengths"]), wall
+    except (OSError, ValueError, KeyError, TypeError):
+        return None, 0, 0
