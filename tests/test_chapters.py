@@ -160,9 +160,10 @@ def test_pretrained_transformer_chapter_metrics(executed):
 
 
 def test_probing_chapters_reuse_chapter_4s_models(executed):
-    """Chapters 6-7 probe chapter 4's main runs (not its longer training, which they do not load)."""
+    """Chapters 6-7 probe chapter 4's main runs (not its longer training or its paper-scale runs, which
+    they do not load)."""
     argmax = {k: v for k, v in executed[1]["04_argmax_retrieval"]["provenance"]["sources"].items()
-              if not k.startswith("training/long/")}
+              if not k.startswith(("training/long/", "training/paper_scale/"))}
     assert set(argmax) == {"training/baseline", "training/layernorm"}
     for name in ("06_distribution_shift", "07_dispersion"):
         assert executed[1][name]["provenance"]["sources"] == argmax, name
