@@ -51,6 +51,7 @@ class ModelConfig:
     layers: int = 1  # L attention layers (chapter 10)
     logit_scale: str = "none"  # none | log_n (chapter 10)
     encode_query: bool = True  # the query through the item encoder (our choice); False: its features go to W_Q as they are
+    query_table: bool = False  # dictionary: the query gets an embedding table of its own (chapter 11); False: the key's
 
     def __post_init__(self):
         if self.norm not in NORMS:
@@ -61,8 +62,12 @@ class ModelConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1; got {value!r}")
-        if not isinstance(self.encode_query, bool):
-            raise ValueError(f"encode_query must be True or False; got {self.encode_query!r}")
+        for name in ("encode_query", "query_table"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be True or False; got {getattr(self, name)!r}")
+        if self.query_table and not tasks.get(self.task.name).query_table:
+            raise ValueError(f"query_table: the {self.task.name} task has no query embedding to separate; "
+                             f"tasks with one: {', '.join(n for n, t in tasks.TASKS.items() if t.query_table)}")
         if self.hidden % self.heads:
             raise ValueError(f"heads must divide hidden ({self.hidden}); got {self.heads}")
 
@@ -74,10 +79,20 @@ class ModelConfig:
 SSMAX_INIT = 0.43  # s at initialisation: s ln N = 1 at N = 10, inside the training lengths
 
 
+# Fields added after results were committed, left out of a spec at their default so that no
+# stored entry moves (as train.LATER_DEFAULTS).
+LATER_DEFAULTS = {"query_table": False}
+
+
 def settings(cfg: ModelConfig) -> dict:
     """The config as a plain dict, for store hashes: every field, so that a stored spec says
-    everything (vvlib/experiments/migrate.py rewrites older stores where fields were left out)."""
-    return dataclasses.asdict(cfg)
+    everything (vvlib/experiments/migrate.py rewrites older stores where fields were left out),
+    except those of LATER_DEFAULTS at their default."""
+    spec = dataclasses.asdict(cfg)
+    for name, default in LATER_DEFAULTS.items():
+        if spec[name] == default:
+            del spec[name]
+    return spec
 
 
 def layer_prefix(layer: int) -> str:

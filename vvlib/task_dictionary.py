@@ -4,7 +4,8 @@ in the sequence and the answer is its value class.
 
 An item reaches the encoder as [key embedding, value embedding], the query as [key embedding,
 zeros]: a key with no value, through the same encoder (our choice; the paper does not say;
-ModelConfig.encode_query=False sends it to W_Q without the encoder).
+ModelConfig.encode_query=False sends it to W_Q without the encoder; ModelConfig.query_table=True
+looks the query up in a table of its own, of the same size, instead of the keys').
 """
 
 import torch
@@ -16,6 +17,7 @@ from .tasks import Batch, Task, lookup, per_seed, register
 class Dictionary(Task):
     name = "dictionary"
     settings = ("n_keys", "n_values")
+    query_table = True
 
     def n_outputs(self, cfg) -> int:
         return cfg.n_values
@@ -42,14 +44,17 @@ class Dictionary(Task):
     def input_weights(self, model_cfg, gen) -> dict:
         emb_key = torch.randn(model_cfg.task.n_keys, model_cfg.key_dim, generator=gen)  # drawn first
         emb_value = torch.randn(model_cfg.task.n_values, model_cfg.value_dim, generator=gen)
-        return {"emb_key": emb_key, "emb_value": emb_value}
+        if not model_cfg.query_table:
+            return {"emb_key": emb_key, "emb_value": emb_value}
+        emb_query = torch.randn(model_cfg.task.n_keys, model_cfg.key_dim, generator=gen)  # drawn after the others
+        return {"emb_key": emb_key, "emb_value": emb_value, "emb_query": emb_query}
 
     def features(self, model_cfg, params, batch, S):
         key, label, query = batch.key, batch.label, batch.query
         if key.dim() == 2:
             key, label, query = (per_seed(t, S) for t in (key, label, query))
         x = torch.cat([lookup(params["emb_key"], key), lookup(params["emb_value"], label)], -1)
-        q = lookup(params["emb_key"], query)
+        q = lookup(params["emb_query" if model_cfg.query_table else "emb_key"], query)
         y = torch.cat([q, q.new_zeros(*q.shape[:-1], model_cfg.value_dim)], -1)  # a key with no value
         return x, y
 

@@ -24,6 +24,7 @@ class Task:
 
     name: str
     settings: tuple = ()
+    query_table: bool = False  # whether ModelConfig.query_table may give its query an embedding of its own
 
     def n_outputs(self, cfg) -> int:
         raise NotImplementedError
