@@ -61,7 +61,7 @@ PAPER_SCALE_STORE = "results/paper"
 # Chapters 4-5's longer training beside the main one (the `long_*` parameters): in the book, the
 # paper's own number of steps, its seeds stored as runs of 20 that each fit in one sitting (long_seeds grows
 # as they are committed; the paper has 100).
-BOOK_LONG_DICTIONARY = {"long_steps": DICTIONARY_STEPS["paper"], "long_seeds": 40, "long_seed_chunk": 20,
+BOOK_LONG_DICTIONARY = {"long_steps": DICTIONARY_STEPS["paper"], "long_seeds": 60, "long_seed_chunk": 20,
                         "long_seed_group": 4, "ladder_steps": [500, 1000, 2000, 5000, 10_000],
                         "ladder_lengths": [16, 256, 2048, 16384]}
 # Argmax's 100,000 steps take most of an hour per variant and 4 seeds on 2 CPU cores (measured times in
