@@ -79,22 +79,24 @@ def test_the_intro_headline_holds_in_the_committed_results(chapter, task, monkey
 
 
 def test_the_intro_line_on_the_paper_steps_holds_in_the_committed_results(monkeypatch):
-    """book/scale.md: at the paper's 10,000 steps (40 seeds), dictionary +LN is behind the Baseline
-    at every length beyond training, significantly at 9 of them (2^14: 35.3% against 40.4%), and
-    each run of 20 seeds is behind at all 10; never significantly ahead at any rung, level at
-    5,000 steps; our Baseline matches the paper's at N = 16 (within a point) and beats it at 2^14."""
+    """book/scale.md: at the paper's 10,000 steps (60 seeds), dictionary +LN is behind the Baseline
+    at every length beyond training, significantly at 9 of them (2^14: 35.0% against 39.3%); the
+    first two runs of 20 seeds are behind at all 10, the third at 8; never significantly ahead at any
+    rung, level at 5,000 steps; our Baseline matches the paper's at N = 16 (within a point) and beats
+    it at 2^14."""
     from vvlib.experiments import paper, report
     from vvlib.stats import paired_ttest
 
     P, (accuracy, ladders, _) = book_results(monkeypatch, "05_dictionary_lookup", "dictionary", long=True)
-    assert P.long_seeds == len(accuracy["baseline"]) == 40
+    assert P.long_seeds == len(accuracy["baseline"]) == 60
     assert behind_beyond_training(P, accuracy) == (10, 10)
     beyond = [j for j, n in enumerate(P.eval_lengths) if n > P.max_train_len]
     base, ln = 100 * accuracy["baseline"], 100 * accuracy["layernorm"]
     assert sum(paired_ttest(base[:, j], ln[:, j]) < 0.05 for j in beyond) == 9
-    assert [round(base[:, -1].mean(), 1), round(ln[:, -1].mean(), 1)] == [40.4, 35.3]
-    for run in (slice(0, 20), slice(20, 40)):
-        assert ((ln[run] - base[run]).mean(0)[beyond] < 0).all()
+    assert [round(base[:, -1].mean(), 1), round(ln[:, -1].mean(), 1)] == [39.3, 35.0]
+    behind_per_run = [int(((ln[run] - base[run]).mean(0)[beyond] < 0).sum()) for run in (slice(0, 20), slice(20, 40),
+                                                                                      slice(40, 60))]
+    assert behind_per_run == [10, 10, 8]
     base = 100 * accuracy["baseline"].mean(0)
     assert abs(base[0] - paper.TABLE2_DICTIONARY["baseline"][0]) < 1
     assert base[-1] > paper.TABLE2_DICTIONARY["baseline"][-1]
@@ -175,7 +177,7 @@ def test_the_intro_lines_on_the_paper_scale_hold_in_the_committed_results(monkey
     7.0 below it, the largest gain 13.5 points at 2^12.  Dictionary +LN behind at all 10 by at most
     1.5 points, significantly at exactly 2^6..2^10; 36.2% against 36.7% at 2^14; our Baseline 98.9%
     at N = 16 and up to 19.5 points above the paper's; at 2^14 its gap (-0.5, 95% interval -1.9 to
-    +1.0) and the CPU's 40 seeds' (-5.0, -7.4 to -2.7) do not overlap."""
+    +1.0) and the CPU's 60 seeds' (-4.4, -6.5 to -2.2) do not overlap."""
     from vvlib.experiments import paper
     from vvlib.stats import paired_difference, paired_ttest
 
@@ -203,12 +205,20 @@ def test_the_intro_lines_on_the_paper_scale_hold_in_the_committed_results(monkey
     assert round(base[:, 0].mean(), 1) == 98.9
     assert round(max(base.mean(0) - paper.TABLE2_DICTIONARY["baseline"]), 1) == 19.5
 
-    # against the CPU's 40 seeds at the same steps: the 2^14 gaps' 95% intervals do not overlap
+    # against the CPU's 60 seeds at the same steps: the 2^14 gaps' 95% intervals do not overlap
     gpu = paired_difference(base[:, -1], ln[:, -1])
     _, (cpu_accuracy, _, _) = book_results(monkeypatch, "05_dictionary_lookup", "dictionary", long=True)
     cpu = paired_difference(100 * cpu_accuracy["baseline"][:, -1], 100 * cpu_accuracy["layernorm"][:, -1])
     assert [round(gpu[k], 1) for k in ("diff", "low", "high")] == [-0.5, -1.9, 1.0]
-    assert [round(cpu[k], 1) for k in ("diff", "low", "high")] == [-5.0, -7.4, -2.7]
+    assert [round(cpu[k], 1) for k in ("diff", "low", "high")] == [-4.4, -6.5, -2.2]
+    # the difference lies in the Baseline (Welch, the devices' seeds being independent runs)
+    from vvlib.stats import welch
+
+    cpu_base, cpu_ln = 100 * cpu_accuracy["baseline"], 100 * cpu_accuracy["layernorm"]
+    at_2_14, at_2_10 = welch(cpu_base[:, -1], base[:, -1]), welch(cpu_base[:, 6], base[:, 6])
+    assert [round(at_2_14["mean_a"], 1), round(at_2_14["mean_b"], 1), round(at_2_14["p"], 3)] == [39.3, 36.7, 0.004]
+    assert [round(at_2_10["mean_a"], 1), round(at_2_10["mean_b"], 1), round(at_2_10["p"], 2)] == [77.0, 75.6, 0.09]
+    assert all(welch(cpu_ln[:, j], ln[:, j])["p"] > 0.05 for j in beyond)
 
 
 def test_the_intro_lines_on_chapter_11_hold_in_the_committed_results(monkeypatch):
