@@ -75,10 +75,16 @@ def test_the_claims_table_has_a_row_per_claim_with_both_sides_numbers():
     assert len(lines) == 2 + len(records)
     at_64 = paper.LENGTHS.index(64)
     table1 = f"{paper.TABLE1_ARGMAX['layernorm'][at_64]:.1f} vs {paper.TABLE1_ARGMAX['baseline'][at_64]:.1f}"
-    assert lines[2] == (f"| argmax: {summary.HEADLINE} | Table 1 | {table1} | 48.0 vs 50.0 at N = 2⁶ | "
-                        f"20 seeds x 4,000 steps, CPU | **{CONTRADICTED}** |")
+    assert lines[2] == (f"| argmax: {summary.HEADLINE} (Table 1) | {table1} | 48.0 vs 50.0 at N = 2⁶ | "
+                        f"20 x 4,000, CPU | **{CONTRADICTED}** |")
     assert "| — | 0.123 vs 2 at N = 2¹⁰ (entropy (nats)) |" in lines[-2]
     assert "| +0.70 (difference only) |" in lines[-1]
+    # where every claim is read at one length, the header names it once; a verdict shows its word
+    del records["a figure's claim"]
+    records[rows[1].claim] = {**records[rows[1].claim], "verdict": "not shown (too few significant differences)"}
+    lines = summary.claims_table(records).splitlines()
+    assert lines[0].startswith("| claim | the paper (N = 2⁶) | ours (N = 2⁶) |") and "at N" not in lines[2]
+    assert lines[3].endswith("| **not shown** |")
 
 
 def test_training_minutes_of_different_machines_are_not_added_up(tmp_path):

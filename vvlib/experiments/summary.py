@@ -268,16 +268,18 @@ def _means(numbers: dict | None, quantity: str) -> str:
 
 
 def claims_table(records: dict) -> str:
-    """The summary's claims (the records of its results.json) as one Markdown table, a row per
-    claim: the paper's numbers and ours at the longest length compared, the scale the verdict
-    rests on, and the verdict."""
-    lines = ["| claim | paper | the paper's numbers | ours | our scale | verdict |", "|---|---|---|---|---|---|"]
+    """The summary's claims (the records of its results.json) as one compact Markdown table, a
+    row per claim: the paper's numbers and ours at the longest length compared (named in the
+    header when every claim shares it), the scale the verdict rests on, and the verdict."""
+    lengths = {c["longest"]["N"] for c in records.values() if c["longest"]}
+    shared = f" (N = {report.power_of_two(int(lengths.pop()))})" if len(lengths) == 1 else ""
+    lines = [f"| claim | the paper{shared} | ours{shared} | our seeds x steps | verdict |", "|---|---|---|---|---|"]
     for claim, c in records.items():
-        at = f" at N = {report.power_of_two(int(c['longest']['N']))}" if c["longest"] else ""
+        at = "" if shared or not c["longest"] else f" at N = {report.power_of_two(int(c['longest']['N']))}"
         unit = "" if c["quantity"] == Claim.quantity else f" ({c['quantity']})"
-        cells = [claim, c["paper"], _means(c["paper_at_longest"], c["quantity"]), _means(c["longest"], c["quantity"])
-                 + at + unit, f"{c['n_seeds']} seeds x {c['steps']:,} steps, {device_kind(c['device'])}",
-                 f"**{c['verdict']}**"]
+        cells = [f"{claim} ({c['paper']})", _means(c["paper_at_longest"], c["quantity"]),
+                 _means(c["longest"], c["quantity"]) + at + unit,
+                 f"{c['n_seeds']} x {c['steps']:,}, {device_kind(c['device'])}", f"**{c['verdict'].split(' (')[0]}**"]
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return "\n".join(lines)
 
