@@ -393,7 +393,7 @@ def test_pages_render_offline_in_chromium(built):
     assert {"02_monte_carlo", "06_distribution_shift"} <= with_widgets
     # the answer in one screen: the intro's claims table, chapter 5 opening with the paper's scale, the summary
     intro = doms["intro"]
-    assert "Table 1" in intro and "Figure 4" in intro and "100 seeds x 100,000 steps, GPU" in intro
+    assert "Table 1" in intro and "Figure 4" in intro and "100 x 100,000, GPU" in intro
     chapter5 = doms["05_dictionary_lookup"]
     assert "scale: 100 seeds on a GPU" in chapter5 and "Rerun it yourself" in chapter5
     assert chapter5.index("scale: 100 seeds on a GPU") < chapter5.index("Rerun it yourself")
