@@ -11,7 +11,8 @@ from vvlib import montecarlo as mc
 from vvlib import rng
 from vvlib.attention import centred_mix
 from vvlib.model import ModelConfig, forward, init_params, settings
-from vvlib.tasks import TaskConfig, sample, stack
+from vvlib.task_base import stack
+from vvlib.tasks import TaskConfig, sample
 
 
 def textbook_forward(cfg, p, x_items, x_query, s):

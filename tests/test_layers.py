@@ -73,3 +73,39 @@ def test_the_readme_layout_names_every_module_in_its_folders_row():
         row = next(line for line in readme.splitlines() if line.startswith(f"| `vvlib/{folder}{'/' if folder else ''}` |"))
         missing = [m for m in layer if not m.startswith("__") and f"`{m}`" not in row]
         assert not missing, f"README's `vvlib/{folder}` row does not name {missing}"
+
+
+def top_level_imports(path: Path) -> set[str]:
+    """The vvlib modules a file imports when it is first imported (not those inside functions)."""
+    names = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.ImportFrom) and node.level >= 1:
+            last = node.module.split(".")[-1] if node.module else None
+            names |= {last} if last not in (None, *FOLDERS) else {alias.name for alias in node.names}
+    return names
+
+
+def test_no_import_cycle_among_the_modules():
+    """A module never needs, while it loads, a module that needs it back (tasks.py once imported
+    the task modules at its end so that they could register themselves through it)."""
+    paths = {m: module_path(i, m) for i, layer in enumerate(listed_layers()) for m in layer}
+    graph = {m: top_level_imports(path) & set(paths) for m, path in paths.items()}
+    state = {}  # module -> "open" while its imports are followed, "done" after
+
+    def visit(m, trail):
+        state[m] = "open"
+        for other in sorted(graph[m]):
+            assert state.get(other) != "open", "import cycle: " + " -> ".join([*trail, m, other])
+            if other not in state:
+                visit(other, [*trail, m])
+        state[m] = "done"
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [])
+
+
+def test_the_cycle_check_sees_a_cycle(tmp_path):
+    (tmp_path / "a.py").write_text("from .b import x\n")
+    (tmp_path / "b.py").write_text("def f():\n    from .a import y\nfrom .c import z\n")
+    assert top_level_imports(tmp_path / "a.py") == {"b"} and top_level_imports(tmp_path / "b.py") == {"c"}

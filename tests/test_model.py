@@ -113,7 +113,7 @@ def test_a_query_table_of_its_own_leaves_the_default_model_and_its_spec_alone():
 
 def test_the_query_is_looked_up_in_its_own_table_and_the_items_in_the_keys():
     from vvlib import tasks
-    from vvlib.tasks import Batch
+    from vvlib.task_base import Batch
 
     cfg = _dictionary_model(query_table=True)
     params = init_params(cfg, [0, 1])
@@ -134,7 +134,7 @@ def test_a_query_table_is_refused_where_the_task_has_none():
 
 def test_the_loss_reaches_the_query_table_only_at_the_queried_rows():
     from vvlib.model import per_seed_loss
-    from vvlib.tasks import Batch
+    from vvlib.task_base import Batch
 
     cfg = _dictionary_model(query_table=True)
     params = {k: v.requires_grad_() for k, v in init_params(cfg, [0]).items()}

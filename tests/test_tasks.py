@@ -3,7 +3,8 @@ import torch
 
 from vvlib import rng, tasks
 from vvlib.draws import sample_distinct, sample_distinct_fixed
-from vvlib.tasks import TaskConfig, sample, stack
+from vvlib.task_base import stack
+from vvlib.tasks import TaskConfig, sample
 
 
 def gen(*parts):

@@ -6,7 +6,8 @@ import torch.nn.functional as F
 
 from tests.test_model import reference_forward
 from vvlib.model import ModelConfig
-from vvlib.tasks import Batch, TaskConfig
+from vvlib.task_base import Batch
+from vvlib.tasks import TaskConfig
 from vvlib.train import TrainConfig, Trainer, max_len_at, train, training_batch, weight_settings
 
 

@@ -7,7 +7,8 @@ The science, vvlib/ (no files, no pages):
     rng             deterministic seeds and generators
     philox          Philox-4x32-10 in int64 tensor arithmetic: the same bits on every device
     draws           where a batch's numbers come from: per-seed generators or the counter stream
-    tasks           the task registry, the batch, and sampling helpers every task shares
+    task_base       what a task implements, the batch it draws, and helpers every task shares
+    tasks           the task registry (it imports each task module) and a task's settings
     task_argmax     argmax retrieval: its data and how the model reads it
     task_dictionary dictionary lookup: its data and how the model reads it
     attention       softmax temperature and the norms applied to the attention output

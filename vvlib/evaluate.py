@@ -17,7 +17,8 @@ from tqdm import tqdm  # text bars (stderr): they work in terminals, notebooks a
 from . import draws as data_draws, rng
 from .attention import TEMPERATURES
 from .model import ModelConfig, forward, n_seeds
-from .tasks import EVAL_BLOCK, sample, slice_rows
+from .task_base import EVAL_BLOCK, slice_rows
+from .tasks import sample
 
 PAPER_LENGTHS = tuple(2**k for k in range(4, 15))
 

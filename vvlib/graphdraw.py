@@ -17,7 +17,7 @@ and how often is something the host must read, which a graph could not hold).
 import torch
 
 from . import tasks
-from .tasks import Batch, map_fields
+from .task_base import Batch, map_fields
 
 
 def supported(task: tasks.TaskConfig, max_len: int, device: torch.device, draws: str = "generators") -> bool:

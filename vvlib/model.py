@@ -35,7 +35,8 @@ import torch.nn.functional as F
 
 from . import rng, tasks
 from .attention import LOGIT_SCALES, NORM_TABLE, NORMS, attention_weights, log_length
-from .tasks import Batch, TaskConfig
+from .task_base import Batch
+from .tasks import TaskConfig
 
 
 @dataclass(frozen=True)

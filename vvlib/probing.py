@@ -25,7 +25,7 @@ from .attention import entropy
 from . import evaluate
 from .evaluate import EvalConfig, forward_in_chunks, test_block
 from .model import ModelConfig, n_seeds
-from .tasks import EVAL_BLOCK
+from .task_base import EVAL_BLOCK
 
 TOP_K = 16  # the paper's Figure 4 shows the 16 largest weights
 

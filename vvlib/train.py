@@ -24,7 +24,8 @@ from . import draws as data_draws, graphdraw, graphstep, optim, rng
 from .draws import CounterDraws
 from .model import ModelConfig, init_params, per_seed_loss, settings as model_settings
 from .atomic import save_torch
-from .tasks import map_fields, sample, stack
+from .task_base import map_fields, stack
+from .tasks import sample
 
 CHECKPOINT_FORMAT = 1
 
