@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from vvlib.experiments import params, variants
+from vvlib.experiments import chapter_records, params, variants
 from vvlib.book import chapters, defaults
 from vvlib.evaluate import EvalConfig
 from vvlib.model import ModelConfig
@@ -68,7 +68,7 @@ def test_every_parameter_two_training_chapters_share_is_defined_once_in_code():
     for name, where in seen.items():
         if len(where) > 1 and name not in NOT_TRAINING_DEFAULTS:
             defined = [c for c in where if name in defaults.expected_cell_values(c)]
-            own = [c for c in where if name in defaults.OWN_VALUES.get(c, ())]
+            own = [c for c in where if name in chapter_records.get(c).own_values]
             assert sorted(defined + own) == sorted(where), name
 
 

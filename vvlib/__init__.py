@@ -41,7 +41,7 @@ Experiments, vvlib/experiments/ (cached runs, results, tables):
     units           the plan cut into units that fit one GPU command, with estimates from measured speeds
     paper           the paper's own numbers, for side-by-side tables
     paper_tasks     the paper's two tasks as the book sees them: table, chapter, defaults, one record each
-    schema          the keys each chapter's results.json promises
+    chapter_records one record per chapter: its results' keys, what it trains and probes, its own values
     report          tables beside the paper's, verdict sentences, results.json
     summary         the paper's claims against the chapters' results
     plots           seaborn figures

@@ -16,6 +16,7 @@ from urllib.parse import quote
 from . import webassets
 from .chapters import BOOK_STORE, CHAPTERS, get_chapter, run_chapter
 from ..experiments import summary
+from ..experiments.chapter_records import SUMMARY
 from ..experiments.params import DEFAULT_PROFILE, ParameterError
 from ..experiments.store import REPO_ROOT
 
@@ -141,7 +142,7 @@ def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Pa
 def write_claims_table(root: Path, results_dir: Path):
     """The summary's verdicts as the Markdown table the introduction includes, so that the book's
     first page shows the numbers the chapters computed in this build."""
-    records = summary.load(results_dir, "summary")["metrics"]["claims"]
+    records = summary.load(results_dir, SUMMARY.name)["metrics"]["claims"]
     (Path(root) / CLAIMS_TABLE).write_text(summary.claims_table(records) + "\n")
 
 

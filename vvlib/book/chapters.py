@@ -10,7 +10,8 @@ from typing import Callable
 
 from .. import distributed, model_files
 from ..experiments.params import DEFAULT_PROFILE, ParameterError, Params, coerce, injected_names, read_parameters, resolve
-from ..experiments import sensitivity
+from ..experiments import chapter_records as records, sensitivity
+from ..experiments.chapter_records import ChapterRecord
 from ..experiments.paper_tasks import ARGMAX, DICTIONARY, NAMES
 from ..experiments.store import REPO_ROOT
 from . import checks
@@ -20,14 +21,23 @@ NOTEBOOKS = REPO_ROOT / "notebooks"
 
 @dataclass(frozen=True)
 class Chapter:
-    name: str
-    title: str
+    """A chapter's record (experiments/chapter_records.py) as the book runs it: its notebook,
+    its named profiles and the checks made before its kernel starts."""
+    record: ChapterRecord
     profiles: dict = field(default_factory=dict)  # profile -> {parameter: value}
     in_book: bool = True  # False: runnable and tested, but not yet a page of the published book
     # checks that need more than each parameter's own range (several parameters, the machine, a
     # model's config.json), run on the resolved parameters before a kernel starts (checks.py); they
     # raise ParameterError
     checks: tuple[Callable[[Params], object], ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.record.name
+
+    @property
+    def title(self) -> str:
+        return self.record.title
 
     @property
     def notebook(self) -> Path:
@@ -102,28 +112,24 @@ CHAPTERS = {
     c.name: c
     for c in [
         Chapter(
-            "01_vanishing_variance_proof",
-            "Proposition 1 and its proof, step by step, with numbers",
+            records.PROOF,
             profiles={"ci": {"n_sequences": 2000, "lengths": [16, 128, 1024]}},
             checks=(checks.component_within_model,),
         ),
         Chapter(
-            "02_monte_carlo",
-            "Monte Carlo: the variance law, an exact check, and broken assumptions",
+            records.MONTE_CARLO,
             profiles={"ci": {"n_sequences": 1000, "lengths": [16, 64, 256, 1024, 4096],
                           "explore_lengths": [16, 256, 4096], "explore_scales": [1.0, 4.0], "explore_sequences": 256}},
             checks=(checks.components_within_model,),
         ),
         Chapter(
-            "03_pretrained_transformer",
-            "Real pretrained transformers: Figure 1 on all-MiniLM-L6-v2 and SmolLM2-135M",
+            records.PRETRAINED,
             profiles={"ci": {"n_sequences": 30, "lengths": [8, 32, 128, 512], "depth_lengths": [16, 64, 256],
                           "depth_sequences": 8}},
             checks=(lambda P: model_files.check(P.models, P.layer, P.lengths + P.depth_lengths, P.components, P.heads),),
         ),
         Chapter(
-            "04_argmax_retrieval",
-            "Argmax retrieval: Baseline vs LayerNorm (Table 1)",
+            records.ARGMAX_RETRIEVAL,
             profiles={
                 # A smoke test: minutes on 2 CPU cores; too small to judge the paper's claims.
                 "ci": {"n_seeds": CI_SEEDS, "steps": ARGMAX_STEPS["ci"], "n_eval_sequences": 128, **CI_LONG},
@@ -135,8 +141,7 @@ CHAPTERS = {
             checks=(checks.ladder_within_long_training, checks.paper_scale_store_exists),
         ),
         Chapter(
-            "05_dictionary_lookup",
-            "Dictionary lookup: Baseline vs LayerNorm (Table 2)",
+            records.DICTIONARY_LOOKUP,
             profiles={
                 "ci": {"n_seeds": CI_SEEDS, "steps": DICTIONARY_STEPS["ci"], "n_eval_sequences": 64, **CI_LONG},
                 "book": {**BOOK_TRAINING, "steps": DICTIONARY_STEPS["book"], "n_eval_sequences": 128,
@@ -146,22 +151,19 @@ CHAPTERS = {
             checks=(checks.keys_cover_lengths, checks.ladder_within_long_training, checks.paper_scale_store_exists),
         ),
         Chapter(
-            "06_distribution_shift",
-            "Distribution shift of the attention output (Figures 2 and 3)",
+            records.DISTRIBUTION_SHIFT,
             profiles=_probing_profiles(ci_sequences=64),
             checks=(checks.training_length_is_tested, checks.distribution_lengths_tested, checks.components_within_hidden,
                     checks.shown_seed_exists),
         ),
         Chapter(
-            "07_dispersion",
-            "Dispersion of the attention weights (Figure 4)",
+            records.DISPERSION,
             profiles=_probing_profiles(ci_sequences=32),
             checks=(checks.lengths_hold_top_k, checks.heatmap_lengths_tested, checks.examples_within_probes,
                     checks.shown_seed_exists),
         ),
         Chapter(
-            "08_ablations",
-            "Ablations: standardization vs layer normalization (Tables 3 and 6)",
+            records.ABLATIONS,
             profiles={
                 "ci": {"n_seeds": CI_SEEDS, "argmax_steps": ARGMAX_STEPS["ci"], "dictionary_steps": DICTIONARY_STEPS["ci"],
                        "argmax_eval_sequences": 128, "dictionary_eval_sequences": 64,
@@ -176,8 +178,7 @@ CHAPTERS = {
             checks=(checks.keys_cover_lengths,),
         ),
         Chapter(
-            "09_longer_training",
-            "Training on longer sequences with a length curriculum (Tables 4 and 5)",
+            records.LONGER_TRAINING,
             profiles={
                 "ci": {"n_seeds": 2, "argmax_steps": 150, "dictionary_steps": 100,
                        "argmax_eval_sequences": 64, "dictionary_eval_sequences": 64, "checkpoint_every": 50},
@@ -190,8 +191,7 @@ CHAPTERS = {
             checks=(checks.curriculum_start_within_training, checks.keys_cover_lengths),
         ),
         Chapter(
-            "10_beyond",
-            "Beyond the paper: a variance-preserving output, length-aware logits, depth and heads",
+            records.BEYOND,
             profiles={
                 # ci shares chapter 8's ci runs (Baseline, +LN); short test lengths keep it to minutes
                 "ci": {"n_seeds": CI_SEEDS, "argmax_steps": ARGMAX_STEPS["ci"], "dictionary_steps": DICTIONARY_STEPS["ci"],
@@ -206,8 +206,7 @@ CHAPTERS = {
             checks=(checks.keys_cover_lengths, checks.heads_divide_hidden, checks.training_length_is_tested),
         ),
         Chapter(
-            "11_sensitivity",
-            "When does the claim hold? One unstated setting at a time",
+            records.SENSITIVITY,
             profiles={
                 "ci": {"n_seeds": 2, "argmax_steps": 60, "dictionary_steps": 40, "seed_group": 0,
                        "eval_lengths": [16, 64, 256], "compared_lengths": [64, 256],
@@ -219,8 +218,7 @@ CHAPTERS = {
             checks=(checks.compared_lengths_tested, sensitivity.check_rows),
         ),
         Chapter(
-            "summary",
-            "Summary: the paper's claims against our numbers",
+            records.SUMMARY,
         ),
     ]
 }

@@ -11,8 +11,8 @@ import dataclasses
 
 from .chapters import get_chapter
 from ..evaluate import EvalConfig
-from ..experiments.paper_tasks import NAMES, TASKS
-from ..experiments.plan import CHAPTER_WORK, SENSITIVITY
+from ..experiments.paper_tasks import TASKS
+from ..experiments.chapter_records import TRAINING
 from ..experiments.variants import PER_TASK_NAMES
 from ..model import ModelConfig
 from ..experiments.params import write_cell_values
@@ -50,18 +50,13 @@ TRAINING_DEFAULTS = {
 # name them per task (argmax_steps, argmax_eval_sequences: variants.PER_TASK_NAMES).
 TASK_DEFAULTS = {t.name: {"n_eval_sequences": _EVAL["n_sequences"], **t.defaults} for t in TASKS}
 
-# The chapters that train or reuse models, with their tasks, and the names a chapter sets for
-# itself (chapter 9 trains on sequences up to 256 items: fewer seeds and steps, more checkpoints).
-TRAINING_CHAPTERS = {**{name: work.tasks for name, work in CHAPTER_WORK.items()}, SENSITIVITY: NAMES}
-OWN_VALUES = {"09_longer_training": {"n_seeds", "max_train_len", "checkpoint_every", "argmax_steps", "dictionary_steps"},
-              # ten seeds in groups of 4 (the fastest CPU path), and half chapter 4's argmax test sequences:
-              # the map has many rows
-              "11_sensitivity": {"n_seeds", "seed_group", "argmax_eval_sequences"}}
+# The chapters that train or reuse models, with their tasks (their records say which).
+TRAINING_CHAPTERS = {name: r.tasks for name, r in TRAINING.items()}
 
 
 def default_of(chapter: str, name: str):
     """The default this module defines for a chapter's parameter, or KeyError if it defines none."""
-    if name in OWN_VALUES.get(chapter, ()):
+    if name in TRAINING[chapter].own_values:  # the chapter sets it itself (its record says why)
         raise KeyError(name)
     tasks = TRAINING_CHAPTERS[chapter]
     if len(tasks) == 1:

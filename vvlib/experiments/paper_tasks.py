@@ -2,8 +2,8 @@
 summary and the plans loop over TASKS instead of naming a task.
 
 The science layer's registry (vvlib.tasks) says how to sample and score a task; a record here
-adds what the book needs around it: where the paper reports it, the chapter that reproduces
-that table, and the notebook defaults that differ between tasks.
+adds what the book needs around it: where the paper reports it, and the notebook defaults
+that differ between tasks (the chapter that reproduces its table names it: chapter_records.py).
 """
 
 from dataclasses import dataclass, field
@@ -15,7 +15,6 @@ from . import paper
 class PaperTask:
     name: str  # the science registry's name (vvlib.tasks.get(name))
     title: str  # as the prose says it
-    chapter: str  # the chapter that reproduces its accuracy table
     table: str  # that table's name in the paper
     accuracy: dict  # the paper's numbers (experiments/paper.py)
     ablation_table: str  # +std against the Baseline (chapter 8)
@@ -27,13 +26,13 @@ class PaperTask:
 
 
 ARGMAX = PaperTask(
-    "argmax", "argmax retrieval", "04_argmax_retrieval", "Table 1", paper.TABLE1_ARGMAX,
+    "argmax", "argmax retrieval", "Table 1", paper.TABLE1_ARGMAX,
     "Table 3", paper.TABLE3_ARGMAX_ABLATION, True, "Table 4", paper.TABLE4_ARGMAX_LONG,
     {"steps": 3000, "long_seeds": 4, "long_seed_chunk": 4,  # test sequences: EvalConfig's default
      "ladder_steps": [500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000]})
 # the dictionary task learns in fewer steps, and its evaluation costs more per sequence
 DICTIONARY = PaperTask(
-    "dictionary", "dictionary lookup", "05_dictionary_lookup", "Table 2", paper.TABLE2_DICTIONARY,
+    "dictionary", "dictionary lookup", "Table 2", paper.TABLE2_DICTIONARY,
     "Table 6", paper.TABLE6_DICTIONARY_ABLATION, False, "Table 5", paper.TABLE5_DICTIONARY_LONG,
     {"steps": 1500, "n_eval_sequences": 128, "long_seeds": 20, "long_seed_chunk": 20,
      "ladder_steps": [500, 1000, 2000, 5000, 10_000]})

@@ -22,42 +22,13 @@ import torch
 
 from .. import rng
 from ..train import TrainConfig
-from . import probes, runs, sensitivity, variants
-from .paper_tasks import ARGMAX, DICTIONARY, NAMES
+from . import chapter_records, runs, sensitivity, variants
+from .chapter_records import Work
 
-PAIR = sensitivity.PAIR  # Baseline and +LN
-BOTH_TASKS = NAMES
-
-
-@dataclasses.dataclass(frozen=True)
-class Work:
-    """What one chapter trains (and evaluates) through variants.py."""
-    tasks: tuple
-    variants: tuple
-    temperatures: tuple = ("fixed",)  # the main runs' evaluations; () where the chapter only probes them
-    long: bool = False  # the chapter's long_* parameters add a longer training (variants.long_training)
-
-
-CHAPTER_WORK = {
-    ARGMAX.chapter: Work((ARGMAX.name,), PAIR, ("fixed", "adaptive"), long=True),
-    DICTIONARY.chapter: Work((DICTIONARY.name,), PAIR, ("fixed", "adaptive"), long=True),
-    "06_distribution_shift": Work((ARGMAX.name,), PAIR, ()),  # probes chapter 4's models (not in the plan)
-    "07_dispersion": Work((ARGMAX.name,), PAIR, ()),
-    "08_ablations": Work(BOTH_TASKS, ("baseline", "standardize", "layernorm"), long=True),
-    "09_longer_training": Work(BOTH_TASKS, PAIR),
-    "10_beyond": Work(BOTH_TASKS, ("baseline", "layernorm", "rescale", "log_n", "log_n_layernorm",
-                                   "deep_baseline", "deep_layernorm")),
-}
-SENSITIVITY = "11_sensitivity"  # its rows come from its own parameters (sensitivity.check_rows)
-
-# The probe tables a chapter computes from trained models (experiments/probes.py): [(task, Probe)].
-CHAPTER_PROBES = {
-    "06_distribution_shift": lambda P, device: [(ARGMAX.name, probes.distribution(P, device))],
-    "07_dispersion": lambda P, device: [(ARGMAX.name, probes.dispersion(P, device))],
-    "10_beyond": lambda P, device: [(task, probes.slopes(P, variants.task_params(P, task), task,
-                                                         list(CHAPTER_WORK["10_beyond"].variants), device))
-                                    for task in BOTH_TASKS],
-}
+# What each chapter trains and probes, from its record (chapter_records.py).
+CHAPTER_WORK = {name: r.work for name, r in chapter_records.RECORDS.items() if r.work}
+SENSITIVITY = chapter_records.SENSITIVITY.name  # its rows come from its own parameters (sensitivity.check_rows)
+CHAPTER_PROBES = {name: r.probes for name, r in chapter_records.RECORDS.items() if r.probes}
 
 
 @dataclasses.dataclass(frozen=True)

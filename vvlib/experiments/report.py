@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import schema, store
+from . import chapter_records, store
 from ..compare import ALPHA, beyond_training, compare, format_p, is_significant, pair_name
 from ..stats import by_length, paired_difference, paired_ttest, welch
 
@@ -315,11 +315,11 @@ def verdicts_by_scale(scales: dict, pair, labels: dict, in_distribution: int) ->
 def write_results(output_dir, chapter: str, parameters: dict, device, metrics: dict, wall_time_s=None,
                   sources: dict | None = None) -> Path:
     """results.json: {"chapter", "parameters", "provenance", "metrics"}, written atomically
-    once the metrics' keys match what vvlib/experiments/schema.py promises for the chapter.
+    once the metrics' keys match what the chapter's record promises (chapter_records.py).
 
     `sources` records where cached inputs came from (e.g. each variant's training
     provenance), since a chapter that loads stored models runs in seconds."""
-    schema.check(chapter, metrics)  # before anything is written
+    chapter_records.check_metrics(chapter, metrics)  # before anything is written
     path = Path(output_dir) / "results.json"
     provenance = store.provenance(device, wall_time_s)
     if sources:

@@ -10,7 +10,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import paper, report, schema, sensitivity
+from . import chapter_records as records, paper, report, sensitivity
+from .chapter_records import BY_TASK
 from .paper_tasks import ARGMAX, DICTIONARY, NAMES, TASKS, PaperTask
 from ..compare import SUPPORTED, UNCLEAR, Evidence, compare, is_significant, pair_name
 from ..compare import beyond_training as lengths_beyond_training
@@ -78,7 +79,7 @@ def load(results_dir, chapter: str) -> dict:
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: run `python -m vvlib run {chapter}` (or build the book) first")
     results = json.loads(path.read_text())
-    schema.check(chapter, results["metrics"])  # one written by older code fails here, not deep in a claim
+    records.check_metrics(chapter, results["metrics"])  # one written by older code fails here, not deep in a claim
     return results
 
 
@@ -205,13 +206,13 @@ def _ablation_claims(ablation: dict) -> list:
 
 def claims(results_dir) -> list:
     """[Claim] for every claim of the paper that a chapter tests."""
-    r = {c: load(results_dir, c) for c in (*(t.chapter for t in TASKS), "06_distribution_shift", "07_dispersion",
-                                           "08_ablations", "09_longer_training")}
+    r = {c.name: load(results_dir, c.name) for c in (*(BY_TASK[t.name] for t in TASKS), records.DISTRIBUTION_SHIFT,
+                                                     records.DISPERSION, records.ABLATIONS, records.LONGER_TRAINING)}
     rows = []
     for task in TASKS:
-        rows += _accuracy_claims(task, r[task.chapter])
-    rows += _ablation_claims(r["08_ablations"])
-    longer = r["09_longer_training"]
+        rows += _accuracy_claims(task, r[BY_TASK[task.name].name])
+    rows += _ablation_claims(r[records.ABLATIONS.name])
+    longer = r[records.LONGER_TRAINING.name]
     P, m = longer["parameters"], longer["metrics"]
     for task in TASKS:
         reading = _reading(m["accuracy"][task.name]["layernorm"], m["accuracy"][task.name]["baseline"],
@@ -224,7 +225,8 @@ def claims(results_dir) -> list:
 
 def _figure_claims(r: dict) -> list:
     """Figures 3 and 4 (chapters 6 and 7, probing chapter 4's models), and Figure 3 against Table 1."""
-    shift, shift_m = r["06_distribution_shift"], r["06_distribution_shift"]["metrics"]
+    shift = r[records.DISTRIBUTION_SHIFT.name]
+    shift_m = shift["metrics"]
     lengths, P = beyond_training(shift), shift["parameters"]
     drift = shift_m["global_mean_drift"]["baseline"]
     rows = [Claim("the Baseline's global mean drifts away from its value at the training length", "Figure 3",
@@ -237,14 +239,14 @@ def _figure_claims(r: dict) -> list:
                             shift_m["relative_global_variance"]["baseline"],
                             shift_m["p_value_relative_global_variance"], lengths, shift, P["n_seeds"], P["steps"])],
                   None, "global variance / its value at the training length")]
-    dispersion = r["07_dispersion"]
+    dispersion = r[records.DISPERSION.name]
     d, P = dispersion["metrics"], dispersion["parameters"]
     rows.append(Claim("+LN makes the attention less dispersed (lower entropy)", "Figure 4", dispersion["chapter"],
                       [_reading(d["entropy"]["layernorm"], d["entropy"]["baseline"],
                                 d["p_value_entropy"][pair_name(("baseline", "layernorm"))], beyond_training(dispersion),
                                 dispersion, P["n_seeds"], P["steps"], higher_is_better=False)],
                       None, "attention entropy (nats)"))
-    argmax = r[ARGMAX.chapter]
+    argmax = r[BY_TASK[ARGMAX.name].name]
     kept = [n for n in lengths if is_significant(shift_m["p_value_relative_global_variance"].get(n))
             and shift_m["relative_global_variance"]["layernorm"][n] > shift_m["relative_global_variance"]["baseline"][n]]
     if scale(argmax) == scale(shift):  # the same models: chapter 6 probes chapter 4's runs
@@ -288,7 +290,7 @@ def equivalence(results_dir, task=DICTIONARY.name) -> dict:
     """Table 6's claim that +LN and +std are about equal, at each scale chapter 8 ran:
     {scale: {N: paired difference +LN - +std (points) with its 95% interval and p}} beyond the
     training length."""
-    ablation = load(results_dir, "08_ablations")
+    ablation = load(results_dir, records.ABLATIONS.name)
     return {where: {n: m["ln_minus_std"][n] for n in beyond_training(ablation)}
             for t, _, _, m, where in _ablation_views(ablation) if t == task}
 
@@ -305,7 +307,7 @@ def equivalence_text(differences: dict) -> str:
 def slope_claim(results_dir) -> tuple:
     """Fixed components still shrink with LN: the +LN models' mean log-log slope of a
     component's std, its standard error over seeds, and whether it is 2 s.e. below 0."""
-    m = load(results_dir, "06_distribution_shift")["metrics"]
+    m = load(results_dir, records.DISTRIBUTION_SHIFT.name)["metrics"]
     slope, sem = m["component_std_slope"]["layernorm"], m["component_std_slope_sem"]["layernorm"]
     return slope, sem, SUPPORTED if slope + 2 * sem < 0 else UNCLEAR
 
