@@ -143,3 +143,52 @@ def test_the_loss_reaches_the_query_table_only_at_the_queried_rows():
     per_seed_loss(cfg, params, batch).sum().backward()
     touched = params["emb_query"].grad[0].abs().sum(-1).nonzero().flatten().tolist()
     assert touched == [4, 7]
+
+
+def test_the_torch_attention_block_computes_what_torch_multiheadattention_computes():
+    """attention='torch' against torch.nn.MultiheadAttention itself, given the same weights (random
+    biases too, so that each one is checked), on a masked batch."""
+    from vvlib import model
+    from vvlib.task_base import Batch
+
+    cfg = _dictionary_model(attention="torch")
+    params = init_params(cfg, [0])
+    D = cfg.hidden
+    gen = torch.Generator().manual_seed(5)
+    for name in ("bq", "bk", "bv", "bo"):
+        params[name] = torch.randn(1, D, generator=gen)
+    batch = Batch(key=torch.tensor([[3, 7, 9, 11], [1, 2, 4, 8]]), label=torch.tensor([[0, 5, 2, 1], [3, 3, 6, 7]]),
+                  query=torch.tensor([7, 2]), target=torch.tensor([5, 3]),
+                  mask=torch.tensor([[True, True, True, False], [True, True, True, True]]))
+    one_seed = Batch(**{k: None if v is None else v.unsqueeze(0) for k, v in vars(batch).items()})
+    _, probe = model.forward(cfg, params, one_seed, probe=True)
+    x, y = model.features(cfg, params, one_seed)
+    h, z = model.mlp(params, "enc", cfg.encoder_layers, x)[0], model.mlp(params, "enc", cfg.encoder_layers, y)[0]
+    mha = torch.nn.MultiheadAttention(D, num_heads=1, batch_first=True)
+    with torch.no_grad():
+        mha.in_proj_weight.copy_(torch.cat([params[n][0].T for n in ("wq", "wk", "wv")]))
+        mha.in_proj_bias.copy_(torch.cat([params[n][0] for n in ("bq", "bk", "bv")]))
+        mha.out_proj.weight.copy_(params["wo"][0].T)
+        mha.out_proj.bias.copy_(params["bo"][0])
+        expected, weights = mha(z.unsqueeze(1), h, h, key_padding_mask=~batch.mask)
+    torch.testing.assert_close(probe["output"][0], expected.squeeze(1), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(probe["attention"][0], weights.squeeze(1), rtol=1e-5, atol=1e-6)
+
+
+def test_the_torch_attention_block_draws_xavier_weights_and_leaves_the_rest_of_the_model_alone():
+    from vvlib import model
+
+    paper_cfg, torch_cfg = _dictionary_model(), _dictionary_model(attention="torch")
+    assert "attention" not in model.settings(paper_cfg) and model.settings(torch_cfg)["attention"] == "torch"
+    paper, mine = init_params(paper_cfg, [0, 1]), init_params(torch_cfg, [0, 1])
+    assert set(mine) - set(paper) == {"bq", "bk", "bv", "wo", "bo"}
+    assert all(torch.equal(paper[n], mine[n]) for n in paper if n not in ("wq", "wk", "wv"))
+    D, bound = torch_cfg.hidden, (6 / (4 * torch_cfg.hidden)) ** 0.5  # Xavier over the joint (3D x D) in-projection
+    joint = torch.cat([mine[n] for n in ("wq", "wk", "wv")], dim=-1)
+    assert joint.abs().max() <= bound and joint.abs().max() > 0.9 * bound
+    assert torch.allclose(joint / bound, torch.cat([paper[n] for n in ("wq", "wk", "wv")], dim=-1) * D ** 0.5)
+    assert not any(mine[n].any() for n in ("bq", "bk", "bv", "bo"))
+    with pytest.raises(ValueError, match="attention must be one of"):
+        _dictionary_model(attention="flash")
+    with pytest.raises(ValueError, match="one head on an encoded query"):
+        _dictionary_model(attention="torch", heads=2)

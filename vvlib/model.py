@@ -24,6 +24,12 @@ Chapter 10 extends it (all defaults give the paper's model, bit for bit):
                    (self-attention among items would cost O(N^2), beyond a CPU at N = 2^14)
     logit_scale    none | log_n (attention.LOGIT_SCALES)
     norm           also rescale (attention.centred_mix)
+
+Chapter 11 may swap the attention block (`attention`):
+    paper          the block above: W_Q, W_K, W_V without biases, no output projection
+    torch          torch.nn.MultiheadAttention's block with one head: biases on the Q, K and V
+                   projections, an output projection W_O with a bias, the joint Q/K/V weight drawn
+                   Xavier-uniform and every bias zero; the norm acts on the output of W_O
 """
 
 import dataclasses
@@ -53,6 +59,7 @@ class ModelConfig:
     logit_scale: str = "none"  # none | log_n (chapter 10)
     encode_query: bool = True  # the query through the item encoder (our choice); False: its features go to W_Q as they are
     query_table: bool = False  # dictionary: the query gets an embedding table of its own (chapter 11); False: the key's
+    attention: str = "paper"  # paper | torch: torch.nn.MultiheadAttention's block (chapter 11; see the docstring)
 
     def __post_init__(self):
         if self.norm not in NORMS:
@@ -71,18 +78,25 @@ class ModelConfig:
                              f"tasks with one: {', '.join(n for n, t in tasks.TASKS.items() if t.query_table)}")
         if self.hidden % self.heads:
             raise ValueError(f"heads must divide hidden ({self.hidden}); got {self.heads}")
+        if self.attention not in ATTENTION_BLOCKS:
+            raise ValueError(f"attention must be one of {ATTENTION_BLOCKS}; got {self.attention!r}")
+        if self.attention == "torch" and (self.heads, self.encode_query, self.norm == "rescale") != (1, True, False):
+            raise ValueError("attention 'torch' is built with one head on an encoded query, weights that sum to 1 "
+                             "(heads=1, encode_query=True, a norm other than rescale); got "
+                             f"heads={self.heads}, encode_query={self.encode_query}, norm={self.norm!r}")
 
     @property
     def in_features(self) -> int:
         return tasks.get(self.task.name).in_features(self)
 
 
+ATTENTION_BLOCKS = ("paper", "torch")
 SSMAX_INIT = 0.43  # s at initialisation: s ln N = 1 at N = 10, inside the training lengths
 
 
 # Fields added after results were committed, left out of a spec at their default so that no
 # stored entry moves (as train.LATER_DEFAULTS).
-LATER_DEFAULTS = {"query_table": False}
+LATER_DEFAULTS = {"query_table": False, "attention": "paper"}
 
 
 def settings(cfg: ModelConfig) -> dict:
@@ -122,19 +136,36 @@ def _init_one(cfg: ModelConfig, gen) -> dict:
     add_mlp("out", [D] * cfg.readout_layers + [cfg.task.n_outputs])
     for layer in range(1, cfg.layers):  # drawn after the paper's weights, which so stay the same
         add_attention(p, cfg, gen, layer)
+    if cfg.attention == "torch":  # W_O after all of them too
+        for layer in range(cfg.layers):
+            add_output_projection(p, cfg, gen, layer)
     return p
 
 
 def add_attention(p: dict, cfg: ModelConfig, gen, layer: int):
     D, prefix = cfg.hidden, layer_prefix(layer)
     query_width = D if layer > 0 or cfg.encode_query else cfg.in_features  # the first layer's query: y's width
-    p[prefix + "wq"] = _uniform(gen, (query_width, D), 1 / math.sqrt(query_width))
+    # torch's block draws its joint (3D x D) in-projection Xavier-uniform; the paper's, each like nn.Linear.
+    # Either way the same numbers are drawn in the same order, so the other weights stay the same.
+    xavier = math.sqrt(6 / (D + 3 * D)) if cfg.attention == "torch" else None
+    p[prefix + "wq"] = _uniform(gen, (query_width, D), xavier or 1 / math.sqrt(query_width))
     for name in ("wk", "wv"):
-        p[prefix + name] = _uniform(gen, (D, D), 1 / math.sqrt(D))
+        p[prefix + name] = _uniform(gen, (D, D), xavier or 1 / math.sqrt(D))
+    if cfg.attention == "torch":
+        # the key's bias adds the same amount to every logit (one query), which the softmax ignores;
+        # it is kept so that the block has torch's parameters
+        p.update({prefix + name: torch.zeros(D) for name in ("bq", "bk", "bv")})
     # consume no randomness: variants share all other weights
     p.update({prefix + name: value for name, value in NORM_TABLE[cfg.norm].weights(D).items()})
     if cfg.logit_scale == "log_n":
         p[prefix + "ssmax.s"] = torch.full((cfg.heads,), SSMAX_INIT)
+
+
+def add_output_projection(p: dict, cfg: ModelConfig, gen, layer: int):
+    """torch's out_proj: nn.Linear's weight draw, its bias set to zero."""
+    D, prefix = cfg.hidden, layer_prefix(layer)
+    p[prefix + "wo"] = _uniform(gen, (D, D), 1 / math.sqrt(D))
+    p[prefix + "bo"] = torch.zeros(D)
 
 
 def init_params(cfg: ModelConfig, seeds, init_seed: int = 0, device="cpu") -> dict:
@@ -173,11 +204,15 @@ def attention_head(cfg: ModelConfig, params, prefix: str, head: int, q, h, mask,
     cols = slice(head * width, (head + 1) * width)
     u = linear(q[..., cols], params[prefix + "wk"][:, :, cols].transpose(1, 2)) / math.sqrt(width)  # q W_K^T / sqrt(d)
     logits = (h @ u.unsqueeze(-1)).squeeze(-1)  # (S, B, N)
+    if cfg.attention == "torch":  # (h W_K + b_K) . q: the bias's share is the same for every item
+        logits = logits + (q[..., cols] * params[prefix + "bk"][:, cols].unsqueeze(1)).sum(-1, keepdim=True) / math.sqrt(width)
     if cfg.logit_scale == "log_n":
         s = params[prefix + "ssmax.s"][:, head].view(-1, 1, 1)
         logits = logits * s * log_length(logits, mask)
     attn = attention_weights(logits, temperature, mask)
     mixed = NORM_TABLE[cfg.norm].mix(attn, h, mask)
+    if cfg.attention == "torch":  # sum_n A_n (h_n W_V + b_V): the weights sum to 1
+        return attn, linear(mixed, params[prefix + "wv"][:, :, cols], params[prefix + "bv"][:, cols])
     return attn, linear(mixed, params[prefix + "wv"][:, :, cols])
 
 
@@ -194,9 +229,11 @@ def forward(cfg: ModelConfig, params, batch: Batch, temperature="fixed", probe=F
     z = mlp(params, "enc", cfg.encoder_layers, y) if cfg.encode_query else y  # (S, B, D or F): the query's state
     for layer in range(cfg.layers):
         prefix = layer_prefix(layer)
-        q = linear(z, params[prefix + "wq"])  # (S, B, D)
+        q = linear(z, params[prefix + "wq"], params.get(prefix + "bq"))  # (S, B, D)
         heads = [attention_head(cfg, params, prefix, j, q, h, batch.mask, temperature) for j in range(cfg.heads)]
         o = heads[0][1] if cfg.heads == 1 else torch.cat([out for _, out in heads], dim=-1)
+        if cfg.attention == "torch":
+            o = linear(o, params[prefix + "wo"], params[prefix + "bo"])
         z = normalize(cfg, params, prefix, o)
     out = mlp(params, "out", cfg.readout_layers, z)
     if probe:

@@ -79,7 +79,8 @@ def run_name(variant: str, temperature: str) -> str:
 
 # ModelConfig fields a chapter may set by a parameter of the same name (chapters 4-10 set only
 # hidden; chapter 11 varies the others); a field a chapter does not name keeps its default.
-MODEL_PARAMETERS = ("hidden", "encoder_layers", "readout_layers", "key_dim", "value_dim", "encode_query", "query_table")
+MODEL_PARAMETERS = ("hidden", "encoder_layers", "readout_layers", "key_dim", "value_dim", "encode_query", "query_table",
+                    "attention")
 
 
 def model_config(P, task: TaskConfig, variant: str) -> ModelConfig:
