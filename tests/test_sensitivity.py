@@ -62,6 +62,12 @@ def test_a_row_without_the_learned_scale_and_shift_trains_std_against_the_same_b
     again, _ = sensitivity.train_row(defaults, "argmax", "cpu")  # the defaults' Baseline is that same run
     assert np.array_equal(again["baseline"], accuracy["baseline"])
     assert len(list(tmp_path.glob("train-*"))) == 3
+    # another chapter reads a row's training records from the store, and never trains one
+    read = sensitivity.stored_row_records(P, "argmax", {"ln_affine": False}, "cpu")
+    assert {side: r["spec"] for side, r in read.items()} == {side: r["spec"] for side, r in training.items()}
+    assert len(read["baseline"]["loss_history"]) == len(training["baseline"]["loss_history"]) > 0
+    assert sensitivity.stored_row_records(P, "argmax", {"lr": 0.003}, "cpu") is None
+    assert len(list(tmp_path.glob("train-*"))) == 3
 
 
 def test_a_rows_record_matches_an_independent_computation():

@@ -15,7 +15,7 @@ import pandas as pd
 from .. import tasks
 from ..compare import ALPHA, format_p, is_significant
 from ..stats import paired_difference
-from . import paper, store, variants
+from . import paper, runs, store, variants
 from .paper_tasks import TASKS
 from .params import ParameterError, Params
 
@@ -81,6 +81,18 @@ def _checked(P: Params, task: str, where: str) -> Params:
     if limit is not None and max(P.eval_lengths) > limit:
         raise ParameterError(f"{where}: eval_lengths must be <= {limit} for this row's {task} task")
     return P
+
+
+def stored_row_records(P: Params, task: str, row: dict, device="cpu") -> dict | None:
+    """{side: training record} of one row (chapter 11's parameters P) read from P.store_dir, for
+    another chapter to show beside its own runs; None where a side is not stored (nothing trains)."""
+    P_row = _checked(row_params(P, task, row), task, f"row {label(row)}")
+    records = {}
+    for side, variant in zip(PAIR, trained_variants(P_row)):
+        model_cfg, train_cfg = variants.model_config(P_row, variants.task_config(P_row, task), variant), variants.train_config(P_row)
+        records[side] = store.load_matching(runs.run_dir(P_row.store_dir, model_cfg, train_cfg, device) / "run.json",
+                                            runs.training_spec(model_cfg, train_cfg, device))
+    return None if None in records.values() else records
 
 
 def train_row(P: Params, task: str, device) -> tuple[dict, dict]:
