@@ -60,8 +60,10 @@ def test_command_line_strings_are_coerced_to_declared_types():
     assert coerce(SPEC["eval_lengths"], "[16, 32]") == [16, 32]
     assert coerce(SPEC["lr"], "1e-3") == 0.001
     assert coerce(SPEC["device"], "cpu") == "cpu"
-    with pytest.raises(ParameterError, match="n_seeds: expected int, got 'three'"):
+    with pytest.raises(ParameterError, match=r"n_seeds: expected int \(a Python or JSON literal\), got 'three'"):
         coerce(SPEC["n_seeds"], "three")
+    rows = get_chapter("11_sensitivity").parameters()["dictionary_rows"]  # JSON's true as well as Python's True
+    assert coerce(rows, '[{"query_table": true}]') == coerce(rows, '[{"query_table": True}]') == [{"query_table": True}]
     with pytest.raises(ParameterError, match="unknown parameter 'bogus'"):
         parse_overrides(CHAPTER, [("bogus", "1")])
 

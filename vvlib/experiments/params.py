@@ -265,10 +265,18 @@ def coerce(param: Param, text: str):
             if text.lower() in ("false", "0", "no"):
                 return False
             raise ValueError
-        value = ast.literal_eval(text)
+        value = _literal(text)
     except (ValueError, SyntaxError):
-        raise ParameterError(f"{param.name}: expected {param.type}, got {text!r}") from None
+        raise ParameterError(f"{param.name}: expected {param.type} (a Python or JSON literal), got {text!r}") from None
     return _check_type(param, value)
+
+
+def _literal(text: str):
+    """A Python literal, or JSON where it differs (true, false, null): a shell user writes either."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return json.loads(text)  # json.JSONDecodeError is a ValueError
 
 
 def injected_names() -> set:
