@@ -180,7 +180,10 @@ def loss_rise(histories: dict) -> str:
     for label, history in histories.items():
         means = [float(np.mean(losses)) for _, losses in history]
         best = int(np.argmin(means))
-        parts.append(f"{label}: lowest {means[best]:.3f} at step {history[best][0]:,}, {means[-1]:.3f} at step "
+        if best == len(history) - 1:  # still falling at the end
+            parts.append(f"{label}: lowest at the last step, {history[-1][0]:,}: {means[-1]:.2g}")
+            continue
+        parts.append(f"{label}: lowest {means[best]:.2g} at step {history[best][0]:,}, {means[-1]:.2g} at step "
                      f"{history[-1][0]:,} ({means[-1] / means[best]:.1f} times the lowest)")
     return "Mean training loss over seeds. " + "; ".join(parts) + "."
 

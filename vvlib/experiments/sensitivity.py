@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import torch
 
 from .. import tasks
 from ..compare import ALPHA, format_p, is_significant
@@ -83,16 +84,17 @@ def _checked(P: Params, task: str, where: str) -> Params:
     return P
 
 
-def stored_row_records(P: Params, task: str, row: dict, device="cpu") -> dict | None:
-    """{side: training record} of one row (chapter 11's parameters P) read from P.store_dir, for
-    another chapter to show beside its own runs; None where a side is not stored (nothing trains)."""
+def stored_row(P: Params, task: str, row: dict, at, device="cpu") -> tuple[dict, dict] | None:
+    """One row (chapter 11's parameters P) read from P.store_dir, for another chapter to show:
+    (its row_record at the lengths `at`, training records {side: record}), or None where any of
+    it is not stored.  Nothing is trained or evaluated."""
     P_row = _checked(row_params(P, task, row), task, f"row {label(row)}")
-    records = {}
-    for side, variant in zip(PAIR, trained_variants(P_row)):
-        model_cfg, train_cfg = variants.model_config(P_row, variants.task_config(P_row, task), variant), variants.train_config(P_row)
-        records[side] = store.load_matching(runs.run_dir(P_row.store_dir, model_cfg, train_cfg, device) / "run.json",
-                                            runs.training_spec(model_cfg, train_cfg, device))
-    return None if None in records.values() else records
+    try:
+        with runs.stored_only():
+            accuracy, training = train_row(P_row, task, torch.device(device))
+    except store.StoreError:
+        return None
+    return row_record(task, row, P_row, accuracy, training, at), training
 
 
 def train_row(P: Params, task: str, device) -> tuple[dict, dict]:
@@ -216,7 +218,7 @@ def _side(d: dict) -> str:
     return ("ahead" if d["diff"] > 0 else "behind") if is_significant(d["p"]) else "cannot tell"
 
 
-def _described(d: dict, aside: str = "") -> str:
+def described(d: dict, aside: str = "") -> str:
     """'ahead (+1.5 points, 95% interval [+0.4, +3.4], p = 0.01)', or 'not significantly different (...)';
     `aside` is added inside the brackets."""
     side = _side(d).replace("cannot tell", "not significantly different")
@@ -254,7 +256,7 @@ def closest_sentence(best: dict, at) -> str:
     for n in at:
         theirs = paper_gain(best["task"], n)
         aside = "; the paper: " + ("not reported" if theirs is None else f"{theirs:+.1f}")
-        parts.append(f"at N = {n} +LN is {_described(best['difference'][str(n)], aside)}")
+        parts.append(f"at N = {n} +LN is {described(best['difference'][str(n)], aside)}")
     return (f"The configuration closest to the paper's Baseline, *{best['row']}*, lies "
             f"{best['distance_to_paper']:.1f} points from it (root mean square). There " + "; ".join(parts) + ".")
 
@@ -268,8 +270,8 @@ def more_seeds_sentence(records: list, task: str, at) -> str:
         first = next((r for r in rows if r["changes"] == configuration(again["changes"])), None)
         if first is None:
             continue
-        parts = [f"at N = {n} +LN is {_described(again['difference'][str(n)])} with {again['n_seeds']} seeds, "
-                 f"{_described(first['difference'][str(n)])} with {first['n_seeds']}" for n in at]
+        parts = [f"at N = {n} +LN is {described(again['difference'][str(n)])} with {again['n_seeds']} seeds, "
+                 f"{described(first['difference'][str(n)])} with {first['n_seeds']}" for n in at]
         name = "defaults" if not first["changes"] else f"*{first['row']}*"
         sentences.append(f"The {task} {name} with more seeds: " + "; ".join(parts) + ".")
     return " ".join(sentences)
