@@ -13,7 +13,7 @@ from .chapters import get_chapter
 from ..evaluate import EvalConfig
 from ..experiments.paper_tasks import TASKS
 from ..experiments.chapter_records import TRAINING
-from ..experiments.variants import PER_TASK_NAMES
+from ..experiments.variants import EVAL_FIELDS, PER_TASK_NAMES, TRAIN_FIELDS
 from ..model import ModelConfig
 from ..experiments.params import write_cell_values
 from ..tasks import TaskConfig
@@ -29,14 +29,12 @@ _TRAIN, _MODEL, _TASK, _EVAL = map(_field_defaults, (TrainConfig, ModelConfig, T
 # Shared by both tasks.  A chapter's models are found in the store only when its settings equal
 # those of the chapter that trained them, which these shared values guarantee by default.
 TRAINING_DEFAULTS = {
-    "batch_size": _TRAIN["batch_size"], "lr": _TRAIN["lr"], "weight_decay": _TRAIN["weight_decay"],
-    "min_train_len": _TRAIN["min_len"], "max_train_len": _TRAIN["max_len"], "seed": _TRAIN["seed"],
-    "checkpoint_every": _TRAIN["checkpoint_every"], "seed_group": _TRAIN["seed_group"],
-    "draws": _TRAIN["draws"],
-    "hidden": _MODEL["hidden"], "encoder_layers": _MODEL["encoder_layers"], "readout_layers": _MODEL["readout_layers"],
-    "key_dim": _MODEL["key_dim"], "value_dim": _MODEL["value_dim"], "encode_query": _MODEL["encode_query"],
-    "n_classes": _TASK["n_classes"], "n_keys": _TASK["n_keys"], "n_values": _TASK["n_values"],
-    "eval_lengths": list(_EVAL["lengths"]), "eval_seed": _EVAL["seed"],
+    **{name: _TRAIN[TRAIN_FIELDS[name]] for name in ("batch_size", "lr", "weight_decay", "min_train_len", "max_train_len",
+                                                     "seed", "checkpoint_every", "seed_group", "draws")},
+    **{name: _MODEL[name] for name in ("hidden", "encoder_layers", "readout_layers", "key_dim", "value_dim",
+                                       "encode_query")},
+    **{name: _TASK[name] for name in ("n_classes", "n_keys", "n_values")},
+    "eval_lengths": list(_EVAL[EVAL_FIELDS["eval_lengths"]]), "eval_seed": _EVAL[EVAL_FIELDS["eval_seed"]],
     # a few minutes of 2 CPU cores per chapter; the profiles set the published and the paper's scale
     "n_seeds": 8,
     "store_dir": "results/store",
@@ -48,7 +46,7 @@ TRAINING_DEFAULTS = {
 
 # What differs between the tasks.  A one-task chapter names these as written; chapters 8-10
 # name them per task (argmax_steps, argmax_eval_sequences: variants.PER_TASK_NAMES).
-TASK_DEFAULTS = {t.name: {"n_eval_sequences": _EVAL["n_sequences"], **t.defaults} for t in TASKS}
+TASK_DEFAULTS = {t.name: {"n_eval_sequences": _EVAL[EVAL_FIELDS["n_eval_sequences"]], **t.defaults} for t in TASKS}
 
 # The chapters that train or reuse models, with their tasks (their records say which).
 TRAINING_CHAPTERS = {name: r.tasks for name, r in TRAINING.items()}

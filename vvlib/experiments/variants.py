@@ -58,18 +58,24 @@ def task_params(P, task: str) -> Params:
     return Params({**P, **view})
 
 
+# A chapter's parameter -> the config field it sets, written once: the configs below read the
+# parameters through these tables, and book/defaults.py gives each parameter its field's default.
+# REQUIRED_TRAIN: every training chapter's cell has them.  OPTIONAL_TRAIN: a cell may leave them out
+# (chapter 11's rows may set them; chapter 9 sets its curriculum), and then the field's default holds.
+REQUIRED_TRAIN = {"n_seeds": "n_seeds", "steps": "steps", "batch_size": "batch_size", "lr": "lr",
+                  "weight_decay": "weight_decay", "min_train_len": "min_len", "max_train_len": "max_len",
+                  "seed": "seed", "checkpoint_every": "checkpoint_every"}
+OPTIONAL_TRAIN = {"seed_group": "seed_group", "draws": "draws", "lr_schedule": "lr_schedule",
+                  "warmup_steps": "warmup_steps", "grad_clip": "grad_clip", "curriculum_steps": "curriculum_steps",
+                  "curriculum_start_len": "curriculum_start_len"}
+TRAIN_FIELDS = {**REQUIRED_TRAIN, **OPTIONAL_TRAIN}
+EVAL_FIELDS = {"eval_lengths": "lengths", "n_eval_sequences": "n_sequences", "eval_seed": "seed", "draws": "draws"}
+
+
 def train_config(P) -> TrainConfig:
     """Chapters without a curriculum (all but chapter 9) train at full length from step 0."""
-    return TrainConfig(n_seeds=P.n_seeds, steps=P.steps, batch_size=P.batch_size, lr=P.lr,
-                       weight_decay=P.weight_decay, min_len=P.min_train_len, max_len=P.max_train_len,
-                       seed=P.seed, checkpoint_every=P.checkpoint_every, seed_group=P.get("seed_group", 0),
-                       draws=P.get("draws", TrainConfig.draws),
-                       # chapter 11's rows may set these; no chapter's cell has them
-                       lr_schedule=P.get("lr_schedule", TrainConfig.lr_schedule),
-                       warmup_steps=P.get("warmup_steps", TrainConfig.warmup_steps),
-                       grad_clip=P.get("grad_clip", TrainConfig.grad_clip),
-                       curriculum_steps=P.get("curriculum_steps", 0),
-                       curriculum_start_len=P.get("curriculum_start_len", TrainConfig.curriculum_start_len))
+    return TrainConfig(**{field: P[name] for name, field in REQUIRED_TRAIN.items()},
+                       **{field: P[name] for name, field in OPTIONAL_TRAIN.items() if name in P})
 
 
 def run_name(variant: str, temperature: str) -> str:
@@ -100,8 +106,10 @@ def trained_models(P, task: TaskConfig, variants, device="cpu") -> dict:
 
 
 def eval_config(P, temperature="fixed", n_sequences=None, lengths=None) -> EvalConfig:
-    return EvalConfig(lengths=tuple(lengths or P.eval_lengths), n_sequences=n_sequences or P.n_eval_sequences,
-                      seed=P.eval_seed, temperature=temperature, draws=P.get("draws", EvalConfig.draws))
+    """The test set and temperature; n_sequences and lengths replace the chapter's (probes, ladders)."""
+    given = {field: P[name] for name, field in EVAL_FIELDS.items() if name in P}
+    given.update({"lengths": tuple(lengths or given["lengths"]), "n_sequences": n_sequences or given["n_sequences"]})
+    return EvalConfig(**given, temperature=temperature)
 
 
 def train_and_evaluate(P, task: TaskConfig, variants, temperatures=("fixed",), device="cpu"):
