@@ -49,6 +49,7 @@ Experiments, vvlib/experiments/ (cached runs, results, tables):
 
 The book, vvlib/book/ (and the command line):
     chapters        the chapter registry and the papermill runner
+    accuracy_page   chapters 4 and 5 as one body: each notebook's prose calls its sections
     defaults        the training chapters' default parameters, each value written once
     checks          checks between a chapter's parameters, run before a kernel starts
     webassets       offline MathJax and widget scripts

@@ -1,0 +1,226 @@
+"""Chapters 4 and 5 as one body: a task's Baseline and +LN against the paper's accuracy table,
+at the paper's scale (read from results/paper), at the page's own profile, after the longer
+training, the gap at each scale, the two devices compared and the training loss.
+
+A notebook holds the chapter's prose and calls one method per cell; every method shows what it
+computes and keeps what results.json needs.  A third task is a PaperTask record, a ChapterRecord
+that reproduces it, and a notebook of prose around these calls.
+"""
+
+import time
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import Markdown, display
+
+from .. import compare, rng, stats
+from ..experiments import paper, plots, report, sensitivity, store, variants
+from ..experiments.chapter_records import SENSITIVITY, ChapterRecord
+from . import chapters
+
+PAIRS = [("baseline", "layernorm"), ("adaptive_baseline", "adaptive_layernorm")]  # without, with adaptive temperature
+COMPARED = [*PAIRS, ("layernorm", "adaptive_layernorm")]  # and: does adaptive temperature help +LN? (the summary asks)
+P_VALUE_KEYS = ("p_value", "adaptive_p_value")  # each pair's p-values in the metrics
+LABELS = variants.LABELS
+
+
+class AccuracyPage:
+    """One accuracy chapter being executed: its parameters, what it has computed so far, and
+    the sections that show it."""
+
+    def __init__(self, record: ChapterRecord, namespace: dict):
+        self.started = time.perf_counter()
+        self.record, self.task_record = record, record.reproduces
+        self.P = chapters.configure(record.name, namespace)  # profile + overrides, every value checked
+        self.device = rng.resolve_device(self.P.device)
+        self.task = variants.task_config(self.P, self.task_record.name)
+        self.table = self.task_record.accuracy  # the paper's numbers for this task
+        self.name = self.task_record.title[0].upper() + self.task_record.title[1:]  # "Argmax retrieval"
+        self.paper_scale = self.long = None
+
+    # --- the paper's scale, trained on a GPU and committed -------------------------------------
+
+    def load_paper_scale(self):
+        """The committed paper-scale runs and their records, or a note where the profile loads none."""
+        if not self.P.paper_scale_dir:
+            display(Markdown("*Not loaded at this profile (`paper_scale_dir` is empty); `-p paper_scale_dir "
+                             "results/paper` shows the committed paper-scale runs.*"))
+            return
+        P_paper, accuracy, runs = chapters.paper_scale_runs(self.record.name, self.task.name, self.P.paper_scale_dir)
+        self.paper_scale = {"P": P_paper, "accuracy": accuracy, "runs": runs,
+                            "metrics": report.per_length(accuracy, P_paper.eval_lengths, COMPARED)}
+        display(report.runs_table({v: [r] for v, r in runs.items()}, LABELS))
+
+    def paper_scale_comparison(self, pair: int):
+        """The paper-scale table beside the paper's, and its verdict, for PAIRS[pair]."""
+        if self.paper_scale:
+            P_paper, metrics = self.paper_scale["P"], self.paper_scale["metrics"]
+            self._comparison(metrics, P_paper, pair, P_paper.n_seeds)
+
+    def paper_scale_figure(self):
+        if self.paper_scale:
+            P_paper = self.paper_scale["P"]
+            self._figure(self.paper_scale["accuracy"], P_paper.eval_lengths, PAIRS[0],
+                         f"{self.name} at the paper's scale ({P_paper.n_seeds} seeds x {P_paper.steps:,} steps, GPU; "
+                         "dashed: the paper)")
+
+    # --- this page's own run ---------------------------------------------------------------------
+
+    def show_parameters(self):
+        display(report.parameters_frame(self.P))
+        print(f"device: {self.device} ({store.device_name(self.device)})")
+
+    def train(self):
+        """Both variants trained (or loaded) and evaluated, with and without adaptive temperature."""
+        self.accuracy, self.training = variants.train_and_evaluate(self.P, self.task, list(PAIRS[0]),
+                                                                   ["fixed", "adaptive"], self.device)
+        self.metrics = report.per_length(self.accuracy, self.P.eval_lengths, COMPARED)
+        display(pd.DataFrame({
+            LABELS[v]: {"final training loss (mean over seeds)": sum(r["final_loss"]) / len(r["final_loss"]),
+                        "training wall time (s)": r["provenance"]["wall_time_s"],
+                        "model-steps per second": r["model_steps_per_s"], "trained on": r["provenance"]["device"]}
+            for v, r in self.training.items()}))
+
+    def comparison(self, pair: int):
+        """This run's table beside the paper's, and its verdict, for PAIRS[pair]."""
+        self._comparison(self.metrics, self.P, pair, self.P.n_seeds)
+
+    def figures(self):
+        for pair, title in zip(PAIRS, ["without test-time adaptation", "with adaptive temperature"]):
+            self._figure(self.accuracy, self.P.eval_lengths, pair,
+                         f"{self.name}, {title} ({self.P.n_seeds} seeds x {self.P.steps} steps; dashed: the paper)")
+
+    # --- the longer training --------------------------------------------------------------------
+
+    def longer_training(self):
+        """The long_* runs with their step ladders, or a note where the profile has none."""
+        P = self.P
+        if not P.long_steps:
+            display(Markdown("*Skipped at this profile (`long_steps` = 0).*"))
+            return
+        accuracy, ladders, runs = variants.long_training(P, self.task, list(PAIRS[0]), ["fixed", "adaptive"], self.device)
+        self.long = {"accuracy": accuracy, "runs": runs, "ladder": report.ladder_frame(ladders, P.ladder_lengths, PAIRS[0]),
+                     "metrics": report.per_length(accuracy, P.eval_lengths, COMPARED)}
+        display(report.runs_table(runs, LABELS))
+
+    def scales(self, pair: int):
+        """Both scales of this page beside the paper's, and the longer training's verdict."""
+        if self.long:
+            P = self.P
+            scales = {f"{P.n_seeds} seeds x {P.steps:,} steps": self.metrics,
+                      f"{P.long_seeds} seeds x {P.long_steps:,} steps": self.long["metrics"]}
+            display(report.scales_table(scales, P.eval_lengths, PAIRS[pair], LABELS, self.table, P_VALUE_KEYS[pair]))
+            display(Markdown(report.verdict(self.long["metrics"], P.eval_lengths, PAIRS[pair], LABELS, P.max_train_len,
+                                            P.long_seeds, paper_table=self.table)))
+
+    def ladder(self):
+        """+LN minus Baseline along training: a figure, a sentence and the table."""
+        if self.long:
+            ladder = self.long["ladder"]
+            figure = plots.ladder_differences(ladder, LABELS, PAIRS[0],
+                                              title=f"{self.name}: +LN minus Baseline along training ({self.P.long_seeds} seeds)")
+            display(figure)  # now, above the sentence and the table, not when the cell ends
+            plt.close(figure)
+            display(Markdown(report.overtaking(ladder, PAIRS[0], LABELS, self.P.max_train_len)))
+            display(report.ladder_table(ladder, PAIRS[0], LABELS))
+
+    # --- across scales and devices ----------------------------------------------------------------
+
+    def gaps_by_scale(self):
+        """+LN minus Baseline at every scale the page has, and each scale's verdict."""
+        if not self.paper_scale:
+            return
+        P, P_paper = self.P, self.paper_scale["P"]
+        gaps = {f"{P.n_seeds} seeds x {P.steps:,} steps": (P.eval_lengths, self.accuracy)}
+        if self.long:
+            gaps[f"{P.long_seeds} seeds x {P.long_steps:,} steps"] = (P.eval_lengths, self.long["accuracy"])
+        gaps[f"{P_paper.n_seeds} seeds x {P_paper.steps:,} steps, GPU"] = (P_paper.eval_lengths, self.paper_scale["accuracy"])
+        display(report.differences_by_scale(gaps, PAIRS[0]))
+        display(Markdown(report.verdicts_by_scale({label: (lengths, report.per_length(acc, lengths, PAIRS))
+                                                   for label, (lengths, acc) in gaps.items()}, PAIRS[0], LABELS,
+                                                  P.max_train_len)))
+
+    def devices(self):
+        """The CPU's longer training against the GPU's paper scale, where both ran the same steps:
+        Welch's test at every length beyond training, and each seed's accuracy at 2^10 and 2^14."""
+        P = self.P
+        if not (self.long and self.paper_scale and P.long_steps == self.paper_scale["P"].steps):
+            return
+        P_paper, paper_accuracy = self.paper_scale["P"], self.paper_scale["accuracy"]
+        shown = [n for n in (1024, 16384) if n in P.eval_lengths and n in P_paper.eval_lengths]  # the paper's 2^10, 2^14
+        runs = {f"CPU ({P.long_seeds} seeds)": (P.eval_lengths, {v: self.long["accuracy"][v] for v in PAIRS[0]}),
+                f"GPU ({P_paper.n_seeds} seeds)": (P_paper.eval_lengths, {v: paper_accuracy[v] for v in PAIRS[0]})}
+        beyond = [n for n in compare.beyond_training(P.eval_lengths, P.max_train_len) if n in P_paper.eval_lengths]
+        display(report.device_table(report.device_frame(runs, beyond), *runs, LABELS))
+        plots.device_distributions(report.device_frame(runs, shown), LABELS,
+                                   title=f"{self.name} at {P.long_steps:,} steps: each seed's accuracy on each device")
+
+    def losses(self):
+        """The mean training loss along the way, over seeds with a band, for the longer training, the
+        paper's scale and chapter 11's decaying-rate row where the store has it (never trained here)."""
+        P = self.P
+        if not (self.long or self.paper_scale):
+            return
+        histories = {}
+        if self.long:
+            histories.update({f"{LABELS[v]}, {P.long_seeds} seeds ({rs[0]['spec']['device_type']})": report.joined_history(rs)
+                              for v, rs in self.long["runs"].items()})
+        if self.paper_scale:
+            histories.update({f"{LABELS[v]}, {self.paper_scale['P'].n_seeds} seeds (GPU)": r["loss_history"]
+                              for v, r in self.paper_scale["runs"].items()})
+        decayed = self._decayed_rate_row() if self.long else None
+        if decayed:
+            row, training, P_rows = decayed
+            histories.update({f"{LABELS[v]}, {P_rows.n_seeds} seeds ({r['spec']['device_type']}), rate decayed":
+                              r["loss_history"] for v, r in training.items()})
+        plots.training_curves(histories, band=True, title=f"{self.name}: training loss (mean over seeds, 10-90% band)")
+        display(Markdown(report.loss_rise(histories)))
+        if decayed:
+            longest = str(max(P_rows.eval_lengths))
+            display(Markdown(
+                f"With the rate decayed, at N = {int(longest):,}: Baseline {row['accuracy']['baseline'][longest]:.1f}%, "
+                f"+LN {row['accuracy']['layernorm'][longest]:.1f}% ({row['n_seeds']} seeds, "
+                f"{P_rows[f'{self.task.name}_eval_sequences']} test sequences per length); +LN is "
+                f"{sensitivity.described(row['difference'][longest])}. At a constant rate, the longer training above "
+                f"reaches {self.long['metrics']['accuracy']['baseline'][longest]:.1f}% and "
+                f"{self.long['metrics']['accuracy']['layernorm'][longest]:.1f}% there ({P.long_seeds} seeds)."))
+
+    def _decayed_rate_row(self):
+        """(row record, training records, its parameters) of chapter 11's cosine-decayed row at the
+        longer training's steps, or None where the store lacks it."""
+        name = SENSITIVITY.name
+        P_rows = chapters.resolved(name, chapters.get_chapter(name).profile_or_default(self.P.profile),
+                                   {"store_dir": self.P.store_dir})
+        found = sensitivity.stored_row(P_rows, self.task.name, {"steps": self.P.long_steps, "lr_schedule": "cosine"},
+                                       [max(P_rows.eval_lengths)])
+        return None if found is None else (*found, P_rows)
+
+    # --- results.json -----------------------------------------------------------------------------
+
+    def write(self):
+        """results.json: this run's metrics, the longer training's and the paper scale's beside them."""
+        metrics, training = dict(self.metrics), dict(self.training)
+        if self.long:
+            metrics.update(long={**self.long["metrics"], "steps": self.P.long_steps},
+                           ladder=report.ladder_records(self.long["ladder"]))
+            training.update({f"long/{v}/{r['spec']['train']['first_seed']}": r
+                             for v, rs in self.long["runs"].items() for r in rs})
+        if self.paper_scale:
+            metrics["paper_scale"] = {**self.paper_scale["metrics"], "steps": self.paper_scale["P"].steps,
+                                      "device_type": "cuda"}
+            training.update({f"paper_scale/{v}": r for v, r in self.paper_scale["runs"].items()})
+        path = report.write_results(self.P.output_dir, self.record.name, self.P, self.device, metrics,
+                                    wall_time_s=time.perf_counter() - self.started,
+                                    sources={f"training/{v}": r["provenance"] for v, r in training.items()})
+        print(f"wrote {path}")
+
+    # --- pieces -----------------------------------------------------------------------------------
+
+    def _comparison(self, metrics, P, pair: int, n_seeds: int):
+        display(report.comparison_table(metrics, P.eval_lengths, PAIRS[pair], LABELS, self.table, P_VALUE_KEYS[pair]))
+        display(Markdown(report.verdict(metrics, P.eval_lengths, PAIRS[pair], LABELS, P.max_train_len, n_seeds,
+                                        paper_table=self.table)))
+
+    def _figure(self, accuracy, lengths, pair, title):
+        plots.accuracy_vs_length(stats.long_form({r: accuracy[r] for r in pair}, lengths), {r: LABELS[r] for r in pair},
+                                 paper={"lengths": paper.LENGTHS, "rows": {r: self.table[r] for r in pair}}, title=title)
