@@ -271,3 +271,19 @@ def test_the_intro_line_on_a_decaying_rate_holds_in_the_committed_results(monkey
     for records in runs.values():
         means = np.mean([[np.mean(l) for _, l in r["loss_history"]] for r in records], axis=0)
         assert means[-1] > 2 * means.min()
+
+
+def test_the_argmax_training_loss_does_not_rise_as_chapter_5_says(monkeypatch):
+    """Chapter 5: argmax retrieval's training loss, at the constant rate, is lowest near the end of its
+    100,000 steps (the last 5%), on the CPU's longer training and at the paper's scale alike."""
+    import numpy as np
+
+    from vvlib.book import chapters
+
+    _, (_, _, runs) = book_results(monkeypatch, "04_argmax_retrieval", "argmax", long=True)
+    P, _, paper_runs = chapters.paper_scale_runs("04_argmax_retrieval", "argmax", PAPER_SCALE)
+    histories = [r["loss_history"] for rs in runs.values() for r in rs] + [r["loss_history"] for r in paper_runs.values()]
+    assert len(histories) == 3 * 2 + 2  # the CPU's runs of 4 seeds, and the GPU's of 100
+    for history in histories:
+        means = [np.mean(losses) for _, losses in history]
+        assert history[int(np.argmin(means))][0] >= 0.95 * P.steps
