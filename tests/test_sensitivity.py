@@ -237,10 +237,15 @@ def test_a_row_may_set_a_schedule_and_clipping_and_a_bad_one_is_named():
     from vvlib.experiments.params import ParameterError
 
     P = resolved("11_sensitivity", "ci", {"dictionary_rows": [{"lr_schedule": "cosine", "warmup_steps": 4,
-                                                                 "grad_clip": 1.0}]})
-    (_, _, row), *_ = [r for r in sensitivity.check_rows(P) if r[0] == "dictionary"]
+                                                                 "grad_clip": 1.0, "dropout": 0.1},
+                                                                {"attention": "torch", "query_table": True}]})
+    (_, _, row), (_, _, other) = [r for r in sensitivity.check_rows(P) if r[0] == "dictionary"]
     cfg = variants.train_config(row)
-    assert (cfg.lr_schedule, cfg.warmup_steps, cfg.grad_clip) == ("cosine", 4, 1.0)
+    assert (cfg.lr_schedule, cfg.warmup_steps, cfg.grad_clip, cfg.dropout) == ("cosine", 4, 1.0, 0.1)
+    model = variants.model_config(other, variants.task_config(other, "dictionary"), "layernorm")
+    assert (model.attention, model.query_table, model.norm) == ("torch", True, "layernorm")
+    with pytest.raises(ParameterError, match=r"dictionary_rows\[0\]: dropout must be a number from 0"):
+        sensitivity.check_rows(resolved("11_sensitivity", "ci", {"dictionary_rows": [{"dropout": 1.5}]}))
     bad = resolved("11_sensitivity", "ci", {"dictionary_rows": [{"lr_schedule": "cosine", "warmup_steps": 999}]})
     with pytest.raises(ParameterError, match=r"dictionary_rows\[0\]: warmup_steps must be an int from 0 to steps"):
         sensitivity.check_rows(bad)

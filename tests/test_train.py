@@ -405,3 +405,45 @@ def test_later_settings_are_left_unsaid_at_their_defaults_and_checked():
         small(warmup_steps=9)
     with pytest.raises(ValueError, match="grad_clip must be a number >= 0"):
         small(grad_clip=-1.0)
+
+
+def test_dropout_masks_keep_the_mean_and_are_a_seeds_own(device):
+    """Each activation is kept with chance 1 - p and scaled by 1 / (1 - p); seed s's masks are the same
+    whichever seeds share its group, and differ from step to step and from seed to seed."""
+    from vvlib.train import dropout_masks
+
+    cfg = small(dropout=0.25)
+    step = torch.tensor(3, device=device)
+    masks = dropout_masks(cfg, step, torch.tensor([0, 1, 2], device=device))((3, 64, 32))
+    assert masks.shape == (3, 64, 32) and set(masks.unique().tolist()) == {0.0, torch.tensor(1 / 0.75).item()}
+    assert abs((masks == 0).float().mean().item() - 0.25) < 0.02  # 6,144 draws: sd of the fraction 0.006
+    alone = dropout_masks(cfg, step, torch.tensor([2], device=device))((1, 64, 32))
+    assert torch.equal(alone[0], masks[2]) and not torch.equal(masks[0], masks[1])
+    later = dropout_masks(cfg, step + 1, torch.tensor([0, 1, 2], device=device))((3, 64, 32))
+    assert not torch.equal(later, masks)
+    assert dropout_masks(small(), step, torch.tensor([0], device=device)) is None
+
+
+@pytest.mark.parametrize("fixture", ["small_argmax", "small_dictionary"])
+def test_dropout_trains_other_weights_with_the_same_grouping_and_resume_guarantees(fixture, request, tmp_path, one_thread):
+    cfg = request.getfixturevalue(fixture)
+    plain, _ = train(cfg, small(n_seeds=4), progress=False)
+    dropped, _ = train(cfg, small(n_seeds=4, dropout=0.1), progress=False)
+    assert not torch.equal(plain["enc0.w"], dropped["enc0.w"])
+    grouped, _ = train(cfg, small(n_seeds=4, dropout=0.1, seed_group=2), progress=False)
+    assert all(torch.equal(dropped[k], grouped[k]) for k in dropped)
+
+    def interrupt(step):
+        if step == 7:
+            raise KeyboardInterrupt
+
+    checkpoint = tmp_path / "ckpt.pt"
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, small(n_seeds=4, dropout=0.1), checkpoint=checkpoint, progress=False, on_step=interrupt)
+    trainer = Trainer(cfg, small(n_seeds=4, dropout=0.1))
+    assert trainer.resume(checkpoint)
+    resumed = trainer.run(checkpoint, progress=False)
+    assert all(torch.equal(dropped[k], resumed[k]) for k in dropped)
+    assert "dropout" not in weight_settings(small()) and weight_settings(small(dropout=0.1))["dropout"] == 0.1
+    with pytest.raises(ValueError, match="dropout must be a number from 0"):
+        small(dropout=1.0)

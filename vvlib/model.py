@@ -185,11 +185,15 @@ def linear(x, w, b=None):
     return y.view(*x.shape[:-1], w.shape[-1])
 
 
-def mlp(params, prefix, n_layers, x):
+def mlp(params, prefix, n_layers, x, dropout=None):
+    """Linear layers with ReLU between them; `dropout` (training only): a function of a hidden
+    activation's shape that returns the mask to multiply it by (see train.dropout_masks)."""
     for i in range(n_layers):
         x = linear(x, params[f"{prefix}{i}.w"], params[f"{prefix}{i}.b"])
         if i < n_layers - 1:
             x = torch.relu(x)
+            if dropout is not None:
+                x = x * dropout(x.shape)
     return x
 
 
@@ -221,12 +225,13 @@ def normalize(cfg: ModelConfig, params, prefix: str, o):
     return NORM_TABLE[cfg.norm].apply(o, lambda name: params[prefix + name])
 
 
-def forward(cfg: ModelConfig, params, batch: Batch, temperature="fixed", probe=False):
+def forward(cfg: ModelConfig, params, batch: Batch, temperature="fixed", probe=False, dropout=None):
     """Class logits (S, B, n_outputs); with probe=True also the internals of the last
-    layer as a dict (attention (S, B, N) with one head, (S, B, H, N) with several)."""
+    layer as a dict (attention (S, B, N) with one head, (S, B, H, N) with several).
+    `dropout`: masks for the MLPs' hidden activations while training (mlp), None otherwise."""
     x, y = features(cfg, params, batch)
-    h = mlp(params, "enc", cfg.encoder_layers, x)  # (S, B, N, D)
-    z = mlp(params, "enc", cfg.encoder_layers, y) if cfg.encode_query else y  # (S, B, D or F): the query's state
+    h = mlp(params, "enc", cfg.encoder_layers, x, dropout)  # (S, B, N, D)
+    z = mlp(params, "enc", cfg.encoder_layers, y, dropout) if cfg.encode_query else y  # (S, B, D or F): the query's state
     for layer in range(cfg.layers):
         prefix = layer_prefix(layer)
         q = linear(z, params[prefix + "wq"], params.get(prefix + "bq"))  # (S, B, D)
@@ -235,15 +240,15 @@ def forward(cfg: ModelConfig, params, batch: Batch, temperature="fixed", probe=F
         if cfg.attention == "torch":
             o = linear(o, params[prefix + "wo"], params[prefix + "bo"])
         z = normalize(cfg, params, prefix, o)
-    out = mlp(params, "out", cfg.readout_layers, z)
+    out = mlp(params, "out", cfg.readout_layers, z, dropout)
     if probe:
         attn = heads[0][0] if cfg.heads == 1 else torch.stack([a for a, _ in heads], dim=2)
         return out, {"attention": attn, "output": o, "normalized": z}
     return out
 
 
-def per_seed_loss(cfg: ModelConfig, params, batch: Batch) -> torch.Tensor:
+def per_seed_loss(cfg: ModelConfig, params, batch: Batch, dropout=None) -> torch.Tensor:
     """Each seed's mean cross-entropy, (S,).  Sum it to train: seeds share no weights."""
-    out = forward(cfg, params, batch)
+    out = forward(cfg, params, batch, dropout=dropout)
     per_example = F.cross_entropy(out.flatten(0, 1), batch.target.flatten(), reduction="none")
     return per_example.view(out.shape[:2]).mean(dim=1)

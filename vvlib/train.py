@@ -49,6 +49,7 @@ class TrainConfig:
     lr_schedule: str = "constant"  # constant, or cosine: linear warmup over warmup_steps, then cosine to 0 (optim.py)
     warmup_steps: int = 0
     grad_clip: float = 0.0  # 0: none; else each seed's gradient norm is clipped to this (optim.clip_per_seed)
+    dropout: float = 0.0  # the chance that an MLP's hidden activation is zeroed in a training step (dropout_masks)
 
     def __post_init__(self):
         for name in ("n_seeds", "steps", "batch_size", "min_len", "max_len", "checkpoint_every"):
@@ -70,6 +71,8 @@ class TrainConfig:
             raise ValueError(f"warmup_steps must be an int from 0 to steps ({self.steps}); got {self.warmup_steps!r}")
         if not isinstance(self.grad_clip, (int, float)) or not self.grad_clip >= 0:
             raise ValueError(f"grad_clip must be a number >= 0 (0: no clipping); got {self.grad_clip!r}")
+        if not isinstance(self.dropout, (int, float)) or not 0 <= self.dropout < 1:
+            raise ValueError(f"dropout must be a number from 0 (none) up to, not including, 1; got {self.dropout!r}")
 
 
 def weight_settings(cfg: TrainConfig) -> dict:
@@ -89,7 +92,7 @@ def weight_settings(cfg: TrainConfig) -> dict:
     return settings
 
 
-LATER_DEFAULTS = {"draws": "generators", "lr_schedule": "constant", "warmup_steps": 0, "grad_clip": 0.0}
+LATER_DEFAULTS = {"draws": "generators", "lr_schedule": "constant", "warmup_steps": 0, "grad_clip": 0.0, "dropout": 0.0}
 
 
 def group_size(cfg: TrainConfig) -> int:
@@ -126,6 +129,21 @@ def batch_up_to(model_cfg: ModelConfig, cfg: TrainConfig, source, n: int, device
 
 
 COUNTER_STREAM = "train-data"  # with the run's seed, names the counter stream's key
+DROPOUT_STREAM = "dropout"
+
+
+def dropout_masks(cfg: TrainConfig, step: torch.Tensor, seeds: torch.Tensor):
+    """The masks of one training step for seed indices `seeds` (model.mlp's `dropout`): each
+    activation kept with chance 1 - cfg.dropout and then scaled by 1 / (1 - cfg.dropout), so
+    its mean is unchanged; None without dropout.  The masks come from the counter stream
+    (draws.CounterDraws), a pure function of (run seed, seed index, step, which activation), so a
+    seed's masks are the same whatever its group, after a resume, and on every device; they
+    need no generator state in a checkpoint, and a CUDA graph reads the step when it replays."""
+    if not cfg.dropout:
+        return None
+    source = CounterDraws(data_draws.counter_key(cfg.seed, DROPOUT_STREAM), step, seeds, step.device)
+    keep = 1 - cfg.dropout
+    return lambda shape: (source.rand(*shape[1:]) < keep).to(torch.float32) / keep  # shape: (S, ...)
 
 
 @dataclass
@@ -229,8 +247,9 @@ class Trainer:
 
     def group_step(self, group: int, batch) -> torch.Tensor:
         """One AdamW step of one seed group on `batch`; returns its seeds' losses, (S_g,)."""
-        params, optimizer = self.groups[group].params, self.groups[group].optimizer
-        per_seed = per_seed_loss(self.model_cfg, params, batch)
+        g = self.groups[group]
+        params, optimizer = g.params, g.optimizer
+        per_seed = per_seed_loss(self.model_cfg, params, batch, dropout_masks(self.cfg, self.step_tensor, g.seeds))
         optimizer.zero_grad(set_to_none=True)
         per_seed.sum().backward()  # seeds share no weights, so each gets its own gradient
         if self.cfg.grad_clip:
