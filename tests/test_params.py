@@ -150,6 +150,18 @@ def test_cli_lists_chapters_with_parameters():
     assert "04_argmax_retrieval" in result.stdout and f"n_seeds: int = {DEFAULTS['n_seeds']}" in result.stdout
 
 
+def test_cli_lists_one_chapters_values_at_a_profile_flat_with_their_source():
+    result = cli("list", "05_dictionary_lookup", "--profile", "book")
+    book = get_chapter("05_dictionary_lookup").profiles["book"]
+    lines = result.stdout.splitlines()
+    assert result.returncode == 0 and lines[0] == "05_dictionary_lookup at profile book:"
+    assert f"  n_seeds = {book['n_seeds']}  (profile book)" in lines
+    assert f"  lr = {DEFAULTS['lr']}  (notebook cell)" in lines
+    assert len(lines) == len(get_chapter("05_dictionary_lookup").parameters())  # every one but `profile`, and the title
+    wrong = cli("list", "01_vanishing_variance_proof", "--profile", "book")
+    assert wrong.returncode == 2 and "profile: expected one of default, ci for 01_vanishing_variance_proof" in wrong.stderr
+
+
 def test_runner_makes_relative_paths_absolute_before_the_kernel_starts(tmp_path, monkeypatch):
     """The kernel runs in the repository root, so `-p store_dir here` must mean the caller's ./here."""
     import papermill

@@ -16,16 +16,31 @@ import argparse
 import os
 import sys
 
-from .book.chapters import CHAPTERS, get_chapter, parse_overrides, run_chapter
+from .book.chapters import CHAPTERS, get_chapter, parse_overrides, resolved, run_chapter
 from .experiments.params import DEFAULT_PROFILE, ParameterError
 
 
-def _list(_args):
-    for chapter in CHAPTERS.values():
-        print(f"{chapter.name}: {chapter.title}")
-        print(f"  profiles: {', '.join(chapter.profile_names())}")
-        for p in chapter.parameters().values():
-            print(f"  {p.name}: {p.type} = {p.default!r}  # {p.help}")
+def _list(args):
+    if args.chapter is None:
+        for chapter in CHAPTERS.values():
+            print(f"{chapter.name}: {chapter.title}")
+            print(f"  profiles: {', '.join(chapter.profile_names())}")
+            for p in chapter.parameters().values():
+                print(f"  {p.name}: {p.type} = {p.default!r}  # {p.help}")
+        return
+    _list_profile(get_chapter(args.chapter), args.profile)
+
+
+def _list_profile(chapter, profile: str):
+    """One chapter's parameters as they run at `profile`, flat, each with where its value comes from."""
+    if profile not in chapter.profile_names():
+        raise ParameterError(f"profile: expected one of {', '.join(chapter.profile_names())} for {chapter.name}, "
+                             f"got {profile!r}")
+    P, set_by_profile = resolved(chapter.name, profile), chapter.profiles.get(profile, {})
+    print(f"{chapter.name} at profile {profile}:")
+    for name in chapter.parameters():
+        if name != "profile":
+            print(f"  {name} = {P[name]!r}  ({f'profile {profile}' if name in set_by_profile else 'notebook cell'})")
 
 
 def _run(args):
@@ -100,7 +115,11 @@ def _migrate_store(args):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m vvlib", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="list chapters with their profiles and parameters").set_defaults(func=_list)
+    listing = sub.add_parser("list", help="list chapters with their profiles and parameters, or one chapter's "
+                             "values at a profile")
+    listing.add_argument("chapter", nargs="?", help="only this chapter: its values at --profile, flat")
+    listing.add_argument("--profile", default=DEFAULT_PROFILE, help="with a chapter: the profile to resolve")
+    listing.set_defaults(func=_list)
     run = sub.add_parser("run", help="execute one chapter through papermill")
     run.add_argument("chapter", help="chapter name, e.g. 04_argmax_retrieval")
     run.add_argument("--profile", default=DEFAULT_PROFILE, help="named parameter set (default: the notebook's values)")
