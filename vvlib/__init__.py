@@ -14,6 +14,7 @@ The science, vvlib/ (no files, no pages):
     attention       softmax temperature and the norms applied to the attention output
     model           the one-layer, single-query attention model as a batched ensemble
     train           seed-batched training with checkpoints and resume
+    seed_groups     the seeds in groups, each with its AdamW, and checkpoints laid out the same for any grouping
     optim           a learning-rate schedule and per-seed gradient clipping, when asked for
     distributed     a run's seeds spread over the processes of a torchrun launch
     graphdraw       training batches replayed from CUDA graphs (argmax on a GPU)

@@ -11,6 +11,7 @@ many seeds (figures in bench/README.md).  With one thread it gives the whole ens
 for bit; with several, a reduction may be split differently for a different number of seeds,
 which changes the rounding (tests/test_train.py checks both).  So it is one of the settings
 that decide the weights; 0 (all seeds at once) stands for every group size that covers all seeds.
+The groups themselves, and the checkpoint layout they share, are vvlib/seed_groups.py.
 """
 
 import dataclasses
@@ -20,9 +21,9 @@ from pathlib import Path
 import torch
 from tqdm import tqdm  # text bars (stderr): they work in terminals, notebooks and papermill alike
 
-from . import draws as data_draws, graphdraw, graphstep, optim, rng
+from . import draws as data_draws, graphdraw, graphstep, optim, seed_groups
 from .draws import CounterDraws
-from .model import ModelConfig, init_params, per_seed_loss, settings as model_settings
+from .model import ModelConfig, per_seed_loss, settings as model_settings
 from .atomic import save_torch
 from .task_base import map_fields, stack
 from .tasks import sample
@@ -128,8 +129,7 @@ def batch_up_to(model_cfg: ModelConfig, cfg: TrainConfig, source, n: int, device
     return stack(batches)
 
 
-COUNTER_STREAM = "train-data"  # with the run's seed, names the counter stream's key
-DROPOUT_STREAM = "dropout"
+DROPOUT_STREAM = "dropout"  # with the run's seed, names the counter stream of the dropout masks
 
 
 def dropout_masks(cfg: TrainConfig, step: torch.Tensor, seeds: torch.Tensor):
@@ -144,24 +144,6 @@ def dropout_masks(cfg: TrainConfig, step: torch.Tensor, seeds: torch.Tensor):
     source = CounterDraws(data_draws.counter_key(cfg.seed, DROPOUT_STREAM), step, seeds, step.device)
     keep = 1 - cfg.dropout
     return lambda shape: (source.rand(*shape[1:]) < keep).to(torch.float32) / keep  # shape: (S, ...)
-
-
-@dataclass
-class SeedGroup:
-    """Some consecutive seeds of the ensemble: their weights (S_g, ...), their own AdamW
-    and their data: a generator per seed, or (counter draws) the seed indices, drawn at the
-    step that `step` holds (a tensor, so that a recorded CUDA graph reads the current step)."""
-    params: dict
-    optimizer: torch.optim.Optimizer
-    generators: list
-    seeds: torch.Tensor
-    counter_key: tuple | None = None
-
-    def source(self, step: torch.Tensor):
-        """Where this step's batch comes from (batch_up_to's `source`)."""
-        if self.counter_key is None:
-            return self.generators
-        return CounterDraws(self.counter_key, step, self.seeds, step.device)
 
 
 class Trainer:
@@ -190,8 +172,8 @@ class Trainer:
         self.graph_draws = not self.graph_step and (supported if graph_draws is None else graph_draws)
         # a schedule's learning rate lives in a tensor that every group's AdamW reads (and a CUDA graph with it)
         self.lr = cfg.lr if cfg.lr_schedule == "constant" else torch.tensor(cfg.lr, device=self.device)
-        seeds, size = list(range(cfg.first_seed, cfg.first_seed + cfg.n_seeds)), group_size(cfg)
-        self.groups = [self._group(seeds[i:i + size]) for i in range(0, len(seeds), size)]
+        self.groups = seed_groups.make_groups(model_cfg, cfg, group_size(cfg), self.device, self.lr,
+                                              capturable=self.graph_step)
         self.graphed = [None] * len(self.groups)  # each group's GraphedDraws or GraphedStep, made at first use
         self.step = 0
         self.step_tensor = torch.zeros((), dtype=torch.int64, device=self.device)  # the counter draws' step
@@ -201,21 +183,6 @@ class Trainer:
         # checkpoint, so a run resumed between two logged steps logs what an uninterrupted one does
         self.loss_window = torch.zeros(cfg.n_seeds, device=self.device)
         self.window_steps = 0
-
-    def _group(self, seeds) -> SeedGroup:
-        params = init_params(self.model_cfg, seeds, self.cfg.seed, self.device)
-        for p in params.values():
-            p.requires_grad_(True)
-        # fused: one kernel per step instead of a dozen passes over every weight; measured 1.5x
-        # faster for the dictionary model (whose 16384-row embeddings dominate the update)
-        # capturable: AdamW's step count stays on the GPU, which recording a whole step needs
-        optimizer = torch.optim.AdamW(params.values(), lr=self.lr, weight_decay=self.cfg.weight_decay,
-                                      fused=True, capturable=self.graph_step)
-        lanes = torch.tensor(seeds, device=self.device)
-        if self.cfg.draws == "counter":
-            return SeedGroup(params, optimizer, [], lanes, data_draws.counter_key(self.cfg.seed, COUNTER_STREAM))
-        generators = [rng.generator(self.device, self.cfg.seed, "train-data", s) for s in seeds]
-        return SeedGroup(params, optimizer, generators, lanes)
 
     def configs(self) -> dict:
         return {"model": model_settings(self.model_cfg), "train": weight_settings(self.cfg)}
@@ -300,30 +267,11 @@ class Trainer:
 
     def weights(self) -> dict:
         """All seeds' weights, {name: (S, ...)}."""
-        return {k: torch.cat([g.params[k].detach() for g in self.groups]) for k in self.groups[0].params}
+        return seed_groups.joined_weights(self.groups)
 
     def optimizer_state(self) -> dict:
-        """The groups' AdamW states joined into the state_dict of one AdamW over all seeds:
-        a checkpoint has the same layout however the seeds were grouped."""
-        names, first = list(self.groups[0].params), self.groups[0].optimizer
-        state = {}
-        for i, name in enumerate(names):
-            parts = [g.optimizer.state[g.params[name]] for g in self.groups]
-            if parts[0]:  # empty before the first step
-                state[i] = {k: v.clone() if k == "step" else torch.cat([p[k] for p in parts])
-                            for k, v in parts[0].items()}
-        return {"state": state, "param_groups": first.state_dict()["param_groups"]}
-
-    def load_optimizer_state(self, state: dict):
-        start = 0
-        for group in self.groups:
-            size = len(group.seeds)
-            rows = {i: {k: v.clone() if k == "step" else v[start:start + size].clone() for k, v in st.items()}
-                    for i, st in state["state"].items()}
-            group.optimizer.load_state_dict({"state": rows, "param_groups": state["param_groups"]})
-            for param_group in group.optimizer.param_groups:  # the schedule's own tensor, not the checkpoint's copy
-                param_group["lr"] = self.lr
-            start += size
+        """One AdamW's state_dict over all seeds, whatever the grouping (seed_groups.joined_optimizer_state)."""
+        return seed_groups.joined_optimizer_state(self.groups)
 
     def save(self, path: Path):
         state = {
@@ -332,7 +280,7 @@ class Trainer:
             "step": self.step,
             "params": self.weights(),
             "optimizer": self.optimizer_state(),
-            "generators": [g.get_state() for group in self.groups for g in group.generators],
+            "generators": [g.get_state() for g in seed_groups.generators(self.groups)],
             "loss_history": self.loss_history,
             "loss_window": self.loss_window,
             "window_steps": self.window_steps,
@@ -350,16 +298,9 @@ class Trainer:
             raise RuntimeError(f"checkpoint {path} is unreadable ({exc}); delete it to start over") from exc
         if state.get("format") != CHECKPOINT_FORMAT or state.get("configs") != self.configs():
             raise RuntimeError(f"checkpoint {path} was written for other settings; delete it or use another store")
-        start = 0
-        with torch.no_grad():
-            for group in self.groups:
-                size = len(group.seeds)
-                for name, value in state["params"].items():
-                    group.params[name].copy_(value[start:start + size])
-                start += size
-        self.load_optimizer_state(state["optimizer"])
-        generators = [g for group in self.groups for g in group.generators]
-        for gen, gen_state in zip(generators, state["generators"]):
+        seed_groups.load_weights(self.groups, state["params"])
+        seed_groups.load_optimizer_state(self.groups, state["optimizer"], self.lr)
+        for gen, gen_state in zip(seed_groups.generators(self.groups), state["generators"]):
             gen.set_state(gen_state.cpu())  # map_location moved it; a generator's state is a CPU ByteTensor
         self.step = state["step"]
         self.loss_history = state["loss_history"]
