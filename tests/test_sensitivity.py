@@ -96,6 +96,20 @@ def test_a_rows_record_matches_an_independent_computation():
     assert record["trained_on"] == ["cpu (baseline)", "cpu (layernorm)"]
     assert sensitivity.devices([record, {**record, "task": "dictionary", "trained_on": ["cuda"]}], "argmax") == \
         "cpu (baseline), cpu (layernorm)"
+    assert record["chance"] == pytest.approx(100 / P.n_classes)
+
+
+def test_rows_where_neither_variant_learned_are_named():
+    """A row whose models stay near a guess even at the shortest test length compares nothing."""
+    def record(row, base, ln, chance=1.5625):
+        return {"task": "dictionary", "row": row, "chance": chance,
+                "accuracy": {"baseline": {"16": base, "1024": 1.0}, "layernorm": {"16": ln, "1024": 1.0}}}
+
+    records = [record("defaults", 99.0, 98.0), record("query_table=True", 2.5, 1.9), record("lr=0.003", 3.2, 1.0)]
+    assert sensitivity.unlearned_sentence(records, "dictionary") == (
+        "Neither variant learned the task at the training lengths in query_table=True (N = 16: 2.5% and 1.9%, a "
+        "guess 1.6%): that row compares two models that guess, and say nothing about +LN.")
+    assert sensitivity.unlearned_sentence(records[:1], "dictionary") == ""
 
 
 def test_rows_are_sorted_by_what_their_interval_says():

@@ -136,6 +136,7 @@ def row_record(task: str, row: dict, P: Params, accuracy: dict, training: dict, 
     return {
         "task": task, "row": label(row), "changes": row, "n_seeds": int(base.shape[0]), "steps": P.steps,
         "seed_group": P.seed_group, "accuracy": mean,
+        "chance": 100 / variants.task_config(P, task).n_outputs,  # accuracy (%) of a uniform guess
         "difference": {str(n): paired_difference(base[:, column[str(n)]], ln[:, column[str(n)]])
                        for n in at if str(n) in column},
         "distance_to_paper": rms_distance(mean["baseline"], paper_row(task, "baseline")),
@@ -237,6 +238,23 @@ def verdict(records: list, task: str, n: int) -> str:
     chance = f"if +LN changed nothing anywhere, about {ALPHA * total:.1f} would pass p < {ALPHA} by chance"
     return (f"At N = {n}, of {total} configurations of {task}, +LN is " + ", ".join(parts[:2])
             + f" and {parts[2]} ({chance}).")
+
+
+def unlearned_sentence(records: list, task: str) -> str:
+    """The rows where neither variant learned the task even at the shortest test length (below
+    twice a uniform guess there): their comparisons say nothing about +LN.  '' if none."""
+    found = []
+    for r in (r for r in records if r["task"] == task and "chance" in r):
+        shortest = min(r["accuracy"]["baseline"], key=int)
+        accuracy = [r["accuracy"][side][shortest] for side in PAIR]
+        if max(accuracy) < 2 * r["chance"]:
+            found.append(f"{r['row']} (N = {shortest}: {accuracy[0]:.1f}% and {accuracy[1]:.1f}%, a guess "
+                         f"{r['chance']:.1f}%)")
+    if not found:
+        return ""
+    return (f"Neither variant learned the task at the training lengths in {_names(found)}: "
+            f"{'that row compares' if len(found) == 1 else 'those rows compare'} two models that guess, and "
+            "say nothing about +LN.")
 
 
 def _names(labels: list) -> str:
