@@ -399,12 +399,55 @@ def test_a_scheduled_run_resumes_to_the_uninterrupted_weights(small_argmax, tmp_
 def test_later_settings_are_left_unsaid_at_their_defaults_and_checked():
     assert not {"lr_schedule", "warmup_steps", "grad_clip"} & set(weight_settings(small()))
     assert weight_settings(small(lr_schedule="cosine", warmup_steps=2, grad_clip=1.0))["grad_clip"] == 1.0
-    with pytest.raises(ValueError, match="lr_schedule must be one of .'constant', 'cosine'.; got 'linear'"):
+    with pytest.raises(ValueError, match="lr_schedule must be one of .'constant', 'cosine', 'drop'.; got 'linear'"):
         small(lr_schedule="linear")
     with pytest.raises(ValueError, match="warmup_steps must be an int from 0 to steps .8.; got 9"):
         small(warmup_steps=9)
     with pytest.raises(ValueError, match="grad_clip must be a number >= 0"):
         small(grad_clip=-1.0)
+
+
+def test_the_drop_schedule_cuts_the_rate_tenfold_at_its_step():
+    from vvlib.optim import DROP_FACTOR, learning_rate
+
+    assert DROP_FACTOR == 0.1
+    rates = [learning_rate(1e-3, "drop", 0, 10, step, drop_step=4) for step in range(10)]
+    assert rates[:4] == [1e-3] * 4 and rates[4:] == [pytest.approx(1e-4)] * 6
+
+
+def test_a_drop_and_adam_eps_are_settings_that_reach_adamw_and_are_checked(small_argmax):
+    assert not {"drop_step", "adam_eps"} & set(weight_settings(small()))  # no stored entry moves
+    settings = weight_settings(small(lr_schedule="drop", drop_step=3, adam_eps=1e-6))
+    assert (settings["drop_step"], settings["adam_eps"]) == (3, 1e-6)
+    trainer = Trainer(small_argmax, small(adam_eps=1e-6))
+    assert {group["eps"] for g in trainer.groups for group in g.optimizer.param_groups} == {1e-6}
+    with pytest.raises(ValueError, match=r"drop_step must be an int from 1 to steps - 1 \(7\)"):
+        small(lr_schedule="drop", drop_step=8)
+    with pytest.raises(ValueError, match="drop_step is read only with lr_schedule 'drop'"):
+        small(drop_step=3)
+    with pytest.raises(ValueError, match="adam_eps must be a number > 0"):
+        small(adam_eps=0.0)
+
+
+def test_a_dropped_rate_trains_like_adamw_whose_rate_is_set_by_hand(small_argmax):
+    """Seed by seed, the drop schedule equals torch's AdamW with its rate lowered at drop_step."""
+    from vvlib.model import init_params, per_seed_loss
+    from vvlib.train import training_batch
+    from vvlib import rng
+
+    cfg = small(n_seeds=1, steps=6, lr_schedule="drop", drop_step=3, adam_eps=1e-4)
+    ours, _ = train(small_argmax, cfg, "cpu", progress=False)
+    params = {k: v.clone().requires_grad_(True) for k, v in init_params(small_argmax, [0], cfg.seed).items()}
+    optimizer = torch.optim.AdamW(params.values(), lr=cfg.lr, weight_decay=cfg.weight_decay, eps=1e-4)
+    generator = rng.generator("cpu", cfg.seed, "train-data", 0)
+    for step in range(cfg.steps):
+        for group in optimizer.param_groups:
+            group["lr"] = cfg.lr if step < 3 else cfg.lr * 0.1
+        batch = training_batch(small_argmax, cfg, [generator], step, "cpu")
+        optimizer.zero_grad()
+        per_seed_loss(small_argmax, params, batch).sum().backward()
+        optimizer.step()
+    assert all(torch.allclose(ours[k], params[k].detach(), atol=1e-6) for k in ours)
 
 
 def test_dropout_masks_keep_the_mean_and_are_a_seeds_own(device):

@@ -10,15 +10,18 @@ import math
 
 import torch
 
-SCHEDULES = ("constant", "cosine")
+SCHEDULES = ("constant", "cosine", "drop")
+DROP_FACTOR = 0.1  # "drop": the rate times this from drop_step on (our choice: the usual tenfold step)
 
 
-def learning_rate(lr: float, schedule: str, warmup_steps: int, steps: int, step: int) -> float:
+def learning_rate(lr: float, schedule: str, warmup_steps: int, steps: int, step: int, drop_step: int = 0) -> float:
     """The learning rate of the update that takes `step` (0-based) to step + 1: constant; or
     cosine: linear warmup from lr / warmup_steps to lr over warmup_steps, then half a cosine
-    from lr down to 0 at `steps`."""
+    from lr down to 0 at `steps`; or drop: lr until drop_step, lr * DROP_FACTOR from there."""
     if schedule == "constant":
         return lr
+    if schedule == "drop":
+        return lr if step < drop_step else lr * DROP_FACTOR
     if step < warmup_steps:
         return lr * (step + 1) / warmup_steps
     progress = (step - warmup_steps) / max(1, steps - warmup_steps)

@@ -28,6 +28,10 @@ class Argmax(Task):
         target = label.gather(-1, ranked.argmax(dim=-1, keepdim=True)).squeeze(-1)  # ties: the first
         return Batch(label=label, target=target, priority=priority, mask=mask)
 
+    def answer_position(self, batch) -> torch.Tensor:
+        ranked = batch.priority if batch.mask is None else batch.priority.masked_fill(~batch.mask, -1.0)
+        return ranked.argmax(dim=-1)  # the draw's rule: ties go to the first
+
     def in_features(self, model_cfg) -> int:
         return 1 + model_cfg.task.n_classes  # priority, one-hot class
 

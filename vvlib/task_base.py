@@ -37,6 +37,11 @@ class Task:
         shape) or None marks the real items, lengths their counts."""
         raise NotImplementedError
 
+    def answer_position(self, batch: "Batch") -> torch.Tensor:
+        """The index of the item that holds each sequence's answer, (...): where a model that
+        retrieves well puts its largest attention weight."""
+        raise NotImplementedError
+
     def in_features(self, model_cfg) -> int:
         """The width of an item's input to the encoder."""
         raise NotImplementedError

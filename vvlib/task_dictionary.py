@@ -38,6 +38,9 @@ class Dictionary(Task):
         target = label.gather(-1, asked).squeeze(-1)
         return Batch(label=label, target=target, key=key, query=query, mask=mask)
 
+    def answer_position(self, batch) -> torch.Tensor:
+        return (batch.key == batch.query.unsqueeze(-1)).int().argmax(dim=-1)  # keys are distinct: one match
+
     def in_features(self, model_cfg) -> int:
         return model_cfg.key_dim + model_cfg.value_dim
 

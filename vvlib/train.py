@@ -47,8 +47,10 @@ class TrainConfig:
     checkpoint_every: int = 500
     seed_group: int = 0  # seeds stepped together; 0: all of them (see the module docstring)
     draws: str = "generators"  # the data's source: generators (per seed, as every committed run) or counter (draws.py)
-    lr_schedule: str = "constant"  # constant, or cosine: linear warmup over warmup_steps, then cosine to 0 (optim.py)
+    lr_schedule: str = "constant"  # constant; cosine: linear warmup over warmup_steps, then cosine to 0; drop (optim.py)
     warmup_steps: int = 0
+    drop_step: int = 0  # lr_schedule "drop": the step from which the rate is lr * optim.DROP_FACTOR
+    adam_eps: float = 1e-8  # AdamW's epsilon (torch's default; the paper names none)
     grad_clip: float = 0.0  # 0: none; else each seed's gradient norm is clipped to this (optim.clip_per_seed)
     dropout: float = 0.0  # the chance that an MLP's hidden activation is zeroed in a training step (dropout_masks)
 
@@ -70,6 +72,14 @@ class TrainConfig:
             raise ValueError(f"lr_schedule must be one of {optim.SCHEDULES}; got {self.lr_schedule!r}")
         if not isinstance(self.warmup_steps, int) or not 0 <= self.warmup_steps <= self.steps:
             raise ValueError(f"warmup_steps must be an int from 0 to steps ({self.steps}); got {self.warmup_steps!r}")
+        if self.lr_schedule == "drop" and not (isinstance(self.drop_step, int) and 1 <= self.drop_step < self.steps):
+            raise ValueError(f"drop_step must be an int from 1 to steps - 1 ({self.steps - 1}) with lr_schedule "
+                             f"'drop'; got {self.drop_step!r}")
+        if self.lr_schedule != "drop" and self.drop_step != 0:
+            raise ValueError(f"drop_step is read only with lr_schedule 'drop' (leave it 0); got {self.drop_step!r} "
+                             f"with {self.lr_schedule!r}")
+        if not isinstance(self.adam_eps, (int, float)) or not self.adam_eps > 0:
+            raise ValueError(f"adam_eps must be a number > 0; got {self.adam_eps!r}")
         if not isinstance(self.grad_clip, (int, float)) or not self.grad_clip >= 0:
             raise ValueError(f"grad_clip must be a number >= 0 (0: no clipping); got {self.grad_clip!r}")
         if not isinstance(self.dropout, (int, float)) or not 0 <= self.dropout < 1:
@@ -93,7 +103,8 @@ def weight_settings(cfg: TrainConfig) -> dict:
     return settings
 
 
-LATER_DEFAULTS = {"draws": "generators", "lr_schedule": "constant", "warmup_steps": 0, "grad_clip": 0.0, "dropout": 0.0}
+LATER_DEFAULTS = {"draws": "generators", "lr_schedule": "constant", "warmup_steps": 0, "grad_clip": 0.0, "dropout": 0.0,
+                  "drop_step": 0, "adam_eps": 1e-8}
 
 
 def group_size(cfg: TrainConfig) -> int:
@@ -238,7 +249,7 @@ class Trainer:
         """One AdamW step of every seed; returns each seed's loss, (S,)."""
         if isinstance(self.lr, torch.Tensor):
             c = self.cfg
-            self.lr.fill_(optim.learning_rate(c.lr, c.lr_schedule, c.warmup_steps, c.steps, self.step))
+            self.lr.fill_(optim.learning_rate(c.lr, c.lr_schedule, c.warmup_steps, c.steps, self.step, c.drop_step))
         losses = [self.graphed_step(i) if self.graph_step else self.group_step(i, self.draw(i))
                   for i in range(len(self.groups))]
         self.step += 1

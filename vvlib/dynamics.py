@@ -1,0 +1,93 @@
+"""What a training run does to its models over time, measured every few steps (chapter 5 asks
+why the dictionary loss rises again after about 2,000 steps at a constant learning rate).
+
+`measure` returns, per seed (S,):
+    probe_loss   cross-entropy on a fixed batch of the longest training length, and loss_hit the
+                 same over the sequences whose largest attention weight is on the answer (so the
+                 misses' share of the loss is probe_loss - (1 - missed) * loss_hit)
+    missed       share of that batch whose largest attention weight is not on the item that
+                 holds the answer (the model looked in the wrong place)
+    margin       log A_answer - log max_{other} A: the answer's attention logit minus the largest
+                 other one (mean over the batch; a weight below the float32 floor counts as the
+                 floor, so margins cap near 87)
+    grad_norm    the norm of the gradient of the step just taken, over all weights
+    weight_norm  the norm of all weights, and key_norm that of the key embeddings alone (dictionary)
+    moved        how far the weights moved since the last measurement, relative to their norm
+    adam_root    the median over the network's weights (all but the embedding tables) of AdamW's
+                 bias-corrected sqrt(v): the size of a gradient entry AdamW divides by, to set
+                 against its epsilon; adam_root_keys the same over the key embeddings (dictionary),
+                 most of whose rows are absent from a given batch
+Nothing here changes the weights or draws from the training streams, so a measured run trains
+to the same weights as an unmeasured one.
+"""
+
+import torch
+
+from . import rng, tasks
+from .model import ModelConfig, forward, n_seeds
+from .task_base import Batch
+
+MEASURES = ("probe_loss", "loss_hit", "missed", "margin", "grad_norm", "weight_norm", "key_norm", "moved", "adam_root",
+            "adam_root_keys")
+TABLES = ("emb_key", "emb_value", "emb_query")  # a task's embedding tables, apart from the network
+FLOOR = torch.finfo(torch.float32).tiny
+
+
+def probe_batch(model_cfg: ModelConfig, length: int, rows: int, seed: int, device) -> Batch:
+    """A fixed batch of `rows` sequences of `length` items from its own stream, shared by all seeds."""
+    return tasks.sample(model_cfg.task, rng.generator(device, seed, "dynamics", model_cfg.task.name, length),
+                        rows, length, device)
+
+
+@torch.no_grad()
+def retrieval(model_cfg: ModelConfig, params: dict, batch: Batch) -> dict:
+    """probe_loss, loss_hit, missed and margin on `batch`, each (S,)."""
+    out, inside = forward(model_cfg, params, batch, probe=True)
+    target = batch.target.unsqueeze(0).expand(out.shape[0], -1)
+    loss = torch.nn.functional.cross_entropy(out.flatten(0, 1), target.flatten(), reduction="none")
+    log_attn = inside["attention"].clamp_min(FLOOR).log()  # (S, B, N)
+    answer = tasks.get(model_cfg.task.name).answer_position(batch).unsqueeze(0).expand_as(log_attn[..., 0])
+    at_answer = log_attn.gather(-1, answer.unsqueeze(-1)).squeeze(-1)
+    others = log_attn.scatter(-1, answer.unsqueeze(-1), float("-inf")).amax(-1)
+    loss, hit = loss.view(out.shape[:2]), (log_attn.argmax(-1) == answer).float()
+    return {"probe_loss": loss.mean(1), "loss_hit": (loss * hit).sum(1) / hit.sum(1).clamp_min(1),
+            "missed": 1 - hit.mean(1), "margin": (at_answer - others).mean(1)}
+
+
+def _norm(tensors) -> torch.Tensor:
+    """Per-seed norm over a list of (S, ...) tensors."""
+    return torch.stack([t.pow(2).flatten(1).sum(1) for t in tensors]).sum(0).sqrt()
+
+
+@torch.no_grad()
+def optimizer_state(params: dict, optimizer: torch.optim.Optimizer, previous: dict | None) -> dict:
+    """grad_norm, weight_norm, key_norm, moved, adam_root and adam_root_keys, each (S,); `previous`:
+    the weights at the last measurement (moved is 0 without them)."""
+    names = list(params)
+    grads = [params[n].grad if params[n].grad is not None else torch.zeros_like(params[n]) for n in names]
+    weights = [params[n] for n in names]
+    weight_norm = _norm(weights)
+    moved = (_norm([params[n] - previous[n] for n in names]) if previous else torch.zeros_like(weight_norm)) / weight_norm
+    missing = torch.full_like(weight_norm, float("nan"))
+    network = [params[n] for n in names if n not in TABLES]
+    keys = [params["emb_key"]] if "emb_key" in params else []
+    return {"grad_norm": _norm(grads), "weight_norm": weight_norm, "key_norm": _norm(keys) if keys else missing,
+            "moved": moved, "adam_root": _median_root(network, optimizer, missing),
+            "adam_root_keys": _median_root(keys, optimizer, missing)}
+
+
+def _median_root(weights: list, optimizer, missing) -> torch.Tensor:
+    """Per seed, the median over `weights` of AdamW's bias-corrected sqrt(v); `missing` before the first step."""
+    beta2, roots = optimizer.param_groups[0]["betas"][1], []
+    for p in weights:
+        state = optimizer.state.get(p, {})
+        if "exp_avg_sq" in state:
+            roots.append((state["exp_avg_sq"] / (1 - beta2 ** float(state["step"]))).sqrt().flatten(1))
+    return torch.cat(roots, 1).median(1).values if roots else missing
+
+
+def measure(model_cfg: ModelConfig, params: dict, optimizer, batch: Batch, previous: dict | None) -> dict:
+    """Every measure of MEASURES for one seed group, {name: (S,) CPU tensor}."""
+    found = {**retrieval(model_cfg, params, batch), **optimizer_state(params, optimizer, previous)}
+    assert all(v.shape == (n_seeds(params),) for v in found.values())
+    return {name: found[name].cpu() for name in MEASURES}
