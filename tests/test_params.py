@@ -99,6 +99,13 @@ def cli(*args):
      "eval_lengths: expected lengths <= n_keys (16384), since keys are distinct, got [16, 99999]"),
     (["run", "04_argmax_retrieval", "-p", "long_steps", "100", "-p", "ladder_steps", "[50,200]"],
      "ladder_steps: expected steps at most long_steps (100), got [50, 200]"),
+    (["run", "05_dictionary_lookup", "-p", "long_steps", "100", "-p", "ladder_steps", "[50]", "-p", "dynamics_rows",
+      '[{"adam_eps": -1}]'], "dynamics_rows: {'adam_eps': -1} is refused: adam_eps must be a number > 0; got -1"),
+    (["run", "05_dictionary_lookup", "-p", "dynamics_rows", "[{}]"],
+     "dynamics_rows: expected [] while long_steps is 0 (a measured run is the longer training's), got [{}]"),
+    (["run", "05_dictionary_lookup", "-p", "long_steps", "100", "-p", "ladder_steps", "[50]", "-p", "dynamics_rows",
+      "[{}]", "-p", "dynamics_every", "30"], "dynamics_every: expected a step count up to long_steps (100) that divides "
+                                             "checkpoint_every (500), got 30"),
     (["run", "07_dispersion", "-p", "eval_lengths", "[8,16,64]"], "eval_lengths: expected lengths >= 16, got [8, 16, 64]"),
     (["run", "10_beyond", "-p", "deep_heads", "3"], "deep_heads: expected a divisor of hidden (128), got 3"),
     (["run", "01_vanishing_variance_proof", "-p", "component", "999"], "component: expected an int < d_model"),

@@ -14,7 +14,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from .. import compare, rng, stats
-from ..experiments import paper, plots, report, sensitivity, store, variants
+from ..experiments import dynamics_runs, paper, plots, report, sensitivity, store, variants
 from ..experiments.chapter_records import SENSITIVITY, ChapterRecord
 from . import chapters
 
@@ -36,7 +36,7 @@ class AccuracyPage:
         self.task = variants.task_config(self.P, self.task_record.name)
         self.table = self.task_record.accuracy  # the paper's numbers for this task
         self.name = self.task_record.title[0].upper() + self.task_record.title[1:]  # "Argmax retrieval"
-        self.paper_scale = self.long = None
+        self.paper_scale = self.long = self.dynamics_summary = None
 
     # --- the paper's scale, trained on a GPU and committed -------------------------------------
 
@@ -185,6 +185,26 @@ class AccuracyPage:
                 f"reaches {self.long['metrics']['accuracy']['baseline'][longest]:.1f}% and "
                 f"{self.long['metrics']['accuracy']['layernorm'][longest]:.1f}% there ({P.long_seeds} seeds)."))
 
+    def dynamics(self):
+        """The measured runs (dynamics_rows): a figure of the measures along training and a sentence per run."""
+        P = self.P
+        if not P.dynamics_rows:
+            display(Markdown("*Not measured at this profile (`dynamics_rows` is empty).*"))
+            return
+        tables, provenance = {}, {}
+        for row in P.dynamics_rows:
+            model_cfg, train_cfg = dynamics_runs.row_configs(P, self.task, row)
+            label = dynamics_runs.label(row)
+            tables[label], provenance[label] = dynamics_runs.measured(P.store_dir, model_cfg, train_cfg,
+                                                                      P.dynamics_every, self.device)
+        self.dynamics_summary = report.dynamics_summary(tables)
+        self.dynamics_provenance = provenance
+        figure = plots.training_dynamics(tables, title=f"{self.name}, {P.dynamics_seeds} seeds x {P.long_steps:,} "
+                                                       f"steps: measured every {P.dynamics_every} steps (mean over seeds)")
+        display(figure)
+        plt.close(figure)
+        display(Markdown(report.dynamics_sentences(self.dynamics_summary)))
+
     def _decayed_rate_row(self):
         """(row record, training records, its parameters) of chapter 11's cosine-decayed row at the
         longer training's steps, or None where the store lacks it."""
@@ -205,6 +225,9 @@ class AccuracyPage:
                            ladder=report.ladder_records(self.long["ladder"]))
             training.update({f"long/{v}/{r['spec']['train']['first_seed']}": r
                              for v, rs in self.long["runs"].items() for r in rs})
+        if self.dynamics_summary:
+            metrics["dynamics"] = self.dynamics_summary
+            training.update({f"dynamics/{label}": {"provenance": p} for label, p in self.dynamics_provenance.items()})
         if self.paper_scale:
             metrics["paper_scale"] = {**self.paper_scale["metrics"], "steps": self.paper_scale["P"].steps,
                                       "device_type": "cuda"}

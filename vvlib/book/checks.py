@@ -12,6 +12,7 @@ from pathlib import Path
 
 import torch
 
+from ..experiments import dynamics_runs
 from ..experiments.params import ParameterError, require
 
 
@@ -28,6 +29,23 @@ def keys_cover_lengths(P):
 def ladder_within_long_training(P):
     require(not P.long_steps or max(P.ladder_steps) <= P.long_steps, "ladder_steps",
             f"steps at most long_steps ({P.long_steps})", P.ladder_steps)
+
+
+def measured_rows_fit(P):
+    """Chapters 4-5's measured runs (dynamics_rows) are the longer training's, measured at its checkpoints."""
+    if not P.dynamics_rows:
+        return
+    require(P.long_steps > 0, "dynamics_rows", "[] while long_steps is 0 (a measured run is the longer training's)",
+            P.dynamics_rows)
+    require(P.dynamics_every <= P.long_steps and P.checkpoint_every % P.dynamics_every == 0, "dynamics_every",
+            f"a step count up to long_steps ({P.long_steps}) that divides checkpoint_every ({P.checkpoint_every})",
+            P.dynamics_every)
+    for row in P.dynamics_rows:
+        require(isinstance(row, dict), "dynamics_rows", "a list of dicts", P.dynamics_rows)
+        try:
+            dynamics_runs.row_train_config(P, row)
+        except (ValueError, TypeError) as exc:
+            raise ParameterError(f"dynamics_rows: {row!r} is refused: {exc}") from None
 
 
 def paper_scale_store_exists(P):

@@ -42,6 +42,9 @@ TRAINING_DEFAULTS = {
     "long_seed_group": 4,  # 4 seeds per batch trains faster on a CPU
     "ladder_lengths": [16, 256, 2048, 16384],
     "paper_scale_dir": "",  # chapters 4-5's paper-scale section: off unless a profile names a store
+    "dynamics_rows": [],  # chapters 4-5's measured runs: none unless a profile asks
+    "dynamics_seeds": 4,
+    "dynamics_every": 100,
 }
 
 # What differs between the tasks.  A one-task chapter names these as written; chapters 8-10

@@ -107,9 +107,11 @@ def _list_of_ints(lo):
     return ok, f"a non-empty list of ints >= {lo}"
 
 
-def _list_of_dicts():
-    return (lambda v: isinstance(v, list) and len(v) > 0 and all(isinstance(r, dict) for r in v)), \
-        "a non-empty list of dicts of settings"
+def _list_of_dicts(may_be_empty=False):
+    def ok(v):
+        return isinstance(v, list) and (may_be_empty or len(v) > 0) and all(isinstance(r, dict) for r in v)
+
+    return ok, ("a list of dicts of settings ([]: none)" if may_be_empty else "a non-empty list of dicts of settings")
 
 
 RULES = {
@@ -148,6 +150,10 @@ RULES = {
     "dictionary_long_seed_chunk": _int_at_least(1),
     "ladder_steps": _list_of_ints(1),
     "ladder_lengths": _list_of_ints(1),
+    # chapters 4-5's measured runs (each row is checked by book/checks.measured_rows_fit)
+    "dynamics_rows": _list_of_dicts(may_be_empty=True),
+    "dynamics_seeds": _int_at_least(1),
+    "dynamics_every": _int_at_least(1),
     "seed": _int_at_least(0),
     "eval_seed": _int_at_least(0),
     "lr": _positive_float(),

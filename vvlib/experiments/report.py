@@ -334,3 +334,45 @@ def write_results(output_dir, chapter: str, parameters: dict, device, metrics: d
         "metrics": metrics,
     })
     return path
+
+
+DYNAMICS_READ = ("train_loss", "probe_loss", "missed", "loss_missed", "loss_from_misses", "margin", "grad_norm", "adam_root",
+                 "adam_root_keys")  # what dynamics_summary reports
+
+
+def dynamics_summary(tables: dict) -> dict:
+    """Per measured run ({label: frame}, vvlib/dynamics.py): where its mean training loss over seeds
+    is lowest, and each of DYNAMICS_READ there and over the last tenth of its measurements (means
+    over seeds, then over those steps)."""
+    summary = {}
+    for label, frame in tables.items():
+        means = frame.groupby("step")[list(DYNAMICS_READ)].mean()
+        lowest = int(means["train_loss"].idxmin())
+        last = means.iloc[-max(1, len(means) // 10):]
+        summary[label] = {"lowest_step": lowest, "last_steps": [int(last.index[0]), int(last.index[-1])],
+                          "n_seeds": int(frame["seed"].nunique()),
+                          **{f"{c}_at_lowest": float(means.loc[lowest, c]) for c in DYNAMICS_READ},
+                          **{f"{c}_last": float(last[c].mean()) for c in DYNAMICS_READ}}
+    return summary
+
+
+def dynamics_sentences(summary: dict) -> str:
+    """A sentence per measured run: how far its training loss rises after its lowest point, and
+    what the misses (probe sequences whose attention's top item is not the answer) do meanwhile:
+    how many there are, what each costs, and the answer's logit margin."""
+    parts = []
+    for label, s in summary.items():
+        first, final = s["last_steps"]
+        parts.append(
+            f"{label}: training loss lowest at step {s['lowest_step']:,} ({s['train_loss_at_lowest']:.3g}), over steps "
+            f"{first:,}-{final:,} {s['train_loss_last']:.3g} ({s['train_loss_last'] / s['train_loss_at_lowest']:.1f} "
+            f"times the lowest); from the one to the other, the probe sequences missed go from "
+            f"{100 * s['missed_at_lowest']:.2f}% to {100 * s['missed_last']:.2f}%, the loss of a missed one from "
+            f"{s['loss_missed_at_lowest']:.1f} to {s['loss_missed_last']:.1f} nats (the misses' share of the probe loss: "
+            f"{_miss_share(s, 'at_lowest'):.0%} and {_miss_share(s, 'last'):.0%}), and the answer's logit margin from "
+            f"{s['margin_at_lowest']:.1f} to {s['margin_last']:.1f}.")
+    return " ".join(parts)
+
+
+def _miss_share(s: dict, when: str) -> float:
+    return s[f"loss_from_misses_{when}"] / s[f"probe_loss_{when}"]

@@ -304,12 +304,17 @@ class TrainedRun:
                          self.device, self.progress)
 
 
+def tables_folder(store_dir, name: str, spec: dict) -> Path:
+    """Where cached_tables keeps the tables `name` made with `spec`."""
+    return Path(store_dir) / f"{name}-{store.spec_hash(spec)}"
+
+
 def cached_tables(store_dir, name: str, spec: dict, compute, device="cpu") -> dict:
     """{table name: DataFrame}: read from <store>/<name>-<hash>/ when made with `spec`,
     else compute() (which returns that dict) and store each table as CSV.
 
     tables.json is written last, so an interrupted write leaves no half-result behind."""
-    folder = Path(store_dir) / f"{name}-{store.spec_hash(spec)}"
+    folder = tables_folder(store_dir, name, spec)
     index = distributed.agreed(lambda: store.load_matching(folder / "tables.json", spec))
     if index is not None:
         try:

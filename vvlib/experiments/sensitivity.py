@@ -28,7 +28,7 @@ PAPER_TABLES = {t.name: t.accuracy for t in TASKS}  # Tables 1 and 2
 # ln_affine: False makes the +LN side LayerNorm without its learned scale and shift, which is
 # chapter 8's +std variant (standardization alone).
 SHARED_SETTINGS = ("n_seeds", "steps", "batch_size", "lr", "weight_decay", "min_train_len", "max_train_len",
-                   "lr_schedule", "warmup_steps", "grad_clip", "dropout", *variants.MODEL_PARAMETERS, "ln_affine")
+                   "lr_schedule", "warmup_steps", "drop_step", "adam_eps", "grad_clip", "dropout", *variants.MODEL_PARAMETERS, "ln_affine")
 
 
 def trained_variants(P) -> tuple:

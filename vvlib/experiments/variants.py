@@ -67,7 +67,8 @@ REQUIRED_TRAIN = {"n_seeds": "n_seeds", "steps": "steps", "batch_size": "batch_s
                   "seed": "seed", "checkpoint_every": "checkpoint_every"}
 OPTIONAL_TRAIN = {"seed_group": "seed_group", "draws": "draws", "lr_schedule": "lr_schedule",
                   "warmup_steps": "warmup_steps", "grad_clip": "grad_clip", "curriculum_steps": "curriculum_steps",
-                  "curriculum_start_len": "curriculum_start_len", "dropout": "dropout"}
+                  "curriculum_start_len": "curriculum_start_len", "dropout": "dropout", "drop_step": "drop_step",
+                  "adam_eps": "adam_eps"}
 TRAIN_FIELDS = {**REQUIRED_TRAIN, **OPTIONAL_TRAIN}
 EVAL_FIELDS = {"eval_lengths": "lengths", "n_eval_sequences": "n_sequences", "eval_seed": "seed", "draws": "draws"}
 
