@@ -25,18 +25,22 @@ def spec(model_cfg: ModelConfig, train_cfg: TrainConfig, every: int, device) -> 
             "probe_rows": PROBE_ROWS, "probe_seed": PROBE_SEED}
 
 
+def folder(store_dir, model_cfg: ModelConfig, train_cfg: TrainConfig, every: int, device):
+    """Where a measured run keeps its table (and, while it trains, its checkpoint)."""
+    return runs.tables_folder(store_dir, "dynamics", spec(model_cfg, train_cfg, every, device))
+
+
 def measured(store_dir, model_cfg: ModelConfig, train_cfg: TrainConfig, every: int, device, progress=True):
     """(the table, its provenance): one row per (step, seed) at every `every` steps, from the
     store or computed."""
     if not isinstance(every, int) or not 1 <= every <= train_cfg.steps or train_cfg.checkpoint_every % every:
         raise ValueError(f"every must be an int from 1 to steps ({train_cfg.steps}) that divides checkpoint_every "
                          f"({train_cfg.checkpoint_every}); got {every!r}")
-    the_spec = spec(model_cfg, train_cfg, every, device)
-    folder = runs.tables_folder(store_dir, "dynamics", the_spec)
-    tables = runs.cached_tables(store_dir, "dynamics", the_spec,
-                                lambda: {"measures": _train_measured(model_cfg, train_cfg, every, device, folder,
+    where = folder(store_dir, model_cfg, train_cfg, every, device)
+    tables = runs.cached_tables(store_dir, "dynamics", spec(model_cfg, train_cfg, every, device),
+                                lambda: {"measures": _train_measured(model_cfg, train_cfg, every, device, where,
                                                                      progress)}, device)
-    return with_loss_per_miss(tables["measures"]), store.read_json(folder / "tables.json")["provenance"]
+    return with_loss_per_miss(tables["measures"]), store.read_json(where / "tables.json")["provenance"]
 
 
 def with_loss_per_miss(frame: pd.DataFrame) -> pd.DataFrame:

@@ -22,7 +22,7 @@ import torch
 
 from .. import rng
 from ..train import TrainConfig
-from . import chapter_records, runs, sensitivity, variants
+from . import chapter_records, dynamics_runs, runs, sensitivity, variants
 from .chapter_records import Work
 
 # What each chapter trains and probes, from its record (chapter_records.py).
@@ -119,6 +119,20 @@ def _task_jobs(chapter, P, task, work: Work, device) -> list[Job]:
             for train_cfg in variants.long_train_configs(P):
                 jobs += _run_jobs(chapter, P, task, variant, train_cfg, work.temperatures, device,
                                   P.get("ladder_steps") or ())
+        jobs += _measured_jobs(chapter, P, task, device)
+    return jobs
+
+
+def _measured_jobs(chapter, P, task, device) -> list[Job]:
+    """The longer training's runs measured along the way (dynamics_rows), each one stored table."""
+    jobs = []
+    for row in P.get("dynamics_rows") or []:
+        model_cfg, train_cfg = dynamics_runs.row_configs(P, variants.task_config(P, task), row)
+        where = dynamics_runs.folder(P.store_dir, model_cfg, train_cfg, P.dynamics_every, device)
+        jobs.append(Job(chapter, training_kind(task, train_cfg), f"measure {task} {dynamics_runs.label(row)}",
+                        where / "tables.json", train_cfg.n_seeds * train_cfg.steps, train_cfg.steps, train_cfg.n_seeds,
+                        compute=functools.partial(dynamics_runs.measured, P.store_dir, model_cfg, train_cfg,
+                                                  P.dynamics_every, device)))
     return jobs
 
 
