@@ -147,22 +147,24 @@ def test_a_measured_row_is_the_longer_trainings_run_with_its_changes():
     assert dynamics_runs.label({"variant": "layernorm", "adam_eps": 1e-6}) == "Baseline (+ LN) (adam_eps=1e-06)"
 
 
-def test_the_summary_finds_the_lowest_point_and_averages_the_last_tenth():
-    steps = np.arange(1, 21) * 100
-    loss = np.r_[np.linspace(1.0, 0.1, 10), np.linspace(0.15, 0.6, 10)]  # lowest at step 1,000
+def test_the_summary_averages_the_window_of_lowest_loss_and_the_last():
+    steps = np.arange(1, 21) * 100  # 20 measurements: windows of 2
+    loss = np.r_[np.linspace(1.0, 0.1, 10), np.linspace(0.15, 0.6, 10)]  # lowest at step 1,000, then 0.15
     frames = []
     for seed, shift in ((0, 0.0), (1, 0.02)):
         frames.append(pd.DataFrame({"step": steps, "seed": seed, "train_loss": loss + shift, "missed": steps / 1e4,
-                                    "probe_loss": 0.5, "loss_hit": 0.1, "margin": 5.0, "grad_norm": 1.0,
+                                    "probe_loss": 0.5, "loss_hit": 0.1, "margin": 5.0 * steps / 100, "grad_norm": 1.0,
                                     "adam_root": 1e-4, "adam_root_keys": 1e-7}))
     summary = report.dynamics_summary({"run": dynamics_runs.with_loss_per_miss(pd.concat(frames))})["run"]
-    assert summary["lowest_step"] == 1000 and summary["last_steps"] == [1900, 2000]
-    assert summary["train_loss_at_lowest"] == pytest.approx(0.11)
+    assert summary["lowest_steps"] == [1000, 1100] and summary["last_steps"] == [1900, 2000]
+    assert summary["train_loss_at_lowest"] == pytest.approx((0.1 + 0.15) / 2 + 0.01)
     assert summary["train_loss_last"] == pytest.approx((0.55 + 0.6) / 2 + 0.01)
     assert summary["missed_last"] == pytest.approx(0.195) and summary["n_seeds"] == 2
-    # the misses' part of a probe loss of 0.5 when 19.5% of sequences miss and a hit costs 0.1 (at the lowest
-    # point, step 1,000, 10% miss: 0.5 - 0.9 * 0.1 = 0.41, 82% of it)
+    # the misses' part of a probe loss of 0.5 when 19.5% of sequences miss and a hit costs 0.1 (around the
+    # lowest, 10.5% miss: 0.5 - 0.895 * 0.1 = 0.4105, 82% of it)
     assert summary["loss_from_misses_last"] == pytest.approx(0.5 - (1 - 0.195) * 0.1)
     assert summary["loss_missed_last"] == pytest.approx(np.mean([(0.5 - 0.81 * 0.1) / 0.19, (0.5 - 0.8 * 0.1) / 0.2]))
     sentence = report.dynamics_sentences({"run": summary})
-    assert "5.3 times the lowest" in sentence and "share of the probe loss: 82% and 84%" in sentence
+    assert "lowest over steps 1,000-1,100 (0.135)" in sentence and "4.3 times the lowest" in sentence
+    assert "share of the probe loss: 82% and 84%" in sentence and "from 52.5 to 97.5 (near the most" in sentence
+    assert dynamics.MARGIN_CAP == pytest.approx(87.34, abs=0.01)

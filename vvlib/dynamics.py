@@ -21,6 +21,8 @@ Nothing here changes the weights or draws from the training streams, so a measur
 to the same weights as an unmeasured one.
 """
 
+import math
+
 import torch
 
 from . import rng, tasks
@@ -31,6 +33,7 @@ MEASURES = ("probe_loss", "loss_hit", "missed", "margin", "grad_norm", "weight_n
             "adam_root_keys")
 TABLES = ("emb_key", "emb_value", "emb_query")  # a task's embedding tables, apart from the network
 FLOOR = torch.finfo(torch.float32).tiny
+MARGIN_CAP = -math.log(FLOOR)  # the largest margin a float32 attention weight can show (about 87.3)
 
 
 def probe_batch(model_cfg: ModelConfig, length: int, rows: int, seed: int, device) -> Batch:

@@ -297,7 +297,7 @@ def device_distributions(frame, labels: dict, title=""):
 
 DYNAMICS_PANELS = [("train_loss", "training loss", True), ("missed", "share of probe sequences missed", False),
                    ("loss_missed", "probe loss of a missed sequence", False),
-                   ("margin", "answer's logit minus the largest other", False), ("grad_norm", "gradient norm", True),
+                   ("margin", "answer's logit minus the largest other (cap 87)", False), ("grad_norm", "gradient norm", True),
                    ("adam_root_keys", "AdamW's median sqrt(v), key embeddings", True)]
 
 

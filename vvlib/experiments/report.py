@@ -7,6 +7,7 @@ import pandas as pd
 
 from . import chapter_records, store
 from ..compare import ALPHA, beyond_training, compare, format_p, is_significant, pair_name
+from ..dynamics import MARGIN_CAP
 from ..stats import by_length, paired_difference, paired_ttest, welch
 
 
@@ -341,17 +342,22 @@ DYNAMICS_READ = ("train_loss", "probe_loss", "missed", "loss_missed", "loss_from
 
 
 def dynamics_summary(tables: dict) -> dict:
-    """Per measured run ({label: frame}, vvlib/dynamics.py): where its mean training loss over seeds
-    is lowest, and each of DYNAMICS_READ there and over the last tenth of its measurements (means
-    over seeds, then over those steps)."""
+    """Per measured run ({label: frame}, vvlib/dynamics.py), each of DYNAMICS_READ (means over seeds)
+    averaged over two windows of a tenth of its measurements each: where the training loss is
+    lowest (the window whose mean loss is least) and the last.  Windows, not single steps: one
+    measurement of a few seeds is noisy."""
     summary = {}
     for label, frame in tables.items():
         means = frame.groupby("step")[list(DYNAMICS_READ)].mean()
-        lowest = int(means["train_loss"].idxmin())
-        last = means.iloc[-max(1, len(means) // 10):]
-        summary[label] = {"lowest_step": lowest, "last_steps": [int(last.index[0]), int(last.index[-1])],
+        width = max(1, len(means) // 10)
+        windows = means.rolling(width).mean().dropna()  # indexed by each window's last step
+        low_end = windows["train_loss"].idxmin()
+        low = means.loc[:low_end].iloc[-width:]
+        last = means.iloc[-width:]
+        summary[label] = {"lowest_steps": [int(low.index[0]), int(low.index[-1])],
+                          "last_steps": [int(last.index[0]), int(last.index[-1])],
                           "n_seeds": int(frame["seed"].nunique()),
-                          **{f"{c}_at_lowest": float(means.loc[lowest, c]) for c in DYNAMICS_READ},
+                          **{f"{c}_at_lowest": float(low[c].mean()) for c in DYNAMICS_READ},
                           **{f"{c}_last": float(last[c].mean()) for c in DYNAMICS_READ}}
     return summary
 
@@ -362,16 +368,21 @@ def dynamics_sentences(summary: dict) -> str:
     how many there are, what each costs, and the answer's logit margin."""
     parts = []
     for label, s in summary.items():
-        first, final = s["last_steps"]
+        (a, b), (first, final) = s["lowest_steps"], s["last_steps"]
         parts.append(
-            f"{label}: training loss lowest at step {s['lowest_step']:,} ({s['train_loss_at_lowest']:.3g}), over steps "
+            f"{label}: training loss lowest over steps {a:,}-{b:,} ({s['train_loss_at_lowest']:.3g}), over steps "
             f"{first:,}-{final:,} {s['train_loss_last']:.3g} ({s['train_loss_last'] / s['train_loss_at_lowest']:.1f} "
             f"times the lowest); from the one to the other, the probe sequences missed go from "
             f"{100 * s['missed_at_lowest']:.2f}% to {100 * s['missed_last']:.2f}%, the loss of a missed one from "
             f"{s['loss_missed_at_lowest']:.1f} to {s['loss_missed_last']:.1f} nats (the misses' share of the probe loss: "
             f"{_miss_share(s, 'at_lowest'):.0%} and {_miss_share(s, 'last'):.0%}), and the answer's logit margin from "
-            f"{s['margin_at_lowest']:.1f} to {s['margin_last']:.1f}.")
+            f"{s['margin_at_lowest']:.1f} to {s['margin_last']:.1f}{_capped(s['margin_last'])}.")
     return " ".join(parts)
+
+
+def _capped(margin: float) -> str:
+    """A note where a mean margin is near the float32 floor of the attention weights (dynamics.MARGIN_CAP)."""
+    return " (near the most a float32 attention weight can show, so at least that)" if margin > 0.8 * MARGIN_CAP else ""
 
 
 def _miss_share(s: dict, when: str) -> float:
