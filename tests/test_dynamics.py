@@ -168,3 +168,9 @@ def test_the_summary_averages_the_window_of_lowest_loss_and_the_last():
     assert "lowest over steps 1,000-1,100 (0.135)" in sentence and "4.3 times the lowest" in sentence
     assert "share of the probe loss: 82% and 84%" in sentence and "from 52.5 to 97.5 (near the most" in sentence
     assert dynamics.MARGIN_CAP == pytest.approx(87.34, abs=0.01)
+    # a window in which no probe sequence missed: its loss per miss is unknown, and the windows still count
+    none_missed = pd.concat(frames).assign(missed=lambda f: np.where(f.step > 1500, 0.0, f.missed),
+                                           train_loss=lambda f: np.where(f.step > 1500, 0.03 - f.step * 1e-5, f.train_loss))
+    late = report.dynamics_summary({"run": dynamics_runs.with_loss_per_miss(none_missed)})["run"]
+    assert late["lowest_steps"][-1] == 2000 and np.isnan(late["loss_missed_last"])
+    assert "the loss of a missed one" not in report.dynamics_sentences({"run": late})  # none missed in either

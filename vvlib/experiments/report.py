@@ -350,8 +350,8 @@ def dynamics_summary(tables: dict) -> dict:
     for label, frame in tables.items():
         means = frame.groupby("step")[list(DYNAMICS_READ)].mean()
         width = max(1, len(means) // 10)
-        windows = means.rolling(width).mean().dropna()  # indexed by each window's last step
-        low_end = windows["train_loss"].idxmin()
+        windows = means["train_loss"].rolling(width).mean().dropna()  # indexed by each window's last step
+        low_end = windows.idxmin()
         low = means.loc[:low_end].iloc[-width:]
         last = means.iloc[-width:]
         summary[label] = {"lowest_steps": [int(low.index[0]), int(low.index[-1])],
@@ -373,11 +373,20 @@ def dynamics_sentences(summary: dict) -> str:
             f"{label}: training loss lowest over steps {a:,}-{b:,} ({s['train_loss_at_lowest']:.3g}), over steps "
             f"{first:,}-{final:,} {s['train_loss_last']:.3g} ({s['train_loss_last'] / s['train_loss_at_lowest']:.1f} "
             f"times the lowest); from the one to the other, the probe sequences missed go from "
-            f"{100 * s['missed_at_lowest']:.2f}% to {100 * s['missed_last']:.2f}%, the loss of a missed one from "
-            f"{s['loss_missed_at_lowest']:.1f} to {s['loss_missed_last']:.1f} nats (the misses' share of the probe loss: "
-            f"{_miss_share(s, 'at_lowest'):.0%} and {_miss_share(s, 'last'):.0%}), and the answer's logit margin from "
+            f"{100 * s['missed_at_lowest']:.2f}% to {100 * s['missed_last']:.2f}%{_miss_cost(s)}, and the answer's "
+            f"logit margin from "
             f"{s['margin_at_lowest']:.1f} to {s['margin_last']:.1f}{_capped(s['margin_last'])}.")
     return " ".join(parts)
+
+
+def _miss_cost(s: dict) -> str:
+    """What a missed probe sequence costs in the two windows, and the misses' share of the probe loss."""
+    before, after = s["loss_missed_at_lowest"], s["loss_missed_last"]
+    if np.isnan(before) and np.isnan(after):
+        return ""
+    nats = lambda loss: "none missed" if np.isnan(loss) else f"{loss:.1f} nats"
+    return (f", the loss of a missed one from {nats(before)} to {nats(after)} (the misses' share of the probe loss: "
+            f"{_miss_share(s, 'at_lowest'):.0%} and {_miss_share(s, 'last'):.0%})")
 
 
 def _capped(margin: float) -> str:
