@@ -16,6 +16,7 @@ The science, vvlib/ (no files, no pages):
     train           seed-batched training with checkpoints and resume
     seed_groups     the seeds in groups, each with its AdamW, and checkpoints laid out the same for any grouping
     optim           a learning-rate schedule and per-seed gradient clipping, when asked for
+    dynamics        a model measured along training: retrieval misses, logit margins, gradient and AdamW state
     distributed     a run's seeds spread over the processes of a torchrun launch
     graphdraw       training batches replayed from CUDA graphs (argmax on a GPU)
     graphstep       a whole training step replayed from a CUDA graph (the default on a GPU)
@@ -37,6 +38,7 @@ Experiments, vvlib/experiments/ (cached runs, results, tables):
     params          chapter parameters: profiles and validation
     variants        the training chapters' common flow: each variant trained once, evaluated per temperature
     sensitivity     chapter 11: one unstated setting at a time, +LN against the Baseline per configuration
+    dynamics_runs   training runs measured along the way, one stored table each (chapter 5's loss rise)
     probes          the probe tables of chapters 6, 7 and 10, each defined once for its chapter and the plan
     plan            the store entries a training chapter will compute, and how far each has got
     units           the plan cut into units that fit one GPU command, with estimates from measured speeds
