@@ -287,3 +287,40 @@ def test_the_argmax_training_loss_does_not_rise_as_chapter_5_says(monkeypatch):
     for history in histories:
         means = [np.mean(losses) for _, losses in history]
         assert history[int(np.argmin(means))][0] >= 0.95 * P.steps
+
+
+def test_chapter_5s_lines_on_the_measured_runs_hold_in_the_committed_tables(monkeypatch):
+    """Chapter 5, 'What the measured runs show': at the constant rate the margin climbs from about 8-11 to
+    near the float32 limit while misses (most of the probe loss) grow a little more frequent and much
+    costlier, about doubling the loss; the tenfold cut and weight decay 0.1 stop the margin and the rise;
+    clipping slows both; epsilon 1e-5 changes neither."""
+    from vvlib.book import chapters
+    from vvlib.experiments import dynamics_runs, report, variants
+    from vvlib.experiments.runs import STORED_ONLY
+
+    monkeypatch.setenv(STORED_ONLY, "1")  # read the committed tables; never train
+    P = chapters.resolved("05_dictionary_lookup", "book", {"store_dir": str(BOOK)})
+    task = variants.task_config(P, "dictionary")
+    tables = {}
+    for row in P.dynamics_rows:
+        model_cfg, train_cfg = dynamics_runs.row_configs(P, task, row)
+        tables[dynamics_runs.label(row)] = dynamics_runs.measured(P.store_dir, model_cfg, train_cfg, P.dynamics_every,
+                                                                  "cpu", progress=False)[0]
+    s = report.dynamics_summary(tables)
+    constant = [s["Baseline"], s["Baseline (+ LN)"]]
+    drop = s["Baseline (lr_schedule=drop, drop_step=2000)"]
+    decay, clip, eps = s["Baseline (weight_decay=0.1)"], s["Baseline (grad_clip=1.0)"], s["Baseline (adam_eps=1e-05)"]
+    for r in constant:
+        assert 7.5 <= r["margin_at_lowest"] <= 11.5 and 75 < r["margin_last"] < 87.4
+        assert r["missed_at_lowest"] < 0.01 and 0.009 < r["missed_last"] < 0.012
+        assert 6 <= r["loss_missed_at_lowest"] < 7.5 and 10 <= r["loss_missed_last"] < 12.5
+        assert min(r["loss_from_misses_at_lowest"] / r["probe_loss_at_lowest"],
+                   r["loss_from_misses_last"] / r["probe_loss_last"]) > 0.5
+        assert 1.8 < r["train_loss_last"] / r["train_loss_at_lowest"] < 2.6
+    base = s["Baseline"]
+    assert 10.5 < drop["margin_last"] < 11.5 and drop["missed_last"] == 0
+    assert drop["train_loss_last"] < base["train_loss_last"] / 20
+    assert 4 < decay["margin_last"] < 6 and 6 < base["train_loss_last"] / decay["train_loss_last"] < 10
+    assert clip["margin_last"] < 50 and clip["lowest_steps"][0] > base["lowest_steps"][-1]
+    assert clip["train_loss_last"] / clip["train_loss_at_lowest"] < base["train_loss_last"] / base["train_loss_at_lowest"]
+    assert abs(eps["train_loss_last"] / base["train_loss_last"] - 1) < 0.05 and abs(eps["margin_last"] - base["margin_last"]) < 2

@@ -295,7 +295,7 @@ def device_distributions(frame, labels: dict, title=""):
     return fig
 
 
-DYNAMICS_PANELS = [("train_loss", "training loss", True), ("missed", "share of probe sequences missed", False),
+DYNAMICS_PANELS = [("train_loss", "training loss", True), ("missed", "share of probe sequences missed", True),
                    ("loss_missed", "probe loss of a missed sequence", False),
                    ("margin", "answer's logit minus the largest other (cap 87)", False), ("grad_norm", "gradient norm", True),
                    ("adam_root_keys", "AdamW's median sqrt(v), key embeddings", True)]
