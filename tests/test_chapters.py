@@ -16,6 +16,7 @@ import pytest
 
 from vvlib.book.build import build_html, copy_sources, execute_chapters
 from vvlib.book.chapters import CHAPTERS, PAPER_SCALE_STORE, get_chapter, run_chapter
+from vvlib.experiments import dynamics_runs
 from vvlib.evaluate import PAPER_LENGTHS
 from vvlib.experiments.store import REPO_ROOT
 
@@ -71,7 +72,12 @@ def test_training_chapter_metrics(executed, name):
     results = executed[1][name]
     long_runs = {f"training/long/{v}/{first}" for v in ("baseline", "layernorm") for first in (0, 1)}
     paper_runs = {f"training/paper_scale/{v}" for v in ("baseline", "layernorm")}
-    assert set(results["provenance"]["sources"]) == {"training/baseline", "training/layernorm", *long_runs, *paper_runs}
+    measured = {dynamics_runs.label(row) for row in results["parameters"]["dynamics_rows"]}  # chapter 5's ci rows
+    assert set(results["provenance"]["sources"]) == {"training/baseline", "training/layernorm", *long_runs, *paper_runs,
+                                                     *(f"training/dynamics/{label}" for label in measured)}
+    assert set(results["metrics"].get("dynamics", {})) == measured
+    for summary in results["metrics"].get("dynamics", {}).values():  # one seed x 60 steps at the ci profile
+        assert summary["n_seeds"] == 1 and summary["last_steps"][-1] == results["parameters"]["long_steps"]
     lengths = {str(n) for n in PAPER_LENGTHS}
     accuracy = results["metrics"]["accuracy"]
     assert set(accuracy) == {"baseline", "layernorm", "adaptive_baseline", "adaptive_layernorm"}
