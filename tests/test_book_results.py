@@ -222,9 +222,9 @@ def test_the_intro_lines_on_the_paper_scale_hold_in_the_committed_results(monkey
 
 
 def test_the_intro_lines_on_chapter_11_hold_in_the_committed_results(monkeypatch):
-    """book/scale.md: of chapter 11's 19 dictionary configurations (each at its most seeds) +LN is
-    significantly ahead in none at 2^10 or 2^14, behind in 13 and 15, and behind at both in the one
-    closest to the paper's Baseline (min_train_len=1, 20 seeds); of its 18 argmax ones 2 pass
+    """book/scale.md: of chapter 11's 30 dictionary configurations (each at its most seeds) +LN is
+    significantly ahead in none at 2^10 or 2^14, behind in 18 and 21, and behind at both in the one
+    closest to the paper's Baseline (dropout 0.1 with lr 3e-4); of its 18 argmax ones 2 pass
     p < 0.05 at 2^10 (both behind) and 1 at 2^14 (ahead)."""
     from vvlib.book import chapters
     from vvlib.experiments import sensitivity
@@ -236,15 +236,17 @@ def test_the_intro_lines_on_chapter_11_hold_in_the_committed_results(monkeypatch
                for task, row, P_row in sensitivity.check_rows(P)]
     counts = {(task, n): {sign: len(rows) for sign, rows in sensitivity.sorted_by_sign(records, task, n).items()}
               for task in ("argmax", "dictionary") for n in (1024, 16384)}
-    assert counts["dictionary", 1024] == {"ahead": 0, "behind": 13, "cannot tell": 6}
-    assert counts["dictionary", 16384] == {"ahead": 0, "behind": 15, "cannot tell": 4}
+    assert counts["dictionary", 1024] == {"ahead": 0, "behind": 18, "cannot tell": 12}
+    assert counts["dictionary", 16384] == {"ahead": 0, "behind": 21, "cannot tell": 9}
     assert counts["argmax", 1024] == {"ahead": 0, "behind": 2, "cannot tell": 16}
     assert counts["argmax", 16384] == {"ahead": 1, "behind": 0, "cannot tell": 17}
     best = sensitivity.closest_to_paper(records, "dictionary")
     assert (best["row"], [sensitivity._side(best["difference"][n]) for n in ("1024", "16384")]) == (
-        "min_train_len=1, n_seeds=20", ["behind", "behind"])
-    # every dictionary row, each reading, has +LN below the Baseline at both lengths
-    assert all(d["diff"] < 0 for r in records if r["task"] == "dictionary" for d in r["difference"].values())
+        "dropout=0.1, lr=0.0003", ["behind", "behind"])
+    # the second round's two rows near p = 0.05 at 2^14 (with 10 seeds), as the scale page says
+    near = {r["row"] for r in records if r["task"] == "dictionary" and 0.03 < r["difference"]["16384"]["p"] < 0.07
+            and r["n_seeds"] == 10 and r["row"] in ("grad_clip=1.0", "dropout=0.1")}
+    assert near == {"grad_clip=1.0", "dropout=0.1"}
 
 
 def test_the_intro_line_on_a_decaying_rate_holds_in_the_committed_results(monkeypatch):
