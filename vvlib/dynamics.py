@@ -27,6 +27,7 @@ import torch
 
 from . import rng, tasks
 from .model import ModelConfig, forward, n_seeds
+from .optim import per_seed_norm
 from .task_base import Batch
 
 MEASURES = ("probe_loss", "loss_hit", "missed", "margin", "grad_norm", "weight_norm", "key_norm", "moved", "adam_root",
@@ -57,11 +58,6 @@ def retrieval(model_cfg: ModelConfig, params: dict, batch: Batch) -> dict:
             "missed": 1 - hit.mean(1), "margin": (at_answer - others).mean(1)}
 
 
-def _norm(tensors) -> torch.Tensor:
-    """Per-seed norm over a list of (S, ...) tensors."""
-    return torch.stack([t.pow(2).flatten(1).sum(1) for t in tensors]).sum(0).sqrt()
-
-
 @torch.no_grad()
 def optimizer_state(params: dict, optimizer: torch.optim.Optimizer, previous: dict | None) -> dict:
     """grad_norm, weight_norm, key_norm, moved, adam_root and adam_root_keys, each (S,); `previous`:
@@ -69,13 +65,15 @@ def optimizer_state(params: dict, optimizer: torch.optim.Optimizer, previous: di
     names = list(params)
     grads = [params[n].grad if params[n].grad is not None else torch.zeros_like(params[n]) for n in names]
     weights = [params[n] for n in names]
-    weight_norm = _norm(weights)
-    moved = (_norm([params[n] - previous[n] for n in names]) if previous else torch.zeros_like(weight_norm)) / weight_norm
+    weight_norm = per_seed_norm(weights)
+    step = per_seed_norm([params[n] - previous[n] for n in names]) if previous else torch.zeros_like(weight_norm)
+    moved = step / weight_norm
     missing = torch.full_like(weight_norm, float("nan"))
     network = [params[n] for n in names if n not in TABLES]
     keys = [params["emb_key"]] if "emb_key" in params else []
-    return {"grad_norm": _norm(grads), "weight_norm": weight_norm, "key_norm": _norm(keys) if keys else missing,
-            "moved": moved, "adam_root": _median_root(network, optimizer, missing),
+    return {"grad_norm": per_seed_norm(grads), "weight_norm": weight_norm,
+            "key_norm": per_seed_norm(keys) if keys else missing, "moved": moved,
+            "adam_root": _median_root(network, optimizer, missing),
             "adam_root_keys": _median_root(keys, optimizer, missing)}
 
 

@@ -28,11 +28,16 @@ def learning_rate(lr: float, schedule: str, warmup_steps: int, steps: int, step:
     return lr * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
+def per_seed_norm(tensors) -> torch.Tensor:
+    """Each seed's norm over a list of (S, ...) tensors, (S,)."""
+    return torch.stack([t.pow(2).flatten(1).sum(1) for t in tensors]).sum(0).sqrt()
+
+
 def clip_per_seed(params, max_norm: float, eps: float = 1e-6):
     """Scale each seed's gradients (leading dim S of every weight) so that their norm over all
     the seed's weights is at most max_norm; returns the norms before clipping, (S,)."""
     grads = [p.grad for p in params if p.grad is not None]
-    norms = torch.stack([g.pow(2).flatten(1).sum(1) for g in grads]).sum(0).sqrt()
+    norms = per_seed_norm(grads)
     scale = (max_norm / (norms + eps)).clamp(max=1.0)
     for g in grads:
         g.mul_(scale.view(-1, *([1] * (g.dim() - 1))))

@@ -37,15 +37,14 @@ def measured_rows_fit(P):
         return
     require(P.long_steps > 0, "dynamics_rows", "[] while long_steps is 0 (a measured run is the longer training's)",
             P.dynamics_rows)
-    require(P.dynamics_every <= P.long_steps and P.checkpoint_every % P.dynamics_every == 0, "dynamics_every",
-            f"a step count up to long_steps ({P.long_steps}) that divides checkpoint_every ({P.checkpoint_every})",
-            P.dynamics_every)
-    for row in P.dynamics_rows:
-        require(isinstance(row, dict), "dynamics_rows", "a list of dicts", P.dynamics_rows)
+    for row in P.dynamics_rows:  # dicts: params.py checked the list's type
         try:
-            dynamics_runs.row_train_config(P, row)
+            train_cfg = dynamics_runs.row_train_config(P, row)
         except (ValueError, TypeError) as exc:
             raise ParameterError(f"dynamics_rows: {row!r} is refused: {exc}") from None
+        require(dynamics_runs.lands_on_checkpoints(P.dynamics_every, train_cfg), "dynamics_every",
+                f"a step count up to long_steps ({P.long_steps}) that divides checkpoint_every ({P.checkpoint_every})",
+                P.dynamics_every)
 
 
 def paper_scale_store_exists(P):

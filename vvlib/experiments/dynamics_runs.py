@@ -30,10 +30,16 @@ def folder(store_dir, model_cfg: ModelConfig, train_cfg: TrainConfig, every: int
     return runs.tables_folder(store_dir, "dynamics", spec(model_cfg, train_cfg, every, device))
 
 
+def lands_on_checkpoints(every, train_cfg: TrainConfig) -> bool:
+    """Whether measuring every `every` steps fits the run: at most its steps, and a divisor of its
+    checkpoint interval, so that a checkpoint always follows a measurement (a resumed run needs it)."""
+    return isinstance(every, int) and 1 <= every <= train_cfg.steps and train_cfg.checkpoint_every % every == 0
+
+
 def measured(store_dir, model_cfg: ModelConfig, train_cfg: TrainConfig, every: int, device, progress=True):
     """(the table, its provenance): one row per (step, seed) at every `every` steps, from the
     store or computed."""
-    if not isinstance(every, int) or not 1 <= every <= train_cfg.steps or train_cfg.checkpoint_every % every:
+    if not lands_on_checkpoints(every, train_cfg):
         raise ValueError(f"every must be an int from 1 to steps ({train_cfg.steps}) that divides checkpoint_every "
                          f"({train_cfg.checkpoint_every}); got {every!r}")
     where = folder(store_dir, model_cfg, train_cfg, every, device)
@@ -48,7 +54,8 @@ def with_loss_per_miss(frame: pd.DataFrame) -> pd.DataFrame:
     missed the answer contribute (probe_loss = (1 - missed) * loss_hit + loss_from_misses), and
     loss_missed, the mean probe loss of one such sequence (NaN where none missed)."""
     from_misses = frame["probe_loss"] - (1 - frame["missed"]) * frame["loss_hit"]
-    return frame.assign(loss_from_misses=from_misses, loss_missed=(from_misses / frame["missed"]).where(frame["missed"] > 0))
+    per_miss = (from_misses / frame["missed"]).where(frame["missed"] > 0)
+    return frame.assign(loss_from_misses=from_misses, loss_missed=per_miss)
 
 
 def _train_measured(model_cfg, train_cfg, every, device, folder, progress) -> pd.DataFrame:
