@@ -118,9 +118,12 @@ def test_chapters_that_reuse_runs_add_only_their_probe_tables():
     names = paper_run.paper_chapters(["04", "06", "07"])
     jobs = paper_run.planned_jobs(names, {"device": "cpu"})
     assert {job.chapter for job in jobs if job.kind != "argmax probing"} == {"04_argmax_retrieval"}
-    probe_jobs = [job for job in jobs if job.kind == "argmax probing"]
-    assert [job.chapter for job in probe_jobs] == ["06_distribution_shift", "07_dispersion"]
-    assert probe_jobs[0].units == 100 * 1024 * sum(2**k for k in range(4, 15)) * 2  # seeds x sequences x items x variants
+    probe_jobs = [job for job in jobs if job.kind == "argmax probing"]  # one per probe and run probed
+    assert [job.chapter for job in probe_jobs] == ["06_distribution_shift"] * 2 + ["07_dispersion"] * 2
+    assert probe_jobs[0].units == 100 * 1024 * sum(2**k for k in range(4, 15))  # seeds x sequences x items
+    assert probe_jobs[2].units == 2 * probe_jobs[0].units  # chapter 7 probes each run at two temperatures
+    main_runs = {job.reads for job in jobs if job.steps and job.n_seeds == 100}  # chapter 4's Baseline and +LN
+    assert len(main_runs) == 2 and {job.reads for job in probe_jobs} == main_runs  # each reads one run's weights
 
 
 def test_chapter_names_are_checked():

@@ -32,6 +32,16 @@ def test_a_probe_across_two_merged_units_keeps_them_one():
     assert {j.label for j in only.jobs} == {j.label for j in jobs}
 
 
+def test_at_the_papers_scale_every_unit_carries_the_weights_of_one_run():
+    """Probes are stored one part per run (experiments/probes.py), so no unit waits on the training of
+    two runs (chapters 4, 6, 7 and 10 once made one unit of seven 100,000-step argmax runs)."""
+    cut = units.units(paper_run.planned_jobs(paper_run.paper_chapters(), {"device": "cpu"}))
+    trained = [[job for job in unit.jobs if job.steps] for unit in cut]
+    assert all(len(runs) == 1 for runs in trained)
+    probed = [unit for unit in cut if any(job.kind.endswith("probing") for job in unit.jobs)]
+    assert len(probed) == 2 * (2 + 5)  # per task: Baseline and +LN, and five more variants (chapter 10)
+
+
 def write_record(folder: Path, name: str, spec: dict, wall: float):
     folder.mkdir(parents=True, exist_ok=True)
     (folder / name).write_text(json.dumps({"spec": spec, "provenance": {"wall_time_s": wall}}))

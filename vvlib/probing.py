@@ -28,6 +28,7 @@ from .model import ModelConfig, n_seeds
 from .task_base import EVAL_BLOCK
 
 TOP_K = 16  # the paper's Figure 4 shows the 16 largest weights
+BEFORE_NORM = "_before_norm"  # distribution_tables' slopes of a normed variant before its norm: '<variant>_before_norm'
 
 
 @torch.inference_mode()
@@ -186,7 +187,7 @@ def distribution_tables(probes: dict, components, shown_seed: int, distribution_
         keys = [("normalized", variant)]
         first = by_length[lengths[0]]
         if not torch.equal(first["output"], first["normalized"]):  # before/after differ only with a norm
-            keys.append(("output", f"{variant}_before_norm"))
+            keys.append(("output", variant + BEFORE_NORM))
         for key, name in keys:
             slope_rows += [{"variant": name, "seed": s, "slope": float(v)}
                            for s, v in enumerate(component_slopes(by_length, ood, key=key))]

@@ -6,14 +6,17 @@ field once left out at its default), `python -m vvlib migrate-store DIR` reads e
 spec back into configs, fills the fields it lacks with today's defaults (an option added
 without changing old behaviour defaults to what old runs did), writes today's spec and renames
 the file or folder by the new hash.  Accuracies, ladders, tables, weights and checkpoints are
-carried over as they are, so an interrupted run resumes after the migration.
+carried over as they are, so an interrupted run resumes after the migration.  A probe stored
+whole for several runs is split into its per-run parts (probes.py), each holding its run's rows.
 """
 
+import shutil
 from pathlib import Path
 
+import pandas as pd
 import torch
 
-from . import runs, store
+from . import probes, runs, store
 from ..model import ModelConfig
 from ..tasks import TaskConfig
 from ..train import TrainConfig
@@ -80,7 +83,7 @@ def _run_spec(folder: Path) -> dict:
     raise store.StoreError(f"{folder}: no record or checkpoint says what it holds")
 
 
-def _migrate_run(folder: Path, dry_run: bool) -> Path:
+def _migrate_run(folder: Path, dry_run: bool) -> list[Path]:
     old = _run_spec(folder)
     _named_by(folder, old)
     new = todays_training_spec(old)
@@ -93,7 +96,7 @@ def _migrate_run(folder: Path, dry_run: bool) -> Path:
         record["spec"] = todays_spec(record["spec"])
         renamed[path] = (path.with_name(f"{prefix}-{store.spec_hash(record['spec'])}{suffix}"), record)
     if target == folder or dry_run:
-        return target
+        return [target]
     if target.exists():
         raise store.StoreError(f"{folder} would become {target}, which exists; not migrating")
     for path, (new_path, record) in renamed.items():
@@ -108,29 +111,61 @@ def _migrate_run(folder: Path, dry_run: bool) -> Path:
         state["configs"] = {"model": new["model"], "train": new["train"]}
         store.save_torch(state, checkpoint)
     folder.rename(target)  # last (an interrupted migration of a committed store: `git checkout` it and rerun)
-    return target
+    return [target]
 
 
-def _migrate_tables(folder: Path, dry_run: bool) -> Path:
-    """A folder of cached tables (e.g. probe-distribution-<hash>): its spec names the runs."""
+def _migrate_tables(folder: Path, dry_run: bool) -> list[Path]:
+    """A folder of cached tables (e.g. probe-distribution-<hash>): its spec names the runs.  A
+    probe of several runs, as stored before probes were kept one part per run (probes.py), is
+    split into one folder per run."""
     record = store.read_json(folder / "tables.json")
     prefix = folder.name[: -len(store.spec_hash(record["spec"])) - 1]
     if folder.name != f"{prefix}-{store.spec_hash(record['spec'])}":
         raise store.StoreError(f"{folder}: its name does not match its spec's hash; not migrating this store")
     record["spec"] = todays_spec(record["spec"])
+    if len(record["spec"].get("runs", {})) > 1:
+        return _split_probe(folder, prefix, record, dry_run)
     target = folder.with_name(f"{prefix}-{store.spec_hash(record['spec'])}")
     if target == folder or dry_run:
-        return target
+        return [target]
     if target.exists():
         raise store.StoreError(f"{folder} would become {target}, which exists; not migrating")
     store.write_json(folder / "tables.json", record)
     folder.rename(target)
-    return target
+    return [target]
+
+
+def _split_probe(folder: Path, prefix: str, record: dict, dry_run: bool) -> list[Path]:
+    """One folder per probed run, each with that run's rows of every table (probes.row_labels) and
+    a spec naming that run alone; the probe's wall time is shared equally between them."""
+    spec, runs_probed = record["spec"], record["spec"]["runs"]
+    parts = {}
+    for variant, run_spec in runs_probed.items():
+        part_spec = {**spec, "runs": {variant: run_spec}}
+        parts[variant] = (folder.with_name(f"{prefix}-{store.spec_hash(part_spec)}"), part_spec)
+    if dry_run:
+        return [target for target, _ in parts.values()]
+    if any(target.exists() for target, _ in parts.values()):
+        raise store.StoreError(f"{folder} would be split into folders that exist; not migrating")
+    frames = {t: pd.read_csv(folder / f"{t}.csv") for t in record["tables"]}
+    whole = record["provenance"]["wall_time_s"]
+    provenance = {**record["provenance"], "wall_time_s": whole / len(parts),
+                  "split_from": {"folder": folder.name, "wall_time_s": whole}}
+    for variant, (target, part_spec) in parts.items():
+        labels = probes.row_labels(variant)
+        for t, frame in frames.items():
+            rows = frame[frame["variant"].isin(labels)]
+            store.atomic_write(target / f"{t}.csv", lambda tmp, rows=rows: rows.to_csv(tmp, index=False))
+        store.write_json(target / "tables.json", {"spec": part_spec, "provenance": provenance,
+                                                   "tables": record["tables"]})
+    shutil.rmtree(folder)  # last (an interrupted migration of a committed store: `git checkout` it and rerun)
+    return [target for target, _ in parts.values()]
 
 
 def migrate(store_dir, dry_run: bool = False) -> list[tuple[Path, Path]]:
-    """[(old, new)] for every run and table folder of the store that today's specs rename;
-    `dry_run` only lists them.  Every folder is checked before any is written."""
+    """[(old, new)] for every run and table folder of the store that today's specs rename (a
+    probe split into parts: one pair per part); `dry_run` only lists them.  Every folder is
+    checked before any is written."""
     if not Path(store_dir).is_dir():
         raise store.StoreError(f"{store_dir} is not a results store (no such folder)")
     folders = sorted(p for p in Path(store_dir).iterdir() if p.is_dir())
@@ -139,4 +174,4 @@ def migrate(store_dir, dry_run: bool = False) -> list[tuple[Path, Path]]:
     plan = {folder: step(folder, dry_run=True) for folder, step in steps.items()}
     if not dry_run:
         plan = {folder: step(folder, dry_run=False) for folder, step in steps.items()}
-    return [(old, new) for old, new in plan.items() if old != new]
+    return [(old, new) for old, targets in plan.items() for new in targets if new != old]

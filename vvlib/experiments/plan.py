@@ -154,11 +154,12 @@ def chapter_jobs(chapter: str, P) -> list[Job]:
 
 
 def _probe_jobs(chapter, P, device) -> list[Job]:
-    return [Job(chapter, f"{task} probing", f"probe {probe.name} ({task})", probe.folder(P.store_dir) / "tables.json",
-                probe.items, reads=tuple(runs.run_dir(r.store_dir, r.model_cfg, r.train_cfg, r.device)
-                                         for r in probe.models.values()),
-                compute=functools.partial(probe.tables, P.store_dir, device))
-            for task, probe in CHAPTER_PROBES.get(chapter, lambda *_: [])(P, device)]
+    """One job per probe part: each reads the weights of one run (probes.py)."""
+    return [Job(chapter, f"{task} probing", f"probe {probe.name} ({task} {part.variant})",
+                part.folder(P.store_dir) / "tables.json", part.items,
+                reads=(runs.run_dir(part.run.store_dir, part.run.model_cfg, part.run.train_cfg, part.run.device),),
+                compute=functools.partial(part.tables, P.store_dir, device))
+            for task, probe in CHAPTER_PROBES.get(chapter, lambda *_: [])(P, device) for part in probe.parts]
 
 
 def unique(jobs: list[Job]) -> list[Job]:

@@ -1,10 +1,10 @@
 """The paper profile cut into units that each fit one command on a lent GPU.
 
 A unit is a training run with everything that reads its weights: its step ladder, its
-evaluations and the probes that open it. Weights never leave the machine that made them, so a
-probe that opens several runs (chapters 6-7: Baseline and +LN; chapter 10: seven variants)
-puts all of them in one unit. A unit leaves only small result files in the store; run again
-after an interruption, it loads what is stored and resumes the rest.
+evaluations and its parts of the probes (probes.py stores a probe one part per run). Weights
+never leave the machine that made them, so a job that read several runs would put all of them in
+one unit; units() still joins them if one does. A unit leaves only small result files in the
+store; run again after an interruption, it loads what is stored and resumes the rest.
 
 Estimates come from speeds measured on the same kind of device: the training and evaluation
 records already in the stores given (their wall time and size), never from a guess. A kind of

@@ -1,0 +1,70 @@
+"""A chapter's probe stored as one part per trained run (experiments/probes.py): the parts joined
+equal the probe computed over all runs at once, the way it was stored before, and a store holding
+such a whole probe migrates into the parts without a number changing."""
+
+import pandas as pd
+import pytest
+
+from vvlib import probing
+from vvlib.book.chapters import resolved
+from vvlib.experiments import migrate, probes, runs, variants
+
+SMALL = {"n_seeds": 2, "steps": 4, "hidden": 16, "checkpoint_every": 4, "eval_lengths": [16, 32, 64],
+         "n_probe_sequences": 8}
+OWN = {"06_distribution_shift": {"distribution_lengths": [16, 64], "components": [0, 3], "histogram_bins": 5},
+       "07_dispersion": {"n_examples": 3, "heatmap_lengths": [16, 64]}}
+
+
+def params(chapter, store_dir):
+    return resolved(chapter, "ci", {**SMALL, **OWN[chapter], "store_dir": str(store_dir)})
+
+
+def whole_distribution(P, probe) -> dict:
+    """Chapter 6's tables over both variants at once (as a single probe of two runs computed them)."""
+    cfg = variants.eval_config(P, n_sequences=P.n_probe_sequences)
+    probed = {v: probing.probe(run.model_cfg, run.weights, cfg, progress=False) for v, run in probe.models.items()}
+    return probing.distribution_tables(probed, P.components, P.shown_seed, P.distribution_lengths, P.max_train_len,
+                                       P.histogram_bins)
+
+
+def whole_dispersion(P, probe) -> dict:
+    cfgs = {t: variants.eval_config(P, t, n_sequences=P.n_probe_sequences) for t in probes.TEMPERATURES}
+    probed = {variants.run_name(v, t): probing.probe(run.model_cfg, run.weights, cfg, progress=False)
+              for v, run in probe.models.items() for t, cfg in cfgs.items()}
+    return probing.dispersion_tables(probed, P.shown_seed, P.n_examples, P.heatmap_lengths, list(probes.PAIR))
+
+
+def store_whole(store_dir, probe, tables) -> dict:
+    """Store `tables` as one folder whose spec names every run (the layout before parts); its spec."""
+    spec = {**probe.parts[0].spec, "runs": {p.variant: p.spec["runs"][p.variant] for p in probe.parts}}
+    runs.cached_tables(store_dir, probe.name, spec, lambda: tables)
+    return spec
+
+
+@pytest.mark.parametrize("chapter, make, whole", [("06_distribution_shift", probes.distribution, whole_distribution),
+                                                  ("07_dispersion", probes.dispersion, whole_dispersion)])
+def test_the_parts_joined_equal_the_whole_probe_and_a_whole_probe_migrates_into_them(tmp_path, chapter, make, whole):
+    P = params(chapter, tmp_path / "parts")
+    probe = make(P, "cpu")
+    assert [p.variant for p in probe.parts] == list(probes.PAIR)
+    joined = probe.tables(P.store_dir, "cpu")
+    expected = whole(P, probe)
+    for t, frame in expected.items():
+        pd.testing.assert_frame_equal(joined[t], frame)
+
+    old_store = tmp_path / "old"
+    old_spec = store_whole(old_store, probe, expected)
+    read_back = {t: pd.read_csv(runs.tables_folder(old_store, probe.name, old_spec) / f"{t}.csv") for t in expected}
+    moved = migrate.migrate(old_store)
+    assert sorted(new.name for _, new in moved) == sorted(p.folder(old_store).name for p in probe.parts)
+    assert not runs.tables_folder(old_store, probe.name, old_spec).exists()
+    with runs.stored_only():
+        migrated = make(params(chapter, old_store), "cpu").tables(old_store, "cpu")
+    for t, frame in read_back.items():
+        pd.testing.assert_frame_equal(migrated[t], frame, check_exact=True)
+
+
+def test_every_row_of_a_whole_probe_belongs_to_exactly_one_run():
+    labels = [probes.row_labels(v) for v in variants.VARIANT_OPTIONS]
+    assert all(a.isdisjoint(b) for i, a in enumerate(labels) for b in labels[i + 1:])
+    assert {"layernorm", "layernorm_before_norm", "adaptive_layernorm"} == probes.row_labels("layernorm")
