@@ -1,3 +1,4 @@
+import ast
 import subprocess
 import sys
 
@@ -195,6 +196,23 @@ def test_every_chapter_documents_every_parameter_with_a_rule_or_type():
         assert not unchecked, f"{chapter.name}: no range rule for {unchecked}"
         for profile in chapter.profiles.values():
             assert set(profile) <= set(spec), f"{chapter.name}: profile sets unknown parameters"
+
+
+def test_every_chapters_parameters_read_as_papermill_reads_them():
+    """read_parameters needs no Jupyter (a lent GPU has none); papermill, which runs the chapters, must
+    find the same names, types, defaults and help."""
+    from papermill.inspection import inspect_notebook
+
+    from vvlib.book.chapters import CHAPTERS
+    from vvlib.experiments.params import read_parameters
+
+    for chapter in CHAPTERS.values():
+        ours = read_parameters(chapter.notebook)
+        theirs = inspect_notebook(str(chapter.notebook))
+        assert list(ours) == list(theirs), chapter.name
+        for name, p in theirs.items():
+            assert (ours[name].type, ours[name].default, ours[name].help) == (
+                p["inferred_type_name"], ast.literal_eval(p["default"]), p["help"]), (chapter.name, name)
 
 
 def test_unreadable_parameter_line_is_reported(tmp_path):

@@ -30,23 +30,37 @@ class Param:
 
 
 def read_parameters(notebook: Path) -> dict[str, Param]:
-    """The documented parameters of a notebook, from its cell tagged `parameters`."""
-    from papermill.inspection import inspect_notebook
-
+    """The documented parameters of a notebook, from its cell tagged `parameters`: one
+    `name: type = value  # help` line each.  Read with the standard library alone, so that a
+    machine without Jupyter (a lent GPU) runs `python -m vvlib paper --unit K`; a line papermill
+    could not read (no type, or a help text with '=') is refused here too, and
+    tests/test_params.py checks that papermill reads every chapter's cell as this does."""
     declared = _assigned_names(notebook)
-    found = inspect_notebook(str(notebook))
+    found = {}
+    for line in _parameters_source(notebook).split("\n"):
+        m = _CELL_LINE.match(line)
+        if m and "=" not in (m["help"] or ""):
+            help_text = (m["help"] or "").removeprefix("  #").strip()
+            found[m["name"]] = Param(m["name"], m["type"], ast.literal_eval(m["value"].strip()), help_text)
     if set(found) != declared:
         missing = ", ".join(sorted(declared - set(found)))
         raise ParameterError(f"{notebook}: papermill cannot read parameter(s) {missing}; "
                              "keep each on one line and use no '=' in its help text")
-    return {
-        name: Param(name, p["inferred_type_name"], ast.literal_eval(p["default"]), p["help"])
-        for name, p in found.items()
-    }
+    return found
+
+
+def _parameters_source(notebook: Path) -> str:
+    """The source of the notebook's one cell tagged `parameters`, read as plain JSON."""
+    cells = [c for c in json.loads(Path(notebook).read_text())["cells"]
+             if "parameters" in c.get("metadata", {}).get("tags", [])]
+    if len(cells) != 1:
+        raise ParameterError(f"{notebook} needs exactly one cell tagged 'parameters' (found {len(cells)})")
+    source = cells[0]["source"]
+    return source if isinstance(source, str) else "".join(source)
 
 
 def _parameters_cell(notebook):
-    """The notebook (nbformat) and its one cell tagged `parameters`."""
+    """The notebook (nbformat) and its one cell tagged `parameters`, for rewriting it."""
     import nbformat
 
     nb = nbformat.read(notebook, as_version=4)
@@ -59,7 +73,7 @@ def _parameters_cell(notebook):
 def _assigned_names(notebook: Path) -> set:
     """Every name the parameters cell assigns, as Python itself parses the cell."""
     names = set()
-    for node in ast.parse(_parameters_cell(notebook)[1].source).body:
+    for node in ast.parse(_parameters_source(notebook)).body:
         if isinstance(node, ast.AnnAssign):
             names.add(node.target.id)
         elif isinstance(node, ast.Assign):
@@ -68,7 +82,7 @@ def _assigned_names(notebook: Path) -> set:
 
 
 # `name: type = value  # help`; the value ends where the help begins
-_CELL_LINE = re.compile(r"^(?P<head>(?P<name>\w+): \w+ = )(?P<value>.+?)(?P<help>  # .*)?$")
+_CELL_LINE = re.compile(r"^(?P<head>(?P<name>\w+): (?P<type>\w+) = )(?P<value>.+?)(?P<help>  # .*)?$")
 
 
 def write_cell_values(notebook: Path, values: dict):
