@@ -10,12 +10,15 @@ that reproduces it, and a notebook of prose around these calls.
 import time
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
 from .. import compare, rng, stats
 from ..experiments import dynamics_runs, paper, plots, report, sensitivity, store, variants
 from ..experiments.chapter_records import SENSITIVITY, ChapterRecord
+from ..experiments.runs import TrainedRun
+from ..task_base import EVAL_BLOCK
 from . import chapters
 
 PAIRS = [("baseline", "layernorm"), ("adaptive_baseline", "adaptive_layernorm")]  # without, with adaptive temperature
@@ -36,7 +39,7 @@ class AccuracyPage:
         self.task = variants.task_config(self.P, self.task_record.name)
         self.table = self.task_record.accuracy  # the paper's numbers for this task
         self.name = self.task_record.title[0].upper() + self.task_record.title[1:]  # "Argmax retrieval"
-        self.paper_scale = self.long = self.dynamics_summary = None
+        self.paper_scale = self.long = self.dynamics_summary = self.recheck_summary = None
 
     # --- the paper's scale, trained on a GPU and committed -------------------------------------
 
@@ -155,6 +158,27 @@ class AccuracyPage:
         plots.device_distributions(report.device_frame(runs, shown), LABELS,
                                    title=f"{self.name} at {P.long_steps:,} steps: each seed's accuracy on each device")
 
+    def recheck(self):
+        """Is the test set the longer training is scored on an easy or a hard one?  Its runs from
+        recheck_from_seed on, evaluated again on recheck_sequences per length: the first
+        n_eval_sequences are the ones scored above, the others are new; a table per variant and length."""
+        P = self.P
+        rechecked = variants.recheck_runs(P) if self.long else []
+        if not rechecked:
+            display(Markdown("*Not evaluated again at this profile (`recheck_sequences` is 0).*"))
+            return
+        cfg, blocks = variants.recheck_config(P), {}
+        for variant in PAIRS[0]:
+            model_cfg = variants.model_config(P, self.task, variant)
+            blocks[variant] = np.concatenate([TrainedRun(P.store_dir, model_cfg, train_cfg, self.device).correct_per_block(cfg)
+                                              for train_cfg in rechecked])
+        self.recheck_summary = report.recheck_summary(blocks, cfg.lengths, P.n_eval_sequences // EVAL_BLOCK, EVAL_BLOCK)
+        last = rechecked[-1].first_seed + rechecked[-1].n_seeds - 1
+        display(Markdown(f"The longer training's seeds {rechecked[0].first_seed}-{last}, on {cfg.n_sequences:,} test "
+                         f"sequences per length:"))
+        display(report.recheck_table(self.recheck_summary, P.n_eval_sequences, cfg.n_sequences - P.n_eval_sequences,
+                                     LABELS))
+
     def losses(self):
         """The mean training loss along the way, over seeds with a band, for the longer training, the
         paper's scale and chapter 11's decaying-rate row where the store has it (never trained here)."""
@@ -168,9 +192,10 @@ class AccuracyPage:
         if self.paper_scale:
             histories.update({f"{LABELS[v]}, {self.paper_scale['P'].n_seeds} seeds (GPU)": r["loss_history"]
                               for v, r in self.paper_scale["runs"].items()})
-        decayed = self._decayed_rate_row() if self.long else None
+        found, P_rows = self._rows_at_long_steps() if self.long else ([], None)
+        decayed = next(((row, training) for row, training in found if row["changes"].get("lr_schedule") == "cosine"), None)
         if decayed:
-            row, training, P_rows = decayed
+            row, training = decayed
             histories.update({f"{LABELS[v]}, {P_rows.n_seeds} seeds ({r['spec']['device_type']}), rate decayed":
                               r["loss_history"] for v, r in training.items()})
         plots.training_curves(histories, band=True, title=f"{self.name}: training loss (mean over seeds, 10-90% band)")
@@ -205,15 +230,36 @@ class AccuracyPage:
         plt.close(figure)
         display(Markdown(report.dynamics_sentences(self.dynamics_summary)))
 
-    def _decayed_rate_row(self):
-        """(row record, training records, its parameters) of chapter 11's cosine-decayed row at the
-        longer training's steps, or None where the store lacks it."""
+    def rows_at_long_steps(self):
+        """Chapter 11's rows of this task trained for the longer training's steps (a decaying rate, the
+        cut at 2,000 steps, weight decay 0.1): +LN minus Baseline under each change that stops the loss
+        rise, as a table and a sentence per row, from the store only (never trained here)."""
+        if not self.long:
+            return
+        found, P_rows = self._rows_at_long_steps()
+        if not found:
+            display(Markdown(f"*None of chapter 11's rows at {self.P.long_steps:,} steps is in the store at this "
+                             f"profile.*"))
+            return
+        records = [row for row, _ in found]
+        display(sensitivity.row_table(records, self.task.name, self._row_lengths(P_rows)))
+        longest = str(max(P_rows.eval_lengths))
+        display(Markdown(report.rise_rows_sentence(found, self.long["metrics"]["accuracy"], self.long["runs"], longest,
+                                                   self.P.long_seeds)))
+
+    def _rows_at_long_steps(self) -> tuple[list, object]:
+        """([(row record, training records {side: record})] of chapter 11's rows of this task whose steps
+        are the longer training's, those the store has, in the chapter's order; chapter 11's parameters)."""
         name = SENSITIVITY.name
         P_rows = chapters.resolved(name, chapters.get_chapter(name).profile_or_default(self.P.profile),
                                    {"store_dir": self.P.store_dir})
-        found = sensitivity.stored_row(P_rows, self.task.name, {"steps": self.P.long_steps, "lr_schedule": "cosine"},
-                                       [max(P_rows.eval_lengths)])
-        return None if found is None else (*found, P_rows)
+        rows = [row for row in P_rows[sensitivity.ROW_PARAMETERS[self.task.name]] if row.get("steps") == self.P.long_steps]
+        found = [sensitivity.stored_row(P_rows, self.task.name, row, self._row_lengths(P_rows)) for row in rows]
+        return [f for f in found if f is not None], P_rows
+
+    @staticmethod
+    def _row_lengths(P_rows) -> list:
+        return sorted({*P_rows.compared_lengths, max(P_rows.eval_lengths)})
 
     # --- results.json -----------------------------------------------------------------------------
 
@@ -227,6 +273,8 @@ class AccuracyPage:
                              for v, rs in self.long["runs"].items() for r in rs})
         if self.dynamics_summary:
             metrics["dynamics"] = self.dynamics_summary
+        if self.recheck_summary:
+            metrics["recheck"] = self.recheck_summary
             training.update({f"dynamics/{label}": {"provenance": p} for label, p in self.dynamics_provenance.items()})
         if self.paper_scale:
             metrics["paper_scale"] = {**self.paper_scale["metrics"], "steps": self.paper_scale["P"].steps,

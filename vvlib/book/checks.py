@@ -13,6 +13,7 @@ from pathlib import Path
 import torch
 
 from ..experiments import dynamics_runs
+from ..task_base import EVAL_BLOCK
 from ..experiments.params import ParameterError, require
 
 
@@ -45,6 +46,24 @@ def measured_rows_fit(P):
         require(dynamics_runs.lands_on_checkpoints(P.dynamics_every, train_cfg), "dynamics_every",
                 f"a step count up to long_steps ({P.long_steps}) that divides checkpoint_every ({P.checkpoint_every})",
                 P.dynamics_every)
+
+
+def recheck_fits(P):
+    """Chapters 4-5's second evaluation of the longer training (recheck_*): more test sequences than the
+    first, whose blocks it begins with, at tested lengths, from a seed the longer training has."""
+    if not P.recheck_sequences:
+        return
+    require(P.long_steps > 0, "recheck_sequences", "0 while long_steps is 0 (it evaluates the longer training again)",
+            P.recheck_sequences)
+    require(P.n_eval_sequences % EVAL_BLOCK == 0, "n_eval_sequences",
+            f"a multiple of {EVAL_BLOCK} (the test blocks) when recheck_sequences is set", P.n_eval_sequences)
+    require(P.recheck_sequences > P.n_eval_sequences and P.recheck_sequences % EVAL_BLOCK == 0, "recheck_sequences",
+            f"0, or a multiple of {EVAL_BLOCK} above n_eval_sequences ({P.n_eval_sequences}), whose sequences it "
+            f"begins with", P.recheck_sequences)
+    require(P.recheck_from_seed < P.long_seeds, "recheck_from_seed", f"a seed below long_seeds ({P.long_seeds})",
+            P.recheck_from_seed)
+    require(set(P.recheck_lengths) <= set(P.eval_lengths), "recheck_lengths",
+            f"lengths among eval_lengths ({P.eval_lengths})", P.recheck_lengths)
 
 
 def paper_scale_store_exists(P):

@@ -41,6 +41,9 @@ TRAINING_DEFAULTS = {
     "long_steps": 0,  # no longer training unless asked for
     "long_seed_group": 4,  # 4 seeds per batch trains faster on a CPU
     "ladder_lengths": [16, 256, 2048, 16384],
+    "recheck_sequences": 0,  # the longer training's second evaluation: none unless a profile asks
+    "recheck_from_seed": 0,
+    "recheck_lengths": [1024, 16384],  # the paper's 2^10 and 2^14
     "paper_scale_dir": "",  # chapters 4-5's paper-scale section: off unless a profile names a store
     "dynamics_rows": [],  # chapters 4-5's measured runs: none unless a profile asks
     "dynamics_seeds": 4,

@@ -57,7 +57,7 @@ PER_LENGTH = "accuracy accuracy_sem p_value n_seeds"  # report.per_length
 
 
 def _accuracy_chapter(name: str, title: str, task: PaperTask) -> ChapterRecord:
-    return ChapterRecord(name, title, keys(PER_LENGTH, "long ladder paper_scale dynamics"),
+    return ChapterRecord(name, title, keys(PER_LENGTH, "long ladder paper_scale dynamics recheck"),
                          Work((task.name,), PAIR, ("fixed", "adaptive"), long=True), reproduces=task)
 
 

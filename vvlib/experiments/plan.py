@@ -120,6 +120,25 @@ def _task_jobs(chapter, P, task, work: Work, device) -> list[Job]:
                 jobs += _run_jobs(chapter, P, task, variant, train_cfg, work.temperatures, device,
                                   P.get("ladder_steps") or ())
         jobs += _measured_jobs(chapter, P, task, device)
+        jobs += _recheck_jobs(chapter, P, task, work.variants, device)
+    return jobs
+
+
+def _recheck_jobs(chapter, P, task, variant_names, device) -> list[Job]:
+    """The longer training's second evaluation on more test sequences (recheck_*), where asked for."""
+    if not variants.recheck_runs(P):
+        return []
+    jobs, cfg = [], variants.recheck_config(P)
+    for variant in variant_names:
+        model_cfg = variants.model_config(P, variants.task_config(P, task), variant)
+        for train_cfg in variants.recheck_runs(P):
+            run = runs.TrainedRun(P.store_dir, model_cfg, train_cfg, device)
+            first = train_cfg.first_seed
+            jobs.append(Job(chapter, f"{task} evaluation", f"recheck {task} {variant}, seeds {first}-"
+                            f"{first + train_cfg.n_seeds - 1} on {cfg.n_sequences:,} test sequences",
+                            runs.eval_path(P.store_dir, model_cfg, train_cfg, cfg, device), _items(cfg, train_cfg.n_seeds),
+                            reads=(runs.run_dir(P.store_dir, model_cfg, train_cfg, device),),
+                            compute=functools.partial(run.evaluated, cfg)))
     return jobs
 
 

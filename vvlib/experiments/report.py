@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import chapter_records, store
+from . import chapter_records, sensitivity, store
 from ..compare import ALPHA, beyond_training, compare, format_p, is_significant, pair_name
 from ..dynamics import MARGIN_CAP
 from ..stats import by_length, paired_difference, paired_ttest, welch
@@ -165,6 +165,39 @@ def device_table(frame: pd.DataFrame, first: str, second: str, labels: dict) -> 
     return pd.DataFrame(rows).set_index(["variant", "N"])
 
 
+def split_blocks(blocks, scored_blocks: int, block: int) -> tuple:
+    """Per-seed accuracy (%) on a test set's first `scored_blocks` blocks and on the others, from the
+    right answers per block (seeds, lengths, blocks) of `block` sequences each."""
+    blocks = np.asarray(blocks, dtype=float)
+    scored, rest = blocks[..., :scored_blocks], blocks[..., scored_blocks:]
+    return 100 * scored.sum(-1) / (scored_blocks * block), 100 * rest.sum(-1) / (rest.shape[-1] * block)
+
+
+def recheck_summary(blocks: dict, lengths, scored_blocks: int, block: int) -> dict:
+    """{variant: {N: {"seeds", "scored", "others", "difference"}}}: the mean accuracy (%) over seeds on the
+    test sequences a chapter scores (the first scored_blocks blocks) and on the others, and others minus
+    scored per seed (paired_difference).  blocks: {variant: right answers (seeds, lengths, blocks)}."""
+    summary = {}
+    for variant, counts in blocks.items():
+        scored, rest = split_blocks(counts, scored_blocks, block)
+        summary[variant] = {str(n): {"seeds": len(scored), "scored": float(scored[:, j].mean()),
+                                     "others": float(rest[:, j].mean()),
+                                     "difference": paired_difference(scored[:, j], rest[:, j])}
+                            for j, n in enumerate(lengths)}
+    return summary
+
+
+def recheck_table(summary: dict, scored: int, others: int, labels: dict) -> pd.DataFrame:
+    """recheck_summary as a table; scored, others: how many test sequences each part holds."""
+    rows = [{"variant": labels[variant], "N": power_of_two(int(n)), "seeds": r["seeds"],
+             f"scored ({scored})": round(r["scored"], 1), f"others ({others})": round(r["others"], 1),
+             "others minus scored": f"{r['difference']['diff']:+.1f} [{r['difference']['low']:+.1f}, "
+                                    f"{r['difference']['high']:+.1f}]",
+             "p": format_p(r["difference"]["p"])}
+            for variant, by_length in summary.items() for n, r in by_length.items()]
+    return pd.DataFrame(rows).set_index(["variant", "N"])
+
+
 def joined_history(records: list) -> list:
     """One loss history [(step, [loss per seed])] from runs of consecutive seeds (a longer
     training stored as several runs): their seeds side by side, step by step."""
@@ -187,6 +220,28 @@ def loss_rise(histories: dict) -> str:
         parts.append(f"{label}: lowest {means[best]:.2g} at step {history[best][0]:,}, {means[-1]:.2g} at step "
                      f"{history[-1][0]:,} ({means[-1] / means[best]:.1f} times the lowest)")
     return "Mean training loss over seeds. " + "; ".join(parts) + "."
+
+
+def last_mean_loss(history: list) -> float:
+    """The mean over seeds of a loss history's last logged loss."""
+    return float(np.mean(history[-1][1]))
+
+
+def rise_rows_sentence(found: list, constant_accuracy: dict, constant_runs: dict, n: str, constant_seeds: int) -> str:
+    """A sentence per row of `found` [(row record, training records {side: record})], trained as long as
+    the constant-rate runs {side: [run record]} (accuracy {side: {N: %}}, constant_seeds seeds): its last
+    training loss, both sides' accuracy at N = n and +LN minus Baseline there, the constant rate's beside."""
+    constant_loss = {v: last_mean_loss(joined_history(rs)) for v, rs in constant_runs.items()}
+    parts = []
+    for row, training in found:
+        loss = {v: last_mean_loss(r["loss_history"]) for v, r in training.items()}
+        parts.append(f"*{row['row']}* ({row['n_seeds']} seeds): last training loss {loss['baseline']:.2g} (Baseline) "
+                     f"and {loss['layernorm']:.2g} (+LN); at N = {int(n):,}, Baseline {row['accuracy']['baseline'][n]:.1f}%, "
+                     f"+LN {row['accuracy']['layernorm'][n]:.1f}%: +LN is {sensitivity.described(row['difference'][n])}")
+    return (f"At the constant rate ({constant_seeds} seeds) the last training loss is {constant_loss['baseline']:.2g} "
+            f"(Baseline) and {constant_loss['layernorm']:.2g} (+LN), and at N = {int(n):,} the Baseline reaches "
+            f"{constant_accuracy['baseline'][n]:.1f}% and +LN {constant_accuracy['layernorm'][n]:.1f}%. "
+            + "; ".join(parts) + ".")
 
 
 def runs_table(runs: dict, labels: dict) -> pd.DataFrame:

@@ -143,6 +143,20 @@ def long_train_configs(P) -> list:
             for first in range(0, P.long_seeds, P.long_seed_chunk)]
 
 
+def recheck_runs(P) -> list:
+    """The longer training's runs evaluated a second time (chapters 4-5's recheck_*): those holding
+    recheck_from_seed or a later seed; none where recheck_sequences is 0."""
+    if not P.get("recheck_sequences"):
+        return []
+    return [cfg for cfg in long_train_configs(P) if cfg.first_seed + cfg.n_seeds > P.recheck_from_seed]
+
+
+def recheck_config(P) -> EvalConfig:
+    """That second evaluation: recheck_sequences per length at recheck_lengths, fixed temperature.  Its
+    first n_eval_sequences are the sequences the chapter scores (the same blocks of the same streams)."""
+    return eval_config(P, n_sequences=P.recheck_sequences, lengths=P.recheck_lengths)
+
+
 def long_training(P, task: TaskConfig, variants, temperatures=("fixed",), device="cpu"):
     """The longer training of each variant, its runs joined along the seeds:
     (accuracy {run name: (seeds, eval_lengths)}, ladders {variant: {step: (seeds, ladder_lengths)}},
