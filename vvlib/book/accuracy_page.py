@@ -192,7 +192,7 @@ class AccuracyPage:
         if self.paper_scale:
             histories.update({f"{LABELS[v]}, {self.paper_scale['P'].n_seeds} seeds (GPU)": r["loss_history"]
                               for v, r in self.paper_scale["runs"].items()})
-        found, P_rows = self._rows_at_long_steps() if self.long else ([], None)
+        found, P_rows = self._stored_long_rows() if self.long else ([], None)
         decayed = next(((row, training) for row, training in found if row["changes"].get("lr_schedule") == "cosine"), None)
         if decayed:
             row, training = decayed
@@ -236,7 +236,7 @@ class AccuracyPage:
         rise, as a table and a sentence per row, from the store only (never trained here)."""
         if not self.long:
             return
-        found, P_rows = self._rows_at_long_steps()
+        found, P_rows = self._stored_long_rows()
         if not found:
             display(Markdown(f"*None of chapter 11's rows at {self.P.long_steps:,} steps is in the store at this "
                              f"profile.*"))
@@ -247,7 +247,7 @@ class AccuracyPage:
         display(Markdown(report.rise_rows_sentence(found, self.long["metrics"]["accuracy"], self.long["runs"], longest,
                                                    self.P.long_seeds)))
 
-    def _rows_at_long_steps(self) -> tuple[list, object]:
+    def _stored_long_rows(self) -> tuple[list, object]:
         """([(row record, training records {side: record})] of chapter 11's rows of this task whose steps
         are the longer training's, those the store has, in the chapter's order; chapter 11's parameters)."""
         name = SENSITIVITY.name
