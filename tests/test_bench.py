@@ -66,3 +66,18 @@ def test_both_benchmarks_run_end_to_end_on_the_cpu(tmp_path):
                       "--json", str(tmp_path / "paper.json")])
     estimate = json.loads((tmp_path / "paper.json").read_text())
     assert estimate["seeds"] == 100 and estimate["estimated_training_s"] > 0
+
+
+def test_the_subnormal_benchmark_times_both_modes_and_leaves_flushing_off(tmp_path):
+    """bench.subnormal, smallest run: a row per step asked for, both times measured, and torch's
+    flush-to-zero switched off again (it would change every later number)."""
+    import torch
+
+    from bench import subnormal
+
+    subnormal.main(["--at", "0", "3", "--seeds", "1", "--steps", "1", "--repeats", "1",
+                    "--json", str(tmp_path / "subnormal.json")])
+    rows = json.loads((tmp_path / "subnormal.json").read_text())["rows"]
+    assert [r["step"] for r in rows] == [0, 3] and all(r["kept_ms"] > 0 and r["flushed_ms"] > 0 for r in rows)
+    tiny = torch.tensor([1e-40])  # subnormal in float32: flushing would make it 0
+    assert float(tiny * 1.0) > 0
