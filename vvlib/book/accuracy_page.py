@@ -170,8 +170,8 @@ class AccuracyPage:
         cfg, blocks = variants.recheck_config(P), {}
         for variant in PAIRS[0]:
             model_cfg = variants.model_config(P, self.task, variant)
-            blocks[variant] = np.concatenate([TrainedRun(P.store_dir, model_cfg, train_cfg, self.device).correct_per_block(cfg)
-                                              for train_cfg in rechecked])
+            blocks[variant] = np.concatenate([TrainedRun(P.store_dir, model_cfg, train_cfg, self.device)
+                                              .correct_per_block(cfg) for train_cfg in rechecked])
         self.recheck_summary = report.recheck_summary(blocks, cfg.lengths, P.n_eval_sequences // EVAL_BLOCK, EVAL_BLOCK)
         last = rechecked[-1].first_seed + rechecked[-1].n_seeds - 1
         display(Markdown(f"The longer training's seeds {rechecked[0].first_seed}-{last}, on {cfg.n_sequences:,} test "
@@ -273,9 +273,9 @@ class AccuracyPage:
                              for v, rs in self.long["runs"].items() for r in rs})
         if self.dynamics_summary:
             metrics["dynamics"] = self.dynamics_summary
+            training.update({f"dynamics/{label}": {"provenance": p} for label, p in self.dynamics_provenance.items()})
         if self.recheck_summary:
             metrics["recheck"] = self.recheck_summary
-            training.update({f"dynamics/{label}": {"provenance": p} for label, p in self.dynamics_provenance.items()})
         if self.paper_scale:
             metrics["paper_scale"] = {**self.paper_scale["metrics"], "steps": self.paper_scale["P"].steps,
                                       "device_type": "cuda"}
