@@ -223,7 +223,7 @@ def test_the_intro_lines_on_the_paper_scale_hold_in_the_committed_results(monkey
 
 def test_the_intro_lines_on_chapter_11_hold_in_the_committed_results(monkeypatch):
     """book/scale.md: of chapter 11's 32 dictionary configurations (each at its most seeds) +LN is
-    significantly ahead in none at 2^10 or 2^14, behind in 19 and 21, and behind at both in the one
+    significantly ahead in none at 2^10 or 2^14, behind in 20 and 21, and behind at both in the one
     closest to the paper's Baseline (dropout 0.1 with lr 3e-4); of its 18 argmax ones 2 pass
     p < 0.05 at 2^10 (both behind) and 1 at 2^14 (ahead)."""
     from vvlib.book import chapters
@@ -236,17 +236,19 @@ def test_the_intro_lines_on_chapter_11_hold_in_the_committed_results(monkeypatch
                for task, row, P_row in sensitivity.check_rows(P)]
     counts = {(task, n): {sign: len(rows) for sign, rows in sensitivity.sorted_by_sign(records, task, n).items()}
               for task in ("argmax", "dictionary") for n in (1024, 16384)}
-    assert counts["dictionary", 1024] == {"ahead": 0, "behind": 19, "cannot tell": 13}
+    assert counts["dictionary", 1024] == {"ahead": 0, "behind": 20, "cannot tell": 12}
     assert counts["dictionary", 16384] == {"ahead": 0, "behind": 21, "cannot tell": 11}
     assert counts["argmax", 1024] == {"ahead": 0, "behind": 2, "cannot tell": 16}
     assert counts["argmax", 16384] == {"ahead": 1, "behind": 0, "cannot tell": 17}
     best = sensitivity.closest_to_paper(records, "dictionary")
     assert (best["row"], [sensitivity._side(best["difference"][n]) for n in ("1024", "16384")]) == (
         "dropout=0.1, lr=0.0003", ["behind", "behind"])
-    # the second round's two rows near p = 0.05 at 2^14 (with 10 seeds), as the scale page says
-    near = {r["row"] for r in records if r["task"] == "dictionary" and 0.03 < r["difference"]["16384"]["p"] < 0.07
-            and r["n_seeds"] == 10 and r["row"] in ("grad_clip=1.0", "dropout=0.1", "steps=10000, weight_decay=0.1")}
-    assert near == {"grad_clip=1.0", "dropout=0.1", "steps=10000, weight_decay=0.1"}
+    # the rows near p = 0.05 at 2^14 with 10 seeds, as the scale page says: clipping, run again with 20, is behind;
+    # dropout with 20 is still near it; weight decay 0.1 at 10,000 steps has 10 only
+    at_2_14 = {(r["row"], r["n_seeds"]): r["difference"]["16384"]["p"] for r in records if r["task"] == "dictionary"}
+    assert all(0.03 < at_2_14[row, 10] < 0.07 for row in ("grad_clip=1.0", "dropout=0.1", "steps=10000, weight_decay=0.1"))
+    assert at_2_14["grad_clip=1.0, n_seeds=20", 20] < 0.01 and 0.05 < at_2_14["dropout=0.1, n_seeds=20", 20] < 0.06
+    assert ("steps=10000, weight_decay=0.1, n_seeds=20", 20) not in at_2_14
 
 
 def test_the_intro_line_on_a_decaying_rate_holds_in_the_committed_results(monkeypatch):
