@@ -165,7 +165,8 @@ class AccuracyPage:
         P = self.P
         rechecked = variants.recheck_runs(P) if self.long else []
         if not rechecked:
-            display(Markdown("*Not evaluated again at this profile (`recheck_sequences` is 0).*"))
+            display(Markdown("*Not run at this profile (`recheck_sequences` is 0). It needs the runs' weights, which "
+                             "the store does not keep, so it is made in the sitting that trains them.*"))
             return
         cfg, blocks = variants.recheck_config(P), {}
         for variant in PAIRS[0]:
