@@ -63,11 +63,9 @@ def _parameters_cell(notebook):
     """The notebook (nbformat) and its one cell tagged `parameters`, for rewriting it."""
     import nbformat
 
+    _parameters_source(notebook)  # exactly one cell tagged `parameters`, or ParameterError
     nb = nbformat.read(notebook, as_version=4)
-    cells = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
-    if len(cells) != 1:
-        raise ParameterError(f"{notebook} needs exactly one cell tagged 'parameters' (found {len(cells)})")
-    return nb, cells[0]
+    return nb, next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
 
 
 def _assigned_names(notebook: Path) -> set:
