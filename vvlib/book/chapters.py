@@ -71,7 +71,7 @@ PAPER_SCALE_STORE = "results/paper"
 # Chapters 4-5's longer training beside the main one (the `long_*` parameters): in the book, the
 # paper's own number of steps, its seeds stored as runs of 20 that each fit in one sitting (long_seeds grows
 # as they are committed; the paper has 100).
-BOOK_LONG_DICTIONARY = {"long_steps": DICTIONARY_STEPS["paper"], "long_seeds": 60, "long_seed_chunk": 20,
+BOOK_LONG_DICTIONARY = {"long_steps": DICTIONARY_STEPS["paper"], "long_seeds": 80, "long_seed_chunk": 20,
                         "long_seed_group": 4, "ladder_steps": [500, 1000, 2000, 5000, 10_000],
                         "ladder_lengths": [16, 256, 2048, 16384]}
 # Argmax's 100,000 steps take most of an hour per variant and 4 seeds on 2 CPU cores (measured times in
@@ -161,7 +161,8 @@ CHAPTERS = {
                 "ci": {"n_seeds": CI_SEEDS, "steps": DICTIONARY_STEPS["ci"], "n_eval_sequences": 64, **CI_LONG,
                        **CI_DYNAMICS, **CI_RECHECK},
                 "book": {**BOOK_TRAINING, "steps": DICTIONARY_STEPS["book"], "n_eval_sequences": 128,
-                         **BOOK_LONG_DICTIONARY, **BOOK_DYNAMICS_DICTIONARY, "paper_scale_dir": PAPER_SCALE_STORE},
+                         **BOOK_LONG_DICTIONARY, **BOOK_DYNAMICS_DICTIONARY, **BOOK_RECHECK_DICTIONARY,
+                         "paper_scale_dir": PAPER_SCALE_STORE},
                 "paper": {**PAPER_TRAINING, "steps": DICTIONARY_STEPS["paper"], "n_eval_sequences": 1024},
             },
             checks=(checks.keys_cover_lengths, checks.ladder_within_long_training, checks.measured_rows_fit,
