@@ -110,11 +110,9 @@ def test_the_lines_on_the_cpus_test_set_hold_in_the_committed_recheck(monkeypatc
     length, do as well on the 896 new ones as on the 128 they are scored on; the Baseline's others minus
     scored is +1.0 (-0.7 to +2.8) at 2^10 and +0.0 (-2.2 to +2.3) at 2^14, an interval that excludes the
     -2.5 points an easy set would need to make the devices' difference at 2^14 (Welch's diff there)."""
-    import numpy as np
-
     from vvlib.book import chapters
     from vvlib.experiments import report, variants
-    from vvlib.experiments.runs import STORED_ONLY, TrainedRun
+    from vvlib.experiments.runs import STORED_ONLY
     from vvlib.stats import welch
     from vvlib.task_base import EVAL_BLOCK
 
@@ -123,9 +121,7 @@ def test_the_lines_on_the_cpus_test_set_hold_in_the_committed_recheck(monkeypatc
     runs, cfg = variants.recheck_runs(P), variants.recheck_config(P)
     assert [(r.first_seed, r.n_seeds) for r in runs] == [(60, 20)] and cfg.n_sequences == 1024
     assert list(cfg.lengths) == [1024, 16384]
-    task = variants.task_config(P, "dictionary")
-    blocks = {v: np.concatenate([TrainedRun(P.store_dir, variants.model_config(P, task, v), r, "cpu")
-                                 .correct_per_block(cfg) for r in runs]) for v in ("baseline", "layernorm")}
+    blocks = variants.rechecked(P, variants.task_config(P, "dictionary"), ("baseline", "layernorm"), "cpu")
     summary = report.recheck_summary(blocks, cfg.lengths, P.n_eval_sequences // EVAL_BLOCK, EVAL_BLOCK)
     shown = {n: [round(summary["baseline"][n]["difference"][k], 1) for k in ("diff", "low", "high")]
              for n in ("1024", "16384")}

@@ -10,14 +10,12 @@ that reproduces it, and a notebook of prose around these calls.
 import time
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
 from .. import compare, rng, stats
 from ..experiments import dynamics_runs, paper, plots, report, sensitivity, store, variants
 from ..experiments.chapter_records import SENSITIVITY, ChapterRecord
-from ..experiments.runs import TrainedRun
 from ..task_base import EVAL_BLOCK
 from . import chapters
 
@@ -168,11 +166,7 @@ class AccuracyPage:
             display(Markdown("*Not run at this profile (`recheck_sequences` is 0). It needs the runs' weights, which "
                              "the store does not keep, so it is made in the sitting that trains them.*"))
             return
-        cfg, blocks = variants.recheck_config(P), {}
-        for variant in PAIRS[0]:
-            model_cfg = variants.model_config(P, self.task, variant)
-            blocks[variant] = np.concatenate([TrainedRun(P.store_dir, model_cfg, train_cfg, self.device)
-                                              .correct_per_block(cfg) for train_cfg in rechecked])
+        cfg, blocks = variants.recheck_config(P), variants.rechecked(P, self.task, PAIRS[0], self.device)
         self.recheck_summary = report.recheck_summary(blocks, cfg.lengths, P.n_eval_sequences // EVAL_BLOCK, EVAL_BLOCK)
         last = rechecked[-1].first_seed + rechecked[-1].n_seeds - 1
         display(Markdown(f"The longer training's seeds {rechecked[0].first_seed}-{last}, on {cfg.n_sequences:,} test "

@@ -157,6 +157,16 @@ def recheck_config(P) -> EvalConfig:
     return eval_config(P, n_sequences=P.recheck_sequences, lengths=P.recheck_lengths)
 
 
+def rechecked(P, task: TaskConfig, variants, device="cpu") -> dict:
+    """{variant: right answers per block (seeds, recheck_lengths, blocks)}: the recheck_runs' second
+    evaluation (recheck_config), joined along the seeds; read from the store, or made where the runs'
+    weights are at hand."""
+    cfg = recheck_config(P)
+    return {variant: np.concatenate([TrainedRun(P.store_dir, model_config(P, task, variant), train_cfg, device)
+                                     .correct_per_block(cfg) for train_cfg in recheck_runs(P)])
+            for variant in variants}
+
+
 def long_training(P, task: TaskConfig, variants, temperatures=("fixed",), device="cpu"):
     """The longer training of each variant, its runs joined along the seeds:
     (accuracy {run name: (seeds, eval_lengths)}, ladders {variant: {step: (seeds, ladder_lengths)}},
