@@ -37,7 +37,7 @@ class AccuracyPage:
         self.task = variants.task_config(self.P, self.task_record.name)
         self.table = self.task_record.accuracy  # the paper's numbers for this task
         self.name = self.task_record.title[0].upper() + self.task_record.title[1:]  # "Argmax retrieval"
-        self.paper_scale = self.long = self.dynamics_summary = self.recheck_summary = None
+        self.paper_scale = self.long = self.counter = self.dynamics_summary = self.recheck_summary = None
 
     # --- the paper's scale, trained on a GPU and committed -------------------------------------
 
@@ -156,6 +156,23 @@ class AccuracyPage:
         plots.device_distributions(report.device_frame(runs, shown), LABELS,
                                    title=f"{self.name} at {P.long_steps:,} steps: each seed's accuracy on each device")
 
+    def counter_arm(self):
+        """The longer training again on the counter stream (counter_seeds): its runs, and the CPU's two
+        streams compared by Welch's test at every length beyond training (the seeds of the two streams
+        are independent runs, not pairs); a note where the profile has no such arm."""
+        P = self.P
+        arm = variants.counter_arm(P) if self.long else None
+        if arm is None:
+            display(Markdown("*Not run at this profile (`counter_seeds` is 0).*"))
+            return
+        accuracy, _, runs = variants.long_training(arm, self.task, list(PAIRS[0]), ["fixed"], self.device)
+        self.counter = {"runs": runs}
+        display(report.runs_table(runs, LABELS))
+        streams = {f"generators ({P.long_seeds} seeds)": (P.eval_lengths, {v: self.long["accuracy"][v] for v in PAIRS[0]}),
+                   f"counter stream ({arm.long_seeds} seeds)": (P.eval_lengths, {v: accuracy[v] for v in PAIRS[0]})}
+        beyond = compare.beyond_training(P.eval_lengths, P.max_train_len)
+        display(report.device_table(report.device_frame(streams, beyond), *streams, LABELS))
+
     def recheck(self):
         """Is the test set the longer training is scored on an easy or a hard one?  Its runs from
         recheck_from_seed on, evaluated again on recheck_sequences per length: the first
@@ -266,6 +283,9 @@ class AccuracyPage:
                            ladder=report.ladder_records(self.long["ladder"]))
             training.update({f"long/{v}/{r['spec']['train']['first_seed']}": r
                              for v, rs in self.long["runs"].items() for r in rs})
+        if self.counter:
+            training.update({f"counter/{v}/{r['spec']['train']['first_seed']}": r
+                             for v, rs in self.counter["runs"].items() for r in rs})
         if self.dynamics_summary:
             metrics["dynamics"] = self.dynamics_summary
             training.update({f"dynamics/{label}": {"provenance": p} for label, p in self.dynamics_provenance.items()})

@@ -66,6 +66,19 @@ def recheck_fits(P):
             f"lengths among eval_lengths ({P.eval_lengths})", P.recheck_lengths)
 
 
+def counter_arm_fits(P):
+    """Chapters 4-5's counter-stream arm (counter_seeds): the longer training again, on the other stream,
+    in runs of long_seed_group seeds each (variants.counter_arm)."""
+    if not P.get("counter_seeds"):
+        return
+    require(P.long_steps > 0, "counter_seeds", "0 while long_steps is 0 (it trains the longer training again)",
+            P.counter_seeds)
+    require(P.draws == "generators", "counter_seeds", "0 when draws is already counter (the arm is the longer "
+            "training on the other stream)", P.counter_seeds)
+    require(P.counter_seeds % (P.long_seed_group or P.counter_seeds) == 0, "counter_seeds",
+            f"a multiple of long_seed_group ({P.long_seed_group}), one stored run per group", P.counter_seeds)
+
+
 def paper_scale_store_exists(P):
     require(not P.paper_scale_dir or Path(P.paper_scale_dir).is_dir(), "paper_scale_dir",
             "an existing results store, or ''", P.paper_scale_dir)

@@ -44,6 +44,7 @@ TRAINING_DEFAULTS = {
     "recheck_sequences": 0,  # the longer training's second evaluation: none unless a profile asks
     "recheck_from_seed": 0,
     "recheck_lengths": [1024, 16384],  # the paper's 2^10 and 2^14
+    "counter_seeds": 0,  # the longer training again on the counter stream: none unless a profile asks
     "paper_scale_dir": "",  # chapters 4-5's paper-scale section: off unless a profile names a store
     "dynamics_rows": [],  # chapters 4-5's measured runs: none unless a profile asks
     "dynamics_seeds": 4,

@@ -121,6 +121,7 @@ def _task_jobs(chapter, P, task, work: Work, device) -> list[Job]:
                                   P.get("ladder_steps") or ())
         jobs += _measured_jobs(chapter, P, task, device)
         jobs += _recheck_jobs(chapter, P, task, work.variants, device)
+        jobs += _counter_jobs(chapter, P, task, work.variants, device)
     return jobs
 
 
@@ -140,6 +141,15 @@ def _recheck_jobs(chapter, P, task, variant_names, device) -> list[Job]:
                             reads=(runs.run_dir(P.store_dir, model_cfg, train_cfg, device),),
                             compute=functools.partial(run.evaluated, cfg)))
     return jobs
+
+
+def _counter_jobs(chapter, P, task, variant_names, device) -> list[Job]:
+    """The longer training again on the counter stream (counter_seeds), fixed temperature, where asked for."""
+    arm = variants.counter_arm(P)
+    if arm is None:
+        return []
+    return [job for variant in variant_names for train_cfg in variants.long_train_configs(arm)
+            for job in _run_jobs(chapter, arm, task, variant, train_cfg, ["fixed"], device)]
 
 
 def _measured_jobs(chapter, P, task, device) -> list[Job]:

@@ -143,6 +143,17 @@ def long_train_configs(P) -> list:
             for first in range(0, P.long_seeds, P.long_seed_chunk)]
 
 
+def counter_arm(P):
+    """The longer training again with draws counter (chapters 4-5's counter_seeds), the stream that gives
+    a CPU and a GPU the same batches and test sequences: its parameters P, the first counter_seeds
+    seeds in runs of long_seed_group each (so the arm grows a group at a time, and two processes can
+    train different groups; one run where long_seed_group is 0), no ladder; None where counter_seeds is 0."""
+    if not P.get("counter_seeds"):
+        return None
+    return Params({**P, "draws": "counter", "long_seeds": P.counter_seeds,
+                   "long_seed_chunk": P.long_seed_group or P.counter_seeds, "ladder_steps": []})
+
+
 def recheck_runs(P) -> list:
     """The longer training's runs evaluated a second time (chapters 4-5's recheck_*): those holding
     recheck_from_seed or a later seed; none where recheck_sequences is 0."""
