@@ -73,8 +73,11 @@ def test_training_chapter_metrics(executed, name):
     long_runs = {f"training/long/{v}/{first}" for v in ("baseline", "layernorm") for first in (0, 1)}
     paper_runs = {f"training/paper_scale/{v}" for v in ("baseline", "layernorm")}
     measured = {dynamics_runs.label(row) for row in results["parameters"]["dynamics_rows"]}  # chapter 5's ci rows
+    counter_seeds = results["parameters"].get("counter_seeds", 0)  # chapter 5's counter-stream arm: one run in ci
+    assert bool(counter_seeds) == (name == "05_dictionary_lookup")
+    counter_runs = {f"training/counter/{v}/0" for v in ("baseline", "layernorm")} if counter_seeds else set()
     assert set(results["provenance"]["sources"]) == {"training/baseline", "training/layernorm", *long_runs, *paper_runs,
-                                                     *(f"training/dynamics/{label}" for label in measured)}
+                                                     *counter_runs, *(f"training/dynamics/{label}" for label in measured)}
     assert set(results["metrics"].get("dynamics", {})) == measured
     for summary in results["metrics"].get("dynamics", {}).values():  # one seed x 60 steps at the ci profile
         assert summary["n_seeds"] == 1 and summary["last_steps"][-1] == results["parameters"]["long_steps"]
