@@ -5,6 +5,7 @@ import dataclasses
 
 import pytest
 
+from vvlib import rng
 from vvlib.book.chapters import checked_parameters, resolved
 from vvlib.experiments import plan, runs, variants
 from vvlib.experiments.params import ParameterError
@@ -34,7 +35,7 @@ def test_the_plan_holds_the_arms_runs_only_when_asked_for(tmp_path):
     P = _params(tmp_path, counter_seeds=4, long_seed_group=2)
     arm = variants.counter_arm(P)
     expected = {runs.run_dir(P.store_dir, variants.model_config(arm, variants.task_config(arm, "dictionary"), v), c,
-                             "cpu") / "run.json"
+                             rng.resolve_device(P.device)) / "run.json"
                 for v in ("baseline", "layernorm") for c in variants.long_train_configs(arm)}
     assert len(expected) == 4 and expected <= training_paths(P)
     assert training_paths(P) - expected == training_paths(_params(tmp_path, counter_seeds=0, long_seed_group=2))

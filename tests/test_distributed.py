@@ -17,7 +17,7 @@ from vvlib.tasks import TaskConfig
 from vvlib.train import TrainConfig
 
 MODEL = ModelConfig(task=TaskConfig("argmax", n_classes=5), hidden=16)
-TRAIN = TrainConfig(n_seeds=5, steps=12, batch_size=16, checkpoint_every=4, seed_group=2)
+TRAIN = TrainConfig(n_seeds=5, steps=12, batch_size=16, checkpoint_every=4, checkpoint_gap_s=0, seed_group=2)
 EVAL = evaluate.EvalConfig(lengths=(8, 32), n_sequences=40, seed=7)
 EVAL_LONG = evaluate.EvalConfig(lengths=(16, 64), n_sequences=24, seed=8)
 RUNGS = [5, 12]

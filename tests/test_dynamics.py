@@ -15,7 +15,7 @@ from vvlib.train import TrainConfig, Trainer, train
 
 
 def small(**kw):
-    return TrainConfig(**{**dict(n_seeds=2, steps=12, batch_size=16, checkpoint_every=4), **kw})
+    return TrainConfig(**{**dict(n_seeds=2, steps=12, batch_size=16, checkpoint_every=4, checkpoint_gap_s=0), **kw})
 
 
 @pytest.mark.parametrize("fixture", ["small_argmax", "small_dictionary"])

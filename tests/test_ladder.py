@@ -12,7 +12,7 @@ EVAL = evaluate.EvalConfig(lengths=(8, 32), n_sequences=40, seed=7)
 
 
 def cfg(**kw):
-    return TrainConfig(**{**dict(n_seeds=2, steps=12, batch_size=16, checkpoint_every=4), **kw})
+    return TrainConfig(**{**dict(n_seeds=2, steps=12, batch_size=16, checkpoint_every=4, checkpoint_gap_s=0), **kw})
 
 
 def test_a_ladder_matches_separate_trainings_and_leaves_the_final_weights_alone(small_argmax, tmp_path):

@@ -76,7 +76,7 @@ def test_models_loaded_from_the_store_score_exactly_as_when_stored(small_diction
 def test_stored_run_resumes_from_its_checkpoint_and_times_only_its_own_steps(small_argmax, tmp_path):
     from vvlib.train import Trainer, train
 
-    cfg = TrainConfig(n_seeds=2, steps=10, batch_size=8, checkpoint_every=3)
+    cfg = TrainConfig(n_seeds=2, steps=10, batch_size=8, checkpoint_every=3, checkpoint_gap_s=0)
     partial = Trainer(small_argmax, cfg)
     for _ in range(6):
         partial.train_step()
@@ -91,7 +91,8 @@ def test_stored_run_resumes_from_its_checkpoint_and_times_only_its_own_steps(sma
 
 def test_checkpoint_cadence_does_not_split_the_store(small_argmax, tmp_path):
     """Chapters that save progress at different intervals still share one trained run."""
-    a, b = TrainConfig(n_seeds=2, steps=6, checkpoint_every=2), TrainConfig(n_seeds=2, steps=6, checkpoint_every=5)
+    a = TrainConfig(n_seeds=2, steps=6, checkpoint_every=2)
+    b = TrainConfig(n_seeds=2, steps=6, checkpoint_every=5, checkpoint_gap_s=0)
     assert runs.run_dir(tmp_path, small_argmax, a, "cpu") == runs.run_dir(tmp_path, small_argmax, b, "cpu")
     assert runs.run_dir(tmp_path, small_argmax, a, "cpu") != runs.run_dir(tmp_path, small_argmax,
                                                                             TrainConfig(n_seeds=2, steps=7), "cpu")

@@ -12,7 +12,7 @@ from vvlib.train import TrainConfig, Trainer, max_len_at, train, training_batch,
 
 
 def small(**kw):
-    base = dict(n_seeds=3, steps=8, batch_size=16, checkpoint_every=3)
+    base = dict(n_seeds=3, steps=8, batch_size=16, checkpoint_every=3, checkpoint_gap_s=0)
     return TrainConfig(**{**base, **kw})
 
 
@@ -238,9 +238,40 @@ def test_training_steps_equal_a_textbook_reference(fixture, seed_group, request)
 
 def test_checkpoint_of_other_settings_is_refused(small_argmax, tmp_path):
     checkpoint = tmp_path / "ckpt.pt"
-    train(small_argmax, small(steps=3), checkpoint=checkpoint, progress=False)
+    with pytest.raises(KeyboardInterrupt):  # stopped after its checkpoint at step 3
+        train(small_argmax, small(steps=5), checkpoint=checkpoint, progress=False, on_step=stop_at(4))
     with pytest.raises(RuntimeError, match="other settings"):
-        Trainer(small_argmax, small(steps=3, lr=0.01)).resume(checkpoint)
+        Trainer(small_argmax, small(steps=5, lr=0.01)).resume(checkpoint)
+
+
+def stop_at(stop: int):
+    def hook(step):
+        if step == stop:
+            raise KeyboardInterrupt
+    return hook
+
+
+def test_checkpoints_are_at_least_the_gap_apart_and_none_at_the_end(small_argmax, tmp_path, monkeypatch):
+    """A clock that moves one second per step, checkpoint_every 1, a gap of 2.5 s: a checkpoint at
+    every third step; the last step writes none (the caller stores the final weights)."""
+    clock = iter(range(1000))
+    monkeypatch.setattr("vvlib.train.time.monotonic", lambda: next(clock))
+    trainer = Trainer(small_argmax, small(steps=10, checkpoint_every=1, checkpoint_gap_s=2.5))
+    saved = []
+    monkeypatch.setattr(trainer, "save", lambda path: saved.append(trainer.step))
+    trainer.run(tmp_path / "ckpt.pt", progress=False)
+    assert saved == [3, 6, 9]
+
+
+def test_a_run_that_never_checkpointed_resumes_from_the_start_to_the_same_weights(small_argmax, tmp_path):
+    cfg = small(steps=6, checkpoint_every=2, checkpoint_gap_s=3600)
+    straight, _ = train(small_argmax, cfg, progress=False)
+    checkpoint = tmp_path / "ckpt.pt"
+    with pytest.raises(KeyboardInterrupt):
+        train(small_argmax, cfg, checkpoint=checkpoint, progress=False, on_step=stop_at(5))
+    assert not checkpoint.exists()
+    resumed, _ = train(small_argmax, cfg, checkpoint=checkpoint, progress=False)
+    assert all(torch.equal(straight[k], resumed[k]) for k in straight)
 
 
 def test_training_lowers_the_loss(small_argmax):

@@ -124,7 +124,8 @@ def train_spread(model_cfg, cfg: TrainConfig, device, checkpoint: Path | None, p
     step together); returns (all seeds' weights on `device`, loss history, the step this rank
     started from)."""
     rank, size = rank_and_size()
-    share = seed_share(cfg, rank, size)
+    # every rank checkpoints at the same steps (a clock's gap would split them: see the restart below)
+    share = dataclasses.replace(seed_share(cfg, rank, size), checkpoint_gap_s=0)
     trainer = Trainer(model_cfg, share, device)
     own = None if checkpoint is None else checkpoint_of(Path(checkpoint), rank, size)
     if own is not None and resume:

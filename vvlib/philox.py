@@ -5,10 +5,16 @@ philox(counter, key) as a pure function of a 128-bit counter and a 64-bit key, s
 number of the stream is computed without the ones before it, in one batch of elementwise
 kernels for as many counters as wanted.
 
-Words are uint32 values held in int64 tensors: every operation below (multiply, shift, and,
-or, xor) is exact integer arithmetic with no result above 2^49, so CPU and CUDA give the same
-bits.  A 32 x 32-bit product would need 64 unsigned bits, beyond int64; `mulhilo` multiplies
-by the constant's two 16-bit halves instead.
+Words are uint32 values held in int64 tensors.  A round multiplies two words by 32-bit
+constants: the product of two values below 2^32 needs 64 unsigned bits, and int64 keeps
+exactly its low 64 bits (multiplication wraps modulo 2^64 on CPUs and GPUs alike), so the
+product's two 32-bit halves are its low word and its high word masked back to 32 bits.
+tests/test_draws.py checks the bits against the published answers and an independent uint64
+implementation, on every device the tests run on.
+
+Nothing here copies from the host or reads a value back: every constant is made on the
+counters' device by kernels (arange, multiply, add), so a CUDA graph can record a call
+(tests/test_capture.py runs it under a check that fails on any host copy or read).
 """
 
 import torch
@@ -19,13 +25,17 @@ ROUNDS = 10
 MASK32 = 0xFFFFFFFF
 
 
-def mulhilo(a: torch.Tensor, m_high: torch.Tensor, m_low: torch.Tensor):
-    """(high, low) 32-bit halves of a * m, for int64 words a in [0, 2^32) and multipliers
-    m = m_high * 2^16 + m_low < 2^32 given by their 16-bit halves (broadcast against a)."""
-    low_part = a * m_low  # < 2^48
-    # a * m = t * 2^16 + (low_part mod 2^16), with t < 2^49
-    t = a * m_high + (low_part >> 16)
-    return t >> 16, ((t & 0xFFFF) << 16) | (low_part & 0xFFFF)
+def _pair(first: int, second: int, device, dims: int) -> torch.Tensor:
+    """(2, 1, ..., 1) int64 holding (first, second) on `device`, made by kernels, not copied from
+    the host (arange and an affine map: capture-safe where torch.tensor([first, second]) is not)."""
+    return (torch.arange(2, dtype=torch.int64, device=device) * (second - first) + first).view(2, *(1,) * dims)
+
+
+def _word(c, device) -> torch.Tensor:
+    """A counter word as an int64 tensor on `device`: a tensor as it is, an int by a fill kernel."""
+    if isinstance(c, torch.Tensor):
+        return c.to(torch.int64)
+    return torch.full((), c, dtype=torch.int64, device=device)
 
 
 def philox(counter, key):
@@ -33,18 +43,21 @@ def philox(counter, key):
     together, on the device of its tensors) under `key` (two ints of 32 bits): four int64
     tensors of uint32 words.
 
-    Each round multiplies words 0 and 2 and xors the products' high halves into words 1 and 3;
-    the two halves of the state are held stacked, (0, 2) and (1, 3), so that a round is a dozen
-    elementwise kernels, not two dozen (on a CPU, small tensors cost per kernel more than per element)."""
-    device = next((c.device for c in counter if isinstance(c, torch.Tensor)), None)
-    c0, c1, c2, c3 = torch.broadcast_tensors(*(torch.as_tensor(c, dtype=torch.int64, device=device) for c in counter))
-    column = (2,) + (1,) * c0.dim()  # one value per stacked half, broadcast over the counters
-    as_column = lambda values: torch.tensor(values, dtype=torch.int64, device=device).view(column)
-    m_high, m_low = as_column([m >> 16 for m in MULTIPLIERS]), as_column([m & 0xFFFF for m in MULTIPLIERS])
-    round_keys = [as_column([(key[i] + r * KEY_STEPS[i]) & MASK32 for i in (0, 1)]) for r in range(ROUNDS)]
-    multiplied, other = torch.stack((c0, c2)), torch.stack((c1, c3))
-    for k in round_keys:
-        high, low = mulhilo(multiplied, m_high, m_low)
-        # (c0, c2) <- (hi(c2 M1) ^ c1 ^ k0, hi(c0 M0) ^ c3 ^ k1);  (c1, c3) <- (lo(c2 M1), lo(c0 M0))
-        multiplied, other = high.flip(0) ^ other ^ k, low.flip(0)
-    return multiplied[0], other[0], multiplied[1], other[1]
+    The state is held as two stacked pairs, the multiplied words (0, 2) and the others in
+    reverse order (3, 1); a round then needs no reordering of the others, and one flip of the
+    multiplied pair's new values: seven elementwise kernels."""
+    device = next((c.device for c in counter if isinstance(c, torch.Tensor)), torch.device("cpu"))
+    c0, c1, c2, c3 = torch.broadcast_tensors(*(_word(c, device) for c in counter))
+    dims = c0.dim()
+    multipliers = _pair(*MULTIPLIERS, device, dims)
+    # each round's key, reversed as the others are: (k1, k0) + r * (step1, step0), all rounds in one tensor
+    rounds = torch.arange(ROUNDS, dtype=torch.int64, device=device).view(ROUNDS, *(1,) * (dims + 1))
+    keys = (_pair(key[1], key[0], device, dims) + rounds * _pair(KEY_STEPS[1], KEY_STEPS[0], device, dims)) & MASK32
+    multiplied, others = torch.stack((c0, c2)), torch.stack((c3, c1))
+    for r in range(ROUNDS):
+        product = multiplied * multipliers  # (c0 M0, c2 M1) modulo 2^64
+        # c0' = hi(c2 M1) ^ c1 ^ k0, c2' = hi(c0 M0) ^ c3 ^ k1: in reversed order that is hi ^ others ^ keys
+        # (the high word's sign extension is masked away with the rest)
+        multiplied = (((product >> 32) ^ others ^ keys[r]) & MASK32).flip(0)
+        others = product & MASK32  # (lo(c0 M0), lo(c2 M1)) = (c3', c1'): already in reversed order
+    return multiplied[0], others[1], multiplied[1], others[0]

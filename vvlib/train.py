@@ -15,6 +15,7 @@ The groups themselves, and the checkpoint layout they share, are vvlib/seed_grou
 """
 
 import dataclasses
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,7 +45,8 @@ class TrainConfig:
     curriculum_start_len: int = 16  # the cap at step 0 when a curriculum is used
     seed: int = 0  # names the init and data streams; seed index s uses (seed, s)
     first_seed: int = 0  # seed indices first_seed .. first_seed + n_seeds - 1
-    checkpoint_every: int = 500
+    checkpoint_every: int = 500  # checkpoints fall on multiples of this step ...
+    checkpoint_gap_s: float = 120.0  # ... at least this many seconds apart (0: at every multiple)
     seed_group: int = 0  # seeds stepped together; 0: all of them (see the module docstring)
     draws: str = "generators"  # the data's source: generators (per seed, as every committed run) or counter (draws.py)
     lr_schedule: str = "constant"  # constant; cosine: linear warmup over warmup_steps, then cosine to 0; drop (optim.py)
@@ -61,6 +63,9 @@ class TrainConfig:
                 raise ValueError(f"{name} must be an int >= 1; got {value!r}")
         if self.min_len > self.max_len:
             raise ValueError(f"min_len ({self.min_len}) must be <= max_len ({self.max_len})")
+        if not isinstance(self.checkpoint_gap_s, (int, float)) or not self.checkpoint_gap_s >= 0:
+            raise ValueError(f"checkpoint_gap_s must be a number of seconds >= 0 (0: a checkpoint at every multiple "
+                             f"of checkpoint_every); got {self.checkpoint_gap_s!r}")
         if not isinstance(self.seed_group, int) or self.seed_group < 0:
             raise ValueError(f"seed_group must be an int >= 0 (0: all seeds at once); got {self.seed_group!r}")
         if self.first_seed < 0:
@@ -87,14 +92,15 @@ class TrainConfig:
 
 
 def weight_settings(cfg: TrainConfig) -> dict:
-    """The settings that decide the trained weights: all but checkpoint_every, which only
-    says how often progress is saved (so runs that differ in it share a store entry), with
+    """The settings that decide the trained weights: all but checkpoint_every and
+    checkpoint_gap_s, which only say how often progress is saved (so runs that differ in them
+    share a store entry), with
     seed_group 0 wherever the seeds form one group (4 seeds in groups of 4 or of 8 train the
     same weights as 4 seeds at once, so they share the entry too).  Settings added later are
     left unsaid at their defaults (the generator draws, a constant learning rate, no clipping),
     so every run stored before them keeps its entry."""
     settings = dataclasses.asdict(cfg)
-    del settings["checkpoint_every"]
+    del settings["checkpoint_every"], settings["checkpoint_gap_s"]
     for name, default in LATER_DEFAULTS.items():
         if settings[name] == default:
             del settings[name]
@@ -194,6 +200,7 @@ class Trainer:
         # checkpoint, so a run resumed between two logged steps logs what an uninterrupted one does
         self.loss_window = torch.zeros(cfg.n_seeds, device=self.device)
         self.window_steps = 0
+        self.saves, self.saving_s = 0, 0.0  # checkpoints written by this process, and the seconds they took
 
     def configs(self) -> dict:
         return {"model": model_settings(self.model_cfg), "train": weight_settings(self.cfg)}
@@ -209,9 +216,15 @@ class Trainer:
         if not self.graph_draws:
             return training_batch(self.model_cfg, self.cfg, g.source(self.step_tensor), self.step, self.device)
         if self.graphed[group] is None:
-            eager = lambda n: batch_up_to(self.model_cfg, self.cfg, g.source(self.step_tensor), n, self.device)
-            self.graphed[group] = graphdraw.GraphedDraws(eager, g.generators)
+            self.graphed[group] = graphdraw.GraphedDraws(self.recorded_draw(group), g.generators)
         return self.graphed[group](max_len_at(self.cfg, self.step))
+
+    def recorded_draw(self, group: int):
+        """What GraphedDraws records for one seed group: n -> its batch of length n, drawn at the
+        step `step_tensor` holds.  It must copy nothing from the host and read nothing back
+        (tests/test_capture.py runs it under capture_safety.HostTraffic on a CPU)."""
+        g = self.groups[group]
+        return lambda n: batch_up_to(self.model_cfg, self.cfg, g.source(self.step_tensor), n, self.device)
 
     def counter_batch(self):
         """The whole ensemble's counter-drawn batch for this step, drawn once per step.  A seed's
@@ -239,11 +252,14 @@ class Trainer:
         """group_step with this step's draw, replayed from the group's CUDA graph for this length."""
         g = self.groups[group]
         if self.graphed[group] is None:
-            eager = lambda n: self.group_step(group, batch_up_to(self.model_cfg, self.cfg, g.source(self.step_tensor),
-                                                                 n, self.device))
-            self.graphed[group] = graphstep.GraphedStep(eager, g.generators, g.params, g.optimizer)
+            self.graphed[group] = graphstep.GraphedStep(self.recorded_step(group), g.generators, g.params, g.optimizer)
         self.step_tensor.fill_(self.step)  # read by the recorded counter draws
         return self.graphed[group](max_len_at(self.cfg, self.step))
+
+    def recorded_step(self, group: int):
+        """What GraphedStep records for one seed group: n -> the group's losses after one AdamW step
+        on a batch of length n drawn at the step `step_tensor` holds (the same rule as recorded_draw)."""
+        return lambda n: self.group_step(group, self.recorded_draw(group)(n))
 
     def train_step(self) -> torch.Tensor:
         """One AdamW step of every seed; returns each seed's loss, (S,)."""
@@ -256,9 +272,13 @@ class Trainer:
         return torch.cat(losses)
 
     def run(self, checkpoint: Path | None = None, progress=True, on_step=None, log_every=None):
-        """Train to cfg.steps, saving a checkpoint every cfg.checkpoint_every steps."""
+        """Train to cfg.steps, saving a checkpoint at multiples of cfg.checkpoint_every steps at
+        least cfg.checkpoint_gap_s seconds apart: a run stopped unexpectedly loses about that much
+        time, and a fast one does not spend its time saving (a checkpoint of 100 seeds' weights and
+        AdamW's state takes seconds to write).  The final weights are the caller's to keep."""
         log_every = log_every or max(1, self.cfg.steps // 100)
         bar = tqdm(total=self.cfg.steps, initial=self.step, desc="training", disable=not progress, unit="step")
+        last_save = time.monotonic()
         while self.step < self.cfg.steps:
             self.loss_window += self.train_step()
             self.window_steps += 1
@@ -271,8 +291,10 @@ class Trainer:
                 self.window_steps = 0
             if on_step is not None:  # before the checkpoint: a resumed run never skips a step's hook
                 on_step(self.step)
-            if checkpoint is not None and self.step % self.cfg.checkpoint_every == 0:
+            due = self.step % self.cfg.checkpoint_every == 0 and time.monotonic() - last_save >= self.cfg.checkpoint_gap_s
+            if checkpoint is not None and due and self.step < self.cfg.steps:
                 self.save(checkpoint)
+                last_save = time.monotonic()
         bar.close()
         return self.weights()
 
@@ -285,6 +307,7 @@ class Trainer:
         return seed_groups.joined_optimizer_state(self.groups)
 
     def save(self, path: Path):
+        start = time.perf_counter()
         state = {
             "format": CHECKPOINT_FORMAT,
             "configs": self.configs(),
@@ -297,6 +320,8 @@ class Trainer:
             "window_steps": self.window_steps,
         }
         save_torch(state, path)  # atomic: an interruption leaves the previous checkpoint intact
+        self.saves += 1
+        self.saving_s += time.perf_counter() - start
 
     def resume(self, path: Path) -> bool:
         """Load `path` if it exists; refuse one written for other settings."""

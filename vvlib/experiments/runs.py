@@ -135,11 +135,12 @@ def _publish(write):
 
 
 def _train(model_cfg, train_cfg, device, checkpoint: Path, progress, on_step, resume):
-    """(all seeds' weights, loss history, the step training started from), resuming from
-    `checkpoint` if `resume`, calling on_step(trainer) after every step: in this process, or
-    with the seeds spread over torchrun's ranks (each hook then sees its rank's share)."""
+    """(all seeds' weights, loss history, the step training started from, {checkpoints written,
+    seconds spent writing them} or None under torchrun), resuming from `checkpoint` if `resume`,
+    calling on_step(trainer) after every step: in this process, or with the seeds spread over
+    torchrun's ranks (each hook then sees its rank's share)."""
     if distributed.spreads(train_cfg):
-        return distributed.train_spread(model_cfg, train_cfg, device, checkpoint, progress, on_step, resume)
+        return *distributed.train_spread(model_cfg, train_cfg, device, checkpoint, progress, on_step, resume), None
     trainer = train.Trainer(model_cfg, train_cfg, device)
     if resume:
         trainer.resume(checkpoint)
@@ -149,7 +150,7 @@ def _train(model_cfg, train_cfg, device, checkpoint: Path, progress, on_step, re
     start_step = trainer.step  # > 0 when an interrupted run resumes
     hook = None if on_step is None else (lambda step: on_step(trainer))
     weights = trainer.run(checkpoint if distributed.is_writer() else None, progress=progress, on_step=hook)
-    return weights, trainer.loss_history, start_step
+    return weights, trainer.loss_history, start_step, {"written": trainer.saves, "seconds": round(trainer.saving_s, 2)}
 
 
 def _train_and_store(model_cfg, train_cfg, device, folder: Path, progress, on_step=None, resume=True):
@@ -158,8 +159,8 @@ def _train_and_store(model_cfg, train_cfg, device, folder: Path, progress, on_st
     stored yet (a stored record is never rewritten).  Returns (weights, record)."""
     spec = training_spec(model_cfg, train_cfg, device)
     start, commit = time.perf_counter(), store.git_commit()
-    weights, history, start_step = _train(model_cfg, train_cfg, device, folder / "checkpoint.pt", progress, on_step,
-                                          resume)
+    weights, history, start_step, saving = _train(model_cfg, train_cfg, device, folder / "checkpoint.pt", progress,
+                                                  on_step, resume)
     wall = time.perf_counter() - start
     record = distributed.agreed(lambda: store.load_matching(folder / "run.json", spec))
     if record is None:
@@ -168,7 +169,9 @@ def _train_and_store(model_cfg, train_cfg, device, folder: Path, progress, on_st
             "spec": spec,
             "provenance": store.provenance(device, wall, commit),  # wall time of the steps run by this process
             "resumed_from_step": start_step,
+            # the real loop's speed: every step this process ran over its wall time, checkpoints included
             "model_steps_per_s": round(steps_here * train_cfg.n_seeds / wall, 1) if steps_here else None,
+            "checkpoints": saving,
             "final_loss": history[-1][1] if history else None,
             "loss_history": history,
         }

@@ -1,0 +1,68 @@
+"""What a CUDA graph records must copy nothing from the host and read nothing back.  CI has no
+GPU, so the recorded step runs here on the CPU under capture_safety.HostTraffic, which lists
+every call that capture would refuse (the counter stream as first written made host copies in
+every Philox call, and crashed at its first graphed step on a GPU)."""
+
+import pytest
+import torch
+
+from vvlib import draws, philox, rng
+from vvlib.capture_safety import host_traffic
+from vvlib.model import ModelConfig
+from vvlib.tasks import TaskConfig
+from vvlib.train import TrainConfig, Trainer
+
+X = torch.arange(6)
+
+
+@pytest.mark.parametrize("work, reason", [
+    (lambda: X.sum().item(), "reads a value on the host"),
+    (lambda: X.tolist(), "reads a value on the host"),
+    (lambda: bool(X[0] > 0), "reads a value on the host"),
+    (lambda: torch.as_tensor(3, device="cpu"), "makes a tensor from host data"),
+    (lambda: torch.tensor([1, 2]), "makes a tensor from host data"),
+    (lambda: X[X > 2], "indexes with a boolean mask"),
+    (lambda: X.to("meta"), "copies a CPU tensor to another device"),
+    (lambda: X.to(device="meta"), "copies a CPU tensor to another device"),
+])
+def test_the_watch_names_each_kind_of_host_traffic(work, reason):
+    assert any(found.endswith(reason) for found in host_traffic(work))
+
+
+def test_kernels_alone_pass_the_watch():
+    assert host_traffic(lambda: (torch.full((), 3) * X + torch.arange(6), X.to(torch.float32), X.to("cpu"),
+                                 torch.as_tensor(X), X[X.argmax()])) == []
+
+
+def test_philox_makes_its_constants_on_the_device():
+    blocks = torch.arange(8)
+    assert host_traffic(lambda: philox.philox((blocks, 7, 0, 2), (1, 2))) == []
+
+
+def test_a_constant_copied_from_the_host_is_caught_where_philox_once_made_one():
+    """The defect as it was: a counter word given as an int turned into a tensor by as_tensor."""
+    blocks = torch.arange(8)
+    found = host_traffic(lambda: blocks ^ torch.as_tensor(3, dtype=torch.int64, device=blocks.device))
+    assert found == ["as_tensor: makes a tensor from host data"]
+
+
+SMALL = {"argmax": TaskConfig("argmax", n_classes=5), "dictionary": TaskConfig("dictionary", n_keys=256, n_values=8)}
+
+
+# every kind of step a GPU records: (task, draws); the dictionary's generator draw is recorded only on a GPU,
+# where it is the fixed draw (checked on its own below), so on a CPU it is not a recorded step
+@pytest.mark.parametrize("task, source", [("argmax", "generators"), ("argmax", "counter"), ("dictionary", "counter")])
+@pytest.mark.parametrize("extras", [{}, {"dropout": 0.1, "grad_clip": 1.0, "lr_schedule": "cosine", "warmup_steps": 2}])
+def test_the_recorded_step_neither_copies_from_nor_reads_back_to_the_host(task, source, extras):
+    model_cfg = ModelConfig(task=SMALL[task], hidden=16, key_dim=8, value_dim=8)
+    trainer = Trainer(model_cfg, TrainConfig(n_seeds=3, steps=10, seed_group=2, batch_size=8, draws=source, **extras))
+    trainer.train_step()  # as GraphedStep records after a first (warm-up) step
+    for group in (0, 1):
+        assert host_traffic(lambda: trainer.recorded_step(group)(12)) == []
+        assert host_traffic(lambda: trainer.recorded_draw(group)(12)) == []
+
+
+def test_the_dictionarys_fixed_draw_is_capture_safe():
+    """The generator draw a GPU records for dictionary lookup (draws.sample_distinct on CUDA)."""
+    gen = rng.generator("cpu", 0, "capture")
+    assert host_traffic(lambda: draws.sample_distinct_fixed(gen, 8, 16, 16384, "cpu")) == []
