@@ -81,3 +81,27 @@ def test_the_subnormal_benchmark_times_both_modes_and_leaves_flushing_off(tmp_pa
     assert [r["step"] for r in rows] == [0, 3] and all(r["kept_ms"] > 0 and r["flushed_ms"] > 0 for r in rows)
     tiny = torch.tensor([1e-40])  # subnormal in float32: flushing would make it 0
     assert float(tiny * 1.0) > 0
+
+
+def test_the_gpu_check_writes_its_figures_on_any_device(tmp_path, capsys):
+    """bench.gpu_check at its smallest, on the CPU: both tasks and both sources of data timed in the
+    step and in the real loop (one checkpoint forced and timed), the JSON written, the table printed
+    last (a change to the engine's signatures fails here, not on a lent GPU)."""
+    from bench import gpu_check
+
+    gpu_check.main(["--out", str(tmp_path), "--device", "cpu", "--seeds", "2", "--steps", "6", "--no-tests"])
+    steps = json.loads((tmp_path / "step.json").read_text())
+    loops = json.loads((tmp_path / "loop.json").read_text())["rows"]
+    assert {(r["task"], r["draws"]) for r in steps["rows"]} == {(t, d) for t in ("argmax", "dictionary")
+                                                               for d in ("generators", "counter")}
+    assert all(r["model_steps_per_s"] > 0 and r["eager_kernels_per_step"] > 0 for r in steps["rows"])
+    assert all(r["checkpoints"] == 1 and r["checkpoint_s"] >= 0 for r in loops)
+    assert steps["provenance"]["device"].startswith("cpu")
+    assert capsys.readouterr().out.rstrip().splitlines()[-1].startswith("dictionary counter")
+
+
+def test_the_gpu_check_refuses_a_loop_too_short_to_checkpoint(tmp_path):
+    from bench import gpu_check
+
+    with pytest.raises(SystemExit):
+        gpu_check.main(["--out", str(tmp_path), "--device", "cpu", "--steps", "1"])

@@ -10,7 +10,7 @@ import torch
 
 from vvlib.book import paper_run
 from vvlib.book.chapters import BOOK_STORE, REPO_ROOT, resolved
-from vvlib.experiments import plan
+from vvlib.experiments import plan, units
 from vvlib.experiments.params import ParameterError
 
 
@@ -127,7 +127,7 @@ def test_chapters_that_reuse_runs_add_only_their_probe_tables():
 
 
 def test_chapter_names_are_checked():
-    assert paper_run.paper_chapters(["05", "04_argmax_retrieval"]) == ["04_argmax_retrieval", "05_dictionary_lookup"]
+    assert paper_run.paper_chapters(["04_argmax_retrieval", "05"]) == ["05_dictionary_lookup", "04_argmax_retrieval"]
     with pytest.raises(ParameterError, match="chapters: '03'.*04_argmax_retrieval"):
         paper_run.paper_chapters(["03"])
     with pytest.raises(ValueError, match="trains nothing"):
@@ -171,3 +171,29 @@ def test_a_parameter_some_chapter_lacks_is_refused_before_anything_runs(tmp_path
                              "-p", "store_dir", str(tmp_path / "store")], capture_output=True, text=True, cwd=REPO_ROOT)
     assert result.returncode == 2 and "unknown parameter 'steps' for 08_ablations" in result.stderr
     assert not (tmp_path / "store").exists()
+
+
+def test_the_queue_puts_chapter_5_then_chapter_11s_dictionary_rows_first():
+    """A lent GPU runs units in the plan's order: chapter 5 on the counter stream, then chapter 11's
+    dictionary rows (its constant-rate row is chapter 5's run, shared), then chapter 4."""
+    names = paper_run.paper_chapters()
+    assert names[:3] == ["05_dictionary_lookup", "11_sensitivity", "04_argmax_retrieval"]
+    assert names[-1] == "09_longer_training"
+    cut = units.units(paper_run.planned_jobs(names, {"device": "cpu"}))
+    chapters = [unit.chapters()[0] for unit in cut]
+    assert chapters[:2] == ["05_dictionary_lookup"] * 2 and chapters[2:14] == ["11_sensitivity"] * 12
+    assert all(job.chapter != "11_sensitivity" or "dictionary" in job.label for unit in cut for job in unit.jobs)
+    # chapter 11's constant-rate row is chapter 5's runs and evaluations: entries of chapter 5's units
+    own = {job.path for job in paper_run.planned_jobs(["11_sensitivity"], {"device": "cpu"}) if "(defaults)" in job.label}
+    assert len(own) == 4 and own <= {job.path for unit in cut[:2] for job in unit.jobs}
+
+
+def test_new_paper_scale_runs_draw_from_the_counter_stream_and_the_first_ones_stay_readable():
+    from vvlib.book import chapters
+
+    for name in paper_run.paper_chapters():
+        assert resolved(name, "paper")["draws"] == "counter", name
+    # chapter 5's committed paper-scale runs (per-seed generators) still load, as the earlier run
+    _, _, records = chapters.paper_scale_runs("05_dictionary_lookup", "dictionary", REPO_ROOT / "results" / "paper")
+    assert set(records) == {"baseline", "layernorm"}
+    assert all("draws" not in r["spec"]["train"] for r in records.values())  # the generators: left unsaid

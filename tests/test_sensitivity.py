@@ -37,7 +37,8 @@ def test_each_row_is_the_chapters_settings_with_its_changes():
     ({"argmax_rows": [{"min_train_len": 20}]}, "argmax_rows[0]: min_len (20) must be <= max_len (16)"),
     ({"dictionary_rows": [{"encode_query": "no"}]}, "dictionary_rows[0]: encode_query must be True or False"),
     ({"dictionary_rows": [{"n_keys": 100}]}, "dictionary_rows[0]: eval_lengths must be <= 100"),
-    ({"argmax_rows": ["hidden=64"]}, "argmax_rows: expected a non-empty list of dicts of settings"),
+    ({"argmax_rows": ["hidden=64"]}, "argmax_rows: expected a list of dicts of settings"),
+    ({"argmax_rows": [], "dictionary_rows": []}, "argmax_rows and dictionary_rows: expected at least one row in all"),
     ({"argmax_rows": [{"ln_affine": "no"}]}, "argmax_rows[0]: ln_affine must be true or false; got 'no'"),
 ])
 def test_a_bad_row_is_refused_with_its_place_in_the_list(rows, message):

@@ -20,6 +20,7 @@ The science, vvlib/ (no files, no pages):
     distributed     a run's seeds spread over the processes of a torchrun launch
     graphdraw       training batches replayed from CUDA graphs (argmax on a GPU)
     graphstep       a whole training step replayed from a CUDA graph (the default on a GPU)
+    capture_safety  host copies and host reads, which a CUDA graph cannot record, caught on any device
     evaluate        chunked accuracy at long lengths
     montecarlo      Monte Carlo of random attention (chapters 1-2)
     probing         inside trained models at long lengths (chapters 6-7)

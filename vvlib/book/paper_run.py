@@ -22,11 +22,16 @@ from ..experiments.store import REPO_ROOT
 from .chapters import BOOK_STORE, CHAPTERS, PAPER_SCALE_STORE, checked_parameters, resolved, run_chapter
 
 PROFILE = "paper"
+# The order a lent GPU works through the chapters, most telling first (units and --unit K follow it): chapter 5 on
+# the counter stream (with its probes), chapter 11's dictionary rows beside it, chapter 4 (with the probes of
+# chapters 6, 7 and 10, which read its runs), chapter 8's +std, chapter 10's own runs, chapter 9's curriculum.
+QUEUE = ("05", "11", "04", "06", "07", "08", "10", "09")
 
 
 def paper_chapters(names=None) -> list[str]:
-    """The chapters with a paper profile, in book order; `names` picks some of them (e.g. ['04', '05'])."""
-    available = [name for name, chapter in CHAPTERS.items() if PROFILE in chapter.profiles]
+    """The chapters with a paper profile, in QUEUE's order; `names` picks some of them (e.g. ['04', '05'])."""
+    queued = lambda name: QUEUE.index(name[:2]) if name[:2] in QUEUE else len(QUEUE)
+    available = sorted((name for name, chapter in CHAPTERS.items() if PROFILE in chapter.profiles), key=queued)
     if not names:
         return available
     chosen = []

@@ -86,12 +86,13 @@ def _items(eval_cfg, n_seeds: int) -> int:
     return n_seeds * eval_cfg.n_sequences * sum(eval_cfg.lengths)
 
 
-def _run_jobs(chapter, P, task, variant, train_cfg, temperatures, device, rungs=()) -> list[Job]:
-    """A training run, its ladder (if rungs) and its evaluations under each temperature."""
+def _run_jobs(chapter, P, task, variant, train_cfg, temperatures, device, rungs=(), tag="") -> list[Job]:
+    """A training run, its ladder (if rungs) and its evaluations under each temperature; `tag` tells
+    apart runs of one chapter that differ in more than task and variant (chapter 11's rows)."""
     model_cfg = variants.model_config(P, variants.task_config(P, task), variant)
     folder = runs.run_dir(P.store_dir, model_cfg, train_cfg, device)
     seeds = f"seeds {train_cfg.first_seed}-{train_cfg.first_seed + train_cfg.n_seeds - 1}"
-    name = f"{task} {variant}, {seeds} x {train_cfg.steps:,} steps"
+    name = f"{task} {variant}{tag}, {seeds} x {train_cfg.steps:,} steps"
     run = runs.TrainedRun(P.store_dir, model_cfg, train_cfg, device)
     jobs = [Job(chapter, training_kind(task, train_cfg), f"train {name}", folder / "run.json",
                 train_cfg.n_seeds * train_cfg.steps, train_cfg.steps, train_cfg.n_seeds, reads=(folder,),
@@ -111,9 +112,10 @@ def _run_jobs(chapter, P, task, variant, train_cfg, temperatures, device, rungs=
     return jobs
 
 
-def _task_jobs(chapter, P, task, work: Work, device) -> list[Job]:
+def _task_jobs(chapter, P, task, work: Work, device, tag="") -> list[Job]:
     jobs = [job for variant in work.variants
-            for job in _run_jobs(chapter, P, task, variant, variants.train_config(P), work.temperatures, device)]
+            for job in _run_jobs(chapter, P, task, variant, variants.train_config(P), work.temperatures, device,
+                                 tag=tag)]
     if work.long and P.long_steps:
         for variant in work.variants:
             for train_cfg in variants.long_train_configs(P):
@@ -172,8 +174,9 @@ def chapter_jobs(chapter: str, P) -> list[Job]:
                          f"{', '.join([*CHAPTER_WORK, SENSITIVITY])}")
     device = rng.resolve_device(P.device)
     if chapter == SENSITIVITY:
-        return [job for task, _, P_row in sensitivity.check_rows(P)
-                for job in _task_jobs(chapter, P_row, task, Work((task,), sensitivity.trained_variants(P_row)), device)]
+        return [job for task, row, P_row in sensitivity.check_rows(P)
+                for job in _task_jobs(chapter, P_row, task, Work((task,), sensitivity.trained_variants(P_row)), device,
+                                      f" ({sensitivity.label(row)})")]
     work = CHAPTER_WORK[chapter]
     if len(work.tasks) == 1:
         jobs = _task_jobs(chapter, P, work.tasks[0], work, device)

@@ -55,6 +55,8 @@ def row_params(P, task: str, row: dict) -> Params:
 def check_rows(P) -> list[tuple[str, dict, Params]]:
     """[(task, row, its parameters)] for every row of every task, each checked by building the
     configs it would train, so that a bad row stops the chapter before anything is trained."""
+    if not any(P[name] for name in ROW_PARAMETERS.values()):
+        raise ParameterError(f"{' and '.join(ROW_PARAMETERS.values())}: expected at least one row in all; both are []")
     plan = []
     for task, name in ROW_PARAMETERS.items():
         rows = P[name]

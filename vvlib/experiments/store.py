@@ -10,6 +10,7 @@ import datetime
 import hashlib
 import json
 import math
+import os
 import platform
 import subprocess
 from pathlib import Path
@@ -70,14 +71,17 @@ def load_matching(path: Path, spec: dict) -> dict | None:
 
 
 def git_commit() -> str:
+    """HEAD (with '+dirty' if tracked code differs), or where git cannot tell (a copy of the working
+    tree without .git, as on a lent GPU) the VVLIB_GIT_COMMIT the command was given, else 'unknown'."""
+    given = os.environ.get("VVLIB_GIT_COMMIT", "unknown")
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10)
         # results/ is data, not code: a run deleting its own partial record is no reason to call the code dirty
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results"],
                                cwd=REPO_ROOT, capture_output=True, text=True, timeout=10).stdout.strip()
-        return out.stdout.strip() + ("+dirty" if dirty else "") if out.returncode == 0 else "unknown"
+        return out.stdout.strip() + ("+dirty" if dirty else "") if out.returncode == 0 else given
     except (OSError, subprocess.SubprocessError):
-        return "unknown"
+        return given
 
 
 def device_name(device) -> str:

@@ -1,0 +1,169 @@
+"""The first command on a lent GPU: does the CUDA path work, and how fast is it?  About 3 minutes.
+
+    python -m bench.gpu_check --out DIR                    # on the GPU: tests, step, real loop
+    python -m bench.gpu_check --out DIR --device cpu --seeds 2 --steps 20 --no-tests   # a smoke run
+
+Three parts, each written to DIR as JSON as soon as it is done (an interrupted check keeps what
+it measured), and a short table printed last:
+
+- tests.json: the device tests of the counter stream, training, evaluation, capture safety and
+  the counter arm (pytest; on a GPU every test parametrized by device runs on CUDA too);
+- step.json: the training step alone at the paper's defaults (100 seeds, one group: replayed
+  from a CUDA graph on a GPU), per task and source of data: ms per step, model-steps/s, and the
+  kernels an eager step launches (aten calls that are not views; the same count on any device);
+- loop.json: the real loop, a few hundred steps through the store's own path (runs.trained, as
+  a unit trains), with one checkpoint forced half-way so that its cost is measured: model-steps/s
+  from the run record, and the seconds the checkpoint took.
+
+Each file carries the device, torch, git commit and time.  A GPU session commits them under
+bench/ (bench/README.md says where the figures are quoted).
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from bench.run import TASKS, _sync
+from vvlib import rng
+from vvlib.experiments import runs, store
+from vvlib.model import ModelConfig
+from vvlib.train import TrainConfig, Trainer
+
+DRAWS = ("generators", "counter")
+TEST_FILES = ["tests/test_draws.py", "tests/test_train.py", "tests/test_evaluate.py", "tests/test_capture.py",
+              "tests/test_counter_arm.py"]
+
+
+def run_tests(timeout_s: float) -> dict:
+    """The device tests through pytest in a child process: its summary line and exit status."""
+    start = time.perf_counter()
+    try:
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *TEST_FILES],
+                              cwd=store.REPO_ROOT, capture_output=True, text=True, timeout=timeout_s)
+        tail, status = (done.stdout + done.stderr)[-3000:], done.returncode
+    except subprocess.TimeoutExpired as exc:
+        tail, status = f"timed out after {timeout_s:.0f} s\n{(exc.stdout or b'')[-3000:]!r}", None
+    summary = next((line for line in reversed(tail.splitlines()) if line.strip()), "")  # "N passed, M skipped in T s"
+    return {"files": TEST_FILES, "exit_status": status, "summary": summary.strip(" ="), "tail": tail,
+            "seconds": round(time.perf_counter() - start, 1)}
+
+
+class KernelCount(TorchDispatchMode):
+    """Counts the aten calls that compute something (views only describe memory): a device-free
+    proxy for the kernels a step launches."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if not func.is_view:
+            self.calls += 1
+        return func(*args, **(kwargs or {}))
+
+
+def eager_kernels(task: str, draws: str, n_seeds: int, device) -> int:
+    trainer = Trainer(ModelConfig(task=TASKS[task]), TrainConfig(n_seeds=n_seeds, steps=10**9, draws=draws), device,
+                      graph_step=False)
+    trainer.train_step()  # AdamW's state is made at its first step
+    with KernelCount() as count:
+        trainer.train_step()
+    return count.calls
+
+
+def time_step(task: str, draws: str, n_seeds: int, device, steps: int, repeats: int = 3) -> dict:
+    """The training step at the defaults with all seeds in one group (graphed where supported)."""
+    trainer = Trainer(ModelConfig(task=TASKS[task]), TrainConfig(n_seeds=n_seeds, steps=10**9, draws=draws), device)
+    for _ in range(3):  # warm-up: allocations, the CUDA graph recorded
+        trainer.train_step()
+    times = []
+    for _ in range(repeats):
+        _sync(device)
+        start = time.perf_counter()
+        for _ in range(steps):
+            trainer.train_step()
+        _sync(device)
+        times.append((time.perf_counter() - start) / steps)
+    seconds = statistics.median(times)
+    return {"task": task, "draws": draws, "n_seeds": n_seeds, "graphed": trainer.graph_step,
+            "ms_per_step": round(1e3 * seconds, 3), "model_steps_per_s": round(n_seeds / seconds, 1),
+            "eager_kernels_per_step": eager_kernels(task, draws, n_seeds, device)}
+
+
+def time_loop(task: str, draws: str, n_seeds: int, device, steps: int) -> dict:
+    """`steps` steps through runs.trained into a scratch store, one checkpoint forced half-way."""
+    cfg = TrainConfig(n_seeds=n_seeds, steps=steps, draws=draws, checkpoint_every=max(1, steps // 2),
+                      checkpoint_gap_s=0)
+    with tempfile.TemporaryDirectory() as scratch:
+        start = time.perf_counter()
+        _, record = runs.trained(scratch, ModelConfig(task=TASKS[task]), cfg, device, progress=False)
+        wall = time.perf_counter() - start
+    saving = record["checkpoints"]
+    return {"task": task, "draws": draws, "n_seeds": n_seeds, "steps": steps,
+            "model_steps_per_s": record["model_steps_per_s"], "wall_s": round(wall, 2),
+            "checkpoints": saving["written"], "checkpoint_s": saving["seconds"],
+            "model_steps_per_s_without_checkpoints": round(n_seeds * steps / (record["provenance"]["wall_time_s"]
+                                                                              - saving["seconds"]), 1)}
+
+
+def write(out: Path, name: str, rows, device, started: float):
+    figures = {"provenance": store.provenance(device, time.perf_counter() - started), "rows": rows}
+    store.write_json(out / f"{name}.json", figures)
+
+
+def table(steps: list, loops: list, tests: dict | None) -> str:
+    lines = [f"{'task':<11}{'draws':<11}{'step ms':>9}{'steps/s':>10}{'kernels':>9}{'loop steps/s':>14}{'ckpt s':>8}"]
+    for s, l in zip(steps, loops):
+        lines.append(f"{s['task']:<11}{s['draws']:<11}{s['ms_per_step']:>9.2f}{s['model_steps_per_s']:>10,.0f}"
+                     f"{s['eager_kernels_per_step']:>9}{l['model_steps_per_s']:>14,.0f}{l['checkpoint_s']:>8.1f}")
+    if tests is not None:
+        lines.append(f"tests: {tests['summary']} (exit {tests['exit_status']}, {tests['seconds']} s)")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="folder for tests.json, step.json and loop.json")
+    parser.add_argument("--device", default="cuda", choices=("cpu", "cuda"))
+    parser.add_argument("--seeds", type=int, default=100, help="seeds in the ensemble (the paper's: 100)")
+    parser.add_argument("--steps", type=int, default=300, help="steps of the real loop (the step is timed over a "
+                        "tenth of them, three times)")
+    parser.add_argument("--no-tests", action="store_true", help="skip the pytest part")
+    parser.add_argument("--tests-timeout", type=float, default=120.0, help="seconds the tests may take")
+    args = parser.parse_args(argv)
+    if args.seeds < 1 or args.steps < 2:
+        parser.error(f"--seeds must be >= 1 and --steps >= 2; got {args.seeds} and {args.steps}")
+    device = rng.resolve_device(args.device)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    tests = None
+    if not args.no_tests:
+        started = time.perf_counter()
+        tests = run_tests(args.tests_timeout)
+        write(out, "tests", tests, device, started)
+        print(f"tests: {tests['summary']}", flush=True)
+    steps, loops = [], []
+    for task in TASKS:
+        for draws in DRAWS:
+            started = time.perf_counter()
+            steps.append(time_step(task, draws, args.seeds, device, max(1, args.steps // 10)))
+            write(out, "step", steps, device, started)
+            started = time.perf_counter()
+            loops.append(time_loop(task, draws, args.seeds, device, args.steps))
+            write(out, "loop", loops, device, started)
+            print(f"{task} {draws}: step {steps[-1]['ms_per_step']:.2f} ms, loop {loops[-1]['model_steps_per_s']:,.0f} "
+                  f"model-steps/s", flush=True)
+    print(f"\n{store.device_name(device)}, torch {torch.__version__}, commit {store.git_commit()}")
+    print(table(steps, loops, tests))
+
+
+if __name__ == "__main__":
+    main()
