@@ -31,6 +31,11 @@ SHARED_SETTINGS = ("n_seeds", "steps", "batch_size", "lr", "weight_decay", "min_
                    "lr_schedule", "warmup_steps", "drop_step", "adam_eps", "grad_clip", "dropout", *variants.MODEL_PARAMETERS, "ln_affine")
 
 
+def tasks_with_rows(records: list) -> list[str]:
+    """The tasks that have rows in `records`, in TASKS' order (a run may leave one task's list empty)."""
+    return [task for task in ROW_PARAMETERS if any(r["task"] == task for r in records)]
+
+
 def trained_variants(P) -> tuple:
     """The variants a row trains for PAIR's two sides: the Baseline, and LayerNorm with or
     without its learned scale and shift (ln_affine)."""
