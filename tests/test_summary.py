@@ -48,7 +48,8 @@ def test_a_claim_takes_its_verdict_from_its_largest_scale_and_keeps_the_others_a
     assert record["paper_at_longest"] == {"claimed": paper.TABLE1_ARGMAX["layernorm"][at_64],
                                           "other": paper.TABLE1_ARGMAX["baseline"][at_64]}
     assert summary.headline(rows) == (f"- **argmax**: {SUPPORTED} at 100 seeds x 100,000 steps, GPU (profile paper) "
-                                      f"(at smaller scales: {CONTRADICTED} at 20 seeds x 4,000 steps, CPU (profile book)).")
+                                      f"(at smaller scales: {CONTRADICTED} (provisional: 4% of the paper's steps) at "
+                                      f"20 seeds x 4,000 steps, CPU (profile book)).")
 
 
 def test_more_training_steps_outrank_more_seeds():
@@ -62,7 +63,8 @@ def test_more_training_steps_outrank_more_seeds():
 def test_without_a_paper_scale_each_claim_has_one_reading():
     rows = summary._accuracy_claims(paper_tasks.DICTIONARY, results())
     assert len(rows) == 3 and all(len(c.readings) == 1 and not c.smaller() for c in rows)
-    assert summary.headline(rows) == f"- **dictionary**: {CONTRADICTED} at 20 seeds x 4,000 steps, CPU (profile book)."
+    assert summary.headline(rows) == (f"- **dictionary**: {CONTRADICTED} (provisional: 40% of the paper's steps) at "
+                                      f"20 seeds x 4,000 steps, CPU (profile book).")
 
 
 def test_the_claims_table_has_a_row_per_claim_with_both_sides_numbers():
@@ -72,19 +74,44 @@ def test_the_claims_table_has_a_row_per_claim_with_both_sides_numbers():
                                    "longest": {"N": "1024", "claimed": 0.123456, "other": 2.0}}
     records["a difference"] = {**records[rows[0].claim], "paper_at_longest": {"difference": 0.7}}
     lines = summary.claims_table(records).splitlines()
-    assert len(lines) == 2 + len(records)
+    # 4,000 of argmax's 100,000 steps: every row is in the provisional table, its verdict says so
+    assert lines[0] == "**Tested at fewer steps than the paper's: provisional verdicts**" and lines[1] == ""
+    assert len(lines) == 4 + len(records)
     at_64 = paper.LENGTHS.index(64)
     table1 = f"{paper.TABLE1_ARGMAX['layernorm'][at_64]:.1f} vs {paper.TABLE1_ARGMAX['baseline'][at_64]:.1f}"
-    assert lines[2] == (f"| argmax: {summary.HEADLINE} (Table 1) | {table1} | 48.0 vs 50.0 at N = 2⁶ | "
-                        f"20 x 4,000, CPU | **{CONTRADICTED}** |")
+    assert lines[4] == (f"| argmax: {summary.HEADLINE} (Table 1) | {table1} | 48.0 vs 50.0 at N = 2⁶ | "
+                        f"20 x 4,000, CPU | **{CONTRADICTED}** (provisional: 4% of the paper's steps) |")
     assert "| — | 0.123 vs 2 at N = 2¹⁰ (entropy (nats)) |" in lines[-2]
     assert "| +0.70 (difference only) |" in lines[-1]
     # where every claim is read at one length, the header names it once; a verdict shows its word
     del records["a figure's claim"]
     records[rows[1].claim] = {**records[rows[1].claim], "verdict": "not shown (too few significant differences)"}
     lines = summary.claims_table(records).splitlines()
-    assert lines[0].startswith("| claim | the paper (N = 2⁶) | ours (N = 2⁶) |") and "at N" not in lines[2]
-    assert lines[3].endswith("| **not shown** |")
+    assert lines[2].startswith("| claim | the paper (N = 2⁶) | ours (N = 2⁶) |") and "at N" not in lines[4]
+    assert lines[5].endswith("| **not shown** (provisional: 4% of the paper's steps) |")
+
+
+def test_claims_at_the_papers_steps_get_a_table_of_their_own_above_the_provisional_ones():
+    rows = summary._accuracy_claims(paper_tasks.ARGMAX, results(metrics(3.0, 0.001, n_seeds=100, steps=100_000,
+                                                               device_type="cuda")))
+    decided = {c.claim: c.record() for c in rows}  # decided at 100,000 steps
+    book = {f"{c.claim} (book)": {**c.smaller()[0].record(), "chapter": c.chapter, "paper": c.source,
+                                  "paper_at_longest": None, "quantity": c.quantity} for c in rows}
+    text = summary.claims_table({**book, **decided})
+    first, second = text.split("**Tested at fewer steps")
+    assert first.startswith("**Tested at the paper's steps**") and first.count("| argmax") == 3
+    assert "provisional" not in first and second.count("(provisional: 4% of the paper's steps)") == 3
+
+
+def test_a_verdict_below_the_papers_steps_names_its_share_of_them():
+    from vvlib.experiments import provisional
+
+    assert provisional.qualified(CONTRADICTED, "argmax", 4_000) == "contradicted (provisional: 4% of the paper's steps)"
+    assert provisional.qualified(SUPPORTED, "dictionary", 600) == "supported (provisional: 6% of the paper's steps)"
+    assert provisional.note("dictionary", 60) == "provisional: 0.6% of the paper's steps"
+    # at the paper's steps (10,000 for dictionary lookup, 100,000 for argmax) or more: the verdict as it is
+    assert provisional.qualified(CONTRADICTED, "dictionary", 10_000) == CONTRADICTED
+    assert provisional.qualified(SUPPORTED, "argmax", paper.STEPS["argmax"]) == SUPPORTED
 
 
 def test_training_minutes_of_different_machines_are_not_added_up(tmp_path):
@@ -133,7 +160,9 @@ def test_a_chapter_names_the_summarys_verdict_at_each_of_its_scales():
     from vvlib.experiments import report
 
     labels = {"baseline": "Baseline", "layernorm": "+LN"}
-    text = report.verdicts_by_scale({"20 seeds": (LENGTHS, metrics(-2.0, 0.001)), "100 seeds": (LENGTHS, metrics(3.0, 0.2))},
-                                    ("baseline", "layernorm"), labels, 16)
+    text = report.verdicts_by_scale({"20 seeds": (LENGTHS, metrics(-2.0, 0.001), 1_500),
+                                     "100 seeds": (LENGTHS, metrics(3.0, 0.2), 10_000)},
+                                    ("baseline", "layernorm"), labels, 16, "dictionary")
     assert text == ("That +LN is more accurate than Baseline beyond the training lengths, by the summary's rule: "
-                    f"*{CONTRADICTED}* at 20 seeds; *not shown (too few significant differences)* at 100 seeds.")
+                    f"*{CONTRADICTED}* (provisional: 15% of the paper's steps) at 20 seeds; "
+                    "*not shown (too few significant differences)* at 100 seeds.")

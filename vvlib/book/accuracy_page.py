@@ -132,14 +132,15 @@ class AccuracyPage:
         if not self.paper_scale:
             return
         P, P_paper = self.P, self.paper_scale["P"]
-        gaps = {f"{P.n_seeds} seeds x {P.steps:,} steps": (P.eval_lengths, self.accuracy)}
+        gaps = {f"{P.n_seeds} seeds x {P.steps:,} steps": (P.eval_lengths, self.accuracy, P.steps)}
         if self.long:
-            gaps[f"{P.long_seeds} seeds x {P.long_steps:,} steps"] = (P.eval_lengths, self.long["accuracy"])
-        gaps[f"{P_paper.n_seeds} seeds x {P_paper.steps:,} steps, GPU"] = (P_paper.eval_lengths, self.paper_scale["accuracy"])
-        display(report.differences_by_scale(gaps, PAIRS[0]))
-        display(Markdown(report.verdicts_by_scale({label: (lengths, report.per_length(acc, lengths, PAIRS))
-                                                   for label, (lengths, acc) in gaps.items()}, PAIRS[0], LABELS,
-                                                  P.max_train_len)))
+            gaps[f"{P.long_seeds} seeds x {P.long_steps:,} steps"] = (P.eval_lengths, self.long["accuracy"], P.long_steps)
+        gaps[f"{P_paper.n_seeds} seeds x {P_paper.steps:,} steps, GPU"] = (P_paper.eval_lengths, self.paper_scale["accuracy"],
+                                                                           P_paper.steps)
+        display(report.differences_by_scale({label: gap[:2] for label, gap in gaps.items()}, PAIRS[0]))
+        display(Markdown(report.verdicts_by_scale({label: (lengths, report.per_length(acc, lengths, PAIRS), steps)
+                                                   for label, (lengths, acc, steps) in gaps.items()}, PAIRS[0], LABELS,
+                                                  P.max_train_len, self.task.name)))
 
     def devices(self):
         """The CPU's longer training against the GPU's paper scale, where both ran the same steps:

@@ -10,7 +10,7 @@ from typing import Callable
 
 from .. import distributed, model_files
 from ..experiments.params import DEFAULT_PROFILE, ParameterError, Params, coerce, injected_names, read_parameters, resolve
-from ..experiments import chapter_records as records, sensitivity
+from ..experiments import chapter_records as records, paper, sensitivity
 from ..experiments.chapter_records import ChapterRecord
 from ..experiments.paper_tasks import ARGMAX, DICTIONARY, NAMES
 from ..experiments.store import REPO_ROOT
@@ -58,12 +58,12 @@ class Chapter:
 # Chapters 6-8 load the models of chapters 4 and 5 from the results store, which only works
 # when their training settings agree profile by profile: these are the shared values.
 CI_SEEDS = 3
-ARGMAX_STEPS = {"ci": 1000, "book": 4000, "paper": 100_000}
-DICTIONARY_STEPS = {"ci": 400, "book": 1500, "paper": 10_000}
+ARGMAX_STEPS = {"ci": 1000, "book": 4000, "paper": paper.STEPS[ARGMAX.name]}
+DICTIONARY_STEPS = {"ci": 400, "book": 1500, "paper": paper.STEPS[DICTIONARY.name]}
 # New runs at the paper's scale draw from the counter stream (draws.py): a CUDA graph records it, and a CPU can
 # repeat any seed of it.  Chapters 4-5's first paper-scale runs (results/paper/) drew from per-seed generators:
 # they stay, read as the earlier, independent run (EARLIER_PAPER_RUN).
-PAPER_TRAINING = {"n_seeds": 100, "checkpoint_every": 1000, "draws": "counter"}
+PAPER_TRAINING = {"n_seeds": paper.SEEDS, "checkpoint_every": 1000, "draws": "counter"}
 EARLIER_PAPER_RUN = {"draws": "generators"}
 # The published book's scale: chapters 4-8 in about two hours of 2 CPU cores, chapter 9 two more (book/scale.md says
 # what that changes).  Its results are committed under BOOK_STORE and loaded, not recomputed.

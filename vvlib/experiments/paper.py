@@ -5,6 +5,9 @@ None marks a cell that did not survive in our copy of the paper's text.
 """
 
 LENGTHS = tuple(2**k for k in range(4, 15))
+# The paper's scale: seeds per variant, and AdamW steps per task (its appendix B)
+SEEDS = 100
+STEPS = {"argmax": 100_000, "dictionary": 10_000}
 
 TABLE1_ARGMAX = {
     "baseline": [99.6, 99.2, 98.4, 96.8, 93.7, 88.0, 78.0, 62.5, 44.2, 29.7, 20.8],

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import chapter_records, sensitivity, store
+from . import chapter_records, provisional, sensitivity, store
 from ..compare import ALPHA, beyond_training, compare, format_p, is_significant, pair_name
 from ..dynamics import MARGIN_CAP
 from ..stats import by_length, paired_difference, paired_ttest, welch
@@ -358,15 +358,17 @@ def verdict(metrics: dict, lengths, pair, labels: dict, in_distribution: int, n_
     return text
 
 
-def verdicts_by_scale(scales: dict, pair, labels: dict, in_distribution: int) -> str:
+def verdicts_by_scale(scales: dict, pair, labels: dict, in_distribution: int, task: str) -> str:
     """One sentence: the summary's verdict on `pair` (the second run claimed better) at each scale,
-    in the order given. scales: {label: (lengths, per_length metrics)}."""
+    in the order given, provisional below the paper's steps for `task` (provisional.py).
+    scales: {label: (lengths, per_length metrics, training steps)}."""
     first, second = pair
     parts = []
-    for label, (lengths, m) in scales.items():
+    for label, (lengths, m, steps) in scales.items():
         ood = [str(n) for n in beyond_training(lengths, in_distribution)]
         e = compare(m["accuracy"][second], m["accuracy"][first], m["p_value"][pair_name(pair)], ood)
-        parts.append(f"*{e.verdict()}* at {label}")
+        note = provisional.note(task, steps)
+        parts.append(f"*{e.verdict()}*{f' ({note})' if note else ''} at {label}")
     return (f"That {labels[second]} is more accurate than {labels[first]} beyond the training lengths, by the "
             f"summary's rule: " + "; ".join(parts) + ".")
 

@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import chapter_records as records, paper, report, sensitivity
+from . import chapter_records as records, paper, provisional, report, sensitivity
 from .chapter_records import BY_TASK
 from .paper_tasks import ARGMAX, DICTIONARY, NAMES, TASKS, PaperTask
 from ..compare import SUPPORTED, UNCLEAR, Evidence, compare, is_significant, pair_name
@@ -20,6 +20,7 @@ from ..compare import beyond_training as lengths_beyond_training
 @dataclass(frozen=True)
 class Reading:
     """A claim judged on one pair of runs: the evidence and the scale it rests on."""
+    task: str  # the task the runs trained on (the paper's steps for it decide whether the verdict is provisional)
     evidence: Evidence
     n_seeds: int
     steps: int
@@ -35,8 +36,14 @@ class Reading:
     def scale(self) -> str:
         return f"{self.n_seeds} seeds x {self.steps:,} steps, {device_kind(self.device)} (profile {self.profile})"
 
+    def shown_verdict(self) -> str:
+        """The verdict as the book prints it: provisional below the paper's steps (provisional.py)."""
+        return provisional.qualified(self.evidence.verdict(), self.task, self.steps)
+
     def record(self) -> dict:
-        return {"verdict": self.evidence.verdict(), "evidence": self.evidence.text(), "n_seeds": self.n_seeds,
+        return {"verdict": self.evidence.verdict(), "shown_verdict": self.shown_verdict(), "task": self.task,
+                "at_paper_steps": provisional.at_paper_steps(self.task, self.steps),
+                "evidence": self.evidence.text(), "n_seeds": self.n_seeds,
                 "steps": self.steps, "device": self.device, "profile": self.profile, "scale": self.scale(),
                 "longest": self.longest}
 
@@ -65,6 +72,9 @@ class Claim:
 
     def verdict(self) -> str:
         return self.decisive().evidence.verdict()
+
+    def shown_verdict(self) -> str:
+        return self.decisive().shown_verdict()
 
     def record(self) -> dict:
         """The claim in the summary's results.json: the verdict with the scale it rests on, the
@@ -107,12 +117,12 @@ def long_scale(results: dict, task: str = "") -> str:
 HEADLINE = "+LN is more accurate than the Baseline"
 
 
-def _reading(claimed: dict, other: dict, p_values: dict, lengths, results: dict, n_seeds: int, steps: int,
+def _reading(task: str, claimed: dict, other: dict, p_values: dict, lengths, results: dict, n_seeds: int, steps: int,
              device: str = "", profile: str = "", higher_is_better=True) -> Reading:
-    """compare(...) at `lengths` with the scale of the runs; device and profile default to the
-    chapter's own (its book-scale and longer runs trained where the chapter ran)."""
+    """compare(...) at `lengths` with the scale of the runs of `task`; device and profile default to
+    the chapter's own (its book-scale and longer runs trained where the chapter ran)."""
     longest = max(lengths, key=int, default=None)
-    return Reading(compare(claimed, other, p_values, lengths, higher_is_better), n_seeds, steps,
+    return Reading(task, compare(claimed, other, p_values, lengths, higher_is_better), n_seeds, steps,
                    device or results["provenance"]["device"], profile or results["parameters"]["profile"],
                    {"N": longest, "claimed": claimed[longest], "other": other[longest]} if longest else {})
 
@@ -149,7 +159,7 @@ def _accuracy_claims(task: PaperTask, results) -> list:
         readings = []
         for v, n_seeds, steps, device, profile in views:
             lengths = [n for n in beyond_training(results) if n in v["accuracy"][claimed]]
-            readings.append(_reading(v["accuracy"][claimed], v["accuracy"][other], v["p_value"][pair_name((other, claimed))],
+            readings.append(_reading(task.name, v["accuracy"][claimed], v["accuracy"][other], v["p_value"][pair_name((other, claimed))],
                                      lengths, results, n_seeds, steps, device, profile))
         n = max(readings, key=Reading.size).longest["N"]
         claims.append(Claim(f"{task.name}: {text}", task.table, results["chapter"], readings,
@@ -164,8 +174,8 @@ def headline(rows: list) -> str:
     for c in rows:
         if c.claim.endswith(f": {HEADLINE}"):
             task = c.claim.split(":")[0]
-            smaller = "; ".join(f"{r.evidence.verdict()} at {r.scale()}" for r in c.smaller())
-            items.append(f"- **{task}**: {c.verdict()} at {c.decisive().scale()}"
+            smaller = "; ".join(f"{r.shown_verdict()} at {r.scale()}" for r in c.smaller())
+            items.append(f"- **{task}**: {c.shown_verdict()} at {c.decisive().scale()}"
                          + (f" (at smaller scales: {smaller})" if smaller else "") + ".")
     return "\n".join(items)
 
@@ -193,12 +203,12 @@ def _ablation_claims(ablation: dict) -> list:
         gain = paper.column(task.ablation, "standardize", longest)  # the paper gives +std's change only
         rows.append(Claim(f"{task.name}: +std is more accurate than the Baseline", task.ablation_table,
                           ablation["chapter"],
-                          [_reading(m["accuracy"]["standardize"], m["accuracy"]["baseline"], m["p_value_vs_baseline"]
+                          [_reading(task.name, m["accuracy"]["standardize"], m["accuracy"]["baseline"], m["p_value_vs_baseline"]
                                     ["standardize"], lengths, ablation, n, steps) for n, steps, m in mine],
                           None if gain is None else {"difference": gain}))
         if task.ln_beats_std:
             rows.append(Claim(f"{task.name}: +LN is more accurate than +std", task.ablation_table, ablation["chapter"],
-                              [_reading(m["accuracy"]["layernorm"], m["accuracy"]["standardize"],
+                              [_reading(task.name, m["accuracy"]["layernorm"], m["accuracy"]["standardize"],
                                         m["p_value_ln_vs_std"], lengths, ablation, n, steps) for n, steps, m in mine],
                               None))
     return rows
@@ -215,7 +225,7 @@ def claims(results_dir) -> list:
     longer = r[records.LONGER_TRAINING.name]
     P, m = longer["parameters"], longer["metrics"]
     for task in TASKS:
-        reading = _reading(m["accuracy"][task.name]["layernorm"], m["accuracy"][task.name]["baseline"],
+        reading = _reading(task.name, m["accuracy"][task.name]["layernorm"], m["accuracy"][task.name]["baseline"],
                            m["p_value"][task.name], beyond_training(longer), longer, P["n_seeds"], P[f"{task.name}_steps"])
         rows.append(Claim(f"{task.name}, trained up to N = {P['max_train_len']}: +LN beats the Baseline",
                           task.longer_table, longer["chapter"], [reading],
@@ -230,19 +240,19 @@ def _figure_claims(r: dict) -> list:
     lengths, P = beyond_training(shift), shift["parameters"]
     drift = shift_m["global_mean_drift"]["baseline"]
     rows = [Claim("the Baseline's global mean drifts away from its value at the training length", "Figure 3",
-                  shift["chapter"], [_reading({n: abs(drift[n]) for n in lengths}, {n: 0.0 for n in lengths},
+                  shift["chapter"], [_reading(ARGMAX.name, {n: abs(drift[n]) for n in lengths}, {n: 0.0 for n in lengths},
                                               shift_m["p_value_mean_drift"]["baseline"], lengths, shift,
                                               P["n_seeds"], P["steps"])],
                   None, "size of the drift, in sd at the training length"),
             Claim("+LN keeps more of the global variance of the readout's input", "Figure 3", shift["chapter"],
-                  [_reading(shift_m["relative_global_variance"]["layernorm"],
+                  [_reading(ARGMAX.name, shift_m["relative_global_variance"]["layernorm"],
                             shift_m["relative_global_variance"]["baseline"],
                             shift_m["p_value_relative_global_variance"], lengths, shift, P["n_seeds"], P["steps"])],
                   None, "global variance / its value at the training length")]
     dispersion = r[records.DISPERSION.name]
     d, P = dispersion["metrics"], dispersion["parameters"]
     rows.append(Claim("+LN makes the attention less dispersed (lower entropy)", "Figure 4", dispersion["chapter"],
-                      [_reading(d["entropy"]["layernorm"], d["entropy"]["baseline"],
+                      [_reading(ARGMAX.name, d["entropy"]["layernorm"], d["entropy"]["baseline"],
                                 d["p_value_entropy"][pair_name(("baseline", "layernorm"))], beyond_training(dispersion),
                                 dispersion, P["n_seeds"], P["steps"], higher_is_better=False)],
                       None, "attention entropy (nats)"))
@@ -252,7 +262,7 @@ def _figure_claims(r: dict) -> list:
     if scale(argmax) == scale(shift):  # the same models: chapter 6 probes chapter 4's runs
         m, P = argmax["metrics"], argmax["parameters"]
         rows.append(Claim("where +LN keeps more global variance, it is more accurate", "Figure 3, Table 1",
-                          argmax["chapter"], [_reading(m["accuracy"]["layernorm"], m["accuracy"]["baseline"],
+                          argmax["chapter"], [_reading(ARGMAX.name, m["accuracy"]["layernorm"], m["accuracy"]["baseline"],
                                                        m["p_value"][pair_name(("baseline", "layernorm"))], kept,
                                                        argmax, P["n_seeds"], P["steps"])], None))
     return rows
@@ -270,18 +280,30 @@ def _means(numbers: dict | None, quantity: str) -> str:
 
 
 def claims_table(records: dict) -> str:
-    """The summary's claims (the records of its results.json) as one compact Markdown table, a
-    row per claim: the paper's numbers and ours at the longest length compared (named in the
-    header when every claim shares it), the scale the verdict rests on, and the verdict."""
+    """The summary's claims (the records of its results.json) as compact Markdown tables, a row per
+    claim: the paper's numbers and ours at the longest length compared (named in the header when
+    every claim shares it), the scale the verdict rests on, and the verdict.  Claims tested at the
+    paper's steps come first, in a table of their own; the provisional ones (fewer steps:
+    provisional.py) follow in another, each verdict with its share of the paper's steps."""
     lengths = {c["longest"]["N"] for c in records.values() if c["longest"]}
     shared = f" (N = {report.power_of_two(int(lengths.pop()))})" if len(lengths) == 1 else ""
+    at_paper = {k: provisional.at_paper_steps(c["task"], c["steps"]) for k, c in records.items()}
+    groups = {"Tested at the paper's steps": {k: c for k, c in records.items() if at_paper[k]},
+              "Tested at fewer steps than the paper's: provisional verdicts":
+                  {k: c for k, c in records.items() if not at_paper[k]}}
+    return "\n\n".join(f"**{caption}**\n\n" + _claims_rows(group, shared) for caption, group in groups.items() if group)
+
+
+def _claims_rows(records: dict, shared: str) -> str:
     lines = [f"| claim | the paper{shared} | ours{shared} | our seeds x steps | verdict |", "|---|---|---|---|---|"]
     for claim, c in records.items():
         at = "" if shared or not c["longest"] else f" at N = {report.power_of_two(int(c['longest']['N']))}"
         unit = "" if c["quantity"] == Claim.quantity else f" ({c['quantity']})"
+        note = provisional.note(c["task"], c["steps"])
         cells = [f"{claim} ({c['paper']})", _means(c["paper_at_longest"], c["quantity"]),
                  _means(c["longest"], c["quantity"]) + at + unit,
-                 f"{c['n_seeds']} x {c['steps']:,}, {device_kind(c['device'])}", f"**{c['verdict'].split(' (')[0]}**"]
+                 f"{c['n_seeds']} x {c['steps']:,}, {device_kind(c['device'])}",
+                 f"**{c['verdict'].split(' (')[0]}**" + (f" ({note})" if note else "")]
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return "\n".join(lines)
 
