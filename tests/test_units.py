@@ -73,6 +73,19 @@ def test_a_unit_out_of_range_or_over_the_budget_is_refused():
     assert "   1            10.0  no" in table and "   2             0.1  yes" in table
 
 
+def test_a_kind_one_device_has_not_timed_is_scaled_by_the_other_devices_ratio():
+    """A GPU that trained only 16-item runs, a CPU that trained both: the GPU's speed to length 256
+    is its 16-item speed times the CPU's ratio (9x slower there), and it is marked estimated."""
+    gpu = {"argmax training": 20_000.0, "argmax evaluation": 1e8}
+    cpu = {"argmax training": 120.0, "argmax training to length 256": 13.3, "dictionary training to length 256": 9.7}
+    rates, estimated = units.with_scaled_rates(gpu, cpu)
+    assert rates["argmax training to length 256"] == pytest.approx(20_000 * 13.3 / 120)
+    assert estimated == ["argmax training to length 256"]  # no dictionary 16-item speed to scale from
+    assert {k: v for k, v in rates.items() if k not in estimated} == gpu  # measured kinds stay as measured
+    cut = units.units([job("train a", "a", size=1e6, kind="argmax training to length 256")])
+    assert "~" in paper_run.describe_units(cut, rates, "cuda", estimated=estimated).splitlines()[-1]
+
+
 def test_a_unit_computes_its_store_entries_and_only_those(tmp_path):
     """The smallest unit of chapter 8's ci profile, run as `python -m vvlib paper --unit K` runs it."""
     overrides = {"store_dir": str(tmp_path)}

@@ -70,23 +70,30 @@ def describe(names, jobs: list[plan.Job]) -> str:
                                "items to evaluate include the probes of chapters 6, 7 and 10)")
 
 
-def unit_rates(overrides: dict, device: str | None = None) -> tuple[str, dict]:
-    """(device type, {kind: units per second}) measured on that kind of device (default: the one
-    in use) in the committed stores and the chosen one (results/store unless -p store_dir says)."""
+def unit_rates(overrides: dict, device: str | None = None) -> tuple[str, dict, list]:
+    """(device type, {kind: units per second}, [kinds estimated]): measured on that kind of device
+    (default: the one in use) in the committed stores and the chosen one (results/store unless -p
+    store_dir says); a kind it has not timed, where the other kind of device has, is estimated by
+    that device's ratio (units.with_scaled_rates)."""
     device = device or rng.resolve_device(overrides.get("device", "auto")).type
     chosen = Path(overrides.get("store_dir", "results/store"))
     stores = [REPO_ROOT / PAPER_SCALE_STORE, REPO_ROOT / BOOK_STORE, chosen if chosen.is_absolute() else REPO_ROOT / chosen]
-    return device, units.measured_rates(stores, device)
+    other = "cpu" if device == "cuda" else "cuda"
+    return device, *units.with_scaled_rates(units.measured_rates(stores, device), units.measured_rates(stores, other))
 
 
-def describe_units(cut: list[units.Unit], rates: dict, device: str, budget_s: float = units.UNIT_BUDGET_S) -> str:
+def describe_units(cut: list[units.Unit], rates: dict, device: str, budget_s: float = units.UNIT_BUDGET_S,
+                   estimated: tuple = ()) -> str:
     """A table of the units: their chapters, the runs and probes in each, and the minutes left
-    at the speeds measured on this kind of device, against the budget of one command."""
+    at the speeds measured on this kind of device (~: some of its kinds `estimated` from the other
+    device's ratios), against the budget of one command."""
     lines = [f"units at the speeds measured on {device} (budget {budget_s / 60:.0f} min each; "
-             f"run one with --unit K):", f"{'unit':>4}  {'minutes left':>14}  {'fits':<5} chapters: what"]
+             f"run one with --unit K; ~: estimated from the other device's ratios):",
+             f"{'unit':>4}  {'minutes left':>14}  {'fits':<5} chapters: what"]
     for k, unit in enumerate(cut, 1):
         seconds, untimed = unit.estimate_s(rates)
-        minutes = f"{seconds / 60:.1f}" + ("+" if untimed else "")
+        guessed = any(job.kind in estimated for job in unit.jobs)
+        minutes = ("~" if guessed else "") + f"{seconds / 60:.1f}" + ("+" if untimed else "")
         fits = "no" if seconds > budget_s else "?" if untimed else "yes"
         lines.append(f"{k:>4}  {minutes:>14}  {fits:<5} {', '.join(unit.chapters())}: {unit.label()}"
                      + (f" (not yet timed: {', '.join(untimed)})" if untimed else ""))
@@ -171,7 +178,7 @@ def run_paper(names=None, parameters: dict | None = None, output_root=None, dry_
     overrides = dict(parameters or {})
     jobs = planned_jobs(names, overrides, profile)
     shown = distributed.env_rank() == 0  # under torchrun, rank 0 alone prints
-    device, rates = unit_rates(overrides, speeds_of if unit is None else None)
+    device, rates, estimated = unit_rates(overrides, speeds_of if unit is None else None)
     if unit is not None:
         chosen = chosen_unit(units.units(jobs), unit, rates, device)
         if shown:
@@ -180,7 +187,7 @@ def run_paper(names=None, parameters: dict | None = None, output_root=None, dry_
         return chosen.jobs
     if shown:
         print(describe(names, jobs))
-        print(describe_units(units.units(jobs), rates, device))
+        print(describe_units(units.units(jobs), rates, device, estimated=estimated))
         if profile == PROFILE and rng.resolve_device(overrides.get("device", "auto")).type == "cpu":
             print("no GPU in use: at the paper's scale this trains for hours to days on a CPU (the ETA appears once each "
                   "kind of work has been timed); Ctrl-C stops it and the same command resumes")

@@ -92,6 +92,21 @@ def measured_rates(store_dirs, device_type: str) -> dict:
     return {kind: units[kind] / seconds[kind] for kind in units}
 
 
+def with_scaled_rates(rates: dict, other: dict) -> tuple[dict, list]:
+    """(rates, [kinds estimated]): `rates` (one kind of device) completed for the kinds it has not
+    timed from another device's rates `other`, by that device's ratio to a kind both have timed: a
+    run to length 256 on a GPU is estimated as the GPU's 16-item speed times the CPU's speed to 256
+    over its speed at 16 items (the same curriculum, measured on the CPU).  A GPU gains more than a
+    CPU from longer sequences (larger matrix products), so such an estimate errs slow."""
+    completed, estimated = dict(rates), []
+    for kind, speed in other.items():
+        base = kind.split(" to length")[0]
+        if kind not in rates and base != kind and base in rates and base in other:
+            completed[kind] = rates[base] * speed / other[base]
+            estimated.append(kind)
+    return completed, estimated
+
+
 def _record_size(path: Path, device_type: str) -> tuple:
     """(kind, units, wall seconds) of a training run.json or an eval-*.json, else (None, 0, 0)."""
     if path.name != "run.json" and not path.name.startswith("eval-"):
