@@ -350,6 +350,37 @@ def test_book_builds_with_every_executed_chapter(built):
         assert "Baseline (+ LN) (paper)" in page and "Adaptive θ (+ LN) (paper)" in page and "n_eval_sequences" in page
 
 
+def readable_text_problems(page: str) -> list[str]:
+    """What a reader should never see in a built page: a table cell cut short with "…" (pandas cuts
+    long cells by default), "\\_" outside math (TeX that was not typeset), a Python list's or dict's
+    repr in a table cell (a list of names in brackets; an interval of numbers such as [-4.0, -1.2] is fine)."""
+    problems = []
+    for cell in re.findall(r"<td[^>]*>(.*?)</td>", page, flags=re.S):
+        text = re.sub(r"<[^>]+>", "", cell).strip()
+        if text.endswith(("…", "...")):
+            problems.append(f"cut short: {text[-60:]!r}")
+        if re.search(r"\[['\"{]|\{'", text) or re.fullmatch(r"\[[^\]]*[A-Za-z][^\]]*\]", text):
+            problems.append(f"a Python list in a table cell: {text[:60]!r}")
+    prose = re.sub(r'<(script|style|pre)\b.*?</\1>|<span class="math[^"]*">.*?</span>|<div class="math[^"]*">.*?</div>',
+                   "", page, flags=re.S)
+    problems += [f"TeX outside math: {m!r}" for m in re.findall(r".{0,30}\\_.{0,30}", re.sub(r"<[^>]+>", "", prose))]
+    return problems
+
+
+def test_pages_show_table_cells_whole_and_no_markup_leaks(built):
+    html = built / "_build" / "html" / "book"
+    for page in [html / "intro.html", *(html / "chapters" / f"{n}.html" for n in PUBLISHED)]:
+        assert readable_text_problems(page.read_text()) == [], page.name
+
+
+def test_the_page_check_catches_each_problem_it_names():
+    assert readable_text_problems("<td>ahead at 0 of 10 lengths (0 with p &lt; 0.05), be…</td>")[0].startswith("cut")
+    assert readable_text_problems("<td>[{}, {'min_train_len': 1}]</td>")[0].startswith("a Python list")
+    assert readable_text_problems("<p>Chance is $100/\\text{n\\_classes}$</p>")[0].startswith("TeX outside math")
+    assert readable_text_problems("<td>[NVIDIA H100 80GB HBM3, cpu (x86_64, 2 threads)]</td>")[0].startswith("a Python")
+    assert readable_text_problems('<span class="math notranslate">\\(n\\_c\\)</span><td>-2.6 [-4.0, -1.2]</td>') == []
+
+
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   # no network: every host resolves nowhere and any proxy use fails
                   "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",

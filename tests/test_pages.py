@@ -4,6 +4,7 @@ of the right type (checked as the runner checks them, without running anything).
 
 import re
 import shlex
+from pathlib import Path
 
 import pytest
 
@@ -91,11 +92,22 @@ def test_the_summary_page_names_the_book_build_and_its_profile():
 
 
 def test_the_intro_gives_the_answer_in_one_screen():
-    """At most 700 words of prose (code blocks not counted), with the claims table the build writes."""
-    from vvlib.book.build import CLAIMS_TABLE
+    """At most 700 words of prose (code blocks not counted), the figure the build draws first, then the
+    claims table the build writes."""
+    from vvlib.book.build import ANSWER_FIGURE, CLAIMS_TABLE
 
     text = (REPO_ROOT / "book/intro.md").read_text()
     prose = re.sub(r"```.*?```", "", text, flags=re.S)
     assert len(prose.split()) <= 700, len(prose.split())
     included = re.findall(r"```\{include\} (\S+)", text)
     assert [str((REPO_ROOT / "book" / target).relative_to(REPO_ROOT)) for target in included] == [str(CLAIMS_TABLE)]
+    figures = re.findall(r"```\{figure\} (\S+)", text)
+    assert figures and Path("book", figures[0]) == ANSWER_FIGURE
+    assert text.index(f"{{figure}} {figures[0]}") < text.index("{include}")
+
+
+def test_the_intros_figure_is_drawn_from_the_committed_paper_scale_runs(tmp_path):
+    from vvlib.book.build import ANSWER_FIGURE, write_answer_figure
+
+    write_answer_figure(tmp_path)
+    assert (tmp_path / ANSWER_FIGURE).stat().st_size > 20_000

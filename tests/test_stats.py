@@ -163,3 +163,15 @@ def test_claims_are_judged_beyond_the_longest_training_length():
     assert compare.beyond_training([16, 32, 1024], 16) == [32, 1024]
     assert compare.beyond_training(["16", "32"], 16) == ["32"]  # results.json's keys stay keys
     assert compare.beyond_training([8, 16], 16) == []
+
+
+def test_mean_interval_is_scipys_t_interval():
+    from scipy import stats as scipy_stats
+
+    from vvlib.stats import mean_interval
+
+    x = np.array([48.0, 51.5, 39.0, 44.2, 57.3])
+    mean, low, high = mean_interval(x)
+    expected = scipy_stats.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=scipy_stats.sem(x))
+    assert mean == pytest.approx(x.mean()) and (low, high) == pytest.approx(expected)
+    assert np.isnan(mean_interval([3.0])[1])

@@ -43,6 +43,13 @@ def one_sample_ttest(values, mean=0.0) -> float:
         return float(stats.ttest_1samp(values, mean).pvalue)
 
 
+def mean_interval(x, confidence=0.95) -> tuple[float, float, float]:
+    """(mean, low, high): the mean of x and its two-sided t interval (nan bounds for one value)."""
+    mean, sem = mean_and_sem(np.asarray(x, dtype=float))
+    half = stats.t.ppf(0.5 + confidence / 2, len(x) - 1) * sem if len(x) > 1 else float("nan")
+    return mean, mean - half, mean + half
+
+
 def paired_difference(a, b, confidence=0.95) -> dict:
     """Mean of b - a over the pairs, its two-sided t interval and the paired t-test's p-value:
     {"diff", "low", "high", "p"} (interval and p are nan for fewer than two pairs)."""

@@ -13,15 +13,21 @@ import sys
 from pathlib import Path
 from urllib.parse import quote
 
+import matplotlib.pyplot as plt
+
 from . import webassets
-from .chapters import BOOK_STORE, CHAPTERS, get_chapter, run_chapter
-from ..experiments import summary
-from ..experiments.chapter_records import SUMMARY
+from .chapters import BOOK_STORE, CHAPTERS, PAPER_SCALE_STORE, get_chapter, paper_scale_runs, run_chapter
+from ..experiments import paper, plots, summary
+from ..experiments.chapter_records import BY_TASK, SUMMARY
+from ..experiments.paper_tasks import TASKS
+from ..experiments.variants import LABELS
 from ..experiments.params import DEFAULT_PROFILE, ParameterError
 from ..experiments.store import REPO_ROOT
 
 BOOK_FILES = ("_config.yml", "_toc.yml", "book")
 CLAIMS_TABLE = Path("book") / "chapters" / "claims-table.md"  # written by the build, included by book/intro.md
+ANSWER_FIGURE = Path("book") / "chapters" / "answer.png"  # written by the build, the intro's first figure
+ANSWER_VARIANTS = ("baseline", "layernorm")
 
 
 def github_repository(environ=os.environ) -> tuple[str, str] | None:
@@ -137,6 +143,24 @@ def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Pa
                                notebook_out=Path(root) / "book" / "chapters" / f"{name}.ipynb", progress=progress)
         prepare_page(notebook, name, chosen, extra, where, book_profile=profile)
     write_claims_table(root, output_root)
+    write_answer_figure(root)
+
+
+def write_answer_figure(root: Path, store_dir: Path = REPO_ROOT / PAPER_SCALE_STORE):
+    """The figure the introduction opens with: Tables 1 and 2 at the paper's scale, ours (the committed
+    runs of chapters 4 and 5's paper profile, 95% intervals over seeds) against the paper's numbers."""
+    panels = []
+    for task in TASKS:
+        P, accuracy, _ = paper_scale_runs(BY_TASK[task.name].name, task.name, store_dir)
+        panels.append({"title": f"{task.table}: {task.title}", "lengths": P.eval_lengths,
+                       "ours": {v: 100 * accuracy[v] for v in ANSWER_VARIANTS},
+                       "paper": {v: task.accuracy[v] for v in ANSWER_VARIANTS}})
+    fig = plots.answer(panels, {v: LABELS[v] for v in ANSWER_VARIANTS}, paper.LENGTHS,
+                       title=f"{P.n_seeds} seeds per variant, {', '.join(f'{t.title} {paper.STEPS[t.name]:,}' for t in TASKS)} "
+                             f"steps, trained on a GPU (results/paper)")
+    (Path(root) / ANSWER_FIGURE).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(Path(root) / ANSWER_FIGURE, dpi=110)
+    plt.close(fig)
 
 
 def write_claims_table(root: Path, results_dir: Path):

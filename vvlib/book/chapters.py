@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import pandas as pd
+
 from .. import distributed, model_files
 from ..experiments.params import DEFAULT_PROFILE, ParameterError, Params, coerce, injected_names, read_parameters, resolve
 from ..experiments import chapter_records as records, paper, sensitivity
@@ -304,6 +306,7 @@ def configure(chapter_name: str, namespace: dict) -> Params:
     explicit = injected_names() | {n for n, v in values.items() if v != spec[n].default}
     P = Params(resolve(spec, chapter.profiles, values, explicit))
     checks.run_all(chapter.checks, P)  # as `vvlib run` does before the kernel, for plain papermill
+    pd.set_option("display.max_colwidth", None)  # every table cell whole: pandas' default cuts at 50 with "…"
     return P
 
 

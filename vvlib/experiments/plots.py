@@ -5,6 +5,7 @@ import numpy as np
 import seaborn as sns
 
 from ..compare import ALPHA
+from ..stats import mean_interval
 
 
 def _finish(fig, ax, xlabel, ylabel, title):
@@ -34,6 +35,27 @@ def accuracy_vs_length(df, labels: dict, paper: dict | None = None, title=""):
             ax.plot(lengths, values, linestyle="--", marker="x", color=palette[labels[variant]], alpha=0.6,
                     label=f"{labels[variant]} (paper)")
     return _finish(fig, ax, "test length N (items)", "accuracy (%)", title)
+
+
+def answer(panels: list, labels: dict, paper_lengths, title=""):
+    """The book's answer in one figure: a panel per task, accuracy against N for each variant, ours
+    as the mean over seeds with its 95% interval (shaded), the paper's as dashed lines.
+
+    panels: [{"title", "lengths", "ours": {variant: (seeds, lengths) in percent}, "paper": {variant: [..]}}]."""
+    sns.set_theme(style="whitegrid")
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.8), sharey=True, squeeze=False)
+    colours = dict(zip(labels, sns.color_palette("deep", len(labels))))
+    for ax, panel in zip(axes[0], panels):
+        for variant, runs in panel["ours"].items():
+            mean, low, high = np.array([mean_interval(runs[:, j]) for j in range(runs.shape[1])]).T
+            ax.plot(panel["lengths"], mean, marker="o", color=colours[variant], label=f"{labels[variant]} (ours)")
+            ax.fill_between(panel["lengths"], low, high, color=colours[variant], alpha=0.25, linewidth=0)
+            ax.plot(paper_lengths, np.array(panel["paper"][variant], dtype=float), linestyle="--", marker="x",
+                    color=colours[variant], alpha=0.7, label=f"{labels[variant]} (paper)")
+        _finish(fig, ax, "test length N (items)", "accuracy (%)", panel["title"])
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    return fig
 
 
 def std_vs_length(df, hue="setting", title="", reference_slope=-0.5):

@@ -88,7 +88,8 @@ def device_name(device) -> str:
     device = torch.device(device)
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
-    return f"cpu ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
+    threads = torch.get_num_threads()
+    return f"cpu ({platform.processor() or platform.machine()}, {threads} thread{'s' if threads != 1 else ''})"
 
 
 def provenance(device, wall_time_s: float | None = None, commit: str | None = None) -> dict:

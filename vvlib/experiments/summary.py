@@ -373,7 +373,7 @@ def compute_table(results_dir, chapters) -> list:
         rows.append({"chapter": chapter, "scale": scale(res), "training runs": len(runs),
                      "training time (min)": _per_device(minutes),
                      "page run time (min)": round((res["provenance"]["wall_time_s"] or 0) / 60, 1),
-                     "device": sorted(minutes) or [res["provenance"]["device"]]})
+                     "device": "; ".join(sorted(minutes) or [res["provenance"]["device"]])})
     return rows
 
 
