@@ -411,16 +411,31 @@ def local_targets(dom: str, page):
                 yield attribute, (page.parent / target).resolve()
 
 
+def opening(dom: str) -> tuple[int, bool]:
+    """(words of text before the first table or figure of a page's article, whether a note box comes
+    before it): how much a reader reads before the answer."""
+    article = dom[dom.index("<article"):]
+    first = min(i for i in (article.find("<table"), article.find("<img")) if i >= 0)
+    before = re.sub(r"<(script|style)\b.*?</\1>", "", article[:first], flags=re.S)
+    return len(re.sub(r"<[^>]+>", " ", before).split()), "admonition note" in before
+
+
+def test_the_opening_counts_the_words_before_the_answer():
+    dom = '<nav>many words here</nav><article><h1>Title</h1><p>one two</p><table></table><div class="admonition note">'
+    assert opening(dom) == (3, False)
+    assert opening(dom.replace("<p>", '<div class="admonition note">')) == (3, True)
+
+
 def test_pages_render_offline_in_chromium(built):
     """Every page, opened from disk with the network blocked: MathJax typeset the math,
     every image and internal link points at a file that exists, the widgets render."""
     browser = chromium()
     html = built / "_build" / "html"
     pages = [html / "book" / "intro.html", *(html / "book" / "chapters" / f"{n}.html" for n in PUBLISHED)]
-    with_widgets, doms = set(), {}
+    with_widgets, doms, raw = set(), {}, {}
     for page in pages:
         source, dom = page.read_text(), rendered_dom(browser, page)
-        doms[page.stem] = re.sub(r"<[^>]+>", "", dom)
+        doms[page.stem], raw[page.stem] = re.sub(r"<[^>]+>", "", dom), dom
         if "SelectionSliderModel" in source:  # a saved slider exploration (vvlib.experiments.explore): it must come alive
             assert "widget-slider" in dom and "widget-image" in dom, f"{page.name}: the slider exploration did not render"
             with_widgets.add(page.stem)
@@ -438,8 +453,13 @@ def test_pages_render_offline_in_chromium(built):
     assert "scale: 100 seeds on a GPU" in chapter5 and "Rerun it yourself" in chapter5
     assert chapter5.index("scale: 100 seeds on a GPU") < chapter5.index("Rerun it yourself")
     assert "The answer in one table" in doms["summary"] and "smaller scales" in doms["summary"]
+    # result first: the answer's table or figure before any note box, after at most 150 words
+    for name in ("04_argmax_retrieval", "05_dictionary_lookup", "11_sensitivity"):
+        words, note_first = opening(raw[name])
+        assert words <= 150 and not note_first, (name, words, note_first)
+    assert "Our answer to the paper's Table 2" in chapter5
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    for name in ("intro", "chapters/02_monte_carlo", "chapters/05_dictionary_lookup"):
+    for name in ("intro", "chapters/02_monte_carlo", "chapters/05_dictionary_lookup", "chapters/11_sensitivity"):
         shot = SCREENSHOTS / f"{Path(name).name}.png"
         subprocess.run([browser, *CHROMIUM_FLAGS, "--window-size=1280,1600", f"--screenshot={shot}",
                         (html / "book" / f"{name}.html").as_uri()], capture_output=True, timeout=120)

@@ -14,7 +14,8 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from .. import compare, rng, stats
-from ..experiments import dynamics_runs, paper, plots, report, sensitivity, store, variants
+from ..experiments import dynamics_runs, paper, plots, provisional, report, sensitivity, store, variants
+from ..experiments.summary import device_kind as summary_device
 from ..experiments.chapter_records import SENSITIVITY, ChapterRecord
 from ..task_base import EVAL_BLOCK
 from . import chapters
@@ -23,6 +24,7 @@ PAIRS = [("baseline", "layernorm"), ("adaptive_baseline", "adaptive_layernorm")]
 COMPARED = [*PAIRS, ("layernorm", "adaptive_layernorm")]  # and: does adaptive temperature help +LN? (the summary asks)
 P_VALUE_KEYS = ("p_value", "adaptive_p_value")  # each pair's p-values in the metrics
 LABELS = variants.LABELS
+SHORT = {"baseline": "Baseline", "layernorm": "+LN"}  # the answer's labels, short enough for its table's headers
 
 
 class AccuracyPage:
@@ -39,18 +41,47 @@ class AccuracyPage:
         self.name = self.task_record.title[0].upper() + self.task_record.title[1:]  # "Argmax retrieval"
         self.paper_scale = self.long = self.counter = self.dynamics_summary = self.recheck_summary = None
 
-    # --- the paper's scale, trained on a GPU and committed -------------------------------------
+    # --- the answer first, then the paper's scale, trained on a GPU and committed ----------------
 
-    def load_paper_scale(self):
-        """The committed paper-scale runs and their records, or a note where the profile loads none."""
-        if not self.P.paper_scale_dir:
-            display(Markdown("*Not loaded at this profile (`paper_scale_dir` is empty); `-p paper_scale_dir "
-                             "results/paper` shows the committed paper-scale runs.*"))
+    def answer(self):
+        """The page's answer under its title: at the largest scale this page shows (the committed
+        paper-scale runs where the profile loads them, else its own run), the paper's numbers and
+        ours at report.ANSWER_LENGTHS, the paired difference, and the verdict with its scale."""
+        self._read_paper_scale()
+        if self.paper_scale:
+            P, accuracy, device = self.paper_scale["P"], self.paper_scale["accuracy"], "GPU"
+        else:
+            P = self.P
+            self.train(show=False)
+            accuracy, device = self.accuracy, summary_device(str(self.device))
+        pair, ood = PAIRS[0], [str(n) for n in compare.beyond_training(P.eval_lengths, P.max_train_len)]
+        metrics = report.per_length(accuracy, P.eval_lengths, [pair])
+        evidence = compare.compare(metrics["accuracy"][pair[1]], metrics["accuracy"][pair[0]],
+                                   metrics["p_value"][compare.pair_name(pair)], ood)
+        scale = f"{P.n_seeds} seeds x {P.steps:,} steps, {device}"
+        display(report.answer_table(accuracy, P.eval_lengths, pair, SHORT, self.table))
+        display(Markdown(
+            f"**Our answer to the paper's {self.task_record.table}** ({scale}): that {SHORT[pair[1]]} is more "
+            f"accurate than the {SHORT[pair[0]]} beyond the training lengths is "
+            f"**{provisional.qualified(evidence.verdict(), self.task.name, P.steps)}**: {evidence.text()}, "
+            f"paired over seeds. The rest of the page shows how, at this scale and at smaller ones."))
+
+    def _read_paper_scale(self):
+        if self.paper_scale or not self.P.paper_scale_dir:
             return
         P_paper, accuracy, runs = chapters.paper_scale_runs(self.record.name, self.task.name, self.P.paper_scale_dir)
         self.paper_scale = {"P": P_paper, "accuracy": accuracy, "runs": runs,
                             "metrics": report.per_length(accuracy, P_paper.eval_lengths, COMPARED)}
-        display(report.runs_table({v: [r] for v, r in runs.items()}, LABELS))
+
+    def load_paper_scale(self):
+        """The committed paper-scale runs' records (where, when, how long), or a note where the profile
+        loads none."""
+        if not self.P.paper_scale_dir:
+            display(Markdown("*Not loaded at this profile (`paper_scale_dir` is empty); `-p paper_scale_dir "
+                             "results/paper` shows the committed paper-scale runs.*"))
+            return
+        self._read_paper_scale()
+        display(report.runs_table({v: [r] for v, r in self.paper_scale["runs"].items()}, LABELS))
 
     def paper_scale_comparison(self, pair: int):
         """The paper-scale table beside the paper's, and its verdict, for PAIRS[pair]."""
@@ -69,13 +100,15 @@ class AccuracyPage:
 
     def show_parameters(self):
         display(report.parameters_frame(self.P))
-        print(f"device: {self.device} ({store.device_name(self.device)})")
+        print(f"device: {store.device_name(self.device)}")
 
-    def train(self):
+    def train(self, show=True):
         """Both variants trained (or loaded) and evaluated, with and without adaptive temperature."""
         self.accuracy, self.training = variants.train_and_evaluate(self.P, self.task, list(PAIRS[0]),
                                                                    ["fixed", "adaptive"], self.device)
         self.metrics = report.per_length(self.accuracy, self.P.eval_lengths, COMPARED)
+        if not show:
+            return
         display(pd.DataFrame({
             LABELS[v]: {"final training loss (mean over seeds)": sum(r["final_loss"]) / len(r["final_loss"]),
                         "training wall time (s)": r["provenance"]["wall_time_s"],

@@ -55,59 +55,49 @@ def launch_links(name: str, repository: str, branch: str) -> dict:
 def launch_note(name: str, where: tuple[str, str]) -> str:
     repository, branch = where
     links = " · ".join(f"[{service}]({url})" for service, url in launch_links(name, repository, branch).items())
-    return ("```{note}\nRun this chapter in the cloud: " + links + ". Binder installs `requirements.txt` and "
-            "this package (`postBuild`). Colab opens the notebook alone: first run "
-            f"`!git clone -b {branch} https://github.com/{repository} vv && pip install -r vv/requirements.txt -e vv` "
-            "in a new cell, restart the session, and `%cd vv`. At the default parameters a chapter runs minutes "
-            "to an hour on a small CPU.\n```")
+    return (f"Run it in the cloud: {links} (in Colab, first `!git clone -b {branch} "
+            f"https://github.com/{repository} vv && pip install -r vv/requirements.txt -e vv`, restart, `%cd vv`).")
 
 
 def reproduce_note(name: str, profile: str, overrides: dict | None = None, book_profile: str | None = None) -> str:
-    """The 'Reproduce this page' box: the command that made the page.  A page built from the
-    other chapters' results (the summary) names the book build and its profile."""
+    """'Reproduce this page': the command that made the page.  A page built from the other
+    chapters' results (the summary) names the book build and its profile."""
     shown = {k: v for k, v in (overrides or {}).items() if not k.endswith("_dir")}  # paths are the reader's own
     command = " ".join([f"python -m vvlib run {name} --profile {profile}",
                         *(f"-p {k} {json.dumps(v) if not isinstance(v, str) else v}" for k, v in shown.items())])
     if "results_dir" in get_chapter(name).parameters() and book_profile:
-        text = (f"Every number on this page came from the other chapters' results at the `{book_profile}` "
-                f"profile: `python -m vvlib book --profile {book_profile}` reruns them and this page; once they "
-                f"are in `_output/`, `{command}` redoes this page alone.")
-    else:
-        text = (f"Every number on this page came from `{command}`, which also writes them to "
-                f"`_output/{name}/results.json`. Change any parameter below with `-p NAME VALUE`, or run the "
-                "notebook in `notebooks/` with papermill.")
-    return "```{admonition} Reproduce this page\n:class: tip\n" + text + "\n```"
+        return (f"**Reproduce this page:** `python -m vvlib book --profile {book_profile}` (it reruns the chapters "
+                f"whose results this page reads; with them in `_output/`, `{command}` redoes this page alone).")
+    return (f"**Reproduce this page:** `{command}` (its numbers also land in `_output/{name}/results.json`; "
+            "`-p NAME VALUE` changes a parameter).")
 
 
 def page_header(name: str, profile: str, overrides: dict | None = None, where=None, book_profile=None) -> str:
-    """MyST for the top of a chapter page: the command that reproduces it, launch links, a note
-    when the paper's scale wants a GPU, and the chapter's parameters as its notebook documents
-    them.  where: github_repository()'s answer, for the launch links; book_profile: the profile
-    the whole book was built at."""
+    """MyST for the top of a chapter page, in one paragraph under its answer: the command that
+    reproduces it, where its results are committed, the paper's scale and launch links, then the
+    chapter's parameters in a collapsed box.  where: github_repository()'s answer, for the launch
+    links; book_profile: the profile the whole book was built at."""
     chapter = get_chapter(name)
-    parts = [reproduce_note(name, profile, overrides, book_profile), *([launch_note(name, where)] if where else [])]
+    line = [reproduce_note(name, profile, overrides, book_profile)]
     if chapter.profiles.get(profile, {}).get("store_dir") == BOOK_STORE:
-        parts.append("```{note}\nThis page is part of the published book: its trained models' results "
-                     f"were computed once and committed in `{BOOK_STORE}/` (with their settings, machine and "
-                     "git commit), and loaded from there when the page was built. {doc}`../scale` says why "
-                     "this scale and what it can change.\n```")
+        line.append(f"Its trained models' results are committed in `{BOOK_STORE}/` and loaded, not retrained "
+                    "({doc}`../scale` says why this scale).")
     if "paper" in chapter.profiles:
-        parts.append("```{note}\nThe paper's own scale is one flag away, `--profile paper` "
-                     f"({', '.join(f'{k} {v:,}' if isinstance(v, int) else f'{k} {v}' for k, v in chapter.profiles['paper'].items())}),"
-                     " but wants a GPU: on 2 CPU cores it takes hours to days. `python -m vvlib paper` runs chapters"
-                     " 4-10 at that scale with one progress bar (`--plan` first says what it would compute).\n```")
+        line.append("The paper's own scale: `--profile paper`, on a GPU (`python -m vvlib paper --plan`).")
+    if where:
+        line.append(launch_note(name, where))
     rows = "\n".join(f"| `{p.name}` | {p.type} | `{p.default!r}` | {p.help} |" for p in chapter.parameters().values())
-    parts.append("```{admonition} Parameters of this chapter\n:class: dropdown\n"
-                 f"Profiles: {', '.join(chapter.profile_names())}.\n\n"
-                 "| parameter | type | default | meaning |\n| --- | --- | --- | --- |\n" + rows + "\n```")
-    return "\n\n".join(parts)
+    box = ("```{admonition} Parameters of this chapter\n:class: dropdown\n"
+           f"Profiles: {', '.join(chapter.profile_names())}.\n\n"
+           "| parameter | type | default | meaning |\n| --- | --- | --- | --- |\n" + rows + "\n```")
+    return " ".join(line) + "\n\n" + box
 
 
 def prepare_page(notebook: Path, name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None,
                  where: tuple[str, str] | None = None, book_profile: str | None = None):
     """Make an executed chapter a book page: tag the parameters cell and papermill's injected
     cell `remove-cell` (the header shows the parameters instead) and put page_header(...)
-    under the title."""
+    under the answer (or the title)."""
     import nbformat
 
     nb = nbformat.read(notebook, as_version=4)
@@ -118,7 +108,9 @@ def prepare_page(notebook: Path, name: str, profile: str = DEFAULT_PROFILE, over
     header = nbformat.v4.new_markdown_cell(page_header(name, profile, overrides, where, book_profile))
     header.metadata["tags"] = ["page-header"]
     nb.cells = [c for c in nb.cells if "page-header" not in c.metadata.get("tags", [])]  # idempotent
-    nb.cells.insert(1, header)  # cell 0 is the chapter's title and introduction
+    # under the chapter's answer where it opens with one (a cell tagged `answer`), else under its title (cell 0)
+    answer = next((i for i, c in enumerate(nb.cells) if "answer" in c.metadata.get("tags", [])), 0)
+    nb.cells.insert(answer + 1, header)
     nbformat.write(nb, notebook)
 
 

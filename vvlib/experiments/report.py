@@ -102,6 +102,30 @@ def scales_table(columns: dict, lengths, pair, labels: dict, paper_table: dict, 
     return pd.DataFrame(rows).set_index("N")
 
 
+ANSWER_LENGTHS = (1024, 16384)  # the lengths a page's answer names: 64 and 1,024 times the training length
+
+
+def answer_table(accuracy: dict, lengths, pair, labels: dict, paper_table: dict, at=ANSWER_LENGTHS) -> pd.DataFrame:
+    """A chapter's answer in a few rows: at each length of `at`, the paper's two means, ours (over
+    seeds, in percent) and our paired difference second - first with its 95% interval and p.
+    accuracy: {run: per-seed accuracy (seeds, lengths)}."""
+    from .paper import column
+
+    first, second = pair
+    rows = []
+    for n in [n for n in at if n in lengths]:
+        j = list(lengths).index(n)
+        a, b = (100 * np.asarray(accuracy[v])[:, j] for v in pair)
+        d = paired_difference(a, b)
+        shown = lambda x: "—" if x is None else f"{x:.1f}"
+        rows.append({"N": power_of_two(n), f"paper: {labels[first]}": shown(column(paper_table, first, n)),
+                     f"paper: {labels[second]}": shown(column(paper_table, second, n)),
+                     f"ours: {labels[first]}": f"{a.mean():.1f}", f"ours: {labels[second]}": f"{b.mean():.1f}",
+                     f"ours: {labels[second]} − {labels[first]} [95%]": f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]",
+                     "p": format_p(d["p"])})
+    return pd.DataFrame(rows).set_index("N")
+
+
 def differences_by_scale(scales: dict, pair) -> pd.DataFrame:
     """One row per test length the scales share, one column per scale: the paired difference
     second - first of `pair` in points with its 95% interval, from scales {label: (lengths,
