@@ -111,3 +111,22 @@ def test_the_intros_figure_is_drawn_from_the_committed_paper_scale_runs(tmp_path
 
     write_answer_figure(tmp_path)
     assert (tmp_path / ANSWER_FIGURE).stat().st_size > 20_000
+
+
+def test_the_scale_page_lists_every_committed_run_and_the_readme_quotes_their_time(tmp_path):
+    """The run groups come from the run records (every run.json in the committed stores, in one
+    group each), and the README's one figure for the book's CPU training is their total."""
+    from vvlib.book.build import RUN_GROUPS, write_run_groups
+    from vvlib.experiments import run_groups
+
+    stores = [REPO_ROOT / "results" / "paper", REPO_ROOT / "results" / "book"]
+    rows = run_groups.committed_runs(stores)
+    assert len(rows) == sum(len(list(s.glob("train-*/run.json"))) for s in stores)
+    groups = run_groups.groups(rows)
+    assert groups["runs"].sum() == len(rows)
+    write_run_groups(tmp_path)
+    table = (tmp_path / RUN_GROUPS).read_text()
+    assert table.count("\n| `results/") == len(groups)
+    cpu_hours = sum(r["wall_min"] for r in rows if r["device"] == "CPU") / 60
+    assert f"about {cpu_hours:.0f} hours\nof recorded CPU training" in (REPO_ROOT / "README.md").read_text()
+    assert "{include} chapters/run-groups.md" in (REPO_ROOT / "book" / "scale.md").read_text()

@@ -39,6 +39,7 @@ Experiments, vvlib/experiments/ (cached runs, results, tables):
     params          chapter parameters: profiles and validation
     variants        the training chapters' common flow: each variant trained once, evaluated per temperature
     provisional     the rule that marks a verdict resting on fewer steps than the paper's as provisional
+    run_groups      every committed training run, grouped from its records, for the scale page
     sensitivity     chapter 11: one unstated setting at a time, +LN against the Baseline per configuration
     dynamics_runs   training runs measured along the way, one stored table each (chapter 5's loss rise)
     probes          the probe tables of chapters 6, 7 and 10, each defined once for its chapter and the plan

@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt
 
 from . import webassets
 from .chapters import BOOK_STORE, CHAPTERS, PAPER_SCALE_STORE, get_chapter, paper_scale_runs, run_chapter
-from ..experiments import paper, plots, summary
+from ..experiments import paper, plots, run_groups, summary
 from ..experiments.chapter_records import BY_TASK, SUMMARY
 from ..experiments.paper_tasks import TASKS
 from ..experiments.variants import LABELS
@@ -28,6 +28,7 @@ BOOK_FILES = ("_config.yml", "_toc.yml", "book")
 CLAIMS_TABLE = Path("book") / "chapters" / "claims-table.md"  # written by the build, included by book/intro.md
 ANSWER_FIGURE = Path("book") / "chapters" / "answer.png"  # written by the build, the intro's first figure
 ANSWER_VARIANTS = ("baseline", "layernorm")
+RUN_GROUPS = Path("book") / "chapters" / "run-groups.md"  # written by the build, included by book/scale.md
 
 
 def github_repository(environ=os.environ) -> tuple[str, str] | None:
@@ -136,6 +137,13 @@ def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Pa
         prepare_page(notebook, name, chosen, extra, where, book_profile=profile)
     write_claims_table(root, output_root)
     write_answer_figure(root)
+    write_run_groups(root)
+
+
+def write_run_groups(root: Path, stores=(REPO_ROOT / PAPER_SCALE_STORE, REPO_ROOT / BOOK_STORE)):
+    """The scale page's table of every committed training run, grouped, from the run records."""
+    (Path(root) / RUN_GROUPS).parent.mkdir(parents=True, exist_ok=True)
+    (Path(root) / RUN_GROUPS).write_text(run_groups.markdown(run_groups.groups(run_groups.committed_runs(stores))) + "\n")
 
 
 def write_answer_figure(root: Path, store_dir: Path = REPO_ROOT / PAPER_SCALE_STORE):

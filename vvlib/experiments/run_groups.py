@@ -1,0 +1,82 @@
+"""Every committed training run, grouped for the scale page: what ran, at which scale, where, and
+for how long, read from the run records themselves (run.json), so the page never retells a log.
+
+A group is the runs of one task and configuration at one number of steps on one kind of device in
+one store: its variants, its seeds per variant (each counted once), how many runs (a variant's seeds may be stored
+as several runs), and their wall time as recorded (which includes whatever else shared the machine).
+"""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from ..model import ModelConfig
+from ..train import TrainConfig
+from .summary import device_kind
+from .variants import LABELS, VARIANT_OPTIONS
+
+# what tells a run's variant (its model settings), and what says only how many seeds and how they were stepped
+VARIANT_FIELDS = {field for options in VARIANT_OPTIONS.values() for field in options}
+NOT_A_SETTING = {"n_seeds", "first_seed", "seed_group", "steps", "task"}
+
+
+def _defaults() -> dict:
+    model, train = ModelConfig(), TrainConfig()
+    return {**{k: getattr(model, k) for k in model.__dataclass_fields__}, **{k: getattr(train, k) for k in
+                                                                             train.__dataclass_fields__}}
+
+
+def _variant(model: dict) -> str:
+    """The variant a run's model settings name (variants.VARIANT_OPTIONS), 'other' for none."""
+    for name, options in VARIANT_OPTIONS.items():
+        if all(model.get(k, getattr(ModelConfig(), k)) == v for k, v in options.items()):
+            return name
+    return "other"
+
+
+def committed_runs(store_dirs) -> list[dict]:
+    """One row per run.json in the stores: store, task, variant, configuration (its settings that
+    differ from the configs' defaults, variant and seeding aside), steps, seeds, device, wall time."""
+    defaults, rows = _defaults(), []
+    for store_dir in store_dirs:
+        for path in sorted(Path(store_dir).glob("train-*/run.json")):
+            record = json.loads(path.read_text())
+            model, train = record["spec"]["model"], record["spec"]["train"]
+            settings = {**{k: v for k, v in model.items() if k not in VARIANT_FIELDS}, **train}
+            changed = {k: v for k, v in settings.items() if k not in NOT_A_SETTING and defaults.get(k, v) != v
+                       and not (k == "max_len" and v == TrainConfig.max_len)}
+            rows.append({"store": Path(store_dir).name, "task": model["task"]["name"], "variant": _variant(model),
+                         "configuration": ", ".join(f"{k}={v}" for k, v in sorted(changed.items())) or "defaults",
+                         "steps": train["steps"],
+                         "seeds": frozenset(range(train.get("first_seed", 0), train.get("first_seed", 0) + train["n_seeds"])),
+                         "device": device_kind(record["provenance"]["device"]),
+                         "wall_min": (record["provenance"]["wall_time_s"] or 0) / 60})
+    return rows
+
+
+def groups(rows: list[dict]) -> pd.DataFrame:
+    """The runs grouped (module docstring), largest scale first."""
+    frame = pd.DataFrame(rows)
+    keys = ["store", "task", "configuration", "steps", "device"]
+    # a variant's seeds counted once however many runs hold them (chapters share seeds 0-9 under other groupings)
+    per_variant = frame.groupby(keys + ["variant"], as_index=False).agg(
+        seeds=("seeds", lambda s: len(frozenset().union(*s))), runs=("seeds", "size"), wall_min=("wall_min", "sum"))
+    grouped = per_variant.groupby(keys, as_index=False).agg(
+        variants=("variant", lambda v: ", ".join(LABELS.get(x, x) for x in v)), seeds=("seeds", "max"),
+        runs=("runs", "sum"), wall_min=("wall_min", "sum"))
+    return grouped.sort_values(["store", "task", "steps", "seeds"], ascending=[False, True, False, False])
+
+
+def markdown(frame: pd.DataFrame) -> str:
+    """The groups as one Markdown table (seeds: per variant, the most any variant has)."""
+    lines = ["| store | task | configuration | steps | seeds per variant | variants | runs | device | wall time (min) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for g in frame.itertuples():
+        lines.append(f"| `results/{g.store}` | {g.task} | {g.configuration} | {g.steps:,} | {g.seeds} | {g.variants} | "
+                     f"{g.runs} | {g.device} | {g.wall_min:,.0f} |")
+    total = frame.groupby("device")["wall_min"].sum() / 60
+    lines.append("")
+    lines.append(f"{len(frame)} groups, {int(frame['runs'].sum())} runs; recorded wall time of their training "
+                 + "; ".join(f"{h:.1f} h on the {device}" for device, h in total.items()) + ".")
+    return "\n".join(lines)
