@@ -109,6 +109,8 @@ def test_a_verdict_below_the_papers_steps_names_its_share_of_them():
     assert provisional.qualified(CONTRADICTED, "argmax", 4_000) == "contradicted (provisional: 4% of the paper's steps)"
     assert provisional.qualified(SUPPORTED, "dictionary", 600) == "supported (provisional: 6% of the paper's steps)"
     assert provisional.note("dictionary", 60) == "provisional: 0.6% of the paper's steps"
+    assert (provisional.qualified("not shown (too few significant differences)", "argmax", 1_000)
+            == "not shown (too few significant differences; provisional: 1% of the paper's steps)")
     # at the paper's steps (10,000 for dictionary lookup, 100,000 for argmax) or more: the verdict as it is
     assert provisional.qualified(CONTRADICTED, "dictionary", 10_000) == CONTRADICTED
     assert provisional.qualified(SUPPORTED, "argmax", paper.STEPS["argmax"]) == SUPPORTED

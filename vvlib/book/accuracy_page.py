@@ -14,7 +14,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from .. import compare, rng, stats
-from ..experiments import dynamics_runs, paper, plots, provisional, report, sensitivity, store, variants
+from ..experiments import dynamics_runs, paper, plots, report, sensitivity, store, variants
 from ..experiments.summary import device_kind as summary_device
 from ..experiments.chapter_records import SENSITIVITY, ChapterRecord
 from ..task_base import EVAL_BLOCK
@@ -24,7 +24,7 @@ PAIRS = [("baseline", "layernorm"), ("adaptive_baseline", "adaptive_layernorm")]
 COMPARED = [*PAIRS, ("layernorm", "adaptive_layernorm")]  # and: does adaptive temperature help +LN? (the summary asks)
 P_VALUE_KEYS = ("p_value", "adaptive_p_value")  # each pair's p-values in the metrics
 LABELS = variants.LABELS
-SHORT = {"baseline": "Baseline", "layernorm": "+LN"}  # the answer's labels, short enough for its table's headers
+SHORT = report.SHORT_LABELS
 
 
 class AccuracyPage:
@@ -54,17 +54,11 @@ class AccuracyPage:
             P = self.P
             self.train(show=False)
             accuracy, device = self.accuracy, summary_device(str(self.device))
-        pair, ood = PAIRS[0], [str(n) for n in compare.beyond_training(P.eval_lengths, P.max_train_len)]
-        metrics = report.per_length(accuracy, P.eval_lengths, [pair])
-        evidence = compare.compare(metrics["accuracy"][pair[1]], metrics["accuracy"][pair[0]],
-                                   metrics["p_value"][compare.pair_name(pair)], ood)
-        scale = f"{P.n_seeds} seeds x {P.steps:,} steps, {device}"
-        display(report.answer_table(accuracy, P.eval_lengths, pair, SHORT, self.table))
-        display(Markdown(
-            f"**Our answer to the paper's {self.task_record.table}** ({scale}): that {SHORT[pair[1]]} is more "
-            f"accurate than the {SHORT[pair[0]]} beyond the training lengths is "
-            f"**{provisional.qualified(evidence.verdict(), self.task.name, P.steps)}**: {evidence.text()}, "
-            f"paired over seeds. The rest of the page shows how, at this scale and at smaller ones."))
+        display(report.answer_table(accuracy, P.eval_lengths, PAIRS[0], SHORT, self.table))
+        display(Markdown(report.answer_sentence(accuracy, P.eval_lengths, PAIRS[0], SHORT, P.max_train_len,
+                                                self.task_record.table, self.task.name, P.steps,
+                                                f"{P.n_seeds} seeds x {P.steps:,} steps, {device}")
+                         + " The rest of the page shows how, at this scale and at smaller ones."))
 
     def _read_paper_scale(self):
         if self.paper_scale or not self.P.paper_scale_dir:

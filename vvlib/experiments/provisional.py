@@ -30,4 +30,8 @@ def note(task: str, steps: int) -> str:
 def qualified(verdict: str, task: str, steps: int) -> str:
     """The verdict as printed: unchanged at the paper's steps or more, else with its share of them,
     e.g. "contradicted (provisional: 4% of the paper's steps)"."""
-    return f"{verdict} ({note(task, steps)})" if note(task, steps) else verdict
+    if not note(task, steps):
+        return verdict
+    if verdict.endswith(")"):  # 'not shown (too few ...)': one parenthesis, not two
+        return f"{verdict[:-1]}; {note(task, steps)})"
+    return f"{verdict} ({note(task, steps)})"

@@ -103,6 +103,7 @@ def scales_table(columns: dict, lengths, pair, labels: dict, paper_table: dict, 
 
 
 ANSWER_LENGTHS = (1024, 16384)  # the lengths a page's answer names: 64 and 1,024 times the training length
+SHORT_LABELS = {"baseline": "Baseline", "layernorm": "+LN"}  # an answer's labels, short enough for its table's headers
 
 
 def answer_table(accuracy: dict, lengths, pair, labels: dict, paper_table: dict, at=ANSWER_LENGTHS) -> pd.DataFrame:
@@ -124,6 +125,19 @@ def answer_table(accuracy: dict, lengths, pair, labels: dict, paper_table: dict,
                      f"ours: {labels[second]} − {labels[first]} [95%]": f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]",
                      "p": format_p(d["p"])})
     return pd.DataFrame(rows).set_index("N")
+
+
+def answer_sentence(accuracy: dict, lengths, pair, labels: dict, in_distribution: int, table_name: str, task: str,
+                    steps: int, scale: str) -> str:
+    """The verdict under a page's answer table: that the second of `pair` is more accurate than the
+    first beyond the training lengths, by the summary's rule, provisional below the paper's steps."""
+    metrics = per_length(accuracy, lengths, [pair])
+    ood = [str(n) for n in beyond_training(lengths, in_distribution)]
+    evidence = compare(metrics["accuracy"][pair[1]], metrics["accuracy"][pair[0]], metrics["p_value"][pair_name(pair)],
+                       ood)
+    return (f"**Our answer to the paper's {table_name}** ({scale}): that {labels[pair[1]]} is more accurate than the "
+            f"{labels[pair[0]]} beyond the training lengths is "
+            f"**{provisional.qualified(evidence.verdict(), task, steps)}**: {evidence.text()}, paired over seeds.")
 
 
 def differences_by_scale(scales: dict, pair) -> pd.DataFrame:
