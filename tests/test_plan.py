@@ -197,3 +197,22 @@ def test_new_paper_scale_runs_draw_from_the_counter_stream_and_the_first_ones_st
     _, _, records = chapters.paper_scale_runs("05_dictionary_lookup", "dictionary", REPO_ROOT / "results" / "paper")
     assert set(records) == {"baseline", "layernorm"}
     assert all("draws" not in r["spec"]["train"] for r in records.values())  # the generators: left unsaid
+
+
+def test_a_page_reads_the_counter_streams_paper_runs_where_committed_else_the_earlier_ones(monkeypatch):
+    from vvlib.book import chapters
+    from vvlib.experiments.store import StoreError
+
+    paper = REPO_ROOT / "results" / "paper"
+    draws, P, _, records = chapters.latest_paper_scale_runs("05_dictionary_lookup", "dictionary", paper)
+    assert draws == "generators" and P.draws == "generators"  # no counter-stream runs committed yet
+    asked = []
+
+    def committed_nowhere(name, task, store_dir, draws):
+        asked.append(draws)
+        raise StoreError("not stored")
+
+    monkeypatch.setattr(chapters, "paper_scale_runs", committed_nowhere)
+    with pytest.raises(StoreError):
+        chapters.latest_paper_scale_runs("05_dictionary_lookup", "dictionary", paper)
+    assert asked == ["counter", "generators"]  # the queue's runs first

@@ -264,3 +264,20 @@ def test_a_row_may_set_a_schedule_and_clipping_and_a_bad_one_is_named():
     bad = resolved("11_sensitivity", "ci", {"dictionary_rows": [{"lr_schedule": "cosine", "warmup_steps": 999}]})
     with pytest.raises(ParameterError, match=r"dictionary_rows\[0\]: warmup_steps must be an int from 0 to steps"):
         sensitivity.check_rows(bad)
+
+
+def test_the_paper_scale_rows_read_what_is_committed_and_mark_the_rest_pending():
+    """Chapter 11's paper-profile rows from results/paper: the defaults on the earlier stream are chapter 5's
+    committed GPU runs (the same difference as chapter 5's answer), a row not trained is pending."""
+    from vvlib.book import chapters
+    from vvlib.stats import paired_difference
+
+    P = chapters.resolved("11_sensitivity", "paper", {"store_dir": chapters.PAPER_SCALE_STORE, "draws": "generators",
+                                                      "dictionary_rows": [{}, {"grad_clip": 1.0}]})
+    table = sensitivity.paper_scale_rows(P, [1024])
+    column = "+LN − Baseline, N = 1,024"
+    assert table.loc[("dictionary", "grad_clip=1.0"), column] == sensitivity.PENDING
+    P5, accuracy, _ = chapters.paper_scale_runs("05_dictionary_lookup", "dictionary", chapters.PAPER_SCALE_STORE)
+    j = P5.eval_lengths.index(1024)
+    d = paired_difference(100 * accuracy["baseline"][:, j], 100 * accuracy["layernorm"][:, j])
+    assert table.loc[("dictionary", "defaults"), column].startswith(f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]")

@@ -49,7 +49,9 @@ class AccuracyPage:
         ours at report.ANSWER_LENGTHS, the paired difference, and the verdict with its scale."""
         self._read_paper_scale()
         if self.paper_scale:
-            P, accuracy, device = self.paper_scale["P"], self.paper_scale["accuracy"], "GPU"
+            P, accuracy = self.paper_scale["P"], self.paper_scale["accuracy"]
+            device = ("GPU, counter stream" if self.paper_scale["draws"] != chapters.EARLIER_PAPER_RUN["draws"] else
+                      "GPU, the earlier runs with a generator per seed; on the counter stream they are still to run")
         else:
             P = self.P
             self.train(show=False)
@@ -61,10 +63,13 @@ class AccuracyPage:
                          + " The rest of the page shows how, at this scale and at smaller ones."))
 
     def _read_paper_scale(self):
+        """The newest committed paper-scale runs: on the counter stream where the GPU queue has committed
+        them, else the earlier runs (per-seed generators)."""
         if self.paper_scale or not self.P.paper_scale_dir:
             return
-        P_paper, accuracy, runs = chapters.paper_scale_runs(self.record.name, self.task.name, self.P.paper_scale_dir)
-        self.paper_scale = {"P": P_paper, "accuracy": accuracy, "runs": runs,
+        draws, P_paper, accuracy, runs = chapters.latest_paper_scale_runs(self.record.name, self.task.name,
+                                                                          self.P.paper_scale_dir)
+        self.paper_scale = {"P": P_paper, "accuracy": accuracy, "runs": runs, "draws": draws,
                             "metrics": report.per_length(accuracy, P_paper.eval_lengths, COMPARED)}
 
     def load_paper_scale(self):
@@ -75,6 +80,13 @@ class AccuracyPage:
                              "results/paper` shows the committed paper-scale runs.*"))
             return
         self._read_paper_scale()
+        if self.paper_scale["draws"] == chapters.EARLIER_PAPER_RUN["draws"]:
+            display(Markdown("Shown: the earlier paper-scale runs, whose batches and test sequences came from a "
+                             "generator per seed. The same runs on the counter stream, the GPU queue's first "
+                             "item, are not committed yet (`python -m vvlib paper --plan`)."))
+        else:
+            display(Markdown("Shown: the paper-scale runs on the counter stream (the GPU queue's); the earlier "
+                             "runs, from a generator per seed, stay committed beside them."))
         display(report.runs_table({v: [r] for v, r in self.paper_scale["runs"].items()}, LABELS))
 
     def paper_scale_comparison(self, pair: int):

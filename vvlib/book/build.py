@@ -16,7 +16,7 @@ from urllib.parse import quote
 import matplotlib.pyplot as plt
 
 from . import webassets
-from .chapters import BOOK_STORE, CHAPTERS, PAPER_SCALE_STORE, get_chapter, paper_scale_runs, run_chapter
+from .chapters import BOOK_STORE, CHAPTERS, PAPER_SCALE_STORE, get_chapter, latest_paper_scale_runs, run_chapter
 from ..experiments import paper, plots, run_groups, summary
 from ..experiments.chapter_records import BY_TASK, SUMMARY
 from ..experiments.paper_tasks import TASKS
@@ -109,8 +109,8 @@ def prepare_page(notebook: Path, name: str, profile: str = DEFAULT_PROFILE, over
     header = nbformat.v4.new_markdown_cell(page_header(name, profile, overrides, where, book_profile))
     header.metadata["tags"] = ["page-header"]
     nb.cells = [c for c in nb.cells if "page-header" not in c.metadata.get("tags", [])]  # idempotent
-    # under the chapter's answer where it opens with one (a cell tagged `answer`), else under its title (cell 0)
-    answer = next((i for i, c in enumerate(nb.cells) if "answer" in c.metadata.get("tags", [])), 0)
+    # under the chapter's answer where it opens with one (its cells tagged `answer`), else under its title (cell 0)
+    answer = max((i for i, c in enumerate(nb.cells) if "answer" in c.metadata.get("tags", [])), default=0)
     nb.cells.insert(answer + 1, header)
     nbformat.write(nb, notebook)
 
@@ -151,13 +151,13 @@ def write_answer_figure(root: Path, store_dir: Path = REPO_ROOT / PAPER_SCALE_ST
     runs of chapters 4 and 5's paper profile, 95% intervals over seeds) against the paper's numbers."""
     panels = []
     for task in TASKS:
-        P, accuracy, _ = paper_scale_runs(BY_TASK[task.name].name, task.name, store_dir)
+        draws, P, accuracy, _ = latest_paper_scale_runs(BY_TASK[task.name].name, task.name, store_dir)
         panels.append({"title": f"{task.table}: {task.title}", "lengths": P.eval_lengths,
                        "ours": {v: 100 * accuracy[v] for v in ANSWER_VARIANTS},
                        "paper": {v: task.accuracy[v] for v in ANSWER_VARIANTS}})
     fig = plots.answer(panels, {v: LABELS[v] for v in ANSWER_VARIANTS}, paper.LENGTHS,
                        title=f"{P.n_seeds} seeds per variant, {', '.join(f'{t.title} {paper.STEPS[t.name]:,}' for t in TASKS)} "
-                             f"steps, trained on a GPU (results/paper)")
+                             f"steps, trained on a GPU (results/paper; data drawn by {draws})")
     (Path(root) / ANSWER_FIGURE).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(Path(root) / ANSWER_FIGURE, dpi=110)
     plt.close(fig)

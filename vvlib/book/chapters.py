@@ -337,16 +337,30 @@ def paper_scale_pending(P) -> str:
             f"profile.")
 
 
-def paper_scale_runs(name: str, task: str, store_dir):
-    """Chapter `name`'s Baseline and +LN at its `paper` profile as first run (EARLIER_PAPER_RUN), trained on a GPU and read from
-    store_dir (results/paper in the book), never trained here: (parameters, per-seed accuracy
-    {run name: (seeds, lengths)} with fixed and adaptive temperature, {variant: run record})."""
+def paper_scale_runs(name: str, task: str, store_dir, draws: str = EARLIER_PAPER_RUN["draws"]):
+    """Chapter `name`'s Baseline and +LN at its `paper` profile with `draws` (default: the earlier
+    run, EARLIER_PAPER_RUN), trained on a GPU and read from store_dir (results/paper in the book),
+    never trained here: (parameters, per-seed accuracy {run name: (seeds, lengths)} with fixed and
+    adaptive temperature, {variant: run record}).  StoreError where they are not committed."""
     from ..experiments import variants
 
-    P = resolved(name, "paper", {"store_dir": str(store_dir), **EARLIER_PAPER_RUN})
+    P = resolved(name, "paper", {"store_dir": str(store_dir), "draws": draws})
     accuracy, records = variants.stored_train_and_evaluate(P, variants.task_config(P, task), ["baseline", "layernorm"],
                                                            ["fixed", "adaptive"], "cuda")
     return P, accuracy, records
+
+
+def latest_paper_scale_runs(name: str, task: str, store_dir):
+    """paper_scale_runs of the paper profile's own stream (PAPER_TRAINING's draws) where committed,
+    else of the earlier run: (its draws, paper_scale_runs' three)."""
+    from ..experiments.store import StoreError
+
+    for draws in dict.fromkeys((PAPER_TRAINING["draws"], EARLIER_PAPER_RUN["draws"])):
+        try:
+            return draws, *paper_scale_runs(name, task, store_dir, draws)
+        except StoreError:
+            if draws == EARLIER_PAPER_RUN["draws"]:
+                raise
 
 
 def run_chapter(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None,

@@ -104,6 +104,25 @@ def stored_row(P: Params, task: str, row: dict, at, device="cpu") -> tuple[dict,
     return row_record(task, row, P_row, accuracy, training, at), training
 
 
+PENDING = "pending: in the GPU queue, not yet run"
+
+
+def paper_scale_rows(P_paper: Params, at) -> pd.DataFrame:
+    """The chapter's paper-profile rows as committed in P_paper.store_dir (trained on a GPU): per row
+    its budget and +LN minus Baseline at each N of `at` (the paired difference, its 95% interval
+    and p), or PENDING where the row is not committed.  Nothing is trained or evaluated."""
+    lines = []
+    for task, row, P_row in check_rows(P_paper):
+        found = stored_row(P_paper, task, row, at, device="cuda")
+        line = {"task": task, "configuration": label(row), "seeds x steps": f"{P_row.n_seeds} x {P_row.steps:,}"}
+        for n in at:
+            d = None if found is None else found[0]["difference"][str(n)]
+            line[f"+LN − Baseline, N = {n:,}"] = PENDING if d is None else (
+                f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}], p = {format_p(d['p'])}")
+        lines.append(line)
+    return pd.DataFrame(lines).set_index(["task", "configuration"])
+
+
 def train_row(P: Params, task: str, device) -> tuple[dict, dict]:
     """(accuracy {side: (seeds, lengths)}, training records {side: record}) of one row, its two
     sides named as PAIR names them (the +LN side may be +std: trained_variants)."""
