@@ -326,6 +326,13 @@ def equivalence_text(differences: dict) -> str:
             f"than that are ruled out at this scale; smaller ones are not.")
 
 
+def table6_sentence(metrics: dict, lengths, in_distribution: int) -> str:
+    """Table 6 reads "no significant difference" as "about equal"; the interval of +LN minus +std
+    beyond training says how equal (chapter 8)."""
+    differences = {str(n): metrics["ln_minus_std"][str(n)] for n in lengths_beyond_training(lengths, in_distribution)}
+    return "**dictionary, +LN against +std (Table 6)**: " + equivalence_text(differences)
+
+
 def slope_claim(results_dir) -> tuple:
     """Fixed components still shrink with LN: the +LN models' mean log-log slope of a
     component's std, its standard error over seeds, and whether it is 2 s.e. below 0."""
