@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt
 
 from . import webassets
 from .chapters import BOOK_STORE, CHAPTERS, PAPER_SCALE_STORE, get_chapter, latest_paper_scale_runs, run_chapter
-from ..experiments import paper, plots, run_groups, summary
+from ..experiments import paper, plots, report, run_groups, summary
 from ..experiments.chapter_records import BY_TASK, SUMMARY
 from ..experiments.paper_tasks import TASKS
 from ..experiments.variants import LABELS
@@ -73,6 +73,11 @@ def reproduce_note(name: str, profile: str, overrides: dict | None = None, book_
             "`-p NAME VALUE` changes a parameter).")
 
 
+def _default_text(value) -> str:
+    """A parameter's default in the header's table: a list or a row in words (report.shown_value), else its literal."""
+    return report.shown_value(value) if isinstance(value, (list, tuple, dict)) else repr(value)
+
+
 def page_header(name: str, profile: str, overrides: dict | None = None, where=None, book_profile=None) -> str:
     """MyST for the top of a chapter page, in one paragraph under its answer: the command that
     reproduces it, where its results are committed, the paper's scale and launch links, then the
@@ -87,7 +92,8 @@ def page_header(name: str, profile: str, overrides: dict | None = None, where=No
         line.append("The paper's own scale: `--profile paper`, on a GPU (`python -m vvlib paper --plan`).")
     if where:
         line.append(launch_note(name, where))
-    rows = "\n".join(f"| `{p.name}` | {p.type} | `{p.default!r}` | {p.help} |" for p in chapter.parameters().values())
+    rows = "\n".join(f"| `{p.name}` | {p.type} | `{_default_text(p.default)}` | {p.help} |"
+                     for p in chapter.parameters().values())
     box = ("```{admonition} Parameters of this chapter\n:class: dropdown\n"
            f"Profiles: {', '.join(chapter.profile_names())}.\n\n"
            "| parameter | type | default | meaning |\n| --- | --- | --- | --- |\n" + rows + "\n```")
@@ -156,8 +162,7 @@ def write_answer_figure(root: Path, store_dir: Path = REPO_ROOT / PAPER_SCALE_ST
                        "ours": {v: 100 * accuracy[v] for v in ANSWER_VARIANTS},
                        "paper": {v: task.accuracy[v] for v in ANSWER_VARIANTS}})
     fig = plots.answer(panels, {v: LABELS[v] for v in ANSWER_VARIANTS}, paper.LENGTHS,
-                       title=f"{P.n_seeds} seeds per variant, {', '.join(f'{t.title} {paper.STEPS[t.name]:,}' for t in TASKS)} "
-                             f"steps, trained on a GPU (results/paper; data drawn by {draws})")
+                       title=f"{P.n_seeds} seeds per variant at the paper's steps, on a GPU (data: {draws})")
     (Path(root) / ANSWER_FIGURE).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(Path(root) / ANSWER_FIGURE, dpi=110)
     plt.close(fig)

@@ -26,17 +26,17 @@ def power_of_two(n: int) -> str:
 def shown_parameters(P) -> dict:
     """A chapter's parameters as its page shows them, {name: text}: a path inside the repository
     relative to it, so a built page never shows the directories of the machine that built it."""
-    return {k: _relative_to_repository(v) if k.endswith(("_dir", "_path")) else _shown_value(v) for k, v in P.items()}
+    return {k: _relative_to_repository(v) if k.endswith(("_dir", "_path")) else shown_value(v) for k, v in P.items()}
 
 
-def _shown_value(value) -> str:
+def shown_value(value) -> str:
     """A value in words, never a Python repr: a list as its items joined ('16, 32, 64'), a row of
     changed settings as chapter 11 names it ('hidden=64', 'defaults'), one row per ';'."""
     if isinstance(value, dict):
         return sensitivity.label(value)
     if isinstance(value, (list, tuple)):
         joiner = "; " if any(isinstance(v, dict) for v in value) else ", "
-        return joiner.join(_shown_value(v) for v in value) or "none"
+        return joiner.join(shown_value(v) for v in value) or "none"
     return str(value)
 
 
