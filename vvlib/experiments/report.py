@@ -106,15 +106,21 @@ ANSWER_LENGTHS = (1024, 16384)  # the lengths a page's answer names: 64 and 1,02
 SHORT_LABELS = {"baseline": "Baseline", "layernorm": "+LN"}  # an answer's labels, short enough for its table's headers
 
 
+def answer_lengths(lengths, at=ANSWER_LENGTHS) -> list:
+    """The lengths of `at` a run was tested at, or its longest where it was tested at none of them."""
+    return [n for n in at if n in lengths] or [max(lengths)]
+
+
 def answer_table(accuracy: dict, lengths, pair, labels: dict, paper_table: dict, at=ANSWER_LENGTHS) -> pd.DataFrame:
-    """A chapter's answer in a few rows: at each length of `at`, the paper's two means, ours (over
-    seeds, in percent) and our paired difference second - first with its 95% interval and p.
+    """A chapter's answer in a few rows: at each length of `at` (or the longest tested, where none of
+    them is), the paper's two means, ours (over seeds, in percent) and our paired difference second -
+    first with its 95% interval and p.
     accuracy: {run: per-seed accuracy (seeds, lengths)}."""
     from .paper import column
 
     first, second = pair
     rows = []
-    for n in [n for n in at if n in lengths]:
+    for n in answer_lengths(lengths, at):
         j = list(lengths).index(n)
         a, b = (100 * np.asarray(accuracy[v])[:, j] for v in pair)
         d = paired_difference(a, b)
