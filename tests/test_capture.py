@@ -9,7 +9,7 @@ import torch
 from vvlib import draws, philox, rng
 from vvlib.capture_safety import host_traffic
 from vvlib.model import ModelConfig
-from vvlib.tasks import TaskConfig
+from vvlib.tasks import TaskConfig, sample as tasks_sample
 from vvlib.train import TrainConfig, Trainer
 
 X = torch.arange(6)
@@ -66,3 +66,15 @@ def test_the_dictionarys_fixed_draw_is_capture_safe():
     """The generator draw a GPU records for dictionary lookup (draws.sample_distinct on CUDA)."""
     gen = rng.generator("cpu", 0, "capture")
     assert host_traffic(lambda: draws.sample_distinct_fixed(gen, 8, 16, 16384, "cpu")) == []
+
+
+@pytest.mark.parametrize("task", ["argmax", "dictionary"])
+def test_counter_draws_stay_on_the_counters_device(task):
+    """Device placement, held on the CPU with the meta device: every constant Philox and a task's sampling
+    make must be made where the counters are (a CPU tensor mixed into meta ones raises, as it would copy on a
+    GPU), and the batch comes out there."""
+    step = torch.zeros((), dtype=torch.int64, device="meta")
+    source = draws.CounterDraws(draws.counter_key(0, "placement"), step, torch.arange(3, device="meta"), "meta")
+    batch = tasks_sample(SMALL[task], source, 4, 12, "meta", source.randint(5, 13, 4))
+    assert {t.device.type for t in (batch.label, batch.target, batch.mask)} == {"meta"}
+    assert {w.device.type for w in philox.philox((torch.arange(8, device="meta"), 7, 0, 2), (1, 2))} == {"meta"}

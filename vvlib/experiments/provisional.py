@@ -30,8 +30,9 @@ def note(task: str, steps: int) -> str:
 def qualified(verdict: str, task: str, steps: int) -> str:
     """The verdict as printed: unchanged at the paper's steps or more, else with its share of them,
     e.g. "contradicted (provisional: 4% of the paper's steps)"."""
-    if not note(task, steps):
+    said = note(task, steps)
+    if not said:
         return verdict
     if verdict.endswith(")"):  # 'not shown (too few ...)': one parenthesis, not two
-        return f"{verdict[:-1]}; {note(task, steps)})"
-    return f"{verdict} ({note(task, steps)})"
+        return f"{verdict[:-1]}; {said})"
+    return f"{verdict} ({said})"
