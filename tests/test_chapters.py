@@ -3,6 +3,7 @@
 Slow (about two minutes on 2 CPU cores): each chapter is executed once per session.
 """
 
+import html as html_lib
 import json
 import math
 import os
@@ -33,6 +34,7 @@ TRAINING_CHAPTERS = {"04_argmax_retrieval": 10, "05_dictionary_lookup": 64}  # c
 
 
 PUBLISHED = [name for name, chapter in CHAPTERS.items() if chapter.in_book]
+TRAINING_PAGES = [name for name in PUBLISHED if "04" <= name[:2] <= "11"]  # each opens with its answer
 
 
 def executed_notebook(root, name):
@@ -347,7 +349,8 @@ def test_book_builds_with_every_executed_chapter(built):
     assert "--profile paper" in re.sub(r"<[^>]+>", "", page)
     for name in TRAINING_CHAPTERS:
         page = (root / "_build" / "html" / "book" / "chapters" / f"{name}.html").read_text()
-        assert "Baseline (+ LN) (paper)" in page and "Adaptive θ (+ LN) (paper)" in page and "n_eval_sequences" in page
+        # ours beside the paper's, under a two-row header: the source over the runs' labels
+        assert 'halign="left">paper</th>' in page and "<th>Adaptive θ (+ LN)</th>" in page and "n_eval_sequences" in page
 
 
 def readable_text_problems(page: str) -> list[str]:
@@ -420,6 +423,31 @@ def opening(dom: str) -> tuple[int, bool]:
     return len(re.sub(r"<[^>]+>", " ", before).split()), "admonition note" in before
 
 
+# measures, once the page has laid out at 1280 px, every shown table of the article against the text column
+WIDTH_PROBE = """<script>window.addEventListener("load", () => {
+  const column = document.querySelector("article").getBoundingClientRect().width;
+  const wide = [...document.querySelectorAll("article table")].map(t => [Math.round(t.getBoundingClientRect().width),
+      (t.innerText || "").trim().slice(0, 80)]).filter(([width]) => width > column + 1);
+  const out = document.createElement("pre"); out.id = "table-widths";
+  out.textContent = JSON.stringify({column: Math.round(column), wide}); document.body.appendChild(out);
+});</script>"""
+
+
+def wide_tables(browser, page) -> dict:
+    """{"column": the article's width in px, "wide": [[width, first words] of each table wider than it]}
+    at a 1280 px window: a copy of the page beside it (same assets) with WIDTH_PROBE added."""
+    probe = page.with_name(f"_width-{page.name}")
+    probe.write_text(page.read_text().replace("</body>", WIDTH_PROBE + "</body>"))
+    try:
+        done = subprocess.run([browser, *CHROMIUM_FLAGS, "--window-size=1280,1600", "--dump-dom", probe.as_uri()],
+                              capture_output=True, text=True, timeout=120)
+    finally:
+        probe.unlink()
+    found = re.search(r'<pre id="table-widths"[^>]*>(.*?)</pre>', done.stdout, flags=re.S)
+    assert found, done.stderr[-2000:]
+    return json.loads(html_lib.unescape(found.group(1)))
+
+
 def test_the_opening_counts_the_words_before_the_answer():
     dom = '<nav>many words here</nav><article><h1>Title</h1><p>one two</p><table></table><div class="admonition note">'
     assert opening(dom) == (3, False)
@@ -454,9 +482,11 @@ def test_pages_render_offline_in_chromium(built):
     assert chapter5.index("scale: 100 seeds on a GPU") < chapter5.index("Rerun it yourself")
     assert "The answer in one table" in doms["summary"] and "smaller scales" in doms["summary"]
     # result first: the answer's table or figure before any note box, after at most 150 words
-    for name in ("04_argmax_retrieval", "05_dictionary_lookup", "11_sensitivity"):
+    for name in TRAINING_PAGES:
         words, note_first = opening(raw[name])
         assert words <= 150 and not note_first, (name, words, note_first)
+    # no table wider than the text column at 1280 px (it would hide its last columns off the edge)
+    assert {page.stem: wide for page in pages if (wide := wide_tables(browser, page)["wide"])} == {}
     assert "Our answer to the paper’s Table 2" in chapter5  # Sphinx renders the apostrophe curly
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     for name in ("intro", "chapters/02_monte_carlo", "chapters/05_dictionary_lookup", "chapters/11_sensitivity"):

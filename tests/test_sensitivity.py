@@ -159,9 +159,9 @@ def test_the_row_table_and_the_distance_table_show_each_row_once_in_order():
     records = [record("argmax", "defaults", 2.0, 7.0), record("dictionary", "defaults", -1.0, 9.0),
                record("argmax", "hidden=64", -3.25, 4.0)]
     table = sensitivity.row_table(records, "argmax", [1024])
-    assert list(table.index) == ["defaults", "hidden=64"]
-    assert table.loc["hidden=64", "+LN - Baseline, N=1024"] == "-3.2 [-4.2, -2.2]"
-    assert table.loc["defaults", "budget"] == "10 x 4,000" and table.loc["defaults", "p, N=1024"] == "0.02"
+    assert list(table.index) == [("defaults", "2¹⁰"), ("hidden=64", "2¹⁰")]
+    assert table.loc[("hidden=64", "2¹⁰"), "+LN − Baseline [95%]"] == "-3.2 [-4.2, -2.2]"
+    assert table.loc[("defaults", "2¹⁰"), "budget"] == "10 x 4,000" and table.loc[("defaults", "2¹⁰"), "p"] == "0.02"
     assert list(sensitivity.distance_table(records, "argmax").index) == ["hidden=64", "defaults"]
 
 

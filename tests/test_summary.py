@@ -2,7 +2,7 @@
 tables that set the scales side by side."""
 
 from vvlib.compare import CONTRADICTED, SUPPORTED
-from vvlib.experiments import paper, paper_tasks, summary
+from vvlib.experiments import answers, paper, paper_tasks, summary
 
 LENGTHS = [16, 32, 64]
 
@@ -173,13 +173,12 @@ def test_a_chapter_names_the_summarys_verdict_at_each_of_its_scales():
 def test_the_answer_table_gives_the_papers_means_ours_and_the_paired_difference():
     import numpy as np
 
-    from vvlib.experiments import report
     from vvlib.stats import paired_difference
 
     rng = np.random.default_rng(0)
     lengths = list(paper.LENGTHS)
     accuracy = {"baseline": rng.uniform(0.2, 0.6, (5, 11)), "layernorm": rng.uniform(0.2, 0.6, (5, 11))}
-    table = report.answer_table(accuracy, lengths, ("baseline", "layernorm"), report.SHORT_LABELS, paper.TABLE2_DICTIONARY)
+    table = answers.answer_table(accuracy, lengths, ("baseline", "layernorm"), answers.SHORT_LABELS, paper.TABLE2_DICTIONARY)
     assert list(table.index) == ["2¹⁰", "2¹⁴"]
     j = lengths.index(16384)
     d = paired_difference(100 * accuracy["baseline"][:, j], 100 * accuracy["layernorm"][:, j])
@@ -188,4 +187,4 @@ def test_the_answer_table_gives_the_papers_means_ours_and_the_paired_difference(
     assert row["ours: +LN"] == f"{100 * accuracy['layernorm'][:, j].mean():.1f}"
     assert row["ours: +LN − Baseline [95%]"] == f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]"
     # a run tested at neither 2^10 nor 2^14 answers at its longest length
-    assert report.answer_lengths([16, 32, 64]) == [64] and report.answer_lengths(lengths) == [1024, 16384]
+    assert answers.answer_lengths([16, 32, 64]) == [64] and answers.answer_lengths(lengths) == [1024, 16384]

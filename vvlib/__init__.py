@@ -49,6 +49,7 @@ Experiments, vvlib/experiments/ (cached runs, results, tables):
     paper_tasks     the paper's two tasks as the book sees them: table, chapter, defaults, one record each
     chapter_records one record per chapter: its results' keys, what it trains and probes, its own values
     report          tables beside the paper's, verdict sentences, results.json
+    answers         the answer a chapter page opens with: a few rows beside the paper's, one verdict
     summary         the paper's claims against the chapters' results
     plots           seaborn figures
     explore         slider views that work on the static page

@@ -32,6 +32,14 @@ def is_significant(p, alpha=ALPHA) -> bool:
     return p is not None and not math.isnan(p) and p < alpha
 
 
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def power_of_two(n: int) -> str:
+    """16 -> '2⁴'; lengths that are not powers of two stay as they are."""
+    return "2" + str(n.bit_length() - 1).translate(_SUPERSCRIPT) if n > 0 and n & (n - 1) == 0 else str(n)
+
+
 def format_p(p, alpha=ALPHA) -> str:
     """A p-value for a table: one significant digit, or as many more as it takes to show on which
     side of alpha it falls (0.048 as '0.048', not '0.05'); 'n/a' when missing or undefined."""

@@ -14,7 +14,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from .. import compare, rng, stats
-from ..experiments import dynamics_runs, paper, plots, report, sensitivity, store, variants
+from ..experiments import answers, dynamics_runs, paper, plots, report, sensitivity, store, variants
 from ..experiments.summary import device_kind as summary_device
 from ..experiments.chapter_records import SENSITIVITY, ChapterRecord
 from ..task_base import EVAL_BLOCK
@@ -24,7 +24,7 @@ PAIRS = [("baseline", "layernorm"), ("adaptive_baseline", "adaptive_layernorm")]
 COMPARED = [*PAIRS, ("layernorm", "adaptive_layernorm")]  # and: does adaptive temperature help +LN? (the summary asks)
 P_VALUE_KEYS = ("p_value", "adaptive_p_value")  # each pair's p-values in the metrics
 LABELS = variants.LABELS
-SHORT = report.SHORT_LABELS
+SHORT = answers.SHORT_LABELS
 
 
 class AccuracyPage:
@@ -47,7 +47,7 @@ class AccuracyPage:
     def answer(self):
         """The page's answer under its title: at the largest scale this page shows (the committed
         paper-scale runs where the profile loads them, else its own run), the paper's numbers and
-        ours at report.ANSWER_LENGTHS, the paired difference, and the verdict with its scale."""
+        ours at answers.ANSWER_LENGTHS, the paired difference, and the verdict with its scale."""
         self._read_paper_scale()
         if self.paper_scale:
             P, accuracy = self.paper_scale["P"], self.paper_scale["accuracy"]
@@ -57,8 +57,8 @@ class AccuracyPage:
             P = self.P
             self.train(show=False)
             accuracy, device = self.accuracy, summary_device(str(self.device))
-        display(report.answer_table(accuracy, P.eval_lengths, PAIRS[0], SHORT, self.table))
-        display(Markdown(report.answer_sentence(accuracy, P.eval_lengths, PAIRS[0], SHORT, P.max_train_len,
+        display(answers.answer_table(accuracy, P.eval_lengths, PAIRS[0], SHORT, self.table))
+        display(Markdown(answers.answer_sentence(accuracy, P.eval_lengths, PAIRS[0], SHORT, P.max_train_len,
                                                 self.task_record.table, self.task.name, P.steps,
                                                 f"{P.n_seeds} seeds x {P.steps:,} steps, {device}")
                          + " The rest of the page shows how, at this scale and at smaller ones."))

@@ -5,7 +5,7 @@ import numpy as np
 import seaborn as sns
 
 from ..compare import ALPHA
-from ..stats import mean_interval
+from ..stats import long_form, mean_interval
 
 
 def _finish(fig, ax, xlabel, ylabel, title):
@@ -341,5 +341,25 @@ def training_dynamics(tables: dict, title=""):
         ax.set(xlabel="training step")
     axes.flat[0].legend(fontsize=7)
     fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def variants_accuracy(accuracy: dict, variants, labels: dict, lengths, title=""):
+    """accuracy_vs_length for some of a chapter's variants: accuracy {variant: (seeds, lengths) fractions}."""
+    return accuracy_vs_length(long_form({v: accuracy[v] for v in variants}, lengths), {v: labels[v] for v in variants},
+                              title=title)
+
+
+def component_histograms(histograms, variants, labels: dict, N: int):
+    """Chapter 6's slider view at one length: per variant, the stored histogram of each fixed
+    component over test sequences (histograms: probing.distribution_tables' "histograms")."""
+    fig, axes = plt.subplots(1, len(variants), figsize=(5 * len(variants), 3))
+    for ax, variant in zip(np.atleast_1d(axes), variants):
+        part = histograms[(histograms.variant == variant) & (histograms.N == N)]
+        for d, bars in part.groupby("component"):
+            ax.stairs(bars["density"], [*bars["left"], bars["right"].iloc[-1]], label=f"component {d}")
+        ax.set(title=f"{labels[variant]}, N = {N}", xlabel="component value", ylabel="density")
+    np.atleast_1d(axes)[-1].legend(fontsize="small")
     fig.tight_layout()
     return fig

@@ -6,21 +6,13 @@ import numpy as np
 import pandas as pd
 
 from . import chapter_records, provisional, sensitivity, store
-from ..compare import ALPHA, beyond_training, compare, format_p, is_significant, pair_name
+from ..compare import ALPHA, beyond_training, compare, format_p, is_significant, pair_name, power_of_two
 from ..dynamics import MARGIN_CAP
 from ..stats import by_length, paired_difference, paired_ttest, welch
 
 
 def _pct(mean, sem):
     return f"{mean:.1f}" if np.isnan(sem) else f"{mean:.1f} ± {sem:.1f}"
-
-
-_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def power_of_two(n: int) -> str:
-    """16 -> '2⁴'; lengths that are not powers of two stay as they are."""
-    return "2" + str(n.bit_length() - 1).translate(_SUPERSCRIPT) if n > 0 and n & (n - 1) == 0 else str(n)
 
 
 def shown_parameters(P) -> dict:
@@ -63,8 +55,9 @@ def per_length(accuracy: dict, lengths, pairs) -> dict:
 
 def comparison_table(metrics: dict, lengths, pair, labels: dict, paper_table: dict | None,
                      paper_p: str = "") -> pd.DataFrame:
-    """One row per length: ours (mean ± s.e. over seeds) for both runs of `pair`, our paired
-    p-value, and the paper's numbers (`paper_p` names the paper's p-value row)."""
+    """One row per length: ours (mean ± s.e. over seeds) for both runs of `pair` and our paired p,
+    then the paper's numbers (`paper_p` names the paper's p-value row), under a two-row header
+    ("ours, 20 seeds" / "paper" over the runs' labels), so the table fits the text column."""
     from .paper import column
 
     ours = f"ours, {metrics['n_seeds']} seeds" if "n_seeds" in metrics else "ours"
@@ -72,14 +65,16 @@ def comparison_table(metrics: dict, lengths, pair, labels: dict, paper_table: di
     for n in lengths:
         key, row = str(n), {"N": power_of_two(n)}
         for v in pair:
-            row[f"{labels[v]} ({ours})"] = _pct(metrics["accuracy"][v][key], metrics["accuracy_sem"][v][key])
-        row["p (ours)"] = format_p(metrics["p_value"][pair_name(pair)][key])
+            row[(ours, labels[v])] = _pct(metrics["accuracy"][v][key], metrics["accuracy_sem"][v][key])
+        row[(ours, "p")] = format_p(metrics["p_value"][pair_name(pair)][key])
         for v in pair:
             paper = column(paper_table, v, n) if paper_table and v in paper_table else None
-            row[f"{labels[v]} (paper)"] = "n/a" if paper is None else f"{paper:.1f}"
-        row["p (paper)"] = format_p(column(paper_table, paper_p, n) if paper_table and paper_p in paper_table else None)
+            row[("paper", labels[v])] = "n/a" if paper is None else f"{paper:.1f}"
+        row[("paper", "p")] = format_p(column(paper_table, paper_p, n) if paper_table and paper_p in paper_table else None)
         rows.append(row)
-    return pd.DataFrame(rows).set_index("N")
+    table = pd.DataFrame(rows).set_index("N")
+    table.columns = pd.MultiIndex.from_tuples(table.columns)
+    return table
 
 
 def scales_table(columns: dict, lengths, pair, labels: dict, paper_table: dict, paper_p: str = "") -> pd.DataFrame:
@@ -102,48 +97,50 @@ def scales_table(columns: dict, lengths, pair, labels: dict, paper_table: dict, 
     return pd.DataFrame(rows).set_index("N")
 
 
-ANSWER_LENGTHS = (1024, 16384)  # the lengths a page's answer names: 64 and 1,024 times the training length
-SHORT_LABELS = {"baseline": "Baseline", "layernorm": "+LN"}  # an answer's labels, short enough for its table's headers
+def means_by_length(frame: pd.DataFrame, column: str, variants, lengths) -> dict:
+    """{variant: {N: mean of `column` over the frame's rows (one per seed)}} for results.json; frame
+    labels its variants as `variants` does (keys, not display labels)."""
+    table = frame.groupby(["variant", "N"])[column].mean()
+    return {v: {str(n): float(table[(v, n)]) for n in lengths} for v in variants}
 
 
-def answer_lengths(lengths, at=ANSWER_LENGTHS) -> list:
-    """The lengths of `at` a run was tested at, or its longest where it was tested at none of them."""
-    return [n for n in at if n in lengths] or [max(lengths)]
+def quantity_table(summary: dict, runs, pairs, labels: dict, lengths, digits: int = 3, mean: str = "mean",
+                   sem: str = "sem") -> pd.DataFrame:
+    """One row per length: each of `runs`' mean ± its standard error over seeds, then the paired
+    t-test's p of each of `pairs`.  summary: stats.by_length's {"mean", "sem", "p_value"} (chapter 7's
+    probes), or per_length's metrics with mean="accuracy", sem="accuracy_sem"."""
+    rows = {}
+    for n in lengths:
+        key = str(n)
+        row = {labels[r]: f"{summary[mean][r][key]:.{digits}f} ± {summary[sem][r][key]:.{digits}f}" for r in runs}
+        row.update({f"p, {labels[b]} vs {labels[a]}": format_p(summary["p_value"][pair_name((a, b))][key])
+                    for a, b in pairs})
+        rows[power_of_two(n)] = row
+    return pd.DataFrame(rows).T.rename_axis("N")
 
 
-def answer_table(accuracy: dict, lengths, pair, labels: dict, paper_table: dict, at=ANSWER_LENGTHS) -> pd.DataFrame:
-    """A chapter's answer in a few rows: at each length of `at` (or the longest tested, where none of
-    them is), the paper's two means, ours (over seeds, in percent) and our paired difference second -
-    first with its 95% interval and p.
-    accuracy: {run: per-seed accuracy (seeds, lengths)}."""
-    from .paper import column
-
-    first, second = pair
-    rows = []
-    for n in answer_lengths(lengths, at):
-        j = list(lengths).index(n)
-        a, b = (100 * np.asarray(accuracy[v])[:, j] for v in pair)
-        d = paired_difference(a, b)
-        shown = lambda x: "—" if x is None else f"{x:.1f}"
-        rows.append({"N": power_of_two(n), f"paper: {labels[first]}": shown(column(paper_table, first, n)),
-                     f"paper: {labels[second]}": shown(column(paper_table, second, n)),
-                     f"ours: {labels[first]}": f"{a.mean():.1f}", f"ours: {labels[second]}": f"{b.mean():.1f}",
-                     f"ours: {labels[second]} − {labels[first]} [95%]": f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]",
-                     "p": format_p(d["p"])})
-    return pd.DataFrame(rows).set_index("N")
-
-
-def answer_sentence(accuracy: dict, lengths, pair, labels: dict, in_distribution: int, table_name: str, task: str,
-                    steps: int, scale: str) -> str:
-    """The verdict under a page's answer table: that the second of `pair` is more accurate than the
-    first beyond the training lengths, by the summary's rule, provisional below the paper's steps."""
-    metrics = per_length(accuracy, lengths, [pair])
+def pair_sentences(metrics: dict, pairs, labels: dict, lengths, in_distribution: int) -> list:
+    """Per pair (claimed, other), as chapter 10 lists them (the newer variant first): at how many
+    lengths beyond training the claimed run is ahead, and significantly behind (paired t-test), from
+    per_length's metrics."""
     ood = [str(n) for n in beyond_training(lengths, in_distribution)]
-    evidence = compare(metrics["accuracy"][pair[1]], metrics["accuracy"][pair[0]], metrics["p_value"][pair_name(pair)],
-                       ood)
-    return (f"**Our answer to the paper's {table_name}** ({scale}): that {labels[pair[1]]} is more accurate than the "
-            f"{labels[pair[0]]} beyond the training lengths is "
-            f"**{provisional.qualified(evidence.verdict(), task, steps)}**: {evidence.text()}, paired over seeds.")
+    lines = []
+    for claimed, other in pairs:
+        e = compare(metrics["accuracy"][claimed], metrics["accuracy"][other],
+                    metrics["p_value"][pair_name((claimed, other))], ood)
+        lines.append(f"{labels[claimed]} vs {labels[other]}: ahead at {e.ahead} of {len(ood)} lengths beyond training "
+                     f"({e.ahead_significant} with p < {ALPHA}), significantly behind at {e.behind_significant}.")
+    return lines
+
+
+def best_sentence(best: pd.DataFrame, lengths, in_distribution: int) -> str:
+    """Which variant leads at how many lengths beyond training, and how many of those leads are
+    significant over the runner-up.  best: beyond.best_by_length's frame."""
+    ood = beyond_training(lengths, in_distribution)
+    b = best[best["N"].isin(ood)]
+    wins, sure = b["label"].value_counts(), sum(is_significant(p) for p in b["p"])
+    return ("Best beyond training: " + ", ".join(f"{label} at {k} of {len(ood)} lengths" for label, k in wins.items())
+            + f" ({sure} of those leads with p < {ALPHA} over the runner-up).")
 
 
 def differences_by_scale(scales: dict, pair) -> pd.DataFrame:

@@ -14,7 +14,7 @@ import pandas as pd
 import torch
 
 from .. import tasks
-from ..compare import ALPHA, format_p, is_significant
+from ..compare import ALPHA, format_p, is_significant, power_of_two
 from ..stats import paired_difference
 from . import paper, runs, store, variants
 from .paper_tasks import TASKS
@@ -175,19 +175,20 @@ def row_record(task: str, row: dict, P: Params, accuracy: dict, training: dict, 
 
 
 def row_table(records: list, task: str, at) -> pd.DataFrame:
-    """One line per row of `task`: its budget, both variants' accuracy and the paired difference
-    (95% interval, p) at each N of `at`."""
+    """Two index levels, the row of `task` then each N of `at`: its budget, both variants' accuracy and
+    the paired difference (95% interval, p).  The lengths run down the rows, so the table keeps to the
+    text column however many there are."""
     lines = []
     for r in (r for r in records if r["task"] == task):
-        line = {"configuration": r["row"], "budget": f"{r['n_seeds']} x {r['steps']:,}"}
         for n in map(str, at):
             d = r["difference"][n]
-            line[f"Baseline, N={n}"] = round(r["accuracy"]["baseline"][n], 1)
-            line[f"+LN, N={n}"] = round(r["accuracy"]["layernorm"][n], 1)
-            line[f"+LN - Baseline, N={n}"] = f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]"
-            line[f"p, N={n}"] = format_p(d["p"])
-        lines.append(line)
-    return pd.DataFrame(lines).set_index("configuration")
+            lines.append({"configuration": r["row"], "N": power_of_two(int(n)),
+                          "budget": f"{r['n_seeds']} x {r['steps']:,}",
+                          "Baseline": round(r["accuracy"]["baseline"][n], 1),
+                          "+LN": round(r["accuracy"]["layernorm"][n], 1),
+                          "+LN − Baseline [95%]": f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]",
+                          "p": format_p(d["p"])})
+    return pd.DataFrame(lines).set_index(["configuration", "N"])
 
 
 def distance_table(records: list, task: str) -> pd.DataFrame:

@@ -1,0 +1,59 @@
+"""The answers chapter pages open with (vvlib/experiments/answers.py), against independent arithmetic."""
+
+import numpy as np
+import pandas as pd
+from scipy import stats as scipy_stats
+
+from vvlib.compare import compare
+from vvlib.experiments import answers, paper
+
+LABELS = {"baseline": "Baseline", "layernorm": "+LN", "rescale": "Rescaled"}
+
+
+def probe_frame(rng, seeds=6, lengths=(16, 1024, 16384)):
+    """A long frame as chapters 6-7's probes write it: one row per (variant, seed, N)."""
+    return pd.DataFrame([{"variant": v, "seed": s, "N": n, "entropy": rng.normal(2.0 + (v == "layernorm"), 0.3)}
+                         for v in ("baseline", "layernorm") for s in range(seeds) for n in lengths])
+
+
+def test_a_probed_quantity_is_answered_with_both_means_and_the_paired_interval():
+    rng = np.random.default_rng(1)
+    frame = probe_frame(rng)
+    table = answers.paired_table(frame, "entropy", ("baseline", "layernorm"), LABELS, [16, 1024, 16384])
+    assert list(table.index) == ["2¹⁰", "2¹⁴"]
+    at = frame[frame.N == 16384].sort_values("seed")
+    a = at[at.variant == "baseline"]["entropy"].to_numpy()
+    b = at[at.variant == "layernorm"]["entropy"].to_numpy()
+    d = b - a
+    half = scipy_stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
+    row = table.loc["2¹⁴"]
+    assert row["Baseline"] == f"{a.mean():.3f}" and row["+LN"] == f"{b.mean():.3f}"
+    assert row["+LN − Baseline [95%]"] == f"{d.mean():+.3f} [{d.mean() - half:+.3f}, {d.mean() + half:+.3f}]"
+    # pairing by seed matters: shuffling one variant's seeds moves the interval
+    shuffled = frame.copy()
+    mask = shuffled.variant == "layernorm"
+    shuffled.loc[mask, "seed"] = (shuffled.loc[mask, "seed"] + 1) % 6
+    moved = answers.paired_table(shuffled, "entropy", ("baseline", "layernorm"), LABELS, [16, 1024, 16384])
+    assert moved.loc["2¹⁴", "+LN − Baseline [95%]"] != row["+LN − Baseline [95%]"]
+
+
+def test_several_variants_are_answered_per_task_and_length_with_the_papers_two_rows():
+    rng = np.random.default_rng(2)
+    lengths = list(paper.LENGTHS)
+    accuracy = {t: {v: rng.uniform(0, 1, (4, len(lengths))) for v in LABELS} for t in ("argmax", "dictionary")}
+    papers = {"argmax": paper.TABLE1_ARGMAX, "dictionary": paper.TABLE2_DICTIONARY}
+    table = answers.variants_table(accuracy, lengths, LABELS, papers)
+    assert list(table.columns) == [(t, n) for t in ("argmax", "dictionary") for n in ("2¹⁰", "2¹⁴")]
+    assert list(table.index) == ["paper: Baseline", "paper: +LN", "Baseline", "+LN", "Rescaled"]
+    j = lengths.index(1024)
+    assert table.loc["Rescaled", ("dictionary", "2¹⁰")] == f"{100 * accuracy['dictionary']['rescale'][:, j].mean():.1f}"
+    assert table.loc["paper: +LN", ("argmax", "2¹⁰")] == f"{paper.TABLE1_ARGMAX['layernorm'][j]:.1f}"
+
+
+def test_a_claim_sentence_is_provisional_below_the_papers_steps_and_plain_at_them():
+    evidence = compare({"1": 2.0, "2": 2.0}, {"1": 1.0, "2": 1.0}, {"1": 0.001, "2": 0.001}, ["1", "2"])
+    short = answers.claim_sentence("Figure 4", "8 seeds x 3,000 steps, CPU", "+LN is sharper", evidence,
+                                   "argmax", 3000)
+    full = answers.claim_sentence("Figure 4", "100 seeds", "+LN is sharper", evidence, "argmax", 100_000)
+    assert "**supported (provisional: 3% of the paper's steps)**" in short
+    assert "**supported**:" in full and "ahead at 2 of 2 lengths (2 with p < 0.05)" in full

@@ -1,0 +1,119 @@
+"""The answer a chapter page opens with: a few rows beside the paper's and one verdict sentence.
+
+Every answer names the test lengths that matter (ANSWER_LENGTHS: 64 and 1,024 times the
+training length), the paired difference with its 95% interval, the scale, and the verdict
+by the summary's rule (compare.compare), provisional below the paper's steps
+(provisional.qualified) -- the same rule the intro and the summary print.
+"""
+
+import numpy as np
+import pandas as pd
+
+from . import provisional
+from .report import per_length
+from ..compare import beyond_training, compare, format_p, pair_name, power_of_two
+from ..stats import paired_difference, summary_by_length
+
+ANSWER_LENGTHS = (1024, 16384)  # the lengths a page's answer names: 64 and 1,024 times the training length
+SHORT_LABELS = {"baseline": "Baseline", "layernorm": "+LN"}  # an answer's labels, short enough for its table's headers
+
+
+def answer_lengths(lengths, at=ANSWER_LENGTHS) -> list:
+    """The lengths of `at` a run was tested at, or its longest where it was tested at none of them."""
+    return [n for n in at if n in lengths] or [max(lengths)]
+
+
+def _interval(d: dict, digits: int) -> str:
+    return f"{d['diff']:+.{digits}f} [{d['low']:+.{digits}f}, {d['high']:+.{digits}f}]"
+
+
+def answer_table(accuracy: dict, lengths, pair, labels: dict, paper_table: dict, at=ANSWER_LENGTHS) -> pd.DataFrame:
+    """A chapter's answer in a few rows: at each length of `at` (or the longest tested, where none of
+    them is), the paper's two means, ours (over seeds, in percent) and our paired difference second -
+    first with its 95% interval and p.
+    accuracy: {run: per-seed accuracy (seeds, lengths)}."""
+    from .paper import column
+
+    first, second = pair
+    rows = []
+    for n in answer_lengths(lengths, at):
+        j = list(lengths).index(n)
+        a, b = (100 * np.asarray(accuracy[v])[:, j] for v in pair)
+        d = paired_difference(a, b)
+        shown = lambda x: "—" if x is None else f"{x:.1f}"
+        rows.append({"N": power_of_two(n), f"paper: {labels[first]}": shown(column(paper_table, first, n)),
+                     f"paper: {labels[second]}": shown(column(paper_table, second, n)),
+                     f"ours: {labels[first]}": f"{a.mean():.1f}", f"ours: {labels[second]}": f"{b.mean():.1f}",
+                     f"ours: {labels[second]} − {labels[first]} [95%]": _interval(d, 1),
+                     "p": format_p(d["p"])})
+    return pd.DataFrame(rows).set_index("N")
+
+
+def claim_sentence(source: str, scale: str, claim: str, evidence, task: str, steps: int) -> str:
+    """'**Our answer to the paper's Table 1** (20 seeds x 4,000 steps, CPU): that +LN ... is
+    **contradicted (provisional: 4% of the paper's steps)**: ahead at ...'.
+    evidence: compare.Evidence for the claim beyond the training lengths."""
+    return (f"**Our answer to the paper's {source}** ({scale}): that {claim} is "
+            f"**{provisional.qualified(evidence.verdict(), task, steps)}**: {evidence.text()}, paired over seeds.")
+
+
+def answer_sentence(accuracy: dict, lengths, pair, labels: dict, in_distribution: int, table_name: str, task: str,
+                    steps: int, scale: str) -> str:
+    """The verdict under a page's answer table: that the second of `pair` is more accurate than the
+    first beyond the training lengths, by the summary's rule, provisional below the paper's steps."""
+    metrics = per_length(accuracy, lengths, [pair])
+    ood = [str(n) for n in beyond_training(lengths, in_distribution)]
+    evidence = compare(metrics["accuracy"][pair[1]], metrics["accuracy"][pair[0]], metrics["p_value"][pair_name(pair)],
+                       ood)
+    return claim_sentence(table_name, scale, f"{labels[pair[1]]} is more accurate than the {labels[pair[0]]} beyond "
+                                             f"the training lengths", evidence, task, steps)
+
+
+def paired_table(frame: pd.DataFrame, value: str, pair, labels: dict, lengths, digits: int = 3,
+                 at=ANSWER_LENGTHS) -> pd.DataFrame:
+    """A probed quantity's answer: at each length of `at`, both runs' means over seeds and the paired
+    difference second - first with its 95% interval and p.  frame: long (variant, seed, N, value),
+    one row per model and length, as the probes of chapters 6 and 7 write it."""
+    table = frame.pivot_table(index=["variant", "N"], columns="seed", values=value)
+    first, second = pair
+    rows = []
+    for n in answer_lengths(lengths, at):
+        a, b = (table.loc[(v, n)].to_numpy() for v in pair)
+        d = paired_difference(a, b)
+        rows.append({"N": power_of_two(n), labels[first]: f"{a.mean():.{digits}f}",
+                     labels[second]: f"{b.mean():.{digits}f}",
+                     f"{labels[second]} − {labels[first]} [95%]": _interval(d, digits), "p": format_p(d["p"])})
+    return pd.DataFrame(rows).set_index("N")
+
+
+def variants_table(accuracy: dict, lengths, labels: dict, papers: dict, at=ANSWER_LENGTHS) -> pd.DataFrame:
+    """Several variants on several tasks at the answer's lengths: one row per variant, one column per
+    (task, N), mean accuracy over seeds in percent; the paper's Baseline and +LN where it has them.
+    accuracy: {task: {variant: (seeds, lengths)}}; papers: {task: the paper's table of that task}."""
+    from .paper import column
+
+    shown = answer_lengths(lengths, at)
+    columns = {}
+    for task, by_variant in accuracy.items():
+        for n in shown:
+            j = list(lengths).index(n)
+            cell = {f"paper: {labels[v]}": column(papers[task], v, n) for v in SHORT_LABELS}
+            cell.update({labels[v]: 100 * float(np.mean(np.asarray(a)[:, j])) for v, a in by_variant.items()})
+            columns[(task, power_of_two(n))] = {k: "—" if x is None else f"{x:.1f}" for k, x in cell.items()}
+    return pd.DataFrame(columns)
+
+
+def probed_evidence(frame: pd.DataFrame, value: str, pair, lengths, in_distribution: int, higher_is_better=True):
+    """compare.Evidence that the second of `pair` has the higher (or, higher_is_better=False, the
+    lower) mean `value` beyond the training lengths, paired over seeds: what the summary reads from
+    the chapter's results.json, computed here from the probe's long frame."""
+    s = summary_by_length(frame, value, [pair])
+    ood = [str(n) for n in beyond_training(lengths, in_distribution)]
+    return compare(s["mean"][pair[1]], s["mean"][pair[0]], s["p_value"][pair_name(pair)], ood, higher_is_better)
+
+
+def scale_text(n_seeds: int, steps: int, device: str) -> str:
+    """'8 seeds x 3,000 steps, CPU' from a run's record (device: its provenance's description)."""
+    from .summary import device_kind
+
+    return f"{n_seeds} seeds x {steps:,} steps, {device_kind(device)}"
