@@ -21,7 +21,7 @@ import torch
 
 from bench.run import _sync, training_flops_per_step
 from vvlib import evaluate, rng
-from vvlib.book.chapters import get_chapter
+from vvlib.book.runner import get_chapter
 from vvlib.model import ModelConfig
 from vvlib.tasks import TaskConfig
 from vvlib.train import TrainConfig, Trainer

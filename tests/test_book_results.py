@@ -10,7 +10,8 @@ import json
 import pytest
 
 from vvlib.experiments import store
-from vvlib.book.chapters import BOOK_STORE, CHAPTERS, PAPER_SCALE_STORE
+from vvlib.experiments.chapters import CHAPTERS
+from vvlib.experiments.chapters.scales import BOOK_STORE, PAPER_SCALE_STORE
 
 BOOK = store.REPO_ROOT / BOOK_STORE
 PAPER_SCALE = store.REPO_ROOT / PAPER_SCALE_STORE  # chapters 4-5 at the paper profile, trained on a GPU
@@ -52,11 +53,11 @@ def book_results(monkeypatch, chapter: str, task: str, long=False):
     """(parameters, what the chapter computes) at the book profile, from the committed records
     only: train_and_evaluate's (accuracy, training), or long_training's (accuracy, ladders, training)."""
     from vvlib.experiments import variants
-    from vvlib.book import chapters
+    from vvlib.book import runner
     from vvlib.experiments.runs import STORED_ONLY
 
     monkeypatch.setenv(STORED_ONLY, "1")  # read the committed records; never train
-    P = chapters.resolved(chapter, "book", {"store_dir": str(BOOK)})
+    P = runner.resolved(chapter, "book", {"store_dir": str(BOOK)})
     compute = variants.long_training if long else variants.train_and_evaluate
     return P, compute(P, variants.task_config(P, task), ["baseline", "layernorm"], ["fixed", "adaptive"], "cpu")
 
@@ -134,14 +135,14 @@ def test_the_lines_on_the_cpus_test_set_hold_in_the_committed_recheck(monkeypatc
     length, do as well on the 896 new ones as on the 128 they are scored on; the Baseline's others minus
     scored is +1.0 (-0.7 to +2.8) at 2^10 and +0.0 (-2.2 to +2.3) at 2^14, an interval that excludes the
     -2.5 points an easy set would need to make the devices' difference at 2^14 (Welch's diff there)."""
-    from vvlib.book import chapters
+    from vvlib.book import runner
     from vvlib.experiments import report, variants
     from vvlib.experiments.runs import STORED_ONLY
     from vvlib.stats import welch
     from vvlib.task_base import EVAL_BLOCK
 
     monkeypatch.setenv(STORED_ONLY, "1")  # read the committed records; never evaluate
-    P = chapters.resolved("05_dictionary_lookup", "book", {"store_dir": str(BOOK)})
+    P = runner.resolved("05_dictionary_lookup", "book", {"store_dir": str(BOOK)})
     runs, cfg = variants.recheck_runs(P), variants.recheck_config(P)
     assert [(r.first_seed, r.n_seeds) for r in runs] == [(60, 20)] and cfg.n_sequences == 1024
     assert list(cfg.lengths) == [1024, 16384]
@@ -152,7 +153,7 @@ def test_the_lines_on_the_cpus_test_set_hold_in_the_committed_recheck(monkeypatc
     assert shown == {"1024": [1.0, -0.7, 2.8], "16384": [0.0, -2.2, 2.3]}
     assert all(d["difference"]["p"] > 0.05 for by_length in summary.values() for d in by_length.values())
     _, (cpu, _, _) = book_results(monkeypatch, "05_dictionary_lookup", "dictionary", long=True)
-    _, gpu, _ = chapters.paper_scale_runs("05_dictionary_lookup", "dictionary", PAPER_SCALE)
+    _, gpu, _ = runner.paper_scale_runs("05_dictionary_lookup", "dictionary", PAPER_SCALE)
     devices = welch(100 * cpu["baseline"][:, -1], 100 * gpu["baseline"][:, -1])
     assert round(devices["diff"], 1) == -2.5 and summary["baseline"]["16384"]["difference"]["low"] > devices["diff"]
 
@@ -216,9 +217,9 @@ def test_todays_code_names_every_committed_run_as_it_was_stored(path):
 
 def paper_scale_results(chapter: str, task: str):
     """(parameters, accuracy) of chapter's paper profile, from the committed GPU records only."""
-    from vvlib.book import chapters
+    from vvlib.book import runner
 
-    P, accuracy, _ = chapters.paper_scale_runs(chapter, task, PAPER_SCALE)
+    P, accuracy, _ = runner.paper_scale_runs(chapter, task, PAPER_SCALE)
     return P, accuracy
 
 
@@ -284,12 +285,12 @@ def test_the_intro_lines_on_chapter_11_hold_in_the_committed_results(monkeypatch
     27.4), -4.8 at 2^14 with p = 0.001; clipping at norm 1.0, near p = 0.05 at both with 10 seeds, is
     undecided at both with 20 (-3.6 at 2^10, p = 0.06; +0.6 at 2^14); dropout 0.1 (-2.6 at 2^14,
     p = 0.065) and PyTorch's attention block are undecided."""
-    from vvlib.book import chapters
+    from vvlib.book import runner
     from vvlib.experiments import sensitivity
     from vvlib.experiments.runs import STORED_ONLY
 
     monkeypatch.setenv(STORED_ONLY, "1")  # read the committed records; never train
-    P = chapters.resolved("11_sensitivity", "book", {"store_dir": str(BOOK)})
+    P = runner.resolved("11_sensitivity", "book", {"store_dir": str(BOOK)})
     records = [sensitivity.row_record(task, row, P_row, *sensitivity.train_row(P_row, task, "cpu"), [1024, 16384])
                for task, row, P_row in sensitivity.check_rows(P)]
     counts = {(task, n): {sign: len(rows) for sign, rows in sensitivity.sorted_by_sign(records, task, n).items()}
@@ -329,10 +330,10 @@ def test_the_intro_line_on_a_decaying_rate_holds_in_the_committed_results(monkey
     lowest at the last step, where the constant rate's has climbed to over twice its lowest."""
     import numpy as np
 
-    from vvlib.book import chapters
+    from vvlib.book import runner
     from vvlib.experiments import sensitivity
 
-    P = chapters.resolved("11_sensitivity", "book", {"store_dir": str(BOOK)})
+    P = runner.resolved("11_sensitivity", "book", {"store_dir": str(BOOK)})
     row, training = sensitivity.stored_row(P, "dictionary", {"steps": 10_000, "lr_schedule": "cosine"}, [16384])
     assert row["n_seeds"] == 10 and row["steps"] == 10_000
     assert min(row["accuracy"][v]["16384"] for v in ("baseline", "layernorm")) > 80
@@ -353,10 +354,10 @@ def test_the_argmax_training_loss_does_not_rise_as_chapter_5_says(monkeypatch):
     100,000 steps (the last 5%), on the CPU's longer training and at the paper's scale alike."""
     import numpy as np
 
-    from vvlib.book import chapters
+    from vvlib.book import runner
 
     _, (_, _, runs) = book_results(monkeypatch, "04_argmax_retrieval", "argmax", long=True)
-    P, _, paper_runs = chapters.paper_scale_runs("04_argmax_retrieval", "argmax", PAPER_SCALE)
+    P, _, paper_runs = runner.paper_scale_runs("04_argmax_retrieval", "argmax", PAPER_SCALE)
     histories = [r["loss_history"] for rs in runs.values() for r in rs] + [r["loss_history"] for r in paper_runs.values()]
     assert len(histories) == 3 * 2 + 2  # the CPU's runs of 4 seeds, and the GPU's of 100
     for history in histories:
@@ -369,12 +370,12 @@ def test_chapter_5s_lines_on_the_measured_runs_hold_in_the_committed_tables(monk
     near the float32 limit while misses (most of the probe loss) grow a little more frequent and much
     costlier, about doubling the loss; the tenfold cut and weight decay 0.1 stop the margin and the rise;
     clipping slows both; epsilon 1e-5 changes neither."""
-    from vvlib.book import chapters
+    from vvlib.book import runner
     from vvlib.experiments import dynamics_runs, report, variants
     from vvlib.experiments.runs import STORED_ONLY
 
     monkeypatch.setenv(STORED_ONLY, "1")  # read the committed tables; never train
-    P = chapters.resolved("05_dictionary_lookup", "book", {"store_dir": str(BOOK)})
+    P = runner.resolved("05_dictionary_lookup", "book", {"store_dir": str(BOOK)})
     task = variants.task_config(P, "dictionary")
     tables = {}
     for row in P.dynamics_rows:
@@ -409,12 +410,12 @@ def test_chapter_5s_lines_on_the_rows_that_stop_the_rise_hold_in_the_committed_r
     from the paper's (the closest at 10,000 steps, where the GPU's defaults lie 10.9 away), +LN behind at
     2^10 (-14.4, p < 0.0001) and at 2^14 (-3.7, p = 0.0009), where its first 10 seeds had left it
     undecided (-4.1, p = 0.054)."""
-    from vvlib.book import chapters
+    from vvlib.book import runner
     from vvlib.experiments import report, sensitivity
     from vvlib.experiments.runs import STORED_ONLY
 
     monkeypatch.setenv(STORED_ONLY, "1")  # read the committed records; never train
-    P = chapters.resolved("11_sensitivity", "book", {"store_dir": str(BOOK)})
+    P = runner.resolved("11_sensitivity", "book", {"store_dir": str(BOOK)})
     records = [sensitivity.row_record(task, row, P_row, *sensitivity.train_row(P_row, task, "cpu"), [1024, 16384])
                for task, row, P_row in sensitivity.check_rows(P) if task == "dictionary"]
     by_row = {r["row"]: r for r in records}
@@ -436,7 +437,7 @@ def test_chapter_5s_lines_on_the_rows_that_stop_the_rise_hold_in_the_committed_r
     assert len(at_paper_steps) == 4 and min(at_paper_steps, key=lambda r: r["distance_to_paper"]) is heavy
     assert any(r["distance_to_paper"] < heavy["distance_to_paper"] for r in records)  # "only rows ... come closer"
     assert all(r["steps"] < 10_000 for r in records if r["distance_to_paper"] < heavy["distance_to_paper"])
-    P_gpu, gpu, _ = chapters.paper_scale_runs("05_dictionary_lookup", "dictionary", PAPER_SCALE)
+    P_gpu, gpu, _ = runner.paper_scale_runs("05_dictionary_lookup", "dictionary", PAPER_SCALE)
     gpu_base = {str(n): 100 * gpu["baseline"][:, j].mean() for j, n in enumerate(P_gpu.eval_lengths)}
     assert round(sensitivity.rms_distance(gpu_base, sensitivity.paper_row("dictionary", "baseline")), 1) == 10.9
     d2_10, d2_14 = heavy["difference"]["1024"], heavy["difference"]["16384"]

@@ -16,7 +16,9 @@ import papermill
 import pytest
 
 from vvlib.book.build import build_html, copy_sources, execute_chapters
-from vvlib.book.chapters import CHAPTERS, PAPER_SCALE_STORE, get_chapter, run_chapter
+from vvlib.book.runner import run_chapter
+from vvlib.experiments.chapters import CHAPTERS, get_chapter
+from vvlib.experiments.chapters.scales import PAPER_SCALE_STORE
 from vvlib.experiments import dynamics_runs
 from vvlib.evaluate import PAPER_LENGTHS
 from vvlib.experiments.store import REPO_ROOT

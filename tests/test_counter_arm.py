@@ -6,7 +6,7 @@ import dataclasses
 import pytest
 
 from vvlib import rng
-from vvlib.book.chapters import checked_parameters, resolved
+from vvlib.book.runner import checked_parameters, resolved
 from vvlib.experiments import plan, runs, variants
 from vvlib.experiments.params import ParameterError
 

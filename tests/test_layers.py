@@ -26,25 +26,39 @@ def listed_layers() -> list[list[str]]:
 
 
 def module_path(layer: int, module: str) -> Path:
-    """Where a listed module lives: its layer's folder; the command line at the package's top."""
-    return PACKAGE / (f"{module}.py" if module == "__main__" else Path(FOLDERS[layer]) / f"{module}.py")
+    """Where a listed module lives: its layer's folder (a package listed as one module: its folder);
+    the command line at the package's top."""
+    return PACKAGE / (f"{module}.py" if module == "__main__" else Path(FOLDERS[layer]) / module
+                      if (PACKAGE / FOLDERS[layer] / module).is_dir() else Path(FOLDERS[layer]) / f"{module}.py")
+
+
+def _imported(nodes, inside: bool) -> set[str]:
+    """The listed modules named by relative imports among `nodes`: the first part of the module path
+    past the layer folders ("experiments.chapters.scales" -> "chapters"), or the names imported from
+    a folder.  inside: the nodes are a package's, whose level-1 imports are among its own files."""
+    names = set()
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom) and node.level >= 1 and not (inside and node.level == 1):
+            parts = [p for p in (node.module or "").split(".") if p and p not in FOLDERS]
+            names |= {parts[0]} if parts else {alias.name for alias in node.names}
+    return names
+
+
+def _files(path: Path) -> list[Path]:
+    return sorted(path.glob("*.py")) if path.is_dir() else [path]
 
 
 def imported_modules(path: Path) -> set[str]:
-    """The vvlib modules a file imports (relative imports, at the top or inside functions)."""
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.level >= 1:
-            last = node.module.split(".")[-1] if node.module else None
-            names |= {last} if last not in (None, *FOLDERS) else {alias.name for alias in node.names}
-    return names
+    """The vvlib modules a file (or a package's files) imports (relative imports, at the top or inside functions)."""
+    return set().union(*(_imported(ast.walk(ast.parse(f.read_text())), path.is_dir()) for f in _files(path)))
 
 
 def test_each_layer_is_one_folder_and_the_docstring_lists_its_modules():
     layers = listed_layers()
     assert len(layers) == len(FOLDERS)
     for layer, (listed, folder) in enumerate(zip(layers, FOLDERS)):
-        on_disk = {p.stem for p in (PACKAGE / folder).glob("*.py")} - {"__init__"}
+        on_disk = ({p.stem for p in (PACKAGE / folder).glob("*.py")} - {"__init__"}) | {
+            p.parent.name for p in (PACKAGE / folder).glob("*/__init__.py") if p.parent.name not in FOLDERS}
         if folder == "":
             on_disk -= {"__main__"}
         assert sorted(set(listed) - {"__main__"}) == sorted(on_disk), f"vvlib/{folder}: list each module once"
@@ -65,6 +79,14 @@ def test_the_layer_check_sees_imports_inside_functions_and_across_folders(tmp_pa
     source.write_text("from .experiments.store import x\n\ndef f():\n    from ..book import chapters, build\n"
                       "    from . import rng\n    from ..model import ModelConfig\n")
     assert imported_modules(source) == {"store", "chapters", "build", "rng", "model"}
+    # a package listed as one module: its files' imports, less those among themselves
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("from .a import x\n")
+    (package / "a.py").write_text("from .. import probes\nfrom ..paper_tasks import ARGMAX\n"
+                                  "def f():\n    from ...book.chapters.scales import y\n")
+    assert imported_modules(package) == {"probes", "paper_tasks", "chapters"}
+    assert top_level_imports(package) == {"probes", "paper_tasks"}
 
 
 def test_the_readme_layout_names_every_module_in_its_folders_row():
@@ -76,13 +98,8 @@ def test_the_readme_layout_names_every_module_in_its_folders_row():
 
 
 def top_level_imports(path: Path) -> set[str]:
-    """The vvlib modules a file imports when it is first imported (not those inside functions)."""
-    names = set()
-    for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.ImportFrom) and node.level >= 1:
-            last = node.module.split(".")[-1] if node.module else None
-            names |= {last} if last not in (None, *FOLDERS) else {alias.name for alias in node.names}
-    return names
+    """The vvlib modules a file (or a package's files) imports when first imported (not those inside functions)."""
+    return set().union(*(_imported(ast.parse(f.read_text()).body, path.is_dir()) for f in _files(path)))
 
 
 def test_no_import_cycle_among_the_modules():

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from vvlib import evaluate
-from vvlib.experiments import chapter_records, migrate, runs, store
+from vvlib.experiments import migrate, runs, store
+from vvlib.experiments.chapters.c10_beyond import DEEPER
 from vvlib.train import TrainConfig, Trainer
 
 EVAL = evaluate.EvalConfig(lengths=(8, 32), n_sequences=24, seed=7)
@@ -156,7 +157,7 @@ def rejoined_probes(store_dir: Path) -> dict:
     """{name: text} of the probe folders a migration split into per-run parts, put back together:
     each table's rows in the order of the variants, under one header, and tables.json with the
     whole probe's wall time."""
-    order = list(chapter_records.DEEPER)  # the variants in the order every probe listed them
+    order = list(DEEPER)  # the variants in the order every probe listed them
     groups = {}
     for record_path in sorted(store_dir.glob("probe-*/tables.json")):
         record = json.loads(record_path.read_text())

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from vvlib.book.build import github_repository, launch_links, page_header
-from vvlib.book.chapters import CHAPTERS, checked_parameters, get_chapter, parse_overrides
+from vvlib.book.runner import checked_parameters, parse_overrides
+from vvlib.experiments.chapters import CHAPTERS, get_chapter
 from vvlib.experiments.params import ParameterError
 from vvlib.experiments.store import REPO_ROOT
 

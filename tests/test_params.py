@@ -5,8 +5,9 @@ import sys
 import pytest
 import torch
 
-from vvlib.book.chapters import get_chapter, parse_overrides
-from vvlib.book.chapters import configure
+from vvlib.book.runner import parse_overrides
+from vvlib.experiments.chapters import get_chapter
+from vvlib.book.runner import configure
 from vvlib.experiments.params import ParameterError, Params, coerce, resolve
 
 CHAPTER = get_chapter("04_argmax_retrieval")
@@ -95,7 +96,7 @@ def cli(*args):
      "argmax_rows[1]: hidden must be an int >= 1; got 0"),
     (["run", "11_sensitivity", "-p", "dictionary_rows", '[{"width": 64}]'],
      "dictionary_rows[0]: cannot change 'width'; a dictionary row may change n_seeds, steps, batch_size"),
-    # checks between parameters (vvlib/book/checks.py), before papermill starts
+    # checks between parameters (each chapter's file in vvlib/experiments/chapters/), before papermill starts
     (["run", "05_dictionary_lookup", "-p", "eval_lengths", "[16,99999]"],
      "eval_lengths: expected lengths <= n_keys (16384), since keys are distinct, got [16, 99999]"),
     (["run", "04_argmax_retrieval", "-p", "long_steps", "100", "-p", "ladder_steps", "[50,200]"],
@@ -129,7 +130,7 @@ def test_asking_for_a_gpu_where_there_is_none_is_refused_before_the_kernel(tmp_p
 
 def test_plain_papermill_meets_the_same_checks_in_the_first_cell():
     """configure() runs the chapter's checks: a notebook run without `vvlib run` refuses the same values."""
-    from vvlib.book.chapters import configure
+    from vvlib.book.runner import configure
 
     namespace = {"profile": "ci", "eval_lengths": [16, 99999]}
     with pytest.raises(ParameterError, match=r"eval_lengths: expected lengths <= n_keys \(16384\)"):
@@ -174,17 +175,17 @@ def test_runner_makes_relative_paths_absolute_before_the_kernel_starts(tmp_path,
     """The kernel runs in the repository root, so `-p store_dir here` must mean the caller's ./here."""
     import papermill
 
-    from vvlib.book import chapters
+    from vvlib.book import runner
 
     seen = {}
     monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **kw: seen.update(kw["parameters"]))
     monkeypatch.chdir(tmp_path)
-    chapters.run_chapter("04_argmax_retrieval", "ci", {"store_dir": "here"}, output_dir="out", progress=False)
+    runner.run_chapter("04_argmax_retrieval", "ci", {"store_dir": "here"}, output_dir="out", progress=False)
     assert seen["store_dir"] == str(tmp_path / "here") and seen["output_dir"] == str(tmp_path / "out")
 
 
 def test_every_chapter_documents_every_parameter_with_a_rule_or_type():
-    from vvlib.book.chapters import CHAPTERS
+    from vvlib.experiments.chapters import CHAPTERS
     from vvlib.experiments.params import RULES
 
     for chapter in CHAPTERS.values():
@@ -203,7 +204,7 @@ def test_every_chapters_parameters_read_as_papermill_reads_them():
     find the same names, types, defaults and help."""
     from papermill.inspection import inspect_notebook
 
-    from vvlib.book.chapters import CHAPTERS
+    from vvlib.experiments.chapters import CHAPTERS
     from vvlib.experiments.params import read_parameters
 
     for chapter in CHAPTERS.values():
@@ -254,7 +255,8 @@ def test_listing_into_a_pipe_that_closes_early_ends_quietly():
 
 
 def test_a_chapter_without_paper_scale_results_says_at_what_scale_its_numbers_are():
-    from vvlib.book.chapters import ARGMAX_STEPS, DICTIONARY_STEPS, paper_scale_pending, resolved
+    from vvlib.book.runner import paper_scale_pending, resolved
+    from vvlib.experiments.chapters.scales import ARGMAX_STEPS, DICTIONARY_STEPS
 
     probed = paper_scale_pending(resolved("06_distribution_shift", "book", {}))
     assert "20 seeds per variant trained for 4,000 steps" in probed

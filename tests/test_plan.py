@@ -9,7 +9,9 @@ import pytest
 import torch
 
 from vvlib.book import paper_run
-from vvlib.book.chapters import BOOK_STORE, REPO_ROOT, resolved
+from vvlib.book.runner import resolved
+from vvlib.experiments.chapters.scales import BOOK_STORE
+from vvlib.experiments.store import REPO_ROOT
 from vvlib.experiments import plan, units
 from vvlib.experiments.params import ParameterError
 
@@ -189,22 +191,22 @@ def test_the_queue_puts_chapter_5_then_chapter_11s_dictionary_rows_first():
 
 
 def test_new_paper_scale_runs_draw_from_the_counter_stream_and_the_first_ones_stay_readable():
-    from vvlib.book import chapters
+    from vvlib.book import runner
 
     for name in paper_run.paper_chapters():
         assert resolved(name, "paper")["draws"] == "counter", name
     # chapter 5's committed paper-scale runs (per-seed generators) still load, as the earlier run
-    _, _, records = chapters.paper_scale_runs("05_dictionary_lookup", "dictionary", REPO_ROOT / "results" / "paper")
+    _, _, records = runner.paper_scale_runs("05_dictionary_lookup", "dictionary", REPO_ROOT / "results" / "paper")
     assert set(records) == {"baseline", "layernorm"}
     assert all("draws" not in r["spec"]["train"] for r in records.values())  # the generators: left unsaid
 
 
 def test_a_page_reads_the_counter_streams_paper_runs_where_committed_else_the_earlier_ones(monkeypatch):
-    from vvlib.book import chapters
+    from vvlib.book import runner
     from vvlib.experiments.store import StoreError
 
     paper = REPO_ROOT / "results" / "paper"
-    draws, P, _, records = chapters.latest_paper_scale_runs("05_dictionary_lookup", "dictionary", paper)
+    draws, P, _, records = runner.latest_paper_scale_runs("05_dictionary_lookup", "dictionary", paper)
     assert draws == "generators" and P.draws == "generators"  # no counter-stream runs committed yet
     asked = []
 
@@ -212,7 +214,7 @@ def test_a_page_reads_the_counter_streams_paper_runs_where_committed_else_the_ea
         asked.append(draws)
         raise StoreError("not stored")
 
-    monkeypatch.setattr(chapters, "paper_scale_runs", committed_nowhere)
+    monkeypatch.setattr(runner, "paper_scale_runs", committed_nowhere)
     with pytest.raises(StoreError):
-        chapters.latest_paper_scale_runs("05_dictionary_lookup", "dictionary", paper)
+        runner.latest_paper_scale_runs("05_dictionary_lookup", "dictionary", paper)
     assert asked == ["counter", "generators"]  # the queue's runs first

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from vvlib import probing
-from vvlib.book.chapters import resolved
+from vvlib.book.runner import resolved
 from vvlib.experiments import migrate, probes, runs, variants
 
 SMALL = {"n_seeds": 2, "steps": 4, "hidden": 16, "checkpoint_every": 4, "eval_lengths": [16, 32, 64],

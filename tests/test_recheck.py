@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from vvlib import evaluate
-from vvlib.book.chapters import checked_parameters
+from vvlib.book.runner import checked_parameters
 from vvlib.experiments import report, runs
 from vvlib.experiments.params import ParameterError
 from vvlib.task_base import EVAL_BLOCK

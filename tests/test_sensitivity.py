@@ -6,13 +6,14 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from vvlib.book import chapters
+from vvlib.book import runner
 from vvlib.experiments import sensitivity, variants
+from vvlib.experiments.chapters.scales import PAPER_SCALE_STORE
 from vvlib.experiments.params import ParameterError
 
 
 def ci_params(**overrides):
-    return chapters.resolved("11_sensitivity", "ci", overrides)
+    return runner.resolved("11_sensitivity", "ci", overrides)
 
 
 def test_each_row_is_the_chapters_settings_with_its_changes():
@@ -247,7 +248,7 @@ def test_the_closest_configuration_is_read_beside_the_papers_gain():
 def test_a_row_may_set_a_schedule_and_clipping_and_a_bad_one_is_named():
     """Chapter 11's second round: the row's settings reach the training config; a bad value
     stops the chapter before anything trains."""
-    from vvlib.book.chapters import resolved
+    from vvlib.book.runner import resolved
     from vvlib.experiments import variants
     from vvlib.experiments.params import ParameterError
 
@@ -269,15 +270,15 @@ def test_a_row_may_set_a_schedule_and_clipping_and_a_bad_one_is_named():
 def test_the_paper_scale_rows_read_what_is_committed_and_mark_the_rest_pending():
     """Chapter 11's paper-profile rows from results/paper: the defaults on the earlier stream are chapter 5's
     committed GPU runs (the same difference as chapter 5's answer), a row not trained is pending."""
-    from vvlib.book import chapters
+    from vvlib.book import runner
     from vvlib.stats import paired_difference
 
-    P = chapters.resolved("11_sensitivity", "paper", {"store_dir": chapters.PAPER_SCALE_STORE, "draws": "generators",
+    P = runner.resolved("11_sensitivity", "paper", {"store_dir": PAPER_SCALE_STORE, "draws": "generators",
                                                       "dictionary_rows": [{}, {"grad_clip": 1.0}]})
     table = sensitivity.paper_scale_rows(P, [1024])
     column = "+LN − Baseline, N = 1,024"
     assert table.loc[("dictionary", "grad_clip=1.0"), column] == sensitivity.PENDING
-    P5, accuracy, _ = chapters.paper_scale_runs("05_dictionary_lookup", "dictionary", chapters.PAPER_SCALE_STORE)
+    P5, accuracy, _ = runner.paper_scale_runs("05_dictionary_lookup", "dictionary", PAPER_SCALE_STORE)
     j = P5.eval_lengths.index(1024)
     d = paired_difference(100 * accuracy["baseline"][:, j], 100 * accuracy["layernorm"][:, j])
     assert table.loc[("dictionary", "defaults"), column].startswith(f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]")

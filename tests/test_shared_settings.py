@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from vvlib.experiments import chapter_records, params, variants
-from vvlib.book import chapters, defaults
+from vvlib.experiments import chapters, params, variants
+from vvlib.book import defaults, runner
 from vvlib.evaluate import EvalConfig
 from vvlib.model import ModelConfig
 from vvlib.train import TrainConfig
@@ -20,7 +20,7 @@ PROFILES = sorted(set.intersection(*(set(chapters.get_chapter(c).profile_names()
 
 def task_view(chapter: str, profile: str, task: str):
     """A chapter's parameters as its runs of `task` read them (a one-task chapter's are unchanged)."""
-    return variants.task_params(chapters.resolved(chapter, profile), task)
+    return variants.task_params(runner.resolved(chapter, profile), task)
 
 
 def trained(P, task: str, variant: str):
@@ -35,7 +35,7 @@ def test_every_profile_is_checked():
 @pytest.mark.parametrize("chapter", list(REUSERS))
 def test_a_reusing_chapter_resolves_to_the_owning_chapters_runs(chapter, profile):
     for task in REUSERS[chapter]:
-        mine, owner = task_view(chapter, profile, task), chapters.resolved(OWNER[task], profile)
+        mine, owner = task_view(chapter, profile, task), runner.resolved(OWNER[task], profile)
         for variant in ("baseline", "layernorm"):
             assert trained(mine, task, variant) == trained(owner, task, variant), (chapter, profile, task, variant)
         if mine.get("long_steps"):  # chapter 8's longer training: some of chapters 4-5's runs
@@ -44,8 +44,8 @@ def test_a_reusing_chapter_resolves_to_the_owning_chapters_runs(chapter, profile
 
 
 def test_the_check_sees_a_differing_setting():
-    P = chapters.resolved("08_ablations", "ci", {"argmax_steps": 7})
-    owner = chapters.resolved(OWNER["argmax"], "ci")
+    P = runner.resolved("08_ablations", "ci", {"argmax_steps": 7})
+    owner = runner.resolved(OWNER["argmax"], "ci")
     assert trained(variants.task_params(P, "argmax"), "argmax", "baseline") != trained(owner, "argmax", "baseline")
 
 
@@ -68,7 +68,7 @@ def test_every_parameter_two_training_chapters_share_is_defined_once_in_code():
     for name, where in seen.items():
         if len(where) > 1 and name not in NOT_TRAINING_DEFAULTS:
             defined = [c for c in where if name in defaults.expected_cell_values(c)]
-            own = [c for c in where if name in chapter_records.get(c).own_values]
+            own = [c for c in where if name in chapters.get_chapter(c).own_values]
             assert sorted(defined + own) == sorted(where), name
 
 

@@ -119,13 +119,13 @@ def test_a_verdict_below_the_papers_steps_names_its_share_of_them():
 def test_training_minutes_of_different_machines_are_not_added_up(tmp_path):
     import json
 
-    from vvlib.experiments import chapter_records
+    from vvlib.experiments import chapters
 
     def write(chapter, sources):
         (tmp_path / chapter).mkdir()
         (tmp_path / chapter / "results.json").write_text(json.dumps({
             "parameters": {"n_seeds": 2, "steps": 10, "profile": "ci", "eval_lengths": LENGTHS, "max_train_len": 16},
-            "metrics": {key: {} for key in chapter_records.get(chapter).metrics.required},
+            "metrics": {key: {} for key in chapters.get_chapter(chapter).metrics.required},
             "provenance": {"wall_time_s": 30, "device": "cpu", "sources": sources}}))
 
     cpu, gpu = "cpu (x86_64, 2 threads)", "NVIDIA H100 80GB HBM3"

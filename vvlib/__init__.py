@@ -47,7 +47,7 @@ Experiments, vvlib/experiments/ (cached runs, results, tables):
     units           the plan cut into units that fit one GPU command, with estimates from measured speeds
     paper           the paper's own numbers, for side-by-side tables
     paper_tasks     the paper's two tasks as the book sees them: table, chapter, defaults, one record each
-    chapter_records one record per chapter: its results' keys, what it trains and probes, its own values
+    chapters        one file per chapter (a package): its record, profiles and checks; the scales they share
     report          tables beside the paper's, verdict sentences, results.json
     answers         the answer a chapter page opens with: a few rows beside the paper's, one verdict
     summary         the paper's claims against the chapters' results
@@ -55,10 +55,9 @@ Experiments, vvlib/experiments/ (cached runs, results, tables):
     explore         slider views that work on the static page
 
 The book, vvlib/book/ (and the command line):
-    chapters        the chapter registry and the papermill runner
+    runner          the papermill runner: a chapter resolved at a profile, checked, executed
     accuracy_page   chapters 4 and 5 as one body: each notebook's prose calls its sections
     defaults        the training chapters' default parameters, each value written once
-    checks          checks between a chapter's parameters, run before a kernel starts
     webassets       offline MathJax and widget scripts
     build           executing every chapter, then Jupyter Book
     paper_run       python -m vvlib paper: the training chapters at the paper's scale, one progress bar

@@ -16,7 +16,8 @@ import argparse
 import os
 import sys
 
-from .book.chapters import CHAPTERS, get_chapter, parse_overrides, resolved, run_chapter
+from .book.runner import parse_overrides, resolved, run_chapter
+from .experiments.chapters import CHAPTERS, get_chapter
 from .experiments.params import DEFAULT_PROFILE, ParameterError
 
 

@@ -3,7 +3,7 @@ at the paper's scale (read from results/paper), at the page's own profile, after
 training, the gap at each scale, the two devices compared and the training loss.
 
 A notebook holds the chapter's prose and calls one method per cell; every method shows what it
-computes and keeps what results.json needs.  A third task is a PaperTask record, a ChapterRecord
+computes and keeps what results.json needs.  A third task is a PaperTask record, a Chapter
 that reproduces it, and a notebook of prose around these calls.
 """
 
@@ -16,9 +16,10 @@ from IPython.display import Markdown, display
 from .. import compare, rng, stats
 from ..experiments import answers, dynamics_runs, paper, plots, report, sensitivity, store, variants
 from ..experiments.summary import device_kind as summary_device
-from ..experiments.chapter_records import SENSITIVITY, ChapterRecord
+from ..experiments.chapters import SENSITIVITY, Chapter
+from ..experiments.chapters.scales import EARLIER_PAPER_RUN
 from ..task_base import EVAL_BLOCK
-from . import chapters
+from . import runner
 
 PAIRS = [("baseline", "layernorm"), ("adaptive_baseline", "adaptive_layernorm")]  # without, with adaptive temperature
 COMPARED = [*PAIRS, ("layernorm", "adaptive_layernorm")]  # and: does adaptive temperature help +LN? (the summary asks)
@@ -31,10 +32,10 @@ class AccuracyPage:
     """One accuracy chapter being executed: its parameters, what it has computed so far, and
     the sections that show it."""
 
-    def __init__(self, record: ChapterRecord, namespace: dict):
+    def __init__(self, record: Chapter, namespace: dict):
         self.started = time.perf_counter()
         self.record, self.task_record = record, record.reproduces
-        self.P = chapters.configure(record.name, namespace)  # profile + overrides, every value checked
+        self.P = runner.configure(record.name, namespace)  # profile + overrides, every value checked
         self.device = rng.resolve_device(self.P.device)
         self.task = variants.task_config(self.P, self.task_record.name)
         self.table = self.task_record.accuracy  # the paper's numbers for this task
@@ -51,7 +52,7 @@ class AccuracyPage:
         self._read_paper_scale()
         if self.paper_scale:
             P, accuracy = self.paper_scale["P"], self.paper_scale["accuracy"]
-            device = ("GPU, counter stream" if self.paper_scale["draws"] != chapters.EARLIER_PAPER_RUN["draws"] else
+            device = ("GPU, counter stream" if self.paper_scale["draws"] != EARLIER_PAPER_RUN["draws"] else
                       "GPU, the earlier runs with a generator per seed; on the counter stream they are still to run")
         else:
             P = self.P
@@ -68,7 +69,7 @@ class AccuracyPage:
         them, else the earlier runs (per-seed generators)."""
         if self.paper_scale or not self.P.paper_scale_dir:
             return
-        draws, P_paper, accuracy, runs = chapters.latest_paper_scale_runs(self.record.name, self.task.name,
+        draws, P_paper, accuracy, runs = runner.latest_paper_scale_runs(self.record.name, self.task.name,
                                                                           self.P.paper_scale_dir)
         self.paper_scale = {"P": P_paper, "accuracy": accuracy, "runs": runs, "draws": draws,
                             "metrics": report.per_length(accuracy, P_paper.eval_lengths, COMPARED)}
@@ -81,7 +82,7 @@ class AccuracyPage:
                              "results/paper` shows the committed paper-scale runs.*"))
             return
         self._read_paper_scale()
-        if self.paper_scale["draws"] == chapters.EARLIER_PAPER_RUN["draws"]:
+        if self.paper_scale["draws"] == EARLIER_PAPER_RUN["draws"]:
             display(Markdown("Shown: the earlier paper-scale runs, whose batches and test sequences came from a "
                              "generator per seed. The same runs on the counter stream, the GPU queue's first "
                              "item, are not committed yet (`python -m vvlib paper --plan`)."))
@@ -306,8 +307,7 @@ class AccuracyPage:
         """([(row record, training records {side: record})] of chapter 11's rows of this task whose steps
         are the longer training's, those the store has, in the chapter's order; chapter 11's parameters)."""
         name = SENSITIVITY.name
-        P_rows = chapters.resolved(name, chapters.get_chapter(name).profile_or_default(self.P.profile),
-                                   {"store_dir": self.P.store_dir})
+        P_rows = runner.resolved(name, SENSITIVITY.profile_or_default(self.P.profile), {"store_dir": self.P.store_dir})
         rows = [row for row in P_rows[sensitivity.ROW_PARAMETERS[self.task.name]] if row.get("steps") == self.P.long_steps]
         found = [sensitivity.stored_row(P_rows, self.task.name, row, self._row_lengths(P_rows)) for row in rows]
         return [f for f in found if f is not None], P_rows

@@ -16,9 +16,10 @@ from urllib.parse import quote
 import matplotlib.pyplot as plt
 
 from . import webassets
-from .chapters import BOOK_STORE, CHAPTERS, PAPER_SCALE_STORE, get_chapter, latest_paper_scale_runs, run_chapter
+from .runner import latest_paper_scale_runs, run_chapter
+from ..experiments.chapters import BY_TASK, CHAPTERS, SUMMARY, get_chapter
+from ..experiments.chapters.scales import BOOK_STORE, PAPER_SCALE_STORE
 from ..experiments import paper, plots, report, run_groups, summary
-from ..experiments.chapter_records import BY_TASK, SUMMARY
 from ..experiments.paper_tasks import TASKS
 from ..experiments.variants import LABELS
 from ..experiments.params import DEFAULT_PROFILE, ParameterError

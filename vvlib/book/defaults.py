@@ -9,10 +9,10 @@ writes them into the cells; tests/test_shared_settings.py fails when a cell hold
 
 import dataclasses
 
-from .chapters import get_chapter
+from ..experiments.chapters import get_chapter
 from ..evaluate import EvalConfig
 from ..experiments.paper_tasks import TASKS
-from ..experiments.chapter_records import TRAINING
+from ..experiments.chapters import TRAINING
 from ..experiments.variants import EVAL_FIELDS, PER_TASK_NAMES, TRAIN_FIELDS
 from ..model import ModelConfig
 from ..experiments.params import write_cell_values

@@ -19,7 +19,9 @@ from .. import distributed, rng
 from ..experiments import plan, units
 from ..experiments.params import ParameterError, Params
 from ..experiments.store import REPO_ROOT
-from .chapters import BOOK_STORE, CHAPTERS, PAPER_SCALE_STORE, checked_parameters, resolved, run_chapter
+from .runner import checked_parameters, resolved, run_chapter
+from ..experiments.chapters import CHAPTERS
+from ..experiments.chapters.scales import BOOK_STORE, PAPER_SCALE_STORE
 
 PROFILE = "paper"
 # The order a lent GPU works through the chapters, most telling first (units and --unit K follow it): chapter 5 on

@@ -3,7 +3,7 @@ summary and the plans loop over TASKS instead of naming a task.
 
 The science layer's registry (vvlib.tasks) says how to sample and score a task; a record here
 adds what the book needs around it: where the paper reports it, and the notebook defaults
-that differ between tasks (the chapter that reproduces its table names it: chapter_records.py).
+that differ between tasks (the chapter that reproduces its table names it: chapters/).
 """
 
 from dataclasses import dataclass, field

@@ -162,13 +162,13 @@ RULES = {
     "dictionary_long_seed_chunk": _int_at_least(1),
     "ladder_steps": _list_of_ints(1),
     "ladder_lengths": _list_of_ints(1),
-    # chapters 4-5: the longer training evaluated again on more test sequences (book/checks.recheck_fits)
+    # chapters 4-5: the longer training evaluated again on more test sequences (chapters/c05_dictionary_lookup.recheck_fits)
     "recheck_sequences": _int_at_least(0),
     "recheck_from_seed": _int_at_least(0),
     "recheck_lengths": _list_of_ints(1),
-    # chapters 4-5: the longer training again on the counter stream (book/checks.counter_arm_fits)
+    # chapters 4-5: the longer training again on the counter stream (chapters/c05_dictionary_lookup.counter_arm_fits)
     "counter_seeds": _int_at_least(0),
-    # chapters 4-5's measured runs (each row is checked by book/checks.measured_rows_fit)
+    # chapters 4-5's measured runs (each row is checked by chapters/checks.measured_rows_fit)
     "dynamics_rows": _list_of_dicts(may_be_empty=True),
     "dynamics_seeds": _int_at_least(1),
     "dynamics_every": _int_at_least(1),

@@ -22,13 +22,13 @@ import torch
 
 from .. import rng
 from ..train import TrainConfig
-from . import chapter_records, dynamics_runs, runs, sensitivity, variants
-from .chapter_records import Work
+from . import chapters, dynamics_runs, runs, sensitivity, variants
+from .chapters import Work
 
-# What each chapter trains and probes, from its record (chapter_records.py).
-CHAPTER_WORK = {name: r.work for name, r in chapter_records.RECORDS.items() if r.work}
-SENSITIVITY = chapter_records.SENSITIVITY.name  # its rows come from its own parameters (sensitivity.check_rows)
-CHAPTER_PROBES = {name: r.probes for name, r in chapter_records.RECORDS.items() if r.probes}
+# What each chapter trains and probes, from its record (chapters/).
+CHAPTER_WORK = {name: r.work for name, r in chapters.CHAPTERS.items() if r.work}
+SENSITIVITY = chapters.SENSITIVITY.name  # its rows come from its own parameters (sensitivity.check_rows)
+CHAPTER_PROBES = {name: r.probes for name, r in chapters.CHAPTERS.items() if r.probes}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -5,7 +5,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import chapter_records, provisional, sensitivity, store
+from . import provisional, sensitivity, store
+from .chapters import check_metrics
 from ..compare import ALPHA, beyond_training, compare, format_p, is_significant, pair_name, power_of_two
 from ..dynamics import MARGIN_CAP
 from ..stats import by_length, paired_difference, paired_ttest, welch
@@ -444,11 +445,11 @@ def verdicts_by_scale(scales: dict, pair, labels: dict, in_distribution: int, ta
 def write_results(output_dir, chapter: str, parameters: dict, device, metrics: dict, wall_time_s=None,
                   sources: dict | None = None) -> Path:
     """results.json: {"chapter", "parameters", "provenance", "metrics"}, written atomically
-    once the metrics' keys match what the chapter's record promises (chapter_records.py).
+    once the metrics' keys match what the chapter's record promises (its file in chapters/).
 
     `sources` records where cached inputs came from (e.g. each variant's training
     provenance), since a chapter that loads stored models runs in seconds."""
-    chapter_records.check_metrics(chapter, metrics)  # before anything is written
+    check_metrics(chapter, metrics)  # before anything is written
     path = Path(output_dir) / "results.json"
     provenance = store.provenance(device, wall_time_s)
     if sources:

@@ -10,8 +10,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import chapter_records as records, paper, provisional, report, sensitivity
-from .chapter_records import BY_TASK
+from . import chapters as records, paper, provisional, report, sensitivity
+from .chapters import BY_TASK
 from .paper_tasks import ARGMAX, DICTIONARY, NAMES, TASKS, PaperTask
 from ..compare import SUPPORTED, UNCLEAR, Evidence, compare, is_significant, pair_name
 from ..compare import beyond_training as lengths_beyond_training

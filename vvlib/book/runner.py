@@ -1,0 +1,131 @@
+"""The papermill runner: a chapter (experiments/chapters/, one file each) resolved at a profile,
+checked, and executed.  A chapter's parameters (names, types, defaults, help) are read from its
+notebook's `parameters` cell.
+"""
+
+from pathlib import Path
+
+import pandas as pd
+
+from .. import distributed
+from ..experiments.params import DEFAULT_PROFILE, ParameterError, Params, coerce, injected_names, resolve
+from ..experiments.chapters import Chapter, checks, get_chapter
+from ..experiments.chapters.scales import ARGMAX_STEPS, DICTIONARY_STEPS, EARLIER_PAPER_RUN, PAPER_TRAINING
+from ..experiments.paper_tasks import NAMES
+from ..experiments.store import REPO_ROOT
+
+
+def parse_overrides(chapter: Chapter, pairs) -> dict:
+    """[(name, text), ...] from the command line -> typed values, names checked."""
+    spec = chapter.parameters()
+    values = {}
+    for name, text in pairs:
+        if name not in spec:
+            raise ParameterError(f"unknown parameter {name!r} for {chapter.name}; valid parameters: {', '.join(spec)}")
+        values[name] = coerce(spec[name], text)
+    return values
+
+
+def checked_parameters(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None,
+                       output_dir: Path | None = None) -> dict:
+    """What papermill will inject: the profile and the overrides, with relative *_dir paths
+    made absolute (the kernel runs in the repository root).  Raises ParameterError for any
+    bad chapter, profile, name or value, so nothing runs."""
+    overrides = dict(overrides or {})
+    if output_dir is not None:
+        overrides["output_dir"] = str(output_dir)
+    given = {k: str(Path(v).resolve()) if k.endswith("_dir") and v else v for k, v in overrides.items()}
+    P, chapter = resolved(name, profile, given), get_chapter(name)  # raises on anything bad
+    checks.run_all(chapter.checks, P)
+    return {"profile": profile, **given}
+
+
+def configure(chapter_name: str, namespace: dict) -> Params:
+    """In a chapter notebook: resolve its parameters (cell + profile + papermill
+    injections) and check them all.  Values that differ from the cell's literal
+    defaults also count as explicit, so interactive edits are respected."""
+    chapter = get_chapter(chapter_name)
+    spec = chapter.parameters()
+    values = {name: namespace[name] for name in spec if name in namespace}
+    explicit = injected_names() | {n for n, v in values.items() if v != spec[n].default}
+    P = Params(resolve(spec, chapter.profiles, values, explicit))
+    checks.run_all(chapter.checks, P)  # as `vvlib run` does before the kernel, for plain papermill
+    pd.set_option("display.max_colwidth", None)  # every table cell whole: pandas' default cuts at 50 with "…"
+    return P
+
+
+def resolved(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None):
+    """The parameters a chapter runs with at `profile` (e.g. to train its runs from a script,
+    into the same store entries the chapter will read)."""
+    chapter = get_chapter(name)
+    spec = chapter.parameters()
+    given = {"profile": profile, **(overrides or {})}
+    return Params(resolve(spec, chapter.profiles, {**{n: p.default for n, p in spec.items()}, **given},
+                          explicit=set(given) - {"profile"}))
+
+
+def paper_scale_pending(P) -> str:
+    """The opening of a chapter whose paper-scale results are not committed yet: the scale its
+    numbers come from, beside the paper's, and why its verdicts are provisional."""
+    tasks = [task for task in NAMES if f"{task}_steps" in P]
+    steps = (f"{P['steps']:,} steps" if "steps" in P else
+             " and ".join(f"{P[f'{t}_steps']:,}{' steps' if i == 0 else ''} ({t})" for i, t in enumerate(tasks)))
+    longer = [f"{P[f'{t}_long_seeds']} seeds x {P[f'{t}_long_steps']:,} steps ({t})" for t in tasks
+              if P.get(f"{t}_long_steps")]
+    steps += f", and a longer training of {' and '.join(longer)}" if longer else ""
+    return (f"**No paper-scale results for this chapter yet.** Everything below comes from {P['n_seeds']} seeds "
+            f"per variant trained for {steps} (the paper: {PAPER_TRAINING['n_seeds']} seeds, "
+            f"{ARGMAX_STEPS['paper']:,} steps for argmax retrieval and {DICTIONARY_STEPS['paper']:,} for dictionary "
+            f"lookup). Too few steps can reverse a verdict: chapter 4 shows +LN's effect on argmax retrieval change "
+            f"sign along training. Read the verdicts below as provisional until this chapter runs at its `paper` "
+            f"profile.")
+
+
+def paper_scale_runs(name: str, task: str, store_dir, draws: str = EARLIER_PAPER_RUN["draws"]):
+    """Chapter `name`'s Baseline and +LN at its `paper` profile with `draws` (default: the earlier
+    run, EARLIER_PAPER_RUN), trained on a GPU and read from store_dir (results/paper in the book),
+    never trained here: (parameters, per-seed accuracy {run name: (seeds, lengths)} with fixed and
+    adaptive temperature, {variant: run record}).  StoreError where they are not committed."""
+    from ..experiments import variants
+
+    P = resolved(name, "paper", {"store_dir": str(store_dir), "draws": draws})
+    accuracy, records = variants.stored_train_and_evaluate(P, variants.task_config(P, task), ["baseline", "layernorm"],
+                                                           ["fixed", "adaptive"], "cuda")
+    return P, accuracy, records
+
+
+def latest_paper_scale_runs(name: str, task: str, store_dir):
+    """paper_scale_runs of the paper profile's own stream (PAPER_TRAINING's draws) where committed,
+    else of the earlier run: (its draws, paper_scale_runs' three)."""
+    from ..experiments.store import StoreError
+
+    for draws in dict.fromkeys((PAPER_TRAINING["draws"], EARLIER_PAPER_RUN["draws"])):
+        try:
+            return draws, *paper_scale_runs(name, task, store_dir, draws)
+        except StoreError:
+            if draws == EARLIER_PAPER_RUN["draws"]:
+                raise
+
+
+def run_chapter(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None,
+                output_dir: Path | None = None, notebook_out: Path | None = None, progress=True) -> Path:
+    """Execute a chapter with papermill; returns the executed notebook's path.
+
+    All parameters are checked before the kernel starts, so a bad value writes nothing.
+    """
+    import tempfile
+
+    import papermill
+
+    chapter = get_chapter(name)
+    if distributed.env_rank() > 0:  # under torchrun, rank 0 alone keeps the executed notebook and results.json
+        output_dir, notebook_out = Path(tempfile.mkdtemp(prefix=f"vvlib-rank{distributed.env_rank()}-")), None
+    given = checked_parameters(name, profile, overrides, output_dir)
+    out_dir = Path(given["output_dir"]) if "output_dir" in given else REPO_ROOT / chapter.parameters()["output_dir"].default
+    notebook_out = Path(notebook_out or out_dir / f"{name}.ipynb")
+    notebook_out.parent.mkdir(parents=True, exist_ok=True)
+    papermill.execute_notebook(
+        str(chapter.notebook), str(notebook_out), parameters=given, cwd=str(REPO_ROOT),
+        progress_bar=progress, kernel_name="python3",
+    )
+    return notebook_out

@@ -1,0 +1,79 @@
+"""Chapter 5: the paper's Table 2, Baseline against +LN on dictionary lookup, and why its loss rises."""
+
+from ...task_base import EVAL_BLOCK
+from ..paper_tasks import DICTIONARY
+from ..params import require
+from . import checks
+from .record import ACCURACY_METRICS, Chapter, accuracy_work
+from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, DICTIONARY_STEPS, PAPER_SCALE_STORE, PAPER_TRAINING
+
+# The longer training beside the main one (the `long_*` parameters), in the book: the paper's own 10,000 steps,
+# its seeds stored as runs of 20 that each fit in one sitting (long_seeds grows as they are committed; the paper
+# has 100).  Chapter 8 trains +std for its first run of 20.
+BOOK_LONG = {"long_steps": DICTIONARY_STEPS["paper"], "long_seeds": 80, "long_seed_chunk": 20, "long_seed_group": 4,
+             "ladder_steps": [500, 1000, 2000, 5000, 10_000], "ladder_lengths": [16, 256, 2048, 16384]}
+# The measured runs (why its loss rises): the longer training's first 4 seeds at the constant rate, both variants,
+# then the Baseline with one change each: the rate cut tenfold at step 2,000, where the rise begins; AdamW's
+# epsilon at 1e-5, near the key table's median sqrt(v) there (3e-5 in the constant-rate run); each seed's gradient
+# clipped to norm 1.0; a hundredfold weight decay, which pulls the weights that set the logits' scale back.  A
+# smoke test of the same path in ci.
+BOOK_DYNAMICS = {"dynamics_rows": [{}, {"variant": "layernorm"}, {"lr_schedule": "drop", "drop_step": 2000},
+                                   {"adam_eps": 1e-5}, {"grad_clip": 1.0}, {"weight_decay": 0.1}],
+                 "dynamics_seeds": 4, "dynamics_every": 100}
+CI_DYNAMICS = {"dynamics_rows": [{}, {"lr_schedule": "drop", "drop_step": 30}], "dynamics_seeds": 1, "dynamics_every": 10}
+# The longer training evaluated again on more test sequences, to tell an easy test set from a hard one: in the
+# book, its last run of 20 seeds on 1,024 sequences (its first 128 are the ones it is scored on); in ci, the
+# second of CI_LONG's two runs.
+BOOK_RECHECK = {"recheck_sequences": 1024, "recheck_from_seed": 60}
+CI_RECHECK = {"recheck_sequences": 128, "recheck_from_seed": 1, "recheck_lengths": [256, 2048]}
+# The longer training again on the counter stream, the arm a GPU can repeat on the same batches: in the book, its
+# first 8 seeds (two runs of 4, both variants; about 15-23 minutes of one CPU core per run); in ci, one seed, to
+# run the path.
+BOOK_COUNTER = {"counter_seeds": 8}
+CI_COUNTER = {"counter_seeds": 1}
+
+
+def recheck_fits(P):
+    """The second evaluation of the longer training (recheck_*): more test sequences than the first, whose
+    blocks it begins with, at tested lengths, from a seed the longer training has."""
+    if not P.recheck_sequences:
+        return
+    require(P.long_steps > 0, "recheck_sequences", "0 while long_steps is 0 (it evaluates the longer training again)",
+            P.recheck_sequences)
+    require(P.n_eval_sequences % EVAL_BLOCK == 0, "n_eval_sequences",
+            f"a multiple of {EVAL_BLOCK} (the test blocks) when recheck_sequences is set", P.n_eval_sequences)
+    require(P.recheck_sequences > P.n_eval_sequences and P.recheck_sequences % EVAL_BLOCK == 0, "recheck_sequences",
+            f"0, or a multiple of {EVAL_BLOCK} above n_eval_sequences ({P.n_eval_sequences}), whose sequences it "
+            f"begins with", P.recheck_sequences)
+    require(P.recheck_from_seed < P.long_seeds, "recheck_from_seed", f"a seed below long_seeds ({P.long_seeds})",
+            P.recheck_from_seed)
+    require(set(P.recheck_lengths) <= set(P.eval_lengths), "recheck_lengths",
+            f"lengths among eval_lengths ({P.eval_lengths})", P.recheck_lengths)
+
+
+def counter_arm_fits(P):
+    """The counter-stream arm (counter_seeds): the longer training again, on the other stream, in runs of
+    long_seed_group seeds each (variants.counter_arm)."""
+    if not P.get("counter_seeds"):
+        return
+    require(P.long_steps > 0, "counter_seeds", "0 while long_steps is 0 (it trains the longer training again)",
+            P.counter_seeds)
+    require(P.draws == "generators", "counter_seeds", "0 when draws is already counter (the arm is the longer "
+            "training on the other stream)", P.counter_seeds)
+    require(P.counter_seeds % (P.long_seed_group or P.counter_seeds) == 0, "counter_seeds",
+            f"a multiple of long_seed_group ({P.long_seed_group}), one stored run per group", P.counter_seeds)
+
+
+CHAPTER = Chapter(
+    "05_dictionary_lookup", "Dictionary lookup: Baseline vs LayerNorm (Table 2)", ACCURACY_METRICS,
+    accuracy_work(DICTIONARY), reproduces=DICTIONARY,
+    profiles={
+        "ci": {"n_seeds": CI_SEEDS, "steps": DICTIONARY_STEPS["ci"], "n_eval_sequences": 64, **CI_LONG,
+               **CI_DYNAMICS, **CI_RECHECK, **CI_COUNTER},
+        "book": {**BOOK_TRAINING, "steps": DICTIONARY_STEPS["book"], "n_eval_sequences": 128, **BOOK_LONG,
+                 **BOOK_DYNAMICS, **BOOK_RECHECK, **BOOK_COUNTER, "paper_scale_dir": PAPER_SCALE_STORE},
+        "paper": {**PAPER_TRAINING, "steps": DICTIONARY_STEPS["paper"], "n_eval_sequences": 1024},
+    },
+    checks=(checks.keys_cover_lengths, checks.ladder_within_long_training, checks.measured_rows_fit, recheck_fits,
+            counter_arm_fits, checks.paper_scale_store_exists),
+)

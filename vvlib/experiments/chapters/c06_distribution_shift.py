@@ -1,0 +1,29 @@
+"""Chapter 6: the paper's Figures 2 and 3, what the readout sees at long lengths (probes chapter 4's models)."""
+
+from .. import probes
+from ..paper_tasks import ARGMAX
+from ..params import require
+from . import checks
+from .record import Chapter, Work, keys
+from .scales import probing_profiles
+
+
+def distribution_lengths_tested(P):
+    require(set(P.distribution_lengths) <= set(P.eval_lengths), "distribution_lengths",
+            f"lengths from eval_lengths {P.eval_lengths}", P.distribution_lengths)
+
+
+def components_within_hidden(P):
+    require(max(P.components) < P.hidden, "components", f"indices < hidden ({P.hidden})", P.components)
+
+
+CHAPTER = Chapter(
+    "06_distribution_shift", "Distribution shift of the attention output (Figures 2 and 3)",
+    keys("global_mean global_variance global_mean_drift relative_global_variance component_std component_std_slope "
+         "component_std_slope_sem p_value_relative_global_variance p_value_mean_drift"),
+    Work((ARGMAX.name,), probes.PAIR, ()),  # trains nothing new: its probes are planned
+    probes=lambda P, device: [(ARGMAX.name, probes.distribution(P, device))],
+    profiles=probing_profiles(ci_sequences=64),
+    checks=(checks.training_length_is_tested, distribution_lengths_tested, components_within_hidden,
+            checks.shown_seed_exists),
+)

@@ -1,0 +1,33 @@
+"""Chapter 10, beyond the paper: a variance-preserving output, length-aware logits, depth and heads."""
+
+from .. import probes, variants
+from ..paper_tasks import NAMES
+from ..params import require
+from . import checks
+from .record import PER_LENGTH, Chapter, Work, keys
+from .scales import ARGMAX_STEPS, BOOK_TRAINING, CI_SEEDS, DICTIONARY_STEPS, PAPER_BOTH_TASKS
+
+DEEPER = ("baseline", "layernorm", "rescale", "log_n", "log_n_layernorm", "deep_baseline", "deep_layernorm")
+
+
+def heads_divide_hidden(P):
+    require(P.hidden % P.deep_heads == 0, "deep_heads", f"a divisor of hidden ({P.hidden})", P.deep_heads)
+
+
+CHAPTER = Chapter(
+    "10_beyond", "Beyond the paper: a variance-preserving output, length-aware logits, depth and heads",
+    keys(f"{PER_LENGTH} variance_slope mc_slope best"), Work(NAMES, DEEPER),
+    probes=lambda P, device: [(task, probes.slopes(P, variants.task_params(P, task), task, list(DEEPER), device))
+                              for task in NAMES],
+    profiles={
+        # ci shares chapter 8's ci runs (Baseline, +LN); short test lengths keep it to minutes
+        "ci": {"n_seeds": CI_SEEDS, "argmax_steps": ARGMAX_STEPS["ci"], "dictionary_steps": DICTIONARY_STEPS["ci"],
+               "argmax_eval_sequences": 128, "dictionary_eval_sequences": 64,
+               "eval_lengths": [16, 128, 1024, 8192], "probe_sequences": 32,
+               "mc_lengths": [16, 256, 4096], "mc_sequences": 1024},
+        "book": {**BOOK_TRAINING, "argmax_steps": ARGMAX_STEPS["book"], "dictionary_steps": DICTIONARY_STEPS["book"],
+                 "argmax_eval_sequences": 256, "dictionary_eval_sequences": 128},
+        "paper": PAPER_BOTH_TASKS,
+    },
+    checks=(checks.keys_cover_lengths, heads_divide_hidden, checks.training_length_is_tested),
+)

@@ -1,0 +1,69 @@
+"""Checks between parameters that several chapters make, each written once; a check that one
+chapter alone makes is in that chapter's file.
+
+A parameter's own type and range are checked where it is read (experiments/params.py).  What
+involves several parameters (test lengths against the key classes, a ladder within the longer
+training), the machine (a GPU asked for) or the disk (a results store named) is checked here:
+`python -m vvlib run` refuses a bad combination with one line and exit status 2 before
+papermill starts, and a notebook run by plain papermill refuses it the same way in its first
+cell (book/chapters.configure runs the same checks).
+"""
+
+from pathlib import Path
+
+import torch
+
+from .. import dynamics_runs
+from ..params import ParameterError, require
+
+
+def device_available(P):
+    if P.get("device") == "cuda" and not torch.cuda.is_available():
+        raise ParameterError("device: expected auto or cpu on this machine (no CUDA GPU is available here), got 'cuda'")
+
+
+def keys_cover_lengths(P):
+    require(max(P.eval_lengths) <= P.n_keys, "eval_lengths", f"lengths <= n_keys ({P.n_keys}), since keys are distinct",
+            P.eval_lengths)
+
+
+def ladder_within_long_training(P):
+    require(not P.long_steps or max(P.ladder_steps) <= P.long_steps, "ladder_steps",
+            f"steps at most long_steps ({P.long_steps})", P.ladder_steps)
+
+
+def measured_rows_fit(P):
+    """Chapters 4-5's measured runs (dynamics_rows) are the longer training's, measured at its checkpoints."""
+    if not P.dynamics_rows:
+        return
+    require(P.long_steps > 0, "dynamics_rows", "[] while long_steps is 0 (a measured run is the longer training's)",
+            P.dynamics_rows)
+    for row in P.dynamics_rows:  # dicts: params.py checked the list's type
+        try:
+            train_cfg = dynamics_runs.row_train_config(P, row)
+        except (ValueError, TypeError) as exc:
+            raise ParameterError(f"dynamics_rows: {row!r} is refused: {exc}") from None
+        require(dynamics_runs.lands_on_checkpoints(P.dynamics_every, train_cfg), "dynamics_every",
+                f"a step count up to long_steps ({P.long_steps}) that divides checkpoint_every ({P.checkpoint_every})",
+                P.dynamics_every)
+
+
+def paper_scale_store_exists(P):
+    require(not P.paper_scale_dir or Path(P.paper_scale_dir).is_dir(), "paper_scale_dir",
+            "an existing results store, or ''", P.paper_scale_dir)
+
+
+def training_length_is_tested(P):
+    """Chapters that compare every length with the longest training length."""
+    require(P.max_train_len in P.eval_lengths, "eval_lengths", f"a list holding max_train_len ({P.max_train_len})",
+            P.eval_lengths)
+
+
+def shown_seed_exists(P):
+    require(P.shown_seed < P.n_seeds, "shown_seed", f"a seed index < n_seeds ({P.n_seeds})", P.shown_seed)
+
+
+def run_all(checks, P):
+    """Every chapter's device check, then the chapter's own; the first failure raises ParameterError."""
+    for check in (device_available, *checks):
+        check(P)
