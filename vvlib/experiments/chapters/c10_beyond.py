@@ -7,7 +7,18 @@ from . import checks
 from .record import PER_LENGTH, Chapter, Work, keys
 from .scales import ARGMAX_STEPS, BOOK_TRAINING, CI_SEEDS, DICTIONARY_STEPS, PAPER_BOTH_TASKS
 
-DEEPER = ("baseline", "layernorm", "rescale", "log_n", "log_n_layernorm", "deep_baseline", "deep_layernorm")
+ONE_LAYER = ("baseline", "layernorm", "rescale", "log_n", "log_n_layernorm")  # the paper's two and three new outputs
+DEEP = ("deep_baseline", "deep_layernorm")  # Baseline and +LN with several heads and layers
+DEEPER = ONE_LAYER + DEEP
+# the comparisons the page makes, each (claimed, other): a new variant against the one it changes
+PAIRS = (("layernorm", "baseline"), ("rescale", "baseline"), ("rescale", "layernorm"), ("log_n", "baseline"),
+         ("log_n_layernorm", "layernorm"), ("log_n_layernorm", "log_n"), ("deep_layernorm", "deep_baseline"))
+
+
+def labels(P) -> dict:
+    """The variants' display names, the deep ones with this run's heads and layers."""
+    return {**variants.LABELS, "deep_baseline": f"Deep, H={P.deep_heads} L={P.deep_layers}",
+            "deep_layernorm": f"Deep, H={P.deep_heads} L={P.deep_layers} (+ LN)"}
 
 
 def heads_divide_hidden(P):
