@@ -10,8 +10,9 @@ import pandas as pd
 from .. import distributed
 from ..experiments.params import DEFAULT_PROFILE, ParameterError, Params, coerce, injected_names, resolve
 from ..experiments.chapters import Chapter, checks, get_chapter
-from ..experiments.chapters.scales import ARGMAX_STEPS, DICTIONARY_STEPS, EARLIER_PAPER_RUN, PAPER_TRAINING
-from ..experiments.paper_tasks import NAMES
+from ..experiments.chapters.scales import EARLIER_PAPER_RUN, PAPER_TRAINING
+from ..experiments.paper import STEPS as PAPER_STEPS
+from ..experiments.paper_tasks import ARGMAX, DICTIONARY, NAMES
 from ..experiments.store import REPO_ROOT
 
 
@@ -73,11 +74,11 @@ def paper_scale_pending(P) -> str:
     longer = [f"{P[f'{t}_long_seeds']} seeds x {P[f'{t}_long_steps']:,} steps ({t})" for t in tasks
               if P.get(f"{t}_long_steps")]
     steps += f", and a longer training of {' and '.join(longer)}" if longer else ""
-    return (f"**No paper-scale results for this chapter yet.** Everything below comes from {P['n_seeds']} seeds "
+    return (f"**No paper-scale results for this chapter yet.** Everything on this page comes from {P['n_seeds']} seeds "
             f"per variant trained for {steps} (the paper: {PAPER_TRAINING['n_seeds']} seeds, "
-            f"{ARGMAX_STEPS['paper']:,} steps for argmax retrieval and {DICTIONARY_STEPS['paper']:,} for dictionary "
-            f"lookup). Too few steps can reverse a verdict: chapter 4 shows +LN's effect on argmax retrieval change "
-            f"sign along training. Read the verdicts below as provisional until this chapter runs at its `paper` "
+            f"{PAPER_STEPS[ARGMAX.name]:,} steps for {ARGMAX.title} and {PAPER_STEPS[DICTIONARY.name]:,} for "
+            f"{DICTIONARY.title}). Too few steps can reverse a verdict: chapter 4 shows +LN's effect on argmax retrieval change "
+            f"sign along training. Read its verdicts as provisional until this chapter runs at its `paper` "
             f"profile.")
 
 
