@@ -5,9 +5,8 @@ import sys
 import pytest
 import torch
 
-from vvlib.book.runner import parse_overrides
+from vvlib.book.runner import configure, parse_overrides
 from vvlib.experiments.chapters import get_chapter
-from vvlib.book.runner import configure
 from vvlib.experiments.params import ParameterError, Params, coerce, resolve
 
 CHAPTER = get_chapter("04_argmax_retrieval")
@@ -186,14 +185,14 @@ def test_runner_makes_relative_paths_absolute_before_the_kernel_starts(tmp_path,
 
 def test_every_chapter_documents_every_parameter_with_a_rule_or_type():
     from vvlib.experiments.chapters import CHAPTERS
-    from vvlib.experiments.params import RULES
+    from vvlib.experiments.params import RULES, plain_name
 
     for chapter in CHAPTERS.values():
         spec = chapter.parameters()  # raises if papermill cannot read a line of the cell
         assert "profile" in spec and "output_dir" in spec
         assert "device" in spec or chapter.name == "summary", chapter.name  # the summary computes nothing
         assert all(p.help for p in spec.values()), chapter.name
-        unchecked = [n for n in spec if n not in RULES and n != "profile"]
+        unchecked = [n for n in spec if plain_name(n) not in RULES and n != "profile"]
         assert not unchecked, f"{chapter.name}: no range rule for {unchecked}"
         for profile in chapter.profiles.values():
             assert set(profile) <= set(spec), f"{chapter.name}: profile sets unknown parameters"
@@ -256,12 +255,53 @@ def test_listing_into_a_pipe_that_closes_early_ends_quietly():
 
 def test_a_chapter_without_paper_scale_results_says_at_what_scale_its_numbers_are():
     from vvlib.book.runner import paper_scale_pending, resolved
-    from vvlib.experiments.chapters.scales import ARGMAX_STEPS, DICTIONARY_STEPS
+    from vvlib.experiments.paper import STEPS
 
     probed = paper_scale_pending(resolved("06_distribution_shift", "book", {}))
     assert "20 seeds per variant trained for 4,000 steps" in probed
-    assert f"100 seeds, {ARGMAX_STEPS['paper']:,} steps for argmax" in probed
-    assert f"{DICTIONARY_STEPS['paper']:,} for dictionary lookup" in probed
+    assert f"100 seeds, {STEPS['argmax']:,} steps for argmax" in probed
+    assert f"{STEPS['dictionary']:,} for dictionary lookup" in probed
     ablations = paper_scale_pending(resolved("08_ablations", "book", {"n_seeds": 2, "argmax_long_steps": 0}))
     assert ("2 seeds per variant trained for 4,000 steps (argmax) and 1,500 (dictionary), and a longer training "
             "of 20 seeds x 10,000 steps (dictionary) (the paper") in ablations
+
+
+def test_a_per_task_name_takes_the_plain_names_rule_and_a_bad_value_is_named_as_given():
+    from vvlib.book.runner import resolved as chapter_params
+    from vvlib.experiments.params import per_task_name, plain_name
+
+    assert plain_name("dictionary_eval_sequences") == "n_eval_sequences" and plain_name("argmax_long_seeds") == "long_seeds"
+    assert plain_name("argmax_rows") == "argmax_rows" and plain_name("eval_lengths") == "eval_lengths"
+    assert per_task_name("argmax", "n_eval_sequences") == "argmax_eval_sequences"
+    with pytest.raises(ParameterError, match="dictionary_steps: expected an int >= 1, got 0"):
+        chapter_params("08_ablations", "ci", {"dictionary_steps": 0})
+    with pytest.raises(ParameterError, match="argmax_long_steps: expected an int >= 0, got -1"):
+        chapter_params("08_ablations", "ci", {"argmax_long_steps": -1})
+
+
+def test_each_task_record_gives_the_steps_and_test_sequences_every_chapter_trains_it_at():
+    """The profiles read a task's scales from its record, so chapters 4-5 and the chapters that reuse their
+    runs (8, 10) train each task at the same steps and test sequences at each scale."""
+    from vvlib.book.runner import resolved as chapter_params
+    from vvlib.experiments.paper_tasks import TASKS
+
+    for task in TASKS:
+        owner = {"argmax": "04_argmax_retrieval", "dictionary": "05_dictionary_lookup"}[task.name]
+        for scale, settings in task.scales.items():
+            P = chapter_params(owner, scale, {"paper_scale_dir": ""})
+            assert (P.steps, P.n_eval_sequences) == (settings["steps"], settings["n_eval_sequences"]), (task.name, scale)
+            for reuser in ("08_ablations", "10_beyond"):
+                Q = chapter_params(reuser, scale)
+                assert Q[f"{task.name}_steps"] == settings["steps"], (reuser, task.name, scale)
+                assert Q[f"{task.name}_eval_sequences"] == settings["n_eval_sequences"], (reuser, task.name, scale)
+
+
+def test_listing_a_two_task_chapter_says_how_to_set_one_tasks_value(capsys):
+    from vvlib.__main__ import _list_profile
+
+    _list_profile(get_chapter("08_ablations"), "default")
+    shown = capsys.readouterr().out
+    assert "one task's setting each: argmax_steps, dictionary_steps" in shown
+    assert "python -m vvlib run 08_ablations -p argmax_steps 3000" in shown
+    _list_profile(get_chapter("04_argmax_retrieval"), "default")
+    assert "one task's setting" not in capsys.readouterr().out

@@ -18,7 +18,7 @@ import sys
 
 from .book.runner import parse_overrides, resolved, run_chapter
 from .experiments.chapters import CHAPTERS, get_chapter
-from .experiments.params import DEFAULT_PROFILE, ParameterError
+from .experiments.params import DEFAULT_PROFILE, ParameterError, plain_name
 
 
 def _list(args):
@@ -42,6 +42,11 @@ def _list_profile(chapter, profile: str):
     for name in chapter.parameters():
         if name != "profile":
             print(f"  {name} = {P[name]!r}  ({f'profile {profile}' if name in set_by_profile else 'notebook cell'})")
+    per_task = [name for name in chapter.parameters() if plain_name(name) != name]
+    if per_task:  # chapters 8-11 train both tasks: one task's setting is its own parameter
+        print(f"  (one task's setting each: {', '.join(per_task)}, read as chapters 4-5 read "
+              f"{', '.join(dict.fromkeys(plain_name(n) for n in per_task))}; "
+              f"e.g. python -m vvlib run {chapter.name} -p {per_task[0]} {P[per_task[0]]})")
 
 
 def _run(args):

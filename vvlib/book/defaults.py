@@ -9,13 +9,12 @@ writes them into the cells; tests/test_shared_settings.py fails when a cell hold
 
 import dataclasses
 
-from ..experiments.chapters import get_chapter
 from ..evaluate import EvalConfig
+from ..experiments.chapters import TRAINING, get_chapter
 from ..experiments.paper_tasks import TASKS
-from ..experiments.chapters import TRAINING
-from ..experiments.variants import EVAL_FIELDS, PER_TASK_NAMES, TRAIN_FIELDS
+from ..experiments.params import plain_name, write_cell_values
+from ..experiments.variants import EVAL_FIELDS, TRAIN_FIELDS
 from ..model import ModelConfig
-from ..experiments.params import write_cell_values
 from ..tasks import TaskConfig
 from ..train import TrainConfig
 
@@ -52,7 +51,7 @@ TRAINING_DEFAULTS = {
 }
 
 # What differs between the tasks.  A one-task chapter names these as written; chapters 8-10
-# name them per task (argmax_steps, argmax_eval_sequences: variants.PER_TASK_NAMES).
+# name them per task (argmax_steps, argmax_eval_sequences: params.PER_TASK_NAMES).
 TASK_DEFAULTS = {t.name: {"n_eval_sequences": _EVAL[EVAL_FIELDS["n_eval_sequences"]], **t.defaults} for t in TASKS}
 
 # The chapters that train or reuse models, with their tasks (their records say which).
@@ -66,10 +65,9 @@ def default_of(chapter: str, name: str):
     tasks = TRAINING_CHAPTERS[chapter]
     if len(tasks) == 1:
         return {**TRAINING_DEFAULTS, **TASK_DEFAULTS[tasks[0]]}[name]
-    for task in tasks:
-        for suffix, plain in PER_TASK_NAMES.items():
-            if name == f"{task}_{suffix}":
-                return {**TRAINING_DEFAULTS, **TASK_DEFAULTS[task]}[plain]
+    task = name.partition("_")[0]
+    if task in tasks and plain_name(name) != name:  # argmax_steps: argmax's steps
+        return {**TRAINING_DEFAULTS, **TASK_DEFAULTS[task]}[plain_name(name)]
     return TRAINING_DEFAULTS[name]
 
 

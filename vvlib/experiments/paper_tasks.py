@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from . import paper
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one record per task: equal only to itself, and a dict key
 class PaperTask:
     name: str  # the science registry's name (vvlib.tasks.get(name))
     title: str  # as the prose says it
@@ -23,19 +23,42 @@ class PaperTask:
     longer_table: str  # trained on up to 256 items (chapter 9)
     longer: dict
     defaults: dict = field(default_factory=dict)  # notebook defaults that differ between tasks (book/defaults.py)
+    # its runs at each named scale (the profiles ci, book and paper of every chapter that trains it): steps and
+    # test sequences per length, and at the book's scale the longer training beside the main one (chapters 4-5's
+    # long_* parameters; chapter 8 reuses them)
+    scales: dict = field(default_factory=dict)
 
+
+ARGMAX_NAME, DICTIONARY_NAME = "argmax", "dictionary"  # the science registry's names, quoted here once
 
 ARGMAX = PaperTask(
-    "argmax", "argmax retrieval", "Table 1", paper.TABLE1_ARGMAX,
+    ARGMAX_NAME, "argmax retrieval", "Table 1", paper.TABLE1_ARGMAX,
     "Table 3", paper.TABLE3_ARGMAX_ABLATION, True, "Table 4", paper.TABLE4_ARGMAX_LONG,
     {"steps": 3000, "long_seeds": 4, "long_seed_chunk": 4,  # test sequences: EvalConfig's default
-     "ladder_steps": [500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000]})
+     "ladder_steps": [500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000]},
+    {"ci": {"steps": 1000, "n_eval_sequences": 128},
+     # the longer training at the paper's 100,000 steps takes most of an hour per variant and 4 seeds on 2 CPU cores
+     # (measured times in book/scale.md): runs of 4 seeds, added a sitting at a time (long_seeds grows as they are
+     # committed; the paper has 100)
+     "book": {"steps": 4000, "n_eval_sequences": 256,
+              "long": {"long_steps": paper.STEPS[ARGMAX_NAME], "long_seeds": 12, "long_seed_chunk": 4, "long_seed_group": 4,
+                       "ladder_steps": [500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000],
+                       "ladder_lengths": [16, 256, 2048, 16384]}},
+     "paper": {"steps": paper.STEPS[ARGMAX_NAME], "n_eval_sequences": 1024}})
 # the dictionary task learns in fewer steps, and its evaluation costs more per sequence
 DICTIONARY = PaperTask(
-    "dictionary", "dictionary lookup", "Table 2", paper.TABLE2_DICTIONARY,
+    DICTIONARY_NAME, "dictionary lookup", "Table 2", paper.TABLE2_DICTIONARY,
     "Table 6", paper.TABLE6_DICTIONARY_ABLATION, False, "Table 5", paper.TABLE5_DICTIONARY_LONG,
     {"steps": 1500, "n_eval_sequences": 128, "long_seeds": 20, "long_seed_chunk": 20,
-     "ladder_steps": [500, 1000, 2000, 5000, 10_000]})
+     "ladder_steps": [500, 1000, 2000, 5000, 10_000]},
+    {"ci": {"steps": 400, "n_eval_sequences": 64},
+     # the longer training at the paper's 10,000 steps, its seeds stored as runs of 20 that each fit in one sitting
+     # (long_seeds grows as they are committed; the paper has 100)
+     "book": {"steps": 1500, "n_eval_sequences": 128,
+              "long": {"long_steps": paper.STEPS[DICTIONARY_NAME], "long_seeds": 80, "long_seed_chunk": 20,
+                       "long_seed_group": 4, "ladder_steps": [500, 1000, 2000, 5000, 10_000],
+                       "ladder_lengths": [16, 256, 2048, 16384]}},
+     "paper": {"steps": paper.STEPS[DICTIONARY_NAME], "n_eval_sequences": 1024}})
 
 TASKS = (ARGMAX, DICTIONARY)
 NAMES = tuple(t.name for t in TASKS)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..draws import DRAWS
+from .paper_tasks import NAMES as TASK_NAMES
 from ..errors import ParameterError, require  # noqa: F401  (defined in the science layer; read here by the upper ones)
 
 DEFAULT_PROFILE = "default"  # the values written in the parameters cell
@@ -103,6 +104,25 @@ def write_cell_values(notebook: Path, values: dict):
     nbformat.write(nb, notebook)
 
 
+# Chapters that train both tasks (8-11) name what differs between them {task}_{suffix} (argmax_steps,
+# dictionary_eval_sequences); a task's runs read it under the plain name chapters 4 and 5 use
+# (variants.task_params), and its range rule is the plain name's.
+PER_TASK_NAMES = {"steps": "steps", "eval_sequences": "n_eval_sequences", "long_steps": "long_steps",
+                  "long_seeds": "long_seeds", "long_seed_chunk": "long_seed_chunk"}
+
+
+def per_task_name(task: str, plain: str) -> str:
+    """("argmax", "n_eval_sequences") -> "argmax_eval_sequences"."""
+    suffix = next(s for s, p in PER_TASK_NAMES.items() if p == plain)
+    return f"{task}_{suffix}"
+
+
+def plain_name(name: str) -> str:
+    """"dictionary_eval_sequences" -> "n_eval_sequences"; a name that is not per task stays as it is."""
+    task, _, suffix = name.partition("_")
+    return PER_TASK_NAMES[suffix] if task in TASK_NAMES and suffix in PER_TASK_NAMES else name
+
+
 # Range rules by parameter name, shared by every chapter that uses the name.
 def _int_at_least(lo):
     return (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= lo), f"an int >= {lo}"
@@ -129,10 +149,6 @@ def _list_of_dicts(may_be_empty=False):
 RULES = {
     "n_seeds": _int_at_least(1),
     "steps": _int_at_least(1),
-    "argmax_steps": _int_at_least(1),
-    "dictionary_steps": _int_at_least(1),
-    "argmax_eval_sequences": _int_at_least(1),
-    "dictionary_eval_sequences": _int_at_least(1),
     "batch_size": _int_at_least(1),
     "hidden": _int_at_least(1),
     "n_classes": _int_at_least(2),
@@ -154,12 +170,6 @@ RULES = {
     "long_seeds": _int_at_least(1),
     "long_seed_chunk": _int_at_least(1),
     "long_seed_group": _int_at_least(0),
-    "argmax_long_steps": _int_at_least(0),  # chapter 8: chapters 4-5's long_* per task
-    "argmax_long_seeds": _int_at_least(1),
-    "argmax_long_seed_chunk": _int_at_least(1),
-    "dictionary_long_steps": _int_at_least(0),
-    "dictionary_long_seeds": _int_at_least(1),
-    "dictionary_long_seed_chunk": _int_at_least(1),
     "ladder_steps": _list_of_ints(1),
     "ladder_lengths": _list_of_ints(1),
     # chapters 4-5: the longer training evaluated again on more test sequences (chapters/c05_dictionary_lookup.recheck_fits)
@@ -257,8 +267,8 @@ def validate(spec: dict[str, Param], values: dict, profiles) -> dict:
         if name == "profile":
             if value not in profiles:
                 raise ParameterError(f"profile: expected one of {', '.join(profiles)}, got {value!r}")
-        elif name in RULES:
-            ok, accepted = RULES[name]
+        elif (rule := RULES.get(plain_name(name))) is not None:
+            ok, accepted = rule
             if not ok(value):
                 raise ParameterError(f"{name}: expected {accepted}, got {value!r}")
         checked[name] = value

@@ -13,7 +13,7 @@ import torch
 from .. import tasks
 from ..evaluate import EvalConfig
 from ..model import ModelConfig
-from .params import Params
+from .params import PER_TASK_NAMES, Params
 from .runs import TrainedRun, ladder, stored_only
 from ..tasks import TaskConfig
 from ..train import TrainConfig
@@ -40,12 +40,6 @@ LABELS = {"baseline": "Baseline", "layernorm": "Baseline (+ LN)", "standardize":
 def task_config(P, name: str) -> TaskConfig:
     """The task's own settings (tasks.Task.settings) from the chapter's parameters."""
     return TaskConfig(name, **{setting: P[setting] for setting in tasks.get(name).settings})
-
-
-# Chapters that train both tasks (8, 9, 10) name what differs between them {task}_<suffix>;
-# a task's runs read it under the name chapters 4 and 5 use.
-PER_TASK_NAMES = {"steps": "steps", "eval_sequences": "n_eval_sequences", "long_steps": "long_steps",
-                  "long_seeds": "long_seeds", "long_seed_chunk": "long_seed_chunk"}
 
 
 def task_params(P, task: str) -> Params:

@@ -5,13 +5,8 @@ from ..paper_tasks import DICTIONARY
 from ..params import require
 from . import checks
 from .record import ACCURACY_METRICS, Chapter, accuracy_work
-from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, DICTIONARY_STEPS, PAPER_SCALE_STORE, PAPER_TRAINING
+from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_SCALE_STORE, PAPER_TRAINING, task_scale
 
-# The longer training beside the main one (the `long_*` parameters), in the book: the paper's own 10,000 steps,
-# its seeds stored as runs of 20 that each fit in one sitting (long_seeds grows as they are committed; the paper
-# has 100).  Chapter 8 trains +std for its first run of 20.
-BOOK_LONG = {"long_steps": DICTIONARY_STEPS["paper"], "long_seeds": 80, "long_seed_chunk": 20, "long_seed_group": 4,
-             "ladder_steps": [500, 1000, 2000, 5000, 10_000], "ladder_lengths": [16, 256, 2048, 16384]}
 # The measured runs (why its loss rises): the longer training's first 4 seeds at the constant rate, both variants,
 # then the Baseline with one change each: the rate cut tenfold at step 2,000, where the rise begins; AdamW's
 # epsilon at 1e-5, near the key table's median sqrt(v) there (3e-5 in the constant-rate run); each seed's gradient
@@ -68,11 +63,12 @@ CHAPTER = Chapter(
     "05_dictionary_lookup", "Dictionary lookup: Baseline vs LayerNorm (Table 2)", ACCURACY_METRICS,
     accuracy_work(DICTIONARY), reproduces=DICTIONARY,
     profiles={
-        "ci": {"n_seeds": CI_SEEDS, "steps": DICTIONARY_STEPS["ci"], "n_eval_sequences": 64, **CI_LONG,
+        "ci": {"n_seeds": CI_SEEDS, **task_scale(DICTIONARY, "ci"), **CI_LONG,
                **CI_DYNAMICS, **CI_RECHECK, **CI_COUNTER},
-        "book": {**BOOK_TRAINING, "steps": DICTIONARY_STEPS["book"], "n_eval_sequences": 128, **BOOK_LONG,
+        # the longer training beside the main one at the paper's 10,000 steps (the task's record says how)
+        "book": {**BOOK_TRAINING, **task_scale(DICTIONARY, "book"), **DICTIONARY.scales["book"]["long"],
                  **BOOK_DYNAMICS, **BOOK_RECHECK, **BOOK_COUNTER, "paper_scale_dir": PAPER_SCALE_STORE},
-        "paper": {**PAPER_TRAINING, "steps": DICTIONARY_STEPS["paper"], "n_eval_sequences": 1024},
+        "paper": {**PAPER_TRAINING, **task_scale(DICTIONARY, "paper")},
     },
     checks=(checks.keys_cover_lengths, checks.ladder_within_long_training, checks.measured_rows_fit, recheck_fits,
             counter_arm_fits, checks.paper_scale_store_exists),

@@ -23,7 +23,7 @@ CHAPTER = Chapter(
          "component_std_slope_sem p_value_relative_global_variance p_value_mean_drift"),
     Work((ARGMAX.name,), probes.PAIR, ()),  # trains nothing new: its probes are planned
     probes=lambda P, device: [(ARGMAX.name, probes.distribution(P, device))],
-    profiles=probing_profiles(ci_sequences=64),
+    profiles=probing_profiles(ARGMAX, ci_sequences=64),
     checks=(checks.training_length_is_tested, distribution_lengths_tested, components_within_hidden,
             checks.shown_seed_exists),
 )

@@ -29,6 +29,6 @@ CHAPTER = Chapter(
     keys("top1_weight entropy p_value_top1_weight p_value_entropy"),
     Work((ARGMAX.name,), probes.PAIR, ()),  # trains nothing new: its probes are planned
     probes=lambda P, device: [(ARGMAX.name, probes.dispersion(P, device))],
-    profiles=probing_profiles(ci_sequences=32),
+    profiles=probing_profiles(ARGMAX, ci_sequences=32),
     checks=(lengths_hold_top_k, heatmap_lengths_tested, examples_within_probes, checks.shown_seed_exists),
 )

@@ -1,15 +1,16 @@
 """Chapter 8: the paper's Tables 3 and 6, standardization without parameters against layer normalization."""
 
 from ..paper_tasks import ARGMAX, DICTIONARY, NAMES
-from . import c05_dictionary_lookup, checks
+from . import checks
 from .record import Chapter, Work, keys
-from .scales import ARGMAX_STEPS, BOOK_TRAINING, CI_LONG, CI_SEEDS, DICTIONARY_STEPS, PAPER_BOTH_TASKS
+from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_BOTH_TASKS, both_tasks, per_task
+
+LONG_PER_TASK = ("long_steps", "long_seeds", "long_seed_chunk", "long_seed_group")  # chapters 4-5's longer training
 
 
-def per_task_long(task: str, long: dict) -> dict:
-    """This chapter names chapters 4-5's long_* settings per task (e.g. dictionary_long_steps)."""
-    return {**{f"{task}_{k}": long[k] for k in ("long_steps", "long_seeds", "long_seed_chunk")},
-            "long_seed_group": long["long_seed_group"]}
+def longer(settings: dict) -> dict:
+    """Of chapters 4-5's longer-training settings, those this chapter takes (no ladder, no measured runs)."""
+    return {name: settings[name] for name in LONG_PER_TASK}
 
 
 CHAPTER = Chapter(
@@ -17,13 +18,10 @@ CHAPTER = Chapter(
     keys("relative_gain p_value_ln_vs_std p_value_vs_baseline accuracy ln_minus_std long"),
     Work(NAMES, ("baseline", "standardize", "layernorm"), long=True),
     profiles={
-        "ci": {"n_seeds": CI_SEEDS, "argmax_steps": ARGMAX_STEPS["ci"], "dictionary_steps": DICTIONARY_STEPS["ci"],
-               "argmax_eval_sequences": 128, "dictionary_eval_sequences": 64,
-               **per_task_long(ARGMAX.name, CI_LONG), **per_task_long(DICTIONARY.name, CI_LONG)},
-        "book": {**BOOK_TRAINING, "argmax_steps": ARGMAX_STEPS["book"], "dictionary_steps": DICTIONARY_STEPS["book"],
-                 "argmax_eval_sequences": 256, "dictionary_eval_sequences": 128,
+        "ci": {"n_seeds": CI_SEEDS, **both_tasks("ci"), **per_task({ARGMAX: longer(CI_LONG), DICTIONARY: longer(CI_LONG)})},
+        "book": {**BOOK_TRAINING, **both_tasks("book"),
                  # +std is trained for chapter 5's first run of 20 seeds only
-                 **per_task_long(DICTIONARY.name, {**c05_dictionary_lookup.BOOK_LONG, "long_seeds": 20})},
+                 **per_task({DICTIONARY: {**longer(DICTIONARY.scales["book"]["long"]), "long_seeds": 20}})},
         "paper": PAPER_BOTH_TASKS,
     },
     checks=(checks.keys_cover_lengths,),

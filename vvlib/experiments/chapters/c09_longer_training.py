@@ -1,11 +1,11 @@
 """Chapter 9: the paper's Tables 4 and 5, training on up to 256 items with a length curriculum."""
 
-from ..paper_tasks import NAMES
+from ..paper_tasks import ARGMAX, DICTIONARY, NAMES
 from ..params import require
 from ..sensitivity import PAIR
 from . import checks
 from .record import Chapter, Work, keys
-from .scales import BOOK_TRAINING, PAPER_BOTH_TASKS
+from .scales import BOOK_TRAINING, PAPER_BOTH_TASKS, per_task
 
 
 def curriculum_start_within_training(P):
@@ -20,12 +20,12 @@ CHAPTER = Chapter(
     # trains on sequences up to 256 items: fewer seeds and steps, more checkpoints than the shared defaults
     own_values=frozenset({"n_seeds", "max_train_len", "checkpoint_every", "argmax_steps", "dictionary_steps"}),
     profiles={
-        "ci": {"n_seeds": 2, "argmax_steps": 150, "dictionary_steps": 100,
-               "argmax_eval_sequences": 64, "dictionary_eval_sequences": 64, "checkpoint_every": 50},
+        "ci": {"n_seeds": 2, "checkpoint_every": 50,
+               **per_task({ARGMAX: {"steps": 150, "n_eval_sequences": 64}, DICTIONARY: {"steps": 100, "n_eval_sequences": 64}})},
         # The curriculum's late steps run on 256-item sequences (about 8x the cost of a step at 16 items),
         # so fewer steps than chapters 4-5 at the same 20 seeds.
-        "book": {**BOOK_TRAINING, "argmax_steps": 1000, "dictionary_steps": 600,
-                 "argmax_eval_sequences": 256, "dictionary_eval_sequences": 128},
+        "book": {**BOOK_TRAINING, **per_task({ARGMAX: {"steps": 1000, "n_eval_sequences": 256},
+                                              DICTIONARY: {"steps": 600, "n_eval_sequences": 128}})},
         "paper": PAPER_BOTH_TASKS,
     },
     checks=(curriculum_start_within_training, checks.keys_cover_lengths),

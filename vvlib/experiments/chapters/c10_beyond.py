@@ -5,7 +5,7 @@ from ..paper_tasks import NAMES
 from ..params import require
 from . import checks
 from .record import PER_LENGTH, Chapter, Work, keys
-from .scales import ARGMAX_STEPS, BOOK_TRAINING, CI_SEEDS, DICTIONARY_STEPS, PAPER_BOTH_TASKS
+from .scales import BOOK_TRAINING, CI_SEEDS, PAPER_BOTH_TASKS, both_tasks
 
 ONE_LAYER = ("baseline", "layernorm", "rescale", "log_n", "log_n_layernorm")  # the paper's two and three new outputs
 DEEP = ("deep_baseline", "deep_layernorm")  # Baseline and +LN with several heads and layers
@@ -32,12 +32,9 @@ CHAPTER = Chapter(
                               for task in NAMES],
     profiles={
         # ci shares chapter 8's ci runs (Baseline, +LN); short test lengths keep it to minutes
-        "ci": {"n_seeds": CI_SEEDS, "argmax_steps": ARGMAX_STEPS["ci"], "dictionary_steps": DICTIONARY_STEPS["ci"],
-               "argmax_eval_sequences": 128, "dictionary_eval_sequences": 64,
-               "eval_lengths": [16, 128, 1024, 8192], "probe_sequences": 32,
+        "ci": {"n_seeds": CI_SEEDS, **both_tasks("ci"), "eval_lengths": [16, 128, 1024, 8192], "probe_sequences": 32,
                "mc_lengths": [16, 256, 4096], "mc_sequences": 1024},
-        "book": {**BOOK_TRAINING, "argmax_steps": ARGMAX_STEPS["book"], "dictionary_steps": DICTIONARY_STEPS["book"],
-                 "argmax_eval_sequences": 256, "dictionary_eval_sequences": 128},
+        "book": {**BOOK_TRAINING, **both_tasks("book")},
         "paper": PAPER_BOTH_TASKS,
     },
     checks=(checks.keys_cover_lengths, heads_divide_hidden, checks.training_length_is_tested),

@@ -1,14 +1,14 @@
 """The scales several chapters share, each written once: the ci smoke test, the published book's
 scale and the paper's.  Chapters 6-10 load the models of chapters 4 and 5 from the results store,
-which only works when their training settings agree profile by profile: these are those values.
-A scale that one chapter alone uses is in that chapter's file."""
+which only works when their training settings agree profile by profile: each task's steps and test
+sequences at each scale are its record's (paper_tasks.PaperTask.scales), and the chapters' profiles
+take them from there.  A scale that one chapter alone uses is in that chapter's file."""
 
 from .. import paper
-from ..paper_tasks import ARGMAX, DICTIONARY
+from ..paper_tasks import TASKS, PaperTask
+from ..params import PER_TASK_NAMES, per_task_name
 
 CI_SEEDS = 3
-ARGMAX_STEPS = {"ci": 1000, "book": 4000, "paper": paper.STEPS[ARGMAX.name]}
-DICTIONARY_STEPS = {"ci": 400, "book": 1500, "paper": paper.STEPS[DICTIONARY.name]}
 # New runs at the paper's scale draw from the counter stream (draws.py): a CUDA graph records it, and a CPU can
 # repeat any seed of it.  Chapters 4-5's first paper-scale runs (results/paper/) drew from per-seed generators:
 # they stay, read as the earlier, independent run (EARLIER_PAPER_RUN).
@@ -22,16 +22,41 @@ BOOK_TRAINING = {"n_seeds": 20, "store_dir": BOOK_STORE}
 # the book shows them beside its own scales.
 PAPER_SCALE_STORE = "results/paper"
 # Chapters 4-5's longer training beside the main one (the `long_*` parameters), as a smoke test: two runs of one
-# seed each, joined.  The book's own are in c04 and c05 (chapter 8 reuses chapter 5's).
+# seed each, joined.  The book's own is each task's record's (PaperTask.scales["book"]["long"]).
 CI_LONG = {"long_steps": 60, "long_seeds": 2, "long_seed_chunk": 1, "long_seed_group": 0,
            "ladder_steps": [20, 60], "ladder_lengths": [16, 256]}
+
+
+def task_scale(task: PaperTask, scale: str) -> dict:
+    """A one-task chapter's settings of `task` at a named scale: {"steps", "n_eval_sequences"}."""
+    return {name: value for name, value in task.scales[scale].items() if name != "long"}
+
+
+def per_task(values: dict) -> dict:
+    """A two-task chapter's entries, each task's under its per-task names:
+    {ARGMAX: {"steps": 150}, DICTIONARY: {"steps": 100}} -> {"argmax_steps": 150, "dictionary_steps": 100}.
+    Settings that are not per task (long_seed_group) keep their own name, and must agree."""
+    named = {}
+    for task, settings in values.items():
+        for name, value in settings.items():
+            key = per_task_name(task.name, name) if name in PER_TASK_NAMES.values() else name
+            if named.setdefault(key, value) != value:
+                raise ValueError(f"{key}: the tasks disagree ({named[key]!r} and {value!r}) on a shared setting")
+    return named
+
+
+def both_tasks(scale: str) -> dict:
+    """Each task's steps and test sequences at `scale`, under the per-task names."""
+    return per_task({task: task_scale(task, scale) for task in TASKS})
+
+
 # Chapters 8-10 train both tasks: their paper profile.
-PAPER_BOTH_TASKS = {**PAPER_TRAINING, "argmax_steps": ARGMAX_STEPS["paper"], "dictionary_steps": DICTIONARY_STEPS["paper"],
-                    "argmax_eval_sequences": 1024, "dictionary_eval_sequences": 1024}
+PAPER_BOTH_TASKS = {**PAPER_TRAINING, **both_tasks("paper")}
 
 
-def probing_profiles(ci_sequences: int) -> dict:
-    """Chapters 6 and 7 probe chapter 4's argmax models: its training settings, their own probe size."""
-    return {"ci": {"n_seeds": CI_SEEDS, "steps": ARGMAX_STEPS["ci"], "n_probe_sequences": ci_sequences},
-            "book": {**BOOK_TRAINING, "steps": ARGMAX_STEPS["book"]},
-            "paper": {**PAPER_TRAINING, "steps": ARGMAX_STEPS["paper"], "n_probe_sequences": 1024}}
+def probing_profiles(task: PaperTask, ci_sequences: int) -> dict:
+    """Chapters 6 and 7 probe chapter 4's models: its training settings, their own probe size."""
+    steps = {scale: task.scales[scale]["steps"] for scale in task.scales}
+    return {"ci": {"n_seeds": CI_SEEDS, "steps": steps["ci"], "n_probe_sequences": ci_sequences},
+            "book": {**BOOK_TRAINING, "steps": steps["book"]},
+            "paper": {**PAPER_TRAINING, "steps": steps["paper"], "n_probe_sequences": 1024}}
