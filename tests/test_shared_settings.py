@@ -2,12 +2,12 @@
 parameters must resolve to exactly those runs' training settings, or they would silently
 train (and report) other models."""
 
-import shutil
+import dataclasses
 
 import pytest
 
 from vvlib.experiments import chapters, params, variants
-from vvlib.book import defaults, runner
+from vvlib.book import runner
 from vvlib.evaluate import EvalConfig
 from vvlib.model import ModelConfig
 from vvlib.train import TrainConfig
@@ -56,63 +56,60 @@ NOT_TRAINING_DEFAULTS = {"profile": "the profile mechanism itself", "device": "w
                          "n_probe_sequences": "each probing chapter's own sample size"}
 
 
-def test_every_cell_holds_the_defaults_defined_in_code():
-    assert defaults.differences() == []  # `python -m vvlib sync-defaults` writes them
+# What differs between the tasks in a one-task chapter's cell: the per-task settings, and the longer training's
+# ladder (chapters 4-5 alone have one, each at its task's steps).
+TASK_SETTINGS = {*params.PER_TASK_NAMES.values(), "ladder_steps"}
 
 
-def test_every_parameter_two_training_chapters_share_is_defined_once_in_code():
+def shared_key(chapter, name: str):
+    """What a training chapter's parameter stands for across chapters: (task, plain name) for one task's
+    setting (dictionary_steps in chapter 8; steps in chapter 5, whose only task is dictionary lookup),
+    else (None, name) for a setting every task shares (lr, hidden, ...)."""
+    plain = params.plain_name(name)
+    if plain != name:
+        return name.partition("_")[0], plain
+    if name in TASK_SETTINGS and len(chapter.tasks) == 1:
+        return chapter.tasks[0], name
+    return None, name
+
+
+def cell_differences() -> dict:
+    """{(task, name): {chapter: the literal in its cell}} wherever the training chapters' cells disagree on a
+    setting they share (a chapter's own_values and NOT_TRAINING_DEFAULTS apart)."""
     seen = {}
-    for chapter in defaults.TRAINING_CHAPTERS:
-        for name in chapters.get_chapter(chapter).parameters():
-            seen.setdefault(name, []).append(chapter)
-    for name, where in seen.items():
-        if len(where) > 1 and name not in NOT_TRAINING_DEFAULTS:
-            defined = [c for c in where if name in defaults.expected_cell_values(c)]
-            own = [c for c in where if name in chapters.get_chapter(c).own_values]
-            assert sorted(defined + own) == sorted(where), name
+    for chapter in chapters.TRAINING.values():
+        for name, param in chapter.parameters().items():
+            if name not in NOT_TRAINING_DEFAULTS and name not in chapter.own_values:
+                seen.setdefault(shared_key(chapter, name), {})[chapter.name] = param.default
+    return {key: cells for key, cells in seen.items() if len({repr(v) for v in cells.values()}) > 1}
 
 
-def test_a_changed_default_is_found_in_every_cell_that_declares_it(monkeypatch):
-    monkeypatch.setitem(defaults.TRAINING_DEFAULTS, "lr", 0.003)
-    monkeypatch.setitem(defaults.TASK_DEFAULTS["dictionary"], "steps", 999)
-    found = {(c, name): (cell, new) for c, name, cell, new in defaults.differences()}
-    assert {c for c, name in found if name == "lr"} == set(defaults.TRAINING_CHAPTERS)
-    assert found[("05_dictionary_lookup", "steps")] == (1500, 999)
-    assert found[("08_ablations", "dictionary_steps")] == (1500, 999)
-    assert ("09_longer_training", "dictionary_steps") not in found  # chapter 9 sets its own
-    assert ("04_argmax_retrieval", "steps") not in found
+def test_the_cells_are_the_one_source_of_a_shared_default_and_agree():
+    """A default two training chapters share has one value in every cell that declares it: to change one
+    for every chapter, change it in each cell this test names."""
+    assert cell_differences() == {}
+
+
+def test_the_agreement_check_names_the_cells_that_differ(monkeypatch):
+    def with_lr(notebook):  # chapter 8's cell as if edited alone
+        found = params.read_parameters(notebook)
+        if notebook.stem == "08_ablations":
+            found["lr"] = dataclasses.replace(found["lr"], default=0.003)
+            found["dictionary_steps"] = dataclasses.replace(found["dictionary_steps"], default=999)
+        return found
+
+    monkeypatch.setattr("vvlib.experiments.chapters.record.read_parameters", with_lr)
+    found = cell_differences()
+    assert found[(None, "lr")]["08_ablations"] == 0.003 and found[(None, "lr")]["04_argmax_retrieval"] == 0.001
+    assert found[("dictionary", "steps")] == {"05_dictionary_lookup": 1500, "08_ablations": 999, "10_beyond": 1500,
+                                              "11_sensitivity": 1500}
 
 
 def test_a_config_field_is_the_default_of_its_chapter_parameter():
-    assert defaults.TRAINING_DEFAULTS["min_train_len"] == TrainConfig().min_len
-    assert defaults.TRAINING_DEFAULTS["hidden"] == ModelConfig().hidden
-    assert defaults.TASK_DEFAULTS["argmax"]["n_eval_sequences"] == EvalConfig().n_sequences
-
-
-def test_writing_cell_values_changes_those_literals_and_nothing_else(tmp_path):
-    source = chapters.get_chapter("08_ablations").notebook
-    copy = tmp_path / "nb.ipynb"
-    shutil.copy(source, copy)
-    params.write_cell_values(copy, {"lr": 0.001})  # the value it has: the file stays byte for byte
-    assert copy.read_bytes() == source.read_bytes()
-    params.write_cell_values(copy, {"lr": 0.003, "store_dir": "elsewhere", "eval_lengths": [16, 32]})
-    after, before = params.read_parameters(copy), params.read_parameters(source)
-    assert (after["lr"].default, after["store_dir"].default, after["eval_lengths"].default) == (0.003, "elsewhere", [16, 32])
-    assert after["lr"].help == before["lr"].help
-    assert {n: p for n, p in after.items() if n not in ("lr", "store_dir", "eval_lengths")} == \
-        {n: p for n, p in before.items() if n not in ("lr", "store_dir", "eval_lengths")}
-    changed = [a for a, b in zip(copy.read_text().splitlines(), source.read_text().splitlines()) if a != b]
-    assert len(changed) == 3
-    with pytest.raises(params.ParameterError, match="no line for nonexistent"):
-        params.write_cell_values(copy, {"nonexistent": 1})
-
-
-def test_sync_defaults_check_exits_1_on_a_difference(monkeypatch, capsys):
-    from vvlib.__main__ import main
-
-    assert main(["sync-defaults", "--check"]) == 0
-    monkeypatch.setitem(defaults.TRAINING_DEFAULTS, "hidden", 64)
-    with pytest.raises(SystemExit) as exit_:
-        main(["sync-defaults", "--check"])
-    assert exit_.value.code == 1
-    assert "04_argmax_retrieval: hidden = 128 in its cell, 64 in vvlib/book/defaults.py" in capsys.readouterr().out
+    """Where a cell's parameter sets a config field, the cell holds that field's default: a chapter that
+    leaves a setting alone trains what the configs alone would."""
+    cell = chapters.ARGMAX_RETRIEVAL.parameters()
+    assert cell["min_train_len"].default == TrainConfig().min_len and cell["lr"].default == TrainConfig().lr
+    assert cell["hidden"].default == ModelConfig().hidden
+    assert cell["n_eval_sequences"].default == EvalConfig().n_sequences
+    assert cell["eval_lengths"].default == list(EvalConfig().lengths)

@@ -57,11 +57,10 @@ Experiments, vvlib/experiments/ (cached runs, results, tables):
 The book, vvlib/book/ (and the command line):
     runner          the papermill runner: a chapter resolved at a profile, checked, executed
     accuracy_page   chapters 4 and 5 as one body: each notebook's prose calls its sections
-    defaults        the training chapters' default parameters, each value written once
     webassets       offline MathJax and widget scripts
     build           executing every chapter, then Jupyter Book
     paper_run       python -m vvlib paper: the training chapters at the paper's scale, one progress bar
-    __main__        vvlib/__main__.py: python -m vvlib {list, run, book, paper, metric, sync-defaults, migrate-store}
+    __main__        vvlib/__main__.py: python -m vvlib {list, run, book, paper, metric, migrate-store}
 """
 
 __version__ = "0.1.0"

@@ -1,11 +1,10 @@
-"""Command line: python -m vvlib {list, run, book, paper, metric, sync-defaults, migrate-store}.
+"""Command line: python -m vvlib {list, run, book, paper, metric, migrate-store}.
 
     python -m vvlib list
     python -m vvlib run 04_argmax_retrieval --profile ci -p n_seeds 2 --output out/
     python -m vvlib book [--profile book] [--stored-only]
     python -m vvlib paper [--chapters 04 05] [--plan] [-p device cuda]
     python -m vvlib metric _output/04_argmax_retrieval accuracy/layernorm/1024
-    python -m vvlib sync-defaults [--check]
     python -m vvlib migrate-store results/book [--dry-run]
 
 Bad input (unknown chapter, parameter or profile; a value of the wrong type or range)
@@ -93,18 +92,6 @@ def _metric(args):
     print(json.dumps(value, indent=1) if isinstance(value, (dict, list)) else value)
 
 
-def _sync_defaults(args):
-    """Copy the training defaults (vvlib/book/defaults.py) into the notebooks' parameter cells."""
-    from .book import defaults
-
-    found = defaults.differences() if args.check else defaults.sync()
-    for chapter, name, cell, value in found:
-        print(f"{chapter}: {name} = {cell!r} in its cell, {value!r} in vvlib/book/defaults.py")
-    if args.check and found:
-        raise SystemExit(1)
-    print("every cell holds vvlib/book/defaults.py's values" if not found else f"{len(found)} value(s) written")
-
-
 def _migrate_store(args):
     from .experiments.migrate import migrate
     from .experiments.store import StoreError
@@ -161,9 +148,6 @@ def main(argv=None) -> int:
     metric.add_argument("output", help="the chapter's output directory, e.g. _output/02_monte_carlo")
     metric.add_argument("key", nargs="?", default="", help="path of keys separated by '/', e.g. accuracy/layernorm/1024")
     metric.set_defaults(func=_metric)
-    sync = sub.add_parser("sync-defaults", help="write the training defaults of vvlib/book/defaults.py into the parameter cells")
-    sync.add_argument("--check", action="store_true", help="only list the cells that differ (exit 1 if any)")
-    sync.set_defaults(func=_sync_defaults)
     mig = sub.add_parser("migrate-store", help="rewrite a results store's specs in today's format (numbers unchanged)")
     mig.add_argument("store_dir", help="e.g. results/book")
     mig.add_argument("--dry-run", action="store_true", help="only list the folders it would rename")

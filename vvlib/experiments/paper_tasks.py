@@ -2,8 +2,8 @@
 summary and the plans loop over TASKS instead of naming a task.
 
 The science layer's registry (vvlib.tasks) says how to sample and score a task; a record here
-adds what the book needs around it: where the paper reports it, and the notebook defaults
-that differ between tasks (the chapter that reproduces its table names it: chapters/).
+adds what the book needs around it: where the paper reports it, and the steps and test sequences
+its runs take at each named scale (ci, book, paper), which every chapter that trains it reads.
 """
 
 from dataclasses import dataclass, field
@@ -22,7 +22,6 @@ class PaperTask:
     ln_beats_std: bool  # whether the paper claims +LN more accurate than +std here (Table 6 claims they are equal)
     longer_table: str  # trained on up to 256 items (chapter 9)
     longer: dict
-    defaults: dict = field(default_factory=dict)  # notebook defaults that differ between tasks (book/defaults.py)
     # its runs at each named scale (the profiles ci, book and paper of every chapter that trains it): steps and
     # test sequences per length, and at the book's scale the longer training beside the main one (chapters 4-5's
     # long_* parameters; chapter 8 reuses them)
@@ -34,8 +33,6 @@ ARGMAX_NAME, DICTIONARY_NAME = "argmax", "dictionary"  # the science registry's 
 ARGMAX = PaperTask(
     ARGMAX_NAME, "argmax retrieval", "Table 1", paper.TABLE1_ARGMAX,
     "Table 3", paper.TABLE3_ARGMAX_ABLATION, True, "Table 4", paper.TABLE4_ARGMAX_LONG,
-    {"steps": 3000, "long_seeds": 4, "long_seed_chunk": 4,  # test sequences: EvalConfig's default
-     "ladder_steps": [500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000]},
     {"ci": {"steps": 1000, "n_eval_sequences": 128},
      # the longer training at the paper's 100,000 steps takes most of an hour per variant and 4 seeds on 2 CPU cores
      # (measured times in book/scale.md): runs of 4 seeds, added a sitting at a time (long_seeds grows as they are
@@ -49,8 +46,6 @@ ARGMAX = PaperTask(
 DICTIONARY = PaperTask(
     DICTIONARY_NAME, "dictionary lookup", "Table 2", paper.TABLE2_DICTIONARY,
     "Table 6", paper.TABLE6_DICTIONARY_ABLATION, False, "Table 5", paper.TABLE5_DICTIONARY_LONG,
-    {"steps": 1500, "n_eval_sequences": 128, "long_seeds": 20, "long_seed_chunk": 20,
-     "ladder_steps": [500, 1000, 2000, 5000, 10_000]},
     {"ci": {"steps": 400, "n_eval_sequences": 64},
      # the longer training at the paper's 10,000 steps, its seeds stored as runs of 20 that each fit in one sitting
      # (long_seeds grows as they are committed; the paper has 100)

@@ -1,9 +1,9 @@
 """Chapter parameters: each notebook's literal `parameters` cell declares them.
 
 Each line of that cell reads `name: type = value  # help`; papermill parses the same
-lines for `papermill --help-notebook`.  (The values the training chapters share are
-defined in vvlib/book/defaults.py, which writes them into the cells.)  On top of the cell's
-values sit named profiles (e.g. `ci`, `paper`); a value given explicitly (`-p NAME VALUE`)
+lines for `papermill --help-notebook`.  The cell is the one source of a default: a value the
+training chapters share has the same literal in each of their cells (tests/test_shared_settings.py
+names any cell that differs).  On top of the cell's values sit named profiles (e.g. `ci`, `paper`); a value given explicitly (`-p NAME VALUE`)
 always wins over the profile's.  Every value is checked here, before any computation starts.
 """
 
@@ -28,6 +28,10 @@ class Param:
     type: str  # int | float | str | bool | list
     default: object
     help: str
+
+
+# `name: type = value  # help`; the value ends where the help begins
+_CELL_LINE = re.compile(r"^(?P<head>(?P<name>\w+): (?P<type>\w+) = )(?P<value>.+?)(?P<help>  # .*)?$")
 
 
 def read_parameters(notebook: Path) -> dict[str, Param]:
@@ -60,15 +64,6 @@ def _parameters_source(notebook: Path) -> str:
     return source if isinstance(source, str) else "".join(source)
 
 
-def _parameters_cell(notebook):
-    """The notebook (nbformat) and its one cell tagged `parameters`, for rewriting it."""
-    import nbformat
-
-    _parameters_source(notebook)  # exactly one cell tagged `parameters`, or ParameterError
-    nb = nbformat.read(notebook, as_version=4)
-    return nb, next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
-
-
 def _assigned_names(notebook: Path) -> set:
     """Every name the parameters cell assigns, as Python itself parses the cell."""
     names = set()
@@ -78,30 +73,6 @@ def _assigned_names(notebook: Path) -> set:
         elif isinstance(node, ast.Assign):
             names.update(t.id for t in node.targets if isinstance(t, ast.Name))
     return names
-
-
-# `name: type = value  # help`; the value ends where the help begins
-_CELL_LINE = re.compile(r"^(?P<head>(?P<name>\w+): (?P<type>\w+) = )(?P<value>.+?)(?P<help>  # .*)?$")
-
-
-def write_cell_values(notebook: Path, values: dict):
-    """Rewrite the literal values of some parameters in a notebook's `parameters` cell,
-    leaving every other character of the notebook as it was."""
-    import nbformat
-
-    nb, cell = _parameters_cell(notebook)
-    lines, missing = cell.source.split("\n"), set(values)
-    for i, line in enumerate(lines):
-        m = _CELL_LINE.match(line)
-        if m and m["name"] in values:
-            value = values[m["name"]]
-            literal = json.dumps(value) if isinstance(value, str) else repr(value)
-            lines[i] = f"{m['head']}{literal}{m['help'] or ''}"
-            missing.discard(m["name"])
-    if missing:
-        raise ParameterError(f"{notebook}: its parameters cell has no line for {', '.join(sorted(missing))}")
-    cell.source = "\n".join(lines)
-    nbformat.write(nb, notebook)
 
 
 # Chapters that train both tasks (8-11) name what differs between them {task}_{suffix} (argmax_steps,

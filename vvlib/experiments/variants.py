@@ -53,7 +53,7 @@ def task_params(P, task: str) -> Params:
 
 
 # A chapter's parameter -> the config field it sets, written once: the configs below read the
-# parameters through these tables, and book/defaults.py gives each parameter its field's default.
+# parameters through these tables, and each cell holds its field's default (tests/test_shared_settings.py).
 # REQUIRED_TRAIN: every training chapter's cell has them.  OPTIONAL_TRAIN: a cell may leave them out
 # (chapter 11's rows may set them; chapter 9 sets its curriculum), and then the field's default holds.
 REQUIRED_TRAIN = {"n_seeds": "n_seeds", "steps": "steps", "batch_size": "batch_size", "lr": "lr",
