@@ -3,10 +3,14 @@ between its parameters that only it makes, and the scales and paper numbers it u
 
 record.py says what a chapter is; scales.py holds the scales several chapters share (the book's seeds
 and steps, the paper's); checks.py the checks several chapters make.  Adding a chapter is a file here
-and one line below, its notebook, and its line in _toc.yml (tests/test_pages.py holds them together).
+(cNN_name.py, defining CHAPTER), its notebook, its line in _toc.yml and its row in the README's table of
+chapters (tests/test_pages.py holds them together).
 """
 
-from .c01_vanishing_variance_proof import CHAPTER as PROOF
+import importlib
+from pathlib import Path
+
+from .c01_vanishing_variance_proof import CHAPTER as PROOF  # the chapters other modules name
 from .c02_monte_carlo import CHAPTER as MONTE_CARLO
 from .c03_pretrained_transformer import CHAPTER as PRETRAINED
 from .c04_argmax_retrieval import CHAPTER as ARGMAX_RETRIEVAL
@@ -21,10 +25,17 @@ from .summary_page import CHAPTER as SUMMARY
 from .record import Chapter, Work
 from ..params import ParameterError
 
-# in the book's order of execution (the summary reads chapters 4-9; chapters 10-11 come after it in the book)
-CHAPTERS = {c.name: c for c in (PROOF, MONTE_CARLO, PRETRAINED, ARGMAX_RETRIEVAL, DICTIONARY_LOOKUP,
-                                DISTRIBUTION_SHIFT, DISPERSION, ABLATIONS, LONGER_TRAINING, BEYOND, SENSITIVITY,
-                                SUMMARY)}
+SUMMARY_FILE = "summary_page"
+
+
+def _chapter_files() -> list[str]:
+    """This package's chapter files in the book's order of execution: cNN_*.py by number, then the summary,
+    which reads the others' results."""
+    return sorted(p.stem for p in Path(__file__).parent.glob("c[0-9][0-9]_*.py")) + [SUMMARY_FILE]
+
+
+# every file's CHAPTER: a new chapter is a new file here (and its notebook, and its line in _toc.yml)
+CHAPTERS = {c.name: c for c in (importlib.import_module(f"{__name__}.{stem}").CHAPTER for stem in _chapter_files())}
 TRAINING = {name: c for name, c in CHAPTERS.items() if c.tasks}  # the chapters that train or reuse models
 BY_TASK = {c.reproduces.name: c for c in CHAPTERS.values() if c.reproduces}  # a task's accuracy chapter
 
@@ -47,4 +58,4 @@ def check_metrics(chapter: str, metrics: dict):
 
 def chapter_file(chapter: str) -> str:
     """The file of this package that defines a chapter ('c07_dispersion.py', 'summary_page.py')."""
-    return "summary_page.py" if chapter == SUMMARY.name else f"c{chapter}.py"
+    return f"{SUMMARY_FILE}.py" if chapter == SUMMARY.name else f"c{chapter}.py"
