@@ -39,10 +39,10 @@ def timed(run, device) -> float:
 
 
 def measure(task_name: str, device, sample_steps: int, eval_sequences: int | None, graph_draws=None,
-            graph_step=None) -> dict:
+            graph_step=None, tf32=False) -> dict:
     profile = get_chapter(CHAPTERS[task_name]).profiles["paper"]
     cfg = ModelConfig(task=TaskConfig(task_name))
-    trainer = Trainer(cfg, TrainConfig(n_seeds=profile["n_seeds"], steps=10**9), device, graph_draws, graph_step)
+    trainer = Trainer(cfg, TrainConfig(n_seeds=profile["n_seeds"], steps=10**9, tf32=tf32), device, graph_draws, graph_step)
     timed(lambda: [trainer.train_step() for _ in range(5)], device)  # warm-up: allocations, kernel caches
     step_s = timed(lambda: [trainer.train_step() for _ in range(sample_steps)], device) / sample_steps
     n_sequences = eval_sequences or profile["n_eval_sequences"]
@@ -77,11 +77,11 @@ def main(argv=None):
     if args.steps < 1:
         parser.error(f"--steps must be >= 1; got {args.steps}")
     device = rng.resolve_device(args.device)
-    torch.backends.cuda.matmul.allow_tf32 = args.tf32
+    torch.backends.cuda.matmul.allow_tf32 = args.tf32  # the evaluation's products; the training's follow its TrainConfig
     name = torch.cuda.get_device_name() if device.type == "cuda" else "cpu"
     result = {"device": name, "torch": torch.__version__, "tf32": args.tf32,
               **measure(args.task, device, args.steps, args.eval_sequences, False if args.eager_draws else None,
-                        False if args.eager_step or args.eager_draws else None)}
+                        False if args.eager_step or args.eager_draws else None, args.tf32)}
     replayed = ("whole step replayed from CUDA graphs" if result["graph_step"] else
                 "draws replayed from CUDA graphs" if result["graph_draws"] else "eager")
     print(f"device: {device} ({name}), torch {torch.__version__}, TF32 {'on' if args.tf32 else 'off'}, {replayed}")

@@ -105,3 +105,23 @@ def test_the_gpu_check_refuses_a_loop_too_short_to_checkpoint(tmp_path):
 
     with pytest.raises(SystemExit):
         gpu_check.main(["--out", str(tmp_path), "--device", "cpu", "--steps", "1"])
+
+
+def test_the_tf32_comparison_pairs_the_arms_by_seed_and_refuses_a_cpu(tmp_path, capsys):
+    import numpy as np
+    from scipy import stats as scipy_stats
+
+    from bench import tf32_ab
+
+    rng = np.random.default_rng(3)
+    full, fast = rng.uniform(0.3, 0.9, (6, 2)), rng.uniform(0.3, 0.9, (6, 2))
+    result = tf32_ab.compared(full, fast, (16, 1024))
+    d = 100 * (fast[:, 1] - full[:, 1])
+    half = scipy_stats.t.ppf(0.975, 5) * d.std(ddof=1) / np.sqrt(6)
+    row = result["1024"]
+    assert row["float32"] == pytest.approx(100 * full[:, 1].mean()) and row["tf32"] == pytest.approx(100 * fast[:, 1].mean())
+    assert (row["diff"], row["low"], row["high"]) == pytest.approx((d.mean(), d.mean() - half, d.mean() + half))
+    assert row["p"] == pytest.approx(scipy_stats.ttest_rel(100 * fast[:, 1], 100 * full[:, 1]).pvalue)
+    # TF32 is a GPU format: on a CPU the command stops before training, writing nothing
+    assert tf32_ab.main(["--out", str(tmp_path / "out"), "--device", "cpu"]) == 2
+    assert "expected cuda" in capsys.readouterr().err and not (tmp_path / "out").exists()

@@ -521,3 +521,33 @@ def test_dropout_trains_other_weights_with_the_same_grouping_and_resume_guarante
     assert "dropout" not in weight_settings(small()) and weight_settings(small(dropout=0.1))["dropout"] == 0.1
     with pytest.raises(ValueError, match="dropout must be a number from 0"):
         small(dropout=1.0)
+
+
+def test_tf32_is_a_weight_setting_asked_for_on_a_gpu_only_and_leaves_torchs_flag_as_it_was():
+    from vvlib.train import matmul_tf32, weight_settings
+
+    assert "tf32" not in weight_settings(TrainConfig())  # every stored run keeps its entry
+    assert weight_settings(TrainConfig(tf32=True))["tf32"] is True  # a TF32 run has its own
+    with pytest.raises(ValueError, match="tf32 must be True or False"):
+        TrainConfig(tf32=1)
+    with pytest.raises(ValueError, match="tf32=True needs a CUDA GPU"):
+        Trainer(ModelConfig(task=TaskConfig("argmax")), TrainConfig(n_seeds=1, tf32=True), "cpu")
+    before = torch.backends.cuda.matmul.allow_tf32
+    with pytest.raises(RuntimeError):
+        with matmul_tf32(not before):
+            assert torch.backends.cuda.matmul.allow_tf32 is (not before)
+            raise RuntimeError("a step that fails")
+    assert torch.backends.cuda.matmul.allow_tf32 is before
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="TF32 needs a CUDA GPU")
+def test_a_tf32_run_on_a_gpu_trains_in_tf32_and_restores_the_flag():
+    model_cfg = ModelConfig(task=TaskConfig("argmax"))
+    runs = {}
+    for tf32 in (False, True):
+        trainer = Trainer(model_cfg, TrainConfig(n_seeds=2, steps=5, draws="counter", tf32=tf32), "cuda")
+        trainer.run(progress=False)
+        runs[tf32] = trainer.weights()
+        assert torch.backends.cuda.matmul.allow_tf32 is False
+    # the same batches, other rounding in the products: close (bench/tf32_ab.py measures what it does to accuracy)
+    assert all(torch.allclose(runs[False][k], runs[True][k], atol=1e-2) for k in runs[False])

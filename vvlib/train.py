@@ -14,6 +14,7 @@ that decide the weights; 0 (all seeds at once) stands for every group size that 
 The groups themselves, and the checkpoint layout they share, are vvlib/seed_groups.py.
 """
 
+import contextlib
 import dataclasses
 import time
 from dataclasses import dataclass
@@ -55,6 +56,9 @@ class TrainConfig:
     adam_eps: float = 1e-8  # AdamW's epsilon (torch's default; the paper names none)
     grad_clip: float = 0.0  # 0: none; else each seed's gradient norm is clipped to this (optim.clip_per_seed)
     dropout: float = 0.0  # the chance that an MLP's hidden activation is zeroed in a training step (dropout_masks)
+    # float32 matrix products in TF32 on a CUDA GPU (10-bit mantissa inputs, float32 sums): faster, and a
+    # different run, so it is a weight setting; off by default and refused on a CPU (bench/tf32_ab.py compares)
+    tf32: bool = False
 
     def __post_init__(self):
         for name in ("n_seeds", "steps", "batch_size", "min_len", "max_len", "checkpoint_every"):
@@ -89,6 +93,8 @@ class TrainConfig:
             raise ValueError(f"grad_clip must be a number >= 0 (0: no clipping); got {self.grad_clip!r}")
         if not isinstance(self.dropout, (int, float)) or not 0 <= self.dropout < 1:
             raise ValueError(f"dropout must be a number from 0 (none) up to, not including, 1; got {self.dropout!r}")
+        if not isinstance(self.tf32, bool):
+            raise ValueError(f"tf32 must be True or False; got {self.tf32!r}")
 
 
 def weight_settings(cfg: TrainConfig) -> dict:
@@ -110,7 +116,7 @@ def weight_settings(cfg: TrainConfig) -> dict:
 
 
 LATER_DEFAULTS = {"draws": "generators", "lr_schedule": "constant", "warmup_steps": 0, "grad_clip": 0.0, "dropout": 0.0,
-                  "drop_step": 0, "adam_eps": 1e-8}
+                  "drop_step": 0, "adam_eps": 1e-8, "tf32": False}
 
 
 def group_size(cfg: TrainConfig) -> int:
@@ -177,6 +183,8 @@ class Trainer:
     def __init__(self, model_cfg: ModelConfig, cfg: TrainConfig, device="cpu", graph_draws: bool | None = None,
                  graph_step: bool | None = None):
         self.model_cfg, self.cfg, self.device = model_cfg, cfg, torch.device(device)
+        if cfg.tf32 and self.device.type != "cuda":
+            raise ValueError(f"tf32=True needs a CUDA GPU (TF32 is a tensor-core format); got device {self.device.type!r}")
         supported = graphdraw.supported(model_cfg.task, cfg.max_len, self.device, cfg.draws)
         if not all(isinstance(g, (bool, type(None))) for g in (graph_draws, graph_step)):
             raise ValueError(f"graph_draws and graph_step must each be None (where supported), True or False; "
@@ -266,8 +274,9 @@ class Trainer:
         if isinstance(self.lr, torch.Tensor):
             c = self.cfg
             self.lr.fill_(optim.learning_rate(c.lr, c.lr_schedule, c.warmup_steps, c.steps, self.step, c.drop_step))
-        losses = [self.graphed_step(i) if self.graph_step else self.group_step(i, self.draw(i))
-                  for i in range(len(self.groups))]
+        with matmul_tf32(self.cfg.tf32):  # the step's products, and those a CUDA graph records in it
+            losses = [self.graphed_step(i) if self.graph_step else self.group_step(i, self.draw(i))
+                      for i in range(len(self.groups))]
         self.step += 1
         return torch.cat(losses)
 
@@ -347,6 +356,18 @@ class Trainer:
         # record afresh: from the restored generators, and AdamW's new state tensors
         self.graphed = [None] * len(self.groups)
         return True
+
+
+@contextlib.contextmanager
+def matmul_tf32(on: bool):
+    """float32 matrix products in TF32 (on) or in full float32 (off) inside the block, as it was after.
+    The flag is torch's, process-wide: a run sets it for its own steps and leaves it as it found it."""
+    before = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = on
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before
 
 
 def train(model_cfg: ModelConfig, cfg: TrainConfig, device="cpu", checkpoint=None, progress=True, on_step=None):
