@@ -176,3 +176,21 @@ def test_mean_interval_is_scipys_t_interval():
     expected = scipy_stats.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=scipy_stats.sem(x))
     assert mean == pytest.approx(x.mean()) and (low, high) == pytest.approx(expected)
     assert np.isnan(mean_interval([3.0])[1])
+
+
+def test_the_scales_table_puts_each_scale_under_its_own_header_beside_the_paper():
+    from vvlib.experiments.paper import TABLE1_ARGMAX
+    from vvlib.experiments.report import per_length, scales_table
+
+    rng = np.random.default_rng(1)
+    small = per_length({v: rng.uniform(0.4, 0.7, (3, 2)) for v in ("baseline", "layernorm")}, [16, 32],
+                       [("baseline", "layernorm")])
+    large = per_length({v: rng.uniform(0.4, 0.7, (8, 2)) for v in ("baseline", "layernorm")}, [16, 32],
+                       [("baseline", "layernorm")])
+    table = scales_table({"3 seeds": small, "8 seeds": large}, [16, 32], ("baseline", "layernorm"),
+                         {"baseline": "Baseline", "layernorm": "+LN"}, TABLE1_ARGMAX, "p_value")
+    assert list(table.columns.get_level_values(0).unique()) == ["paper", "3 seeds", "8 seeds"]
+    assert list(table["8 seeds"].columns) == ["Baseline", "+LN", "p"]
+    mean, sem = small["accuracy"]["layernorm"]["32"], small["accuracy_sem"]["layernorm"]["32"]
+    assert table.loc["2⁵", ("3 seeds", "+LN")] == f"{mean:.1f} ± {sem:.1f}"
+    assert table.loc["2⁴", ("paper", "Baseline")] == f"{TABLE1_ARGMAX['baseline'][0]:.1f}"

@@ -26,6 +26,8 @@ COMPARED = [*PAIRS, ("layernorm", "adaptive_layernorm")]  # and: does adaptive t
 P_VALUE_KEYS = ("p_value", "adaptive_p_value")  # each pair's p-values in the metrics
 LABELS = variants.LABELS
 SHORT = answers.SHORT_LABELS
+# a table's column labels where its caption says the temperature: each pair's runs as Baseline and +LN
+SHORT_BY_RUN = {variants.run_name(v, t): SHORT[v] for v in SHORT for t in ("fixed", "adaptive")}
 
 
 class AccuracyPage:
@@ -153,7 +155,7 @@ class AccuracyPage:
             P = self.P
             scales = {f"{P.n_seeds} seeds x {P.steps:,} steps": self.metrics,
                       f"{P.long_seeds} seeds x {P.long_steps:,} steps": self.long["metrics"]}
-            display(report.scales_table(scales, P.eval_lengths, PAIRS[pair], LABELS, self.table, P_VALUE_KEYS[pair]))
+            display(report.scales_table(scales, P.eval_lengths, PAIRS[pair], SHORT_BY_RUN, self.table, P_VALUE_KEYS[pair]))
             display(Markdown(report.verdict(self.long["metrics"], P.eval_lengths, PAIRS[pair], LABELS, P.max_train_len,
                                             P.long_seeds, paper_table=self.table)))
 

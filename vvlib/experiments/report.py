@@ -79,8 +79,9 @@ def comparison_table(metrics: dict, lengths, pair, labels: dict, paper_table: di
 
 
 def scales_table(columns: dict, lengths, pair, labels: dict, paper_table: dict, paper_p: str = "") -> pd.DataFrame:
-    """One row per length: the paper's two runs of `pair`, then ours at each scale of
-    `columns` ({scale label: per_length metrics}), each with its paired p-value."""
+    """One row per length: the paper's two runs of `pair`, then ours at each scale of `columns`
+    ({scale label: per_length metrics}), each with its paired p-value, under a two-row header (the
+    source over the runs' labels: give short ones), so that two scales beside the paper fit the text column."""
     from .paper import column
 
     rows = []
@@ -88,14 +89,16 @@ def scales_table(columns: dict, lengths, pair, labels: dict, paper_table: dict, 
         key, row = str(n), {"N": power_of_two(n)}
         for v in pair:
             paper = column(paper_table, v, n)
-            row[f"{labels[v]} (paper)"] = "n/a" if paper is None else f"{paper:.1f}"
-        row["p (paper)"] = format_p(column(paper_table, paper_p, n) if paper_p in paper_table else None)
+            row[("paper", labels[v])] = "n/a" if paper is None else f"{paper:.1f}"
+        row[("paper", "p")] = format_p(column(paper_table, paper_p, n) if paper_p in paper_table else None)
         for scale, metrics in columns.items():
             for v in pair:
-                row[f"{labels[v]} ({scale})"] = _pct(metrics["accuracy"][v][key], metrics["accuracy_sem"][v][key])
-            row[f"p ({scale})"] = format_p(metrics["p_value"][pair_name(pair)][key])
+                row[(scale, labels[v])] = _pct(metrics["accuracy"][v][key], metrics["accuracy_sem"][v][key])
+            row[(scale, "p")] = format_p(metrics["p_value"][pair_name(pair)][key])
         rows.append(row)
-    return pd.DataFrame(rows).set_index("N")
+    table = pd.DataFrame(rows).set_index("N")
+    table.columns = pd.MultiIndex.from_tuples(table.columns)
+    return table
 
 
 def means_by_length(frame: pd.DataFrame, column: str, variants, lengths) -> dict:
