@@ -28,3 +28,24 @@ def device(request):
     """The device-dependent tests run on the CPU always, and on CUDA where a GPU is present
     (never on CI: they are how a session with a GPU checks the CUDA path)."""
     return request.param
+
+
+@pytest.fixture
+def argmin_task():
+    """A third task in a few lines: the class of the *lowest*-priority item, read like argmax."""
+    from vvlib import tasks
+    from vvlib.task_argmax import Argmax
+
+    class Argmin(Argmax):
+        name = "argmin"
+        capturable = False
+
+        def sample(self, cfg, gen, rows, n, device, mask, lengths):
+            batch = super().sample(cfg, gen, rows, n, device, mask, lengths)
+            ranked = batch.priority if mask is None else batch.priority.masked_fill(~mask, 2.0)
+            batch.target = batch.label.gather(1, ranked.argmin(dim=1, keepdim=True)).squeeze(1)
+            return batch
+
+    tasks.register(Argmin())
+    yield "argmin"
+    del tasks.TASKS["argmin"]

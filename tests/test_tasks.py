@@ -146,27 +146,6 @@ def test_bad_task_settings_are_named():
         sample(TaskConfig(), gen(8), 2, 0, "cpu")
 
 
-@pytest.fixture
-def argmin_task():
-    """A third task in a few lines: the class of the *lowest*-priority item, read like argmax."""
-    from vvlib import tasks
-    from vvlib.task_argmax import Argmax
-
-    class Argmin(Argmax):
-        name = "argmin"
-        capturable = False
-
-        def sample(self, cfg, gen, rows, n, device, mask, lengths):
-            batch = super().sample(cfg, gen, rows, n, device, mask, lengths)
-            ranked = batch.priority if mask is None else batch.priority.masked_fill(~mask, 2.0)
-            batch.target = batch.label.gather(1, ranked.argmin(dim=1, keepdim=True)).squeeze(1)
-            return batch
-
-    tasks.register(Argmin())
-    yield "argmin"
-    del tasks.TASKS["argmin"]
-
-
 def test_a_new_task_is_one_registered_class_and_trains_end_to_end(argmin_task):
     from vvlib.experiments import variants
     from vvlib.evaluate import EvalConfig, accuracy
