@@ -282,3 +282,21 @@ def test_the_paper_scale_rows_read_what_is_committed_and_mark_the_rest_pending()
     j = P5.eval_lengths.index(1024)
     d = paired_difference(100 * accuracy["baseline"][:, j], 100 * accuracy["layernorm"][:, j])
     assert table.loc[("dictionary", "defaults"), column].startswith(f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]")
+
+
+def test_the_papers_scale_status_names_pending_rows_and_gives_committed_ones_their_difference(monkeypatch):
+    P = runner.resolved("11_sensitivity", "paper", {"store_dir": PAPER_SCALE_STORE})
+    pending = sensitivity.paper_scale_status(P, "dictionary", 16384)
+    rows = [sensitivity.label(row) for row in P.dictionary_rows]
+    assert "100 seeds x 10,000 steps" in pending and "pending in the GPU queue: " + "; ".join(rows) + "." in pending
+    assert sensitivity.paper_scale_status(P, "argmax", 16384) == ""  # the paper profile has no argmax rows
+
+    def one_committed(P_, task, row, at, device="cpu"):  # the cosine row as if the GPU queue had run it
+        if row != {"lr_schedule": "cosine"}:
+            return None
+        return {"difference": {"16384": {"diff": 1.25, "low": -0.5, "high": 3.0, "p": 0.2}}}, {}
+
+    monkeypatch.setattr(sensitivity, "stored_row", one_committed)
+    said = sensitivity.paper_scale_status(P, "dictionary", 16384)
+    assert "points [95%]: lr_schedule=cosine +1.2 [-0.5, +3.0]; pending" in said
+    assert "; ".join(r for r in rows if r != "lr_schedule=cosine") + "." in said

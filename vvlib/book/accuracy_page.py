@@ -65,6 +65,18 @@ class AccuracyPage:
                                                 self.task_record.table, self.task.name, P.steps,
                                                 f"{P.n_seeds} seeds x {P.steps:,} steps, {device}")
                          + " The rest of the page shows how, at this scale and at smaller ones."))
+        if self.P.paper_scale_dir:  # the book reads the committed paper-scale results: so may this sentence
+            status = self._rows_at_the_papers_scale()
+            if status:
+                display(Markdown(status))
+
+    def _rows_at_the_papers_scale(self) -> str:
+        """What chapter 11's paper-profile rows of this task say (or that they are pending), where that
+        profile has rows of it; '' where it has none."""
+        if "paper" not in SENSITIVITY.profiles:
+            return ""
+        P_paper = runner.resolved(SENSITIVITY.name, "paper", {"store_dir": self.P.paper_scale_dir})
+        return sensitivity.paper_scale_status(P_paper, self.task.name, max(P_paper.eval_lengths))
 
     def _read_paper_scale(self):
         """The newest committed paper-scale runs: on the counter stream where the GPU queue has committed

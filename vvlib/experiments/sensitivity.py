@@ -123,6 +123,30 @@ def paper_scale_rows(P_paper: Params, at) -> pd.DataFrame:
     return pd.DataFrame(lines).set_index(["task", "configuration"])
 
 
+def paper_scale_status(P_paper: Params, task: str, n: int) -> str:
+    """One sentence for another chapter's answer: at the paper's scale, what chapter 11's rows of `task`
+    (P_paper: its paper profile, reading P_paper.store_dir) say of +LN minus Baseline at length n, row by
+    row where committed, and which rows are still pending.  Nothing is trained or evaluated."""
+    committed, pending, steps = [], [], None
+    for row_task, row, P_row in check_rows(P_paper):
+        if row_task != task:
+            continue
+        steps = P_row.steps
+        found = stored_row(P_paper, task, row, [n], device="cuda")
+        if found is None:
+            pending.append(label(row))
+        else:
+            d = found[0]["difference"][str(n)]
+            committed.append(f"{label(row)} {d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]")
+    if not committed and not pending:
+        return ""
+    scale = f"{P_paper.n_seeds} seeds x {steps:,} steps"
+    said = [f"+LN minus Baseline at N = {n:,}, points [95%]: {'; '.join(committed)}"] if committed else []
+    said += [f"pending in the GPU queue: {'; '.join(pending)}"] if pending else []
+    return (f"Which of the settings the paper leaves unstated decide the sign at its scale (chapter 11's rows, "
+            f"{scale}): " + "; ".join(said) + ".")
+
+
 def train_row(P: Params, task: str, device) -> tuple[dict, dict]:
     """(accuracy {side: (seeds, lengths)}, training records {side: record}) of one row, its two
     sides named as PAIR names them (the +LN side may be +std: trained_variants)."""
