@@ -42,7 +42,8 @@ def measure(task_name: str, device, sample_steps: int, eval_sequences: int | Non
             graph_step=None, tf32=False) -> dict:
     profile = get_chapter(CHAPTERS[task_name]).profiles["paper"]
     cfg = ModelConfig(task=TaskConfig(task_name))
-    trainer = Trainer(cfg, TrainConfig(n_seeds=profile["n_seeds"], steps=10**9, tf32=tf32), device, graph_draws, graph_step)
+    train_cfg = TrainConfig(n_seeds=profile["n_seeds"], steps=10**9, tf32=tf32)
+    trainer = Trainer(cfg, train_cfg, device, graph_draws, graph_step)
     timed(lambda: [trainer.train_step() for _ in range(5)], device)  # warm-up: allocations, kernel caches
     step_s = timed(lambda: [trainer.train_step() for _ in range(sample_steps)], device) / sample_steps
     n_sequences = eval_sequences or profile["n_eval_sequences"]
@@ -77,7 +78,7 @@ def main(argv=None):
     if args.steps < 1:
         parser.error(f"--steps must be >= 1; got {args.steps}")
     device = rng.resolve_device(args.device)
-    torch.backends.cuda.matmul.allow_tf32 = args.tf32  # the evaluation's products; the training's follow its TrainConfig
+    torch.backends.cuda.matmul.allow_tf32 = args.tf32  # the evaluation's; the training's follow its TrainConfig
     name = torch.cuda.get_device_name() if device.type == "cuda" else "cpu"
     result = {"device": name, "torch": torch.__version__, "tf32": args.tf32,
               **measure(args.task, device, args.steps, args.eval_sequences, False if args.eager_draws else None,

@@ -51,7 +51,8 @@ def arm(model_cfg: ModelConfig, train_cfg: TrainConfig, eval_cfg, device) -> tup
     torch.cuda.synchronize(device)
     seconds = time.perf_counter() - start
     accuracy = evaluate.accuracy(model_cfg, weights, eval_cfg, device, progress=False).cpu().numpy()
-    return accuracy, {"seconds": round(seconds, 2), "model_steps_per_s": round(train_cfg.n_seeds * train_cfg.steps / seconds)}
+    speed = round(train_cfg.n_seeds * train_cfg.steps / seconds)
+    return accuracy, {"seconds": round(seconds, 2), "model_steps_per_s": speed}
 
 
 def main(argv=None) -> int:

@@ -46,7 +46,8 @@ def test_several_variants_are_answered_per_task_and_length_with_the_papers_two_r
     assert list(table.columns) == [(t, n) for t in ("argmax", "dictionary") for n in ("2¹⁰", "2¹⁴")]
     assert list(table.index) == ["paper: Baseline", "paper: +LN", "Baseline", "+LN", "Rescaled"]
     j = lengths.index(1024)
-    assert table.loc["Rescaled", ("dictionary", "2¹⁰")] == f"{100 * accuracy['dictionary']['rescale'][:, j].mean():.1f}"
+    rescaled = 100 * accuracy["dictionary"]["rescale"][:, j].mean()
+    assert table.loc["Rescaled", ("dictionary", "2¹⁰")] == f"{rescaled:.1f}"
     assert table.loc["paper: +LN", ("argmax", "2¹⁰")] == f"{paper.TABLE1_ARGMAX['layernorm'][j]:.1f}"
 
 
