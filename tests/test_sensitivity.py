@@ -300,3 +300,17 @@ def test_the_papers_scale_status_names_pending_rows_and_gives_committed_ones_the
     said = sensitivity.paper_scale_status(P, "dictionary", 16384)
     assert "points [95%]: lr_schedule=cosine +1.2 [-0.5, +3.0]; pending" in said
     assert "; ".join(r for r in rows if r != "lr_schedule=cosine") + "." in said
+
+
+def test_the_rows_are_built_and_checked_once_for_the_same_parameters(monkeypatch):
+    P = runner.resolved("11_sensitivity", "ci")
+    built = []
+    real = sensitivity._checked
+    monkeypatch.setattr(sensitivity, "_checked", lambda *a: built.append(a[2]) or real(*a))
+    sensitivity._LAST_PLAN[:] = [None, None]
+    plan = sensitivity.check_rows(P)
+    rows = len(P.argmax_rows) + len(P.dictionary_rows)
+    assert len(built) == rows and sensitivity.check_rows(runner.resolved("11_sensitivity", "ci")) is plan
+    assert len(built) == rows  # the notebook's second call built nothing
+    other = runner.resolved("11_sensitivity", "ci", {"dictionary_rows": [{}]})
+    assert len(sensitivity.check_rows(other)) == len(P.argmax_rows) + 1 and len(built) == rows + len(P.argmax_rows) + 1

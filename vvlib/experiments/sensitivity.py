@@ -7,6 +7,7 @@ difference at a test length is that row's answer; the Baseline's accuracy curve 
 close the row comes to the paper's Baseline (its "fingerprint").
 """
 
+import json
 import math
 
 import numpy as np
@@ -57,9 +58,21 @@ def row_params(P, task: str, row: dict) -> Params:
     return Params({**variants.task_params(P, task), **row})
 
 
+_LAST_PLAN = [None, None]  # (the parameters last planned, as JSON; their plan): see check_rows
+
+
 def check_rows(P) -> list[tuple[str, dict, Params]]:
     """[(task, row, its parameters)] for every row of every task, each checked by building the
-    configs it would train, so that a bad row stops the chapter before anything is trained."""
+    configs it would train, so that a bad row stops the chapter before anything is trained.  The
+    chapter's check (runner.configure) and its notebook's plan ask for the same parameters: the
+    rows are built and checked once, and the second asker gets that plan."""
+    key = json.dumps(P, sort_keys=True, default=repr)
+    if _LAST_PLAN[0] != key:
+        _LAST_PLAN[:] = [key, _plan(P)]
+    return _LAST_PLAN[1]
+
+
+def _plan(P) -> list[tuple[str, dict, Params]]:
     if not any(P[name] for name in ROW_PARAMETERS.values()):
         raise ParameterError(f"{' and '.join(ROW_PARAMETERS.values())}: expected at least one row in all; both are []")
     plan = []
