@@ -3,6 +3,8 @@ GPU, so the recorded step runs here on the CPU under capture_safety.HostTraffic,
 every call that capture would refuse (the counter stream as first written made host copies in
 every Philox call, and crashed at its first graphed step on a GPU)."""
 
+import contextlib
+
 import pytest
 import torch
 
@@ -78,3 +80,22 @@ def test_counter_draws_stay_on_the_counters_device(task):
     batch = tasks_sample(SMALL[task], source, 4, 12, "meta", source.randint(5, 13, 4))
     assert {t.device.type for t in (batch.label, batch.target, batch.mask)} == {"meta"}
     assert {w.device.type for w in philox.philox((torch.arange(8, device="meta"), 7, 0, 2), (1, 2))} == {"meta"}
+
+
+def test_the_tf32_switch_around_a_recorded_step_adds_no_host_traffic_and_no_other_number(monkeypatch):
+    """train_step sets torch's TF32 flag around the step a CUDA graph records (TrainConfig.tf32): a flag,
+    not a tensor, so the recorded work is the same; at the default (off) the step's bits are the ones a
+    step without the switch gives."""
+    from vvlib import train as train_module
+
+    model_cfg = ModelConfig(task=SMALL["argmax"], hidden=16)
+    cfg = TrainConfig(n_seeds=2, steps=10, batch_size=8, draws="counter")
+    trainer = Trainer(model_cfg, cfg)
+    trainer.train_step()
+    with train_module.matmul_tf32(True):
+        assert host_traffic(lambda: trainer.recorded_step(0)(12)) == []
+    switched, plain = Trainer(model_cfg, cfg), Trainer(model_cfg, cfg)
+    switched.train_step()
+    monkeypatch.setattr(train_module, "matmul_tf32", lambda on: contextlib.nullcontext())  # the step before the switch
+    plain.train_step()
+    assert all(torch.equal(switched.weights()[k], plain.weights()[k]) for k in plain.weights())

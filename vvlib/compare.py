@@ -40,6 +40,12 @@ def power_of_two(n: int) -> str:
     return "2" + str(n.bit_length() - 1).translate(_SUPERSCRIPT) if n > 0 and n & (n - 1) == 0 else str(n)
 
 
+def format_interval(d: dict, digits: int = 1) -> str:
+    """A paired difference with its interval, stats.paired_difference's {"diff", "low", "high"}:
+    '+0.6 [-1.0, +2.3]'."""
+    return f"{d['diff']:+.{digits}f} [{d['low']:+.{digits}f}, {d['high']:+.{digits}f}]"
+
+
 def format_p(p, alpha=ALPHA) -> str:
     """A p-value for a table: one significant digit, or as many more as it takes to show on which
     side of alpha it falls (0.048 as '0.048', not '0.05'); 'n/a' when missing or undefined."""

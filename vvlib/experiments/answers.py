@@ -11,7 +11,7 @@ import pandas as pd
 
 from . import provisional
 from .report import per_length
-from ..compare import beyond_training, compare, format_p, pair_name, power_of_two
+from ..compare import beyond_training, compare, format_interval, format_p, pair_name, power_of_two
 from ..stats import paired_difference, summary_by_length
 
 ANSWER_LENGTHS = (1024, 16384)  # the lengths a page's answer names: 64 and 1,024 times the training length
@@ -21,10 +21,6 @@ SHORT_LABELS = {"baseline": "Baseline", "layernorm": "+LN"}  # an answer's label
 def answer_lengths(lengths, at=ANSWER_LENGTHS) -> list:
     """The lengths of `at` a run was tested at, or its longest where it was tested at none of them."""
     return [n for n in at if n in lengths] or [max(lengths)]
-
-
-def _interval(d: dict, digits: int) -> str:
-    return f"{d['diff']:+.{digits}f} [{d['low']:+.{digits}f}, {d['high']:+.{digits}f}]"
 
 
 def answer_table(accuracy: dict, lengths, pair, labels: dict, paper_table: dict, at=ANSWER_LENGTHS) -> pd.DataFrame:
@@ -44,7 +40,7 @@ def answer_table(accuracy: dict, lengths, pair, labels: dict, paper_table: dict,
         rows.append({"N": power_of_two(n), f"paper: {labels[first]}": shown(column(paper_table, first, n)),
                      f"paper: {labels[second]}": shown(column(paper_table, second, n)),
                      f"ours: {labels[first]}": f"{a.mean():.1f}", f"ours: {labels[second]}": f"{b.mean():.1f}",
-                     f"ours: {labels[second]} − {labels[first]} [95%]": _interval(d, 1),
+                     f"ours: {labels[second]} − {labels[first]} [95%]": format_interval(d),
                      "p": format_p(d["p"])})
     return pd.DataFrame(rows).set_index("N")
 
@@ -82,7 +78,7 @@ def paired_table(frame: pd.DataFrame, value: str, pair, labels: dict, lengths, d
         d = paired_difference(a, b)
         rows.append({"N": power_of_two(n), labels[first]: f"{a.mean():.{digits}f}",
                      labels[second]: f"{b.mean():.{digits}f}",
-                     f"{labels[second]} − {labels[first]} [95%]": _interval(d, digits), "p": format_p(d["p"])})
+                     f"{labels[second]} − {labels[first]} [95%]": format_interval(d, digits), "p": format_p(d["p"])})
     return pd.DataFrame(rows).set_index("N")
 
 

@@ -7,7 +7,8 @@ import pandas as pd
 
 from . import provisional, sensitivity, store
 from .chapters import check_metrics
-from ..compare import ALPHA, beyond_training, compare, format_p, is_significant, pair_name, power_of_two
+from ..compare import (ALPHA, beyond_training, compare, format_interval, format_p, is_significant, pair_name,
+                       power_of_two)
 from ..dynamics import MARGIN_CAP
 from ..stats import by_length, paired_difference, paired_ttest, welch
 
@@ -159,7 +160,7 @@ def differences_by_scale(scales: dict, pair) -> pd.DataFrame:
         for label, (lengths, accuracy) in scales.items():
             j = list(lengths).index(n)
             d = paired_difference(100 * np.asarray(accuracy[first])[:, j], 100 * np.asarray(accuracy[second])[:, j])
-            row[label] = f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]"
+            row[label] = format_interval(d)
         rows.append(row)
     return pd.DataFrame(rows).set_index("N")
 
@@ -247,8 +248,7 @@ def recheck_table(summary: dict, scored: int, others: int, labels: dict) -> pd.D
     """recheck_summary as a table; scored, others: how many test sequences each part holds."""
     rows = [{"variant": labels[variant], "N": power_of_two(int(n)), "seeds": r["seeds"],
              f"scored ({scored})": round(r["scored"], 1), f"others ({others})": round(r["others"], 1),
-             "others minus scored": f"{r['difference']['diff']:+.1f} [{r['difference']['low']:+.1f}, "
-                                    f"{r['difference']['high']:+.1f}]",
+             "others minus scored": format_interval(r["difference"]),
              "p": format_p(r["difference"]["p"])}
             for variant, by_length in summary.items() for n, r in by_length.items()]
     return pd.DataFrame(rows).set_index(["variant", "N"])

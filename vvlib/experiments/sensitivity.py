@@ -15,7 +15,7 @@ import pandas as pd
 import torch
 
 from .. import tasks
-from ..compare import ALPHA, format_p, is_significant, power_of_two
+from ..compare import ALPHA, format_interval, format_p, is_significant, power_of_two
 from ..stats import paired_difference
 from . import paper, runs, store, variants
 from .paper_tasks import TASKS
@@ -120,18 +120,26 @@ def stored_row(P: Params, task: str, row: dict, at, device="cpu") -> tuple[dict,
 PENDING = "pending: in the GPU queue, not yet run"
 
 
+def _paper_scale_found(P_paper: Params, at, task: str | None = None):
+    """(task, row, its parameters, {N: the row's paired difference} or None where not committed) for each of
+    the paper profile's rows (of `task` only, where given), read from P_paper.store_dir."""
+    for row_task, row, P_row in check_rows(P_paper):
+        if task in (None, row_task):
+            found = stored_row(P_paper, row_task, row, at, device="cuda")
+            yield row_task, row, P_row, None if found is None else found[0]["difference"]
+
+
 def paper_scale_rows(P_paper: Params, at) -> pd.DataFrame:
     """The chapter's paper-profile rows as committed in P_paper.store_dir (trained on a GPU): per row
     its budget and +LN minus Baseline at each N of `at` (the paired difference, its 95% interval
     and p), or PENDING where the row is not committed.  Nothing is trained or evaluated."""
     lines = []
-    for task, row, P_row in check_rows(P_paper):
-        found = stored_row(P_paper, task, row, at, device="cuda")
+    for task, row, P_row, difference in _paper_scale_found(P_paper, at):
         line = {"task": task, "configuration": label(row), "seeds x steps": f"{P_row.n_seeds} x {P_row.steps:,}"}
         for n in at:
-            d = None if found is None else found[0]["difference"][str(n)]
-            line[f"+LN − Baseline, N = {n:,}"] = PENDING if d is None else (
-                f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}], p = {format_p(d['p'])}")
+            d = None if difference is None else difference[str(n)]
+            shown = PENDING if d is None else f"{format_interval(d)}, p = {format_p(d['p'])}"
+            line[f"+LN − Baseline, N = {n:,}"] = shown
         lines.append(line)
     return pd.DataFrame(lines).set_index(["task", "configuration"])
 
@@ -141,16 +149,12 @@ def paper_scale_status(P_paper: Params, task: str, n: int) -> str:
     (P_paper: its paper profile, reading P_paper.store_dir) say of +LN minus Baseline at length n, row by
     row where committed, and which rows are still pending.  Nothing is trained or evaluated."""
     committed, pending, steps = [], [], None
-    for row_task, row, P_row in check_rows(P_paper):
-        if row_task != task:
-            continue
+    for _, row, P_row, difference in _paper_scale_found(P_paper, [n], task):
         steps = P_row.steps
-        found = stored_row(P_paper, task, row, [n], device="cuda")
-        if found is None:
+        if difference is None:
             pending.append(label(row))
         else:
-            d = found[0]["difference"][str(n)]
-            committed.append(f"{label(row)} {d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]")
+            committed.append(f"{label(row)} {format_interval(difference[str(n)])}")
     if not committed and not pending:
         return ""
     scale = f"{P_paper.n_seeds} seeds x {steps:,} steps"
@@ -223,7 +227,7 @@ def row_table(records: list, task: str, at) -> pd.DataFrame:
                           "budget": f"{r['n_seeds']} x {r['steps']:,}",
                           "Baseline": round(r["accuracy"]["baseline"][n], 1),
                           "+LN": round(r["accuracy"]["layernorm"][n], 1),
-                          "+LN − Baseline [95%]": f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]",
+                          "+LN − Baseline [95%]": format_interval(d),
                           "p": format_p(d["p"])})
     return pd.DataFrame(lines).set_index(["configuration", "N"])
 
