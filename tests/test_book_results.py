@@ -412,7 +412,7 @@ def test_chapter_5s_lines_on_the_rows_that_stop_the_rise_hold_in_the_committed_r
     undecided (-4.1, p = 0.054)."""
     from vvlib.book import runner
     from vvlib.experiments import report, sensitivity
-    from vvlib.experiments.runs import STORED_ONLY
+    from vvlib.experiments.runs import STORED_ONLY, joined_history
 
     monkeypatch.setenv(STORED_ONLY, "1")  # read the committed records; never train
     P = runner.resolved("11_sensitivity", "book", {"store_dir": str(BOOK)})
@@ -422,7 +422,7 @@ def test_chapter_5s_lines_on_the_rows_that_stop_the_rise_hold_in_the_committed_r
     decay, cut = by_row["steps=10000, lr_schedule=cosine"], by_row["steps=10000, lr_schedule=drop, drop_step=2000"]
     heavy, heavy_10 = by_row["steps=10000, weight_decay=0.1, n_seeds=20"], by_row["steps=10000, weight_decay=0.1"]
     _, (constant, _, runs) = book_results(monkeypatch, "05_dictionary_lookup", "dictionary", long=True)
-    constant_loss = {v: report.last_mean_loss(report.joined_history(rs)) for v, rs in runs.items()}
+    constant_loss = {v: report.last_mean_loss(joined_history(rs)) for v, rs in runs.items()}
     constant_at_2_14 = [100 * constant[v][:, -1].mean() for v in ("baseline", "layernorm")]
     assert 35 <= round(min(constant_at_2_14)) and round(max(constant_at_2_14)) <= 39
     for row in (decay, cut):

@@ -128,3 +128,27 @@ def test_overtaking_names_the_first_rung_from_which_the_lead_holds():
     both = pd.concat([frame[frame["N"] == 64], late])
     assert overtaking(both, ("a", "b"), {"a": "A", "b": "B"}, 16).startswith(
         "**Does B overtake A?** Yes, for good, at N = 2⁶ from step 400. Ahead at the last rung (step 500) only, at N = 2⁸:")
+
+
+@pytest.mark.parametrize("draws", ["counter", "generators"])
+def test_a_chapters_seeds_in_chunks_give_what_one_run_gives(tmp_path, one_thread, draws):
+    """seed_chunk (chapter 9 at the paper's scale) cuts the main runs by seeds: the chunks' joined
+    accuracies and loss history are those of one run of all the seeds, seed by seed."""
+    from vvlib.experiments import variants
+
+    one = long_params(tmp_path / "one", n_seeds=5, steps=6, draws=draws, seed_group=0)
+    chunked = long_params(tmp_path / "chunked", n_seeds=5, steps=6, draws=draws, seed_group=0, seed_chunk=2)
+    assert [(c.first_seed, c.n_seeds) for c in variants.train_configs(chunked)] == [(0, 2), (2, 2), (4, 1)]
+    assert variants.train_configs(one) == [variants.train_config(one)]
+    assert variants.train_configs(long_params(tmp_path, n_seeds=5, seed_chunk=5)) == [
+        variants.train_config(long_params(tmp_path, n_seeds=5))]
+    task = variants.task_config(one, "argmax")
+    acc_one, training_one = variants.train_and_evaluate(one, task, ["baseline"], ["fixed", "adaptive"])
+    acc, training = variants.train_and_evaluate(chunked, task, ["baseline"], ["fixed", "adaptive"])
+    assert acc["baseline"].shape == (5, 2) and all(np.array_equal(acc[k], acc_one[k]) for k in acc_one)
+    joined, whole = training["baseline"], training_one["baseline"]
+    assert [len(p["loss_history"][0][1]) for p in joined["parts"]] == [2, 2, 1]
+    assert joined["loss_history"] == whole["loss_history"]
+    assert joined["provenance"]["wall_time_s"] == pytest.approx(sum(p["provenance"]["wall_time_s"]
+                                                                    for p in joined["parts"]))
+    assert "parts" not in whole and whole["spec"]["train"]["n_seeds"] == 5

@@ -100,8 +100,13 @@ def test_the_scale_page_states_the_plans_totals():
     training = [job for job in jobs if job.steps]
     items = sum(job.units for job in jobs if not job.steps)
     text = " ".join((REPO_ROOT / "book" / "scale.md").read_text().split())
-    expected = (f"train {sum(j.units for j in training) / 1e6:.0f} million model-steps ({len(training)} runs of {training[0].n_seeds} seeds"
-                f"|evaluate {items / 1e9:.0f} billion seed x sequence x length items")
+    seeds = {chapter: {job.n_seeds for job in training if job.chapter == chapter} for chapter in {j.chapter for j in training}}
+    chunked = {chapter: sizes for chapter, sizes in seeds.items() if sizes != {100}}
+    assert chunked == {"09_longer_training": {10}}  # the one chapter whose runs are cut by seeds (its seed_chunk)
+    expected = (f"train {sum(j.units for j in training) / 1e6:.0f} million model-steps in {len(training)} runs (of "
+                f"100 seeds, except chapter 9's runs of 10"
+                f"|evaluate {items / 1e9:.0f} billion seed x sequence x length items"
+                f"|cuts the work into {len(training)} units")
     for phrase in expected.split("|"):
         assert phrase in text
 

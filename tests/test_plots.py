@@ -52,11 +52,11 @@ def test_global_statistics_has_drift_and_log_variance_panels():
 
 
 def test_loss_curves_join_runs_by_seed_and_band_the_seeds_spread():
-    from vvlib.experiments import report
+    from vvlib.experiments import report, runs
 
     first = {"loss_history": [(100, [1.0, 3.0]), (200, [0.5, 0.7])]}
     second = {"loss_history": [(100, [2.0]), (200, [0.9])]}
-    joined = report.joined_history([first, second])
+    joined = runs.joined_history([first, second])
     assert joined == [(100, [1.0, 3.0, 2.0]), (200, [0.5, 0.7, 0.9])]
     fig = plots.training_curves({"B": joined}, band=True)
     ax = fig.axes[0]
@@ -70,7 +70,7 @@ def test_loss_curves_join_runs_by_seed_and_band_the_seeds_spread():
     falling = [(100, [0.5]), (200, [0.0014])]
     assert report.loss_rise({"C": falling}) == "Mean training loss over seeds. C: lowest at the last step, 200: 0.0014."
     with pytest.raises(ValueError, match="different steps"):
-        report.joined_history([first, {"loss_history": [(50, [1.0])]}])
+        runs.joined_history([first, {"loss_history": [(50, [1.0])]}])
 
 
 def test_devices_are_compared_by_welchs_test_and_drawn_seed_by_seed():

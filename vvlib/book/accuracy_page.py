@@ -14,7 +14,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from .. import compare, rng, stats
-from ..experiments import answers, dynamics_runs, paper, plots, report, sensitivity, store, variants
+from ..experiments import answers, dynamics_runs, paper, plots, report, runs, sensitivity, store, variants
 from ..experiments.summary import device_kind as summary_device
 from ..experiments.chapters import SENSITIVITY, Chapter
 from ..experiments.chapters.scales import EARLIER_PAPER_RUN
@@ -83,9 +83,9 @@ class AccuracyPage:
         them, else the earlier runs (per-seed generators)."""
         if self.paper_scale or not self.P.paper_scale_dir:
             return
-        draws, P_paper, accuracy, runs = runner.latest_paper_scale_runs(self.record.name, self.task.name,
-                                                                          self.P.paper_scale_dir)
-        self.paper_scale = {"P": P_paper, "accuracy": accuracy, "runs": runs, "draws": draws,
+        draws, P_paper, accuracy, records = runner.latest_paper_scale_runs(self.record.name, self.task.name,
+                                                                             self.P.paper_scale_dir)
+        self.paper_scale = {"P": P_paper, "accuracy": accuracy, "runs": records, "draws": draws,
                             "metrics": report.per_length(accuracy, P_paper.eval_lengths, COMPARED)}
 
     def load_paper_scale(self):
@@ -257,7 +257,7 @@ class AccuracyPage:
             return
         histories = {}
         if self.long:
-            histories.update({f"{LABELS[v]}, {P.long_seeds} seeds ({rs[0]['spec']['device_type']})": report.joined_history(rs)
+            histories.update({f"{LABELS[v]}, {P.long_seeds} seeds ({rs[0]['spec']['device_type']})": runs.joined_history(rs)
                               for v, rs in self.long["runs"].items()})
         if self.paper_scale:
             histories.update({f"{LABELS[v]}, {self.paper_scale['P'].n_seeds} seeds (GPU)": r["loss_history"]

@@ -137,6 +137,7 @@ RULES = {
     "curriculum_start_len": _int_at_least(1),
     "checkpoint_every": _int_at_least(1),
     "seed_group": _int_at_least(0),
+    "seed_chunk": _int_at_least(0),
     "long_steps": _int_at_least(0),
     "long_seeds": _int_at_least(1),
     "long_seed_chunk": _int_at_least(1),

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import provisional, sensitivity, store
+from . import provisional, runs, sensitivity, store
 from .chapters import check_metrics
 from ..compare import (ALPHA, beyond_training, compare, format_interval, format_p, is_significant, pair_name,
                        power_of_two)
@@ -254,16 +254,6 @@ def recheck_table(summary: dict, scored: int, others: int, labels: dict) -> pd.D
     return pd.DataFrame(rows).set_index(["variant", "N"])
 
 
-def joined_history(records: list) -> list:
-    """One loss history [(step, [loss per seed])] from runs of consecutive seeds (a longer
-    training stored as several runs): their seeds side by side, step by step."""
-    histories = [r["loss_history"] for r in records]
-    steps = [step for step, _ in histories[0]]
-    if any([step for step, _ in h] != steps for h in histories):
-        raise ValueError("runs logged their losses at different steps; they cannot be joined")
-    return [(step, [loss for h in histories for loss in h[i][1]]) for i, step in enumerate(steps)]
-
-
 def loss_rise(histories: dict) -> str:
     """A sentence per run: the lowest mean training loss, its step, and the last one."""
     parts = []
@@ -287,7 +277,7 @@ def rise_rows_sentence(found: list, constant_accuracy: dict, constant_runs: dict
     """A sentence per row of `found` [(row record, training records {side: record})], trained as long as
     the constant-rate runs {side: [run record]} (accuracy {side: {N: %}}, constant_seeds seeds): its last
     training loss, both sides' accuracy at N = n and +LN minus Baseline there, the constant rate's beside."""
-    constant_loss = {v: last_mean_loss(joined_history(rs)) for v, rs in constant_runs.items()}
+    constant_loss = {v: last_mean_loss(runs.joined_history(rs)) for v, rs in constant_runs.items()}
     parts = []
     for row, training in found:
         loss = {v: last_mean_loss(r["loss_history"]) for v, r in training.items()}

@@ -188,6 +188,27 @@ def _train_and_store(model_cfg, train_cfg, device, folder: Path, progress, on_st
     return weights, record
 
 
+def joined_history(records: list) -> list:
+    """One loss history [(step, [loss per seed])] from runs of consecutive seeds (a chapter's seeds
+    stored as several runs): their seeds side by side, step by step."""
+    histories = [r["loss_history"] for r in records]
+    steps = [step for step, _ in histories[0]]
+    if any([step for step, _ in h] != steps for h in histories):
+        raise ValueError("runs logged their losses at different steps; they cannot be joined")
+    return [(step, [loss for h in histories for loss in h[i][1]]) for i, step in enumerate(steps)]
+
+
+def joined_record(records: list) -> dict:
+    """One training record for runs of consecutive seeds: a single run's own record; for several,
+    the first's provenance with every run's wall time summed, the loss history of all their seeds,
+    and `parts`, the runs' records (each with its spec; the joined record has none of its own)."""
+    if len(records) == 1:
+        return records[0]
+    first = records[0]["provenance"]
+    return {"provenance": {**first, "wall_time_s": sum(r["provenance"]["wall_time_s"] or 0 for r in records)},
+            "loss_history": joined_history(records), "parts": records}
+
+
 def ladder(store_dir, model_cfg, train_cfg, eval_cfg: evaluate.EvalConfig, rungs, device, progress=True) -> dict:
     """{step: per-seed accuracy (seeds, lengths)}: the run evaluated at each step of `rungs`
     on its way to train_cfg.steps, from the store or computed.

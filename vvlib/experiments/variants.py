@@ -14,7 +14,7 @@ from .. import tasks
 from ..evaluate import EvalConfig
 from ..model import ModelConfig
 from .params import PER_TASK_NAMES, Params
-from .runs import TrainedRun, ladder, stored_only
+from .runs import TrainedRun, joined_record, ladder, stored_only
 from ..tasks import TaskConfig
 from ..train import TrainConfig
 
@@ -73,6 +73,24 @@ def train_config(P) -> TrainConfig:
                        **{field: P[name] for name, field in OPTIONAL_TRAIN.items() if name in P})
 
 
+def seed_chunks(cfg: TrainConfig, chunk: int) -> list:
+    """cfg's seeds as runs of at most `chunk` consecutive seeds each (one run where chunk is 0 or
+    holds them all), so that each run fits one sitting: one command on a lent GPU, say.  A seed
+    draws from the streams (seed, s) in whichever run holds it."""
+    if not chunk or chunk >= cfg.n_seeds:
+        return [cfg]
+    last = cfg.first_seed + cfg.n_seeds
+    return [dataclasses.replace(cfg, first_seed=first, n_seeds=min(chunk, last - first))
+            for first in range(cfg.first_seed, last, chunk)]
+
+
+def train_configs(P) -> list:
+    """A chapter's main runs: train_config(P), cut into runs of seed_chunk seeds where the chapter
+    sets one (chapter 9 at the paper's scale: 100 seeds on sequences up to 256 items take longer
+    than one GPU command)."""
+    return seed_chunks(train_config(P), P.get("seed_chunk", 0))
+
+
 def run_name(variant: str, temperature: str) -> str:
     """'baseline' with fixed temperature; 'adaptive_baseline' with adaptive temperature."""
     return variant if temperature == "fixed" else f"adaptive_{variant}"
@@ -108,14 +126,18 @@ def eval_config(P, temperature="fixed", n_sequences=None, lengths=None) -> EvalC
 
 
 def train_and_evaluate(P, task: TaskConfig, variants, temperatures=("fixed",), device="cpu"):
-    """Per-seed accuracies {run name: (seeds, lengths)} and training records {variant: record}.
+    """Per-seed accuracies {run name: (seeds, lengths)} and training records {variant: record}, each
+    variant's runs (train_configs) joined along the seeds (runs.joined_record).
 
     Adaptive temperature is a test-time change, so it re-evaluates the same trained weights."""
     accuracy, training = {}, {}
-    for variant, run in trained_models(P, task, variants, device).items():
+    for variant in variants:
+        model_cfg = model_config(P, task, variant)
+        parts = [TrainedRun(P.store_dir, model_cfg, cfg, device) for cfg in train_configs(P)]
         for temperature in temperatures:
-            accuracy[run_name(variant, temperature)] = run.evaluated(eval_config(P, temperature))
-        training[variant] = run.record
+            cfg = eval_config(P, temperature)
+            accuracy[run_name(variant, temperature)] = np.concatenate([run.evaluated(cfg) for run in parts])
+        training[variant] = joined_record([run.record for run in parts])
     return accuracy, training
 
 
@@ -132,9 +154,9 @@ def long_train_configs(P) -> list:
     long_seed_chunk consecutive seeds each, so that one run fits in one sitting.  Seed s
     has the same streams in whichever run it falls, and with seed groups that divide the
     chunk each group computes exactly what it would in one run of all the seeds."""
-    base = dataclasses.replace(train_config(P), steps=P.long_steps, seed_group=P.long_seed_group)
-    return [dataclasses.replace(base, first_seed=first, n_seeds=min(P.long_seed_chunk, P.long_seeds - first))
-            for first in range(0, P.long_seeds, P.long_seed_chunk)]
+    base = dataclasses.replace(train_config(P), steps=P.long_steps, seed_group=P.long_seed_group, first_seed=0,
+                               n_seeds=P.long_seeds)
+    return seed_chunks(base, P.long_seed_chunk)
 
 
 def counter_arm(P):
