@@ -19,7 +19,7 @@ import torch
 
 from bench.run import TASKS, _sync
 from vvlib import rng
-from vvlib.experiments import store
+from vvlib.experiments.storage import store
 from vvlib.model import ModelConfig
 from vvlib.train import TrainConfig, Trainer
 

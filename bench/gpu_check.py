@@ -33,7 +33,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from bench.run import TASKS, _sync
 from vvlib import rng
-from vvlib.experiments import runs, store
+from vvlib.experiments.storage import runs, store
 from vvlib.model import ModelConfig
 from vvlib.train import TrainConfig, Trainer
 

@@ -23,7 +23,7 @@ import torch
 from bench.gpu_check import KernelCount
 from bench.run import TASKS
 from vvlib import philox
-from vvlib.experiments import store
+from vvlib.experiments.storage import store
 from vvlib.model import ModelConfig
 from vvlib.train import TrainConfig, Trainer
 

@@ -16,7 +16,7 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from vvlib.experiments.store import REPO_ROOT
+from vvlib.experiments.storage.store import REPO_ROOT
 
 WORKER = """
 import sys, time

@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 
 from vvlib import evaluate, graphdraw, montecarlo, rng
-from vvlib.experiments import store
+from vvlib.experiments.storage import store
 from vvlib.model import ModelConfig, per_seed_loss
 from vvlib.tasks import TaskConfig
 from vvlib.train import TrainConfig, Trainer

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from vvlib.experiments import store
+from vvlib.experiments.storage import store
 from vvlib.model import ModelConfig
 from vvlib.tasks import TaskConfig
 from vvlib.train import TrainConfig, Trainer

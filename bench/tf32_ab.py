@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from vvlib import evaluate, rng
-from vvlib.experiments import store
+from vvlib.experiments.storage import store
 from vvlib.model import ModelConfig
 from vvlib.stats import paired_difference
 from vvlib.tasks import TaskConfig

@@ -1,11 +1,12 @@
-"""The answers chapter pages open with (vvlib/experiments/answers.py), against independent arithmetic."""
+"""The answers chapter pages open with (vvlib/experiments/reports/answers.py), against independent arithmetic."""
 
 import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
 from vvlib.compare import compare
-from vvlib.experiments import answers, paper
+from vvlib.experiments.reports import answers
+from vvlib.experiments.setups import paper
 
 LABELS = {"baseline": "Baseline", "layernorm": "+LN", "rescale": "Rescaled"}
 

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from vvlib.experiments import store
+from vvlib.experiments.storage import store
 from vvlib.experiments.chapters import CHAPTERS
 from vvlib.experiments.chapters.scales import BOOK_STORE, PAPER_SCALE_STORE
 
@@ -52,9 +52,9 @@ def test_record_matches_its_name_and_has_provenance(path):
 def book_results(monkeypatch, chapter: str, task: str, long=False):
     """(parameters, what the chapter computes) at the book profile, from the committed records
     only: train_and_evaluate's (accuracy, training), or long_training's (accuracy, ladders, training)."""
-    from vvlib.experiments import variants
+    from vvlib.experiments.setups import variants
     from vvlib.book import runner
-    from vvlib.experiments.runs import STORED_ONLY
+    from vvlib.experiments.storage.runs import STORED_ONLY
 
     monkeypatch.setenv(STORED_ONLY, "1")  # read the committed records; never train
     P = runner.resolved(chapter, "book", {"store_dir": str(BOOK)})
@@ -85,7 +85,8 @@ def test_the_intro_line_on_the_paper_steps_holds_in_the_committed_results(monkey
     first, second and fourth runs of 20 seeds are behind at all 10, the third at 8; never significantly ahead at any
     rung, level at 5,000 steps; our Baseline matches the paper's at N = 16 (within a point) and beats
     it at 2^14."""
-    from vvlib.experiments import paper, report
+    from vvlib.experiments.setups import paper
+    from vvlib.experiments.reports import report
     from vvlib.stats import paired_ttest
 
     P, (accuracy, ladders, _) = book_results(monkeypatch, "05_dictionary_lookup", "dictionary", long=True)
@@ -112,7 +113,7 @@ def test_the_lines_on_the_counter_stream_arm_hold_in_the_committed_runs(monkeypa
     39.2%, p = 0.65, with a standard deviation of 8.5 points on the counter stream."""
     import numpy as np
 
-    from vvlib.experiments import variants
+    from vvlib.experiments.setups import variants
     from vvlib.stats import welch
 
     P, (generators, _, _) = book_results(monkeypatch, "05_dictionary_lookup", "dictionary", long=True)
@@ -136,8 +137,9 @@ def test_the_lines_on_the_cpus_test_set_hold_in_the_committed_recheck(monkeypatc
     scored is +1.0 (-0.7 to +2.8) at 2^10 and +0.0 (-2.2 to +2.3) at 2^14, an interval that excludes the
     -2.5 points an easy set would need to make the devices' difference at 2^14 (Welch's diff there)."""
     from vvlib.book import runner
-    from vvlib.experiments import report, variants
-    from vvlib.experiments.runs import STORED_ONLY
+    from vvlib.experiments.reports import report
+    from vvlib.experiments.setups import variants
+    from vvlib.experiments.storage.runs import STORED_ONLY
     from vvlib.stats import welch
     from vvlib.task_base import EVAL_BLOCK
 
@@ -167,7 +169,8 @@ def test_the_intro_lines_on_argmax_at_the_paper_steps_hold_in_the_committed_resu
     rung up to 5,000 steps,
     significantly somewhere at each, significantly different nowhere at 10,000 and 20,000, and
     significantly ahead at exactly 2^11 at 50,000 steps and 2^14 at 100,000."""
-    from vvlib.experiments import paper, report
+    from vvlib.experiments.setups import paper
+    from vvlib.experiments.reports import report
     from vvlib.stats import paired_ttest
 
     P, (accuracy, ladders, _) = book_results(monkeypatch, "04_argmax_retrieval", "argmax", long=True)
@@ -204,7 +207,7 @@ def test_todays_code_names_every_committed_run_as_it_was_stored(path):
     very spec (and so the folder) the run is stored under, or a refactor has silently stranded
     it (the book would retrain it, or fail with --stored-only)."""
     from vvlib.model import ModelConfig
-    from vvlib.experiments.runs import run_dir, training_spec
+    from vvlib.experiments.storage.runs import run_dir, training_spec
     from vvlib.tasks import TaskConfig
     from vvlib.train import TrainConfig
 
@@ -233,7 +236,7 @@ def test_the_intro_lines_on_the_paper_scale_hold_in_the_committed_results(monkey
     +1.0) and the CPU's 80 seeds' (-4.4, -6.3 to -2.6) do not overlap; the difference lies in the
     Baseline (Welch: 39.2% against 36.7% at 2^14, p = 0.003; 76.9% and 75.6% at 2^10, p = 0.08), +LN's
     do not differ significantly at any length."""
-    from vvlib.experiments import paper
+    from vvlib.experiments.setups import paper
     from vvlib.stats import paired_difference, paired_ttest
 
     P, accuracy = paper_scale_results("04_argmax_retrieval", "argmax")
@@ -286,8 +289,8 @@ def test_the_intro_lines_on_chapter_11_hold_in_the_committed_results(monkeypatch
     undecided at both with 20 (-3.6 at 2^10, p = 0.06; +0.6 at 2^14); dropout 0.1 (-2.6 at 2^14,
     p = 0.065) and PyTorch's attention block are undecided."""
     from vvlib.book import runner
-    from vvlib.experiments import sensitivity
-    from vvlib.experiments.runs import STORED_ONLY
+    from vvlib.experiments.setups import sensitivity
+    from vvlib.experiments.storage.runs import STORED_ONLY
 
     monkeypatch.setenv(STORED_ONLY, "1")  # read the committed records; never train
     P = runner.resolved("11_sensitivity", "book", {"store_dir": str(BOOK)})
@@ -331,7 +334,7 @@ def test_the_intro_line_on_a_decaying_rate_holds_in_the_committed_results(monkey
     import numpy as np
 
     from vvlib.book import runner
-    from vvlib.experiments import sensitivity
+    from vvlib.experiments.setups import sensitivity
 
     P = runner.resolved("11_sensitivity", "book", {"store_dir": str(BOOK)})
     row, training = sensitivity.stored_row(P, "dictionary", {"steps": 10_000, "lr_schedule": "cosine"}, [16384])
@@ -371,8 +374,9 @@ def test_chapter_5s_lines_on_the_measured_runs_hold_in_the_committed_tables(monk
     costlier, about doubling the loss; the tenfold cut and weight decay 0.1 stop the margin and the rise;
     clipping slows both; epsilon 1e-5 changes neither."""
     from vvlib.book import runner
-    from vvlib.experiments import dynamics_runs, report, variants
-    from vvlib.experiments.runs import STORED_ONLY
+    from vvlib.experiments.setups import dynamics_runs, variants
+    from vvlib.experiments.reports import report
+    from vvlib.experiments.storage.runs import STORED_ONLY
 
     monkeypatch.setenv(STORED_ONLY, "1")  # read the committed tables; never train
     P = runner.resolved("05_dictionary_lookup", "book", {"store_dir": str(BOOK)})
@@ -411,8 +415,9 @@ def test_chapter_5s_lines_on_the_rows_that_stop_the_rise_hold_in_the_committed_r
     2^10 (-14.4, p < 0.0001) and at 2^14 (-3.7, p = 0.0009), where its first 10 seeds had left it
     undecided (-4.1, p = 0.054)."""
     from vvlib.book import runner
-    from vvlib.experiments import report, sensitivity
-    from vvlib.experiments.runs import STORED_ONLY, joined_history
+    from vvlib.experiments.reports import report
+    from vvlib.experiments.setups import sensitivity
+    from vvlib.experiments.storage.runs import STORED_ONLY, joined_history
 
     monkeypatch.setenv(STORED_ONLY, "1")  # read the committed records; never train
     P = runner.resolved("11_sensitivity", "book", {"store_dir": str(BOOK)})

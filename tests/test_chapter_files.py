@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from vvlib.experiments import chapters, report, summary
+from vvlib.experiments import chapters
+from vvlib.experiments.reports import report, summary
 
 GOOD = {"top1_weight": {}, "entropy": {}, "p_value_top1_weight": {}, "p_value_entropy": {}}
 
@@ -86,12 +87,12 @@ def test_a_new_task_and_its_chapter_are_a_task_class_a_task_record_a_chapter_and
     notebook are all the runner needs to resolve, check, train and score it: nothing else is edited."""
     import shutil
 
-    from vvlib.experiments import variants
+    from vvlib.experiments.setups import variants
     from vvlib.experiments.chapters import checks
     from vvlib.experiments.chapters.record import ACCURACY_METRICS, Chapter, accuracy_work
     from vvlib.experiments.chapters.scales import task_scale
-    from vvlib.experiments.paper_tasks import PaperTask
-    from vvlib.experiments.params import Params, resolve
+    from vvlib.experiments.setups.paper_tasks import PaperTask
+    from vvlib.experiments.setups.params import Params, resolve
     task = PaperTask(argmin_task, "argmin retrieval", "no table", {}, "no table", {}, False, "no table", {},
                      scales={"ci": {"steps": 30, "n_eval_sequences": 32}})
     chapter = Chapter("12_argmin", "Argmin: Baseline vs LayerNorm", ACCURACY_METRICS, accuracy_work(task),

@@ -19,9 +19,9 @@ from vvlib.book.build import build_html, copy_sources, execute_chapters
 from vvlib.book.runner import run_chapter
 from vvlib.experiments.chapters import CHAPTERS, get_chapter
 from vvlib.experiments.chapters.scales import PAPER_SCALE_STORE
-from vvlib.experiments import dynamics_runs
+from vvlib.experiments.setups import dynamics_runs
 from vvlib.evaluate import PAPER_LENGTHS
-from vvlib.experiments.store import REPO_ROOT
+from vvlib.experiments.storage.store import REPO_ROOT
 
 pytestmark = pytest.mark.slow
 # explicit overrides on top of the ci profile (they must win over it); keep CI short

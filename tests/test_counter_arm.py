@@ -7,8 +7,10 @@ import pytest
 
 from vvlib import rng
 from vvlib.book.runner import checked_parameters, resolved
-from vvlib.experiments import plan, runs, variants
-from vvlib.experiments.params import ParameterError
+from vvlib.experiments.paper_scale import plan
+from vvlib.experiments.storage import runs
+from vvlib.experiments.setups import variants
+from vvlib.experiments.setups.params import ParameterError
 
 
 def _params(tmp_path, **given):

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from vvlib import distributed, evaluate
-from vvlib.experiments import runs
+from vvlib.experiments.storage import runs
 from vvlib.model import ModelConfig
 from vvlib.tasks import TaskConfig
 from vvlib.train import TrainConfig
@@ -47,7 +47,7 @@ import json, sys
 import torch
 torch.set_num_threads(1)
 from vvlib import distributed
-from vvlib.experiments import runs
+from vvlib.experiments.storage import runs
 from tests.test_distributed import EVAL, EVAL_LONG, MODEL, RUNGS, TRAIN
 
 store = sys.argv[1]
@@ -65,7 +65,7 @@ def spread_run(tmp_path_factory):
     """The ladder and training above, run by torchrun on two CPU processes (gloo)."""
     root = tmp_path_factory.mktemp("spread")
     (root / "run.py").write_text(textwrap.dedent(SCRIPT))
-    from vvlib.experiments.store import REPO_ROOT
+    from vvlib.experiments.storage.store import REPO_ROOT
 
     result = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
                              str(root / "run.py"), str(root / "store")], capture_output=True, text=True, timeout=300,
@@ -104,7 +104,7 @@ def test_two_ranks_give_the_single_process_run_bit_for_bit(spread_run, tmp_path,
 @pytest.mark.slow
 def test_a_chapter_runs_under_torchrun_and_rank_0_alone_writes_its_results(tmp_path):
     """The README's command, shrunk: chapter 4 at its ci profile on two ranks."""
-    from vvlib.experiments.store import REPO_ROOT
+    from vvlib.experiments.storage.store import REPO_ROOT
 
     out, store = tmp_path / "out", tmp_path / "store"
     result = subprocess.run(
@@ -125,7 +125,7 @@ def test_a_chapter_runs_under_torchrun_and_rank_0_alone_writes_its_results(tmp_p
 def test_ranks_stopped_between_their_checkpoints_start_over_together(spread_run, tmp_path):
     """Rank 0 holds a checkpoint at step 4, rank 1 none (a stop between their saves): both start
     from step 0, and the run still equals the single-process one."""
-    from vvlib.experiments.store import REPO_ROOT
+    from vvlib.experiments.storage.store import REPO_ROOT
     from vvlib.train import Trainer
 
     folder = runs.run_dir(tmp_path, MODEL, TRAIN, "cpu")
@@ -134,7 +134,7 @@ def test_ranks_stopped_between_their_checkpoints_start_over_together(spread_run,
         early.train_step()
     early.save(distributed.checkpoint_of(folder / "checkpoint.pt", 0, 2))
     script = tmp_path / "train.py"
-    script.write_text("import sys, torch\ntorch.set_num_threads(1)\nfrom vvlib.experiments import runs\n"
+    script.write_text("import sys, torch\ntorch.set_num_threads(1)\nfrom vvlib.experiments.storage import runs\n"
                       "from tests.test_distributed import MODEL, TRAIN\n"
                       "runs.trained(sys.argv[1], MODEL, TRAIN, 'cpu', progress=False)\n")
     result = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",

@@ -8,8 +8,9 @@ import pytest
 import torch
 
 from vvlib import dynamics, rng, tasks
-from vvlib.experiments import dynamics_runs, report
-from vvlib.experiments.params import Params
+from vvlib.experiments.setups import dynamics_runs
+from vvlib.experiments.reports import report
+from vvlib.experiments.setups.params import Params
 from vvlib.model import features, forward, init_params, linear, mlp
 from vvlib.train import TrainConfig, Trainer, train
 

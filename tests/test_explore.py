@@ -1,6 +1,6 @@
 import pytest
 
-from vvlib.experiments import explore
+from vvlib.experiments.reports import explore
 
 
 class Marked:

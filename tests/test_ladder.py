@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from vvlib import evaluate
-from vvlib.experiments import runs
+from vvlib.experiments.storage import runs
 from vvlib.train import TrainConfig, train
 
 EVAL = evaluate.EvalConfig(lengths=(8, 32), n_sequences=40, seed=7)
@@ -57,7 +57,7 @@ def test_a_ladder_is_stored_and_its_rungs_are_checked(small_argmax, tmp_path, mo
 
 
 def long_params(tmp_path, **kw):
-    from vvlib.experiments.params import Params
+    from vvlib.experiments.setups.params import Params
 
     base = dict(n_seeds=1, steps=1, batch_size=16, lr=1e-3, weight_decay=1e-3, min_train_len=5, max_train_len=16,
                 seed=0, checkpoint_every=4, hidden=16, n_classes=5, eval_lengths=[8, 32], n_eval_sequences=40,
@@ -76,7 +76,7 @@ def one_thread():
 
 def test_seed_chunks_join_into_the_run_of_all_seeds(tmp_path, one_thread):
     """Seeds 0-3 as two stored runs of two give what one run of all four gives."""
-    from vvlib.experiments import variants
+    from vvlib.experiments.setups import variants
 
     task = variants.task_config(long_params(tmp_path), "argmax")
     chunks = long_params(tmp_path / "chunks")
@@ -107,7 +107,7 @@ def test_paired_difference_matches_a_worked_example():
 def test_overtaking_names_the_first_rung_from_which_the_lead_holds():
     import pandas as pd
 
-    from vvlib.experiments.report import overtaking
+    from vvlib.experiments.reports.report import overtaking
 
     rows = [(100, 64, -2, 0.01), (200, 64, 1, 0.01), (300, 64, -1, 0.5), (400, 64, 2, 0.01), (500, 64, 3, 0.001),
             (100, 256, -1, 0.01), (500, 256, -2, 0.01), (100, 8, 5, 0.001)]
@@ -134,7 +134,7 @@ def test_overtaking_names_the_first_rung_from_which_the_lead_holds():
 def test_a_chapters_seeds_in_chunks_give_what_one_run_gives(tmp_path, one_thread, draws):
     """seed_chunk (chapter 9 at the paper's scale) cuts the main runs by seeds: the chunks' joined
     accuracies and loss history are those of one run of all the seeds, seed by seed."""
-    from vvlib.experiments import variants
+    from vvlib.experiments.setups import variants
 
     one = long_params(tmp_path / "one", n_seeds=5, steps=6, draws=draws, seed_group=0)
     chunked = long_params(tmp_path / "chunked", n_seeds=5, steps=6, draws=draws, seed_group=0, seed_chunk=2)

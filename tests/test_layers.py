@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 
 import vvlib
-from vvlib.experiments import store
+from vvlib.experiments.storage import store
 
 PACKAGE = Path(vvlib.__file__).parent
 FOLDERS = ["", "experiments", "book"]  # the science, the experiments, the book: top to bottom
@@ -89,11 +89,25 @@ def test_the_layer_check_sees_imports_inside_functions_and_across_folders(tmp_pa
     assert top_level_imports(package) == {"probes", "paper_tasks"}
 
 
+def test_the_experiment_rooms_import_only_the_rooms_listed_before_them():
+    """vvlib/experiments/ is five packages, listed bottom-up in the package docstring: what a page
+    shows (reports) reads what the chapters ask for (chapters, setups) and the store, never the reverse."""
+    rooms = listed_layers()[FOLDERS.index("experiments")]
+    assert rooms == ["storage", "setups", "chapters", "reports", "paper_scale"]
+    rank = {room: i for i, room in enumerate(rooms)}
+    later = {(room, other) for room in rooms for other in imported_modules(module_path(1, room)) & set(rooms)
+             if rank[other] >= rank[room]}
+    assert later == set(), f"rooms importing a room listed after them: {sorted(later)}"
+
+
 def test_the_readme_layout_names_every_module_in_its_folders_row():
     readme = (store.REPO_ROOT / "README.md").read_text()
     for folder, layer in zip(FOLDERS, listed_layers()):
         row = next(line for line in readme.splitlines() if line.startswith(f"| `vvlib/{folder}{'/' if folder else ''}` |"))
-        missing = [m for m in layer if not m.startswith("__") and f"`{m}`" not in row]
+        in_rooms = [p.stem for m in layer if m != "chapters" and (PACKAGE / folder / m).is_dir()
+                    for p in (PACKAGE / folder / m).glob("*.py")]  # a room's modules; chapter files aside
+        modules = layer + in_rooms
+        missing = [m for m in modules if not m.startswith("__") and f"`{m}`" not in row]
         assert not missing, f"README's `vvlib/{folder}` row does not name {missing}"
 
 

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from vvlib import evaluate
-from vvlib.experiments import migrate, runs, store
+from vvlib.experiments.setups import migrate
+from vvlib.experiments.storage import runs, store
 from vvlib.experiments.chapters.c10_beyond import DEEPER
 from vvlib.train import TrainConfig, Trainer
 

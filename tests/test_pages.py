@@ -11,8 +11,8 @@ import pytest
 from vvlib.book.build import github_repository, launch_links, page_header
 from vvlib.book.runner import checked_parameters, parse_overrides
 from vvlib.experiments.chapters import CHAPTERS, get_chapter
-from vvlib.experiments.params import ParameterError
-from vvlib.experiments.store import REPO_ROOT
+from vvlib.experiments.setups.params import ParameterError
+from vvlib.experiments.storage.store import REPO_ROOT
 
 PAGES = ["README.md", "book/intro.md", "book/scale.md", "book/exercises.md", "book/instructors.md"]
 
@@ -78,7 +78,7 @@ def test_launch_links_open_the_chapters_source_notebook(name):
 
 def test_pages_show_paths_relative_to_the_repository(tmp_path):
     """checked_parameters makes *_dir absolute for the kernel; the page turns them back."""
-    from vvlib.experiments.report import parameters_frame
+    from vvlib.experiments.reports.report import parameters_frame
 
     given = checked_parameters("04_argmax_retrieval", "ci", {"store_dir": "results/book", "output_dir": str(tmp_path)})
     assert given["store_dir"] == str(REPO_ROOT / "results/book")
@@ -118,7 +118,7 @@ def test_the_scale_page_lists_every_committed_run_and_the_readme_quotes_their_ti
     """The run groups come from the run records (every run.json in the committed stores, in one
     group each), and the README's one figure for the book's CPU training is their total."""
     from vvlib.book.build import RUN_GROUPS, write_run_groups
-    from vvlib.experiments import run_groups
+    from vvlib.experiments.reports import run_groups
 
     stores = [REPO_ROOT / "results" / "paper", REPO_ROOT / "results" / "book"]
     rows = run_groups.committed_runs(stores)

@@ -7,7 +7,7 @@ import torch
 
 from vvlib.book.runner import configure, parse_overrides
 from vvlib.experiments.chapters import get_chapter
-from vvlib.experiments.params import ParameterError, Params, coerce, resolve
+from vvlib.experiments.setups.params import ParameterError, Params, coerce, resolve
 
 CHAPTER = get_chapter("04_argmax_retrieval")
 SPEC = CHAPTER.parameters()
@@ -185,7 +185,7 @@ def test_runner_makes_relative_paths_absolute_before_the_kernel_starts(tmp_path,
 
 def test_every_chapter_documents_every_parameter_with_a_rule_or_type():
     from vvlib.experiments.chapters import CHAPTERS
-    from vvlib.experiments.params import RULES, plain_name
+    from vvlib.experiments.setups.params import RULES, plain_name
 
     for chapter in CHAPTERS.values():
         spec = chapter.parameters()  # raises if papermill cannot read a line of the cell
@@ -204,7 +204,7 @@ def test_every_chapters_parameters_read_as_papermill_reads_them():
     from papermill.inspection import inspect_notebook
 
     from vvlib.experiments.chapters import CHAPTERS
-    from vvlib.experiments.params import read_parameters
+    from vvlib.experiments.setups.params import read_parameters
 
     for chapter in CHAPTERS.values():
         ours = read_parameters(chapter.notebook)
@@ -218,7 +218,7 @@ def test_every_chapters_parameters_read_as_papermill_reads_them():
 def test_unreadable_parameter_line_is_reported(tmp_path):
     import nbformat
 
-    from vvlib.experiments.params import read_parameters
+    from vvlib.experiments.setups.params import read_parameters
 
     cell = nbformat.v4.new_code_cell('a: int = 1  # fine\nb: int = 2  # not fine: x = y')
     cell.metadata["tags"] = ["parameters"]
@@ -246,7 +246,7 @@ def test_monte_carlo_chapter_rejects_bad_values(name, value, message):
 
 
 def test_listing_into_a_pipe_that_closes_early_ends_quietly():
-    from vvlib.experiments.store import REPO_ROOT
+    from vvlib.experiments.storage.store import REPO_ROOT
 
     result = subprocess.run(f"'{sys.executable}' -m vvlib list | head -n 1", shell=True, capture_output=True,
                             text=True, cwd=REPO_ROOT)
@@ -255,7 +255,7 @@ def test_listing_into_a_pipe_that_closes_early_ends_quietly():
 
 def test_a_chapter_without_paper_scale_results_says_at_what_scale_its_numbers_are():
     from vvlib.book.runner import paper_scale_pending, resolved
-    from vvlib.experiments.paper import STEPS
+    from vvlib.experiments.setups.paper import STEPS
 
     probed = paper_scale_pending(resolved("06_distribution_shift", "book", {}))
     assert "20 seeds per variant trained for 4,000 steps" in probed
@@ -268,7 +268,7 @@ def test_a_chapter_without_paper_scale_results_says_at_what_scale_its_numbers_ar
 
 def test_a_per_task_name_takes_the_plain_names_rule_and_a_bad_value_is_named_as_given():
     from vvlib.book.runner import resolved as chapter_params
-    from vvlib.experiments.params import per_task_name, plain_name
+    from vvlib.experiments.setups.params import per_task_name, plain_name
 
     assert plain_name("dictionary_eval_sequences") == "n_eval_sequences" and plain_name("argmax_long_seeds") == "long_seeds"
     assert plain_name("argmax_rows") == "argmax_rows" and plain_name("eval_lengths") == "eval_lengths"
@@ -283,7 +283,7 @@ def test_each_task_record_gives_the_steps_and_test_sequences_every_chapter_train
     """The profiles read a task's scales from its record, so chapters 4-5 and the chapters that reuse their
     runs (8, 10) train each task at the same steps and test sequences at each scale."""
     from vvlib.book.runner import resolved as chapter_params
-    from vvlib.experiments.paper_tasks import TASKS
+    from vvlib.experiments.setups.paper_tasks import TASKS
 
     for task in TASKS:
         owner = {"argmax": "04_argmax_retrieval", "dictionary": "05_dictionary_lookup"}[task.name]

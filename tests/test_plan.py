@@ -1,4 +1,4 @@
-"""The plan of what the training chapters compute (vvlib/experiments/plan.py) and the
+"""The plan of what the training chapters compute (vvlib/experiments/paper_scale/plan.py) and the
 `python -m vvlib paper` command built on it."""
 
 import json
@@ -11,9 +11,9 @@ import torch
 from vvlib.book import paper_run
 from vvlib.book.runner import resolved
 from vvlib.experiments.chapters.scales import BOOK_STORE
-from vvlib.experiments.store import REPO_ROOT
-from vvlib.experiments import plan, units
-from vvlib.experiments.params import ParameterError
+from vvlib.experiments.storage.store import REPO_ROOT
+from vvlib.experiments.paper_scale import plan, units
+from vvlib.experiments.setups.params import ParameterError
 
 
 def _book_plan() -> set:
@@ -208,7 +208,7 @@ def test_new_paper_scale_runs_draw_from_the_counter_stream_and_the_first_ones_st
 
 def test_a_page_reads_the_counter_streams_paper_runs_where_committed_else_the_earlier_ones(monkeypatch):
     from vvlib.book import runner
-    from vvlib.experiments.store import StoreError
+    from vvlib.experiments.storage.store import StoreError
 
     paper = REPO_ROOT / "results" / "paper"
     draws, P, _, records = runner.latest_paper_scale_runs("05_dictionary_lookup", "dictionary", paper)

@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vvlib.experiments import plots
+from vvlib.experiments.reports import plots
 from vvlib.stats import long_form
 
 
@@ -52,7 +52,8 @@ def test_global_statistics_has_drift_and_log_variance_panels():
 
 
 def test_loss_curves_join_runs_by_seed_and_band_the_seeds_spread():
-    from vvlib.experiments import report, runs
+    from vvlib.experiments.reports import report
+    from vvlib.experiments.storage import runs
 
     first = {"loss_history": [(100, [1.0, 3.0]), (200, [0.5, 0.7])]}
     second = {"loss_history": [(100, [2.0]), (200, [0.9])]}
@@ -76,7 +77,7 @@ def test_loss_curves_join_runs_by_seed_and_band_the_seeds_spread():
 def test_devices_are_compared_by_welchs_test_and_drawn_seed_by_seed():
     from scipy.stats import ttest_ind
 
-    from vvlib.experiments import report
+    from vvlib.experiments.reports import report
 
     cpu = {"baseline": np.array([[0.9, 0.40], [0.8, 0.42], [0.85, 0.44]])}
     gpu = {"baseline": np.array([[0.9, 0.30, 0.2], [0.7, 0.36, 0.2], [0.8, 0.33, 0.2], [0.9, 0.35, 0.2]])}

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from vvlib import model_files, pretrained
-from vvlib.experiments.params import ParameterError
+from vvlib.experiments.setups.params import ParameterError
 
 transformers = pytest.importorskip("transformers")
 

@@ -1,4 +1,4 @@
-"""A chapter's probe stored as one part per trained run (experiments/probes.py): the parts joined
+"""A chapter's probe stored as one part per trained run (experiments/setups/probes.py): the parts joined
 equal the probe computed over all runs at once, the way it was stored before, and a store holding
 such a whole probe migrates into the parts without a number changing."""
 
@@ -7,7 +7,8 @@ import pytest
 
 from vvlib import probing
 from vvlib.book.runner import resolved
-from vvlib.experiments import migrate, probes, runs, variants
+from vvlib.experiments.setups import migrate, probes, variants
+from vvlib.experiments.storage import runs
 
 SMALL = {"n_seeds": 2, "steps": 4, "hidden": 16, "checkpoint_every": 4, "eval_lengths": [16, 32, 64],
          "n_probe_sequences": 8}

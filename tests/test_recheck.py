@@ -6,8 +6,9 @@ import pytest
 
 from vvlib import evaluate
 from vvlib.book.runner import checked_parameters
-from vvlib.experiments import report, runs
-from vvlib.experiments.params import ParameterError
+from vvlib.experiments.reports import report
+from vvlib.experiments.storage import runs
+from vvlib.experiments.setups.params import ParameterError
 from vvlib.task_base import EVAL_BLOCK
 from vvlib.train import TrainConfig
 

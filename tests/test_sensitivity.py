@@ -7,9 +7,9 @@ import pytest
 from scipy import stats as scipy_stats
 
 from vvlib.book import runner
-from vvlib.experiments import sensitivity, variants
+from vvlib.experiments.setups import sensitivity, variants
 from vvlib.experiments.chapters.scales import PAPER_SCALE_STORE
-from vvlib.experiments.params import ParameterError
+from vvlib.experiments.setups.params import ParameterError
 
 
 def ci_params(**overrides):
@@ -186,7 +186,7 @@ def test_rows_left_out_and_the_cost_of_more_steps():
 
 
 def test_the_summary_counts_each_tasks_rows_by_sign():
-    from vvlib.experiments import summary
+    from vvlib.experiments.reports import summary
 
     def record(task, changes, p_by_n):
         return {"task": task, "row": sensitivity.label(changes), "changes": changes,
@@ -206,7 +206,7 @@ def test_the_summary_counts_each_tasks_rows_by_sign():
 
 
 def test_the_summary_counts_each_tasks_rows_by_budget():
-    from vvlib.experiments import summary
+    from vvlib.experiments.reports import summary
 
     rows = [{"task": "argmax", "n_seeds": 10, "steps": 4000}, {"task": "argmax", "n_seeds": 20, "steps": 4000},
             {"task": "argmax", "n_seeds": 10, "steps": 4000}, {"task": "dictionary", "n_seeds": 10, "steps": 1500}]
@@ -249,8 +249,8 @@ def test_a_row_may_set_a_schedule_and_clipping_and_a_bad_one_is_named():
     """Chapter 11's second round: the row's settings reach the training config; a bad value
     stops the chapter before anything trains."""
     from vvlib.book.runner import resolved
-    from vvlib.experiments import variants
-    from vvlib.experiments.params import ParameterError
+    from vvlib.experiments.setups import variants
+    from vvlib.experiments.setups.params import ParameterError
 
     P = resolved("11_sensitivity", "ci", {"dictionary_rows": [{"lr_schedule": "cosine", "warmup_steps": 4,
                                                                  "grad_clip": 1.0, "dropout": 0.1},

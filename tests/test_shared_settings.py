@@ -6,7 +6,8 @@ import dataclasses
 
 import pytest
 
-from vvlib.experiments import chapters, params, variants
+from vvlib.experiments import chapters
+from vvlib.experiments.setups import params, variants
 from vvlib.book import runner
 from vvlib.evaluate import EvalConfig
 from vvlib.model import ModelConfig

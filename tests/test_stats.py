@@ -40,7 +40,7 @@ def test_long_form_has_one_row_per_variant_seed_length():
 
 
 def test_verdict_counts_wins_and_losses_with_significance():
-    from vvlib.experiments.report import verdict
+    from vvlib.experiments.reports.report import verdict
 
     metrics = {"accuracy": {"a": {"16": 99, "32": 80, "64": 50, "128": 30},
                             "b": {"16": 99, "32": 85, "64": 40, "128": 31}},
@@ -51,7 +51,7 @@ def test_verdict_counts_wins_and_losses_with_significance():
 
 
 def test_power_of_two_labels():
-    from vvlib.experiments.report import power_of_two
+    from vvlib.experiments.reports.report import power_of_two
 
     assert power_of_two(16) == "2⁴" and power_of_two(16384) == "2¹⁴" and power_of_two(100) == "100"
 
@@ -68,7 +68,7 @@ def test_relative_gains_average_to_the_relative_difference():
 
 
 def test_ablation_metrics_compare_ln_with_std_paired():
-    from vvlib.experiments.report import ablation_metrics
+    from vvlib.experiments.reports.report import ablation_metrics
 
     rng = np.random.default_rng(1)
     base = rng.uniform(0.3, 0.6, size=(6, 2))
@@ -80,7 +80,7 @@ def test_ablation_metrics_compare_ln_with_std_paired():
 
 
 def test_verdict_compares_directions_with_the_paper():
-    from vvlib.experiments.report import verdict
+    from vvlib.experiments.reports.report import verdict
 
     metrics = {"accuracy": {"baseline": {"16": 99, "32": 80, "64": 50}, "layernorm": {"16": 99, "32": 85, "64": 40}},
                "p_value": {"baseline_vs_layernorm": {"16": 0.9, "32": 0.01, "64": 0.01}}}
@@ -91,8 +91,8 @@ def test_verdict_compares_directions_with_the_paper():
 
 
 def test_comparison_table_puts_ours_with_seed_count_beside_the_paper():
-    from vvlib.experiments.paper import TABLE1_ARGMAX
-    from vvlib.experiments.report import comparison_table, per_length
+    from vvlib.experiments.setups.paper import TABLE1_ARGMAX
+    from vvlib.experiments.reports.report import comparison_table, per_length
 
     rng = np.random.default_rng(0)
     acc = {"baseline": rng.uniform(0.4, 0.6, (5, 2)), "layernorm": rng.uniform(0.5, 0.7, (5, 2))}
@@ -179,8 +179,8 @@ def test_mean_interval_is_scipys_t_interval():
 
 
 def test_the_scales_table_puts_each_scale_under_its_own_header_beside_the_paper():
-    from vvlib.experiments.paper import TABLE1_ARGMAX
-    from vvlib.experiments.report import per_length, scales_table
+    from vvlib.experiments.setups.paper import TABLE1_ARGMAX
+    from vvlib.experiments.reports.report import per_length, scales_table
 
     rng = np.random.default_rng(1)
     small = per_length({v: rng.uniform(0.4, 0.7, (3, 2)) for v in ("baseline", "layernorm")}, [16, 32],

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from vvlib.experiments import runs, store
+from vvlib.experiments.storage import runs, store
 from vvlib.evaluate import EvalConfig
 from vvlib.train import TrainConfig
 
@@ -149,8 +149,8 @@ def test_stored_only_sets_and_restores_the_mode(monkeypatch):
 def test_runs_made_elsewhere_are_read_from_the_store_and_never_computed(small_argmax, tmp_path, monkeypatch):
     """variants.stored_train_and_evaluate (chapters 4-5's paper-scale section) reads what another
     device stored under its own device type, and refuses to train what is missing."""
-    from vvlib.experiments import variants
-    from vvlib.experiments.params import Params
+    from vvlib.experiments.setups import variants
+    from vvlib.experiments.setups.params import Params
 
     monkeypatch.delenv(runs.STORED_ONLY, raising=False)
     P = Params(n_seeds=2, steps=3, batch_size=4, lr=1e-3, weight_decay=0.0, min_train_len=2, max_train_len=4,

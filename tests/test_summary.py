@@ -2,7 +2,8 @@
 tables that set the scales side by side."""
 
 from vvlib.compare import CONTRADICTED, SUPPORTED
-from vvlib.experiments import answers, paper, paper_tasks, summary
+from vvlib.experiments.reports import answers, summary
+from vvlib.experiments.setups import paper, paper_tasks
 
 LENGTHS = [16, 32, 64]
 
@@ -104,7 +105,7 @@ def test_claims_at_the_papers_steps_get_a_table_of_their_own_above_the_provision
 
 
 def test_a_verdict_below_the_papers_steps_names_its_share_of_them():
-    from vvlib.experiments import provisional
+    from vvlib.experiments.reports import provisional
 
     assert provisional.qualified(CONTRADICTED, "argmax", 4_000) == "contradicted (provisional: 4% of the paper's steps)"
     assert provisional.qualified(SUPPORTED, "dictionary", 600) == "supported (provisional: 6% of the paper's steps)"
@@ -143,7 +144,7 @@ def test_training_minutes_of_different_machines_are_not_added_up(tmp_path):
 def test_differences_by_scale_pair_each_scale_on_its_own_seeds_and_shared_lengths():
     import numpy as np
 
-    from vvlib.experiments import report
+    from vvlib.experiments.reports import report
     from vvlib.stats import paired_difference
 
     rng = np.random.default_rng(0)
@@ -159,7 +160,7 @@ def test_differences_by_scale_pair_each_scale_on_its_own_seeds_and_shared_length
 
 
 def test_a_chapter_names_the_summarys_verdict_at_each_of_its_scales():
-    from vvlib.experiments import report
+    from vvlib.experiments.reports import report
 
     labels = {"baseline": "Baseline", "layernorm": "+LN"}
     text = report.verdicts_by_scale({"20 seeds": (LENGTHS, metrics(-2.0, 0.001), 1_500),

@@ -147,10 +147,10 @@ def test_bad_task_settings_are_named():
 
 
 def test_a_new_task_is_one_registered_class_and_trains_end_to_end(argmin_task):
-    from vvlib.experiments import variants
+    from vvlib.experiments.setups import variants
     from vvlib.evaluate import EvalConfig, accuracy
     from vvlib.model import ModelConfig
-    from vvlib.experiments.params import Params
+    from vvlib.experiments.setups.params import Params
     from vvlib.train import TrainConfig, train
 
     task = variants.task_config(Params(n_classes=4, n_keys=99, n_values=99), argmin_task)

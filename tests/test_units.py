@@ -1,4 +1,4 @@
-"""The paper profile cut into units (experiments/units.py, python -m vvlib paper --unit K):
+"""The paper profile cut into units (experiments/paper_scale/units.py, python -m vvlib paper --unit K):
 a run shares its unit with everything that reads its weights, estimates come from measured
 records, and a unit out of range or over the budget is refused before anything runs."""
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from vvlib.book import paper_run
-from vvlib.experiments import plan, units
-from vvlib.experiments.params import ParameterError
+from vvlib.experiments.paper_scale import plan, units
+from vvlib.experiments.setups.params import ParameterError
 
 
 def job(label, folder, reads=None, kind="argmax training", size=100.0):
@@ -33,7 +33,7 @@ def test_a_probe_across_two_merged_units_keeps_them_one():
 
 
 def test_at_the_papers_scale_every_unit_carries_the_weights_of_one_run():
-    """Probes are stored one part per run (experiments/probes.py), so no unit waits on the training of
+    """Probes are stored one part per run (experiments/setups/probes.py), so no unit waits on the training of
     two runs (chapters 4, 6, 7 and 10 once made one unit of seven 100,000-step argmax runs)."""
     cut = units.units(paper_run.planned_jobs(paper_run.paper_chapters(), {"device": "cpu"}))
     trained = [[job for job in unit.jobs if job.steps] for unit in cut]

@@ -32,27 +32,32 @@ The science, vvlib/ (no files, no pages):
     atomic          files written whole or not at all (checkpoints, weights, results)
     errors          the error a bad parameter raises, and the check that raises it
 
-Experiments, vvlib/experiments/ (cached runs, results, tables):
-    store           results on disk with provenance
-    runs            train once, probe many: stored runs, evaluations and ladders
-    migrate         a results store rewritten once in today's spec format
-    params          chapter parameters: profiles and validation
-    variants        the training chapters' common flow: each variant trained once, evaluated per temperature
-    provisional     the rule that marks a verdict resting on fewer steps than the paper's as provisional
-    run_groups      every committed training run, grouped from its records, for the scale page
-    sensitivity     chapter 11: one unstated setting at a time, +LN against the Baseline per configuration
-    dynamics_runs   training runs measured along the way, one stored table each (chapter 5's loss rise)
-    probes          the probe tables of chapters 6, 7 and 10, each defined once for its chapter and the plan
-    plan            the store entries a training chapter will compute, and how far each has got
-    units           the plan cut into units that fit one GPU command, with estimates from measured speeds
-    paper           the paper's own numbers, for side-by-side tables
-    paper_tasks     the paper's two tasks as the book sees them: table, chapter, defaults, one record each
-    chapters        one file per chapter (a package): its record, profiles and checks; the scales they share
-    report          tables beside the paper's, verdict sentences, results.json
-    answers         the answer a chapter page opens with: a few rows beside the paper's, one verdict
-    summary         the paper's claims against the chapters' results
-    plots           seaborn figures
-    explore         slider views that work on the static page
+Experiments, vvlib/experiments/ (cached runs, results, tables), in five rooms (packages), each
+importing only from the rooms listed before it:
+    storage         where results live
+        store           results on disk with provenance
+        runs            train once, probe many: stored runs, evaluations and ladders
+    setups          from a chapter's parameters to what it computes
+        paper           the paper's own numbers, for side-by-side tables
+        paper_tasks     the paper's two tasks as the book sees them: table, chapter, scales, one record each
+        params          chapter parameters: profiles and validation
+        variants        the training chapters' common flow: each variant trained once, evaluated per temperature
+        dynamics_runs   training runs measured along the way, one stored table each (chapter 5's loss rise)
+        probes          the probe tables of chapters 6, 7 and 10, each defined once for its chapter and the plan
+        sensitivity     chapter 11: one unstated setting at a time, +LN against the Baseline per configuration
+        migrate         a results store rewritten once in today's spec format
+    chapters        one file per chapter: its record, profiles and checks; the scales they share
+    reports         what a page shows
+        report          tables beside the paper's, verdict sentences, results.json
+        answers         the answer a chapter page opens with: a few rows beside the paper's, one verdict
+        summary         the paper's claims against the chapters' results
+        provisional     the rule that marks a verdict resting on fewer steps than the paper's as provisional
+        run_groups      every committed training run, grouped from its records, for the scale page
+        plots           seaborn figures
+        explore         slider views that work on the static page
+    paper_scale     the paper's scale, planned
+        plan            the store entries a training chapter will compute, and how far each has got
+        units           the plan cut into units that fit one GPU command, with estimates from measured speeds
 
 The book, vvlib/book/ (and the command line):
     runner          the papermill runner: a chapter resolved at a profile, checked, executed

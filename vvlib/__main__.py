@@ -17,7 +17,7 @@ import sys
 
 from .book.runner import parse_overrides, resolved, run_chapter
 from .experiments.chapters import CHAPTERS, get_chapter
-from .experiments.params import DEFAULT_PROFILE, ParameterError, plain_name
+from .experiments.setups.params import DEFAULT_PROFILE, ParameterError, plain_name
 
 
 def _list(args):
@@ -93,8 +93,8 @@ def _metric(args):
 
 
 def _migrate_store(args):
-    from .experiments.migrate import migrate
-    from .experiments.store import StoreError
+    from .experiments.setups.migrate import migrate
+    from .experiments.storage.store import StoreError
 
     try:
         moved = migrate(args.store_dir, args.dry_run)

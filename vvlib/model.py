@@ -101,7 +101,7 @@ LATER_DEFAULTS = {"query_table": False, "attention": "paper"}
 
 def settings(cfg: ModelConfig) -> dict:
     """The config as a plain dict, for store hashes: every field, so that a stored spec says
-    everything (vvlib/experiments/migrate.py rewrites older stores where fields were left out),
+    everything (vvlib/experiments/setups/migrate.py rewrites older stores where fields were left out),
     except those of LATER_DEFAULTS at their default."""
     spec = dataclasses.asdict(cfg)
     for name, default in LATER_DEFAULTS.items():

@@ -14,8 +14,10 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from .. import compare, rng, stats
-from ..experiments import answers, dynamics_runs, paper, plots, report, runs, sensitivity, store, variants
-from ..experiments.summary import device_kind as summary_device
+from ..experiments.reports import answers, plots, report
+from ..experiments.setups import dynamics_runs, paper, sensitivity, variants
+from ..experiments.storage import runs, store
+from ..experiments.reports.summary import device_kind as summary_device
 from ..experiments.chapters import SENSITIVITY, Chapter
 from ..experiments.chapters.scales import EARLIER_PAPER_RUN
 from ..task_base import EVAL_BLOCK

@@ -19,11 +19,12 @@ from . import webassets
 from .runner import latest_paper_scale_runs, run_chapter
 from ..experiments.chapters import BY_TASK, CHAPTERS, SUMMARY, get_chapter
 from ..experiments.chapters.scales import BOOK_STORE, PAPER_SCALE_STORE
-from ..experiments import paper, plots, report, run_groups, summary
-from ..experiments.paper_tasks import TASKS
-from ..experiments.variants import LABELS
-from ..experiments.params import DEFAULT_PROFILE, ParameterError
-from ..experiments.store import REPO_ROOT
+from ..experiments.setups import paper
+from ..experiments.reports import plots, report, run_groups, summary
+from ..experiments.setups.paper_tasks import TASKS
+from ..experiments.setups.variants import LABELS
+from ..experiments.setups.params import DEFAULT_PROFILE, ParameterError
+from ..experiments.storage.store import REPO_ROOT
 
 BOOK_FILES = ("_config.yml", "_toc.yml", "book")
 CLAIMS_TABLE = Path("book") / "chapters" / "claims-table.md"  # written by the build, included by book/intro.md
@@ -199,7 +200,7 @@ def copy_sources(dest: Path):
 def build_book(profile: str = DEFAULT_PROFILE, stored_only: bool = False) -> Path:
     """Execute every chapter and build the HTML.  stored_only: a chapter whose results are
     not in the store fails instead of computing them (runs.stored_only)."""
-    from ..experiments.runs import stored_only as stored_only_mode
+    from ..experiments.storage.runs import stored_only as stored_only_mode
 
     with stored_only_mode(stored_only):  # papermill's kernels inherit it
         execute_chapters(REPO_ROOT, profile)

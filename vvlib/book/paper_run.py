@@ -16,9 +16,9 @@ from pathlib import Path
 from tqdm import tqdm
 
 from .. import distributed, rng
-from ..experiments import plan, units
-from ..experiments.params import ParameterError, Params
-from ..experiments.store import REPO_ROOT
+from ..experiments.paper_scale import plan, units
+from ..experiments.setups.params import ParameterError, Params
+from ..experiments.storage.store import REPO_ROOT
 from .runner import checked_parameters, resolved, run_chapter
 from ..experiments.chapters import CHAPTERS
 from ..experiments.chapters.scales import BOOK_STORE, PAPER_SCALE_STORE

@@ -8,12 +8,12 @@ from pathlib import Path
 import pandas as pd
 
 from .. import distributed
-from ..experiments.params import DEFAULT_PROFILE, ParameterError, Params, coerce, injected_names, resolve
+from ..experiments.setups.params import DEFAULT_PROFILE, ParameterError, Params, coerce, injected_names, resolve
 from ..experiments.chapters import Chapter, checks, get_chapter
 from ..experiments.chapters.scales import EARLIER_PAPER_RUN, PAPER_TRAINING
-from ..experiments.paper import STEPS as PAPER_STEPS
-from ..experiments.paper_tasks import ARGMAX, DICTIONARY, NAMES
-from ..experiments.store import REPO_ROOT
+from ..experiments.setups.paper import STEPS as PAPER_STEPS
+from ..experiments.setups.paper_tasks import ARGMAX, DICTIONARY, NAMES
+from ..experiments.storage.store import REPO_ROOT
 
 
 def parse_overrides(chapter: Chapter, pairs) -> dict:
@@ -87,7 +87,7 @@ def paper_scale_runs(name: str, task: str, store_dir, draws: str = EARLIER_PAPER
     run, EARLIER_PAPER_RUN), trained on a GPU and read from store_dir (results/paper in the book),
     never trained here: (parameters, per-seed accuracy {run name: (seeds, lengths)} with fixed and
     adaptive temperature, {variant: run record}).  StoreError where they are not committed."""
-    from ..experiments import variants
+    from ..experiments.setups import variants
 
     P = resolved(name, "paper", {"store_dir": str(store_dir), "draws": draws})
     accuracy, records = variants.stored_train_and_evaluate(P, variants.task_config(P, task), ["baseline", "layernorm"],
@@ -98,7 +98,7 @@ def paper_scale_runs(name: str, task: str, store_dir, draws: str = EARLIER_PAPER
 def latest_paper_scale_runs(name: str, task: str, store_dir):
     """paper_scale_runs of the paper profile's own stream (PAPER_TRAINING's draws) where committed,
     else of the earlier run: (its draws, paper_scale_runs' three)."""
-    from ..experiments.store import StoreError
+    from ..experiments.storage.store import StoreError
 
     for draws in dict.fromkeys((PAPER_TRAINING["draws"], EARLIER_PAPER_RUN["draws"])):
         try:

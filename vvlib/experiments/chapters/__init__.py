@@ -23,7 +23,7 @@ from .c10_beyond import CHAPTER as BEYOND
 from .c11_sensitivity import CHAPTER as SENSITIVITY
 from .summary_page import CHAPTER as SUMMARY
 from .record import Chapter, Work
-from ..params import ParameterError
+from ..setups.params import ParameterError
 
 SUMMARY_FILE = "summary_page"
 

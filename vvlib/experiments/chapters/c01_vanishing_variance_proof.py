@@ -1,6 +1,6 @@
 """Chapter 1: Proposition 1 and its proof, step by step, with numbers (a random attention module; trains nothing)."""
 
-from ..params import require
+from ..setups.params import require
 from .record import Chapter, keys
 
 

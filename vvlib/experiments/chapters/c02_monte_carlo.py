@@ -1,6 +1,6 @@
 """Chapter 2: the N^-1/2 law by Monte Carlo, an exact check, and broken assumptions (trains nothing)."""
 
-from ..params import require
+from ..setups.params import require
 from .record import Chapter, keys
 
 

@@ -1,6 +1,6 @@
 """Chapter 4: the paper's Table 1, Baseline against +LN on argmax retrieval."""
 
-from ..paper_tasks import ARGMAX
+from ..setups.paper_tasks import ARGMAX
 from . import checks
 from .record import ACCURACY_METRICS, Chapter, accuracy_work
 from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_SCALE_STORE, PAPER_TRAINING, task_scale

@@ -1,8 +1,8 @@
 """Chapter 5: the paper's Table 2, Baseline against +LN on dictionary lookup, and why its loss rises."""
 
 from ...task_base import EVAL_BLOCK
-from ..paper_tasks import DICTIONARY
-from ..params import require
+from ..setups.paper_tasks import DICTIONARY
+from ..setups.params import require
 from . import checks
 from .record import ACCURACY_METRICS, Chapter, accuracy_work
 from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_SCALE_STORE, PAPER_TRAINING, task_scale

@@ -1,8 +1,8 @@
 """Chapter 6: the paper's Figures 2 and 3, what the readout sees at long lengths (probes chapter 4's models)."""
 
-from .. import probes
-from ..paper_tasks import ARGMAX
-from ..params import require
+from ..setups import probes
+from ..setups.paper_tasks import ARGMAX
+from ..setups.params import require
 from . import checks
 from .record import Chapter, Work, keys
 from .scales import probing_profiles

@@ -1,8 +1,8 @@
 """Chapter 7: the paper's Figure 4, how attention spreads out as sets grow (probes chapter 4's models)."""
 
-from .. import probes
-from ..paper_tasks import ARGMAX
-from ..params import require
+from ..setups import probes
+from ..setups.paper_tasks import ARGMAX
+from ..setups.params import require
 from . import checks
 from .record import Chapter, Work, keys
 from .scales import probing_profiles

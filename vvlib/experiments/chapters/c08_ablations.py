@@ -1,6 +1,6 @@
 """Chapter 8: the paper's Tables 3 and 6, standardization without parameters against layer normalization."""
 
-from ..paper_tasks import ARGMAX, DICTIONARY, NAMES
+from ..setups.paper_tasks import ARGMAX, DICTIONARY, NAMES
 from . import checks
 from .record import Chapter, Work, keys
 from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_BOTH_TASKS, both_tasks, per_task

@@ -1,8 +1,8 @@
 """Chapter 9: the paper's Tables 4 and 5, training on up to 256 items with a length curriculum."""
 
-from ..paper_tasks import ARGMAX, DICTIONARY, NAMES
-from ..params import require
-from ..sensitivity import PAIR
+from ..setups.paper_tasks import ARGMAX, DICTIONARY, NAMES
+from ..setups.params import require
+from ..setups.sensitivity import PAIR
 from . import checks
 from .record import Chapter, Work, keys
 from .scales import BOOK_TRAINING, PAPER_BOTH_TASKS, per_task

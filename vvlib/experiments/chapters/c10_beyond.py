@@ -1,8 +1,8 @@
 """Chapter 10, beyond the paper: a variance-preserving output, length-aware logits, depth and heads."""
 
-from .. import probes, variants
-from ..paper_tasks import NAMES
-from ..params import require
+from ..setups import probes, variants
+from ..setups.paper_tasks import NAMES
+from ..setups.params import require
 from . import checks
 from .record import PER_LENGTH, Chapter, Work, keys
 from .scales import BOOK_TRAINING, CI_SEEDS, PAPER_BOTH_TASKS, both_tasks

@@ -1,8 +1,8 @@
 """Chapter 11, beyond the paper: when does the claim hold?  One unstated setting changed at a time."""
 
-from .. import sensitivity
-from ..paper_tasks import ARGMAX, DICTIONARY, NAMES
-from ..params import require
+from ..setups import sensitivity
+from ..setups.paper_tasks import ARGMAX, DICTIONARY, NAMES
+from ..setups.params import require
 from .record import Chapter, keys
 from .scales import BOOK_TRAINING, PAPER_TRAINING, per_task, task_scale
 

@@ -1,7 +1,7 @@
 """Checks between parameters that several chapters make, each written once; a check that one
 chapter alone makes is in that chapter's file.
 
-A parameter's own type and range are checked where it is read (experiments/params.py).  What
+A parameter's own type and range are checked where it is read (experiments/setups/params.py).  What
 involves several parameters (test lengths against the key classes, a ladder within the longer
 training), the machine (a GPU asked for) or the disk (a results store named) is checked here:
 `python -m vvlib run` refuses a bad combination with one line and exit status 2 before
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import torch
 
-from .. import dynamics_runs
-from ..params import ParameterError, require
+from ..setups import dynamics_runs
+from ..setups.params import ParameterError, require
 
 
 def device_available(P):

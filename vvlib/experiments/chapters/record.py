@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..paper_tasks import PaperTask
-from ..params import DEFAULT_PROFILE, Params, read_parameters
-from ..store import REPO_ROOT
+from ..setups.paper_tasks import PaperTask
+from ..setups.params import DEFAULT_PROFILE, Params, read_parameters
+from ..storage.store import REPO_ROOT
 
 NOTEBOOKS = REPO_ROOT / "notebooks"
 
@@ -43,7 +43,7 @@ class Chapter:
     title: str
     metrics: Metrics
     work: Work | None = None  # None: trains nothing through variants.py
-    # the probe tables it computes from trained models (experiments/probes.py): (P, device) -> [(task, Probe)]
+    # the probe tables it computes from trained models (experiments/setups/probes.py): (P, device) -> [(task, Probe)]
     probes: Callable | None = field(default=None, compare=False)
     row_tasks: tuple = ()  # chapter 11: the tasks whose runs come from its own row parameters (sensitivity.check_rows)
     own_values: frozenset = frozenset()  # parameters whose defaults it sets itself, unlike the other training chapters
@@ -82,6 +82,6 @@ ACCURACY_METRICS = keys(PER_LENGTH, "long ladder paper_scale dynamics recheck")
 def accuracy_work(task: PaperTask) -> Work:
     """Chapters 4-5: the paper's Baseline and +LN on one task, scored with both temperatures, and a
     longer training beside the main one."""
-    from ..sensitivity import PAIR  # Baseline and +LN, the paper's comparison
+    from ..setups.sensitivity import PAIR  # Baseline and +LN, the paper's comparison
 
     return Work((task.name,), PAIR, ("fixed", "adaptive"), long=True)

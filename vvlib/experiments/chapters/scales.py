@@ -4,9 +4,9 @@ which only works when their training settings agree profile by profile: each tas
 sequences at each scale are its record's (paper_tasks.PaperTask.scales), and the chapters' profiles
 take them from there.  A scale that one chapter alone uses is in that chapter's file."""
 
-from .. import paper
-from ..paper_tasks import TASKS, PaperTask
-from ..params import PER_TASK_NAMES, per_task_name
+from ..setups import paper
+from ..setups.paper_tasks import TASKS, PaperTask
+from ..setups.params import PER_TASK_NAMES, per_task_name
 
 CI_SEEDS = 3
 # New runs at the paper's scale draw from the counter stream (draws.py): a CUDA graph records it, and a CPU can

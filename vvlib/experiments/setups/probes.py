@@ -15,8 +15,9 @@ from typing import Callable
 
 import pandas as pd
 
-from .. import beyond, probing
-from . import runs, store, variants
+from ... import beyond, probing
+from ..storage import runs, store
+from . import variants
 from .paper_tasks import ARGMAX
 
 PAIR = ("baseline", "layernorm")  # chapters 6 and 7 probe chapter 4's two variants

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..model import ModelConfig
-from ..train import TrainConfig
+from ...model import ModelConfig
+from ...train import TrainConfig
 from .summary import device_kind
-from .variants import LABELS, VARIANT_OPTIONS
+from ..setups.variants import LABELS, VARIANT_OPTIONS
 
 # what tells a run's variant (its model settings), and what says only how many seeds and how they were stepped
 VARIANT_FIELDS = {field for options in VARIANT_OPTIONS.values() for field in options}

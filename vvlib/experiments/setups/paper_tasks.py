@@ -16,7 +16,7 @@ class PaperTask:
     name: str  # the science registry's name (vvlib.tasks.get(name))
     title: str  # as the prose says it
     table: str  # that table's name in the paper
-    accuracy: dict  # the paper's numbers (experiments/paper.py)
+    accuracy: dict  # the paper's numbers (experiments/setups/paper.py)
     ablation_table: str  # +std against the Baseline (chapter 8)
     ablation: dict
     ln_beats_std: bool  # whether the paper claims +LN more accurate than +std here (Table 6 claims they are equal)

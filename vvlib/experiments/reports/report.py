@@ -5,12 +5,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import provisional, runs, sensitivity, store
-from .chapters import check_metrics
-from ..compare import (ALPHA, beyond_training, compare, format_interval, format_p, is_significant, pair_name,
-                       power_of_two)
-from ..dynamics import MARGIN_CAP
-from ..stats import by_length, paired_difference, paired_ttest, welch
+from . import provisional
+from ..storage import runs, store
+from ..setups import sensitivity
+from ..chapters import check_metrics
+from ...compare import (ALPHA, beyond_training, compare, format_interval, format_p, is_significant, pair_name,
+                        power_of_two)
+from ...dynamics import MARGIN_CAP
+from ...stats import by_length, paired_difference, paired_ttest, welch
 
 
 def _pct(mean, sem):
@@ -60,7 +62,7 @@ def comparison_table(metrics: dict, lengths, pair, labels: dict, paper_table: di
     """One row per length: ours (mean ± s.e. over seeds) for both runs of `pair` and our paired p,
     then the paper's numbers (`paper_p` names the paper's p-value row), under a two-row header
     ("ours, 20 seeds" / "paper" over the runs' labels), so the table fits the text column."""
-    from .paper import column
+    from ..setups.paper import column
 
     ours = f"ours, {metrics['n_seeds']} seeds" if "n_seeds" in metrics else "ours"
     rows = []
@@ -83,7 +85,7 @@ def scales_table(columns: dict, lengths, pair, labels: dict, paper_table: dict, 
     """One row per length: the paper's two runs of `pair`, then ours at each scale of `columns`
     ({scale label: per_length metrics}), each with its paired p-value, under a two-row header (the
     source over the runs' labels: give short ones), so that two scales beside the paper fit the text column."""
-    from .paper import column
+    from ..setups.paper import column
 
     rows = []
     for n in lengths:
@@ -341,7 +343,7 @@ def overtaking(frame: pd.DataFrame, pair, labels: dict, in_distribution: int, al
 def ablation_metrics(accuracy: dict, lengths, variants=("standardize", "layernorm")) -> dict:
     """{"relative_gain": {variant: {N: %}}, "p_value_ln_vs_std": {N: p}, "p_value_vs_baseline": ...,
     "ln_minus_std": {N: paired_difference}}."""
-    from ..stats import relative_difference
+    from ...stats import relative_difference
 
     base = np.asarray(accuracy["baseline"])
     gain = {v: {str(n): relative_difference(base[:, j], np.asarray(accuracy[v])[:, j]) for j, n in enumerate(lengths)}
@@ -376,7 +378,7 @@ def ablation_sentence(task: str, metrics: dict, lengths, in_distribution: int, n
 
 def ablation_table(metrics: dict, lengths, labels: dict, paper_table: dict) -> pd.DataFrame:
     """One row per length: relative gains over Baseline (ours, paper) and LN-vs-std p-values."""
-    from .paper import column
+    from ..setups.paper import column
 
     rows = []
     for n in lengths:
@@ -408,7 +410,7 @@ def verdict(metrics: dict, lengths, pair, labels: dict, in_distribution: int, n_
             f"p < {alpha}) and less accurate at {e.behind} ({e.behind_significant} with p < {alpha}); "
             f"paired t-test over {n_seeds} seeds.")
     if paper_table is not None:
-        from .paper import column
+        from ..setups.paper import column
 
         compared = [n for n in ood if column(paper_table, first, int(n)) is not None
                     and column(paper_table, second, int(n)) is not None]

@@ -11,8 +11,8 @@ import pandas as pd
 
 from . import provisional
 from .report import per_length
-from ..compare import beyond_training, compare, format_interval, format_p, pair_name, power_of_two
-from ..stats import paired_difference, summary_by_length
+from ...compare import beyond_training, compare, format_interval, format_p, pair_name, power_of_two
+from ...stats import paired_difference, summary_by_length
 
 ANSWER_LENGTHS = (1024, 16384)  # the lengths a page's answer names: 64 and 1,024 times the training length
 SHORT_LABELS = {"baseline": "Baseline", "layernorm": "+LN"}  # an answer's labels, short enough for its table's headers
@@ -28,7 +28,7 @@ def answer_table(accuracy: dict, lengths, pair, labels: dict, paper_table: dict,
     them is), the paper's two means, ours (over seeds, in percent) and our paired difference second -
     first with its 95% interval and p.
     accuracy: {run: per-seed accuracy (seeds, lengths)}."""
-    from .paper import column
+    from ..setups.paper import column
 
     first, second = pair
     rows = []
@@ -86,7 +86,7 @@ def variants_table(accuracy: dict, lengths, labels: dict, papers: dict, at=ANSWE
     """Several variants on several tasks at the answer's lengths: one row per variant, one column per
     (task, N), mean accuracy over seeds in percent; the paper's Baseline and +LN where it has them.
     accuracy: {task: {variant: (seeds, lengths)}}; papers: {task: the paper's table of that task}."""
-    from .paper import column
+    from ..setups.paper import column
 
     shown = answer_lengths(lengths, at)
     columns = {}

@@ -4,8 +4,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 
-from ..compare import ALPHA
-from ..stats import long_form, mean_interval
+from ...compare import ALPHA
+from ...stats import long_form, mean_interval
 
 
 def _finish(fig, ax, xlabel, ylabel, title):

@@ -16,10 +16,11 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from . import probes, runs, store
-from ..model import ModelConfig
-from ..tasks import TaskConfig
-from ..train import TrainConfig
+from . import probes
+from ..storage import runs, store
+from ...model import ModelConfig
+from ...tasks import TaskConfig
+from ...train import TrainConfig
 
 FORMAT_1 = 1  # specs left out heads, layers and logit_scale at their defaults, and seed_group for one group
 

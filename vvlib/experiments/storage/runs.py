@@ -32,10 +32,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .. import distributed, evaluate, train
+from ... import distributed, evaluate, train
 from . import store
-from ..model import ModelConfig, settings as model_settings
-from ..train import TrainConfig
+from ...model import ModelConfig, settings as model_settings
+from ...train import TrainConfig
 
 
 # Bump when a code change alters trained weights beyond what the configs describe (e.g. the

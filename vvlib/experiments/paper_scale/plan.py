@@ -20,10 +20,12 @@ from typing import Callable
 
 import torch
 
-from .. import rng
-from ..train import TrainConfig
-from . import chapters, dynamics_runs, runs, sensitivity, variants
-from .chapters import Work
+from ... import rng
+from ...train import TrainConfig
+from .. import chapters
+from ..setups import dynamics_runs, sensitivity, variants
+from ..storage import runs
+from ..chapters import Work
 
 # What each chapter trains and probes, from its record (chapters/).
 CHAPTER_WORK = {name: r.work for name, r in chapters.CHAPTERS.items() if r.work}

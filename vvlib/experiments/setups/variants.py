@@ -10,13 +10,13 @@ import dataclasses
 import numpy as np
 import torch
 
-from .. import tasks
-from ..evaluate import EvalConfig
-from ..model import ModelConfig
+from ... import tasks
+from ...evaluate import EvalConfig
+from ...model import ModelConfig
 from .params import PER_TASK_NAMES, Params
-from .runs import TrainedRun, joined_record, ladder, stored_only
-from ..tasks import TaskConfig
-from ..train import TrainConfig
+from ..storage.runs import TrainedRun, joined_record, ladder, stored_only
+from ...tasks import TaskConfig
+from ...train import TrainConfig
 
 # A variant is a set of ModelConfig options; chapter 10's "deep_" variants also take the
 # chapter's deep_heads and deep_layers (see model_config).

@@ -10,10 +10,11 @@ import dataclasses
 
 import pandas as pd
 
-from .. import dynamics, train
-from ..model import ModelConfig
-from ..train import TrainConfig
-from . import runs, store, variants
+from ... import dynamics, train
+from ...model import ModelConfig
+from ...train import TrainConfig
+from ..storage import runs, store
+from . import variants
 
 PROBE_ROWS = 512  # sequences in the fixed probe batch
 PROBE_SEED = 2468  # names its stream (apart from the training and test streams)

@@ -10,11 +10,13 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import chapters as records, paper, provisional, report, sensitivity
-from .chapters import BY_TASK
-from .paper_tasks import ARGMAX, DICTIONARY, NAMES, TASKS, PaperTask
-from ..compare import SUPPORTED, UNCLEAR, Evidence, compare, is_significant, pair_name
-from ..compare import beyond_training as lengths_beyond_training
+from .. import chapters as records
+from ..setups import paper, sensitivity
+from . import provisional, report
+from ..chapters import BY_TASK
+from ..setups.paper_tasks import ARGMAX, DICTIONARY, NAMES, TASKS, PaperTask
+from ...compare import SUPPORTED, UNCLEAR, Evidence, compare, is_significant, pair_name
+from ...compare import beyond_training as lengths_beyond_training
 
 
 @dataclass(frozen=True)

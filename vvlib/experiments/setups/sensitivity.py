@@ -14,10 +14,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .. import tasks
-from ..compare import ALPHA, format_interval, format_p, is_significant, power_of_two
-from ..stats import paired_difference
-from . import paper, runs, store, variants
+from ... import tasks
+from ...compare import ALPHA, format_interval, format_p, is_significant, power_of_two
+from ...stats import paired_difference
+from . import paper, variants
+from ..storage import runs, store
 from .paper_tasks import TASKS
 from .params import ParameterError, Params
 

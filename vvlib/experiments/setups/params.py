@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..draws import DRAWS
+from ...draws import DRAWS
 from .paper_tasks import NAMES as TASK_NAMES
-from ..errors import ParameterError, require  # noqa: F401  (defined in the science layer; read here by the upper ones)
+from ...errors import ParameterError, require  # noqa: F401  (defined in the science layer; read here by the upper ones)
 
 DEFAULT_PROFILE = "default"  # the values written in the parameters cell
 DEVICES = ("auto", "cpu", "cuda")

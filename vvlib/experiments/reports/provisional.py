@@ -8,7 +8,7 @@ the verdict's own test already accounts for.  The intro's claims table, the summ
 chapters' verdict sentences all go through `qualified`.
 """
 
-from .paper import STEPS
+from ..setups.paper import STEPS
 
 
 def at_paper_steps(task: str, steps: int) -> bool:

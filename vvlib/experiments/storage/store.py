@@ -17,10 +17,10 @@ from pathlib import Path
 
 import torch
 
-from ..atomic import atomic_write, save_torch  # noqa: F401  (in the science layer, which writes checkpoints)
+from ...atomic import atomic_write, save_torch  # noqa: F401  (in the science layer, which writes checkpoints)
 
-STORE_FORMAT = 2  # 2: specs name every config field (vvlib/experiments/migrate.py rewrites format 1)
-REPO_ROOT = Path(__file__).resolve().parents[2]
+STORE_FORMAT = 2  # 2: specs name every config field (vvlib/experiments/setups/migrate.py rewrites format 1)
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 class StoreError(RuntimeError):
