@@ -64,7 +64,7 @@ def book_results(monkeypatch, chapter: str, task: str, long=False):
 
 def behind_beyond_training(P, accuracy, prefix=""):
     """Lengths beyond training where +LN's mean accuracy is below the Baseline's, and how many there are."""
-    lengths = [j for j, n in enumerate(P.eval_lengths) if n > P.max_train_len]
+    lengths = [j for j, n in enumerate(P.eval_lengths) if n > P.max_len]
     base, ln = accuracy[f"{prefix}baseline"].mean(0), accuracy[f"{prefix}layernorm"].mean(0)
     return sum(ln[j] < base[j] for j in lengths), len(lengths)
 
@@ -92,7 +92,7 @@ def test_the_intro_line_on_the_paper_steps_holds_in_the_committed_results(monkey
     P, (accuracy, ladders, _) = book_results(monkeypatch, "05_dictionary_lookup", "dictionary", long=True)
     assert P.long_seeds == len(accuracy["baseline"]) == 80
     assert behind_beyond_training(P, accuracy) == (10, 10)
-    beyond = [j for j, n in enumerate(P.eval_lengths) if n > P.max_train_len]
+    beyond = [j for j, n in enumerate(P.eval_lengths) if n > P.max_len]
     base, ln = 100 * accuracy["baseline"], 100 * accuracy["layernorm"]
     assert sum(paired_ttest(base[:, j], ln[:, j]) < 0.05 for j in beyond) == 9
     assert [round(base[:, -1].mean(), 1), round(ln[:, -1].mean(), 1)] == [39.2, 34.7]
@@ -124,7 +124,7 @@ def test_the_lines_on_the_counter_stream_arm_hold_in_the_committed_runs(monkeypa
                                      ["fixed"], "cpu")[0]
     assert all(len(counter[v]) == 8 and len(generators[v]) == 80 for v in ("baseline", "layernorm"))
     assert not np.array_equal(counter["baseline"][:4], generators["baseline"][:4])  # other batches, other tests
-    beyond = [j for j, n in enumerate(P.eval_lengths) if n > P.max_train_len]
+    beyond = [j for j, n in enumerate(P.eval_lengths) if n > P.max_len]
     assert all(welch(counter[v][:, j], generators[v][:, j])["p"] > 0.05 for v in ("baseline", "layernorm") for j in beyond)
     at_2_14 = welch(100 * counter["baseline"][:, -1], 100 * generators["baseline"][:, -1])
     assert [round(at_2_14[k], 1) for k in ("mean_a", "mean_b", "sd_a")] == [37.7, 39.2, 8.5]
@@ -241,7 +241,7 @@ def test_the_intro_lines_on_the_paper_scale_hold_in_the_committed_results(monkey
 
     P, accuracy = paper_scale_results("04_argmax_retrieval", "argmax")
     assert P.n_seeds == len(accuracy["baseline"]) == 100 and P.steps == 100_000
-    beyond = [j for j, n in enumerate(P.eval_lengths) if n > P.max_train_len]
+    beyond = [j for j, n in enumerate(P.eval_lengths) if n > P.max_len]
     for prefix in ("", "adaptive_"):
         base, ln = 100 * accuracy[f"{prefix}baseline"], 100 * accuracy[f"{prefix}layernorm"]
         assert all(ln[:, j].mean() > base[:, j].mean() and paired_ttest(base[:, j], ln[:, j]) < 1e-8 for j in beyond)

@@ -187,7 +187,7 @@ def test_distribution_shift_metrics(executed):
     metrics, lengths = results["metrics"], {str(n) for n in PAPER_LENGTHS}
     for key in ("global_mean", "global_variance", "global_mean_drift", "relative_global_variance"):
         assert set(metrics[key]) == {"baseline", "layernorm"} and all(set(v) == lengths for v in metrics[key].values())
-    reference = str(results["parameters"]["max_train_len"])
+    reference = str(results["parameters"]["max_len"])
     assert all(v[reference] == pytest.approx(1) for v in metrics["relative_global_variance"].values())
     n_components = len(results["parameters"]["components"])
     assert all(len(stds) == n_components for v in metrics["component_std"].values() for stds in v.values())
@@ -210,7 +210,7 @@ def test_dispersion_metrics(executed):
 
 def test_longer_training_chapter_trains_with_a_curriculum_on_both_tasks(executed):
     results = executed[1]["09_longer_training"]
-    assert results["parameters"]["max_train_len"] == 256
+    assert results["parameters"]["max_len"] == 256
     assert set(results["provenance"]["sources"]) == {f"training/{t}/{v}" for t in ("argmax", "dictionary")
                                                      for v in ("baseline", "layernorm")}
     lengths = {str(n) for n in PAPER_LENGTHS}
@@ -380,7 +380,7 @@ def test_pages_show_table_cells_whole_and_no_markup_leaks(built):
 
 def test_the_page_check_catches_each_problem_it_names():
     assert readable_text_problems("<td>ahead at 0 of 10 lengths (0 with p &lt; 0.05), be…</td>")[0].startswith("cut")
-    assert readable_text_problems("<td>[{}, {'min_train_len': 1}]</td>")[0].startswith("a Python list")
+    assert readable_text_problems("<td>[{}, {'min_len': 1}]</td>")[0].startswith("a Python list")
     assert readable_text_problems("<p>Chance is $100/\\text{n\\_classes}$</p>")[0].startswith("TeX outside math")
     assert readable_text_problems("<td>[NVIDIA H100 80GB HBM3, cpu (x86_64, 2 threads)]</td>")[0].startswith("a Python")
     assert readable_text_problems('<span class="math notranslate">\\(n\\_c\\)</span><td>-2.6 [-4.0, -1.2]</td>') == []

@@ -137,7 +137,7 @@ def test_measurements_must_land_on_checkpoints(small_argmax, tmp_path):
 
 
 def test_a_measured_row_is_the_longer_trainings_run_with_its_changes():
-    P = Params(dict(n_seeds=20, steps=1500, batch_size=128, lr=1e-3, weight_decay=1e-3, min_train_len=5, max_train_len=16,
+    P = Params(dict(n_seeds=20, steps=1500, batch_size=128, lr=1e-3, weight_decay=1e-3, min_len=5, max_len=16,
                     seed=0, checkpoint_every=500, seed_group=0, long_steps=10_000, long_seed_group=4, dynamics_seeds=4))
     cfg = dynamics_runs.row_train_config(P, {"variant": "layernorm", "lr_schedule": "drop", "drop_step": 2000})
     assert (cfg.n_seeds, cfg.first_seed, cfg.steps, cfg.seed_group, cfg.drop_step) == (4, 0, 10_000, 4, 2000)

@@ -59,7 +59,7 @@ def test_a_ladder_is_stored_and_its_rungs_are_checked(small_argmax, tmp_path, mo
 def long_params(tmp_path, **kw):
     from vvlib.experiments.setups.params import Params
 
-    base = dict(n_seeds=1, steps=1, batch_size=16, lr=1e-3, weight_decay=1e-3, min_train_len=5, max_train_len=16,
+    base = dict(n_seeds=1, steps=1, batch_size=16, lr=1e-3, weight_decay=1e-3, min_len=5, max_len=16,
                 seed=0, checkpoint_every=4, hidden=16, n_classes=5, eval_lengths=[8, 32], n_eval_sequences=40,
                 eval_seed=7, store_dir=str(tmp_path), long_steps=10, long_seeds=4, long_seed_chunk=2,
                 long_seed_group=1, ladder_steps=[5, 10], ladder_lengths=[8])

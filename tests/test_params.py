@@ -39,7 +39,9 @@ def test_profile_applies_and_explicit_values_win():
     ("device", "tpu", "device: expected one of auto, cpu, cuda"),
     ("eval_lengths", [16, 0], "eval_lengths: expected a non-empty list of ints >= 1"),
     ("eval_lengths", [], "eval_lengths"),
-    ("lr", -1.0, "lr: expected a float > 0"),
+    ("lr", -1.0, "lr: expected a number > 0"),
+    ("draws", "philox", "draws: expected one of generators, counter, got 'philox'"),
+    ("eval_seed", -1, "eval_seed: expected an int >= 0"),  # EvalConfig.seed's rule, under the cell's name
     ("profile", "huge", "profile: expected one of default, ci, book, paper"),
 ])
 def test_bad_values_name_the_parameter_and_accepted_values(name, value, message):
@@ -83,6 +85,10 @@ def cli(*args):
 @pytest.mark.parametrize("args, message", [
     (["run", "99_nothing"], "unknown chapter '99_nothing'; chapters: 01_vanishing_variance_proof, "),
     (["run", "04_argmax_retrieval", "-p", "bogus", "1"], "unknown parameter 'bogus'"),
+    # a name a cell gave up for its config field's: which one replaced it (both command lines and profiles)
+    (["run", "09_longer_training", "-p", "max_train_len", "64"],
+     "max_train_len: renamed max_len (the config field it sets); give -p max_len VALUE instead"),
+    (["run", "04_argmax_retrieval", "-p", "min_train_len", "2"], "min_train_len: renamed min_len"),
     (["run", "04_argmax_retrieval", "-p", "n_seeds", "zero"], "n_seeds: expected int"),
     (["run", "04_argmax_retrieval", "-p", "n_seeds", "0"], "n_seeds: expected an int >= 1"),
     (["run", "04_argmax_retrieval", "--profile", "huge"], "profile: expected one of default, ci, book, paper"),
@@ -185,17 +191,32 @@ def test_runner_makes_relative_paths_absolute_before_the_kernel_starts(tmp_path,
 
 def test_every_chapter_documents_every_parameter_with_a_rule_or_type():
     from vvlib.experiments.chapters import CHAPTERS
-    from vvlib.experiments.setups.params import RULES, plain_name
+    from vvlib.experiments.setups.params import rule_of
 
     for chapter in CHAPTERS.values():
         spec = chapter.parameters()  # raises if papermill cannot read a line of the cell
         assert "profile" in spec and "output_dir" in spec
         assert "device" in spec or chapter.name == "summary", chapter.name  # the summary computes nothing
         assert all(p.help for p in spec.values()), chapter.name
-        unchecked = [n for n in spec if plain_name(n) not in RULES and n != "profile"]
+        unchecked = [n for n in spec if rule_of(n) is None and n != "profile"]
         assert not unchecked, f"{chapter.name}: no range rule for {unchecked}"
         for profile in chapter.profiles.values():
             assert set(profile) <= set(spec), f"{chapter.name}: profile sets unknown parameters"
+
+
+def test_each_rule_is_written_once_and_a_config_field_keeps_its_configs_rule():
+    """A parameter named as a config field is checked by the rule the config checks itself with
+    (train.FIELD_RULES ...), and RULES holds only names no config has."""
+    from vvlib import evaluate, model, train
+    from vvlib.experiments.setups.params import CONFIG_RULES, EVAL_FIELDS, RULES, rule_of
+
+    assert not set(RULES) & set(CONFIG_RULES), "a rule written twice"
+    assert rule_of("lr") is train.FIELD_RULES["lr"] and rule_of("hidden") is model.FIELD_RULES["hidden"]
+    assert rule_of("n_eval_sequences") is evaluate.FIELD_RULES["n_sequences"] == rule_of("argmax_eval_sequences")
+    assert rule_of("dictionary_steps") is train.FIELD_RULES["steps"]
+    assert set(EVAL_FIELDS.values()) <= set(evaluate.FIELD_RULES)
+    with pytest.raises(ValueError, match="steps must be an int >= 1; got 0"):  # the same rule, in the config
+        train.TrainConfig(steps=0)
 
 
 def test_every_chapters_parameters_read_as_papermill_reads_them():

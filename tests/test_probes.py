@@ -24,7 +24,7 @@ def whole_distribution(P, probe) -> dict:
     """Chapter 6's tables over both variants at once (as a single probe of two runs computed them)."""
     cfg = variants.eval_config(P, n_sequences=P.n_probe_sequences)
     probed = {v: probing.probe(run.model_cfg, run.weights, cfg, progress=False) for v, run in probe.models.items()}
-    return probing.distribution_tables(probed, P.components, P.shown_seed, P.distribution_lengths, P.max_train_len,
+    return probing.distribution_tables(probed, P.components, P.shown_seed, P.distribution_lengths, P.max_len,
                                        P.histogram_bins)
 
 

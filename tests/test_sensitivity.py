@@ -35,7 +35,7 @@ def test_each_row_is_the_chapters_settings_with_its_changes():
 @pytest.mark.parametrize("rows, message", [
     ({"argmax_rows": [{}, {}]}, "argmax_rows[1]: defaults is listed twice"),
     ({"argmax_rows": [{"n_keys": 100}]}, "argmax_rows[0]: cannot change 'n_keys'"),
-    ({"argmax_rows": [{"min_train_len": 20}]}, "argmax_rows[0]: min_len (20) must be <= max_len (16)"),
+    ({"argmax_rows": [{"min_len": 20}]}, "argmax_rows[0]: min_len (20) must be <= max_len (16)"),
     ({"dictionary_rows": [{"encode_query": "no"}]}, "dictionary_rows[0]: encode_query must be True or False"),
     ({"dictionary_rows": [{"n_keys": 100}]}, "dictionary_rows[0]: eval_lengths must be <= 100"),
     ({"argmax_rows": ["hidden=64"]}, "argmax_rows: expected a list of dicts of settings"),
@@ -237,10 +237,10 @@ def test_a_row_with_more_seeds_is_read_beside_the_row_it_repeats():
 
 
 def test_the_closest_configuration_is_read_beside_the_papers_gain():
-    best = {"task": "dictionary", "row": "min_train_len=1", "distance_to_paper": 6.25,
+    best = {"task": "dictionary", "row": "min_len=1", "distance_to_paper": 6.25,
             "difference": {"1024": {"diff": -4.6, "low": -8.9, "high": -0.4, "p": 0.04}}}
     assert sensitivity.closest_sentence(best, [1024]) == (
-        "The configuration closest to the paper's Baseline, *min_train_len=1*, lies 6.2 points from it (root mean "
+        "The configuration closest to the paper's Baseline, *min_len=1*, lies 6.2 points from it (root mean "
         "square). There at N = 1024 +LN is behind (-4.6 points, 95% interval [-8.9, -0.4], p = 0.04; the paper: "
         f"{sensitivity.paper_gain('dictionary', 1024):+.1f}).")
 

@@ -110,7 +110,7 @@ def test_a_config_field_is_the_default_of_its_chapter_parameter():
     """Where a cell's parameter sets a config field, the cell holds that field's default: a chapter that
     leaves a setting alone trains what the configs alone would."""
     cell = chapters.ARGMAX_RETRIEVAL.parameters()
-    assert cell["min_train_len"].default == TrainConfig().min_len and cell["lr"].default == TrainConfig().lr
+    assert cell["min_len"].default == TrainConfig().min_len and cell["lr"].default == TrainConfig().lr
     assert cell["hidden"].default == ModelConfig().hidden
     assert cell["n_eval_sequences"].default == EvalConfig().n_sequences
     assert cell["eval_lengths"].default == list(EvalConfig().lengths)

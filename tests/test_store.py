@@ -153,7 +153,7 @@ def test_runs_made_elsewhere_are_read_from_the_store_and_never_computed(small_ar
     from vvlib.experiments.setups.params import Params
 
     monkeypatch.delenv(runs.STORED_ONLY, raising=False)
-    P = Params(n_seeds=2, steps=3, batch_size=4, lr=1e-3, weight_decay=0.0, min_train_len=2, max_train_len=4,
+    P = Params(n_seeds=2, steps=3, batch_size=4, lr=1e-3, weight_decay=0.0, min_len=2, max_len=4,
                seed=0, checkpoint_every=10, hidden=16, eval_lengths=[4, 8], n_eval_sequences=6, eval_seed=1,
                store_dir=str(tmp_path))
     computed, _ = variants.train_and_evaluate(P, small_argmax.task, ["baseline"], ["fixed"], "cpu")

@@ -19,7 +19,7 @@ def metrics(ln_minus_baseline: float, p: float, **extra) -> dict:
 
 def results(paper_scale=None, long=None) -> dict:
     m = metrics(-2.0, 0.001)  # the book's scale: +LN significantly behind
-    P = {"eval_lengths": LENGTHS, "max_train_len": 16, "n_seeds": 20, "steps": 4000, "profile": "book"}
+    P = {"eval_lengths": LENGTHS, "max_len": 16, "n_seeds": 20, "steps": 4000, "profile": "book"}
     if paper_scale is not None:
         m["paper_scale"] = paper_scale
     if long is not None:
@@ -125,7 +125,7 @@ def test_training_minutes_of_different_machines_are_not_added_up(tmp_path):
     def write(chapter, sources):
         (tmp_path / chapter).mkdir()
         (tmp_path / chapter / "results.json").write_text(json.dumps({
-            "parameters": {"n_seeds": 2, "steps": 10, "profile": "ci", "eval_lengths": LENGTHS, "max_train_len": 16},
+            "parameters": {"n_seeds": 2, "steps": 10, "profile": "ci", "eval_lengths": LENGTHS, "max_len": 16},
             "metrics": {key: {} for key in chapters.get_chapter(chapter).metrics.required},
             "provenance": {"wall_time_s": 30, "device": "cpu", "sources": sources}}))
 

@@ -190,7 +190,7 @@ def test_counter_draws_are_a_setting_and_generator_draws_are_left_unsaid():
     """Every run stored before the counter stream keeps its store entry."""
     assert "draws" not in weight_settings(small())
     assert weight_settings(small(**COUNTER))["draws"] == "counter"
-    with pytest.raises(ValueError, match="draws must be one of .'generators', 'counter'.; got 'philox'"):
+    with pytest.raises(ValueError, match="draws must be one of generators, counter; got 'philox'"):
         small(draws="philox")
 
 
@@ -430,7 +430,7 @@ def test_a_scheduled_run_resumes_to_the_uninterrupted_weights(small_argmax, tmp_
 def test_later_settings_are_left_unsaid_at_their_defaults_and_checked():
     assert not {"lr_schedule", "warmup_steps", "grad_clip"} & set(weight_settings(small()))
     assert weight_settings(small(lr_schedule="cosine", warmup_steps=2, grad_clip=1.0))["grad_clip"] == 1.0
-    with pytest.raises(ValueError, match="lr_schedule must be one of .'constant', 'cosine', 'drop'.; got 'linear'"):
+    with pytest.raises(ValueError, match="lr_schedule must be one of constant, cosine, drop; got 'linear'"):
         small(lr_schedule="linear")
     with pytest.raises(ValueError, match="warmup_steps must be an int from 0 to steps .8.; got 9"):
         small(warmup_steps=9)

@@ -1,6 +1,8 @@
 """The error a bad parameter raises, wherever it is found (a chapter's cell, a model file on
 disk): `python -m vvlib run` turns it into one line and exit status 2."""
 
+import math
+
 
 class ParameterError(ValueError):
     """A parameter with a wrong name, type or range; the message names the accepted values."""
@@ -10,3 +12,48 @@ def require(ok: bool, name: str, accepted: str, value):
     """A check that involves several parameters, with the same kind of message."""
     if not ok:
         raise ParameterError(f"{name}: expected {accepted}, got {value!r}")
+
+
+# A rule for one value: (does it accept the value?, the accepted values in words).  The configs hold one
+# per field (train.FIELD_RULES, model.FIELD_RULES, evaluate.FIELD_RULES) and check themselves with it;
+# a chapter's parameters of the same names are checked by the same rules before anything runs
+# (experiments/setups/params.py), so each rule is written once.
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def int_at_least(lo: int, note: str = ""):
+    return (lambda v: _is_int(v) and v >= lo), f"an int >= {lo}{note}"
+
+
+def number_at_least(lo: float, note: str = ""):
+    return (lambda v: _is_number(v) and v >= lo), f"a number >= {lo}{note}"
+
+
+def positive_number():
+    return (lambda v: _is_number(v) and v > 0), "a number > 0"
+
+
+def one_of(options: tuple):
+    return (lambda v: v in options), f"one of {', '.join(map(str, options))}"
+
+
+def true_or_false():
+    return (lambda v: isinstance(v, bool)), "True or False"
+
+
+def ints_at_least(lo: int):
+    return (lambda v: isinstance(v, (list, tuple)) and len(v) > 0 and all(_is_int(n) and n >= lo for n in v),
+            f"a non-empty list of ints >= {lo}")
+
+
+def check_fields(config, rules: dict):
+    """A config's check of its own fields, each against its rule: '<field> must be <accepted>; got <value>'."""
+    for name, (ok, accepted) in rules.items():
+        value = getattr(config, name)
+        if not ok(value):
+            raise ParameterError(f"{name} must be {accepted}; got {value!r}")

@@ -16,6 +16,7 @@ from tqdm import tqdm  # text bars (stderr): they work in terminals, notebooks a
 
 from . import draws as data_draws, rng
 from .attention import TEMPERATURES
+from .errors import check_fields, int_at_least, ints_at_least, one_of
 from .model import ModelConfig, forward, n_seeds
 from .task_base import EVAL_BLOCK, slice_rows
 from .tasks import sample
@@ -32,13 +33,13 @@ class EvalConfig:
     draws: str = "generators"  # the test data's source (vvlib/draws.py)
 
     def __post_init__(self):
-        if not self.lengths or any(not isinstance(n, int) or n < 1 for n in self.lengths):
-            raise ValueError(f"lengths must be a non-empty list of ints >= 1; got {self.lengths!r}")
-        if not isinstance(self.n_sequences, int) or self.n_sequences < 1:
-            raise ValueError(f"n_sequences must be an int >= 1; got {self.n_sequences!r}")
-        if self.temperature not in TEMPERATURES:
-            raise ValueError(f"temperature must be one of {TEMPERATURES}; got {self.temperature!r}")
-        data_draws.check(self.draws)
+        check_fields(self, FIELD_RULES)
+
+
+# Each field's own values (errors.py), for EvalConfig's check and for a chapter's test parameters
+# (eval_lengths, n_eval_sequences, eval_seed: experiments/setups/params.py names them).
+FIELD_RULES = {"lengths": ints_at_least(1), "n_sequences": int_at_least(1), "seed": int_at_least(0),
+               "temperature": one_of(TEMPERATURES), "draws": one_of(data_draws.DRAWS)}
 
 
 def settings(cfg: EvalConfig) -> dict:

@@ -41,6 +41,7 @@ import torch.nn.functional as F
 
 from . import rng, tasks
 from .attention import LOGIT_SCALES, NORM_TABLE, NORMS, attention_weights, log_length
+from .errors import check_fields, int_at_least, one_of, true_or_false
 from .task_base import Batch
 from .tasks import TaskConfig
 
@@ -62,24 +63,12 @@ class ModelConfig:
     attention: str = "paper"  # paper | torch: torch.nn.MultiheadAttention's block (chapter 11; see the docstring)
 
     def __post_init__(self):
-        if self.norm not in NORMS:
-            raise ValueError(f"norm must be one of {NORMS}; got {self.norm!r}")
-        if self.logit_scale not in LOGIT_SCALES:
-            raise ValueError(f"logit_scale must be one of {LOGIT_SCALES}; got {self.logit_scale!r}")
-        for name in ("hidden", "encoder_layers", "readout_layers", "key_dim", "value_dim", "heads", "layers"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1; got {value!r}")
-        for name in ("encode_query", "query_table"):
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name} must be True or False; got {getattr(self, name)!r}")
+        check_fields(self, FIELD_RULES)
         if self.query_table and not tasks.get(self.task.name).query_table:
             raise ValueError(f"query_table: the {self.task.name} task has no query embedding to separate; "
                              f"tasks with one: {', '.join(n for n, t in tasks.TASKS.items() if t.query_table)}")
         if self.hidden % self.heads:
             raise ValueError(f"heads must divide hidden ({self.hidden}); got {self.heads}")
-        if self.attention not in ATTENTION_BLOCKS:
-            raise ValueError(f"attention must be one of {ATTENTION_BLOCKS}; got {self.attention!r}")
         if self.attention == "torch" and (self.heads, self.encode_query, self.norm == "rescale") != (1, True, False):
             raise ValueError("attention 'torch' is built with one head on an encoded query, weights that sum to 1 "
                              "(heads=1, encode_query=True, a norm other than rescale); got "
@@ -91,6 +80,12 @@ class ModelConfig:
 
 
 ATTENTION_BLOCKS = ("paper", "torch")
+# Each field's own values (errors.py), for ModelConfig's check and for a chapter's parameters of the same
+# names; the checks between fields (and against the task) are in __post_init__.
+FIELD_RULES = {"norm": one_of(NORMS), "logit_scale": one_of(LOGIT_SCALES), "attention": one_of(ATTENTION_BLOCKS),
+               **{name: int_at_least(1) for name in ("hidden", "encoder_layers", "readout_layers", "key_dim",
+                                                     "value_dim", "heads", "layers")},
+               "encode_query": true_or_false(), "query_table": true_or_false()}
 SSMAX_INIT = 0.43  # s at initialisation: s ln N = 1 at N = 10, inside the training lengths
 
 

@@ -27,6 +27,7 @@ from . import draws as data_draws, graphdraw, graphstep, optim, seed_groups
 from .draws import CounterDraws
 from .model import ModelConfig, per_seed_loss, settings as model_settings
 from .atomic import save_torch
+from .errors import check_fields, int_at_least, number_at_least, one_of, positive_number, true_or_false
 from .task_base import map_fields, stack
 from .tasks import sample
 
@@ -61,40 +62,38 @@ class TrainConfig:
     tf32: bool = False
 
     def __post_init__(self):
-        for name in ("n_seeds", "steps", "batch_size", "min_len", "max_len", "checkpoint_every"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1; got {value!r}")
+        check_fields(self, FIELD_RULES)
         if self.min_len > self.max_len:
             raise ValueError(f"min_len ({self.min_len}) must be <= max_len ({self.max_len})")
-        if not isinstance(self.checkpoint_gap_s, (int, float)) or not self.checkpoint_gap_s >= 0:
-            raise ValueError(f"checkpoint_gap_s must be a number of seconds >= 0 (0: a checkpoint at every multiple "
-                             f"of checkpoint_every); got {self.checkpoint_gap_s!r}")
-        if not isinstance(self.seed_group, int) or self.seed_group < 0:
-            raise ValueError(f"seed_group must be an int >= 0 (0: all seeds at once); got {self.seed_group!r}")
-        if self.first_seed < 0:
-            raise ValueError(f"first_seed must be >= 0; got {self.first_seed}")
-        if self.curriculum_steps < 0 or self.curriculum_start_len < self.min_len:
-            raise ValueError("curriculum_steps must be >= 0 and curriculum_start_len >= min_len")
-        data_draws.check(self.draws)
-        if self.lr_schedule not in optim.SCHEDULES:
-            raise ValueError(f"lr_schedule must be one of {optim.SCHEDULES}; got {self.lr_schedule!r}")
-        if not isinstance(self.warmup_steps, int) or not 0 <= self.warmup_steps <= self.steps:
+        if self.curriculum_start_len < self.min_len:
+            raise ValueError(f"curriculum_start_len must be >= min_len ({self.min_len}); got {self.curriculum_start_len}")
+        if not self.warmup_steps <= self.steps:
             raise ValueError(f"warmup_steps must be an int from 0 to steps ({self.steps}); got {self.warmup_steps!r}")
-        if self.lr_schedule == "drop" and not (isinstance(self.drop_step, int) and 1 <= self.drop_step < self.steps):
+        if self.lr_schedule == "drop" and not 1 <= self.drop_step < self.steps:
             raise ValueError(f"drop_step must be an int from 1 to steps - 1 ({self.steps - 1}) with lr_schedule "
                              f"'drop'; got {self.drop_step!r}")
         if self.lr_schedule != "drop" and self.drop_step != 0:
             raise ValueError(f"drop_step is read only with lr_schedule 'drop' (leave it 0); got {self.drop_step!r} "
                              f"with {self.lr_schedule!r}")
-        if not isinstance(self.adam_eps, (int, float)) or not self.adam_eps > 0:
-            raise ValueError(f"adam_eps must be a number > 0; got {self.adam_eps!r}")
-        if not isinstance(self.grad_clip, (int, float)) or not self.grad_clip >= 0:
-            raise ValueError(f"grad_clip must be a number >= 0 (0: no clipping); got {self.grad_clip!r}")
-        if not isinstance(self.dropout, (int, float)) or not 0 <= self.dropout < 1:
-            raise ValueError(f"dropout must be a number from 0 (none) up to, not including, 1; got {self.dropout!r}")
-        if not isinstance(self.tf32, bool):
-            raise ValueError(f"tf32 must be True or False; got {self.tf32!r}")
+
+
+# Each field's own values (errors.py): TrainConfig checks itself with them, and a chapter's parameter of
+# the same name is checked by the same rule before anything runs.  The checks between fields are above.
+FIELD_RULES = {
+    "n_seeds": int_at_least(1), "steps": int_at_least(1), "batch_size": int_at_least(1),
+    "lr": positive_number(), "weight_decay": number_at_least(0),
+    "min_len": int_at_least(1), "max_len": int_at_least(1),
+    "curriculum_steps": int_at_least(0), "curriculum_start_len": int_at_least(1),
+    "seed": int_at_least(0), "first_seed": int_at_least(0), "checkpoint_every": int_at_least(1),
+    "checkpoint_gap_s": number_at_least(0, " (0: a checkpoint at every multiple of checkpoint_every)"),
+    "seed_group": int_at_least(0, " (0: all seeds at once)"),
+    "draws": one_of(data_draws.DRAWS), "lr_schedule": one_of(optim.SCHEDULES),
+    "warmup_steps": int_at_least(0), "drop_step": int_at_least(0),
+    "adam_eps": positive_number(), "grad_clip": number_at_least(0, " (0: no clipping)"),
+    "dropout": ((lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1),
+                "a number from 0 (none) up to, not including, 1"),
+    "tf32": true_or_false(),
+}
 
 
 def weight_settings(cfg: TrainConfig) -> dict:

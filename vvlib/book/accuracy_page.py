@@ -63,7 +63,7 @@ class AccuracyPage:
             self.train(show=False)
             accuracy, device = self.accuracy, summary_device(str(self.device))
         display(answers.answer_table(accuracy, P.eval_lengths, PAIRS[0], SHORT, self.table))
-        display(Markdown(answers.answer_sentence(accuracy, P.eval_lengths, PAIRS[0], SHORT, P.max_train_len,
+        display(Markdown(answers.answer_sentence(accuracy, P.eval_lengths, PAIRS[0], SHORT, P.max_len,
                                                 self.task_record.table, self.task.name, P.steps,
                                                 f"{P.n_seeds} seeds x {P.steps:,} steps, {device}")
                          + " The rest of the page shows how, at this scale and at smaller ones."))
@@ -170,7 +170,7 @@ class AccuracyPage:
             scales = {f"{P.n_seeds} seeds x {P.steps:,} steps": self.metrics,
                       f"{P.long_seeds} seeds x {P.long_steps:,} steps": self.long["metrics"]}
             display(report.scales_table(scales, P.eval_lengths, PAIRS[pair], SHORT_BY_RUN, self.table, P_VALUE_KEYS[pair]))
-            display(Markdown(report.verdict(self.long["metrics"], P.eval_lengths, PAIRS[pair], LABELS, P.max_train_len,
+            display(Markdown(report.verdict(self.long["metrics"], P.eval_lengths, PAIRS[pair], LABELS, P.max_len,
                                             P.long_seeds, paper_table=self.table)))
 
     def ladder(self):
@@ -181,7 +181,7 @@ class AccuracyPage:
                                               title=f"{self.name}: +LN minus Baseline along training ({self.P.long_seeds} seeds)")
             display(figure)  # now, above the sentence and the table, not when the cell ends
             plt.close(figure)
-            display(Markdown(report.overtaking(ladder, PAIRS[0], LABELS, self.P.max_train_len)))
+            display(Markdown(report.overtaking(ladder, PAIRS[0], LABELS, self.P.max_len)))
             display(report.ladder_table(ladder, PAIRS[0], LABELS))
 
     # --- across scales and devices ----------------------------------------------------------------
@@ -199,7 +199,7 @@ class AccuracyPage:
         display(report.differences_by_scale({label: gap[:2] for label, gap in gaps.items()}, PAIRS[0]))
         display(Markdown(report.verdicts_by_scale({label: (lengths, report.per_length(acc, lengths, PAIRS), steps)
                                                    for label, (lengths, acc, steps) in gaps.items()}, PAIRS[0], LABELS,
-                                                  P.max_train_len, self.task.name)))
+                                                  P.max_len, self.task.name)))
 
     def devices(self):
         """The CPU's longer training against the GPU's paper scale, where both ran the same steps:
@@ -211,7 +211,7 @@ class AccuracyPage:
         shown = [n for n in (1024, 16384) if n in P.eval_lengths and n in P_paper.eval_lengths]  # the paper's 2^10, 2^14
         runs = {f"CPU ({P.long_seeds} seeds)": (P.eval_lengths, {v: self.long["accuracy"][v] for v in PAIRS[0]}),
                 f"GPU ({P_paper.n_seeds} seeds)": (P_paper.eval_lengths, {v: paper_accuracy[v] for v in PAIRS[0]})}
-        beyond = [n for n in compare.beyond_training(P.eval_lengths, P.max_train_len) if n in P_paper.eval_lengths]
+        beyond = [n for n in compare.beyond_training(P.eval_lengths, P.max_len) if n in P_paper.eval_lengths]
         display(report.device_table(report.device_frame(runs, beyond), *runs, LABELS))
         plots.device_distributions(report.device_frame(runs, shown), LABELS,
                                    title=f"{self.name} at {P.long_steps:,} steps: each seed's accuracy on each device")
@@ -230,7 +230,7 @@ class AccuracyPage:
         display(report.runs_table(runs, LABELS))
         streams = {f"generators ({P.long_seeds} seeds)": (P.eval_lengths, {v: self.long["accuracy"][v] for v in PAIRS[0]}),
                    f"counter stream ({arm.long_seeds} seeds)": (P.eval_lengths, {v: accuracy[v] for v in PAIRS[0]})}
-        beyond = compare.beyond_training(P.eval_lengths, P.max_train_len)
+        beyond = compare.beyond_training(P.eval_lengths, P.max_len)
         display(report.device_table(report.device_frame(streams, beyond), *streams, LABELS))
 
     def recheck(self):
@@ -363,7 +363,7 @@ class AccuracyPage:
 
     def _comparison(self, metrics, P, pair: int, n_seeds: int):
         display(report.comparison_table(metrics, P.eval_lengths, PAIRS[pair], LABELS, self.table, P_VALUE_KEYS[pair]))
-        display(Markdown(report.verdict(metrics, P.eval_lengths, PAIRS[pair], LABELS, P.max_train_len, n_seeds,
+        display(Markdown(report.verdict(metrics, P.eval_lengths, PAIRS[pair], LABELS, P.max_len, n_seeds,
                                         paper_table=self.table)))
 
     def _figure(self, accuracy, lengths, pair, title):

@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 
 from .. import distributed
-from ..experiments.setups.params import DEFAULT_PROFILE, ParameterError, Params, coerce, injected_names, resolve
+from ..experiments.setups.params import (DEFAULT_PROFILE, ParameterError, Params, coerce, injected_names, resolve,
+                                         unknown_parameter)
 from ..experiments.chapters import Chapter, checks, get_chapter
 from ..experiments.chapters.scales import EARLIER_PAPER_RUN, PAPER_TRAINING
 from ..experiments.setups.paper import STEPS as PAPER_STEPS
@@ -22,7 +23,7 @@ def parse_overrides(chapter: Chapter, pairs) -> dict:
     values = {}
     for name, text in pairs:
         if name not in spec:
-            raise ParameterError(f"unknown parameter {name!r} for {chapter.name}; valid parameters: {', '.join(spec)}")
+            raise unknown_parameter(name, spec, chapter.name)
         values[name] = coerce(spec[name], text)
     return values
 

@@ -9,8 +9,8 @@ from .scales import BOOK_TRAINING, PAPER_BOTH_TASKS, per_task
 
 
 def curriculum_start_within_training(P):
-    require(P.min_train_len <= P.curriculum_start_len <= P.max_train_len, "curriculum_start_len",
-            f"an int from min_train_len ({P.min_train_len}) to max_train_len ({P.max_train_len})",
+    require(P.min_len <= P.curriculum_start_len <= P.max_len, "curriculum_start_len",
+            f"an int from min_len ({P.min_len}) to max_len ({P.max_len})",
             P.curriculum_start_len)
 
 
@@ -18,7 +18,7 @@ CHAPTER = Chapter(
     "09_longer_training", "Training on longer sequences with a length curriculum (Tables 4 and 5)",
     keys("accuracy accuracy_sem p_value"), Work(NAMES, PAIR),
     # trains on sequences up to 256 items: fewer seeds and steps, more checkpoints than the shared defaults
-    own_values=frozenset({"n_seeds", "max_train_len", "checkpoint_every", "argmax_steps", "dictionary_steps"}),
+    own_values=frozenset({"n_seeds", "max_len", "checkpoint_every", "argmax_steps", "dictionary_steps"}),
     profiles={
         "ci": {"n_seeds": 2, "checkpoint_every": 50,
                **per_task({ARGMAX: {"steps": 150, "n_eval_sequences": 64}, DICTIONARY: {"steps": 100, "n_eval_sequences": 64}})},

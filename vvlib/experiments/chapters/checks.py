@@ -55,7 +55,7 @@ def paper_scale_store_exists(P):
 
 def training_length_is_tested(P):
     """Chapters that compare every length with the longest training length."""
-    require(P.max_train_len in P.eval_lengths, "eval_lengths", f"a list holding max_train_len ({P.max_train_len})",
+    require(P.max_len in P.eval_lengths, "eval_lengths", f"a list holding max_len ({P.max_len})",
             P.eval_lengths)
 
 

@@ -98,7 +98,7 @@ def load(results_dir, chapter: str) -> dict:
 def beyond_training(results: dict) -> list:
     """The test lengths (as str) above the chapter's longest training length."""
     P = results["parameters"]
-    return [str(n) for n in lengths_beyond_training(P["eval_lengths"], P["max_train_len"])]
+    return [str(n) for n in lengths_beyond_training(P["eval_lengths"], P["max_len"])]
 
 
 def scale(results: dict) -> str:
@@ -229,7 +229,7 @@ def claims(results_dir) -> list:
     for task in TASKS:
         reading = _reading(task.name, m["accuracy"][task.name]["layernorm"], m["accuracy"][task.name]["baseline"],
                            m["p_value"][task.name], beyond_training(longer), longer, P["n_seeds"], P[f"{task.name}_steps"])
-        rows.append(Claim(f"{task.name}, trained up to N = {P['max_train_len']}: +LN beats the Baseline",
+        rows.append(Claim(f"{task.name}, trained up to N = {P['max_len']}: +LN beats the Baseline",
                           task.longer_table, longer["chapter"], [reading],
                           _paper_numbers(task.longer, "layernorm", "baseline", reading.longest["N"])))
     return rows + _figure_claims(r)

@@ -16,7 +16,10 @@ from pathlib import Path
 
 from ...draws import DRAWS
 from .paper_tasks import NAMES as TASK_NAMES
-from ...errors import ParameterError, require  # noqa: F401  (defined in the science layer; read here by the upper ones)
+from ...errors import ParameterError, int_at_least, ints_at_least, require  # noqa: F401  (ParameterError, require: read here by the upper layers)
+from ...evaluate import FIELD_RULES as EVAL_RULES
+from ...model import FIELD_RULES as MODEL_RULES
+from ...train import FIELD_RULES as TRAIN_RULES
 
 DEFAULT_PROFILE = "default"  # the values written in the parameters cell
 DEVICES = ("auto", "cpu", "cuda")
@@ -94,22 +97,26 @@ def plain_name(name: str) -> str:
     return PER_TASK_NAMES[suffix] if task in TASK_NAMES and suffix in PER_TASK_NAMES else name
 
 
-# Range rules by parameter name, shared by every chapter that uses the name.
-def _int_at_least(lo):
-    return (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= lo), f"an int >= {lo}"
+# A chapter's training parameters are its configs' fields by name: TrainConfig's all, and the ModelConfig
+# fields a cell may set (MODEL_PARAMETERS: the variant sets norm and logit_scale, chapter 10's deep_heads and
+# deep_layers its heads and layers).  The test set is the one exception: a cell holds the training and the
+# test settings side by side, so EvalConfig's lengths, sequences and seed carry names of their own there.
+MODEL_PARAMETERS = ("hidden", "encoder_layers", "readout_layers", "key_dim", "value_dim", "encode_query", "query_table",
+                    "attention")
+EVAL_FIELDS = {"eval_lengths": "lengths", "n_eval_sequences": "n_sequences", "eval_seed": "seed", "draws": "draws"}
+CONFIG_RULES = {**TRAIN_RULES, **{name: MODEL_RULES[name] for name in MODEL_PARAMETERS},
+                **{name: EVAL_RULES[field] for name, field in EVAL_FIELDS.items()}}
 
 
-def _positive_float():
-    return (lambda v: isinstance(v, float) and math.isfinite(v) and v > 0), "a float > 0"
+def rule_of(name: str):
+    """(accepts?, accepted values in words) for a parameter, or None: its config field's rule if it names
+    one, else its own in RULES; a per-task name takes its plain name's."""
+    plain = plain_name(name)
+    return CONFIG_RULES.get(plain) or RULES.get(plain)
 
 
-def _list_of_ints(lo):
-    def ok(v):
-        return isinstance(v, list) and len(v) > 0 and all(_int_at_least(lo)[0](n) for n in v)
-
-    return ok, f"a non-empty list of ints >= {lo}"
-
-
+# Range rules by parameter name, shared by every chapter that uses the name; a parameter named as a
+# config field has that field's rule (CONFIG_RULES), written once, in the config's module.
 def _list_of_dicts(may_be_empty=False):
     def ok(v):
         return isinstance(v, list) and (may_be_empty or len(v) > 0) and all(isinstance(r, dict) for r in v)
@@ -118,93 +125,72 @@ def _list_of_dicts(may_be_empty=False):
 
 
 RULES = {
-    "n_seeds": _int_at_least(1),
-    "steps": _int_at_least(1),
-    "batch_size": _int_at_least(1),
-    "hidden": _int_at_least(1),
-    "n_classes": _int_at_least(2),
-    "n_keys": _int_at_least(2),
-    "n_values": _int_at_least(2),
-    "min_train_len": _int_at_least(1),
-    "max_train_len": _int_at_least(1),
-    "n_eval_sequences": _int_at_least(1),
-    "n_probe_sequences": _int_at_least(2),
-    "n_examples": _int_at_least(1),
-    "shown_seed": _int_at_least(0),
-    "distribution_lengths": _list_of_ints(1),
-    "heatmap_lengths": _list_of_ints(1),
+    "n_classes": int_at_least(2),
+    "n_keys": int_at_least(2),
+    "n_values": int_at_least(2),
+    "n_probe_sequences": int_at_least(2),
+    "n_examples": int_at_least(1),
+    "shown_seed": int_at_least(0),
+    "distribution_lengths": ints_at_least(1),
+    "heatmap_lengths": ints_at_least(1),
     "curriculum_fraction": ((lambda v: isinstance(v, float) and 0 <= v <= 1), "a float in [0, 1]"),
-    "curriculum_start_len": _int_at_least(1),
-    "checkpoint_every": _int_at_least(1),
-    "seed_group": _int_at_least(0),
-    "seed_chunk": _int_at_least(0),
-    "long_steps": _int_at_least(0),
-    "long_seeds": _int_at_least(1),
-    "long_seed_chunk": _int_at_least(1),
-    "long_seed_group": _int_at_least(0),
-    "ladder_steps": _list_of_ints(1),
-    "ladder_lengths": _list_of_ints(1),
+    "seed_chunk": int_at_least(0),
+    "long_steps": int_at_least(0),
+    "long_seeds": int_at_least(1),
+    "long_seed_chunk": int_at_least(1),
+    "long_seed_group": int_at_least(0),
+    "ladder_steps": ints_at_least(1),
+    "ladder_lengths": ints_at_least(1),
     # chapters 4-5: the longer training evaluated again on more test sequences (chapters/c05_dictionary_lookup.recheck_fits)
-    "recheck_sequences": _int_at_least(0),
-    "recheck_from_seed": _int_at_least(0),
-    "recheck_lengths": _list_of_ints(1),
+    "recheck_sequences": int_at_least(0),
+    "recheck_from_seed": int_at_least(0),
+    "recheck_lengths": ints_at_least(1),
     # chapters 4-5: the longer training again on the counter stream (chapters/c05_dictionary_lookup.counter_arm_fits)
-    "counter_seeds": _int_at_least(0),
+    "counter_seeds": int_at_least(0),
     # chapters 4-5's measured runs (each row is checked by chapters/checks.measured_rows_fit)
     "dynamics_rows": _list_of_dicts(may_be_empty=True),
-    "dynamics_seeds": _int_at_least(1),
-    "dynamics_every": _int_at_least(1),
-    "seed": _int_at_least(0),
-    "eval_seed": _int_at_least(0),
-    "lr": _positive_float(),
-    "weight_decay": ((lambda v: isinstance(v, float) and math.isfinite(v) and v >= 0), "a float >= 0"),
-    "eval_lengths": _list_of_ints(1),
+    "dynamics_seeds": int_at_least(1),
+    "dynamics_every": int_at_least(1),
     "device": ((lambda v: v in DEVICES), f"one of {', '.join(DEVICES)}"),
-    "draws": ((lambda v: v in DRAWS), f"one of {', '.join(DRAWS)}"),
     # Monte Carlo chapters
-    "d_model": _int_at_least(1),
-    "vocab_size": _int_at_least(2),
-    "exact_vocab_size": _int_at_least(2),
-    "exact_max_length": _int_at_least(1),
-    "n_sequences": _int_at_least(2),
-    "component": _int_at_least(0),
-    "lengths": _list_of_ints(1),
-    "components": _list_of_ints(0),
+    "d_model": int_at_least(1),
+    "vocab_size": int_at_least(2),
+    "exact_vocab_size": int_at_least(2),
+    "exact_max_length": int_at_least(1),
+    "n_sequences": int_at_least(2),
+    "component": int_at_least(0),
+    "lengths": ints_at_least(1),
+    "components": ints_at_least(0),
     "logit_scale": ((lambda v: isinstance(v, float) and math.isfinite(v) and v >= 0), "a float >= 0"),
     "value_mean": ((lambda v: isinstance(v, float) and math.isfinite(v)), "a finite float"),
     "shifted_mean": ((lambda v: isinstance(v, float) and math.isfinite(v)), "a finite float"),
     "stickiness": ((lambda v: isinstance(v, float) and 0 <= v < 1), "a float in [0, 1)"),
-    "layer": _int_at_least(0),
-    "heads": ((lambda v: isinstance(v, list) and all(_int_at_least(0)[0](h) for h in v)),
+    "layer": int_at_least(0),
+    "heads": ((lambda v: isinstance(v, list) and all(int_at_least(0)[0](h) for h in v)),
               "a list of ints >= 0 (empty: all heads)"),
-    "explore_lengths": _list_of_ints(1),
+    "explore_lengths": ints_at_least(1),
     "explore_scales": ((lambda v: isinstance(v, list) and len(v) > 0
                         and all(isinstance(x, (int, float)) and math.isfinite(x) and x > 0 for x in v)),
                        "a non-empty list of numbers > 0"),
-    "explore_sequences": _int_at_least(2),
-    "histogram_bins": _int_at_least(2),
+    "explore_sequences": int_at_least(2),
+    "histogram_bins": int_at_least(2),
     # chapter 11 (each row is checked by sensitivity.check_rows)
-    "encoder_layers": _int_at_least(1),
-    "readout_layers": _int_at_least(1),
-    "key_dim": _int_at_least(1),
-    "value_dim": _int_at_least(1),
-    "encode_query": ((lambda v: isinstance(v, bool)), "True or False"),
-    "compared_lengths": _list_of_ints(1),
+    "compared_lengths": ints_at_least(1),
     "argmax_rows": _list_of_dicts(may_be_empty=True),  # at least one row in all: sensitivity.check_rows
     "dictionary_rows": _list_of_dicts(may_be_empty=True),
     # chapter 10
-    "deep_heads": _int_at_least(1),
-    "deep_layers": _int_at_least(1),
-    "probe_sequences": _int_at_least(2),
-    "mc_d_model": _int_at_least(1),
-    "mc_vocab_size": _int_at_least(2),
-    "mc_lengths": _list_of_ints(1),
-    "mc_sequences": _int_at_least(2),
-    "mc_components": _list_of_ints(0),
+    "deep_heads": int_at_least(1),
+    "deep_layers": int_at_least(1),
+    "probe_sequences": int_at_least(2),
+    "mc_d_model": int_at_least(1),
+    "mc_vocab_size": int_at_least(2),
+    "mc_lengths": ints_at_least(1),
+    "mc_sequences": int_at_least(2),
+    "mc_components": ints_at_least(0),
     "models": ((lambda v: isinstance(v, list) and v and all(isinstance(m, str) and m.strip() for m in v)),
                "a non-empty list of model names or paths ('bundled', 'smollm2', a model directory or a .gguf file)"),
-    "depth_lengths": _list_of_ints(1),
-    "depth_sequences": _int_at_least(2),
+    "depth_lengths": ints_at_least(1),
+    "depth_sequences": int_at_least(2),
     "store_dir": ((lambda v: isinstance(v, str) and v.strip() != ""), "a non-empty path"),
     "output_dir": ((lambda v: isinstance(v, str) and v.strip() != ""), "a non-empty path"),
     "results_dir": ((lambda v: isinstance(v, str) and v.strip() != ""), "a non-empty path"),
@@ -228,18 +214,32 @@ def _check_type(param: Param, value):
     return value
 
 
+# Names the cells used before a training setting took its config field's name (TrainConfig.min_len ...):
+# a command line that still gives one is told which name replaced it.
+RENAMED = {"min_train_len": "min_len", "max_train_len": "max_len"}
+
+
+def unknown_parameter(name: str, spec: dict, chapter: str = "") -> ParameterError:
+    """The error for a name the chapter's cell does not declare, naming the one that replaced it, if any."""
+    where = f" for {chapter}" if chapter else ""
+    if RENAMED.get(name) in spec:
+        return ParameterError(f"{name}: renamed {RENAMED[name]} (the config field it sets); "
+                              f"give -p {RENAMED[name]} VALUE instead")
+    return ParameterError(f"unknown parameter {name!r}{where}; valid parameters: {', '.join(spec)}")
+
+
 def validate(spec: dict[str, Param], values: dict, profiles) -> dict:
     """Checked and type-converted values; raises ParameterError naming the parameter."""
     unknown = sorted(set(values) - set(spec))
     if unknown:
-        raise ParameterError(f"unknown parameter {unknown[0]!r}; valid parameters: {', '.join(spec)}")
+        raise unknown_parameter(unknown[0], spec)
     checked = {}
     for name, param in spec.items():
         value = _check_type(param, values.get(name, param.default))
         if name == "profile":
             if value not in profiles:
                 raise ParameterError(f"profile: expected one of {', '.join(profiles)}, got {value!r}")
-        elif (rule := RULES.get(plain_name(name))) is not None:
+        elif (rule := rule_of(name)) is not None:
             ok, accepted = rule
             if not ok(value):
                 raise ParameterError(f"{name}: expected {accepted}, got {value!r}")

@@ -80,11 +80,11 @@ def distribution(P, device) -> Probe:
 
     def tables_of(variant, run):
         probed = {variant: probing.probe(run.model_cfg, run.weights, cfg, device)}
-        return probing.distribution_tables(probed, P.components, P.shown_seed, P.distribution_lengths, P.max_train_len,
+        return probing.distribution_tables(probed, P.components, P.shown_seed, P.distribution_lengths, P.max_len,
                                            P.histogram_bins)
 
     choices = dict(components=P.components, shown_seed=P.shown_seed, distribution_lengths=P.distribution_lengths,
-                   reference=P.max_train_len, histogram_bins=P.histogram_bins)
+                   reference=P.max_len, histogram_bins=P.histogram_bins)
     return _parts("probe-distribution", models, cfg, choices, tables_of)
 
 
@@ -110,6 +110,6 @@ def slopes(P, P_task, task: str, trained: list, device) -> Probe:
     cfg = variants.eval_config(P, n_sequences=P.probe_sequences)
 
     def tables_of(variant, run):
-        return {"slopes": beyond.output_slopes({variant: run}, cfg, P.max_train_len, device)}
+        return {"slopes": beyond.output_slopes({variant: run}, cfg, P.max_len, device)}
 
-    return _parts("probe-slopes", models, cfg, dict(reference=P.max_train_len, key="normalized"), tables_of)
+    return _parts("probe-slopes", models, cfg, dict(reference=P.max_len, key="normalized"), tables_of)

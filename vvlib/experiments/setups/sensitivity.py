@@ -20,7 +20,7 @@ from ...stats import paired_difference
 from . import paper, variants
 from ..storage import runs, store
 from .paper_tasks import TASKS
-from .params import ParameterError, Params
+from .params import MODEL_PARAMETERS, ParameterError, Params
 
 PAIR = ("baseline", "layernorm")  # the two sides of every row, as its results name them
 ROW_PARAMETERS = {t.name: f"{t.name}_rows" for t in TASKS}  # the chapter's list of rows per task
@@ -29,8 +29,8 @@ PAPER_TABLES = {t.name: t.accuracy for t in TASKS}  # Tables 1 and 2
 # number of seeds (more for a borderline row; each seed draws the same data in a row of 10 or 20), and
 # ln_affine: False makes the +LN side LayerNorm without its learned scale and shift, which is
 # chapter 8's +std variant (standardization alone).
-SHARED_SETTINGS = ("n_seeds", "steps", "batch_size", "lr", "weight_decay", "min_train_len", "max_train_len",
-                   "lr_schedule", "warmup_steps", "drop_step", "adam_eps", "grad_clip", "dropout", *variants.MODEL_PARAMETERS, "ln_affine")
+SHARED_SETTINGS = ("n_seeds", "steps", "batch_size", "lr", "weight_decay", "min_len", "max_len",
+                   "lr_schedule", "warmup_steps", "drop_step", "adam_eps", "grad_clip", "dropout", *MODEL_PARAMETERS, "ln_affine")
 
 
 def tasks_with_rows(records: list) -> list[str]:

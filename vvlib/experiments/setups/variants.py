@@ -13,7 +13,7 @@ import torch
 from ... import tasks
 from ...evaluate import EvalConfig
 from ...model import ModelConfig
-from .params import PER_TASK_NAMES, Params
+from .params import EVAL_FIELDS, MODEL_PARAMETERS, PER_TASK_NAMES, Params
 from ..storage.runs import TrainedRun, joined_record, ladder, stored_only
 from ...tasks import TaskConfig
 from ...train import TrainConfig
@@ -52,25 +52,22 @@ def task_params(P, task: str) -> Params:
     return Params({**P, **view})
 
 
-# A chapter's parameter -> the config field it sets, written once: the configs below read the
-# parameters through these tables, and each cell holds its field's default (tests/test_shared_settings.py).
-# REQUIRED_TRAIN: every training chapter's cell has them.  OPTIONAL_TRAIN: a cell may leave them out
-# (chapter 11's rows may set them; chapter 9 sets its curriculum), and then the field's default holds.
-REQUIRED_TRAIN = {"n_seeds": "n_seeds", "steps": "steps", "batch_size": "batch_size", "lr": "lr",
-                  "weight_decay": "weight_decay", "min_train_len": "min_len", "max_train_len": "max_len",
-                  "seed": "seed", "checkpoint_every": "checkpoint_every"}
-OPTIONAL_TRAIN = {"seed_group": "seed_group", "draws": "draws", "lr_schedule": "lr_schedule",
-                  "warmup_steps": "warmup_steps", "grad_clip": "grad_clip", "curriculum_steps": "curriculum_steps",
-                  "curriculum_start_len": "curriculum_start_len", "dropout": "dropout", "drop_step": "drop_step",
-                  "adam_eps": "adam_eps"}
-TRAIN_FIELDS = {**REQUIRED_TRAIN, **OPTIONAL_TRAIN}
-EVAL_FIELDS = {"eval_lengths": "lengths", "n_eval_sequences": "n_sequences", "eval_seed": "seed", "draws": "draws"}
+# A chapter's training parameters are TrainConfig's fields by name (params.py): train_config sets every
+# field the parameters hold, and a field they leave out keeps its default (each cell's literal equals it:
+# tests/test_shared_settings.py).  Every training chapter's cell holds REQUIRED_TRAIN; a two-task chapter
+# under per-task names, read through task_params.
+REQUIRED_TRAIN = ("n_seeds", "steps", "batch_size", "lr", "weight_decay", "min_len", "max_len", "seed",
+                  "checkpoint_every")
+TRAIN_FIELDS = tuple(field.name for field in dataclasses.fields(TrainConfig))
 
 
 def train_config(P) -> TrainConfig:
-    """Chapters without a curriculum (all but chapter 9) train at full length from step 0."""
-    return TrainConfig(**{field: P[name] for name, field in REQUIRED_TRAIN.items()},
-                       **{field: P[name] for name, field in OPTIONAL_TRAIN.items() if name in P})
+    """The TrainConfig the parameters name.  Chapters without a curriculum (all but chapter 9)
+    train at full length from step 0."""
+    missing = [name for name in REQUIRED_TRAIN if name not in P]
+    if missing:
+        raise KeyError(f"training parameters {missing} missing (a two-task chapter's: read them through task_params)")
+    return TrainConfig(**{name: P[name] for name in TRAIN_FIELDS if name in P})
 
 
 def seed_chunks(cfg: TrainConfig, chunk: int) -> list:
@@ -94,12 +91,6 @@ def train_configs(P) -> list:
 def run_name(variant: str, temperature: str) -> str:
     """'baseline' with fixed temperature; 'adaptive_baseline' with adaptive temperature."""
     return variant if temperature == "fixed" else f"adaptive_{variant}"
-
-
-# ModelConfig fields a chapter may set by a parameter of the same name (chapters 4-10 set only
-# hidden; chapter 11 varies the others); a field a chapter does not name keeps its default.
-MODEL_PARAMETERS = ("hidden", "encoder_layers", "readout_layers", "key_dim", "value_dim", "encode_query", "query_table",
-                    "attention")
 
 
 def model_config(P, task: TaskConfig, variant: str) -> ModelConfig:
