@@ -89,6 +89,9 @@ def cli(*args):
     (["run", "09_longer_training", "-p", "max_train_len", "64"],
      "max_train_len: renamed max_len (the config field it sets); give -p max_len VALUE instead"),
     (["run", "04_argmax_retrieval", "-p", "min_train_len", "2"], "min_train_len: renamed min_len"),
+    # TF32 is a GPU's format: refused wherever the chapter would run on a CPU (here, on any machine)
+    (["run", "08_ablations", "-p", "device", "cpu", "-p", "tf32", "true"],
+     "tf32: expected False without a CUDA GPU in use (TF32 is a GPU's tensor-core format), got True"),
     (["run", "04_argmax_retrieval", "-p", "n_seeds", "zero"], "n_seeds: expected int"),
     (["run", "04_argmax_retrieval", "-p", "n_seeds", "0"], "n_seeds: expected an int >= 1"),
     (["run", "04_argmax_retrieval", "--profile", "huge"], "profile: expected one of default, ci, book, paper"),
@@ -326,3 +329,18 @@ def test_listing_a_two_task_chapter_says_how_to_set_one_tasks_value(capsys):
     assert "python -m vvlib run 08_ablations -p argmax_steps 3000" in shown
     _list_profile(get_chapter("04_argmax_retrieval"), "default")
     assert "one task's setting" not in capsys.readouterr().out
+
+
+def test_a_training_parameter_reaches_the_config_field_of_its_name():
+    """train_config reads every TrainConfig field by name: a setting added to the cells (tf32) needs no
+    mapping, and at its default it leaves the store key as it was."""
+    from vvlib.book import runner
+    from vvlib.experiments.setups import variants
+    from vvlib.train import weight_settings
+
+    default = variants.train_config(runner.resolved("04_argmax_retrieval", "ci"))
+    asked = variants.train_config(runner.resolved("04_argmax_retrieval", "ci", {"tf32": True, "min_len": 3}))
+    assert (default.tf32, asked.tf32, default.min_len, asked.min_len) == (False, True, 5, 3)
+    assert "tf32" not in weight_settings(default) and weight_settings(asked)["tf32"] is True
+    with pytest.raises(KeyError, match="task_params"):  # a two-task chapter's raw parameters have no `steps`
+        variants.train_config(runner.resolved("08_ablations", "ci"))

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import torch
 
+from ... import rng
 from ..setups import dynamics_runs
 from ..setups.params import ParameterError, require
 
@@ -20,6 +21,8 @@ from ..setups.params import ParameterError, require
 def device_available(P):
     if P.get("device") == "cuda" and not torch.cuda.is_available():
         raise ParameterError("device: expected auto or cpu on this machine (no CUDA GPU is available here), got 'cuda'")
+    if P.get("tf32") and rng.resolve_device(P.device).type != "cuda":
+        raise ParameterError("tf32: expected False without a CUDA GPU in use (TF32 is a GPU's tensor-core format), got True")
 
 
 def keys_cover_lengths(P):
