@@ -13,13 +13,18 @@ it measured), and a short table printed last:
   kernels an eager step launches (aten calls that are not views; the same count on any device);
 - loop.json: the real loop, a few hundred steps through the store's own path (runs.trained, as
   a unit trains), with one checkpoint forced half-way so that its cost is measured: model-steps/s
-  from the run record, and the seconds the checkpoint took.
+  from the run record, and the seconds the checkpoint took;
+- curriculum.json: chapter 9's paper-scale unit in miniature, per task: its own seeds (seed_chunk)
+  and settings, the steps shortened with the curriculum's stages kept in proportion (16 up to 256
+  items), through the same real loop: model-steps/s, and the unit's training minutes at that speed
+  (`python -m vvlib paper --plan --speeds-of cuda` can only estimate them from the CPU's ratios).
 
 Each file carries the device, torch, git commit and time.  A GPU session commits them under
 bench/ (bench/README.md says where the figures are quoted).
 """
 
 import argparse
+import dataclasses
 import json
 import statistics
 import subprocess
@@ -33,6 +38,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from bench.run import TASKS, _sync
 from vvlib import rng
+from vvlib.book import runner
+from vvlib.experiments.setups import variants
 from vvlib.experiments.storage import runs, store
 from vvlib.model import ModelConfig
 from vvlib.train import TrainConfig, Trainer
@@ -114,6 +121,26 @@ def time_loop(task: str, draws: str, n_seeds: int, device, steps: int) -> dict:
                                                                               - saving["seconds"]), 1)}
 
 
+def chapter9_unit(task: str, n_seeds: int | None = None) -> TrainConfig:
+    """The training config of chapter 9's first paper-scale unit for `task` (n_seeds: fewer, for a smoke run)."""
+    P = variants.task_params(runner.resolved("09_longer_training", "paper"), task)
+    cfg = variants.train_configs(P)[0]
+    return dataclasses.replace(cfg, n_seeds=min(n_seeds or cfg.n_seeds, cfg.n_seeds))
+
+
+def time_curriculum(task: str, device, steps: int, n_seeds: int | None = None) -> dict:
+    """chapter9_unit shortened to `steps` with its curriculum's stages in proportion, through runs.trained."""
+    unit = chapter9_unit(task, n_seeds)
+    short = dataclasses.replace(unit, steps=steps, checkpoint_every=steps,
+                                curriculum_steps=round(steps * unit.curriculum_steps / unit.steps))
+    with tempfile.TemporaryDirectory() as scratch:
+        _, record = runs.trained(scratch, ModelConfig(task=TASKS[task]), short, device, progress=False)
+    rate = record["model_steps_per_s"]
+    return {"task": task, "draws": unit.draws, "n_seeds": unit.n_seeds, "steps": steps, "max_len": unit.max_len,
+            "unit_steps": unit.steps, "model_steps_per_s": rate,
+            "unit_training_min": round(unit.n_seeds * unit.steps / rate / 60, 1)}
+
+
 def write(out: Path, name: str, rows, device, started: float):
     figures = {"provenance": store.provenance(device, time.perf_counter() - started), "rows": rows}
     store.write_json(out / f"{name}.json", figures)
@@ -161,6 +188,14 @@ def main(argv=None):
             write(out, "loop", loops, device, started)
             print(f"{task} {draws}: step {steps[-1]['ms_per_step']:.2f} ms, loop {loops[-1]['model_steps_per_s']:,.0f} "
                   f"model-steps/s", flush=True)
+    curricula = []
+    for task in TASKS:
+        started = time.perf_counter()
+        curricula.append(time_curriculum(task, device, args.steps, args.seeds))
+        write(out, "curriculum", curricula, device, started)
+        c = curricula[-1]
+        print(f"chapter 9 {task} unit ({c['n_seeds']} seeds to {c['max_len']} items): {c['model_steps_per_s']:,.0f} "
+              f"model-steps/s, {c['unit_training_min']} min of training", flush=True)
     print(f"\n{store.device_name(device)}, torch {torch.__version__}, commit {store.git_commit()}")
     print(table(steps, loops, tests))
 

@@ -98,6 +98,15 @@ def test_the_gpu_check_writes_its_figures_on_any_device(tmp_path, capsys):
     assert all(r["checkpoints"] == 1 and r["checkpoint_s"] >= 0 for r in loops)
     assert steps["provenance"]["device"].startswith("cpu")
     assert capsys.readouterr().out.rstrip().splitlines()[-1].startswith("dictionary counter")
+    # chapter 9's unit in miniature: its own seeds and stages, up to 256 items, and its minutes at that speed
+    curricula = json.loads((tmp_path / "curriculum.json").read_text())["rows"]
+    assert [(r["task"], r["n_seeds"], r["max_len"], r["steps"]) for r in curricula] == [
+        ("argmax", 2, 256, 6), ("dictionary", 2, 256, 6)]
+    for r in curricula:
+        unit = gpu_check.chapter9_unit(r["task"])
+        assert (unit.n_seeds, unit.steps, unit.draws) == (10, {"argmax": 100_000, "dictionary": 10_000}[r["task"]],
+                                                          "counter")
+        assert r["unit_training_min"] == pytest.approx(2 * unit.steps / r["model_steps_per_s"] / 60, abs=0.06)
 
 
 def test_the_gpu_check_refuses_a_loop_too_short_to_checkpoint(tmp_path):
