@@ -25,7 +25,6 @@ bench/ (bench/README.md says where the figures are quoted).
 
 import argparse
 import dataclasses
-import json
 import statistics
 import subprocess
 import sys

@@ -10,6 +10,7 @@ from vvlib.experiments.chapters import get_chapter
 from vvlib.experiments.setups.params import ParameterError, Params, coerce, resolve
 
 CHAPTER = get_chapter("04_argmax_retrieval")
+CHAPTERS_08 = get_chapter("08_ablations")
 SPEC = CHAPTER.parameters()
 DEFAULTS = {n: p.default for n, p in SPEC.items()}
 
@@ -215,8 +216,8 @@ def test_each_rule_is_written_once_and_a_config_field_keeps_its_configs_rule():
 
     assert not set(RULES) & set(CONFIG_RULES), "a rule written twice"
     assert rule_of("lr") is train.FIELD_RULES["lr"] and rule_of("hidden") is model.FIELD_RULES["hidden"]
-    assert rule_of("n_eval_sequences") is evaluate.FIELD_RULES["n_sequences"] == rule_of("argmax_eval_sequences")
-    assert rule_of("dictionary_steps") is train.FIELD_RULES["steps"]
+    assert rule_of("n_eval_sequences") is evaluate.FIELD_RULES["n_sequences"]  # each task's value, in chapters 8-11
+    assert rule_of("steps") is train.FIELD_RULES["steps"] and rule_of("long_steps") is RULES["long_steps"]
     assert set(EVAL_FIELDS.values()) <= set(evaluate.FIELD_RULES)
     with pytest.raises(ValueError, match="steps must be an int >= 1; got 0"):  # the same rule, in the config
         train.TrainConfig(steps=0)
@@ -285,22 +286,33 @@ def test_a_chapter_without_paper_scale_results_says_at_what_scale_its_numbers_ar
     assert "20 seeds per variant trained for 4,000 steps" in probed
     assert f"100 seeds, {STEPS['argmax']:,} steps for argmax" in probed
     assert f"{STEPS['dictionary']:,} for dictionary lookup" in probed
-    ablations = paper_scale_pending(resolved("08_ablations", "book", {"n_seeds": 2, "argmax_long_steps": 0}))
+    ablations = paper_scale_pending(resolved("08_ablations", "book", {"n_seeds": 2, "long_steps": {"argmax": 0}}))
     assert ("2 seeds per variant trained for 4,000 steps (argmax) and 1,500 (dictionary), and a longer training "
             "of 20 seeds x 10,000 steps (dictionary) (the paper") in ablations
 
 
-def test_a_per_task_name_takes_the_plain_names_rule_and_a_bad_value_is_named_as_given():
+def test_a_per_task_setting_changes_the_tasks_it_names_and_checks_each_value_by_its_rule():
+    """A two-task chapter's per-task dict: the cell's, under the profile's, under the given (a dict changes the
+    tasks it names, a plain value every task); each task's value is checked by the setting's rule."""
     from vvlib.book.runner import resolved as chapter_params
-    from vvlib.experiments.setups.params import per_task_name, plain_name
+    from vvlib.experiments.chapters.scales import CI_LONG
 
-    assert plain_name("dictionary_eval_sequences") == "n_eval_sequences" and plain_name("argmax_long_seeds") == "long_seeds"
-    assert plain_name("argmax_rows") == "argmax_rows" and plain_name("eval_lengths") == "eval_lengths"
-    assert per_task_name("argmax", "n_eval_sequences") == "argmax_eval_sequences"
-    with pytest.raises(ParameterError, match="dictionary_steps: expected an int >= 1, got 0"):
-        chapter_params("08_ablations", "ci", {"dictionary_steps": 0})
-    with pytest.raises(ParameterError, match="argmax_long_steps: expected an int >= 0, got -1"):
-        chapter_params("08_ablations", "ci", {"argmax_long_steps": -1})
+    ci, cell = CHAPTERS_08.profiles["ci"], CHAPTERS_08.parameters()
+    assert chapter_params("08_ablations", "ci", {"steps": {"dictionary": 7}}).steps == {
+        "argmax": ci["steps"]["argmax"], "dictionary": 7}
+    assert chapter_params("08_ablations", "ci", {"steps": 9}).steps == {"argmax": 9, "dictionary": 9}
+    assert chapter_params("08_ablations", "default", {"long_steps": {"argmax": 5}}).long_steps == {
+        "argmax": 5, "dictionary": cell["long_steps"].default["dictionary"]}
+    assert chapter_params("08_ablations", "ci").long_seeds == {"argmax": CI_LONG["long_seeds"], "dictionary": CI_LONG["long_seeds"]}
+    with pytest.raises(ParameterError, match=r"steps\['dictionary'\]: expected an int >= 1, got 0"):
+        chapter_params("08_ablations", "ci", {"steps": {"dictionary": 0}})
+    with pytest.raises(ParameterError, match=r"long_steps\['argmax'\]: expected an int >= 0, got -1"):
+        chapter_params("08_ablations", "ci", {"long_steps": {"argmax": -1}})
+    with pytest.raises(ParameterError, match="steps: expected a value for each of argmax, dictionary, got"):
+        chapter_params("08_ablations", "ci", {"steps": {"argmin": 5}})
+    with pytest.raises(ParameterError, match="argmax_steps: replaced by steps, one value per task; "
+                                             "give -p steps '{\"argmax\": VALUE}' instead"):
+        chapter_params("08_ablations", "ci", {"argmax_steps": 5})
 
 
 def test_each_task_record_gives_the_steps_and_test_sequences_every_chapter_trains_it_at():
@@ -316,8 +328,8 @@ def test_each_task_record_gives_the_steps_and_test_sequences_every_chapter_train
             assert (P.steps, P.n_eval_sequences) == (settings["steps"], settings["n_eval_sequences"]), (task.name, scale)
             for reuser in ("08_ablations", "10_beyond"):
                 Q = chapter_params(reuser, scale)
-                assert Q[f"{task.name}_steps"] == settings["steps"], (reuser, task.name, scale)
-                assert Q[f"{task.name}_eval_sequences"] == settings["n_eval_sequences"], (reuser, task.name, scale)
+                assert Q.steps[task.name] == settings["steps"], (reuser, task.name, scale)
+                assert Q.n_eval_sequences[task.name] == settings["n_eval_sequences"], (reuser, task.name, scale)
 
 
 def test_listing_a_two_task_chapter_says_how_to_set_one_tasks_value(capsys):
@@ -325,10 +337,11 @@ def test_listing_a_two_task_chapter_says_how_to_set_one_tasks_value(capsys):
 
     _list_profile(get_chapter("08_ablations"), "default")
     shown = capsys.readouterr().out
-    assert "one task's setting each: argmax_steps, dictionary_steps" in shown
-    assert "python -m vvlib run 08_ablations -p argmax_steps 3000" in shown
+    assert "one value per task: steps, long_steps, long_seeds, long_seed_chunk, n_eval_sequences" in shown
+    assert ("python -m vvlib run 08_ablations -p steps '{\"argmax\": 3000}' changes argmax's alone, -p steps 3000 "
+            "every task's") in shown
     _list_profile(get_chapter("04_argmax_retrieval"), "default")
-    assert "one task's setting" not in capsys.readouterr().out
+    assert "one value per task" not in capsys.readouterr().out
 
 
 def test_a_training_parameter_reaches_the_config_field_of_its_name():
@@ -342,5 +355,5 @@ def test_a_training_parameter_reaches_the_config_field_of_its_name():
     asked = variants.train_config(runner.resolved("04_argmax_retrieval", "ci", {"tf32": True, "min_len": 3}))
     assert (default.tf32, asked.tf32, default.min_len, asked.min_len) == (False, True, 5, 3)
     assert "tf32" not in weight_settings(default) and weight_settings(asked)["tf32"] is True
-    with pytest.raises(KeyError, match="task_params"):  # a two-task chapter's raw parameters have no `steps`
+    with pytest.raises(ValueError, match="task_params"):  # a two-task chapter's raw parameters: steps per task
         variants.train_config(runner.resolved("08_ablations", "ci"))

@@ -174,10 +174,18 @@ def test_the_command_computes_what_it_planned_and_a_second_run_finds_it_stored(t
 
 
 def test_a_parameter_some_chapter_lacks_is_refused_before_anything_runs(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "vvlib", "paper", "--chapters", "04", "08", "-p", "steps", "5",
-                             "-p", "store_dir", str(tmp_path / "store")], capture_output=True, text=True, cwd=REPO_ROOT)
-    assert result.returncode == 2 and "unknown parameter 'steps' for 08_ablations" in result.stderr
+    result = subprocess.run([sys.executable, "-m", "vvlib", "paper", "--chapters", "04", "08", "-p", "ladder_steps",
+                             "[5]", "-p", "store_dir", str(tmp_path / "store")], capture_output=True, text=True,
+                            cwd=REPO_ROOT)
+    assert result.returncode == 2 and "unknown parameter 'ladder_steps' for 08_ablations" in result.stderr
     assert not (tmp_path / "store").exists()
+
+
+def test_one_value_for_a_per_task_setting_reaches_every_chapter_and_task():
+    """-p steps 5 sets chapter 4's steps and each task's of chapter 8 (one value per task there)."""
+    jobs = paper_run.planned_jobs(["04_argmax_retrieval", "08_ablations"], {"device": "cpu", "steps": 5})
+    trained = {(job.chapter, job.label.split()[1]): job.steps for job in jobs if job.steps}
+    assert set(trained.values()) == {5} and {task for _, task in trained} == {"argmax", "dictionary"}
 
 
 def test_the_queue_puts_chapter_5_then_chapter_11s_dictionary_rows_first():

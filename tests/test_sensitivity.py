@@ -26,10 +26,10 @@ def test_each_row_is_the_chapters_settings_with_its_changes():
     _, _, changed = plan[1]
     model = variants.model_config(changed, variants.task_config(changed, "argmax"), "layernorm")
     assert (model.encoder_layers, model.norm, model.hidden) == (3, "layernorm", P.hidden)
-    assert variants.train_config(changed).lr == 0.003 and changed.steps == P.argmax_steps
+    assert variants.train_config(changed).lr == 0.003 and changed.steps == P.steps["argmax"]
     assert variants.model_config(plan[2][2], variants.task_config(P, "argmax"), "baseline").encode_query is False
     dictionary = plan[4][2]
-    assert dictionary.steps == P.dictionary_steps and (dictionary.key_dim, dictionary.value_dim) == (16, 16)
+    assert dictionary.steps == P.steps["dictionary"] and (dictionary.key_dim, dictionary.value_dim) == (16, 16)
 
 
 @pytest.mark.parametrize("rows, message", [
@@ -50,7 +50,7 @@ def test_a_bad_row_is_refused_with_its_place_in_the_list(rows, message):
 
 def test_a_row_without_the_learned_scale_and_shift_trains_std_against_the_same_baseline(tmp_path):
     """ln_affine False: the +LN side is the standardize variant; the Baseline is the defaults' run."""
-    P = ci_params(n_seeds=1, argmax_steps=3, eval_lengths=[16, 64], compared_lengths=[64], argmax_eval_sequences=8,
+    P = ci_params(n_seeds=1, steps={"argmax": 3}, eval_lengths=[16, 64], compared_lengths=[64], n_eval_sequences={"argmax": 8},
                   argmax_rows=[{}, {"ln_affine": False}], store_dir=str(tmp_path))
     (_, _, defaults), (_, _, without) = sensitivity.check_rows(P)[:2]
     assert sensitivity.trained_variants(defaults) == ("baseline", "layernorm")
@@ -93,8 +93,8 @@ def test_a_rows_record_matches_an_independent_computation():
     theirs = [98.4, 93.7]  # the paper's argmax Baseline at N = 64 and 256 (16 too: 99.6)
     expected = math.sqrt(((ours - [99.6, *theirs]) ** 2).mean())
     assert record["distance_to_paper"] == pytest.approx(expected)
-    assert (record["n_seeds"], record["steps"]) == (5, P.argmax_steps)
-    assert record["timed_steps"] == {"baseline": P.argmax_steps, "layernorm": P.argmax_steps - 20}
+    assert (record["n_seeds"], record["steps"]) == (5, P.steps["argmax"])
+    assert record["timed_steps"] == {"baseline": P.steps["argmax"], "layernorm": P.steps["argmax"] - 20}
     assert record["trained_on"] == ["cpu (baseline)", "cpu (layernorm)"]
     assert sensitivity.devices([record, {**record, "task": "dictionary", "trained_on": ["cuda"]}], "argmax") == \
         "cpu (baseline), cpu (layernorm)"

@@ -45,7 +45,7 @@ def test_a_reusing_chapter_resolves_to_the_owning_chapters_runs(chapter, profile
 
 
 def test_the_check_sees_a_differing_setting():
-    P = runner.resolved("08_ablations", "ci", {"argmax_steps": 7})
+    P = runner.resolved("08_ablations", "ci", {"steps": {"argmax": 7}})
     owner = runner.resolved(OWNER["argmax"], "ci")
     assert trained(variants.task_params(P, "argmax"), "argmax", "baseline") != trained(owner, "argmax", "baseline")
 
@@ -59,19 +59,25 @@ NOT_TRAINING_DEFAULTS = {"profile": "the profile mechanism itself", "device": "w
 
 # What differs between the tasks in a one-task chapter's cell: the per-task settings, and the longer training's
 # ladder (chapters 4-5 alone have one, each at its task's steps).
-TASK_SETTINGS = {*params.PER_TASK_NAMES.values(), "ladder_steps"}
+TASK_SETTINGS = {*params.PER_TASK, "ladder_steps"}
 
 
-def shared_key(chapter, name: str):
-    """What a training chapter's parameter stands for across chapters: (task, plain name) for one task's
-    setting (dictionary_steps in chapter 8; steps in chapter 5, whose only task is dictionary lookup),
-    else (None, name) for a setting every task shares (lr, hidden, ...)."""
-    plain = params.plain_name(name)
-    if plain != name:
-        return name.partition("_")[0], plain
-    if name in TASK_SETTINGS and len(chapter.tasks) == 1:
-        return chapter.tasks[0], name
-    return None, name
+def shared_defaults(chapter) -> dict:
+    """{(task, name): the cell's literal} for one task's setting (steps in chapter 5, whose only task is
+    dictionary lookup; each task's value of a two-task chapter's per-task dict, written "steps[dictionary]"
+    in own_values), and {(None, name): literal} for a setting every task shares (lr, hidden, ...)."""
+    found = {}
+    for name, param in chapter.parameters().items():
+        if name in NOT_TRAINING_DEFAULTS or name in chapter.own_values:
+            continue
+        if param.type == "dict":
+            found.update({(task, name): v for task, v in param.default.items()
+                          if f"{name}[{task}]" not in chapter.own_values})
+        elif name in TASK_SETTINGS and len(chapter.tasks) == 1:
+            found[(chapter.tasks[0], name)] = param.default
+        else:
+            found[(None, name)] = param.default
+    return found
 
 
 def cell_differences() -> dict:
@@ -79,9 +85,8 @@ def cell_differences() -> dict:
     setting they share (a chapter's own_values and NOT_TRAINING_DEFAULTS apart)."""
     seen = {}
     for chapter in chapters.TRAINING.values():
-        for name, param in chapter.parameters().items():
-            if name not in NOT_TRAINING_DEFAULTS and name not in chapter.own_values:
-                seen.setdefault(shared_key(chapter, name), {})[chapter.name] = param.default
+        for key, value in shared_defaults(chapter).items():
+            seen.setdefault(key, {})[chapter.name] = value
     return {key: cells for key, cells in seen.items() if len({repr(v) for v in cells.values()}) > 1}
 
 
@@ -96,7 +101,7 @@ def test_the_agreement_check_names_the_cells_that_differ(monkeypatch):
         found = params.read_parameters(notebook)
         if notebook.stem == "08_ablations":
             found["lr"] = dataclasses.replace(found["lr"], default=0.003)
-            found["dictionary_steps"] = dataclasses.replace(found["dictionary_steps"], default=999)
+            found["steps"] = dataclasses.replace(found["steps"], default={"argmax": 3000, "dictionary": 999})
         return found
 
     monkeypatch.setattr("vvlib.experiments.chapters.record.read_parameters", with_lr)

@@ -17,7 +17,7 @@ import sys
 
 from .book.runner import parse_overrides, resolved, run_chapter
 from .experiments.chapters import CHAPTERS, get_chapter
-from .experiments.setups.params import DEFAULT_PROFILE, ParameterError, plain_name
+from .experiments.setups.params import DEFAULT_PROFILE, ParameterError
 
 
 def _list(args):
@@ -41,11 +41,11 @@ def _list_profile(chapter, profile: str):
     for name in chapter.parameters():
         if name != "profile":
             print(f"  {name} = {P[name]!r}  ({f'profile {profile}' if name in set_by_profile else 'notebook cell'})")
-    per_task = [name for name in chapter.parameters() if plain_name(name) != name]
-    if per_task:  # chapters 8-11 train both tasks: one task's setting is its own parameter
-        print(f"  (one task's setting each: {', '.join(per_task)}, read as chapters 4-5 read "
-              f"{', '.join(dict.fromkeys(plain_name(n) for n in per_task))}; "
-              f"e.g. python -m vvlib run {chapter.name} -p {per_task[0]} {P[per_task[0]]})")
+    per_task = [name for name, param in chapter.parameters().items() if param.type == "dict"]
+    if per_task:  # chapters 8-11 train both tasks: a setting that differs between them is a dict
+        task, value = next(iter(P[per_task[0]].items()))
+        print(f"  (one value per task: {', '.join(per_task)}; e.g. python -m vvlib run {chapter.name} -p "
+              f"{per_task[0]} '{{\"{task}\": {value}}}' changes {task}'s alone, -p {per_task[0]} {value} every task's)")
 
 
 def _run(args):

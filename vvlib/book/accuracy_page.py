@@ -19,6 +19,7 @@ from ..experiments.setups import dynamics_runs, paper, sensitivity, variants
 from ..experiments.storage import runs, store
 from ..experiments.reports.summary import device_kind as summary_device
 from ..experiments.chapters import SENSITIVITY, Chapter
+from ..experiments.setups.params import task_value
 from ..experiments.chapters.scales import EARLIER_PAPER_RUN
 from ..task_base import EVAL_BLOCK
 from . import runner
@@ -277,7 +278,7 @@ class AccuracyPage:
             display(Markdown(
                 f"With the rate decayed, at N = {int(longest):,}: Baseline {row['accuracy']['baseline'][longest]:.1f}%, "
                 f"+LN {row['accuracy']['layernorm'][longest]:.1f}% ({row['n_seeds']} seeds, "
-                f"{P_rows[f'{self.task.name}_eval_sequences']} test sequences per length); +LN is "
+                f"{task_value(P_rows, 'n_eval_sequences', self.task.name)} test sequences per length); +LN is "
                 f"{sensitivity.described(row['difference'][longest])}. At a constant rate, the longer training above "
                 f"reaches {self.long['metrics']['accuracy']['baseline'][longest]:.1f}% and "
                 f"{self.long['metrics']['accuracy']['layernorm'][longest]:.1f}% there ({P.long_seeds} seeds)."))

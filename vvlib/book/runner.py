@@ -8,12 +8,12 @@ from pathlib import Path
 import pandas as pd
 
 from .. import distributed
-from ..experiments.setups.params import (DEFAULT_PROFILE, ParameterError, Params, coerce, injected_names, resolve,
-                                         unknown_parameter)
+from ..experiments.setups.params import (DEFAULT_PROFILE, Params, coerce, injected_names, resolve,
+                                         task_value, unknown_parameter)
 from ..experiments.chapters import Chapter, checks, get_chapter
 from ..experiments.chapters.scales import EARLIER_PAPER_RUN, PAPER_TRAINING
 from ..experiments.setups.paper import STEPS as PAPER_STEPS
-from ..experiments.setups.paper_tasks import ARGMAX, DICTIONARY, NAMES
+from ..experiments.setups.paper_tasks import ARGMAX, DICTIONARY
 from ..experiments.storage.store import REPO_ROOT
 
 
@@ -69,11 +69,11 @@ def resolved(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None =
 def paper_scale_pending(P) -> str:
     """The opening of a chapter whose paper-scale results are not committed yet: the scale its
     numbers come from, beside the paper's, and why its verdicts are provisional."""
-    tasks = [task for task in NAMES if f"{task}_steps" in P]
-    steps = (f"{P['steps']:,} steps" if "steps" in P else
-             " and ".join(f"{P[f'{t}_steps']:,}{' steps' if i == 0 else ''} ({t})" for i, t in enumerate(tasks)))
-    longer = [f"{P[f'{t}_long_seeds']} seeds x {P[f'{t}_long_steps']:,} steps ({t})" for t in tasks
-              if P.get(f"{t}_long_steps")]
+    tasks = list(P["steps"]) if isinstance(P["steps"], dict) else []  # a two-task chapter's: one value per task
+    steps = (" and ".join(f"{P['steps'][t]:,}{' steps' if i == 0 else ''} ({t})" for i, t in enumerate(tasks))
+             if tasks else f"{P['steps']:,} steps")
+    longer = [f"{task_value(P, 'long_seeds', t)} seeds x {task_value(P, 'long_steps', t):,} steps ({t})" for t in tasks
+              if P.get("long_steps") and task_value(P, "long_steps", t)]
     steps += f", and a longer training of {' and '.join(longer)}" if longer else ""
     return (f"**No paper-scale results for this chapter yet.** Everything on this page comes from {P['n_seeds']} seeds "
             f"per variant trained for {steps} (the paper: {PAPER_TRAINING['n_seeds']} seeds, "

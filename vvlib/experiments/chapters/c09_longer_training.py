@@ -18,7 +18,7 @@ CHAPTER = Chapter(
     "09_longer_training", "Training on longer sequences with a length curriculum (Tables 4 and 5)",
     keys("accuracy accuracy_sem p_value"), Work(NAMES, PAIR),
     # trains on sequences up to 256 items: fewer seeds and steps, more checkpoints than the shared defaults
-    own_values=frozenset({"n_seeds", "max_len", "checkpoint_every", "argmax_steps", "dictionary_steps"}),
+    own_values=frozenset({"n_seeds", "max_len", "checkpoint_every", "steps[argmax]", "steps[dictionary]"}),
     profiles={
         "ci": {"n_seeds": 2, "checkpoint_every": 50,
                **per_task({ARGMAX: {"steps": 150, "n_eval_sequences": 64}, DICTIONARY: {"steps": 100, "n_eval_sequences": 64}})},

@@ -28,7 +28,7 @@ CHAPTER = Chapter(
     "11_sensitivity", "When does the claim hold? One unstated setting at a time", keys("rows closest"),
     row_tasks=NAMES,
     # ten seeds in groups of 4 (the fastest CPU path), and half chapter 4's argmax test sequences: the map has many rows
-    own_values=frozenset({"n_seeds", "seed_group", "argmax_eval_sequences"}),
+    own_values=frozenset({"n_seeds", "seed_group", "n_eval_sequences[argmax]"}),
     profiles={
         "ci": {"n_seeds": 2, "seed_group": 0, "eval_lengths": [16, 64, 256], "compared_lengths": [64, 256],
                **per_task({ARGMAX: {"steps": 60, "n_eval_sequences": 32}, DICTIONARY: {"steps": 40, "n_eval_sequences": 32}}),

@@ -46,7 +46,8 @@ class Chapter:
     # the probe tables it computes from trained models (experiments/setups/probes.py): (P, device) -> [(task, Probe)]
     probes: Callable | None = field(default=None, compare=False)
     row_tasks: tuple = ()  # chapter 11: the tasks whose runs come from its own row parameters (sensitivity.check_rows)
-    own_values: frozenset = frozenset()  # parameters whose defaults it sets itself, unlike the other training chapters
+    # parameters whose defaults it sets itself, unlike the other training chapters ("steps[argmax]": one task's value)
+    own_values: frozenset = frozenset()
     reproduces: PaperTask | None = None  # the paper's accuracy table it reproduces (chapters 4-5)
     profiles: dict = field(default_factory=dict, compare=False)  # profile -> {parameter: value}
     # checks that need more than each parameter's own range (several parameters, the machine, a model's

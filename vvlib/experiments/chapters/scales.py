@@ -6,7 +6,7 @@ take them from there.  A scale that one chapter alone uses is in that chapter's 
 
 from ..setups import paper
 from ..setups.paper_tasks import TASKS, PaperTask
-from ..setups.params import PER_TASK_NAMES, per_task_name
+from ..setups.params import PER_TASK
 
 CI_SEEDS = 3
 # New runs at the paper's scale draw from the counter stream (draws.py): a CUDA graph records it, and a CPU can
@@ -33,20 +33,22 @@ def task_scale(task: PaperTask, scale: str) -> dict:
 
 
 def per_task(values: dict) -> dict:
-    """A two-task chapter's entries, each task's under its per-task names:
-    {ARGMAX: {"steps": 150}, DICTIONARY: {"steps": 100}} -> {"argmax_steps": 150, "dictionary_steps": 100}.
-    Settings that are not per task (long_seed_group) keep their own name, and must agree."""
+    """A two-task chapter's entries, a dict per task for each per-task setting (params.PER_TASK):
+    {ARGMAX: {"steps": 150}, DICTIONARY: {"steps": 100}} -> {"steps": {"argmax": 150, "dictionary": 100}};
+    a profile that names one task changes that task's value alone.  Settings that are not per task
+    (long_seed_group) keep one value, and the tasks must agree on it."""
     named = {}
     for task, settings in values.items():
         for name, value in settings.items():
-            key = per_task_name(task.name, name) if name in PER_TASK_NAMES.values() else name
-            if named.setdefault(key, value) != value:
-                raise ValueError(f"{key}: the tasks disagree ({named[key]!r} and {value!r}) on a shared setting")
+            if name in PER_TASK:
+                named.setdefault(name, {})[task.name] = value
+            elif named.setdefault(name, value) != value:
+                raise ValueError(f"{name}: the tasks disagree ({named[name]!r} and {value!r}) on a shared setting")
     return named
 
 
 def both_tasks(scale: str) -> dict:
-    """Each task's steps and test sequences at `scale`, under the per-task names."""
+    """Each task's steps and test sequences at `scale`, per task."""
     return per_task({task: task_scale(task, scale) for task in TASKS})
 
 

@@ -15,6 +15,7 @@ from ..setups import paper, sensitivity
 from . import provisional, report
 from ..chapters import BY_TASK
 from ..setups.paper_tasks import ARGMAX, DICTIONARY, NAMES, TASKS, PaperTask
+from ..setups.params import task_value
 from ...compare import SUPPORTED, UNCLEAR, Evidence, compare, is_significant, pair_name
 from ...compare import beyond_training as lengths_beyond_training
 
@@ -104,16 +105,17 @@ def beyond_training(results: dict) -> list:
 def scale(results: dict) -> str:
     """'20 seeds x 4000 steps (profile book)' from a chapter's parameters."""
     P = results["parameters"]
-    steps = [f"{P[k]} {k.removesuffix('_steps')}" for k in ("argmax_steps", "dictionary_steps") if k in P]
-    steps = f"{P['steps']}" if "steps" in P else " / ".join(steps)
+    steps = P["steps"]  # a two-task chapter's: one value per task
+    steps = " / ".join(f"{v} {task}" for task, v in steps.items()) if isinstance(steps, dict) else f"{steps}"
     return f"{P['n_seeds']} seeds x {steps} steps (profile {P['profile']})"
 
 
 def long_scale(results: dict, task: str = "") -> str:
     """The scale of a chapter's longer training, like scale(): chapters 4-5's long_* parameters,
-    or chapter 8's {task}_long_* ones."""
-    P, prefix = results["parameters"], f"{task}_" if task else ""
-    return f"{P[prefix + 'long_seeds']} seeds x {P[prefix + 'long_steps']} steps (profile {P['profile']})"
+    or one task's of chapter 8's."""
+    P = results["parameters"]
+    return (f"{task_value(P, 'long_seeds', task)} seeds x {task_value(P, 'long_steps', task)} steps "
+            f"(profile {P['profile']})")
 
 
 HEADLINE = "+LN is more accurate than the Baseline"
@@ -188,9 +190,9 @@ def _ablation_views(ablation: dict) -> list:
     p_value_vs_baseline, p_value_ln_vs_std and ln_minus_std of that task alone."""
     P, m = ablation["parameters"], ablation["metrics"]
     keys = ("accuracy", "p_value_vs_baseline", "p_value_ln_vs_std", "ln_minus_std")
-    views = [(task, P["n_seeds"], P[f"{task}_steps"], {k: m[k][task] for k in keys}, scale(ablation))
+    views = [(task, P["n_seeds"], task_value(P, "steps", task), {k: m[k][task] for k in keys}, scale(ablation))
              for task in NAMES]
-    return views + [(task, P[f"{task}_long_seeds"], v["steps"], v, long_scale(ablation, task))
+    return views + [(task, task_value(P, "long_seeds", task), v["steps"], v, long_scale(ablation, task))
                     for task, v in m.get("long", {}).items()]
 
 
@@ -228,7 +230,7 @@ def claims(results_dir) -> list:
     P, m = longer["parameters"], longer["metrics"]
     for task in TASKS:
         reading = _reading(task.name, m["accuracy"][task.name]["layernorm"], m["accuracy"][task.name]["baseline"],
-                           m["p_value"][task.name], beyond_training(longer), longer, P["n_seeds"], P[f"{task.name}_steps"])
+                           m["p_value"][task.name], beyond_training(longer), longer, P["n_seeds"], task_value(P, "steps", task.name))
         rows.append(Claim(f"{task.name}, trained up to N = {P['max_len']}: +LN beats the Baseline",
                           task.longer_table, longer["chapter"], [reading],
                           _paper_numbers(task.longer, "layernorm", "baseline", reading.longest["N"])))

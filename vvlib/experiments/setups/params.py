@@ -14,7 +14,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...draws import DRAWS
 from .paper_tasks import NAMES as TASK_NAMES
 from ...errors import ParameterError, int_at_least, ints_at_least, require  # noqa: F401  (ParameterError, require: read here by the upper layers)
 from ...evaluate import FIELD_RULES as EVAL_RULES
@@ -78,23 +77,18 @@ def _assigned_names(notebook: Path) -> set:
     return names
 
 
-# Chapters that train both tasks (8-11) name what differs between them {task}_{suffix} (argmax_steps,
-# dictionary_eval_sequences); a task's runs read it under the plain name chapters 4 and 5 use
-# (variants.task_params), and its range rule is the plain name's.
-PER_TASK_NAMES = {"steps": "steps", "eval_sequences": "n_eval_sequences", "long_steps": "long_steps",
-                  "long_seeds": "long_seeds", "long_seed_chunk": "long_seed_chunk"}
+# Chapters that train both tasks (8-11) give what differs between the tasks as one dict per setting, under the
+# name chapters 4 and 5 use for it: `steps: dict = {"argmax": 3000, "dictionary": 1500}`.  A cell parameter
+# declared `dict` is such a setting; variants.task_params reads one task's value, and each value is checked by
+# the plain name's rule.  `-p steps '{"dictionary": 600}'` changes one task's value (the others stay the
+# profile's or the cell's), `-p steps 600` every task's.
+PER_TASK = ("steps", "n_eval_sequences", "long_steps", "long_seeds", "long_seed_chunk")
 
 
-def per_task_name(task: str, plain: str) -> str:
-    """("argmax", "n_eval_sequences") -> "argmax_eval_sequences"."""
-    suffix = next(s for s, p in PER_TASK_NAMES.items() if p == plain)
-    return f"{task}_{suffix}"
-
-
-def plain_name(name: str) -> str:
-    """"dictionary_eval_sequences" -> "n_eval_sequences"; a name that is not per task stays as it is."""
-    task, _, suffix = name.partition("_")
-    return PER_TASK_NAMES[suffix] if task in TASK_NAMES and suffix in PER_TASK_NAMES else name
+def task_value(P, name: str, task: str):
+    """One task's value of a setting: a two-task chapter's per-task dict, else the one value."""
+    value = P[name]
+    return value[task] if isinstance(value, dict) else value
 
 
 # A chapter's training parameters are its configs' fields by name: TrainConfig's all, and the ModelConfig
@@ -109,10 +103,9 @@ CONFIG_RULES = {**TRAIN_RULES, **{name: MODEL_RULES[name] for name in MODEL_PARA
 
 
 def rule_of(name: str):
-    """(accepts?, accepted values in words) for a parameter, or None: its config field's rule if it names
-    one, else its own in RULES; a per-task name takes its plain name's."""
-    plain = plain_name(name)
-    return CONFIG_RULES.get(plain) or RULES.get(plain)
+    """(accepts?, accepted values in words) for a parameter (each task's value of a per-task one), or None:
+    its config field's rule if it names one, else its own in RULES."""
+    return CONFIG_RULES.get(name) or RULES.get(name)
 
 
 # Range rules by parameter name, shared by every chapter that uses the name; a parameter named as a
@@ -197,7 +190,7 @@ RULES = {
     "paper_scale_dir": ((lambda v: isinstance(v, str)), "a results store's path, or '' to leave that section out"),
 }
 
-_TYPES = {"int": int, "float": float, "str": str, "bool": bool, "list": list}
+_TYPES = {"int": int, "float": float, "str": str, "bool": bool, "list": list, "dict": dict}
 
 
 def _check_type(param: Param, value):
@@ -219,12 +212,22 @@ def _check_type(param: Param, value):
 RENAMED = {"min_train_len": "min_len", "max_train_len": "max_len"}
 
 
+# The per-task names chapters 8-11 had before their per-task dicts (argmax_steps, dictionary_eval_sequences, ...).
+OLD_PER_TASK_SUFFIXES = {"steps": "steps", "eval_sequences": "n_eval_sequences", "long_steps": "long_steps",
+                         "long_seeds": "long_seeds", "long_seed_chunk": "long_seed_chunk"}
+
+
 def unknown_parameter(name: str, spec: dict, chapter: str = "") -> ParameterError:
     """The error for a name the chapter's cell does not declare, naming the one that replaced it, if any."""
     where = f" for {chapter}" if chapter else ""
     if RENAMED.get(name) in spec:
         return ParameterError(f"{name}: renamed {RENAMED[name]} (the config field it sets); "
                               f"give -p {RENAMED[name]} VALUE instead")
+    task, _, suffix = name.partition("_")
+    if task in TASK_NAMES and OLD_PER_TASK_SUFFIXES.get(suffix) in spec:
+        plain = OLD_PER_TASK_SUFFIXES[suffix]
+        return ParameterError(f"{name}: replaced by {plain}, one value per task; give -p {plain} "
+                              f"'{{\"{task}\": VALUE}}' instead")
     return ParameterError(f"unknown parameter {name!r}{where}; valid parameters: {', '.join(spec)}")
 
 
@@ -239,6 +242,8 @@ def validate(spec: dict[str, Param], values: dict, profiles) -> dict:
         if name == "profile":
             if value not in profiles:
                 raise ParameterError(f"profile: expected one of {', '.join(profiles)}, got {value!r}")
+        elif param.type == "dict":
+            _check_per_task(param, value)
         elif (rule := rule_of(name)) is not None:
             ok, accepted = rule
             if not ok(value):
@@ -247,16 +252,42 @@ def validate(spec: dict[str, Param], values: dict, profiles) -> dict:
     return checked
 
 
+def _check_per_task(param: Param, value: dict):
+    """A per-task setting: the tasks of the cell's dict, each value by the setting's rule."""
+    if set(value) != set(param.default):
+        raise ParameterError(f"{param.name}: expected a value for each of {', '.join(param.default)}, got {value!r}")
+    ok, accepted = rule_of(param.name)
+    for task, v in value.items():
+        if not ok(v):
+            raise ParameterError(f"{param.name}[{task!r}]: expected {accepted}, got {v!r}")
+
+
+def _per_task_layers(param: Param, *layers) -> dict:
+    """A per-task setting's value: the cell's dict, updated by each layer given (a profile's, then the
+    command line's): a dict changes the tasks it names, a plain value sets every task."""
+    value = dict(param.default)
+    for layer in layers:
+        if isinstance(layer, dict):
+            value.update(layer)
+        elif layer is not None:
+            value = {task: layer for task in param.default}
+    return value
+
+
 def resolve(spec, profiles: dict, values: dict, explicit: set) -> dict:
     """Apply the chosen profile under the explicitly given values, then validate."""
     profile = values.get("profile", spec["profile"].default if "profile" in spec else DEFAULT_PROFILE)
     names = [DEFAULT_PROFILE, *profiles]
     if profile not in names:
         raise ParameterError(f"profile: expected one of {', '.join(names)}, got {profile!r}")
+    chosen = profiles.get(profile, {})
     merged = dict(values)
-    for name, value in profiles.get(profile, {}).items():
+    for name, value in chosen.items():
         if name not in explicit:
             merged[name] = value
+    for name, param in spec.items():
+        if param.type == "dict":
+            merged[name] = _per_task_layers(param, chosen.get(name), values[name] if name in explicit else None)
     return validate(spec, merged, names)
 
 

@@ -13,7 +13,7 @@ import torch
 from ... import tasks
 from ...evaluate import EvalConfig
 from ...model import ModelConfig
-from .params import EVAL_FIELDS, MODEL_PARAMETERS, PER_TASK_NAMES, Params
+from .params import EVAL_FIELDS, MODEL_PARAMETERS, Params
 from ..storage.runs import TrainedRun, joined_record, ladder, stored_only
 from ...tasks import TaskConfig
 from ...train import TrainConfig
@@ -43,10 +43,11 @@ def task_config(P, name: str) -> TaskConfig:
 
 
 def task_params(P, task: str) -> Params:
-    """One task's view of a two-task chapter's parameters, named as chapters 4 and 5 name
-    theirs (argmax_steps -> steps, ...), so both train into the same store entries; with a
-    curriculum_fraction, curriculum_steps is that fraction of the task's steps."""
-    view = {name: P[f"{task}_{suffix}"] for suffix, name in PER_TASK_NAMES.items() if f"{task}_{suffix}" in P}
+    """One task's view of a two-task chapter's parameters: each per-task setting (a dict,
+    params.PER_TASK) as that task's value, named as chapters 4 and 5 name theirs, so both train
+    into the same store entries; with a curriculum_fraction, curriculum_steps is that fraction
+    of the task's steps."""
+    view = {name: value[task] for name, value in P.items() if isinstance(value, dict)}
     if "curriculum_fraction" in P:
         view["curriculum_steps"] = round(P.curriculum_fraction * view["steps"])
     return Params({**P, **view})
@@ -64,9 +65,9 @@ TRAIN_FIELDS = tuple(field.name for field in dataclasses.fields(TrainConfig))
 def train_config(P) -> TrainConfig:
     """The TrainConfig the parameters name.  Chapters without a curriculum (all but chapter 9)
     train at full length from step 0."""
-    missing = [name for name in REQUIRED_TRAIN if name not in P]
-    if missing:
-        raise KeyError(f"training parameters {missing} missing (a two-task chapter's: read them through task_params)")
+    unread = [name for name in REQUIRED_TRAIN if name not in P or isinstance(P[name], dict)]
+    if unread:  # missing, or one value per task: a two-task chapter's, to be read through task_params
+        raise ValueError(f"training parameters {unread} missing or per task (read a task's through task_params)")
     return TrainConfig(**{name: P[name] for name in TRAIN_FIELDS if name in P})
 
 
