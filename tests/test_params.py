@@ -195,7 +195,7 @@ def test_runner_makes_relative_paths_absolute_before_the_kernel_starts(tmp_path,
 
 def test_every_chapter_documents_every_parameter_with_a_rule_or_type():
     from vvlib.experiments.chapters import CHAPTERS
-    from vvlib.experiments.setups.params import rule_of
+    from vvlib.experiments.setups.params import PER_TASK, rule_of
 
     for chapter in CHAPTERS.values():
         spec = chapter.parameters()  # raises if papermill cannot read a line of the cell
@@ -204,6 +204,9 @@ def test_every_chapter_documents_every_parameter_with_a_rule_or_type():
         assert all(p.help for p in spec.values()), chapter.name
         unchecked = [n for n in spec if rule_of(n) is None and n != "profile"]
         assert not unchecked, f"{chapter.name}: no range rule for {unchecked}"
+        per_task = {n: p.default for n, p in spec.items() if p.type == "dict"}  # one value per task
+        assert set(per_task) <= set(PER_TASK), f"{chapter.name}: a dict that is not a per-task setting"
+        assert all(list(d) == list(chapter.tasks) for d in per_task.values()), chapter.name
         for profile in chapter.profiles.values():
             assert set(profile) <= set(spec), f"{chapter.name}: profile sets unknown parameters"
 
