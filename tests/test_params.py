@@ -340,7 +340,7 @@ def test_listing_a_two_task_chapter_says_how_to_set_one_tasks_value(capsys):
 
     _list_profile(get_chapter("08_ablations"), "default")
     shown = capsys.readouterr().out
-    assert "one value per task: steps, long_steps, long_seeds, long_seed_chunk, n_eval_sequences" in shown
+    assert "one value per task: steps, seed_chunk, long_steps, long_seeds, long_seed_chunk, n_eval_sequences" in shown
     assert ("python -m vvlib run 08_ablations -p steps '{\"argmax\": 3000}' changes argmax's alone, -p steps 3000 "
             "every task's") in shown
     _list_profile(get_chapter("04_argmax_retrieval"), "default")

@@ -23,7 +23,7 @@ def params(chapter, store_dir):
 def whole_distribution(P, probe) -> dict:
     """Chapter 6's tables over both variants at once (as a single probe of two runs computed them)."""
     cfg = variants.eval_config(P, n_sequences=P.n_probe_sequences)
-    probed = {v: probing.probe(run.model_cfg, run.weights, cfg, progress=False) for v, run in probe.models.items()}
+    probed = {v: probing.probe(run.model_cfg, run.weights, cfg, progress=False) for v, (run,) in probe.models.items()}
     return probing.distribution_tables(probed, P.components, P.shown_seed, P.distribution_lengths, P.max_len,
                                        P.histogram_bins)
 
@@ -31,7 +31,7 @@ def whole_distribution(P, probe) -> dict:
 def whole_dispersion(P, probe) -> dict:
     cfgs = {t: variants.eval_config(P, t, n_sequences=P.n_probe_sequences) for t in probes.TEMPERATURES}
     probed = {variants.run_name(v, t): probing.probe(run.model_cfg, run.weights, cfg, progress=False)
-              for v, run in probe.models.items() for t, cfg in cfgs.items()}
+              for v, (run,) in probe.models.items() for t, cfg in cfgs.items()}
     return probing.dispersion_tables(probed, P.shown_seed, P.n_examples, P.heatmap_lengths, list(probes.PAIR))
 
 
@@ -63,6 +63,33 @@ def test_the_parts_joined_equal_the_whole_probe_and_a_whole_probe_migrates_into_
         migrated = make(params(chapter, old_store), "cpu").tables(old_store, "cpu")
     for t, frame in read_back.items():
         pd.testing.assert_frame_equal(migrated[t], frame, check_exact=True)
+
+
+def by_run_row(frame: pd.DataFrame) -> pd.DataFrame:
+    """A table's rows ordered by variant, seed and N where it has them (stable: the rest keep their order)."""
+    keys = [k for k in ("variant", "seed", "N") if k in frame]
+    return frame.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+@pytest.mark.parametrize("chapter, make", [("06_distribution_shift", probes.distribution),
+                                           ("07_dispersion", probes.dispersion)])
+def test_a_probe_of_seeds_stored_as_several_runs_equals_the_probe_of_one_run(tmp_path, chapter, make):
+    """seed_chunk 2 stores 3 seeds as runs of 2 + 1: a part per run, seeds numbered as in one run of all
+    three, the shown seed's tables from the run that holds it (seed 2, the second run's first)."""
+    settings = {**SMALL, **OWN[chapter], "n_seeds": 3, "shown_seed": 2, "draws": "counter"}
+    whole = make(resolved(chapter, "ci", {**settings, "store_dir": str(tmp_path / "one")}), "cpu")
+    cut = make(resolved(chapter, "ci", {**settings, "store_dir": str(tmp_path / "cut"), "seed_chunk": 2}), "cpu")
+    assert [(p.variant, p.run.train_cfg.first_seed, p.run.train_cfg.n_seeds) for p in cut.parts] == [
+        (v, first, n) for v in probes.PAIR for first, n in ((0, 2), (2, 1))]
+    expected, joined = whole.tables(tmp_path / "one", "cpu"), cut.tables(tmp_path / "cut", "cpu")
+    assert sorted(joined) == sorted(expected)
+    for t, frame in expected.items():  # the same rows; a norm's rows before it come after each run's, not all runs'
+        pd.testing.assert_frame_equal(by_run_row(joined[t]), by_run_row(frame), check_exact=False, rtol=1e-6, atol=1e-7)
+    shown_only = set(expected) - set(cut.parts[0].tables(tmp_path / "cut", "cpu"))
+    assert shown_only == ({"values", "histograms", "component_std"} if chapter == "06_distribution_shift" else {"heatmaps"})
+    records = cut.records()
+    assert [len(r["parts"]) for r in records.values()] == [2, 2]
+    assert records["baseline"]["loss_history"] == whole.records()["baseline"]["loss_history"]
 
 
 def test_every_row_of_a_whole_probe_belongs_to_exactly_one_run():

@@ -57,7 +57,7 @@ def test_a_row_without_the_learned_scale_and_shift_trains_std_against_the_same_b
     assert sensitivity.trained_variants(without) == ("baseline", "standardize")
     accuracy, training = sensitivity.train_row(without, "argmax", "cpu")
     assert set(accuracy) == set(training) == set(sensitivity.PAIR)
-    run = variants.trained_models(without, variants.task_config(without, "argmax"), ["standardize"])["standardize"]
+    (run,) = variants.trained_models(without, variants.task_config(without, "argmax"), ["standardize"])["standardize"]
     assert training["layernorm"]["spec"] == run.record["spec"]  # the "+LN" side is the stored +std run
     stored = sorted(p.name for p in tmp_path.glob("train-*"))
     assert len(stored) == 2  # the Baseline and +std: no LayerNorm run

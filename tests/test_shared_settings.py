@@ -25,7 +25,8 @@ def task_view(chapter: str, profile: str, task: str):
 
 
 def trained(P, task: str, variant: str):
-    return variants.model_config(P, variants.task_config(P, task), variant), variants.train_config(P)
+    """The model and the stored runs (seeds cut by seed_chunk) a chapter's `variant` of `task` reads."""
+    return variants.model_config(P, variants.task_config(P, task), variant), variants.train_configs(P)
 
 
 def test_every_profile_is_checked():
@@ -48,6 +49,10 @@ def test_the_check_sees_a_differing_setting():
     P = runner.resolved("08_ablations", "ci", {"steps": {"argmax": 7}})
     owner = runner.resolved(OWNER["argmax"], "ci")
     assert trained(variants.task_params(P, "argmax"), "argmax", "baseline") != trained(owner, "argmax", "baseline")
+    # the same runs' seeds stored in other runs are other store entries
+    P = runner.resolved("06_distribution_shift", "paper", {"seed_chunk": 25})
+    owner = runner.resolved(OWNER["argmax"], "paper")
+    assert trained(P, "argmax", "baseline") != trained(owner, "argmax", "baseline")
 
 
 # Names the training chapters repeat that are not training defaults, each with its reason.

@@ -170,18 +170,20 @@ def probe_spec(runs: dict, cfg: EvalConfig, **choices) -> dict:
             "choices": choices}
 
 
-def distribution_tables(probes: dict, components, shown_seed: int, distribution_lengths, reference: int,
+def distribution_tables(probes: dict, components, shown_seed: int | None, distribution_lengths, reference: int,
                         histogram_bins: int = 40) -> dict:
     """Chapter 6 (Figures 2-3) from {variant: probe(...)}: `values` (Figure 2's panels),
     `histograms` (the slider's views, component_histograms), `component_std` (the shown
     seed's components at every N), `slopes` (per seed, the median log-log slope of a
     component's std over N >= reference, also before the norm: variant suffix
-    '_before_norm') and `global` (Figure 3, global_frame)."""
+    '_before_norm') and `global` (Figure 3, global_frame).  shown_seed None (the probed models
+    are some of an ensemble's seeds, and another part holds the shown one): the first three
+    are left out."""
     lengths = list(next(iter(probes.values())))
     ood = [n for n in lengths if n >= reference]
     std_rows, slope_rows = [], []
     for variant, by_length in probes.items():
-        for n in lengths:
+        for n in lengths if shown_seed is not None else ():
             std = component_std(by_length[n]["normalized"])[shown_seed, list(components)]
             std_rows += [{"variant": variant, "N": n, "component": d, "std": float(v)} for d, v in zip(components, std)]
         keys = [("normalized", variant)]
@@ -191,16 +193,20 @@ def distribution_tables(probes: dict, components, shown_seed: int, distribution_
         for key, name in keys:
             slope_rows += [{"variant": name, "seed": s, "slope": float(v)}
                            for s, v in enumerate(component_slopes(by_length, ood, key=key))]
-    return {"values": component_values(probes, components, shown_seed, distribution_lengths),
-            "histograms": component_histograms(probes, components, shown_seed, histogram_bins),
-            "component_std": pd.DataFrame(std_rows), "slopes": pd.DataFrame(slope_rows),
-            "global": global_frame(probes, reference)}
+    shown = {} if shown_seed is None else {
+        "values": component_values(probes, components, shown_seed, distribution_lengths),
+        "histograms": component_histograms(probes, components, shown_seed, histogram_bins),
+        "component_std": pd.DataFrame(std_rows)}
+    return {**shown, "slopes": pd.DataFrame(slope_rows), "global": global_frame(probes, reference)}
 
 
-def dispersion_tables(probes: dict, shown_seed: int, n_examples: int, heatmap_lengths, heatmap_runs) -> dict:
+def dispersion_tables(probes: dict, shown_seed: int | None, n_examples: int, heatmap_lengths, heatmap_runs) -> dict:
     """Chapter 7 (Figure 4) from {run: probe(...)}: `attention` (attention_frame) and
     `heatmaps`, the sorted top weights of the first n_examples test sequences of the shown
-    seed, one row per (run, N, example, rank), for heatmap_runs at heatmap_lengths."""
+    seed, one row per (run, N, example, rank), for heatmap_runs at heatmap_lengths (left out
+    where shown_seed is None: another part of the ensemble holds the shown seed)."""
+    if shown_seed is None:
+        return {"attention": attention_frame(probes)}
     rows = []
     for run in heatmap_runs:
         for n in heatmap_lengths:

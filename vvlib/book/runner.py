@@ -90,7 +90,8 @@ def paper_scale_runs(name: str, task: str, store_dir, draws: str = EARLIER_PAPER
     adaptive temperature, {variant: run record}).  StoreError where they are not committed."""
     from ..experiments.setups import variants
 
-    P = resolved(name, "paper", {"store_dir": str(store_dir), "draws": draws})
+    stream = EARLIER_PAPER_RUN if draws == EARLIER_PAPER_RUN["draws"] else {"draws": draws}  # its seeds' runs too
+    P = resolved(name, "paper", {"store_dir": str(store_dir), **stream})
     accuracy, records = variants.stored_train_and_evaluate(P, variants.task_config(P, task), ["baseline", "layernorm"],
                                                            ["fixed", "adaptive"], "cuda")
     return P, accuracy, records

@@ -13,7 +13,7 @@ CI_SEEDS = 3
 # repeat any seed of it.  Chapters 4-5's first paper-scale runs (results/paper/) drew from per-seed generators:
 # they stay, read as the earlier, independent run (EARLIER_PAPER_RUN).
 PAPER_TRAINING = {"n_seeds": paper.SEEDS, "checkpoint_every": 1000, "draws": "counter"}
-EARLIER_PAPER_RUN = {"draws": "generators"}
+EARLIER_PAPER_RUN = {"draws": "generators", "seed_chunk": 0}  # each variant's 100 seeds in one run
 # The published book's scale: chapters 4-8 in about two hours of 2 CPU cores, chapter 9 two more (book/scale.md says
 # what that changes).  Its results are committed under BOOK_STORE and loaded, not recomputed.
 BOOK_STORE = "results/book"
@@ -56,9 +56,14 @@ def both_tasks(scale: str) -> dict:
 PAPER_BOTH_TASKS = {**PAPER_TRAINING, **both_tasks("paper")}
 
 
+# A task's settings at a scale that name its stored runs (with the shared ones above): a chapter that probes
+# another's models takes these, and its own test sequences.
+RUN_SETTINGS = ("steps", "seed_chunk")
+
+
 def probing_profiles(task: PaperTask, ci_sequences: int) -> dict:
     """Chapters 6 and 7 probe chapter 4's models: its training settings, their own probe size."""
-    steps = {scale: task.scales[scale]["steps"] for scale in task.scales}
-    return {"ci": {"n_seeds": CI_SEEDS, "steps": steps["ci"], "n_probe_sequences": ci_sequences},
-            "book": {**BOOK_TRAINING, "steps": steps["book"]},
-            "paper": {**PAPER_TRAINING, "steps": steps["paper"], "n_probe_sequences": 1024}}
+    runs = {scale: {k: v for k, v in task.scales[scale].items() if k in RUN_SETTINGS} for scale in task.scales}
+    return {"ci": {"n_seeds": CI_SEEDS, **runs["ci"], "n_probe_sequences": ci_sequences},
+            "book": {**BOOK_TRAINING, **runs["book"]},
+            "paper": {**PAPER_TRAINING, **runs["paper"], "n_probe_sequences": 1024}}

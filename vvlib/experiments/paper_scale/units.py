@@ -18,7 +18,7 @@ from types import SimpleNamespace
 
 from .plan import Job, training_kind
 
-UNIT_BUDGET_S = 9 * 60  # a GPU command may run 10 minutes; one is kept for starting and copying
+UNIT_BUDGET_S = 8 * 60  # a GPU command may run 10 minutes: two are kept for starting, copying back and an estimate that errs
 
 
 @dataclass

@@ -22,9 +22,9 @@ class PaperTask:
     ln_beats_std: bool  # whether the paper claims +LN more accurate than +std here (Table 6 claims they are equal)
     longer_table: str  # trained on up to 256 items (chapter 9)
     longer: dict
-    # its runs at each named scale (the profiles ci, book and paper of every chapter that trains it): steps and
-    # test sequences per length, and at the book's scale the longer training beside the main one (chapters 4-5's
-    # long_* parameters; chapter 8 reuses them)
+    # its runs at each named scale (the profiles ci, book and paper of every chapter that trains it): steps,
+    # test sequences per length, seeds per stored run where not all in one (seed_chunk), and at the book's scale
+    # the longer training beside the main one (chapters 4-5's long_* parameters; chapter 8 reuses them)
     scales: dict = field(default_factory=dict)
 
 
@@ -41,7 +41,9 @@ ARGMAX = PaperTask(
               "long": {"long_steps": paper.STEPS[ARGMAX_NAME], "long_seeds": 12, "long_seed_chunk": 4, "long_seed_group": 4,
                        "ladder_steps": [500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000],
                        "ladder_lengths": [16, 256, 2048, 16384]}},
-     "paper": {"steps": paper.STEPS[ARGMAX_NAME], "n_eval_sequences": 1024}})
+     # 100 seeds x 100,000 steps were estimated at 8.3-8.5 min on an H100 (the first GPU runs' real loop), over the 8
+     # a unit may take beside the GPU check: runs of 50 seeds, joined into the 100 (variants.train_configs)
+     "paper": {"steps": paper.STEPS[ARGMAX_NAME], "n_eval_sequences": 1024, "seed_chunk": 50}})
 # the dictionary task learns in fewer steps, and its evaluation costs more per sequence
 DICTIONARY = PaperTask(
     DICTIONARY_NAME, "dictionary lookup", "Table 2", paper.TABLE2_DICTIONARY,

@@ -6,7 +6,9 @@ A probe runs trained models over test sequences and keeps only tables (runs.cach
 once its entries are stored the weights are no longer needed.  Every table has a row per
 variant (and seed), computed from that variant's weights alone, so a probe is stored as one
 part per trained run: a part needs the weights of one run only, and the paper profile's units
-(units.py) stay one run each.  A chapter reads the parts joined, in its variants' order.
+(units.py) stay one run each.  Where a chapter stores its seeds as several runs (seed_chunk), a
+part numbers its seeds as in the whole ensemble, and the tables of one shown seed come from the
+run that holds it.  A chapter reads the parts joined, in its variants' and seeds' order.
 """
 
 from dataclasses import dataclass
@@ -26,7 +28,8 @@ TEMPERATURES = ("fixed", "adaptive")  # chapter 7 probes each under both
 
 @dataclass(frozen=True)
 class ProbePart:
-    """One trained run's share of a probe: its tables, made from that run's weights alone."""
+    """One trained run's share of a probe: its tables, made from that run's weights alone (its seeds
+    numbered as in the whole ensemble)."""
     name: str  # the store folder's prefix
     variant: str
     spec: dict
@@ -45,17 +48,26 @@ class ProbePart:
 @dataclass(frozen=True)
 class Probe:
     name: str
-    parts: tuple  # ProbePart, one per variant, in the order the tables list them
+    parts: tuple  # ProbePart, one per stored run: variants in the order the tables list them, each one's runs by seed
 
     @property
     def models(self) -> dict:
-        """{variant: runs.TrainedRun} probed."""
-        return {part.variant: part.run for part in self.parts}
+        """{variant: [runs.TrainedRun, ...]} probed, each variant's runs in seed order."""
+        models = {}
+        for part in self.parts:
+            models.setdefault(part.variant, []).append(part.run)
+        return models
+
+    def records(self) -> dict:
+        """{variant: the training record of its runs joined along the seeds (runs.joined_record)}."""
+        return {variant: runs.joined_record([run.record for run in parts]) for variant, parts in self.models.items()}
 
     def tables(self, store_dir, device) -> dict:
-        """{table name: DataFrame}: every part's rows, joined in the parts' order."""
+        """{table name: DataFrame}: every part's rows, joined in the parts' order (a shown seed's
+        tables come from the one part that holds it)."""
         each = [part.tables(store_dir, device) for part in self.parts]
-        return {t: pd.concat([tables[t] for tables in each], ignore_index=True) for t in each[0]}
+        names = dict.fromkeys(t for tables in each for t in tables)
+        return {t: pd.concat([tables[t] for tables in each if t in tables], ignore_index=True) for t in names}
 
 
 def row_labels(variant: str) -> set:
@@ -65,12 +77,25 @@ def row_labels(variant: str) -> set:
 
 
 def _parts(name: str, models: dict, cfg, choices: dict, tables_of: Callable, passes: int = 1) -> Probe:
-    """A probe of `models` {variant: TrainedRun}: tables_of(variant, run) makes one part's tables."""
-    def part(variant, run):
+    """A probe of `models` {variant: [TrainedRun, ...]}: tables_of(variant, run, first) makes one
+    run's tables, `first` the index its first seed has in the variant's ensemble."""
+    def part(variant, run, first):
         items = run.train_cfg.n_seeds * cfg.n_sequences * sum(cfg.lengths) * passes
         return ProbePart(name, variant, probing.probe_spec({variant: run}, cfg, **choices),
-                         lambda: tables_of(variant, run), run, items)
-    return Probe(name, tuple(part(v, run) for v, run in models.items()))
+                         lambda: _numbered(tables_of(variant, run, first), first), run, items)
+    return Probe(name, tuple(part(v, run, run.train_cfg.first_seed - parts[0].train_cfg.first_seed)
+                             for v, parts in models.items() for run in parts))
+
+
+def _numbered(tables: dict, first: int) -> dict:
+    """One run's tables with its seeds numbered as in the whole ensemble (its first seed is `first`)."""
+    return {t: frame.assign(seed=frame["seed"] + first) if first and "seed" in frame else frame
+            for t, frame in tables.items()}
+
+
+def _shown_in(run, first: int, shown_seed: int):
+    """The shown seed's index among this run's seeds, or None where another run holds it."""
+    return shown_seed - first if 0 <= shown_seed - first < run.train_cfg.n_seeds else None
 
 
 def distribution(P, device) -> Probe:
@@ -78,10 +103,10 @@ def distribution(P, device) -> Probe:
     models = variants.trained_models(P, variants.task_config(P, ARGMAX.name), PAIR, device)
     cfg = variants.eval_config(P, n_sequences=P.n_probe_sequences)
 
-    def tables_of(variant, run):
+    def tables_of(variant, run, first):
         probed = {variant: probing.probe(run.model_cfg, run.weights, cfg, device)}
-        return probing.distribution_tables(probed, P.components, P.shown_seed, P.distribution_lengths, P.max_len,
-                                           P.histogram_bins)
+        return probing.distribution_tables(probed, P.components, _shown_in(run, first, P.shown_seed),
+                                           P.distribution_lengths, P.max_len, P.histogram_bins)
 
     choices = dict(components=P.components, shown_seed=P.shown_seed, distribution_lengths=P.distribution_lengths,
                    reference=P.max_len, histogram_bins=P.histogram_bins)
@@ -93,10 +118,11 @@ def dispersion(P, device) -> Probe:
     models = variants.trained_models(P, variants.task_config(P, ARGMAX.name), PAIR, device)
     cfgs = {t: variants.eval_config(P, t, n_sequences=P.n_probe_sequences) for t in TEMPERATURES}
 
-    def tables_of(variant, run):
+    def tables_of(variant, run, first):
         probed = {variants.run_name(variant, t): probing.probe(run.model_cfg, run.weights, cfg, device)
                   for t, cfg in cfgs.items()}
-        return probing.dispersion_tables(probed, P.shown_seed, P.n_examples, P.heatmap_lengths, [variant])
+        return probing.dispersion_tables(probed, _shown_in(run, first, P.shown_seed), P.n_examples,
+                                         P.heatmap_lengths, [variant])
 
     choices = dict(temperatures=list(TEMPERATURES), shown_seed=P.shown_seed, n_examples=P.n_examples,
                    heatmap_lengths=P.heatmap_lengths)
@@ -109,7 +135,7 @@ def slopes(P, P_task, task: str, trained: list, device) -> Probe:
     models = variants.trained_models(P_task, variants.task_config(P_task, task), trained, device)
     cfg = variants.eval_config(P, n_sequences=P.probe_sequences)
 
-    def tables_of(variant, run):
+    def tables_of(variant, run, first):
         return {"slopes": beyond.output_slopes({variant: run}, cfg, P.max_len, device)}
 
     return _parts("probe-slopes", models, cfg, dict(reference=P.max_len, key="normalized"), tables_of)

@@ -105,9 +105,10 @@ def model_config(P, task: TaskConfig, variant: str) -> ModelConfig:
 
 
 def trained_models(P, task: TaskConfig, variants, device="cpu") -> dict:
-    """{variant: TrainedRun}: each variant's ensemble, loaded from P.store_dir or trained
-    there when first needed (see runs.TrainedRun)."""
-    return {v: TrainedRun(P.store_dir, model_config(P, task, v), train_config(P), device) for v in variants}
+    """{variant: [TrainedRun, ...]}: each variant's ensemble as its stored runs (train_configs, in seed
+    order), loaded from P.store_dir or trained there when first needed (see runs.TrainedRun)."""
+    return {v: [TrainedRun(P.store_dir, model_config(P, task, v), cfg, device) for cfg in train_configs(P)]
+            for v in variants}
 
 
 def eval_config(P, temperature="fixed", n_sequences=None, lengths=None) -> EvalConfig:
