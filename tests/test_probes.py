@@ -2,6 +2,8 @@
 equal the probe computed over all runs at once, the way it was stored before, and a store holding
 such a whole probe migrates into the parts without a number changing."""
 
+import json
+
 import pandas as pd
 import pytest
 
@@ -87,6 +89,9 @@ def test_a_probe_of_seeds_stored_as_several_runs_equals_the_probe_of_one_run(tmp
         pd.testing.assert_frame_equal(by_run_row(joined[t]), by_run_row(frame), check_exact=False, rtol=1e-6, atol=1e-7)
     shown_only = set(expected) - set(cut.parts[0].tables(tmp_path / "cut", "cpu"))
     assert shown_only == ({"values", "histograms", "component_std"} if chapter == "06_distribution_shift" else {"heatmaps"})
+    for part in cut.parts:  # each part says how many items it probed, so that the paper plan can time probing
+        assert json.loads((part.folder(tmp_path / "cut") / "tables.json").read_text())["size"] == part.items
+    assert sum(part.items for part in cut.parts) == sum(part.items for part in whole.parts)
     records = cut.records()
     assert [len(r["parts"]) for r in records.values()] == [2, 2]
     assert records["baseline"]["loss_history"] == whole.records()["baseline"]["loss_history"]

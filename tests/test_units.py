@@ -62,6 +62,27 @@ def test_rates_are_measured_per_kind_and_device_and_an_evaluation_that_trained_i
     assert set(units.measured_rates([tmp_path], "cpu")) == {"argmax training"}
 
 
+def test_a_probe_part_that_says_its_size_is_timed_without_the_training_it_waited_for(tmp_path):
+    """Probes are timed from their parts' tables.json (size: items probed), per task and device; a part
+    without a size (stored before parts said it) or of another device is not."""
+    from vvlib.experiments.storage import store
+
+    train = {"device_type": "cuda", "model": {"task": {"name": "argmax"}},
+             "train": {"n_seeds": 10, "steps": 1000, "max_len": 16}}
+    probe = {"kind": "probe", "runs": {"baseline": train}, "eval": {}, "choices": {}}
+    write_record(tmp_path / f"train-{store.spec_hash(train)}", "run.json", train, 5.0)
+    write_record(tmp_path / "probe-distribution-a", "tables.json", probe, 9.0)  # 5 s of it: the training it waited for
+    (tmp_path / "probe-distribution-a" / "tables.json").write_text(json.dumps(
+        {"spec": probe, "provenance": {"wall_time_s": 9.0}, "size": 2000}))
+    write_record(tmp_path / "probe-dispersion-b", "tables.json", probe, 1.0)  # no size: not timed
+    other = {**probe, "runs": {"baseline": {**train, "device_type": "cpu"}}}
+    (tmp_path / "probe-slopes-c").mkdir()
+    (tmp_path / "probe-slopes-c" / "tables.json").write_text(json.dumps(
+        {"spec": other, "provenance": {"wall_time_s": 1.0}, "size": 10}))
+    assert units.measured_rates([tmp_path], "cuda")["argmax probing"] == pytest.approx(2000 / (9.0 - 5.0))
+    assert units.measured_rates([tmp_path], "cpu") == {"argmax probing": pytest.approx(10 / 1.0)}
+
+
 def test_a_unit_out_of_range_or_over_the_budget_is_refused():
     cut = units.units([job("train a", "a", size=6000.0), job("train b", "b", size=60.0)])
     rates = {"argmax training": 10.0}  # unit 1: 600 s, unit 2: 6 s

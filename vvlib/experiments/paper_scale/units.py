@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
+from ..storage import store
 from .plan import Job, training_kind
 
 UNIT_BUDGET_S = 8 * 60  # a GPU command may run 10 minutes: two are kept for starting, copying back and an estimate that errs
@@ -108,12 +109,15 @@ def with_scaled_rates(rates: dict, other: dict) -> tuple[dict, list]:
 
 
 def _record_size(path: Path, device_type: str) -> tuple:
-    """(kind, units, wall seconds) of a training run.json or an eval-*.json, else (None, 0, 0)."""
-    if path.name != "run.json" and not path.name.startswith("eval-"):
+    """(kind, units, wall seconds) of a training run.json, an eval-*.json or a probe part's
+    tables.json, else (None, 0, 0)."""
+    if path.name != "run.json" and not path.name.startswith("eval-") and path.name != "tables.json":
         return None, 0, 0
     try:
         record = json.loads(path.read_text())
         spec, wall = record["spec"], record["provenance"]["wall_time_s"]
+        if path.name == "tables.json":
+            return _probe_size(path, record, device_type)
         train = spec if path.name == "run.json" else spec["train"]
         if train["device_type"] != device_type:
             return None, 0, 0
@@ -127,3 +131,20 @@ def _record_size(path: Path, device_type: str) -> tuple:
         return f"{task} evaluation", t["n_seeds"] * e["n_sequences"] * sum(e["lengths"]), wall
     except (OSError, ValueError, KeyError, TypeError):
         return None, 0, 0
+
+
+def _probe_size(path: Path, record: dict, device_type: str) -> tuple:
+    """(kind, items, wall seconds) of one run's part of a probe whose record says its size (probes
+    stored before it did, or of several runs at once, are not timed)."""
+    spec = record["spec"]
+    if spec.get("kind") != "probe" or "size" not in record or len(spec["runs"]) != 1:
+        return None, 0, 0
+    (run,) = spec["runs"].values()
+    if run["device_type"] != device_type:
+        return None, 0, 0
+    wall = record["provenance"]["wall_time_s"]
+    trained = path.parent.with_name(f"train-{store.spec_hash(run)}") / "run.json"
+    if trained.exists():  # a probe that asked for the weights first timed their training too
+        trained_for = json.loads(trained.read_text())["provenance"]["wall_time_s"]
+        wall -= trained_for if wall > trained_for else 0
+    return f"{run['model']['task']['name']} probing", record["size"], wall

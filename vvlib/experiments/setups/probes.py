@@ -42,7 +42,7 @@ class ProbePart:
 
     def tables(self, store_dir, device) -> dict:
         """The stored tables, or computed (loading or training the run) and stored."""
-        return runs.cached_tables(store_dir, self.name, self.spec, self.compute, device)
+        return runs.cached_tables(store_dir, self.name, self.spec, self.compute, device, size=self.items)
 
 
 @dataclass(frozen=True)

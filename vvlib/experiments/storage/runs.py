@@ -340,9 +340,11 @@ def tables_folder(store_dir, name: str, spec: dict) -> Path:
     return Path(store_dir) / f"{name}-{store.spec_hash(spec)}"
 
 
-def cached_tables(store_dir, name: str, spec: dict, compute, device="cpu") -> dict:
+def cached_tables(store_dir, name: str, spec: dict, compute, device="cpu", size: float | None = None) -> dict:
     """{table name: DataFrame}: read from <store>/<name>-<hash>/ when made with `spec`,
-    else compute() (which returns that dict) and store each table as CSV.
+    else compute() (which returns that dict) and store each table as CSV.  size: how much work
+    computing them was (a probe's items), kept beside the wall time so that the paper plan can
+    time that kind of work (units.measured_rates).
 
     tables.json is written last, so an interrupted write leaves no half-result behind."""
     folder = tables_folder(store_dir, name, spec)
@@ -361,8 +363,9 @@ def cached_tables(store_dir, name: str, spec: dict, compute, device="cpu") -> di
             shutil.rmtree(folder)
         for t, frame in tables.items():
             store.atomic_write(folder / f"{t}.csv", lambda tmp, frame=frame: frame.to_csv(tmp, index=False))
+        sized = {} if size is None else {"size": size}
         store.write_json(folder / "tables.json", {"spec": spec, "provenance": store.provenance(
-            device, time.perf_counter() - start), "tables": list(tables)})
+            device, time.perf_counter() - start), "tables": list(tables), **sized})
 
     _publish(write)
     return tables
