@@ -83,6 +83,24 @@ def test_a_probe_part_that_says_its_size_is_timed_without_the_training_it_waited
     assert units.measured_rates([tmp_path], "cpu") == {"argmax probing": pytest.approx(10 / 1.0)}
 
 
+def test_runs_on_the_counter_stream_are_timed_apart_and_estimated_from_the_generators_until_timed(tmp_path):
+    """A record that leaves its draws unsaid drew from the generators (train.LATER_DEFAULTS): the two
+    sources of data are timed apart, and a counter-stream kind without a record of its own takes the
+    generators' speed of the same runs, marked estimated."""
+    train = {"device_type": "cuda", "model": {"task": {"name": "argmax"}},
+             "train": {"n_seeds": 10, "steps": 1000, "max_len": 16}}
+    write_record(tmp_path / "run1", "run.json", train, 5.0)
+    counter = {**train, "train": {**train["train"], "draws": "counter"}}
+    write_record(tmp_path / "run2", "run.json", counter, 2.0)
+    rates = units.measured_rates([tmp_path], "cuda")
+    assert rates == {"argmax training": pytest.approx(2000.0), "argmax training (counter stream)": pytest.approx(5000.0)}
+    kinds = ["argmax training (counter stream) to length 256", "dictionary training (counter stream)", "argmax evaluation"]
+    completed, estimated = units.with_other_stream({"argmax training to length 256": 300.0, "argmax evaluation": 1e6}, kinds)
+    assert completed["argmax training (counter stream) to length 256"] == 300.0
+    assert estimated == ["argmax training (counter stream) to length 256"]  # dictionary: nothing to estimate from
+    assert "dictionary training (counter stream)" not in completed
+
+
 def test_a_unit_out_of_range_or_over_the_budget_is_refused():
     cut = units.units([job("train a", "a", size=6000.0), job("train b", "b", size=60.0)])
     rates = {"argmax training": 10.0}  # unit 1: 600 s, unit 2: 6 s

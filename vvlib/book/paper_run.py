@@ -72,16 +72,19 @@ def describe(names, jobs: list[plan.Job]) -> str:
                                "items to evaluate include the probes of chapters 6, 7 and 10)")
 
 
-def unit_rates(overrides: dict, device: str | None = None) -> tuple[str, dict, list]:
+def unit_rates(overrides: dict, device: str | None = None, kinds=()) -> tuple[str, dict, list]:
     """(device type, {kind: units per second}, [kinds estimated]): measured on that kind of device
     (default: the one in use) in the committed stores and the chosen one (results/store unless -p
     store_dir says); a kind it has not timed, where the other kind of device has, is estimated by
-    that device's ratio (units.with_scaled_rates)."""
+    that device's ratio (units.with_scaled_rates), and one of `kinds` timed only on the other
+    source of data by that one's speed (units.with_other_stream)."""
     device = device or rng.resolve_device(overrides.get("device", "auto")).type
     chosen = Path(overrides.get("store_dir", "results/store"))
     stores = [REPO_ROOT / PAPER_SCALE_STORE, REPO_ROOT / BOOK_STORE, chosen if chosen.is_absolute() else REPO_ROOT / chosen]
     other = "cpu" if device == "cuda" else "cuda"
-    return device, *units.with_scaled_rates(units.measured_rates(stores, device), units.measured_rates(stores, other))
+    rates, scaled = units.with_scaled_rates(units.measured_rates(stores, device), units.measured_rates(stores, other))
+    rates, streamed = units.with_other_stream(rates, kinds)
+    return device, rates, scaled + streamed
 
 
 def describe_units(cut: list[units.Unit], rates: dict, device: str, budget_s: float = units.UNIT_BUDGET_S,
@@ -90,7 +93,7 @@ def describe_units(cut: list[units.Unit], rates: dict, device: str, budget_s: fl
     at the speeds measured on this kind of device (~: some of its kinds `estimated` from the other
     device's ratios), against the budget of one command."""
     lines = [f"units at the speeds measured on {device} (budget {budget_s / 60:.0f} min each; "
-             f"run one with --unit K; ~: estimated from the other device's ratios):",
+             f"run one with --unit K; ~: estimated from the other device's ratios or the other stream's speed):",
              f"{'unit':>4}  {'minutes left':>14}  {'fits':<5} chapters: what"]
     for k, unit in enumerate(cut, 1):
         seconds, untimed = unit.estimate_s(rates)
@@ -180,7 +183,7 @@ def run_paper(names=None, parameters: dict | None = None, output_root=None, dry_
     overrides = dict(parameters or {})
     jobs = planned_jobs(names, overrides, profile)
     shown = distributed.env_rank() == 0  # under torchrun, rank 0 alone prints
-    device, rates, estimated = unit_rates(overrides, speeds_of if unit is None else None)
+    device, rates, estimated = unit_rates(overrides, speeds_of if unit is None else None, {job.kind for job in jobs})
     if unit is not None:
         chosen = chosen_unit(units.units(jobs), unit, rates, device)
         if shown:

@@ -14,6 +14,7 @@ train something else fails there.
 import dataclasses
 import functools
 import json
+import re
 import time
 from pathlib import Path
 from typing import Callable
@@ -79,9 +80,16 @@ def _partial_rungs(path: Path) -> dict:
 
 
 def training_kind(task: str, train_cfg) -> str:
-    """Runs whose steps cost about the same: per task, and apart when they train on longer sequences."""
+    """Runs whose steps cost about the same: per task and source of data (the counter stream's draws
+    are other kernels than the generators'), and apart when they train on longer sequences."""
+    stream = f" ({train_cfg.draws} stream)" if train_cfg.draws != TrainConfig.draws else ""
     longer = f" to length {train_cfg.max_len}" if train_cfg.max_len > TrainConfig.max_len else ""
-    return f"{task} training{longer}"
+    return f"{task} training{stream}{longer}"
+
+
+def on_default_stream(kind: str) -> str:
+    """A training kind's name for the same runs on the generators (TrainConfig's default draws)."""
+    return re.sub(r" \(\w+ stream\)", "", kind)
 
 
 def _items(eval_cfg, n_seeds: int) -> int:

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
+from ...train import TrainConfig
 from ..storage import store
-from .plan import Job, training_kind
+from .plan import Job, on_default_stream, training_kind
 
 UNIT_BUDGET_S = 8 * 60  # a GPU command may run 10 minutes: two are kept for starting, copying back and an estimate that errs
 
@@ -108,6 +109,20 @@ def with_scaled_rates(rates: dict, other: dict) -> tuple[dict, list]:
     return completed, estimated
 
 
+def with_other_stream(rates: dict, kinds) -> tuple[dict, list]:
+    """(rates, [kinds estimated]): each of `kinds` not yet timed on one source of data (a run on the
+    counter stream, say) given the speed of the same runs on the generators, where that is timed.
+    The counter stream's step measured faster on a GPU than the generators' (bench/README.md), so
+    such an estimate errs slow there until a run of its own is committed."""
+    completed, estimated = dict(rates), []
+    for kind in kinds:
+        default = on_default_stream(kind)
+        if kind not in rates and default != kind and default in rates:
+            completed[kind] = rates[default]
+            estimated.append(kind)
+    return completed, estimated
+
+
 def _record_size(path: Path, device_type: str) -> tuple:
     """(kind, units, wall seconds) of a training run.json, an eval-*.json or a probe part's
     tables.json, else (None, 0, 0)."""
@@ -123,7 +138,9 @@ def _record_size(path: Path, device_type: str) -> tuple:
             return None, 0, 0
         task, t = train["model"]["task"]["name"], train["train"]
         if path.name == "run.json":
-            return training_kind(task, SimpleNamespace(max_len=t["max_len"])), t["n_seeds"] * t["steps"], wall
+            # a record leaves its draws unsaid at the default (train.LATER_DEFAULTS)
+            run = SimpleNamespace(max_len=t["max_len"], draws=t.get("draws", TrainConfig.draws))
+            return training_kind(task, run), t["n_seeds"] * t["steps"], wall
         e = spec["eval"]
         trained_for = json.loads((path.parent / "run.json").read_text())["provenance"]["wall_time_s"]
         if wall > trained_for:  # the evaluation that asked for the weights first timed their training too
