@@ -6,14 +6,18 @@
 Three parts, each written to DIR as JSON as soon as it is done (an interrupted check keeps what
 it measured), and a short table printed last:
 
-- tests.json: the device tests of the counter stream, training, evaluation, capture safety and
+- tests.json: the device tests of the counter stream (both Philox), training, evaluation, capture safety and
   the counter arm (pytest; on a GPU every test parametrized by device runs on CUDA too);
 - step.json: the training step alone at the paper's defaults (100 seeds, one group: replayed
-  from a CUDA graph on a GPU), per task and source of data: ms per step, model-steps/s, and the
-  kernels an eager step launches (aten calls that are not views; the same count on any device);
+  from a CUDA graph on a GPU), per task and source of data, the counter stream with each Philox
+  (VVLIB_PHILOX: elementwise tensors or one fused kernel; the same bits, tests/test_philox_kernel.py):
+  ms per step, model-steps/s, and the kernels an eager step launches (aten calls that are not
+  views; the same count on any device, and blind to the fused kernel, which is no aten call); and
+  argmax retrieval's step at 50 seeds, the paper profile's runs of it (seed_chunk);
 - loop.json: the real loop, a few hundred steps through the store's own path (runs.trained, as
   a unit trains), with one checkpoint forced half-way so that its cost is measured: model-steps/s
-  from the run record, and the seconds the checkpoint took;
+  from the run record, and the seconds the checkpoint took, per row of step.json at 100 seeds
+  (a row whose Philox failed records its error, and the check goes on);
 - curriculum.json: chapter 9's paper-scale unit in miniature, per task: its own seeds (seed_chunk)
   and settings, the steps shortened with the curriculum's stages kept in proportion (16 up to 256
   items), through the same real loop: model-steps/s, and the unit's training minutes at that speed
@@ -24,7 +28,9 @@ bench/ (bench/README.md says where the figures are quoted).
 """
 
 import argparse
+import contextlib
 import dataclasses
+import os
 import statistics
 import subprocess
 import sys
@@ -43,9 +49,11 @@ from vvlib.experiments.storage import runs, store
 from vvlib.model import ModelConfig
 from vvlib.train import TrainConfig, Trainer
 
-DRAWS = ("generators", "counter")
-TEST_FILES = ["tests/test_draws.py", "tests/test_train.py", "tests/test_evaluate.py", "tests/test_capture.py",
-              "tests/test_counter_arm.py"]
+# (draws, Philox) per row: the generators, and the counter stream with each implementation of Philox
+SOURCES = (("generators", "tensors"), ("counter", "tensors"), ("counter", "fused"))
+CHUNK_SEEDS = 50  # argmax retrieval's paper-scale runs (paper_tasks.ARGMAX's seed_chunk)
+TEST_FILES = ["tests/test_draws.py", "tests/test_philox_kernel.py", "tests/test_train.py", "tests/test_evaluate.py",
+              "tests/test_capture.py", "tests/test_counter_arm.py"]
 
 
 def run_tests(timeout_s: float) -> dict:
@@ -85,6 +93,26 @@ def eager_kernels(task: str, draws: str, n_seeds: int, device) -> int:
     return count.calls
 
 
+@contextlib.contextmanager
+def philox_chosen(name: str):
+    """VVLIB_PHILOX set to `name` while the block runs (vvlib.philox reads it at each call)."""
+    before = os.environ.get("VVLIB_PHILOX")
+    os.environ["VVLIB_PHILOX"] = name
+    try:
+        yield
+    finally:
+        os.environ.pop("VVLIB_PHILOX") if before is None else os.environ.update(VVLIB_PHILOX=before)
+
+
+def measured(what, row: dict) -> dict:
+    """what() under the row's Philox, the row updated with its figures, or with the error that stopped it."""
+    try:
+        with philox_chosen(row["philox"]):
+            return {**row, **what()}
+    except Exception as exc:  # a failed measurement is a result too: the check goes on to the next
+        return {**row, "error": f"{type(exc).__name__}: {exc}"[:2000]}
+
+
 def time_step(task: str, draws: str, n_seeds: int, device, steps: int, repeats: int = 3) -> dict:
     """The training step at the defaults with all seeds in one group (graphed where supported)."""
     trainer = Trainer(ModelConfig(task=TASKS[task]), TrainConfig(n_seeds=n_seeds, steps=10**9, draws=draws), device)
@@ -99,8 +127,8 @@ def time_step(task: str, draws: str, n_seeds: int, device, steps: int, repeats: 
         _sync(device)
         times.append((time.perf_counter() - start) / steps)
     seconds = statistics.median(times)
-    return {"task": task, "draws": draws, "n_seeds": n_seeds, "graphed": trainer.graph_step,
-            "ms_per_step": round(1e3 * seconds, 3), "model_steps_per_s": round(n_seeds / seconds, 1),
+    return {"graphed": trainer.graph_step, "ms_per_step": round(1e3 * seconds, 3),
+            "model_steps_per_s": round(n_seeds / seconds, 1),
             "eager_kernels_per_step": eager_kernels(task, draws, n_seeds, device)}
 
 
@@ -113,8 +141,7 @@ def time_loop(task: str, draws: str, n_seeds: int, device, steps: int) -> dict:
         _, record = runs.trained(scratch, ModelConfig(task=TASKS[task]), cfg, device, progress=False)
         wall = time.perf_counter() - start
     saving = record["checkpoints"]
-    return {"task": task, "draws": draws, "n_seeds": n_seeds, "steps": steps,
-            "model_steps_per_s": record["model_steps_per_s"], "wall_s": round(wall, 2),
+    return {"steps": steps, "model_steps_per_s": record["model_steps_per_s"], "wall_s": round(wall, 2),
             "checkpoints": saving["written"], "checkpoint_s": saving["seconds"],
             "model_steps_per_s_without_checkpoints": round(n_seeds * steps / (record["provenance"]["wall_time_s"]
                                                                               - saving["seconds"]), 1)}
@@ -146,10 +173,18 @@ def write(out: Path, name: str, rows, device, started: float):
 
 
 def table(steps: list, loops: list, tests: dict | None) -> str:
-    lines = [f"{'task':<11}{'draws':<11}{'step ms':>9}{'steps/s':>10}{'kernels':>9}{'loop steps/s':>14}{'ckpt s':>8}"]
-    for s, l in zip(steps, loops):
-        lines.append(f"{s['task']:<11}{s['draws']:<11}{s['ms_per_step']:>9.2f}{s['model_steps_per_s']:>10,.0f}"
-                     f"{s['eager_kernels_per_step']:>9}{l['model_steps_per_s']:>14,.0f}{l['checkpoint_s']:>8.1f}")
+    lines = [f"{'task':<11}{'draws':<11}{'philox':<8}{'seeds':>6}{'step ms':>9}{'steps/s':>10}{'kernels':>9}"
+             f"{'loop steps/s':>14}{'ckpt s':>8}"]
+    loop_of = {(l["task"], l["draws"], l["philox"], l["n_seeds"]): l for l in loops}
+    for s in steps:
+        l = loop_of.get((s["task"], s["draws"], s["philox"], s["n_seeds"]), {})
+        head = f"{s['task']:<11}{s['draws']:<11}{s['philox']:<8}{s['n_seeds']:>6}"
+        if "error" in s or "error" in l:
+            lines.append(f"{head}  failed: {(s.get('error') or l['error'])[:80]}")
+            continue
+        loop = f"{l['model_steps_per_s']:>14,.0f}{l['checkpoint_s']:>8.1f}" if l else ""
+        lines.append(f"{head}{s['ms_per_step']:>9.2f}{s['model_steps_per_s']:>10,.0f}{s['eager_kernels_per_step']:>9}"
+                     + loop)
     if tests is not None:
         lines.append(f"tests: {tests['summary']} (exit {tests['exit_status']}, {tests['seconds']} s)")
     return "\n".join(lines)
@@ -177,16 +212,23 @@ def main(argv=None):
         write(out, "tests", tests, device, started)
         print(f"tests: {tests['summary']}", flush=True)
     steps, loops = [], []
+    timed_steps = max(1, args.steps // 10)
+    sources = [s for s in SOURCES if device.type == "cuda" or s[1] == "tensors"]  # a CPU has no fused Philox
     for task in TASKS:
-        for draws in DRAWS:
+        for draws, philox in sources:
+            row = {"task": task, "draws": draws, "philox": philox, "n_seeds": args.seeds}
             started = time.perf_counter()
-            steps.append(time_step(task, draws, args.seeds, device, max(1, args.steps // 10)))
+            steps.append(measured(lambda: time_step(task, draws, args.seeds, device, timed_steps), row))
             write(out, "step", steps, device, started)
             started = time.perf_counter()
-            loops.append(time_loop(task, draws, args.seeds, device, args.steps))
+            loops.append(measured(lambda: time_loop(task, draws, args.seeds, device, args.steps), row))
             write(out, "loop", loops, device, started)
-            print(f"{task} {draws}: step {steps[-1]['ms_per_step']:.2f} ms, loop {loops[-1]['model_steps_per_s']:,.0f} "
-                  f"model-steps/s", flush=True)
+            print(" ".join(f"{k}={v}" for k, v in loops[-1].items()), flush=True)
+    chunk = min(CHUNK_SEEDS, args.seeds)  # what a 50-seed run costs per model-step against 100 seeds in one
+    row = {"task": "argmax", "draws": "counter", "philox": "tensors", "n_seeds": chunk}
+    started = time.perf_counter()
+    steps.append(measured(lambda: time_step("argmax", "counter", chunk, device, timed_steps), row))
+    write(out, "step", steps, device, started)
     curricula = []
     for task in TASKS:
         started = time.perf_counter()

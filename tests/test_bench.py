@@ -1,6 +1,7 @@
 """The benchmarks: the analytic FLOP count against torch's own count, and both command lines end to end."""
 
 import json
+import os
 
 import pytest
 import torch
@@ -92,12 +93,16 @@ def test_the_gpu_check_writes_its_figures_on_any_device(tmp_path, capsys):
     gpu_check.main(["--out", str(tmp_path), "--device", "cpu", "--seeds", "2", "--steps", "6", "--no-tests"])
     steps = json.loads((tmp_path / "step.json").read_text())
     loops = json.loads((tmp_path / "loop.json").read_text())["rows"]
-    assert {(r["task"], r["draws"]) for r in steps["rows"]} == {(t, d) for t in ("argmax", "dictionary")
-                                                               for d in ("generators", "counter")}
+    # a CPU has no fused Philox: its rows are the tensors' alone, then argmax retrieval's step at min(50, seeds)
+    assert [(r["task"], r["draws"], r["philox"], r["n_seeds"]) for r in steps["rows"]] == [
+        (t, d, "tensors", 2) for t in ("argmax", "dictionary") for d in ("generators", "counter")] + [
+        ("argmax", "counter", "tensors", 2)]
+    assert not any("error" in r for r in steps["rows"] + loops)
     assert all(r["model_steps_per_s"] > 0 and r["eager_kernels_per_step"] > 0 for r in steps["rows"])
+    assert [(r["task"], r["draws"]) for r in loops] == [(r["task"], r["draws"]) for r in steps["rows"][:4]]
     assert all(r["checkpoints"] == 1 and r["checkpoint_s"] >= 0 for r in loops)
     assert steps["provenance"]["device"].startswith("cpu")
-    assert capsys.readouterr().out.rstrip().splitlines()[-1].startswith("dictionary counter")
+    assert capsys.readouterr().out.rstrip().splitlines()[-1].split()[:4] == ["argmax", "counter", "tensors", "2"]
     # chapter 9's unit in miniature: its own seeds and stages, up to 256 items, and its minutes at that speed
     curricula = json.loads((tmp_path / "curriculum.json").read_text())["rows"]
     assert [(r["task"], r["n_seeds"], r["max_len"], r["steps"]) for r in curricula] == [
@@ -107,6 +112,22 @@ def test_the_gpu_check_writes_its_figures_on_any_device(tmp_path, capsys):
         assert (unit.n_seeds, unit.steps, unit.draws) == (10, {"argmax": 100_000, "dictionary": 10_000}[r["task"]],
                                                           "counter")
         assert r["unit_training_min"] == pytest.approx(2 * unit.steps / r["model_steps_per_s"] / 60, abs=0.06)
+
+
+def test_a_measurement_that_fails_is_recorded_and_the_check_goes_on(monkeypatch):
+    """On a lent GPU a failure (the fused Philox not compiling, say) must not cost the rest of the check."""
+    from bench import gpu_check
+
+    def fails():
+        raise RuntimeError("nvrtc: error: identifier undefined")
+
+    row = {"task": "argmax", "draws": "counter", "philox": "fused", "n_seeds": 100}
+    monkeypatch.setenv("VVLIB_PHILOX", "tensors")
+    failed = gpu_check.measured(fails, row)
+    assert failed == {**row, "error": "RuntimeError: nvrtc: error: identifier undefined"}
+    assert os.environ["VVLIB_PHILOX"] == "tensors"  # restored
+    assert gpu_check.measured(lambda: {"seen": os.environ["VVLIB_PHILOX"]}, row)["seen"] == "fused"
+    assert "failed: RuntimeError: nvrtc" in gpu_check.table([failed], [], None)
 
 
 def test_the_gpu_check_refuses_a_loop_too_short_to_checkpoint(tmp_path):
@@ -135,3 +156,13 @@ def test_the_tf32_comparison_pairs_the_arms_by_seed_and_refuses_a_cpu(tmp_path, 
     # TF32 is a GPU format: on a CPU the command stops before training, writing nothing
     assert tf32_ab.main(["--out", str(tmp_path / "out"), "--device", "cpu"]) == 2
     assert "expected cuda" in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def test_the_philox_share_counts_its_calls_inside_the_step():
+    """Seven elementwise kernels a round, ten rounds a call (philox.philox_tensors), counted within the step's."""
+    from bench import philox_share
+
+    row = philox_share.philox_share("argmax", n_seeds=2)
+    assert row["philox_calls"] == 3  # argmax retrieval draws three tensors a batch
+    assert row["philox_kernels"] >= row["philox_calls"] * 7 * 10
+    assert row["kernels_per_step"] > row["philox_kernels"]

@@ -15,7 +15,16 @@ implementation, on every device the tests run on.
 Nothing here copies from the host or reads a value back: every constant is made on the
 counters' device by kernels (arange, multiply, add), so a CUDA graph can record a call
 (tests/test_capture.py runs it under a check that fails on any host copy or read).
+
+That takes about seventy small kernels a call.  On a GPU the same rounds can run as one kernel,
+each element's four words kept in registers (KERNEL_SOURCE, compiled on first use by
+torch.cuda.jiterator): VVLIB_PHILOX=fused asks for it.  It stays off by default until a GPU has
+shown the same bits and a faster step (bench/gpu_check.py measures both); g++ compiles the same
+source on a CPU for its bits test (tests/test_philox_kernel.py).
 """
+
+import functools
+import os
 
 import torch
 
@@ -38,10 +47,29 @@ def _word(c, device) -> torch.Tensor:
     return torch.full((), c, dtype=torch.int64, device=device)
 
 
+IMPLEMENTATIONS = ("tensors", "fused")  # VVLIB_PHILOX: elementwise torch kernels, or one CUDA kernel per call
+
+
+def implementation() -> str:
+    """Which implementation a call on a GPU takes (a CPU always takes "tensors")."""
+    chosen = os.environ.get("VVLIB_PHILOX", IMPLEMENTATIONS[0])
+    if chosen not in IMPLEMENTATIONS:
+        raise ValueError(f"VVLIB_PHILOX must be one of {', '.join(IMPLEMENTATIONS)}; got {chosen!r}")
+    return chosen
+
+
 def philox(counter, key):
     """Philox-4x32-10 of `counter` (four int64 tensors or ints of uint32 words, broadcast
     together, on the device of its tensors) under `key` (two ints of 32 bits): four int64
-    tensors of uint32 words.
+    tensors of uint32 words."""
+    device = next((c.device for c in counter if isinstance(c, torch.Tensor)), torch.device("cpu"))
+    if device.type == "cuda" and implementation() == "fused":
+        return philox_fused(counter, key)
+    return philox_tensors(counter, key)
+
+
+def philox_tensors(counter, key):
+    """philox() in elementwise torch kernels, on any device.
 
     The state is held as two stacked pairs, the multiplied words (0, 2) and the others in
     reverse order (3, 1); a round then needs no reordering of the others, and one flip of the
@@ -61,3 +89,39 @@ def philox(counter, key):
         multiplied = (((product >> 32) ^ others ^ keys[r]) & MASK32).flip(0)
         others = product & MASK32  # (lo(c0 M0), lo(c2 M1)) = (c3', c1'): already in reversed order
     return multiplied[0], others[1], multiplied[1], others[0]
+
+
+# One element's Philox-4x32-10, for jiterator (NVRTC) and g++ alike: no CUDA-only names.  The words arrive and
+# leave as T (int64 holding uint32 values); the rounds run in 32-bit unsigned arithmetic, the 32 x 32-bit products
+# in 64 bits.  Its last function is the entry point, as jiterator asks.
+KERNEL_SOURCE = """
+template <typename T> void philox4x32_10(T c0, T c1, T c2, T c3, T k0, T k1, T& o0, T& o1, T& o2, T& o3) {
+  unsigned int x0 = (unsigned int)c0, x1 = (unsigned int)c1, x2 = (unsigned int)c2, x3 = (unsigned int)c3;
+  unsigned int key0 = (unsigned int)k0, key1 = (unsigned int)k1;
+  for (int r = 0; r < 10; ++r) {
+    unsigned long long p0 = 0xD2511F53ull * x0, p1 = 0xCD9E8D57ull * x2;
+    unsigned int y0 = (unsigned int)(p1 >> 32) ^ x1 ^ key0, y2 = (unsigned int)(p0 >> 32) ^ x3 ^ key1;
+    x1 = (unsigned int)p1;
+    x3 = (unsigned int)p0;
+    x0 = y0;
+    x2 = y2;
+    key0 += 0x9E3779B9u;
+    key1 += 0xBB67AE85u;
+  }
+  o0 = (T)x0; o1 = (T)x1; o2 = (T)x2; o3 = (T)x3;
+}
+"""
+@functools.cache
+def fused_kernel():
+    """KERNEL_SOURCE as a jiterator function of the four counter words, the key its two keyword
+    arguments: made once (needing no GPU), compiled by NVRTC at its first call on one."""
+    from torch.cuda import jiterator
+
+    return jiterator._create_multi_output_jit_fn(KERNEL_SOURCE, num_outputs=4, k0=0, k1=0)
+
+
+def philox_fused(counter, key):
+    """philox() as one CUDA kernel per call.  The counter words are tensors on the GPU (an int by a fill
+    kernel, as in philox_tensors), the key two kernel arguments: nothing is copied from the host."""
+    device = next(c.device for c in counter if isinstance(c, torch.Tensor))
+    return tuple(fused_kernel()(*(_word(c, device) for c in counter), k0=key[0], k1=key[1]))
