@@ -166,3 +166,14 @@ def test_the_philox_share_counts_its_calls_inside_the_step():
     assert row["philox_calls"] == 3  # argmax retrieval draws three tensors a batch
     assert row["philox_kernels"] >= row["philox_calls"] * 7 * 10
     assert row["kernels_per_step"] > row["philox_kernels"]
+
+
+@pytest.mark.parametrize("task", ["argmax", "dictionary"])
+def test_a_counter_stream_step_launches_the_same_kernels_for_any_number_of_seeds(task):
+    """No per-seed launches left in the step on the counter stream: every seed's draws, passes and update
+    are batched, so a step's kernels do not grow with the seeds (the generators draw seed by seed)."""
+    from bench.gpu_check import eager_kernels
+
+    counts = {n: eager_kernels(task, "counter", n, "cpu") for n in (2, 5)}
+    assert counts[2] == counts[5]
+    assert eager_kernels(task, "generators", 5, "cpu") > eager_kernels(task, "generators", 2, "cpu")
