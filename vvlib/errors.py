@@ -38,6 +38,14 @@ def positive_number():
     return (lambda v: _is_number(v) and v > 0), "a number > 0"
 
 
+def fraction(one_included: bool = True, note: str = ""):
+    """A number from 0 to 1, or below 1 where one_included is False (a dropout rate of 1 drops everything)."""
+    def ok(v):
+        return _is_number(v) and 0 <= v and (v <= 1 if one_included else v < 1)
+
+    return ok, f"a number from 0{note} {'to' if one_included else 'up to, not including,'} 1"
+
+
 def one_of(options: tuple):
     return (lambda v: v in options), f"one of {', '.join(map(str, options))}"
 

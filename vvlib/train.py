@@ -27,7 +27,7 @@ from . import draws as data_draws, graphdraw, graphstep, optim, seed_groups
 from .draws import CounterDraws
 from .model import ModelConfig, per_seed_loss, settings as model_settings
 from .atomic import save_torch
-from .errors import check_fields, int_at_least, number_at_least, one_of, positive_number, true_or_false
+from .errors import check_fields, fraction, int_at_least, number_at_least, one_of, positive_number, true_or_false
 from .task_base import map_fields, stack
 from .tasks import sample
 
@@ -90,8 +90,7 @@ FIELD_RULES = {
     "draws": one_of(data_draws.DRAWS), "lr_schedule": one_of(optim.SCHEDULES),
     "warmup_steps": int_at_least(0), "drop_step": int_at_least(0),
     "adam_eps": positive_number(), "grad_clip": number_at_least(0, " (0: no clipping)"),
-    "dropout": ((lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1),
-                "a number from 0 (none) up to, not including, 1"),
+    "dropout": fraction(one_included=False, note=" (none)"),
     "tf32": true_or_false(),
 }
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .paper_tasks import NAMES as TASK_NAMES
-from ...errors import ParameterError, int_at_least, ints_at_least, require  # noqa: F401  (ParameterError, require: read here by the upper layers)
+from ...errors import ParameterError, fraction, int_at_least, ints_at_least, require  # noqa: F401  (ParameterError, require: read here by the upper layers)
 from ...evaluate import FIELD_RULES as EVAL_RULES
 from ...model import FIELD_RULES as MODEL_RULES
 from ...train import FIELD_RULES as TRAIN_RULES
@@ -126,7 +126,7 @@ RULES = {
     "shown_seed": int_at_least(0),
     "distribution_lengths": ints_at_least(1),
     "heatmap_lengths": ints_at_least(1),
-    "curriculum_fraction": ((lambda v: isinstance(v, float) and 0 <= v <= 1), "a float in [0, 1]"),
+    "curriculum_fraction": fraction(),
     "seed_chunk": int_at_least(0),
     "long_steps": int_at_least(0),
     "long_seeds": int_at_least(1),
