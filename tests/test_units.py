@@ -136,3 +136,53 @@ def test_a_unit_computes_its_store_entries_and_only_those(tmp_path):
     assert done == cut[k - 1].jobs and all(j.path.exists() for j in done)
     others = [j for u in cut if u is not cut[k - 1] for j in u.jobs]
     assert not any(j.path.exists() for j in others)
+
+
+TINY = {"n_seeds": 1, "steps": {"argmax": 4, "dictionary": 4}, "eval_lengths": [16, 32],
+        "n_eval_sequences": {"argmax": 8, "dictionary": 8}}
+
+
+def test_the_queue_runs_units_in_order_while_they_fit_and_packs_each_ones_small_files(tmp_path, monkeypatch):
+    """python -m vvlib paper --for-minutes M --pack DIR: units run in the plan's order; the first whose estimate
+    exceeds what is left ends the command (a later one never jumps it); each finished unit's records come back
+    under DIR, never a weight or checkpoint file, with queue.json saying what ran."""
+    from vvlib.book import paper_queue
+
+    overrides = {**TINY, "store_dir": str(tmp_path / "store")}
+    cut = units.units(paper_run.planned_jobs(["08_ablations"], overrides, "ci"))
+    unit_seconds = {1: 60.0, 2: 60.0, 3: 600.0, 4: 1.0}  # unit 3 does not fit in what is left of 5 minutes
+    fake_rates = {job.kind: 1.0 for unit in cut for job in unit.jobs}
+
+    def estimate(unit, rates):  # the queue cuts the plan afresh: its units are found by their jobs
+        return unit_seconds[[u.jobs for u in cut].index(unit.jobs) + 1], []
+
+    monkeypatch.setattr(paper_queue, "unit_rates", lambda overrides, device, kinds: ("cpu", fake_rates, []))
+    monkeypatch.setattr(units.Unit, "estimate_s", estimate)
+    ticks = iter(range(0, 10_000, 10))  # every reading of the clock: 10 s later
+    ran = paper_queue.run_queue(["08_ablations"], overrides, 5.0, tmp_path / "pack", profile="ci",
+                                clock=lambda: next(ticks))
+    assert [r["unit"] for r in ran] == [1, 2]
+    assert cut[0].stored() and cut[1].stored() and not cut[2].stored() and not cut[3].stored()
+    packed = sorted(p.relative_to(tmp_path / "pack") for p in (tmp_path / "pack").rglob("*") if p.is_file())
+    expected = sorted(Path(p.parent.name) / p.name for unit in cut[:2] for p in unit.result_files())
+    assert packed == sorted([*expected, Path("queue.json")])
+    assert not any(p.suffix == ".pt" for p in packed) and any(p.name == "run.json" for p in packed)
+    assert any(p.suffix == ".pt" for p in (tmp_path / "store").rglob("*"))  # the weights stayed behind
+    queue = json.loads((tmp_path / "pack" / "queue.json").read_text())
+    assert [u["unit"] for u in queue["units"]] == [1, 2] and queue["units"][0]["estimated_min"] == 1.0
+    # run again: the stored units are skipped, and unit 3 still ends it
+    assert paper_queue.run_queue(["08_ablations"], overrides, 5.0, profile="ci", clock=lambda: next(ticks)) == []
+
+
+def test_the_queue_refuses_to_be_mixed_with_plan_or_unit_and_pack_needs_it(tmp_path, capsys):
+    from vvlib.__main__ import main
+
+    store = ["-p", "store_dir", str(tmp_path / "store")]
+    assert main(["paper", "--chapters", "08", "--for-minutes", "5", "--plan", *store]) == 2
+    assert "--for-minutes: runs the next units itself" in capsys.readouterr().err
+    assert main(["paper", "--chapters", "08", "--pack", str(tmp_path / "p"), *store]) == 2
+    assert "--pack: only with --for-minutes" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        main(["paper", "--for-minutes", "0"])
+    assert stop.value.code == 2 and "expected a number of minutes > 0" in capsys.readouterr().err
+    assert not (tmp_path / "store").exists() and not (tmp_path / "p").exists()

@@ -65,6 +65,7 @@ The book, vvlib/book/ (and the command line):
     webassets       offline MathJax and widget scripts
     build           executing every chapter, then Jupyter Book
     paper_run       python -m vvlib paper: the training chapters at the paper's scale, one progress bar
+    paper_queue     python -m vvlib paper --for-minutes: the next units in order, while they fit a GPU command
     __main__        vvlib/__main__.py: python -m vvlib {list, run, book, paper, metric, migrate-store}
 """
 

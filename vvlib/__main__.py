@@ -4,6 +4,7 @@
     python -m vvlib run 04_argmax_retrieval --profile ci -p n_seeds 2 --output out/
     python -m vvlib book [--profile book] [--stored-only]
     python -m vvlib paper [--chapters 04 05] [--plan] [-p device cuda]
+    python -m vvlib paper --for-minutes 9 --pack $OUT -p device cuda -p store_dir results/paper
     python -m vvlib metric _output/04_argmax_retrieval accuracy/layernorm/1024
     python -m vvlib migrate-store results/book [--dry-run]
 
@@ -64,14 +65,32 @@ def _book(args):
 def _paper(args):
     from .book.paper_run import paper_chapters, run_paper
 
+    if args.pack and args.for_minutes is None:
+        raise ParameterError("--pack: only with --for-minutes (it copies the units that command finishes)")
+    if args.for_minutes is not None and (args.plan or args.unit is not None):
+        raise ParameterError("--for-minutes: runs the next units itself; give it without --plan and --unit")
     names = paper_chapters(args.chapters)
     pairs = args.param or []
     parameters = {}
     for name in names:  # each chapter types and checks the values itself
         parameters.update(parse_overrides(get_chapter(name), pairs))
+    if args.for_minutes is not None:
+        from .book.paper_queue import run_queue
+
+        return run_queue(names, parameters, args.for_minutes, args.pack, profile=args.profile)
     every = 5.0 if sys.stderr.isatty() else 60.0  # a log file gets a line a minute, a terminal a lively bar
     run_paper(names, parameters, args.output, dry_run=args.plan, every=every, profile=args.profile, unit=args.unit,
               speeds_of=args.speeds_of)
+
+
+def _positive_minutes(text: str) -> float:
+    try:
+        minutes = float(text)
+    except ValueError:
+        minutes = 0.0
+    if not minutes > 0:
+        raise argparse.ArgumentTypeError(f"expected a number of minutes > 0, got {text!r}")
+    return minutes
 
 
 def _metric(args):
@@ -136,6 +155,10 @@ def main(argv=None) -> int:
                        "everything that reads its weights; sized for one GPU command); run again to resume")
     paper.add_argument("--speeds-of", choices=("cpu", "cuda"), help="with --plan: estimate the units at the speeds "
                        "measured on this kind of device (committed records) instead of the one in use")
+    paper.add_argument("--for-minutes", type=_positive_minutes, metavar="M", help="compute the plan's next units in "
+                       "order while each one's estimate fits in what is left of M minutes (a lent GPU's command)")
+    paper.add_argument("--pack", metavar="DIR", help="with --for-minutes: copy each finished unit's result files "
+                       "(never weights) to DIR/<store folder>/, with queue.json (what ran, estimated and measured)")
     paper.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"),
                        help="set a parameter in every chosen chapter, e.g. -p device cuda, -p store_dir DIR, "
                             "-p seed_group 25 (under torchrun the ranks share seed groups)")

@@ -52,6 +52,16 @@ class Unit:
         for job in self.jobs:
             job.compute()
 
+    def stored(self) -> bool:
+        return all(job.path.exists() for job in self.jobs)
+
+    def result_files(self) -> list:
+        """The files its store entries consist of (records, tables), never weights or checkpoints (*.pt):
+        what a lent GPU brings back of a unit."""
+        folders = sorted({job.path.parent for job in self.jobs})
+        return [path for folder in folders if folder.is_dir() for path in sorted(folder.iterdir())
+                if path.is_file() and path.suffix != ".pt"]
+
 
 def units(jobs: list[Job]) -> list[Unit]:
     """The plan's jobs grouped so that every job shares a unit with the runs it reads (a job
