@@ -3,6 +3,7 @@ a run shares its unit with everything that reads its weights, estimates come fro
 records, and a unit out of range or over the budget is refused before anything runs."""
 
 import json
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -43,22 +44,25 @@ def test_at_the_papers_scale_every_unit_carries_the_weights_of_one_run():
     assert len(probed) == (2 + 5) * 2 + (2 + 5)
 
 
-def write_record(folder: Path, name: str, spec: dict, wall: float):
+def write_record(folder: Path, name: str, spec: dict, wall: float, written_at: float = 0.0, **fields):
+    """A record of `wall` seconds written `written_at` seconds after noon (its provenance's `created`)."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / name).write_text(json.dumps({"spec": spec, "provenance": {"wall_time_s": wall}}))
+    created = (datetime(2026, 11, 26, 12, tzinfo=timezone.utc) + timedelta(seconds=written_at)).isoformat()
+    (folder / name).write_text(json.dumps({"spec": spec, "provenance": {"wall_time_s": wall, "created": created},
+                                           **fields}))
 
 
 def test_rates_are_measured_per_kind_and_device_and_an_evaluation_that_trained_is_not_charged_for_it(tmp_path):
     train = {"device_type": "cuda", "model": {"task": {"name": "argmax"}},
              "train": {"n_seeds": 10, "steps": 1000, "max_len": 16}}
     evaluation = {"train": train, "eval": {"n_sequences": 4, "lengths": [16, 32]}}
-    write_record(tmp_path / "run1", "run.json", train, 5.0)
-    write_record(tmp_path / "run1", "eval-x.json", evaluation, 7.0)  # 5 s of it were the training it waited for
-    write_record(tmp_path / "run1", "eval-y.json", evaluation, 2.0)
+    write_record(tmp_path / "run1", "run.json", train, 5.0, written_at=5)
+    write_record(tmp_path / "run1", "eval-x.json", evaluation, 7.0, written_at=7)  # from 0: it trained the run first
+    write_record(tmp_path / "run1", "eval-y.json", evaluation, 9.0, written_at=20)  # from 11, after it: 9 s its own
     write_record(tmp_path / "run2", "run.json", {**train, "device_type": "cpu"}, 1.0)  # another device: ignored
     rates = units.measured_rates([tmp_path], "cuda")
     assert rates["argmax training"] == pytest.approx(10 * 1000 / 5.0)
-    assert rates["argmax evaluation"] == pytest.approx(2 * 10 * 4 * 48 / (2.0 + 2.0))
+    assert rates["argmax evaluation"] == pytest.approx(2 * 10 * 4 * 48 / (2.0 + 9.0))
     assert set(units.measured_rates([tmp_path], "cpu")) == {"argmax training"}
 
 
@@ -70,15 +74,12 @@ def test_a_probe_part_that_says_its_size_is_timed_without_the_training_it_waited
     train = {"device_type": "cuda", "model": {"task": {"name": "argmax"}},
              "train": {"n_seeds": 10, "steps": 1000, "max_len": 16}}
     probe = {"kind": "probe", "runs": {"baseline": train}, "eval": {}, "choices": {}}
-    write_record(tmp_path / f"train-{store.spec_hash(train)}", "run.json", train, 5.0)
-    write_record(tmp_path / "probe-distribution-a", "tables.json", probe, 9.0)  # 5 s of it: the training it waited for
-    (tmp_path / "probe-distribution-a" / "tables.json").write_text(json.dumps(
-        {"spec": probe, "provenance": {"wall_time_s": 9.0}, "size": 2000}))
-    write_record(tmp_path / "probe-dispersion-b", "tables.json", probe, 1.0)  # no size: not timed
+    write_record(tmp_path / f"train-{store.spec_hash(train)}", "run.json", train, 5.0, written_at=5)
+    # started at 0, before the run was trained: 5 s of it were the training it waited for
+    write_record(tmp_path / "probe-distribution-a", "tables.json", probe, 9.0, written_at=9, size=2000)
+    write_record(tmp_path / "probe-dispersion-b", "tables.json", probe, 1.0, written_at=30)  # no size: not timed
     other = {**probe, "runs": {"baseline": {**train, "device_type": "cpu"}}}
-    (tmp_path / "probe-slopes-c").mkdir()
-    (tmp_path / "probe-slopes-c" / "tables.json").write_text(json.dumps(
-        {"spec": other, "provenance": {"wall_time_s": 1.0}, "size": 10}))
+    write_record(tmp_path / "probe-slopes-c", "tables.json", other, 1.0, written_at=40, size=10)
     assert units.measured_rates([tmp_path], "cuda")["argmax probing"] == pytest.approx(2000 / (9.0 - 5.0))
     assert units.measured_rates([tmp_path], "cpu") == {"argmax probing": pytest.approx(10 / 1.0)}
 

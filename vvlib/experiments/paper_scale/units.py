@@ -13,6 +13,7 @@ work with no record yet is "not yet timed".
 
 import json
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -152,9 +153,7 @@ def _record_size(path: Path, device_type: str) -> tuple:
             run = SimpleNamespace(max_len=t["max_len"], draws=t.get("draws", TrainConfig.draws))
             return training_kind(task, run), t["n_seeds"] * t["steps"], wall
         e = spec["eval"]
-        trained_for = json.loads((path.parent / "run.json").read_text())["provenance"]["wall_time_s"]
-        if wall > trained_for:  # the evaluation that asked for the weights first timed their training too
-            wall -= trained_for
+        wall = _without_training(record, path.parent / "run.json")
         return f"{task} evaluation", t["n_seeds"] * e["n_sequences"] * sum(e["lengths"]), wall
     except (OSError, ValueError, KeyError, TypeError):
         return None, 0, 0
@@ -169,9 +168,17 @@ def _probe_size(path: Path, record: dict, device_type: str) -> tuple:
     (run,) = spec["runs"].values()
     if run["device_type"] != device_type:
         return None, 0, 0
-    wall = record["provenance"]["wall_time_s"]
-    trained = path.parent.with_name(f"train-{store.spec_hash(run)}") / "run.json"
-    if trained.exists():  # a probe that asked for the weights first timed their training too
-        trained_for = json.loads(trained.read_text())["provenance"]["wall_time_s"]
-        wall -= trained_for if wall > trained_for else 0
+    wall = _without_training(record, path.parent.with_name(f"train-{store.spec_hash(run)}") / "run.json")
     return f"{run['model']['task']['name']} probing", record["size"], wall
+
+
+def _without_training(record: dict, run_record: Path) -> float:
+    """A record's wall time less the training of the run it read, where it waited for that: an
+    evaluation or probe that found no weights trained them first, and then the run's record was
+    written after it started (each record's `created` is when it was written)."""
+    wall = record["provenance"]["wall_time_s"]
+    if not run_record.exists() or "created" not in record["provenance"]:
+        return wall
+    trained = json.loads(run_record.read_text())["provenance"]
+    started = datetime.fromisoformat(record["provenance"]["created"]) - timedelta(seconds=wall)
+    return wall - trained["wall_time_s"] if datetime.fromisoformat(trained["created"]) > started else wall
