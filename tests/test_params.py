@@ -285,13 +285,36 @@ def test_a_chapter_without_paper_scale_results_says_at_what_scale_its_numbers_ar
     from vvlib.book.runner import paper_scale_pending, resolved
     from vvlib.experiments.setups.paper import STEPS
 
-    probed = paper_scale_pending(resolved("06_distribution_shift", "book", {}))
+    probed = paper_scale_pending("06_distribution_shift", resolved("06_distribution_shift", "book", {}))
+    assert probed.startswith("**No paper-scale results for this chapter yet** (none of the 8 store entries")
     assert "20 seeds per variant trained for 4,000 steps" in probed
     assert f"100 seeds, {STEPS['argmax']:,} steps for argmax" in probed
     assert f"{STEPS['dictionary']:,} for dictionary lookup" in probed
-    ablations = paper_scale_pending(resolved("08_ablations", "book", {"n_seeds": 2, "long_steps": {"argmax": 0}}))
+    ablations = paper_scale_pending("08_ablations", resolved("08_ablations", "book",
+                                                              {"n_seeds": 2, "long_steps": {"argmax": 0}}))
     assert ("2 seeds per variant trained for 4,000 steps (argmax) and 1,500 (dictionary), and a longer training "
             "of 20 seeds x 10,000 steps (dictionary) (the paper") in ablations
+
+
+def test_a_chapter_names_the_paper_scale_entries_the_queue_has_committed(tmp_path):
+    """Read from the store, never assumed: once a unit of the queue lands, the page stops saying there is none."""
+    import shutil
+
+    from vvlib.book.runner import paper_scale_entries, paper_scale_pending, resolved
+    from vvlib.experiments.paper_scale import plan
+
+    P_paper = resolved("10_beyond", "paper", {"store_dir": str(tmp_path)})
+    first = plan.chapter_jobs("10_beyond", P_paper, torch.device("cuda"))[0]
+    first.path.parent.mkdir(parents=True)
+    first.path.write_text("{}")  # only its existence is read
+    committed, pending = paper_scale_entries("10_beyond", tmp_path)
+    assert committed == [first.label] and first.label not in pending and len(pending) > 10
+    opening = paper_scale_pending("10_beyond", resolved("10_beyond", "book", {}), tmp_path)
+    assert opening.startswith(f"**Paper-scale results of this chapter are partly committed, and this page does not "
+                              f"show them yet:** 1 of {1 + len(pending)} store entries")
+    assert first.label in opening
+    shutil.rmtree(first.path.parent)
+    assert paper_scale_entries("10_beyond", tmp_path)[0] == []
 
 
 def test_a_per_task_setting_changes_the_tasks_it_names_and_checks_each_value_by_its_rule():

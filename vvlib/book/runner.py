@@ -6,12 +6,13 @@ notebook's `parameters` cell.
 from pathlib import Path
 
 import pandas as pd
+import torch
 
 from .. import distributed
 from ..experiments.setups.params import (DEFAULT_PROFILE, Params, coerce, injected_names, resolve,
                                          task_value, unknown_parameter)
 from ..experiments.chapters import Chapter, checks, get_chapter
-from ..experiments.chapters.scales import EARLIER_PAPER_RUN, PAPER_TRAINING
+from ..experiments.chapters.scales import EARLIER_PAPER_RUN, PAPER_SCALE_STORE, PAPER_TRAINING
 from ..experiments.setups.paper import STEPS as PAPER_STEPS
 from ..experiments.setups.paper_tasks import ARGMAX, DICTIONARY
 from ..experiments.storage.store import REPO_ROOT
@@ -66,16 +67,35 @@ def resolved(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None =
                           explicit=set(given) - {"profile"}))
 
 
-def paper_scale_pending(P) -> str:
-    """The opening of a chapter whose paper-scale results are not committed yet: the scale its
-    numbers come from, beside the paper's, and why its verdicts are provisional."""
+def paper_scale_entries(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> tuple[list, list]:
+    """([committed], [pending]): the labels of chapter `name`'s store entries at its `paper` profile (the
+    GPU queue's, python -m vvlib paper --plan) that store_dir holds and does not."""
+    from ..experiments.paper_scale import plan
+
+    P = resolved(name, "paper", {"store_dir": str(store_dir)})
+    jobs = plan.chapter_jobs(name, P, torch.device("cuda"))
+    return [job.label for job in jobs if job.path.exists()], [job.label for job in jobs if not job.path.exists()]
+
+
+def paper_scale_pending(name: str, P, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> str:
+    """The opening of a chapter whose paper-scale results this page does not show: the scale its
+    numbers come from, beside the paper's, why its verdicts are provisional, and what of its
+    paper-scale entries the GPU queue has committed so far (read from store_dir, never assumed)."""
+    committed, pending = paper_scale_entries(name, store_dir)
+    if committed:
+        queue = (f"**Paper-scale results of this chapter are partly committed, and this page does not show them yet:** "
+                 f"{len(committed)} of {len(committed) + len(pending)} store entries of its `paper` profile are in "
+                 f"{PAPER_SCALE_STORE}/ ({'; '.join(committed)}); the rest wait in the GPU queue. ")
+    else:
+        queue = (f"**No paper-scale results for this chapter yet** (none of the {len(pending)} store entries of its "
+                 f"`paper` profile is committed; they wait in the GPU queue, `python -m vvlib paper --plan`). ")
     tasks = list(P["steps"]) if isinstance(P["steps"], dict) else []  # a two-task chapter's: one value per task
     steps = (" and ".join(f"{P['steps'][t]:,}{' steps' if i == 0 else ''} ({t})" for i, t in enumerate(tasks))
              if tasks else f"{P['steps']:,} steps")
     longer = [f"{task_value(P, 'long_seeds', t)} seeds x {task_value(P, 'long_steps', t):,} steps ({t})" for t in tasks
               if P.get("long_steps") and task_value(P, "long_steps", t)]
     steps += f", and a longer training of {' and '.join(longer)}" if longer else ""
-    return (f"**No paper-scale results for this chapter yet.** Everything on this page comes from {P['n_seeds']} seeds "
+    return (f"{queue}Everything on this page comes from {P['n_seeds']} seeds "
             f"per variant trained for {steps} (the paper: {PAPER_TRAINING['n_seeds']} seeds, "
             f"{PAPER_STEPS[ARGMAX.name]:,} steps for {ARGMAX.title} and {PAPER_STEPS[DICTIONARY.name]:,} for "
             f"{DICTIONARY.title}). Too few steps can reverse a verdict: chapter 4 shows +LN's effect on argmax retrieval change "

@@ -176,12 +176,13 @@ def _measured_jobs(chapter, P, task, device) -> list[Job]:
     return jobs
 
 
-def chapter_jobs(chapter: str, P) -> list[Job]:
-    """The store entries chapter `chapter` computes with parameters P (chapters.resolved)."""
+def chapter_jobs(chapter: str, P, device: torch.device | None = None) -> list[Job]:
+    """The store entries chapter `chapter` computes with parameters P (chapters.resolved), on P.device
+    or on `device` (e.g. cuda, to name a GPU's entries on a machine without one: nothing runs)."""
     if chapter not in (*CHAPTER_WORK, SENSITIVITY):
         raise ValueError(f"chapter: {chapter!r} trains nothing; chapters that train: "
                          f"{', '.join([*CHAPTER_WORK, SENSITIVITY])}")
-    device = rng.resolve_device(P.device)
+    device = device or rng.resolve_device(P.device)
     if chapter == SENSITIVITY:
         return [job for task, row, P_row in sensitivity.check_rows(P)
                 for job in _task_jobs(chapter, P_row, task, Work((task,), sensitivity.trained_variants(P_row)), device,
