@@ -17,7 +17,8 @@ it measured), and a short table printed last:
 - loop.json: the real loop, a few hundred steps through the store's own path (runs.trained, as
   a unit trains), with one checkpoint forced half-way so that its cost is measured: model-steps/s
   from the run record, and the seconds the checkpoint took, per row of step.json at 100 seeds
-  (a row whose Philox failed records its error, and the check goes on);
+  (the fused Philox's rows come last, after chapter 9's below: a row that fails records its
+  error, and a graph recording that failed halfway can spoil nothing measured before it);
 - curriculum.json: chapter 9's paper-scale unit in miniature, per task: its own seeds (seed_chunk)
   and settings, the steps shortened with the curriculum's stages kept in proportion (16 up to 256
   items), through the same real loop: model-steps/s, and the unit's training minutes at that speed
@@ -49,8 +50,7 @@ from vvlib.experiments.storage import runs, store
 from vvlib.model import ModelConfig
 from vvlib.train import TrainConfig, Trainer
 
-# (draws, Philox) per row: the generators, and the counter stream with each implementation of Philox
-SOURCES = (("generators", "tensors"), ("counter", "tensors"), ("counter", "fused"))
+DRAWS = ("generators", "counter")
 CHUNK_SEEDS = 50  # argmax retrieval's paper-scale runs (paper_tasks.ARGMAX's seed_chunk)
 TEST_FILES = ["tests/test_draws.py", "tests/test_philox_kernel.py", "tests/test_train.py", "tests/test_evaluate.py",
               "tests/test_capture.py", "tests/test_counter_arm.py"]
@@ -213,22 +213,20 @@ def main(argv=None):
         print(f"tests: {tests['summary']}", flush=True)
     steps, loops = [], []
     timed_steps = max(1, args.steps // 10)
-    sources = [s for s in SOURCES if device.type == "cuda" or s[1] == "tensors"]  # a CPU has no fused Philox
+
+    def step_and_loop(task: str, draws: str, philox: str):
+        row = {"task": task, "draws": draws, "philox": philox, "n_seeds": args.seeds}
+        started = time.perf_counter()
+        steps.append(measured(lambda: time_step(task, draws, args.seeds, device, timed_steps), row))
+        write(out, "step", steps, device, started)
+        started = time.perf_counter()
+        loops.append(measured(lambda: time_loop(task, draws, args.seeds, device, args.steps), row))
+        write(out, "loop", loops, device, started)
+        print(" ".join(f"{k}={v}" for k, v in loops[-1].items()), flush=True)
+
     for task in TASKS:
-        for draws, philox in sources:
-            row = {"task": task, "draws": draws, "philox": philox, "n_seeds": args.seeds}
-            started = time.perf_counter()
-            steps.append(measured(lambda: time_step(task, draws, args.seeds, device, timed_steps), row))
-            write(out, "step", steps, device, started)
-            started = time.perf_counter()
-            loops.append(measured(lambda: time_loop(task, draws, args.seeds, device, args.steps), row))
-            write(out, "loop", loops, device, started)
-            print(" ".join(f"{k}={v}" for k, v in loops[-1].items()), flush=True)
-    chunk = min(CHUNK_SEEDS, args.seeds)  # what a 50-seed run costs per model-step against 100 seeds in one
-    row = {"task": "argmax", "draws": "counter", "philox": "tensors", "n_seeds": chunk}
-    started = time.perf_counter()
-    steps.append(measured(lambda: time_step("argmax", "counter", chunk, device, timed_steps), row))
-    write(out, "step", steps, device, started)
+        for draws in DRAWS:
+            step_and_loop(task, draws, "tensors")
     curricula = []
     for task in TASKS:
         started = time.perf_counter()
@@ -237,6 +235,14 @@ def main(argv=None):
         c = curricula[-1]
         print(f"chapter 9 {task} unit ({c['n_seeds']} seeds to {c['max_len']} items): {c['model_steps_per_s']:,.0f} "
               f"model-steps/s, {c['unit_training_min']} min of training", flush=True)
+    chunk = min(CHUNK_SEEDS, args.seeds)  # what a 50-seed run costs per model-step against 100 seeds in one
+    row = {"task": "argmax", "draws": "counter", "philox": "tensors", "n_seeds": chunk}
+    started = time.perf_counter()
+    steps.append(measured(lambda: time_step("argmax", "counter", chunk, device, timed_steps), row))
+    write(out, "step", steps, device, started)
+    if device.type == "cuda":  # last: a recording that failed halfway could spoil what came after it
+        for task in TASKS:
+            step_and_loop(task, "counter", "fused")
     print(f"\n{store.device_name(device)}, torch {torch.__version__}, commit {store.git_commit()}")
     print(table(steps, loops, tests))
 
