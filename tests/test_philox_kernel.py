@@ -86,7 +86,8 @@ def test_on_cuda_the_kernel_gives_the_tensor_implementations_bits():
     lanes = torch.arange(3, device="cuda").view(-1, 1)  # broadcast as CounterDraws does
     key = (0xA4093822, 0x299F31D0)
     for counter in ([counters[:, i] for i in range(4)], (counters[:, 0], torch.tensor(7, device="cuda"), lanes, 2)):
-        assert all(torch.equal(a, b) for a, b in zip(philox.philox_fused(counter, key), philox.philox_tensors(counter, key)))
+        fused, tensors = philox.philox_fused(counter, key), philox.philox_tensors(counter, key)
+        assert all(torch.equal(a, b) for a, b in zip(fused, tensors))
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")

@@ -94,9 +94,12 @@ def test_runs_on_the_counter_stream_are_timed_apart_and_estimated_from_the_gener
     counter = {**train, "train": {**train["train"], "draws": "counter"}}
     write_record(tmp_path / "run2", "run.json", counter, 2.0)
     rates = units.measured_rates([tmp_path], "cuda")
-    assert rates == {"argmax training": pytest.approx(2000.0), "argmax training (counter stream)": pytest.approx(5000.0)}
-    kinds = ["argmax training (counter stream) to length 256", "dictionary training (counter stream)", "argmax evaluation"]
-    completed, estimated = units.with_other_stream({"argmax training to length 256": 300.0, "argmax evaluation": 1e6}, kinds)
+    assert rates == {"argmax training": pytest.approx(2000.0),
+                     "argmax training (counter stream)": pytest.approx(5000.0)}
+    kinds = ["argmax training (counter stream) to length 256", "dictionary training (counter stream)",
+             "argmax evaluation"]
+    measured = {"argmax training to length 256": 300.0, "argmax evaluation": 1e6}
+    completed, estimated = units.with_other_stream(measured, kinds)
     assert completed["argmax training (counter stream) to length 256"] == 300.0
     assert estimated == ["argmax training (counter stream) to length 256"]  # dictionary: nothing to estimate from
     assert "dictionary training (counter stream)" not in completed

@@ -45,7 +45,8 @@ def run_queue(names, overrides: dict, minutes: float, dest: Path | None = None, 
         seconds, untimed = unit.estimate_s(rates)
         left = minutes * 60 - (clock() - started)
         if seconds > left:
-            print(f"unit {k} needs about {seconds / 60:.1f} min on {device}, {left / 60:.1f} left: stopping", flush=True)
+            print(f"unit {k} needs about {seconds / 60:.1f} min on {device}, {left / 60:.1f} left: stopping",
+                  flush=True)
             break
         print(f"unit {k}: {unit.label()} (about {seconds / 60:.1f} min{'+' if untimed else ''})", flush=True)
         unit_started = clock()

@@ -21,7 +21,8 @@ from ...train import TrainConfig
 from ..storage import store
 from .plan import Job, on_default_stream, training_kind
 
-UNIT_BUDGET_S = 8 * 60  # a GPU command may run 10 minutes: two are kept for starting, copying back and an estimate that errs
+# a GPU command may run 10 minutes: two are kept for starting, copying back and an estimate that errs
+UNIT_BUDGET_S = 8 * 60
 
 
 @dataclass
