@@ -10,12 +10,13 @@ per call instead, which only a GPU can time (bench/gpu_check.py).
 """
 
 import argparse
-import json
+from pathlib import Path
 from unittest import mock
 
 from bench.gpu_check import KernelCount
 from bench.run import TASKS
 from vvlib import philox
+from vvlib.experiments.storage import store
 from vvlib.model import ModelConfig
 from vvlib.train import TrainConfig, Trainer
 
@@ -49,8 +50,7 @@ def main(argv=None):
         print(f"{r['task']}: {r['kernels_per_step']} kernels a step, {r['philox_kernels']} of them in "
               f"{r['philox_calls']} Philox calls")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+        store.write_json(Path(args.json), {"provenance": store.provenance("cpu"), "rows": rows})
 
 
 if __name__ == "__main__":

@@ -99,3 +99,24 @@ def test_the_tf32_switch_around_a_recorded_step_adds_no_host_traffic_and_no_othe
     monkeypatch.setattr(train_module, "matmul_tf32", lambda on: contextlib.nullcontext())  # the step before the switch
     plain.train_step()
     assert all(torch.equal(switched.weights()[k], plain.weights()[k]) for k in plain.weights())
+
+
+def test_the_fused_philox_hands_its_kernel_device_tensors_and_the_key_as_plain_ints(monkeypatch):
+    """The fused Philox (VVLIB_PHILOX=fused) runs only on a GPU, so its glue is checked here with the kernel
+    stubbed: under the host-traffic watch, on the meta device, every counter word reaches the kernel as a tensor
+    where the counters are (an int made by a fill kernel, not copied), and the key as kernel arguments, ints."""
+    seen = {}
+
+    def kernel(*words, k0, k1):
+        seen.update(words=words, key=(k0, k1))
+        shape = torch.broadcast_shapes(*(w.shape for w in words))
+        return tuple(torch.empty(shape, dtype=torch.int64, device=words[0].device) for _ in range(4))
+
+    monkeypatch.setattr(philox, "fused_kernel", lambda: kernel)
+    step, lanes = torch.zeros((), dtype=torch.int64, device="meta"), torch.arange(3, device="meta").view(-1, 1)
+    out = []
+    assert host_traffic(lambda: out.extend(philox.philox_fused((torch.arange(8, device="meta"), step, lanes, 2),
+                                                               (5, 6)))) == []
+    assert [(w.device.type, w.dtype) for w in seen["words"]] == [("meta", torch.int64)] * 4
+    assert seen["key"] == (5, 6) and all(type(k) is int for k in seen["key"])
+    assert [tuple(w.shape) for w in out] == [(3, 8)] * 4

@@ -4,7 +4,7 @@
     python -m vvlib run 04_argmax_retrieval --profile ci -p n_seeds 2 --output out/
     python -m vvlib book [--profile book] [--stored-only]
     python -m vvlib paper [--chapters 04 05] [--plan] [-p device cuda]
-    python -m vvlib paper --for-minutes 9 --pack $OUT -p device cuda -p store_dir results/paper
+    python -m vvlib paper --for-minutes 8 --pack $OUT/paper -p device cuda -p store_dir results/paper
     python -m vvlib metric _output/04_argmax_retrieval accuracy/layernorm/1024
     python -m vvlib migrate-store results/book [--dry-run]
 
@@ -17,6 +17,7 @@ import os
 import sys
 
 from .book.runner import parse_overrides, resolved, run_chapter
+from .errors import positive_number
 from .experiments.chapters import CHAPTERS, get_chapter
 from .experiments.setups.params import DEFAULT_PROFILE, ParameterError
 
@@ -84,11 +85,12 @@ def _paper(args):
 
 
 def _positive_minutes(text: str) -> float:
+    ok, _ = positive_number()
     try:
         minutes = float(text)
     except ValueError:
-        minutes = 0.0
-    if not minutes > 0:
+        minutes = None
+    if not ok(minutes):
         raise argparse.ArgumentTypeError(f"expected a number of minutes > 0, got {text!r}")
     return minutes
 
