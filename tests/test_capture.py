@@ -4,6 +4,7 @@ every call that capture would refuse (the counter stream as first written made h
 every Philox call, and crashed at its first graphed step on a GPU)."""
 
 import contextlib
+import gc
 
 import pytest
 import torch
@@ -120,3 +121,43 @@ def test_the_fused_philox_hands_its_kernel_device_tensors_and_the_key_as_plain_i
     assert [(w.device.type, w.dtype) for w in seen["words"]] == [("meta", torch.int64)] * 4
     assert seen["key"] == (5, 6) and all(type(k) is int for k in seen["key"])
     assert [tuple(w.shape) for w in out] == [(3, 8)] * 4
+
+
+class _Freed:
+    """Marks when it is freed; kept alive only by a reference cycle, as a finished trainer's graphs can be."""
+
+    def __init__(self, log):
+        self.log, self.me = log, self
+
+    def __del__(self):
+        self.log.append("freed")
+
+
+def test_a_recording_frees_cyclic_garbage_first_and_lets_no_collection_run_inside(monkeypatch):
+    """Freeing a CUDA graph while another records invalidates the recording (seen on an H100:
+    a test training two ensembles in a row failed at capture_end).  Here the graph and its
+    context are stand-ins, so the order of events can be watched on the CPU."""
+    from vvlib import graphdraw
+
+    log = []
+    monkeypatch.setattr(torch.cuda, "CUDAGraph", lambda: "graph")
+    monkeypatch.setattr(torch.cuda, "graph", lambda graph: contextlib.nullcontext())
+    _Freed(log)  # unreachable now, but freed only by a collection
+
+    def work():
+        log.append(f"recording, collector on: {gc.isenabled()}")
+        return "out"
+
+    assert graphdraw.recorded(work, generators=[]) == ("graph", "out")
+    assert log == ["freed", "recording, collector on: False"]
+    assert gc.isenabled()
+
+
+def test_the_collector_comes_back_on_after_a_recording_that_fails(monkeypatch):
+    from vvlib import graphdraw
+
+    monkeypatch.setattr(torch.cuda, "CUDAGraph", lambda: "graph")
+    monkeypatch.setattr(torch.cuda, "graph", lambda graph: contextlib.nullcontext())
+    with pytest.raises(RuntimeError):
+        graphdraw.recorded(lambda: (_ for _ in ()).throw(RuntimeError("capture failed")), generators=[])
+    assert gc.isenabled()

@@ -14,6 +14,9 @@ paper (draws.sample_distinct_fixed; on a CPU it redraws rows until their keys ar
 and how often is something the host must read, which a graph could not hold).
 """
 
+import contextlib
+import gc
+
 import torch
 
 from . import tasks
@@ -58,6 +61,23 @@ def recorded(work, generators):
     graph = torch.cuda.CUDAGraph()
     for g in generators:
         graph.register_generator_state(g)
-    with torch.cuda.graph(graph):
+    with without_garbage_collection(), torch.cuda.graph(graph):
         out = work()
     return graph, out
+
+
+@contextlib.contextmanager
+def without_garbage_collection():
+    """Collect first, then keep Python's collector off until the recording ends.  An earlier
+    trainer's graphs that sit in a reference cycle are freed by the collector, at whatever
+    allocation triggers it; freeing a graph while another records invalidates that recording
+    (a GPU showed it: cudaErrorStreamCaptureInvalidated, 'operation not permitted when stream
+    is capturing (function reset)'), and torch no longer collects on entering the recording."""
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
