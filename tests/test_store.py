@@ -1,4 +1,5 @@
 import os
+import subprocess
 
 import numpy as np
 import pytest
@@ -204,3 +205,12 @@ def test_an_evaluations_recorded_time_leaves_out_getting_the_weights(small_argma
     record = store.load_matching(runs.eval_path(tmp_path, small_argmax, cfg, eval_cfg, "cpu"),
                                  runs.eval_spec(small_argmax, cfg, eval_cfg, "cpu"))
     assert record["provenance"]["wall_time_s"] < 1.0
+
+
+def test_the_commit_a_command_is_given_wins_over_the_checkouts_head(monkeypatch):
+    """A lent GPU's copy of the tree may carry a .git at an older HEAD than the code it runs."""
+    monkeypatch.setenv("VVLIB_GIT_COMMIT", "ad1ad0e2b97fff76281661eceeb116ba6a5ea5ee")
+    assert store.git_commit() == "ad1ad0e2b97fff76281661eceeb116ba6a5ea5ee"
+    monkeypatch.delenv("VVLIB_GIT_COMMIT")
+    assert store.git_commit().split("+")[0] == subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=store.REPO_ROOT, capture_output=True, text=True).stdout.strip()

@@ -71,17 +71,20 @@ def load_matching(path: Path, spec: dict) -> dict | None:
 
 
 def git_commit() -> str:
-    """HEAD (with '+dirty' if tracked code differs), or where git cannot tell (a copy of the working
-    tree without .git, as on a lent GPU) the VVLIB_GIT_COMMIT the command was given, else 'unknown'."""
-    given = os.environ.get("VVLIB_GIT_COMMIT", "unknown")
+    """The VVLIB_GIT_COMMIT the command was given, else HEAD (with '+dirty' if tracked code differs),
+    else 'unknown'.  The variable comes first: a lent GPU's copy of the working tree carried a .git
+    whose HEAD was an earlier commit than the code it ran (its records said 19296dc for ad1ad0e)."""
+    given = os.environ.get("VVLIB_GIT_COMMIT")
+    if given:
+        return given
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10)
         # results/ is data, not code: a run deleting its own partial record is no reason to call the code dirty
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results"],
                                cwd=REPO_ROOT, capture_output=True, text=True, timeout=10).stdout.strip()
-        return out.stdout.strip() + ("+dirty" if dirty else "") if out.returncode == 0 else given
+        return out.stdout.strip() + ("+dirty" if dirty else "") if out.returncode == 0 else "unknown"
     except (OSError, subprocess.SubprocessError):
-        return given
+        return "unknown"
 
 
 def device_name(device) -> str:
