@@ -3,23 +3,26 @@
 #
 #   VVLIB_GIT_COMMIT=<sha> bash scripts/gpu_session.sh [SECONDS]     # on the device, $OUT set
 #
-# SECONDS (default 580) is what the command may take, under the device tool's 600 s.  Writes
-# $OUT/check/*.json (bench.gpu_check), $OUT/paper/ (the queue's packed units and queue.json) and
-# $OUT/partial/: the records and tables of a unit the time cut short (never weights), so that a
-# run trained before the cut still comes back.
+# SECONDS (default 570) is what the command may take, under the device tool's 600 s.  At most 8
+# files come back from $OUT, no deeper than $OUT/a/b/file, so everything is archived:
+#   $OUT/check.tgz    bench.gpu_check's JSON (unpack into bench/ as gpu-check-<name>.json by hand)
+#   $OUT/results.tgz  results/paper/ as the queue left it, less weights and checkpoints: the
+#                     finished units and the records of one the time cut short; unpack at the
+#                     repository root, then commit what is new under results/paper/
+#   $OUT/queue.json   what ran, each unit's estimated and measured minutes
 set -u
-budget=${1:-580}
+budget=${1:-570}
 out=${OUT:?set OUT to the folder whose files come back}
 start=$SECONDS
-marker=$(mktemp)
 python3 -c "import torch; print(torch.__version__, torch.cuda.get_device_name(0))"
-timeout 250 python3 -m bench.gpu_check --out "$out/check" || echo "gpu_check ended with status $?"
-left=$(( budget - (SECONDS - start) - 15 ))
+timeout 250 python3 -m bench.gpu_check --out /tmp/check || echo "gpu_check ended with status $?"
+tar czf "$out/check.tgz" -C /tmp check
+left=$(( budget - (SECONDS - start) - 20 ))
 if (( left > 90 )); then
     minutes=$(python3 -c "print(round($left / 60 - 0.25, 2))")
-    timeout "$left" python3 -m vvlib paper --for-minutes "$minutes" --pack "$out/paper" \
-        -p device cuda -p store_dir results/paper || echo "queue ended with status $?"
+    timeout "$left" python3 -m vvlib paper --for-minutes "$minutes" --pack /tmp/pack \
+        -p device cuda -p store_dir results/paper 2>&1 | grep -v '%|' || echo "queue ended"
+    cp /tmp/pack/queue.json "$out/" 2>/dev/null
 fi
-find results/paper -newer "$marker" -type f ! -name '*.pt' -print0 |
-    while IFS= read -r -d '' f; do mkdir -p "$out/partial/$(dirname "$f")"; cp "$f" "$out/partial/$f"; done
+tar czf "$out/results.tgz" --exclude='*.pt' results/paper
 echo "gpu_session: $(( SECONDS - start )) s"
