@@ -71,12 +71,19 @@ def test_jiterator_reads_the_kernels_entry_point_and_arguments():
     assert made.kernel_name == "philox4x32_10" and made.num_outputs == 4 and made.kwargs_dict == {"k0": 0, "k1": 0}
 
 
+def test_a_gpu_takes_the_kernel_unless_told_otherwise(monkeypatch):
+    monkeypatch.delenv("VVLIB_PHILOX", raising=False)
+    assert philox.implementation() == "fused"
+    monkeypatch.setenv("VVLIB_PHILOX", "tensors")
+    assert philox.implementation() == "tensors"
+
+
 def test_a_cpu_never_takes_the_kernel_and_a_bad_choice_is_named(monkeypatch):
     monkeypatch.setenv("VVLIB_PHILOX", "fused")
     words = philox.philox((torch.arange(4), 1, 2, 3), (5, 6))  # jiterator would raise without CUDA
     assert all(torch.equal(a, b) for a, b in zip(words, philox.philox_tensors((torch.arange(4), 1, 2, 3), (5, 6))))
     monkeypatch.setenv("VVLIB_PHILOX", "triton")
-    with pytest.raises(ValueError, match="VVLIB_PHILOX must be one of tensors, fused; got 'triton'"):
+    with pytest.raises(ValueError, match="VVLIB_PHILOX must be one of fused, tensors; got 'triton'"):
         philox.implementation()
 
 

@@ -16,11 +16,11 @@ Nothing here copies from the host or reads a value back: every constant is made 
 counters' device by kernels (arange, multiply, add), so a CUDA graph can record a call
 (tests/test_capture.py runs it under a check that fails on any host copy or read).
 
-That takes about seventy small kernels a call.  On a GPU the same rounds can run as one kernel,
+That takes about seventy small kernels a call.  On a GPU the same rounds run as one kernel,
 each element's four words kept in registers (KERNEL_SOURCE, compiled on first use by
-torch.cuda.jiterator): VVLIB_PHILOX=fused asks for it.  It stays off by default until a GPU has
-shown the same bits and a faster step (bench/gpu_check.py measures both); g++ compiles the same
-source on a CPU for its bits test (tests/test_philox_kernel.py).
+torch.cuda.jiterator), the default there since an H100 showed the same bits and a faster step
+(bench/README.md: the first GPU check, 2026-11-26); VVLIB_PHILOX=tensors asks for the elementwise
+kernels instead.  g++ compiles the same source on a CPU for its bits test (tests/test_philox_kernel.py).
 """
 
 import functools
@@ -47,7 +47,7 @@ def _word(c, device) -> torch.Tensor:
     return torch.full((), c, dtype=torch.int64, device=device)
 
 
-IMPLEMENTATIONS = ("tensors", "fused")  # VVLIB_PHILOX: elementwise torch kernels, or one CUDA kernel per call
+IMPLEMENTATIONS = ("fused", "tensors")  # VVLIB_PHILOX on a GPU: one CUDA kernel per call (default), or elementwise
 
 
 def implementation() -> str:
