@@ -165,6 +165,16 @@ def test_the_plan_command_lists_every_chapter_and_a_total(capsys):
     assert lines[3].split()[1] == str(len(jobs))
 
 
+
+def test_a_plan_at_a_gpus_speeds_lists_the_gpus_entries_so_its_committed_runs_count_as_stored():
+    """Chapter 5's paper-scale runs were trained on a GPU (results/paper): keyed by the device type,
+    they are stored for a plan of cuda's entries and absent from a plan of this CPU's."""
+    paper = {"store_dir": str(REPO_ROOT / "results" / "paper")}
+    on_gpu = paper_run.run_paper(["05"], paper, dry_run=True, speeds_of="cuda")
+    on_cpu = paper_run.run_paper(["05"], {**paper, "device": "cpu"}, dry_run=True)
+    assert len(on_gpu) == len(on_cpu) == 6
+    assert all(job.path.exists() for job in on_gpu) and not any(job.path.exists() for job in on_cpu)
+
 SMALL = {"device": "cpu", "n_seeds": 2, "steps": 40, "long_steps": 20, "long_seeds": 2, "long_seed_chunk": 1,
          "ladder_steps": [10, 20], "ladder_lengths": [16, 32], "eval_lengths": [16, 32, 64], "n_eval_sequences": 16}
 
@@ -230,7 +240,10 @@ def test_a_page_reads_the_counter_streams_paper_runs_where_committed_else_the_ea
 
     paper = REPO_ROOT / "results" / "paper"
     draws, P, _, records = runner.latest_paper_scale_runs("05_dictionary_lookup", "dictionary", paper)
-    assert draws == "generators" and P.draws == "generators"  # no counter-stream runs committed yet
+    assert draws == "counter" and P.draws == "counter"  # the GPU queue's first units (2026-11-26)
+    assert {r["spec"]["train"]["draws"] for r in records.values()} == {"counter"}
+    draws, P, _, records = runner.latest_paper_scale_runs("04_argmax_retrieval", "argmax", paper)
+    assert draws == "generators" and P.draws == "generators"  # chapter 4's counter-stream units not run yet
     asked = []
 
     def committed_nowhere(name, task, store_dir, draws):

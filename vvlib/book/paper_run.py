@@ -13,6 +13,7 @@ import contextlib
 import threading
 from pathlib import Path
 
+import torch
 from tqdm import tqdm
 
 from .. import distributed, rng
@@ -46,15 +47,17 @@ def paper_chapters(names=None) -> list[str]:
     return [name for name in available if name in chosen]
 
 
-def planned_jobs(names, overrides: dict, profile: str = PROFILE) -> list[plan.Job]:
-    """Every store entry the chapters compute at `profile`, each once; checks every chapter's
-    parameters first, so a bad value stops everything before anything runs."""
+def planned_jobs(names, overrides: dict, profile: str = PROFILE, device: str | None = None) -> list[plan.Job]:
+    """Every store entry the chapters compute at `profile`, each once, on the device in use or on
+    `device` (cpu or cuda: a plan of another kind of device's entries, which nothing here runs);
+    checks every chapter's parameters first, so a bad value stops everything before anything runs."""
     given = {name: checked_parameters(name, profile, overrides) for name in names}  # *_dir made absolute
     jobs = []
     for name in names:
         P = resolved(name, profile, {k: v for k, v in given[name].items() if k != "profile"})
         # the chapters run in the repository root, so a relative store_dir (the default) is read from there
-        jobs += plan.chapter_jobs(name, Params({**P, "store_dir": str(REPO_ROOT / P.store_dir)}))
+        jobs += plan.chapter_jobs(name, Params({**P, "store_dir": str(REPO_ROOT / P.store_dir)}),
+                                  torch.device(device) if device else None)
     return plan.unique(jobs)
 
 
@@ -181,7 +184,8 @@ def run_paper(names=None, parameters: dict | None = None, output_root=None, dry_
     the units at the speeds measured on this kind of device (cpu or cuda) instead of the one in use."""
     names = paper_chapters(names)
     overrides = dict(parameters or {})
-    jobs = planned_jobs(names, overrides, profile)
+    # a plan at another device's speeds lists that device's entries: a GPU's runs are stored under its own keys
+    jobs = planned_jobs(names, overrides, profile, speeds_of if dry_run and unit is None else None)
     shown = distributed.env_rank() == 0  # under torchrun, rank 0 alone prints
     device, rates, estimated = unit_rates(overrides, speeds_of if unit is None else None, {job.kind for job in jobs})
     if unit is not None:
