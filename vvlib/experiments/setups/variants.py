@@ -187,6 +187,16 @@ def rechecked(P, task: TaskConfig, variants, device="cpu") -> dict:
             for variant in variants}
 
 
+def scored_blocks(P, task: TaskConfig, variants, train_cfgs, device) -> tuple[dict, list]:
+    """({variant: right answers per block (seeds, eval_lengths, blocks)}, the seeds in row order): the
+    runs train_cfgs evaluated at P's fixed temperature, joined along the seeds; read from the store,
+    or made where the runs' weights are at hand."""
+    cfg = eval_config(P, "fixed")
+    blocks = {variant: np.concatenate([TrainedRun(P.store_dir, model_config(P, task, variant), train_cfg, device)
+                                       .correct_per_block(cfg) for train_cfg in train_cfgs]) for variant in variants}
+    return blocks, [c.first_seed + k for c in train_cfgs for k in range(c.n_seeds)]
+
+
 def long_training(P, task: TaskConfig, variants, temperatures=("fixed",), device="cpu"):
     """The longer training of each variant, its runs joined along the seeds:
     (accuracy {run name: (seeds, eval_lengths)}, ladders {variant: {step: (seeds, ladder_lengths)}},
