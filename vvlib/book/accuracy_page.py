@@ -14,9 +14,10 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from .. import compare, rng, stats
-from ..experiments.reports import answers, plots, report
+from ..experiments.reports import answers, plots, report, same_seeds
 from ..experiments.setups import dynamics_runs, paper, sensitivity, variants
 from ..experiments.storage import runs, store
+from ..experiments.storage.store import StoreError
 from ..experiments.reports.summary import device_kind as summary_device
 from ..experiments.chapters import SENSITIVITY, Chapter
 from ..experiments.setups.params import task_value
@@ -46,6 +47,7 @@ class AccuracyPage:
         self.table = self.task_record.accuracy  # the paper's numbers for this task
         self.name = self.task_record.title[0].upper() + self.task_record.title[1:]  # "Argmax retrieval"
         self.paper_scale = self.long = self.counter = self.dynamics_summary = self.recheck_summary = None
+        self.earlier = None  # the earlier paper-scale runs (per-seed generators), where newer ones are shown
         self.training = None  # set by train()
 
     # --- the answer first, then the paper's scale, trained on a GPU and committed ----------------
@@ -90,6 +92,13 @@ class AccuracyPage:
                                                                              self.P.paper_scale_dir)
         self.paper_scale = {"P": P_paper, "accuracy": accuracy, "runs": records, "draws": draws,
                             "metrics": report.per_length(accuracy, P_paper.eval_lengths, COMPARED)}
+        if draws != EARLIER_PAPER_RUN["draws"]:  # the earlier runs stay beside the queue's, where committed
+            try:
+                P_early, accuracy, records = runner.paper_scale_runs(self.record.name, self.task.name,
+                                                                      self.P.paper_scale_dir)
+                self.earlier = {"P": P_early, "accuracy": accuracy, "runs": records}
+            except StoreError:
+                self.earlier = None
 
     def load_paper_scale(self):
         """The committed paper-scale runs' records (where, when, how long), or a note where the profile
@@ -197,18 +206,25 @@ class AccuracyPage:
             gaps[f"{P.long_seeds} seeds x {P.long_steps:,} steps"] = (P.eval_lengths, self.long["accuracy"], P.long_steps)
         gaps[f"{P_paper.n_seeds} seeds x {P_paper.steps:,} steps, GPU"] = (P_paper.eval_lengths, self.paper_scale["accuracy"],
                                                                            P_paper.steps)
+        if self.earlier:
+            P_early = self.earlier["P"]
+            gaps[f"{P_early.n_seeds} seeds x {P_early.steps:,} steps, GPU, the earlier runs"] = (
+                P_early.eval_lengths, self.earlier["accuracy"], P_early.steps)
         display(report.differences_by_scale({label: gap[:2] for label, gap in gaps.items()}, PAIRS[0]))
         display(Markdown(report.verdicts_by_scale({label: (lengths, report.per_length(acc, lengths, PAIRS), steps)
                                                    for label, (lengths, acc, steps) in gaps.items()}, PAIRS[0], LABELS,
                                                   P.max_len, self.task.name)))
 
     def devices(self):
-        """The CPU's longer training against the GPU's paper scale, where both ran the same steps:
+        """The CPU's longer training against the GPU's paper scale, where both ran the same steps, each
+        device from a generator per seed (the earlier GPU runs where the counter stream's are shown above):
         Welch's test at every length beyond training, and each seed's accuracy at 2^10 and 2^14."""
         P = self.P
         if not (self.long and self.paper_scale and P.long_steps == self.paper_scale["P"].steps):
             return
-        P_paper, paper_accuracy = self.paper_scale["P"], self.paper_scale["accuracy"]
+        # the CPU's longer training draws from a generator per seed: so do the earlier GPU runs, where kept
+        gpu = self.earlier or self.paper_scale
+        P_paper, paper_accuracy = gpu["P"], gpu["accuracy"]
         shown = [n for n in (1024, 16384) if n in P.eval_lengths and n in P_paper.eval_lengths]  # the paper's 2^10, 2^14
         runs = {f"CPU ({P.long_seeds} seeds)": (P.eval_lengths, {v: self.long["accuracy"][v] for v in PAIRS[0]}),
                 f"GPU ({P_paper.n_seeds} seeds)": (P_paper.eval_lengths, {v: paper_accuracy[v] for v in PAIRS[0]})}
@@ -233,6 +249,34 @@ class AccuracyPage:
                    f"counter stream ({arm.long_seeds} seeds)": (P.eval_lengths, {v: accuracy[v] for v in PAIRS[0]})}
         beyond = compare.beyond_training(P.eval_lengths, P.max_len)
         display(report.device_table(report.device_frame(streams, beyond), *streams, LABELS))
+
+    def same_seeds_on_a_gpu(self):
+        """The counter arm's seeds beside the same seeds of the paper-scale runs, where those ran on the
+        counter stream for as many steps: where the two devices' training losses part, and their accuracy
+        paired over those seeds on the test sequences both scored; a note where there is nothing to compare."""
+        P, arm = self.P, (variants.counter_arm(self.P) if self.long else None)
+        shown = self.paper_scale
+        if arm is None or not self.counter or not shown or shown["draws"] != arm.draws or \
+                shown["P"].steps != arm.long_steps:
+            display(Markdown("*Nothing to compare at this profile: it needs the counter arm (`counter_seeds`) and "
+                             "the paper-scale runs on the counter stream for as many steps, committed.*"))
+            return
+        P_paper = shown["P"]
+        gpu_runs = {v: r.get("parts", [r]) for v, r in shown["runs"].items()}
+        history = self.counter["runs"][PAIRS[0][0]][0]["loss_history"]
+        steps = [history[k][0] for k in (0, 1, 4, 9, 19, len(history) - 1) if k < len(history)]
+        parting = same_seeds.loss_parting(self.counter["runs"], gpu_runs, steps)
+        display(same_seeds.parting_table(parting, LABELS))
+        with runs.stored_only():
+            gpu, gpu_seeds = variants.scored_blocks(P_paper, self.task, PAIRS[0], variants.train_configs(P_paper),
+                                                    "cuda")
+        cpu, cpu_seeds = variants.scored_blocks(arm, self.task, PAIRS[0], variants.long_train_configs(arm), self.device)
+        beyond = [n for n in compare.beyond_training(P.eval_lengths, P.max_len) if n in P_paper.eval_lengths]
+        paired = same_seeds.paired_on_shared_blocks({v: (cpu[v], cpu_seeds, P.eval_lengths) for v in cpu},
+                                                    {v: (gpu[v], gpu_seeds, P_paper.eval_lengths) for v in gpu},
+                                                    beyond, EVAL_BLOCK)
+        display(same_seeds.paired_table(paired, LABELS, "GPU minus CPU (points) [95%]"))
+        display(Markdown(same_seeds.summary(parting, paired, LABELS, compare.ALPHA)))
 
     def recheck(self):
         """Is the test set the longer training is scored on an easy or a hard one?  Its runs from
