@@ -105,6 +105,24 @@ def test_runs_on_the_counter_stream_are_timed_apart_and_estimated_from_the_gener
     assert "dictionary training (counter stream)" not in completed
 
 
+def test_a_run_stored_without_its_weights_is_estimated_as_trained_again_while_a_job_still_reads_it(tmp_path):
+    """A lent GPU brings back run.json, never weights.pt: a unit cut short after training resumes on a
+    fresh machine by training the run again before its evaluation, and its estimate says so."""
+    run, out = tmp_path / "train-x", tmp_path / "train-x" / "eval.json"
+    train = plan.Job("05", "dictionary training", "train x", run / "run.json", 1000.0, steps=10, n_seeds=100,
+                     reads=(run,))
+    evaluate = plan.Job("05", "dictionary evaluation", "evaluate x", out, 50.0, reads=(run,))
+    unit, rates = units.Unit([train, evaluate]), {"dictionary training": 10.0, "dictionary evaluation": 5.0}
+    run.mkdir()
+    (run / "run.json").write_text("{}")
+    assert unit.retrained() == {run} and unit.estimate_s(rates)[0] == 1000 / 10 + 50 / 5
+    (run / "weights.pt").write_text("")
+    assert unit.retrained() == set() and unit.estimate_s(rates)[0] == 50 / 5
+    out.write_text("{}")  # nothing left to read it: no retraining, whatever the weights
+    (run / "weights.pt").unlink()
+    assert unit.retrained() == set() and unit.estimate_s(rates)[0] == 0
+
+
 def test_a_unit_out_of_range_or_over_the_budget_is_refused():
     cut = units.units([job("train a", "a", size=6000.0), job("train b", "b", size=60.0)])
     rates = {"argmax training": 10.0}  # unit 1: 600 s, unit 2: 6 s

@@ -19,6 +19,7 @@ from types import SimpleNamespace
 
 from ...train import TrainConfig
 from ..storage import store
+from ..storage.runs import WEIGHTS_FILE
 from .plan import Job, on_default_stream, training_kind
 
 # a GPU command may run 10 minutes: two are kept for starting, copying back and an estimate that errs
@@ -40,8 +41,9 @@ class Unit:
     def estimate_s(self, rates: dict) -> tuple[float, list]:
         """(seconds for the work left, measured kinds only; [kinds with work left and no speed yet])."""
         seconds, untimed = 0.0, []
+        retrained = self.retrained()
         for job in self.jobs:
-            left = job.units - job.done_units()
+            left = job.units if job.steps and job.path.parent in retrained else job.units - job.done_units()
             if left <= 0:
                 continue
             if job.kind in rates:
@@ -49,6 +51,12 @@ class Unit:
             elif job.kind not in untimed:
                 untimed.append(job.kind)
         return seconds, untimed
+
+    def retrained(self) -> set:
+        """Run folders whose record is stored without their weights (a lent GPU brings back no
+        weights) while a job of this unit still has to read them: that job trains the run again."""
+        reading = {folder for job in self.jobs if job.units - job.done_units() > 0 for folder in job.reads}
+        return {f for f in reading if (f / "run.json").exists() and not (f / WEIGHTS_FILE).exists()}
 
     def run(self):
         for job in self.jobs:

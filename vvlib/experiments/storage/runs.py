@@ -83,6 +83,7 @@ def ladder_path(store_dir, model_cfg, train_cfg, eval_cfg: evaluate.EvalConfig, 
 
 
 STORED_ONLY = "VVLIB_STORED_ONLY"
+WEIGHTS_FILE = "weights.pt"  # a run's trained weights, in its folder beside run.json; never committed
 
 
 @contextlib.contextmanager
@@ -114,7 +115,7 @@ def trained(store_dir, model_cfg: ModelConfig, train_cfg: TrainConfig, device, p
     training is deterministic, so that reproduces the same weights."""
     spec = training_spec(model_cfg, train_cfg, device)
     folder = run_dir(store_dir, model_cfg, train_cfg, device)
-    weights_file = folder / "weights.pt"
+    weights_file = folder / WEIGHTS_FILE
     record, has_weights = distributed.agreed(lambda: (store.load_matching(folder / "run.json", spec),
                                                       weights_file.exists()))
     if record is not None and has_weights:
@@ -180,8 +181,8 @@ def _train_and_store(model_cfg, train_cfg, device, folder: Path, progress, on_st
         _publish(lambda: store.write_json(folder / "run.json", record))
 
     def finish():
-        if not (folder / "weights.pt").exists():
-            store.save_torch(weights, folder / "weights.pt")
+        if not (folder / WEIGHTS_FILE).exists():
+            store.save_torch(weights, folder / WEIGHTS_FILE)
         (folder / "checkpoint.pt").unlink(missing_ok=True)
 
     _publish(finish)
