@@ -56,3 +56,13 @@ def test_the_summary_quotes_the_tables():
     said = same_seeds.summary(parting, paired, {"baseline": "Baseline"}, 0.05)
     assert "first 100 steps" in said and "at most 0.00%" in said and "By step 200" in said
     assert "at 1 of 1 variant-lengths: Baseline at 2¹⁰, -3.2 points" in said
+
+
+def test_runs_are_alike_whatever_seeds_they_hold_but_not_with_another_setting():
+    def run(first_seed, n_seeds, **train):
+        return {"spec": {"model": {"hidden": 128}, "train": {"lr": 1e-3, "first_seed": first_seed, "n_seeds": n_seeds,
+                                                          "seed_group": 4, **train}}}
+    cpu = {"baseline": [run(0, 4), run(4, 4)]}
+    assert same_seeds.trained_alike(cpu, {"baseline": [run(0, 100, seed_group=0)]})
+    assert not same_seeds.trained_alike(cpu, {"baseline": [run(0, 100, lr=3e-4)]})
+    assert not same_seeds.trained_alike(cpu, {"layernorm": [run(0, 100)]})

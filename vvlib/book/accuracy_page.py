@@ -263,6 +263,10 @@ class AccuracyPage:
             return
         P_paper = shown["P"]
         gpu_runs = {v: r.get("parts", [r]) for v, r in shown["runs"].items()}
+        if not same_seeds.trained_alike(self.counter["runs"], gpu_runs):
+            display(Markdown("*Nothing to compare: the counter arm's settings differ from the paper profile's "
+                             "(other than its seeds), so its seeds are not the GPU's.*"))
+            return
         history = self.counter["runs"][PAIRS[0][0]][0]["loss_history"]
         steps = [history[k][0] for k in (0, 1, 4, 9, 19, len(history) - 1) if k < len(history)]
         parting = same_seeds.loss_parting(self.counter["runs"], gpu_runs, steps)

@@ -19,6 +19,21 @@ from ...compare import format_interval, format_p, power_of_two
 from ...stats import paired_difference
 
 
+SEED_FIELDS = ("n_seeds", "first_seed", "seed_group")  # which seeds a run holds and how it groups them
+
+
+def trained_alike(first: dict, second: dict) -> bool:
+    """Whether every run of two {variant: [training records]} trains a seed as the other's do: the same
+    model and training settings, whatever seeds each run holds and however it groups them (a seed ends
+    the same up to rounding either way), the device aside."""
+    def settings(record):
+        train = {k: v for k, v in record["spec"]["train"].items() if k not in SEED_FIELDS}
+        return record["spec"]["model"], train
+
+    return first.keys() == second.keys() and all(
+        settings(a) == settings(b) for v in first for a in first[v] for b in second[v])
+
+
 def seed_losses(records: list) -> dict:
     """{seed: {step: logged loss}} from training records of consecutive seeds (each its spec's
     first_seed onwards, in the order of its loss history's columns)."""
