@@ -214,3 +214,20 @@ def test_the_commit_a_command_is_given_wins_over_the_checkouts_head(monkeypatch)
     monkeypatch.delenv("VVLIB_GIT_COMMIT")
     assert store.git_commit().split("+")[0] == subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=store.REPO_ROOT, capture_output=True, text=True).stdout.strip()
+
+
+def test_a_run_stored_in_parts_of_seeds_shows_one_row_per_part():
+    """Argmax retrieval's paper-scale runs are stored as two runs of 50 seeds (seed_chunk) and read as one
+    joined record, which has no spec of its own: the runs table must list its parts."""
+    from vvlib.experiments.reports import report
+
+    def part(first_seed):
+        return {"spec": {"train": {"first_seed": first_seed, "n_seeds": 50, "steps": 100_000}},
+                "provenance": {"wall_time_s": 120.0, "device": "NVIDIA H100", "torch": "2.11", "git_commit": "abc"},
+                "model_steps_per_s": 40_000.0, "loss_history": [[1000, [0.5] * 50]]}
+
+    joined = runs.joined_record([part(0), part(50)])
+    assert "spec" not in joined and runs.run_records(joined) == [part(0), part(50)]
+    assert runs.run_records(part(0)) == [part(0)]
+    table = report.runs_table({"baseline": runs.run_records(joined)}, {"baseline": "Baseline"})
+    assert list(table["seeds"]) == ["0..49", "50..99"]

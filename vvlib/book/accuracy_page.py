@@ -110,12 +110,14 @@ class AccuracyPage:
         self._read_paper_scale()
         if self.paper_scale["draws"] == EARLIER_PAPER_RUN["draws"]:
             display(Markdown("Shown: the earlier paper-scale runs, whose batches and test sequences came from a "
-                             "generator per seed. The same runs on the counter stream, the GPU queue's first "
-                             "item, are not committed yet (`python -m vvlib paper --plan`)."))
+                             "generator per seed. The same runs on the counter stream wait in the GPU queue, not "
+                             "committed yet (`python -m vvlib paper --plan`)."))
         else:
             display(Markdown("Shown: the paper-scale runs on the counter stream (the GPU queue's); the earlier "
-                             "runs, from a generator per seed, stay committed beside them."))
-        display(report.runs_table({v: [r] for v, r in self.paper_scale["runs"].items()}, LABELS))
+                             "runs, from a generator per seed, stay committed, and the gap table below sets them "
+                             "beside these."))
+        # a run stored in parts of seeds (seed_chunk) is one row per part
+        display(report.runs_table({v: runs.run_records(r) for v, r in self.paper_scale["runs"].items()}, LABELS))
 
     def paper_scale_comparison(self, pair: int):
         """The paper-scale table beside the paper's, and its verdict, for PAIRS[pair]."""
@@ -262,7 +264,7 @@ class AccuracyPage:
                              "the paper-scale runs on the counter stream for as many steps, committed.*"))
             return
         P_paper = shown["P"]
-        gpu_runs = {v: r.get("parts", [r]) for v, r in shown["runs"].items()}
+        gpu_runs = {v: runs.run_records(r) for v, r in shown["runs"].items()}
         if not same_seeds.trained_alike(self.counter["runs"], gpu_runs):
             display(Markdown("*Nothing to compare: the counter arm's settings differ from the paper profile's "
                              "(other than its seeds), so its seeds are not the GPU's.*"))

@@ -210,6 +210,11 @@ def joined_record(records: list) -> dict:
             "loss_history": joined_history(records), "parts": records}
 
 
+def run_records(record: dict) -> list:
+    """The records of the runs behind a training record: joined_record's parts, or the record itself."""
+    return record.get("parts", [record])
+
+
 def ladder(store_dir, model_cfg, train_cfg, eval_cfg: evaluate.EvalConfig, rungs, device, progress=True) -> dict:
     """{step: per-seed accuracy (seeds, lengths)}: the run evaluated at each step of `rungs`
     on its way to train_cfg.steps, from the store or computed.
