@@ -313,6 +313,9 @@ def test_a_chapter_names_the_paper_scale_entries_the_queue_has_committed(tmp_pat
     assert opening.startswith(f"**Paper-scale results of this chapter are partly committed, and this page does not "
                               f"show them yet:** 1 of {1 + len(pending)} store entries")
     assert first.label in opening
+    shows = paper_scale_pending("10_beyond", resolved("10_beyond", "book", {}), tmp_path, shows="the slopes")
+    assert shows.startswith("**Paper-scale results of this chapter are partly committed, and this page shows some "
+                            "of them (the slopes):** 1 of") and "Everything else on this page comes from" in shows
     shutil.rmtree(first.path.parent)
     assert paper_scale_entries("10_beyond", tmp_path)[0] == []
 
@@ -383,3 +386,20 @@ def test_a_training_parameter_reaches_the_config_field_of_its_name():
     assert "tf32" not in weight_settings(default) and weight_settings(asked)["tf32"] is True
     with pytest.raises(ValueError, match="task_params"):  # a two-task chapter's raw parameters: steps per task
         variants.train_config(runner.resolved("08_ablations", "ci"))
+
+
+def test_chapter_10_reads_the_committed_slope_probes_of_the_variants_whose_parts_are_all_in():
+    """The GPU queue's first units probed dictionary lookup's Baseline and +LN (results/paper): their mean
+    slope over seeds is the mean of the committed slopes.csv; every other variant is still to run."""
+    import pandas as pd
+
+    from vvlib.book.runner import paper_scale_slopes
+    from vvlib.experiments.storage.store import REPO_ROOT, read_json
+
+    table, P = paper_scale_slopes("10_beyond", {"argmax": ["baseline"], "dictionary": ["baseline", "layernorm", "log_n"]})
+    assert list(table.index) == ["baseline", "layernorm", "log_n"] and P.n_seeds == 100
+    assert table["argmax"].isna().all() and pd.isna(table.loc["log_n", "dictionary"])
+    for folder in (REPO_ROOT / "results" / "paper").glob("probe-slopes-*"):
+        (variant,) = read_json(folder / "tables.json")["spec"]["runs"]
+        csv = pd.read_csv(folder / "slopes.csv")
+        assert len(csv) == 100 and table.loc[variant, "dictionary"] == pytest.approx(csv["slope"].mean())

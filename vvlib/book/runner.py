@@ -77,13 +77,14 @@ def paper_scale_entries(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> t
     return [job.label for job in jobs if job.path.exists()], [job.label for job in jobs if not job.path.exists()]
 
 
-def paper_scale_pending(name: str, P, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> str:
-    """The opening of a chapter whose paper-scale results this page does not show: the scale its
-    numbers come from, beside the paper's, why its verdicts are provisional, and what of its
-    paper-scale entries the GPU queue has committed so far (read from store_dir, never assumed)."""
+def paper_scale_pending(name: str, P, store_dir=REPO_ROOT / PAPER_SCALE_STORE, shows: str = "") -> str:
+    """The opening of a chapter whose paper-scale results this page does not show (or shows only `shows`
+    of): the scale its numbers come from, beside the paper's, why its verdicts are provisional, and what
+    of its paper-scale entries the GPU queue has committed so far (read from store_dir, never assumed)."""
     committed, pending = paper_scale_entries(name, store_dir)
     if committed:
-        queue = (f"**Paper-scale results of this chapter are partly committed, and this page does not show them yet:** "
+        shown = f"this page shows some of them ({shows})" if shows else "this page does not show them yet"
+        queue = (f"**Paper-scale results of this chapter are partly committed, and {shown}:** "
                  f"{len(committed)} of {len(committed) + len(pending)} store entries of its `paper` profile are in "
                  f"{PAPER_SCALE_STORE}/ ({'; '.join(committed)}); the rest wait in the GPU queue. ")
     else:
@@ -95,7 +96,7 @@ def paper_scale_pending(name: str, P, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -
     longer = [f"{task_value(P, 'long_seeds', t)} seeds x {task_value(P, 'long_steps', t):,} steps ({t})" for t in tasks
               if P.get("long_steps") and task_value(P, "long_steps", t)]
     steps += f", and a longer training of {' and '.join(longer)}" if longer else ""
-    return (f"{queue}Everything on this page comes from {P['n_seeds']} seeds "
+    return (f"{queue}Everything {'else ' if committed and shows else ''}on this page comes from {P['n_seeds']} seeds "
             f"per variant trained for {steps} (the paper: {PAPER_TRAINING['n_seeds']} seeds, "
             f"{PAPER_STEPS[ARGMAX.name]:,} steps for {ARGMAX.title} and {PAPER_STEPS[DICTIONARY.name]:,} for "
             f"{DICTIONARY.title}). Too few steps can reverse a verdict: chapter 4 shows +LN's effect on argmax retrieval change "
@@ -128,6 +129,31 @@ def latest_paper_scale_runs(name: str, task: str, store_dir):
         except StoreError:
             if draws == EARLIER_PAPER_RUN["draws"]:
                 raise
+
+
+def paper_scale_slopes(name: str, tasks: dict, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> tuple[pd.DataFrame, object]:
+    """Chapter `name`'s committed paper-scale slope probes (chapter 10): (a table, one row per variant of
+    tasks {task: [variant]} and one column per task, the mean over seeds of the log-log slope where every
+    part of that variant's probe is in store_dir, None where some part is still to run; the paper
+    profile's parameters).  Read only: nothing is trained or probed here."""
+    from .. import beyond
+    from ..experiments.setups import probes, variants
+    from ..experiments.storage.runs import stored_only
+    from ..experiments.storage.store import StoreError
+
+    P = resolved(name, "paper", {"store_dir": str(store_dir)})
+    found = {}
+    with stored_only():
+        for task, chosen in tasks.items():
+            P_task = variants.task_params(P, task)
+            for variant in chosen:
+                try:
+                    frame = probes.slopes(P, P_task, task, [variant], "cuda").tables(P.store_dir, "cuda")["slopes"]
+                except StoreError:
+                    continue
+                found.setdefault(task, {})[variant] = beyond.slope_summary(frame)[variant]
+    rows = list(dict.fromkeys(v for chosen in tasks.values() for v in chosen))
+    return pd.DataFrame({task: [found.get(task, {}).get(v) for v in rows] for task in tasks}, index=rows), P
 
 
 def run_chapter(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None,
