@@ -5,7 +5,8 @@
 #
 # SECONDS (default 570) is what the command may take, under the device tool's 600 s.  At most 8
 # files come back from $OUT, no deeper than $OUT/a/b/file, so everything is archived:
-#   $OUT/check.tgz    bench.gpu_check's JSON (unpack into bench/ as gpu-check-<name>.json by hand)
+#   $OUT/check.tgz    bench.gpu_check's JSON, and bench.tf32_ab's where the queue left time for it
+#                     (commit them under bench/, e.g. as gpu-check-<gpu>-<name>.json)
 #   $OUT/results.tgz  results/paper/ as the queue left it, less weights and checkpoints: the
 #                     finished units and the records of one the time cut short; unpack at the
 #                     repository root, then commit what is new under results/paper/
@@ -13,16 +14,23 @@
 set -u
 budget=${1:-570}
 out=${OUT:?set OUT to the folder whose files come back}
+: "${VVLIB_GIT_COMMIT:?set VVLIB_GIT_COMMIT to the commit whose code runs: its records name it}"
 start=$SECONDS
+scratch=$(mktemp -d)  # the check's JSON and the queue's packed units, archived into $OUT below
 python3 -c "import torch; print(torch.__version__, torch.cuda.get_device_name(0))"
-timeout 250 python3 -m bench.gpu_check --out /tmp/check || echo "gpu_check ended with status $?"
-tar czf "$out/check.tgz" -C /tmp check
+timeout 250 python3 -m bench.gpu_check --out "$scratch/check" || echo "gpu_check ended with status $?"
+tar czf "$out/check.tgz" -C "$scratch" check
 left=$(( budget - (SECONDS - start) - 20 ))
 if (( left > 90 )); then
     minutes=$(python3 -c "print(round($left / 60 - 0.25, 2))")
-    timeout "$left" python3 -m vvlib paper --for-minutes "$minutes" --pack /tmp/pack \
+    timeout "$left" python3 -m vvlib paper --for-minutes "$minutes" --pack "$scratch/pack" \
         -p device cuda -p store_dir results/paper 2>&1 | grep -v '%|' || echo "queue ended"
-    cp /tmp/pack/queue.json "$out/" 2>/dev/null
+    cp "$scratch/pack/queue.json" "$out/" 2>/dev/null
 fi
 tar czf "$out/results.tgz" --exclude='*.pt' results/paper
+left=$(( budget - (SECONDS - start) - 10 ))
+if (( left > 100 )); then  # what the queue left: the paired TF32 comparison (bench/README.md), into check.tgz
+    timeout "$left" python3 -m bench.tf32_ab --out "$scratch/check" || echo "tf32_ab ended with status $?"
+    tar czf "$out/check.tgz" -C "$scratch" check
+fi
 echo "gpu_session: $(( SECONDS - start )) s"
