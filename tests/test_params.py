@@ -396,7 +396,8 @@ def test_chapter_10_reads_the_committed_slope_probes_of_the_variants_whose_parts
     from vvlib.book.runner import paper_scale_slopes
     from vvlib.experiments.storage.store import REPO_ROOT, read_json
 
-    table, P = paper_scale_slopes("10_beyond", {"argmax": ["baseline"], "dictionary": ["baseline", "layernorm", "log_n"]})
+    asked = {"argmax": ["baseline"], "dictionary": ["baseline", "layernorm", "log_n"]}
+    table, P = paper_scale_slopes("10_beyond", asked)
     assert list(table.index) == ["baseline", "layernorm", "log_n"] and P.n_seeds == 100
     assert table["argmax"].isna().all() and pd.isna(table.loc["log_n", "dictionary"])
     for folder in (REPO_ROOT / "results" / "paper").glob("probe-slopes-*"):

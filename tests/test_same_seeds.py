@@ -20,7 +20,8 @@ def test_loss_parting_compares_the_same_seed_and_the_next_seed_on_the_seeds_both
     gpu = {"baseline": [record(0, [[100, [1.01, 2.0]]]), record(2, [[100, [4.4]]]), record(3, [[100, [9.0]]])]}
     row = same_seeds.loss_parting(cpu, gpu, [100]).loc[("baseline", 100)]
     same = [0.01 / 1.0, 0.0, 0.4 / 4.0]  # |gpu - cpu| / cpu, seeds 0, 1, 2 (seed 3 only on the GPU)
-    other = [abs(2.0 - 1.0) / 1.0, abs(4.4 - 2.0) / 2.0, abs(1.01 - 4.0) / 4.0]  # gpu seed s+1 (cyclic) against cpu seed s
+    # gpu seed s+1 (cyclic over the shared seeds) against cpu seed s
+    other = [abs(2.0 - 1.0) / 1.0, abs(4.4 - 2.0) / 2.0, abs(1.01 - 4.0) / 4.0]
     assert row["seeds"] == 3
     assert row["same seed: median"] == pytest.approx(100 * np.median(same))
     assert row["same seed: largest"] == pytest.approx(100 * max(same))
@@ -54,8 +55,12 @@ def test_the_summary_quotes_the_tables():
     parting = same_seeds.loss_parting(cpu, gpu, [100, 200])
     paired = {"baseline": {1024: {"diff": -3.25, "low": -5.0, "high": -1.0, "p": 0.01}}}
     said = same_seeds.summary(parting, paired, {"baseline": "Baseline"}, 0.05)
-    assert "first 100 steps" in said and "at most 0.00%" in said and "By step 200" in said
-    assert "at 1 of 1 variant-lengths: Baseline at 2¹⁰, -3.2 points" in said
+    assert "first 100 steps" in said and "at most 0.00%" in said and "started alike" in said
+    assert "By step 200 the same seed differs by a median of 50-50%" in said and "as far apart as new seeds" in said
+    assert "at 1 of 1 variant-lengths (Baseline at 2¹⁰, -3.2 points), where chance alone would give about 0.1" in said
+    unlike = {"baseline": [record(0, [[100, [3.0, 1.0]], [200, [1.0, 2.0]]])]}
+    said = same_seeds.summary(same_seeds.loss_parting(cpu, unlike, [100, 200]), paired, {"baseline": "Baseline"}, 0.05)
+    assert "did not start alike" in said and "as far apart" not in said
 
 
 def test_runs_are_alike_whatever_seeds_they_hold_but_not_with_another_setting():

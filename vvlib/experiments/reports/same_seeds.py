@@ -105,24 +105,30 @@ def paired_on_shared_blocks(first: dict, second: dict, shown, block: int) -> dic
 
 
 def summary(parting: pd.DataFrame, paired: dict, labels: dict, alpha: float) -> str:
-    """What the two tables say, in numbers read from them."""
+    """What the two tables say, in numbers read from them, each conclusion only where they show it."""
     first, last = parting.index.get_level_values("step")[[0, -1]]
     seeds = int(parting["seeds"].iloc[0])
     early, late = parting.xs(first, level="step"), parting.xs(last, level="step")
+    alike = early["same seed: largest"].max() < early["different seeds: median"].min()
+    apart = late["same seed: median"].min() >= late["different seeds: median"].min() / 2
     differ = [(labels[v], n, d) for v, by_n in paired.items() for n, d in by_n.items() if d["p"] < alpha]
     n_tests = sum(len(by_n) for by_n in paired.values())
     return (f"Over the first {first:,} steps the same seed's mean training loss differs between the devices by at "
             f"most {early['same seed: largest'].max():.2f}% (median {early['same seed: median'].median():.3f}%), "
-            f"where different seeds differ by a median of {early['different seeds: median'].min():.2f}% or more: "
-            f"the {seeds} seeds started from the same weights and drew the same batches on both devices. By step "
-            f"{last:,} the same seed differs by a median of {late['same seed: median'].min():.0f}-"
-            f"{late['same seed: median'].max():.0f}%, as far apart as different seeds "
-            f"({late['different seeds: median'].min():.0f}-{late['different seeds: median'].max():.0f}%): rounding, "
-            f"amplified by training, has taken them apart. Scored on the same test sequences, the GPU's seeds differ "
-            f"from the CPU's with p < {alpha} at {len(differ)} of {n_tests} variant-lengths"
-            + (": " + "; ".join(f"{v} at {power_of_two(n)}, {d['diff']:+.1f} points" for v, n, d in differ)
-               if differ else "") + f". With {seeds} seeds the interval is wide; it says how large a difference the "
-            "arithmetic alone could make, not that it makes none.")
+            f"where different seeds differ by a median of {early['different seeds: median'].min():.2f}% or more"
+            + (f": the {seeds} seeds started alike on both devices, as the counter stream promises. " if alike else
+               ": the devices' runs of one seed are no closer than different seeds, so they did not start alike. ")
+            + f"By step {last:,} the same seed differs by a median of {late['same seed: median'].min():.0f}-"
+            f"{late['same seed: median'].max():.0f}%, against {late['different seeds: median'].min():.0f}-"
+            f"{late['different seeds: median'].max():.0f}% between different seeds"
+            + (": the arithmetic, the one thing that differs, has taken them as far apart as new seeds. "
+               if alike and apart else ". ")
+            + f"Scored on the same test sequences, the GPU's seeds differ from the CPU's with p < {alpha} at "
+            f"{len(differ)} of {n_tests} variant-lengths"
+            + (" (" + "; ".join(f"{v} at {power_of_two(n)}, {d['diff']:+.1f} points" for v, n, d in differ) + ")"
+               if differ else "")
+            + f", where chance alone would give about {n_tests * alpha:.1f}; the intervals bound what the arithmetic "
+            f"does to the mean accuracy at {seeds} seeds.")
 
 
 def paired_table(differences: dict, labels: dict, name: str) -> pd.DataFrame:
