@@ -181,17 +181,14 @@ def rechecked(P, task: TaskConfig, variants, device="cpu") -> dict:
     """{variant: right answers per block (seeds, recheck_lengths, blocks)}: the recheck_runs' second
     evaluation (recheck_config), joined along the seeds; read from the store, or made where the runs'
     weights are at hand."""
-    cfg = recheck_config(P)
-    return {variant: np.concatenate([TrainedRun(P.store_dir, model_config(P, task, variant), train_cfg, device)
-                                     .correct_per_block(cfg) for train_cfg in recheck_runs(P)])
-            for variant in variants}
+    return scored_blocks(P, task, variants, recheck_runs(P), device, recheck_config(P))[0]
 
 
-def scored_blocks(P, task: TaskConfig, variants, train_cfgs, device) -> tuple[dict, list]:
-    """({variant: right answers per block (seeds, eval_lengths, blocks)}, the seeds in row order): the
-    runs train_cfgs evaluated at P's fixed temperature, joined along the seeds; read from the store,
-    or made where the runs' weights are at hand."""
-    cfg = eval_config(P, "fixed")
+def scored_blocks(P, task: TaskConfig, variants, train_cfgs, device, eval_cfg=None) -> tuple[dict, list]:
+    """({variant: right answers per block (seeds, lengths, blocks)}, the seeds in row order): the runs
+    train_cfgs evaluated with eval_cfg (default: P's test set at fixed temperature), joined along the
+    seeds; read from the store, or made where the runs' weights are at hand."""
+    cfg = eval_cfg or eval_config(P, "fixed")
     blocks = {variant: np.concatenate([TrainedRun(P.store_dir, model_config(P, task, variant), train_cfg, device)
                                        .correct_per_block(cfg) for train_cfg in train_cfgs]) for variant in variants}
     return blocks, [c.first_seed + k for c in train_cfgs for k in range(c.n_seeds)]
