@@ -66,6 +66,18 @@ def test_rates_are_measured_per_kind_and_device_and_an_evaluation_that_trained_i
     assert set(units.measured_rates([tmp_path], "cpu")) == {"argmax training"}
 
 
+def test_an_evaluation_written_in_the_second_its_run_was_is_charged_its_own_time(tmp_path):
+    """`created` keeps whole seconds: a run written at 12:00:05.9 and evaluated for 0.5 s reads as written
+    after its evaluation started (12:00:06 - 0.5 s).  An evaluation cannot have waited for training longer
+    than itself, so it keeps its own wall time (the CPU stores once gave evaluations negative speeds)."""
+    train = {"device_type": "cpu", "model": {"task": {"name": "argmax"}},
+             "train": {"n_seeds": 10, "steps": 1000, "max_len": 16}}
+    evaluation = {"train": train, "eval": {"n_sequences": 4, "lengths": [16, 32]}}
+    write_record(tmp_path / "run1", "run.json", train, 300.0, written_at=6)
+    write_record(tmp_path / "run1", "eval-x.json", evaluation, 0.5, written_at=6)
+    assert units.measured_rates([tmp_path], "cpu")["argmax evaluation"] == pytest.approx(10 * 4 * 48 / 0.5)
+
+
 def test_a_probe_part_that_says_its_size_is_timed_without_the_training_it_waited_for(tmp_path):
     """Probes are timed from their parts' tables.json (size: items probed), per task and device; a part
     without a size (stored before parts said it) or of another device is not."""

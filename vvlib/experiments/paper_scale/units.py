@@ -184,10 +184,13 @@ def _probe_size(path: Path, record: dict, device_type: str) -> tuple:
 def _without_training(record: dict, run_record: Path) -> float:
     """A record's wall time less the training of the run it read, where it waited for that: an
     evaluation or probe that found no weights trained them first, and then the run's record was
-    written after it started (each record's `created` is when it was written)."""
+    written after it started (each record's `created` is when it was written) and its training
+    fits inside the record's wall time.  `created` keeps whole seconds, so a run written in the
+    second its evaluation started can look written after that start: the fit tells them apart."""
     wall = record["provenance"]["wall_time_s"]
     if not run_record.exists() or "created" not in record["provenance"]:
         return wall
     trained = json.loads(run_record.read_text())["provenance"]
     started = datetime.fromisoformat(record["provenance"]["created"]) - timedelta(seconds=wall)
-    return wall - trained["wall_time_s"] if datetime.fromisoformat(trained["created"]) > started else wall
+    waited = datetime.fromisoformat(trained["created"]) > started and trained["wall_time_s"] < wall
+    return wall - trained["wall_time_s"] if waited else wall
