@@ -11,6 +11,7 @@ import torch
 
 from vvlib import draws, philox, rng
 from vvlib.capture_safety import host_traffic
+from vvlib.experiments.setups.variants import VARIANT_OPTIONS
 from vvlib.model import ModelConfig
 from vvlib.tasks import TaskConfig, sample as tasks_sample
 from vvlib.train import TrainConfig, Trainer
@@ -63,6 +64,19 @@ def test_the_recorded_step_neither_copies_from_nor_reads_back_to_the_host(task, 
     for group in (0, 1):
         assert host_traffic(lambda: trainer.recorded_step(group)(12)) == []
         assert host_traffic(lambda: trainer.recorded_draw(group)(12)) == []
+
+
+@pytest.mark.parametrize("task", ["argmax", "dictionary"])
+@pytest.mark.parametrize("variant", list(VARIANT_OPTIONS))
+def test_every_variant_the_queue_trains_records_a_step_without_host_traffic(task, variant):
+    """The paper queue trains each variant of chapters 8 and 10 on a GPU (the normalizations, log N
+    logits, several heads and layers): a host copy in one of them would stop its units at their first
+    step, so each model's recorded step is watched here."""
+    options = {**VARIANT_OPTIONS[variant], **({"heads": 4, "layers": 2} if variant.startswith("deep_") else {})}
+    model_cfg = ModelConfig(task=SMALL[task], hidden=16, key_dim=8, value_dim=8, **options)
+    trainer = Trainer(model_cfg, TrainConfig(n_seeds=2, steps=10, batch_size=8, draws="counter", weight_decay=0.1))
+    trainer.train_step()
+    assert host_traffic(lambda: trainer.recorded_step(0)(12)) == []
 
 
 def test_the_dictionarys_fixed_draw_is_capture_safe():
