@@ -24,7 +24,7 @@ left=$(( budget - (SECONDS - start) - 20 ))
 if (( left > 90 )); then
     minutes=$(python3 -c "print(round($left / 60 - 0.25, 2))")
     timeout "$left" python3 -m vvlib paper --for-minutes "$minutes" --pack "$scratch/pack" \
-        -p device cuda -p store_dir results/paper 2>&1 | grep -v '%|' || echo "queue ended"
+        -p device cuda 2>&1 | grep -v '%|' || echo "queue ended"
     cp "$scratch/pack/queue.json" "$out/" 2>/dev/null
 fi
 tar czf "$out/results.tgz" --exclude='*.pt' results/paper

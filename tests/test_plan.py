@@ -10,7 +10,7 @@ import torch
 
 from vvlib.book import paper_run
 from vvlib.book.runner import resolved
-from vvlib.experiments.chapters.scales import BOOK_STORE
+from vvlib.experiments.chapters.scales import BOOK_STORE, PAPER_SCALE_STORE
 from vvlib.experiments.setups import variants
 from vvlib.experiments.storage import runs
 from vvlib.experiments.storage.store import REPO_ROOT
@@ -121,11 +121,11 @@ def test_the_scale_page_states_the_plans_totals():
 
 
 def test_the_plan_reads_the_store_the_chapters_write_from_any_folder(tmp_path, monkeypatch):
-    """The chapters run in the repository root: the default store is results/store there, and a
-    store given relative to the caller's folder is that folder's."""
+    """The chapters run in the repository root: the paper profile's store is results/paper there, and
+    a store given relative to the caller's folder is that folder's."""
     monkeypatch.chdir(tmp_path)
     default = paper_run.planned_jobs(["04_argmax_retrieval"], {"device": "cpu"})
-    assert all(job.path.is_relative_to(REPO_ROOT / "results" / "store") for job in default)
+    assert all(job.path.is_relative_to(REPO_ROOT / PAPER_SCALE_STORE) for job in default)
     given = paper_run.planned_jobs(["04_argmax_retrieval"], {"device": "cpu", "store_dir": "mine"})
     assert all(job.path.is_relative_to(tmp_path.resolve() / "mine") for job in given)
 
@@ -167,13 +167,15 @@ def test_the_plan_command_lists_every_chapter_and_a_total(capsys):
 
 
 def test_a_plan_at_a_gpus_speeds_lists_the_gpus_entries_so_its_committed_runs_count_as_stored():
-    """Chapter 5's paper-scale runs were trained on a GPU (results/paper): keyed by the device type,
-    they are stored for a plan of cuda's entries and absent from a plan of this CPU's."""
-    paper = {"store_dir": str(REPO_ROOT / "results" / "paper")}
-    on_gpu = paper_run.run_paper(["05"], paper, dry_run=True, speeds_of="cuda")
-    on_cpu = paper_run.run_paper(["05"], {**paper, "device": "cpu"}, dry_run=True)
+    """Chapter 5's paper-scale runs were trained on a GPU and committed where every chapter's paper
+    profile stores (results/paper, with no -p store_dir): keyed by the device type, they are stored
+    for a plan of cuda's entries and absent from a plan of this CPU's."""
+    on_gpu = paper_run.run_paper(["05"], {}, dry_run=True, speeds_of="cuda")
+    on_cpu = paper_run.run_paper(["05"], {"device": "cpu"}, dry_run=True)
     assert len(on_gpu) == len(on_cpu) == 6
     assert all(job.path.exists() for job in on_gpu) and not any(job.path.exists() for job in on_cpu)
+    assert {job.path.parents[1] for job in on_gpu} == {REPO_ROOT / PAPER_SCALE_STORE}
+    assert {resolved(name, "paper")["store_dir"] for name in paper_run.paper_chapters()} == {PAPER_SCALE_STORE}
 
 SMALL = {"device": "cpu", "n_seeds": 2, "steps": 40, "long_steps": 20, "long_seeds": 2, "long_seed_chunk": 1,
          "ladder_steps": [10, 20], "ladder_lengths": [16, 32], "eval_lengths": [16, 32, 64], "n_eval_sequences": 16}

@@ -4,7 +4,7 @@
     python -m vvlib run 04_argmax_retrieval --profile ci -p n_seeds 2 --output out/
     python -m vvlib book [--profile book] [--stored-only]
     python -m vvlib paper [--chapters 04 05] [--plan] [-p device cuda]
-    python -m vvlib paper --for-minutes 8 --pack DIR -p device cuda -p store_dir results/paper  # scripts/gpu_session.sh
+    python -m vvlib paper --for-minutes 8 --pack DIR -p device cuda  # scripts/gpu_session.sh
     python -m vvlib metric _output/04_argmax_retrieval accuracy/layernorm/1024
     python -m vvlib migrate-store results/book [--dry-run]
 

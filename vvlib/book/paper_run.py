@@ -2,8 +2,8 @@
 progress bar and an ETA.
 
 It runs each chapter with a `paper` profile (4-10) in turn, as `vvlib run --profile paper`
-would, into the results store (results/store/ unless told otherwise: nothing is
-committed).  Everything is resumable: stored runs and evaluations are loaded, an
+would, into the results store (results/paper/, the paper profile's store_dir, where the
+book reads its paper-scale rows, unless -p store_dir says otherwise; nothing is committed).  Everything is resumable: stored runs and evaluations are loaded, an
 interrupted training run resumes from its last checkpoint, so the same command again goes
 on where it stopped.  The bar is drawn from the store alone (plan.py): training model-steps
 as the bar, evaluations beside it, and an ETA from the speeds measured in this sitting.
@@ -77,13 +77,16 @@ def describe(names, jobs: list[plan.Job]) -> str:
 
 def unit_rates(overrides: dict, device: str | None = None, kinds=()) -> tuple[str, dict, list]:
     """(device type, {kind: units per second}, [kinds estimated]): measured on that kind of device
-    (default: the one in use) in the committed stores and the chosen one (results/store unless -p
-    store_dir says); a kind it has not timed, where the other kind of device has, is estimated by
-    that device's ratio (units.with_scaled_rates), and one of `kinds` timed only on the other
-    source of data by that one's speed (units.with_other_stream)."""
+    (default: the one in use) in the committed stores and the chosen one (the paper profile's,
+    results/paper, unless -p store_dir says), each read once; a kind it has not timed, where the
+    other kind of device has, is estimated by that device's ratio (units.with_scaled_rates), and
+    one of `kinds` timed only on the other source of data by that one's speed
+    (units.with_other_stream)."""
     device = device or rng.resolve_device(overrides.get("device", "auto")).type
-    chosen = Path(overrides.get("store_dir", "results/store"))
-    stores = [REPO_ROOT / PAPER_SCALE_STORE, REPO_ROOT / BOOK_STORE, chosen if chosen.is_absolute() else REPO_ROOT / chosen]
+    # a store given relative to the caller's folder is that folder's, as for the chapters (checked_parameters)
+    chosen = Path(overrides["store_dir"]).absolute() if "store_dir" in overrides else REPO_ROOT / PAPER_SCALE_STORE
+    named = (REPO_ROOT / PAPER_SCALE_STORE, REPO_ROOT / BOOK_STORE, chosen)
+    stores = list(dict.fromkeys(path.resolve() for path in named))
     other = "cpu" if device == "cuda" else "cuda"
     rates, scaled = units.with_scaled_rates(units.measured_rates(stores, device), units.measured_rates(stores, other))
     rates, streamed = units.with_other_stream(rates, kinds)

@@ -9,18 +9,18 @@ from ..setups.paper_tasks import TASKS, PaperTask
 from ..setups.params import PER_TASK
 
 CI_SEEDS = 3
+# The runs at every chapter's `paper` profile, trained on a GPU and committed (results/paper/README.md): the
+# paper command stores them here and the book reads them from here, beside its own scales.
+PAPER_SCALE_STORE = "results/paper"
 # New runs at the paper's scale draw from the counter stream (draws.py): a CUDA graph records it, and a CPU can
 # repeat any seed of it.  Chapters 4-5's first paper-scale runs (results/paper/) drew from per-seed generators:
 # they stay, read as the earlier, independent run (EARLIER_PAPER_RUN).
-PAPER_TRAINING = {"n_seeds": paper.SEEDS, "checkpoint_every": 1000, "draws": "counter"}
+PAPER_TRAINING = {"n_seeds": paper.SEEDS, "checkpoint_every": 1000, "draws": "counter", "store_dir": PAPER_SCALE_STORE}
 EARLIER_PAPER_RUN = {"draws": "generators", "seed_chunk": 0}  # each variant's 100 seeds in one run
 # The published book's scale: chapters 4-8 in about two hours of 2 CPU cores, chapter 9 two more (book/scale.md says
 # what that changes).  Its results are committed under BOOK_STORE and loaded, not recomputed.
 BOOK_STORE = "results/book"
 BOOK_TRAINING = {"n_seeds": 20, "store_dir": BOOK_STORE}
-# Chapters 4-5's runs at their `paper` profile, trained on a GPU and committed (results/paper/README.md):
-# the book shows them beside its own scales.
-PAPER_SCALE_STORE = "results/paper"
 # Chapters 4-5's longer training beside the main one (the `long_*` parameters), as a smoke test: two runs of one
 # seed each, joined.  The book's own is each task's record's (PaperTask.scales["book"]["long"]).
 CI_LONG = {"long_steps": 60, "long_seeds": 2, "long_seed_chunk": 1, "long_seed_group": 0,
