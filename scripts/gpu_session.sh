@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # One command on a lent GPU: the GPU check, then the paper queue for what is left of the command.
 #
-#   VVLIB_GIT_COMMIT=<sha> bash scripts/gpu_session.sh [SECONDS]     # on the device, $OUT set
+#   VVLIB_GIT_COMMIT=<sha> bash scripts/gpu_session.sh [SECONDS]           # on the device, $OUT set
+#   VVLIB_GIT_COMMIT=<sha> bash scripts/gpu_session.sh SECONDS queue       # a later command, same machine
 #
-# SECONDS (default 570) is what the command may take, under the device tool's 600 s.  At most 8
-# files come back from $OUT, no deeper than $OUT/a/b/file, so everything is archived:
-#   $OUT/check.tgz    bench.gpu_check's JSON, and bench.tf32_ab's where the queue left time for it
+# SECONDS (default 570) is what the command may take, under the device tool's 600 s.  The first
+# command of a session runs the check (about 80 s); until a paired TF32 comparison is committed
+# (bench/tf32-ab-*.json) it runs bench.tf32_ab next (about a minute: its answer may speed up every
+# later unit), then the queue.  `queue` skips both: for the minutes a session has left after its
+# first command, once that command's results.tgz is unpacked here (each command gets a fresh copy
+# of the working tree, so a unit not yet in it would run again).
+# At most 8 files come back from $OUT, no deeper than $OUT/a/b/file, so everything is archived:
+#   $OUT/check.tgz    bench.gpu_check's JSON, and bench.tf32_ab's where it ran
 #                     (commit them under bench/, e.g. as gpu-check-<gpu>-<name>.json)
 #   $OUT/results.tgz  results/paper/ as the queue left it, less weights and checkpoints: the
 #                     finished units and the records of one the time cut short; unpack at the
@@ -13,13 +19,23 @@
 #   $OUT/queue.json   what ran, each unit's estimated and measured minutes
 set -u
 budget=${1:-570}
+mode=${2:-full}
 out=${OUT:?set OUT to the folder whose files come back}
 : "${VVLIB_GIT_COMMIT:?set VVLIB_GIT_COMMIT to the commit whose code runs: its records name it}"
+case "$mode" in
+    full|queue) ;;
+    *) echo "mode: expected full (the default) or queue, got '$mode'" >&2; exit 2 ;;
+esac
 start=$SECONDS
 scratch=$(mktemp -d)  # the check's JSON and the queue's packed units, archived into $OUT below
 python3 -c "import torch; print(torch.__version__, torch.cuda.get_device_name(0))"
-timeout 250 python3 -m bench.gpu_check --out "$scratch/check" || echo "gpu_check ended with status $?"
-tar czf "$out/check.tgz" -C "$scratch" check
+if [[ $mode == full ]]; then
+    timeout 250 python3 -m bench.gpu_check --out "$scratch/check" || echo "gpu_check ended with status $?"
+    if ! compgen -G "bench/tf32-ab-*.json" > /dev/null; then
+        timeout 150 python3 -m bench.tf32_ab --out "$scratch/check" || echo "tf32_ab ended with status $?"
+    fi
+    tar czf "$out/check.tgz" -C "$scratch" check
+fi
 left=$(( budget - (SECONDS - start) - 20 ))
 if (( left > 90 )); then
     minutes=$(python3 -c "print(round($left / 60 - 0.25, 2))")
@@ -28,9 +44,4 @@ if (( left > 90 )); then
     cp "$scratch/pack/queue.json" "$out/" 2>/dev/null
 fi
 tar czf "$out/results.tgz" --exclude='*.pt' results/paper
-left=$(( budget - (SECONDS - start) - 10 ))
-if (( left > 100 )); then  # what the queue left: the paired TF32 comparison (bench/README.md), into check.tgz
-    timeout "$left" python3 -m bench.tf32_ab --out "$scratch/check" || echo "tf32_ab ended with status $?"
-    tar czf "$out/check.tgz" -C "$scratch" check
-fi
-echo "gpu_session: $(( SECONDS - start )) s"
+echo "gpu_session ($mode): $(( SECONDS - start )) s"

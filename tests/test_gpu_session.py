@@ -14,6 +14,7 @@ from vvlib.experiments.storage.store import REPO_ROOT
 
 # Stands in for python3: each module the script runs writes what the real one would, instantly.
 FAKE_PYTHON = r"""#!/usr/bin/env bash
+echo "$*" >> "$OUT/../calls"
 case "$*" in
   -c*) echo "torch 0.0 fake GPU" ;;
   "-m bench.gpu_check --out "*) mkdir -p "$4" && for f in tests step loop curriculum; do echo {} > "$4/$f.json"; done ;;
@@ -38,11 +39,20 @@ def session(tmp_path):
     return repo, out, env
 
 
+def session_run(repo, env, *args):
+    done = subprocess.run(["bash", str(REPO_ROOT / "scripts" / "gpu_session.sh"), *args], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=60)
+    calls = Path(env["OUT"]).parent / "calls"  # each python3 call, as the stub logged it
+    lines = calls.read_text().splitlines() if calls.exists() else []
+    return done, [line.split()[1] for line in lines if line.startswith("-m")]
+
+
 def test_what_comes_back_fits_the_device_tools_limits_and_holds_every_result_but_no_weights(session):
     repo, out, env = session
-    done = subprocess.run(["bash", str(REPO_ROOT / "scripts" / "gpu_session.sh"), "570"], cwd=repo, env=env,
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0 and "gpu_session:" in done.stdout, done.stderr
+    done, modules = session_run(repo, env, "570")
+    assert done.returncode == 0 and "gpu_session (full):" in done.stdout, done.stderr
+    # no TF32 comparison committed yet: it runs between the check and the queue
+    assert modules == ["bench.gpu_check", "bench.tf32_ab", "vvlib"]
     files = [p for p in out.rglob("*") if p.is_file()]
     assert sorted(p.name for p in files) == ["check.tgz", "queue.json", "results.tgz"]
     assert len(files) <= 8 and all(len(p.relative_to(out).parts) <= 3 for p in files)
@@ -53,6 +63,29 @@ def test_what_comes_back_fits_the_device_tools_limits_and_holds_every_result_but
     with tarfile.open(out / "check.tgz") as archive:
         checked = {Path(n).name for n in archive.getnames()}
     assert {"tests.json", "step.json", "loop.json", "curriculum.json", "tf32-ab-argmax.json"} <= checked
+
+
+def test_once_a_tf32_comparison_is_committed_the_queue_follows_the_check(session):
+    repo, out, env = session
+    (repo / "bench").mkdir()
+    (repo / "bench" / "tf32-ab-h100-argmax.json").write_text("{}")
+    done, modules = session_run(repo, env, "570")
+    assert done.returncode == 0 and modules == ["bench.gpu_check", "vvlib"], done.stderr
+
+
+def test_a_later_command_runs_the_queue_alone_and_brings_back_its_results(session):
+    repo, out, env = session
+    done, modules = session_run(repo, env, "200", "queue")
+    assert done.returncode == 0 and "gpu_session (queue):" in done.stdout, done.stderr
+    assert modules == ["vvlib"]
+    assert sorted(p.name for p in out.iterdir()) == ["queue.json", "results.tgz"]
+
+
+def test_an_unknown_mode_is_refused_before_anything_runs(session):
+    repo, out, env = session
+    done, modules = session_run(repo, env, "200", "check")
+    assert done.returncode == 2 and "mode: expected full (the default) or queue, got 'check'" in done.stderr
+    assert modules == [] and not any(out.iterdir())
 
 
 def test_it_refuses_to_run_without_the_commit_its_records_will_name(session):
