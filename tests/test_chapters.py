@@ -208,6 +208,31 @@ def test_dispersion_metrics(executed):
     assert set(metrics["p_value_entropy"]) == {"baseline_vs_layernorm", "adaptive_baseline_vs_adaptive_layernorm"}
 
 
+@pytest.mark.parametrize("name, figure", [("06_distribution_shift", "Figure 3"), ("07_dispersion", "Figure 4")])
+def test_a_probing_page_opens_with_its_probe_at_the_papers_scale_once_committed(executed, tmp_path, name, figure):
+    """Chapters 6 and 7 beside a paper store as the GPU queue will commit it (made up under the real store
+    keys): the answer at the paper's scale comes first, then the page's own, the opening says the probe is
+    shown, and results.json keeps it at that scale for the summary."""
+    from tests.test_paper_scale_probes import GPU, made_up_probe_store
+
+    root = executed[0]
+    made_up_probe_store(tmp_path / "paper", name)
+    given = {**OVERRIDES[name], "store_dir": str(root / "store"), "paper_scale_dir": str(tmp_path / "paper")}
+    notebook = run_chapter(name, "ci", given, output_dir=tmp_path / "out", progress=False)
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    big = results["metrics"]["paper_scale"]
+    assert (big["n_seeds"], big["steps"], big["device_type"]) == (100, 100_000, "cuda")
+    assert results["provenance"]["sources"]["training/paper_scale/baseline"]["device"] == GPU
+    cells = json.loads(notebook.read_text())["cells"]
+    said = {tag: ["".join(out["data"]["text/markdown"]) for c in cells if tag in c["metadata"].get("tags", [])
+                  for out in c.get("outputs", []) if "text/markdown" in out.get("data", {})]
+            for tag in ("answer", "remove-input")}  # a saved notebook may keep a text as a list of lines
+    answers = [text for text in said["answer"] if text.startswith(f"**Our answer to the paper's {figure}**")]
+    assert [a.split(")")[0] for a in answers] == [f"**Our answer to the paper's {figure}** (100 seeds x 100,000 steps, GPU",
+                                                  f"**Our answer to the paper's {figure}** (2 seeds x {results['parameters']['steps']:,} steps, CPU"]
+    assert any(f"this page shows some of them ({figure}'s answer at the top)" in text for text in said["remove-input"])
+
+
 def test_longer_training_chapter_trains_with_a_curriculum_on_both_tasks(executed):
     results = executed[1]["09_longer_training"]
     assert results["parameters"]["max_len"] == 256

@@ -318,6 +318,14 @@ def test_a_chapter_names_the_paper_scale_entries_the_queue_has_committed(tmp_pat
                             "of them (the slopes):** 1 of") and "Everything else on this page comes from" in shows
     shutil.rmtree(first.path.parent)
     assert paper_scale_entries("10_beyond", tmp_path)[0] == []
+    every = plan.chapter_jobs("07_dispersion", resolved("07_dispersion", "paper", {"store_dir": str(tmp_path)}),
+                              torch.device("cuda"))  # chapter 4's runs and their probe parts
+    for job in every:  # a chapter whose every entry the queue has committed
+        job.path.parent.mkdir(parents=True, exist_ok=True)
+        job.path.write_text("{}")
+    done = paper_scale_pending("07_dispersion", resolved("07_dispersion", "book", {}), tmp_path, shows="Figure 4")
+    assert done.startswith("**Paper-scale results of this chapter are committed, and this page shows some of them "
+                           f"(Figure 4):** all {len(every)} store entries") and "wait in the GPU queue" not in done
 
 
 def test_a_per_task_setting_changes_the_tasks_it_names_and_checks_each_value_by_its_rule():

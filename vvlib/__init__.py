@@ -55,6 +55,8 @@ importing only from the rooms listed before it:
         run_groups      every committed training run, grouped from its records, for the scale page
         plots           seaborn figures
         explore         slider views that work on the static page
+        same_seeds      the same counter-stream seeds on two devices: where their losses part, accuracy paired
+        probed          what chapters 6 and 7 keep of their probe tables in results.json, at each scale
     paper_scale     the paper's scale, planned
         plan            the store entries a training chapter will compute, and how far each has got
         units           the plan cut into units that fit one GPU command, with estimates from measured speeds

@@ -77,16 +77,18 @@ def paper_scale_entries(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> t
     return [job.label for job in jobs if job.path.exists()], [job.label for job in jobs if not job.path.exists()]
 
 
-def paper_scale_pending(name: str, P, store_dir=REPO_ROOT / PAPER_SCALE_STORE, shows: str = "") -> str:
+def paper_scale_pending(name: str, P, store_dir="", shows: str = "") -> str:
     """The opening of a chapter whose paper-scale results this page does not show (or shows only `shows`
     of): the scale its numbers come from, beside the paper's, why its verdicts are provisional, and what
-    of its paper-scale entries the GPU queue has committed so far (read from store_dir, never assumed)."""
-    committed, pending = paper_scale_entries(name, store_dir)
+    of its paper-scale entries the GPU queue has committed so far (read from store_dir, results/paper
+    where it is '', never assumed)."""
+    committed, pending = paper_scale_entries(name, store_dir or REPO_ROOT / PAPER_SCALE_STORE)
     if committed:
         shown = f"this page shows some of them ({shows})" if shows else "this page does not show them yet"
-        queue = (f"**Paper-scale results of this chapter are partly committed, and {shown}:** "
-                 f"{len(committed)} of {len(committed) + len(pending)} store entries of its `paper` profile are in "
-                 f"{PAPER_SCALE_STORE}/ ({'; '.join(committed)}); the rest wait in the GPU queue. ")
+        share = f"{len(committed)} of {len(committed) + len(pending)}" if pending else f"all {len(committed)}"
+        queue = (f"**Paper-scale results of this chapter are {'partly ' if pending else ''}committed, and {shown}:** "
+                 f"{share} store entries of its `paper` profile are in {PAPER_SCALE_STORE}/ "
+                 f"({'; '.join(committed)}){'; the rest wait in the GPU queue' if pending else ''}. ")
     else:
         queue = (f"**No paper-scale results for this chapter yet** (none of the {len(pending)} store entries of its "
                  f"`paper` profile is committed; they wait in the GPU queue, `python -m vvlib paper --plan`). ")
@@ -129,6 +131,23 @@ def latest_paper_scale_runs(name: str, task: str, store_dir):
         except StoreError:
             if draws == EARLIER_PAPER_RUN["draws"]:
                 raise
+
+
+def paper_scale_probe(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> tuple | None:
+    """Chapter `name`'s probe of argmax retrieval's runs (chapters 6 and 7) at its `paper` profile, read
+    from store_dir where every part of it is committed: (the paper profile's parameters, the probe's
+    tables, {variant: training record, its runs joined}); None while a part waits in the GPU queue.
+    Read only: nothing is trained or probed here."""
+    from ..experiments.storage.runs import stored_only
+    from ..experiments.storage.store import StoreError
+
+    P = resolved(name, "paper", {"store_dir": str(store_dir)})
+    ((_, probe),) = get_chapter(name).probes(P, "cuda")
+    with stored_only():
+        try:
+            return P, probe.tables(P.store_dir, "cuda"), probe.records()
+        except StoreError:
+            return None
 
 
 def paper_scale_slopes(name: str, tasks: dict, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> tuple[pd.DataFrame, object]:

@@ -20,10 +20,10 @@ def components_within_hidden(P):
 CHAPTER = Chapter(
     "06_distribution_shift", "Distribution shift of the attention output (Figures 2 and 3)",
     keys("global_mean global_variance global_mean_drift relative_global_variance component_std component_std_slope "
-         "component_std_slope_sem p_value_relative_global_variance p_value_mean_drift"),
+         "component_std_slope_sem p_value_relative_global_variance p_value_mean_drift", "paper_scale"),
     Work((ARGMAX.name,), probes.PAIR, ()),  # trains nothing new: its probes are planned
     probes=lambda P, device: [(ARGMAX.name, probes.distribution(P, device))],
     profiles=probing_profiles(ARGMAX, ci_sequences=64),
     checks=(checks.training_length_is_tested, distribution_lengths_tested, components_within_hidden,
-            checks.shown_seed_exists),
+            checks.shown_seed_exists, checks.paper_scale_store_exists),
 )

@@ -26,9 +26,10 @@ def examples_within_probes(P):
 
 CHAPTER = Chapter(
     "07_dispersion", "Dispersion of the attention weights (Figure 4)",
-    keys("top1_weight entropy p_value_top1_weight p_value_entropy"),
+    keys("top1_weight entropy p_value_top1_weight p_value_entropy", "paper_scale"),
     Work((ARGMAX.name,), probes.PAIR, ()),  # trains nothing new: its probes are planned
     probes=lambda P, device: [(ARGMAX.name, probes.dispersion(P, device))],
     profiles=probing_profiles(ARGMAX, ci_sequences=32),
-    checks=(lengths_hold_top_k, heatmap_lengths_tested, examples_within_probes, checks.shown_seed_exists),
+    checks=(lengths_hold_top_k, heatmap_lengths_tested, examples_within_probes, checks.shown_seed_exists,
+            checks.paper_scale_store_exists),
 )

@@ -65,5 +65,5 @@ def probing_profiles(task: PaperTask, ci_sequences: int) -> dict:
     """Chapters 6 and 7 probe chapter 4's models: its training settings, their own probe size."""
     runs = {scale: {k: v for k, v in task.scales[scale].items() if k in RUN_SETTINGS} for scale in task.scales}
     return {"ci": {"n_seeds": CI_SEEDS, **runs["ci"], "n_probe_sequences": ci_sequences},
-            "book": {**BOOK_TRAINING, **runs["book"]},
+            "book": {**BOOK_TRAINING, **runs["book"], "paper_scale_dir": PAPER_SCALE_STORE},
             "paper": {**PAPER_TRAINING, **runs["paper"], "n_probe_sequences": 1024}}

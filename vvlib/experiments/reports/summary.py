@@ -237,29 +237,45 @@ def claims(results_dir) -> list:
     return rows + _figure_claims(r)
 
 
+def _probe_views(results: dict) -> list:
+    """A probing chapter's (6, 7) scales: [(metrics, n_seeds, steps, device, profile)], its own runs'
+    first (device and profile: the chapter's), then the paper profile's where its results hold them."""
+    P, m = results["parameters"], results["metrics"]
+    views = [(m, P["n_seeds"], P["steps"], "", "")]
+    if "paper_scale" in m:
+        big = m["paper_scale"]
+        views.append((big, big["n_seeds"], big["steps"],
+                      _trained_on(results, "training/paper_scale/", big["device_type"]), "paper"))
+    return views
+
+
 def _figure_claims(r: dict) -> list:
-    """Figures 3 and 4 (chapters 6 and 7, probing chapter 4's models), and Figure 3 against Table 1."""
+    """Figures 3 and 4 (chapters 6 and 7, probing chapter 4's models) at each scale they probed, and
+    Figure 3 against Table 1."""
     shift = r[records.DISTRIBUTION_SHIFT.name]
     shift_m = shift["metrics"]
-    lengths, P = beyond_training(shift), shift["parameters"]
-    drift = shift_m["global_mean_drift"]["baseline"]
+    lengths = beyond_training(shift)
+    drifts, variances = [], []
+    for m, n_seeds, steps, device, profile in _probe_views(shift):
+        drift, at = m["global_mean_drift"]["baseline"], [n for n in lengths if n in m["global_mean_drift"]["baseline"]]
+        drifts.append(_reading(ARGMAX.name, {n: abs(drift[n]) for n in at}, {n: 0.0 for n in at},
+                               m["p_value_mean_drift"]["baseline"], at, shift, n_seeds, steps, device, profile))
+        ratio = m["relative_global_variance"]
+        variances.append(_reading(ARGMAX.name, ratio["layernorm"], ratio["baseline"],
+                                  m["p_value_relative_global_variance"], [n for n in lengths if n in ratio["baseline"]],
+                                  shift, n_seeds, steps, device, profile))
     rows = [Claim("the Baseline's global mean drifts away from its value at the training length", "Figure 3",
-                  shift["chapter"], [_reading(ARGMAX.name, {n: abs(drift[n]) for n in lengths}, {n: 0.0 for n in lengths},
-                                              shift_m["p_value_mean_drift"]["baseline"], lengths, shift,
-                                              P["n_seeds"], P["steps"])],
-                  None, "size of the drift, in sd at the training length"),
+                  shift["chapter"], drifts, None, "size of the drift, in sd at the training length"),
             Claim("+LN keeps more of the global variance of the readout's input", "Figure 3", shift["chapter"],
-                  [_reading(ARGMAX.name, shift_m["relative_global_variance"]["layernorm"],
-                            shift_m["relative_global_variance"]["baseline"],
-                            shift_m["p_value_relative_global_variance"], lengths, shift, P["n_seeds"], P["steps"])],
-                  None, "global variance / its value at the training length")]
+                  variances, None, "global variance / its value at the training length")]
     dispersion = r[records.DISPERSION.name]
-    d, P = dispersion["metrics"], dispersion["parameters"]
+    spread = [_reading(ARGMAX.name, d["entropy"]["layernorm"], d["entropy"]["baseline"],
+                       d["p_value_entropy"][pair_name(("baseline", "layernorm"))],
+                       [n for n in beyond_training(dispersion) if n in d["entropy"]["baseline"]], dispersion,
+                       n_seeds, steps, device, profile, higher_is_better=False)
+              for d, n_seeds, steps, device, profile in _probe_views(dispersion)]
     rows.append(Claim("+LN makes the attention less dispersed (lower entropy)", "Figure 4", dispersion["chapter"],
-                      [_reading(ARGMAX.name, d["entropy"]["layernorm"], d["entropy"]["baseline"],
-                                d["p_value_entropy"][pair_name(("baseline", "layernorm"))], beyond_training(dispersion),
-                                dispersion, P["n_seeds"], P["steps"], higher_is_better=False)],
-                      None, "attention entropy (nats)"))
+                      spread, None, "attention entropy (nats)"))
     argmax = r[BY_TASK[ARGMAX.name].name]
     kept = [n for n in lengths if is_significant(shift_m["p_value_relative_global_variance"].get(n))
             and shift_m["relative_global_variance"]["layernorm"][n] > shift_m["relative_global_variance"]["baseline"][n]]

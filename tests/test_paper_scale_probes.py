@@ -1,0 +1,143 @@
+"""Chapters 6 and 7 once the GPU queue commits their probes of chapter 4's paper-profile runs (units 15-18):
+the probe is read joined from its parts, nothing is read before every part is there, the metrics the
+summary reads are the ones an independent computation gives, and the summary's claims of Figures 3 and 4
+then rest on the paper's scale.  The records and tables are made up under the real store keys, so all this
+runs on the CPU before a GPU ever commits them."""
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from vvlib.book import runner
+from vvlib.compare import CONTRADICTED, SUPPORTED
+from vvlib.experiments.chapters import get_chapter
+from vvlib.experiments.reports import probed, summary
+from vvlib.experiments.setups import probes
+from vvlib.experiments.storage import runs, store
+
+GPU = "NVIDIA H100 80GB HBM3"
+PROVENANCE = {"device": GPU, "torch": "2.11.0+cu130", "git_commit": "0" * 40,
+              "created": "2026-11-27T00:00:00+00:00", "wall_time_s": 150.0}
+PAIRS = [probes.PAIR, ("adaptive_baseline", "adaptive_layernorm")]
+
+
+def made_up_rows(variant: str, seeds, lengths, rng) -> list:
+    """One made-up row per seed and length of both chapters' tables (the columns probing writes)."""
+    return [{"variant": variant, "seed": s, "N": n, "global_mean": rng.normal(), "global_variance": rng.uniform(0.5, 2),
+             "mean_drift": rng.normal(0, 0.1), "relative_variance": rng.uniform(0.2, 1.2),
+             "top1_weight": rng.uniform(0.01, 1), "entropy": rng.uniform(0, np.log(n))} for s in seeds for n in lengths]
+
+
+def made_up_probe_store(folder, name: str, variants=probes.PAIR, seed=0):
+    """Chapter `name`'s probe (06_distribution_shift or 07_dispersion) at its paper profile, as the GPU queue
+    would commit it: each run's record and each part's tables.json and table, with made-up numbers, for the
+    parts of `variants` only.  Returns the joined table, as the chapter reads it."""
+    import pandas as pd
+
+    P = runner.resolved(name, "paper", {"store_dir": str(folder)})
+    ((_, probe),) = get_chapter(name).probes(P, "cuda")
+    table = {"06_distribution_shift": "global", "07_dispersion": "attention"}[name]
+    rng, frames = np.random.default_rng(seed), []
+    for part in probe.parts:
+        if part.variant not in variants:
+            continue
+        run = part.run
+        run_json = runs.run_dir(folder, run.model_cfg, run.train_cfg, "cuda") / "run.json"
+        run_json.parent.mkdir(parents=True, exist_ok=True)
+        n, first = run.train_cfg.n_seeds, run.train_cfg.first_seed
+        store.write_json(run_json, {"spec": runs.training_spec(run.model_cfg, run.train_cfg, "cuda"),
+                                    "provenance": PROVENANCE, "final_loss": [0.01] * n,
+                                    "loss_history": [[100_000, [0.01] * n]]})
+        named = [part.variant] if table == "global" else [part.variant, f"adaptive_{part.variant}"]
+        frame = pd.DataFrame([row for v in named for row in made_up_rows(v, range(first, first + n),
+                                                                            P.eval_lengths, rng)])
+        tables = part.folder(folder)
+        tables.mkdir(parents=True)
+        frame.to_csv(tables / f"{table}.csv", index=False)
+        store.write_json(tables / "tables.json", {"spec": part.spec, "provenance": PROVENANCE, "tables": [table]})
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+@pytest.mark.parametrize("name", ["06_distribution_shift", "07_dispersion"])
+def test_the_paper_scale_probe_is_read_only_once_every_part_is_committed(tmp_path, name):
+    made_up_probe_store(tmp_path, name, variants=("baseline",))
+    assert runner.paper_scale_probe(name, tmp_path) is None  # +LN's parts still wait in the queue
+    made_up_probe_store(tmp_path / "all", name)
+    P, tables, records = runner.paper_scale_probe(name, tmp_path / "all")
+    (table,) = tables.values()
+    assert (P.n_seeds, P.steps, P.seed_chunk) == (100, 100_000, 50)
+    for variant in probes.PAIR:  # both runs of 50 seeds joined, numbered as one ensemble
+        assert sorted(table[table.variant == variant]["seed"].unique()) == list(range(100))
+        assert [r["provenance"]["device"] for r in runs.run_records(records[variant])] == [GPU, GPU]
+
+
+def test_figure_3s_metrics_are_means_over_seeds_and_paired_tests_of_the_joined_table(tmp_path):
+    frame = made_up_probe_store(tmp_path, "06_distribution_shift")
+    metrics = probed.figure3_metrics(frame, [16, 1024])
+    at = {v: frame[(frame.variant == v) & (frame.N == 1024)].sort_values("seed") for v in probes.PAIR}
+    assert metrics["relative_global_variance"]["layernorm"]["1024"] == pytest.approx(
+        at["layernorm"]["relative_variance"].mean())
+    assert metrics["global_mean"]["baseline"]["1024"] == pytest.approx(at["baseline"]["global_mean"].mean())
+    paired = scipy_stats.ttest_rel(at["baseline"]["relative_variance"], at["layernorm"]["relative_variance"])
+    assert metrics["p_value_relative_global_variance"]["1024"] == pytest.approx(paired.pvalue)
+    drift = scipy_stats.ttest_1samp(at["baseline"]["mean_drift"], 0.0)
+    assert metrics["p_value_mean_drift"]["baseline"]["1024"] == pytest.approx(drift.pvalue)
+
+
+def test_figure_4s_metrics_pair_each_run_with_its_partner_on_the_same_seeds(tmp_path):
+    frame = made_up_probe_store(tmp_path, "07_dispersion")
+    metrics = probed.figure4_metrics(frame, PAIRS)
+    at = {v: frame[(frame.variant == v) & (frame.N == 4096)].sort_values("seed")
+          for v in ("adaptive_baseline", "adaptive_layernorm")}
+    assert metrics["entropy"]["adaptive_layernorm"]["4096"] == pytest.approx(at["adaptive_layernorm"]["entropy"].mean())
+    paired = scipy_stats.ttest_rel(at["adaptive_baseline"]["entropy"], at["adaptive_layernorm"]["entropy"])
+    assert metrics["p_value_entropy"]["adaptive_baseline_vs_adaptive_layernorm"]["4096"] == pytest.approx(paired.pvalue)
+
+
+def probing_results(chapter: str, own: dict, paper_scale: dict | None) -> dict:
+    """A probing chapter's results.json: its own metrics at 8 seeds x 3,000 CPU steps, and the paper scale's."""
+    metrics = {**own, **({"paper_scale": paper_scale} if paper_scale else {})}
+    sources = {"training/baseline": {"device": "cpu (x86_64, 2 threads)"}}
+    sources.update({"training/paper_scale/baseline": {"device": GPU}} if paper_scale else {})
+    return {"chapter": chapter, "metrics": metrics,
+            "parameters": {"eval_lengths": [16, 256, 16384], "max_len": 16, "n_seeds": 8, "steps": 3000,
+                           "profile": "default"},
+            "provenance": {"device": "cpu (x86_64, 2 threads)", "sources": sources}}
+
+
+def figure_metrics(ln_is_better: bool, n_seeds=None, steps=None) -> tuple[dict, dict]:
+    """(chapter 6's, chapter 7's) metrics with +LN ahead or behind at every length, all significant."""
+    lengths = ["16", "256", "16384"]
+    good, bad = ({n: 0.9 for n in lengths}, {n: 0.5 for n in lengths})
+    ratio = {"layernorm": good if ln_is_better else bad, "baseline": bad if ln_is_better else good}
+    entropy = {"layernorm": {n: 1.0 for n in lengths}, "baseline": {n: 1.0 + (1 if ln_is_better else -1)
+                                                                   for n in lengths}}
+    p = {n: 1e-6 for n in lengths}
+    shift = {"relative_global_variance": ratio, "p_value_relative_global_variance": p,
+             "global_mean_drift": {"baseline": {n: 0.3 for n in lengths}}, "p_value_mean_drift": {"baseline": p}}
+    dispersion = {"entropy": entropy, "p_value_entropy": {"baseline_vs_layernorm": p}}
+    scale = {"n_seeds": n_seeds, "steps": steps, "device_type": "cuda"} if n_seeds else {}
+    return {**shift, **scale}, {**dispersion, **scale}
+
+
+OTHER_SCALE = {"parameters": {"n_seeds": 1, "steps": 1, "profile": "ci"}}  # chapter 4 at a scale chapter 6 did not probe
+
+
+def test_figure_claims_rest_on_the_paper_scale_where_the_probes_are_committed():
+    shift, dispersion = figure_metrics(ln_is_better=False)  # this page's runs: +LN behind
+    big_shift, big_dispersion = figure_metrics(ln_is_better=True, n_seeds=100, steps=100_000)
+    results = {"06_distribution_shift": probing_results("06_distribution_shift", shift, big_shift),
+               "07_dispersion": probing_results("07_dispersion", dispersion, big_dispersion),
+               "04_argmax_retrieval": OTHER_SCALE}  # not the probed runs: no Table 1 row
+    claims = {c.source + ": " + c.claim: c for c in summary._figure_claims(results)}
+    for key in ("Figure 3: +LN keeps more of the global variance of the readout's input",
+                "Figure 4: +LN makes the attention less dispersed (lower entropy)"):
+        own, big = claims[key].readings
+        assert own.evidence.verdict() == CONTRADICTED and own.scale() == "8 seeds x 3,000 steps, CPU (profile default)"
+        assert big.scale() == "100 seeds x 100,000 steps, GPU (profile paper)" and big.device == GPU
+        assert claims[key].decisive() is big and claims[key].verdict() == SUPPORTED
+    without = {"06_distribution_shift": probing_results("06_distribution_shift", shift, None),
+               "07_dispersion": probing_results("07_dispersion", dispersion, None),
+               "04_argmax_retrieval": OTHER_SCALE}
+    assert all(len(c.readings) == 1 for c in summary._figure_claims(without))
