@@ -213,7 +213,7 @@ def test_a_probing_page_opens_with_its_probe_at_the_papers_scale_once_committed(
     """Chapters 6 and 7 beside a paper store as the GPU queue will commit it (made up under the real store
     keys): the answer at the paper's scale comes first, then the page's own, the opening says the probe is
     shown, and results.json keeps it at that scale for the summary."""
-    from tests.test_paper_scale_probes import GPU, made_up_probe_store
+    from tests.paper_records import GPU, made_up_probe_store
 
     root = executed[0]
     made_up_probe_store(tmp_path / "paper", name)
@@ -231,6 +231,33 @@ def test_a_probing_page_opens_with_its_probe_at_the_papers_scale_once_committed(
     assert [a.split(")")[0] for a in answers] == [f"**Our answer to the paper's {figure}** (100 seeds x 100,000 steps, GPU",
                                                   f"**Our answer to the paper's {figure}** (2 seeds x {results['parameters']['steps']:,} steps, CPU"]
     assert any(f"this page shows some of them ({figure}'s answer at the top)" in text for text in said["remove-input"])
+
+
+@pytest.mark.parametrize("name, shows", [("08_ablations", "the ablation of argmax and dictionary at the top"),
+                                         ("09_longer_training", "the answer for argmax and dictionary at the top")])
+def test_a_two_task_page_opens_with_its_runs_at_the_papers_scale_once_committed(executed, tmp_path, name, shows):
+    """Chapters 8 and 9 beside a paper store holding all their runs (made up under the real store keys): each
+    task's answer at the paper's scale comes first, then the page's own, and results.json keeps it for the
+    summary."""
+    from tests.paper_records import GPU, made_up_runs
+
+    made_up_runs(tmp_path / "paper", name)
+    given = {**OVERRIDES.get(name, {}), "store_dir": str(executed[0] / "store"),
+             "paper_scale_dir": str(tmp_path / "paper")}
+    notebook = run_chapter(name, "ci", given, output_dir=tmp_path / "out", progress=False)
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    big = results["metrics"]["paper_scale"]
+    assert {t: (v["n_seeds"], v["steps"]) for t, v in big.items()} == {"argmax": (100, 100_000),
+                                                                      "dictionary": (100, 10_000)}
+    assert results["provenance"]["sources"]["training/paper_scale/dictionary/baseline"]["device"] == GPU
+    cells = json.loads(notebook.read_text())["cells"]
+    said = {tag: ["".join(out["data"]["text/markdown"]) for c in cells if tag in c["metadata"].get("tags", [])
+                  for out in c.get("outputs", []) if "text/markdown" in out.get("data", {})]
+            for tag in ("answer", "remove-input")}
+    verdicts = [text for text in said["answer"] if " seeds x " in text]  # per task: the paper's scale, then the page's
+    assert len(verdicts) == 4 and "100 seeds x 100,000 steps" in verdicts[0] and "100 seeds x 10,000 steps" in verdicts[2]
+    assert not any("100 seeds" in text for text in verdicts[1::2])
+    assert any(f"this page shows some of them ({shows})" in text for text in said["remove-input"])
 
 
 def test_longer_training_chapter_trains_with_a_curriculum_on_both_tasks(executed):

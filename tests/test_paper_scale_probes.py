@@ -4,64 +4,22 @@ summary reads are the ones an independent computation gives, and the summary's c
 then rest on the paper's scale.  The records and tables are made up under the real store keys, so all this
 runs on the CPU before a GPU ever commits them."""
 
-import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
+from tests.paper_records import GPU, made_up_probe_store
 from vvlib.book import runner
 from vvlib.compare import CONTRADICTED, SUPPORTED
-from vvlib.experiments.chapters import get_chapter
 from vvlib.experiments.reports import probed, summary
 from vvlib.experiments.setups import probes
-from vvlib.experiments.storage import runs, store
+from vvlib.experiments.storage import runs
 
-GPU = "NVIDIA H100 80GB HBM3"
-PROVENANCE = {"device": GPU, "torch": "2.11.0+cu130", "git_commit": "0" * 40,
-              "created": "2026-11-27T00:00:00+00:00", "wall_time_s": 150.0}
 PAIRS = [probes.PAIR, ("adaptive_baseline", "adaptive_layernorm")]
-
-
-def made_up_rows(variant: str, seeds, lengths, rng) -> list:
-    """One made-up row per seed and length of both chapters' tables (the columns probing writes)."""
-    return [{"variant": variant, "seed": s, "N": n, "global_mean": rng.normal(), "global_variance": rng.uniform(0.5, 2),
-             "mean_drift": rng.normal(0, 0.1), "relative_variance": rng.uniform(0.2, 1.2),
-             "top1_weight": rng.uniform(0.01, 1), "entropy": rng.uniform(0, np.log(n))} for s in seeds for n in lengths]
-
-
-def made_up_probe_store(folder, name: str, variants=probes.PAIR, seed=0):
-    """Chapter `name`'s probe (06_distribution_shift or 07_dispersion) at its paper profile, as the GPU queue
-    would commit it: each run's record and each part's tables.json and table, with made-up numbers, for the
-    parts of `variants` only.  Returns the joined table, as the chapter reads it."""
-    import pandas as pd
-
-    P = runner.resolved(name, "paper", {"store_dir": str(folder)})
-    ((_, probe),) = get_chapter(name).probes(P, "cuda")
-    table = {"06_distribution_shift": "global", "07_dispersion": "attention"}[name]
-    rng, frames = np.random.default_rng(seed), []
-    for part in probe.parts:
-        if part.variant not in variants:
-            continue
-        run = part.run
-        run_json = runs.run_dir(folder, run.model_cfg, run.train_cfg, "cuda") / "run.json"
-        run_json.parent.mkdir(parents=True, exist_ok=True)
-        n, first = run.train_cfg.n_seeds, run.train_cfg.first_seed
-        store.write_json(run_json, {"spec": runs.training_spec(run.model_cfg, run.train_cfg, "cuda"),
-                                    "provenance": PROVENANCE, "final_loss": [0.01] * n,
-                                    "loss_history": [[100_000, [0.01] * n]]})
-        named = [part.variant] if table == "global" else [part.variant, f"adaptive_{part.variant}"]
-        frame = pd.DataFrame([row for v in named for row in made_up_rows(v, range(first, first + n),
-                                                                            P.eval_lengths, rng)])
-        tables = part.folder(folder)
-        tables.mkdir(parents=True)
-        frame.to_csv(tables / f"{table}.csv", index=False)
-        store.write_json(tables / "tables.json", {"spec": part.spec, "provenance": PROVENANCE, "tables": [table]})
-        frames.append(frame)
-    return pd.concat(frames, ignore_index=True)
 
 
 @pytest.mark.parametrize("name", ["06_distribution_shift", "07_dispersion"])
 def test_the_paper_scale_probe_is_read_only_once_every_part_is_committed(tmp_path, name):
-    made_up_probe_store(tmp_path, name, variants=("baseline",))
+    made_up_probe_store(tmp_path, name, variants_probed=("baseline",))
     assert runner.paper_scale_probe(name, tmp_path) is None  # +LN's parts still wait in the queue
     made_up_probe_store(tmp_path / "all", name)
     P, tables, records = runner.paper_scale_probe(name, tmp_path / "all")

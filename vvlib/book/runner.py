@@ -86,9 +86,10 @@ def paper_scale_pending(name: str, P, store_dir="", shows: str = "") -> str:
     if committed:
         shown = f"this page shows some of them ({shows})" if shows else "this page does not show them yet"
         share = f"{len(committed)} of {len(committed) + len(pending)}" if pending else f"all {len(committed)}"
+        listed = "; ".join(committed) if len(committed) <= 8 else f"{committed[0]}; ...; {committed[-1]}"
         queue = (f"**Paper-scale results of this chapter are {'partly ' if pending else ''}committed, and {shown}:** "
                  f"{share} store entries of its `paper` profile are in {PAPER_SCALE_STORE}/ "
-                 f"({'; '.join(committed)}){'; the rest wait in the GPU queue' if pending else ''}. ")
+                 f"({listed}){'; the rest wait in the GPU queue' if pending else ''}. ")
     else:
         queue = (f"**No paper-scale results for this chapter yet** (none of the {len(pending)} store entries of its "
                  f"`paper` profile is committed; they wait in the GPU queue, `python -m vvlib paper --plan`). ")
@@ -148,6 +149,27 @@ def paper_scale_probe(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> tup
             return P, probe.tables(P.store_dir, "cuda"), probe.records()
         except StoreError:
             return None
+
+
+def paper_scale_trained(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> tuple:
+    """A two-task chapter's (8, 9) runs at its `paper` profile, read from store_dir: (the paper profile's
+    parameters, {task: (its parameters, accuracy {variant: (seeds, lengths)} at the chapter's temperatures,
+    {variant: training record}) for each task whose every run and evaluation is committed}).  A task with
+    one still in the GPU queue is left out.  Read only: nothing is trained or evaluated here."""
+    from ..experiments.setups import variants
+    from ..experiments.storage.store import StoreError
+
+    work, P = get_chapter(name).work, resolved(name, "paper", {"store_dir": str(store_dir)})
+    found = {}
+    for task in work.tasks:
+        P_task = variants.task_params(P, task)
+        try:
+            found[task] = (P_task, *variants.stored_train_and_evaluate(P_task, variants.task_config(P_task, task),
+                                                                       list(work.variants), list(work.temperatures),
+                                                                       "cuda"))
+        except StoreError:
+            continue
+    return P, found
 
 
 def paper_scale_slopes(name: str, tasks: dict, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> tuple[pd.DataFrame, object]:

@@ -5,7 +5,7 @@ from ..setups.params import require
 from ..setups.sensitivity import PAIR
 from . import checks
 from .record import Chapter, Work, keys
-from .scales import BOOK_TRAINING, PAPER_BOTH_TASKS, per_task
+from .scales import BOOK_TRAINING, PAPER_BOTH_TASKS, PAPER_SCALE_STORE, per_task
 
 
 def curriculum_start_within_training(P):
@@ -16,7 +16,7 @@ def curriculum_start_within_training(P):
 
 CHAPTER = Chapter(
     "09_longer_training", "Training on longer sequences with a length curriculum (Tables 4 and 5)",
-    keys("accuracy accuracy_sem p_value"), Work(NAMES, PAIR),
+    keys("accuracy accuracy_sem p_value", "paper_scale"), Work(NAMES, PAIR),
     # trains on sequences up to 256 items: fewer seeds and steps, more checkpoints than the shared defaults
     own_values=frozenset({"n_seeds", "max_len", "checkpoint_every", "steps[argmax]", "steps[dictionary]"}),
     profiles={
@@ -25,10 +25,11 @@ CHAPTER = Chapter(
         # The curriculum's late steps run on 256-item sequences (about 8x the cost of a step at 16 items),
         # so fewer steps than chapters 4-5 at the same 20 seeds.
         "book": {**BOOK_TRAINING, **per_task({ARGMAX: {"steps": 1000, "n_eval_sequences": 256},
-                                              DICTIONARY: {"steps": 600, "n_eval_sequences": 128}})},
+                                              DICTIONARY: {"steps": 600, "n_eval_sequences": 128}}),
+                 "paper_scale_dir": PAPER_SCALE_STORE},
         # 100 seeds to 256 items take over an hour per argmax variant on an H100 (`python -m vvlib paper --plan
         # --speeds-of cuda`): runs of 10 seeds fit one GPU command each, and join into the 100 seeds
         "paper": {**PAPER_BOTH_TASKS, "seed_chunk": {task: 10 for task in NAMES}},
     },
-    checks=(curriculum_start_within_training, checks.keys_cover_lengths),
+    checks=(curriculum_start_within_training, checks.keys_cover_lengths, checks.paper_scale_store_exists),
 )

@@ -361,15 +361,17 @@ def ablation_metrics(accuracy: dict, lengths, variants=("standardize", "layernor
 
 
 def ablation_sentence(task: str, metrics: dict, lengths, in_distribution: int, n_seeds: int, steps: int,
-                      ln_over_std_claimed: bool = True) -> str:
+                      ln_over_std_claimed: bool = True, device: str = "") -> str:
     """Chapter 8's reading of one task at one scale: at how many lengths beyond training +std and +LN
     beat the Baseline, and +LN beats +std (paired), with the verdict on that where the paper claims it
-    (PaperTask.ln_beats_std; on dictionary lookup it claims the two about equal: summary.table6_sentence)."""
+    (PaperTask.ln_beats_std; on dictionary lookup it claims the two about equal: summary.table6_sentence).
+    device: where the runs trained ('GPU'), named beside the scale where given."""
     ood = [str(n) for n in beyond_training(lengths, in_distribution)]
     gain = metrics["relative_gain"]
     std_up, ln_up = (sum(gain[v][n] > 0 for n in ood) for v in ("standardize", "layernorm"))
     ln_over_std = compare(gain["layernorm"], gain["standardize"], metrics["p_value_ln_vs_std"], ood)
-    return (f"**{task}** ({n_seeds} seeds x {steps:,} steps): beyond the training lengths, +std beats the Baseline at "
+    return (f"**{task}** ({n_seeds} seeds x {steps:,} steps{', ' + device if device else ''}): beyond the training "
+            f"lengths, +std beats the Baseline at "
             f"{std_up} of {len(ood)} lengths and +LN at {ln_up}; +LN beats +std at {ln_over_std.ahead} "
             f"({ln_over_std.ahead_significant} with p < {ALPHA}, paired t-test over {n_seeds} seeds)"
             + (f": that +LN is more accurate than +std is {provisional.qualified(ln_over_std.verdict(), task, steps)}."

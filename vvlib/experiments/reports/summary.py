@@ -185,15 +185,19 @@ def headline(rows: list) -> str:
 
 
 def _ablation_views(ablation: dict) -> list:
-    """Chapter 8's comparisons per task and scale: [(task, n_seeds, steps, metrics, scale)], the
-    longer training's (where it ran) after the book scale's; metrics hold accuracy,
-    p_value_vs_baseline, p_value_ln_vs_std and ln_minus_std of that task alone."""
+    """Chapter 8's comparisons per task and scale: [(task, n_seeds, steps, metrics, scale, device,
+    profile)], the longer training's (where it ran) after the book scale's, then the paper profile's
+    (where its runs are committed); metrics hold accuracy, p_value_vs_baseline, p_value_ln_vs_std and
+    ln_minus_std of that task alone; device and profile are the chapter's ('') but for the paper's."""
     P, m = ablation["parameters"], ablation["metrics"]
     keys = ("accuracy", "p_value_vs_baseline", "p_value_ln_vs_std", "ln_minus_std")
-    views = [(task, P["n_seeds"], task_value(P, "steps", task), {k: m[k][task] for k in keys}, scale(ablation))
+    views = [(task, P["n_seeds"], task_value(P, "steps", task), {k: m[k][task] for k in keys}, scale(ablation), "", "")
              for task in NAMES]
-    return views + [(task, task_value(P, "long_seeds", task), v["steps"], v, long_scale(ablation, task))
-                    for task, v in m.get("long", {}).items()]
+    views += [(task, task_value(P, "long_seeds", task), v["steps"], v, long_scale(ablation, task), "", "")
+              for task, v in m.get("long", {}).items()]
+    return views + [(task, v["n_seeds"], v["steps"], v, f"{v['n_seeds']} seeds x {v['steps']} steps (profile paper)",
+                     _trained_on(ablation, f"training/paper_scale/{task}/", v["device_type"]), "paper")
+                    for task, v in m.get("paper_scale", {}).items()]
 
 
 def _ablation_claims(ablation: dict) -> list:
@@ -203,17 +207,21 @@ def _ablation_claims(ablation: dict) -> list:
     longest = int(max(lengths, key=int))
     rows = []
     for task in TASKS:
-        mine = [(n, steps, m) for t, n, steps, m, _ in views if t == task.name]
+        # each scale's runs, at the lengths beyond training that they were tested at
+        mine = [(n, steps, m, device, profile, [k for k in lengths if k in m["accuracy"]["baseline"]])
+                for t, n, steps, m, _, device, profile in views if t == task.name]
         gain = paper.column(task.ablation, "standardize", longest)  # the paper gives +std's change only
         rows.append(Claim(f"{task.name}: +std is more accurate than the Baseline", task.ablation_table,
                           ablation["chapter"],
                           [_reading(task.name, m["accuracy"]["standardize"], m["accuracy"]["baseline"], m["p_value_vs_baseline"]
-                                    ["standardize"], lengths, ablation, n, steps) for n, steps, m in mine],
+                                    ["standardize"], at, ablation, n, steps, device, profile)
+                           for n, steps, m, device, profile, at in mine],
                           None if gain is None else {"difference": gain}))
         if task.ln_beats_std:
             rows.append(Claim(f"{task.name}: +LN is more accurate than +std", task.ablation_table, ablation["chapter"],
                               [_reading(task.name, m["accuracy"]["layernorm"], m["accuracy"]["standardize"],
-                                        m["p_value_ln_vs_std"], lengths, ablation, n, steps) for n, steps, m in mine],
+                                        m["p_value_ln_vs_std"], at, ablation, n, steps, device, profile)
+                               for n, steps, m, device, profile, at in mine],
                               None))
     return rows
 
@@ -227,14 +235,28 @@ def claims(results_dir) -> list:
         rows += _accuracy_claims(task, r[BY_TASK[task.name].name])
     rows += _ablation_claims(r[records.ABLATIONS.name])
     longer = r[records.LONGER_TRAINING.name]
-    P, m = longer["parameters"], longer["metrics"]
     for task in TASKS:
-        reading = _reading(task.name, m["accuracy"][task.name]["layernorm"], m["accuracy"][task.name]["baseline"],
-                           m["p_value"][task.name], beyond_training(longer), longer, P["n_seeds"], task_value(P, "steps", task.name))
-        rows.append(Claim(f"{task.name}, trained up to N = {P['max_len']}: +LN beats the Baseline",
-                          task.longer_table, longer["chapter"], [reading],
-                          _paper_numbers(task.longer, "layernorm", "baseline", reading.longest["N"])))
+        readings = _longer_readings(longer, task.name)
+        n = max(readings, key=Reading.size).longest["N"]
+        rows.append(Claim(f"{task.name}, trained up to N = {longer['parameters']['max_len']}: +LN beats the Baseline",
+                          task.longer_table, longer["chapter"], readings,
+                          _paper_numbers(task.longer, "layernorm", "baseline", n)))
     return rows + _figure_claims(r)
+
+
+def _longer_readings(longer: dict, task: str) -> list:
+    """Chapter 9's +LN against the Baseline on one task: at the chapter's own scale, then at the paper
+    profile's where all of that task's runs are committed (its results' paper_scale)."""
+    P, m, lengths = longer["parameters"], longer["metrics"], beyond_training(longer)
+    readings = [_reading(task, m["accuracy"][task]["layernorm"], m["accuracy"][task]["baseline"], m["p_value"][task],
+                         lengths, longer, P["n_seeds"], task_value(P, "steps", task))]
+    if task in m.get("paper_scale", {}):
+        big = m["paper_scale"][task]
+        readings.append(_reading(task, big["accuracy"]["layernorm"], big["accuracy"]["baseline"], big["p_value"],
+                                 [n for n in lengths if n in big["accuracy"]["baseline"]], longer, big["n_seeds"],
+                                 big["steps"], _trained_on(longer, f"training/paper_scale/{task}/", big["device_type"]),
+                                 "paper"))
+    return readings
 
 
 def _probe_views(results: dict) -> list:
@@ -334,7 +356,7 @@ def equivalence(results_dir, task=DICTIONARY.name) -> dict:
     training length."""
     ablation = load(results_dir, records.ABLATIONS.name)
     return {where: {n: m["ln_minus_std"][n] for n in beyond_training(ablation)}
-            for t, _, _, m, where in _ablation_views(ablation) if t == task}
+            for t, _, _, m, where, _, _ in _ablation_views(ablation) if t == task}
 
 
 def equivalence_text(differences: dict) -> str:
