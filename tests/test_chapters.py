@@ -260,6 +260,25 @@ def test_a_two_task_page_opens_with_its_runs_at_the_papers_scale_once_committed(
     assert any(f"this page shows some of them ({shows})" in text for text in said["remove-input"])
 
 
+def test_the_beyond_page_opens_with_a_tasks_variants_at_the_papers_scale_once_all_are_committed(executed, tmp_path):
+    """Chapter 10 beside a paper store holding dictionary lookup's seven variants (made up under the real store
+    keys) and none of argmax retrieval's: dictionary lookup's table and sentence at the paper's scale come
+    first, argmax retrieval's wait, and results.json keeps the committed task at that scale."""
+    from tests.paper_records import made_up_runs
+
+    made_up_runs(tmp_path / "paper", "10_beyond", tasks=["dictionary"])
+    given = {**OVERRIDES["10_beyond"], "store_dir": str(executed[0] / "store"), "paper_scale_dir": str(tmp_path / "paper")}
+    notebook = run_chapter("10_beyond", "ci", given, output_dir=tmp_path / "out", progress=False)
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert {t: (v["n_seeds"], v["steps"]) for t, v in results["metrics"]["paper_scale"].items()} == {
+        "dictionary": (100, 10_000)}
+    cells = json.loads(notebook.read_text())["cells"]
+    said = ["".join(out["data"]["text/markdown"]) for c in cells for out in c.get("outputs", [])
+            if "text/markdown" in out.get("data", {})]
+    assert said[0].startswith("**dictionary** (100 seeds x 10,000 steps, GPU): Best beyond training")
+    assert any("this page shows some of them (the variants of dictionary at the top" in text for text in said)
+
+
 def test_longer_training_chapter_trains_with_a_curriculum_on_both_tasks(executed):
     results = executed[1]["09_longer_training"]
     assert results["parameters"]["max_len"] == 256

@@ -5,7 +5,7 @@ from ..setups.paper_tasks import NAMES
 from ..setups.params import require
 from . import checks
 from .record import PER_LENGTH, Chapter, Work, keys
-from .scales import BOOK_TRAINING, CI_SEEDS, PAPER_BOTH_TASKS, both_tasks
+from .scales import BOOK_TRAINING, CI_SEEDS, PAPER_BOTH_TASKS, PAPER_SCALE_STORE, both_tasks
 
 ONE_LAYER = ("baseline", "layernorm", "rescale", "log_n", "log_n_layernorm")  # the paper's two and three new outputs
 DEEP = ("deep_baseline", "deep_layernorm")  # Baseline and +LN with several heads and layers
@@ -27,15 +27,16 @@ def heads_divide_hidden(P):
 
 CHAPTER = Chapter(
     "10_beyond", "Beyond the paper: a variance-preserving output, length-aware logits, depth and heads",
-    keys(f"{PER_LENGTH} variance_slope mc_slope best"), Work(NAMES, DEEPER),
+    keys(f"{PER_LENGTH} variance_slope mc_slope best", "paper_scale"), Work(NAMES, DEEPER),
     probes=lambda P, device: [(task, probes.slopes(P, variants.task_params(P, task), task, list(DEEPER), device))
                               for task in NAMES],
     profiles={
         # ci shares chapter 8's ci runs (Baseline, +LN); short test lengths keep it to minutes
         "ci": {"n_seeds": CI_SEEDS, **both_tasks("ci"), "eval_lengths": [16, 128, 1024, 8192], "probe_sequences": 32,
                "mc_lengths": [16, 256, 4096], "mc_sequences": 1024},
-        "book": {**BOOK_TRAINING, **both_tasks("book")},
+        "book": {**BOOK_TRAINING, **both_tasks("book"), "paper_scale_dir": PAPER_SCALE_STORE},
         "paper": PAPER_BOTH_TASKS,
     },
-    checks=(checks.keys_cover_lengths, heads_divide_hidden, checks.training_length_is_tested),
+    checks=(checks.keys_cover_lengths, heads_divide_hidden, checks.training_length_is_tested,
+            checks.paper_scale_store_exists),
 )
