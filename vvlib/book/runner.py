@@ -152,7 +152,7 @@ def paper_scale_probe(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> tup
 
 
 def paper_scale_trained(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> tuple:
-    """A two-task chapter's (8, 9) runs at its `paper` profile, read from store_dir: (the paper profile's
+    """A two-task chapter's (8, 9, 10) runs at its `paper` profile, read from store_dir: (the paper profile's
     parameters, {task: (its parameters, accuracy {variant: (seeds, lengths)} at the chapter's temperatures,
     {variant: training record}) for each task whose every run and evaluation is committed}).  A task with
     one still in the GPU queue is left out.  Read only: nothing is trained or evaluated here."""
