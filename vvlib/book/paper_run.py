@@ -5,8 +5,9 @@ It runs each chapter with a `paper` profile (4-10) in turn, as `vvlib run --prof
 would, into the results store (results/paper/, the paper profile's store_dir, where the
 book reads its paper-scale rows, unless -p store_dir says otherwise; nothing is committed).
 Everything is resumable: stored runs and evaluations are loaded, an interrupted training run
-resumes from its last checkpoint, so the same command again goes on where it stopped.  The bar is drawn from the store alone (plan.py): training model-steps
-as the bar, evaluations beside it, and an ETA from the speeds measured in this sitting.
+resumes from its last checkpoint, so the same command again goes on where it stopped.  The bar
+is drawn from the store alone (plan.py): training model-steps as the bar, evaluations beside it,
+and an ETA from the speeds measured in this sitting.
 """
 
 import contextlib
