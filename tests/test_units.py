@@ -220,3 +220,14 @@ def test_the_queue_refuses_to_be_mixed_with_plan_or_unit_and_pack_needs_it(tmp_p
         main(["paper", "--for-minutes", "0"])
     assert stop.value.code == 2 and "expected a number of minutes > 0" in capsys.readouterr().err
     assert not (tmp_path / "store").exists() and not (tmp_path / "p").exists()
+
+
+def test_a_probe_no_gpu_has_timed_takes_the_other_tasks_probing_speed_by_the_tasks_evaluation_ratio():
+    """Argmax retrieval's probes (chapters 6, 7, 10) have not run on a GPU: their speed is dictionary lookup's
+    probing speed there times argmax over dictionary evaluation speed, marked estimated."""
+    rates = {"dictionary probing": 100.0, "dictionary evaluation": 200.0, "argmax evaluation": 300.0}
+    completed, estimated = units.with_other_task(rates, ["argmax probing", "dictionary probing", "argmax training"])
+    assert completed["argmax probing"] == pytest.approx(100.0 * 300.0 / 200.0) and estimated == ["argmax probing"]
+    assert completed["dictionary probing"] == 100.0 and "argmax training" not in completed
+    untimed = {"dictionary evaluation": 200.0, "argmax evaluation": 300.0}  # no task's probing timed: nothing to go by
+    assert units.with_other_task(untimed, ["argmax probing"]) == (untimed, [])

@@ -80,9 +80,9 @@ def unit_rates(overrides: dict, device: str | None = None, kinds=()) -> tuple[st
     """(device type, {kind: units per second}, [kinds estimated]): measured on that kind of device
     (default: the one in use) in the committed stores and the chosen one (the paper profile's,
     results/paper, unless -p store_dir says), each read once; a kind it has not timed, where the
-    other kind of device has, is estimated by that device's ratio (units.with_scaled_rates), and
-    one of `kinds` timed only on the other source of data by that one's speed
-    (units.with_other_stream)."""
+    other kind of device has, is estimated by that device's ratio (units.with_scaled_rates), one of
+    `kinds` timed only on the other source of data by that one's speed (units.with_other_stream),
+    and a probing kind from the other task's (units.with_other_task)."""
     device = device or rng.resolve_device(overrides.get("device", "auto")).type
     # a store given relative to the caller's folder is that folder's, as for the chapters (checked_parameters)
     chosen = Path(overrides["store_dir"]).absolute() if "store_dir" in overrides else REPO_ROOT / PAPER_SCALE_STORE
@@ -91,7 +91,8 @@ def unit_rates(overrides: dict, device: str | None = None, kinds=()) -> tuple[st
     other = "cpu" if device == "cuda" else "cuda"
     rates, scaled = units.with_scaled_rates(units.measured_rates(stores, device), units.measured_rates(stores, other))
     rates, streamed = units.with_other_stream(rates, kinds)
-    return device, rates, scaled + streamed
+    rates, by_task = units.with_other_task(rates, kinds)
+    return device, rates, scaled + streamed + by_task
 
 
 def describe_units(cut: list[units.Unit], rates: dict, device: str, budget_s: float = units.UNIT_BUDGET_S,

@@ -129,6 +129,24 @@ def with_scaled_rates(rates: dict, other: dict) -> tuple[dict, list]:
     return completed, estimated
 
 
+def with_other_task(rates: dict, kinds) -> tuple[dict, list]:
+    """(rates, [kinds estimated]): each probing kind of `kinds` not yet timed, given another task's
+    probing speed times the ratio of the two tasks' evaluation speeds, where those are timed: a probe
+    runs a model over test sequences as an evaluation does, and keeps more of what it computes, so the
+    other task's probing over evaluation ratio carries that extra cost over."""
+    completed, estimated = dict(rates), []
+    probed = [k.removesuffix(" probing") for k in rates if k.endswith(" probing")]
+    others = [task for task in probed if f"{task} evaluation" in rates]  # tasks with both speeds timed
+    for kind in kinds:
+        task = kind.removesuffix(" probing")
+        if kind in rates or task == kind or f"{task} evaluation" not in rates or not others:
+            continue
+        other = others[0]
+        completed[kind] = rates[f"{other} probing"] * rates[f"{task} evaluation"] / rates[f"{other} evaluation"]
+        estimated.append(kind)
+    return completed, estimated
+
+
 def with_other_stream(rates: dict, kinds) -> tuple[dict, list]:
     """(rates, [kinds estimated]): each of `kinds` not yet timed on one source of data (a run on the
     counter stream, say) given the speed of the same runs on the generators, where that is timed.
