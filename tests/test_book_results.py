@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from vvlib.book import paper_scale
 from vvlib.experiments.storage import store
 from vvlib.experiments.chapters import CHAPTERS
 from vvlib.experiments.chapters.scales import BOOK_STORE, PAPER_SCALE_STORE
@@ -155,7 +156,7 @@ def test_the_lines_on_the_cpus_test_set_hold_in_the_committed_recheck(monkeypatc
     assert shown == {"1024": [1.0, -0.7, 2.8], "16384": [0.0, -2.2, 2.3]}
     assert all(d["difference"]["p"] > 0.05 for by_length in summary.values() for d in by_length.values())
     _, (cpu, _, _) = book_results(monkeypatch, "05_dictionary_lookup", "dictionary", long=True)
-    _, gpu, _ = runner.paper_scale_runs("05_dictionary_lookup", "dictionary", PAPER_SCALE)
+    _, gpu, _ = paper_scale.accuracy_runs("05_dictionary_lookup", "dictionary", PAPER_SCALE)
     devices = welch(100 * cpu["baseline"][:, -1], 100 * gpu["baseline"][:, -1])
     assert round(devices["diff"], 1) == -2.5 and summary["baseline"]["16384"]["difference"]["low"] > devices["diff"]
 
@@ -221,9 +222,8 @@ def test_todays_code_names_every_committed_run_as_it_was_stored(path):
 def paper_scale_results(chapter: str, task: str, draws: str = "generators"):
     """(parameters, accuracy) of chapter's paper profile, from the committed GPU records only (the
     earlier runs by default; draws counter: the GPU queue's)."""
-    from vvlib.book import runner
 
-    P, accuracy, _ = runner.paper_scale_runs(chapter, task, PAPER_SCALE, draws)
+    P, accuracy, _ = paper_scale.accuracy_runs(chapter, task, PAPER_SCALE, draws)
     return P, accuracy
 
 
@@ -232,10 +232,9 @@ def test_the_counter_arms_seeds_trained_on_the_gpus_batches_as_results_paper_rea
     the GPU queue's runs drew the same batches: over the first 100 steps the same seed's loss agrees to
     within 0.14% (median 0.01%), while different seeds differ by 0.44% or more; by step 1,000 the same
     seed differs by up to 36%."""
-    from vvlib.book import runner
     from vvlib.experiments.reports import same_seeds
 
-    _, _, gpu = runner.paper_scale_runs("05_dictionary_lookup", "dictionary", PAPER_SCALE, "counter")
+    _, _, gpu = paper_scale.accuracy_runs("05_dictionary_lookup", "dictionary", PAPER_SCALE, "counter")
     cpu = {}
     for path in BOOK.glob("train-*/run.json"):
         record = store.read_json(path)
@@ -411,10 +410,9 @@ def test_the_argmax_training_loss_does_not_rise_as_chapter_5_says(monkeypatch):
     100,000 steps (the last 5%), on the CPU's longer training and at the paper's scale alike."""
     import numpy as np
 
-    from vvlib.book import runner
 
     _, (_, _, runs) = book_results(monkeypatch, "04_argmax_retrieval", "argmax", long=True)
-    P, _, paper_runs = runner.paper_scale_runs("04_argmax_retrieval", "argmax", PAPER_SCALE)
+    P, _, paper_runs = paper_scale.accuracy_runs("04_argmax_retrieval", "argmax", PAPER_SCALE)
     histories = [r["loss_history"] for rs in runs.values() for r in rs] + [r["loss_history"] for r in paper_runs.values()]
     assert len(histories) == 3 * 2 + 2  # the CPU's runs of 4 seeds, and the GPU's of 100
     for history in histories:
@@ -496,7 +494,7 @@ def test_chapter_5s_lines_on_the_rows_that_stop_the_rise_hold_in_the_committed_r
     assert len(at_paper_steps) == 4 and min(at_paper_steps, key=lambda r: r["distance_to_paper"]) is heavy
     assert any(r["distance_to_paper"] < heavy["distance_to_paper"] for r in records)  # "only rows ... come closer"
     assert all(r["steps"] < 10_000 for r in records if r["distance_to_paper"] < heavy["distance_to_paper"])
-    P_gpu, gpu, _ = runner.paper_scale_runs("05_dictionary_lookup", "dictionary", PAPER_SCALE)
+    P_gpu, gpu, _ = paper_scale.accuracy_runs("05_dictionary_lookup", "dictionary", PAPER_SCALE)
     gpu_base = {str(n): 100 * gpu["baseline"][:, j].mean() for j, n in enumerate(P_gpu.eval_lengths)}
     assert round(sensitivity.rms_distance(gpu_base, sensitivity.paper_row("dictionary", "baseline")), 1) == 10.9
     d2_10, d2_14 = heavy["difference"]["1024"], heavy["difference"]["16384"]

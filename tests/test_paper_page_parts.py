@@ -9,7 +9,7 @@ import pandas as pd
 from IPython.display import Markdown
 
 from tests.paper_records import made_up_runs
-from vvlib.book import accuracy_page, runner
+from vvlib.book import accuracy_page, paper_scale
 from vvlib.book.accuracy_page import AccuracyPage
 from vvlib.experiments.chapters import ARGMAX_RETRIEVAL
 from vvlib.experiments.setups import variants
@@ -22,7 +22,7 @@ def test_the_page_reads_runs_stored_in_parts_as_one_ensemble_and_shows_every_pap
                                                                                                     monkeypatch):
     made = {variant: accuracy for (_, variant), accuracy in made_up_runs(tmp_path, "04_argmax_retrieval").items()
             if variant in ("baseline", "layernorm")}  # fixed temperature
-    draws, P, accuracy, records = runner.latest_paper_scale_runs("04_argmax_retrieval", "argmax", tmp_path)
+    draws, P, accuracy, records = paper_scale.latest_accuracy_runs("04_argmax_retrieval", "argmax", tmp_path)
     assert draws == "counter" and P.seed_chunk == 50 and len(variants.train_configs(P)) == 2
     assert all(np.array_equal(accuracy[v], made[v]) for v in made)
     assert [len(runs.run_records(records[v])) for v in made] == [2, 2]

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 from tests.paper_records import GPU, made_up_probe_store
-from vvlib.book import runner
+from vvlib.book import paper_scale
 from vvlib.compare import CONTRADICTED, SUPPORTED
 from vvlib.experiments.reports import probed, summary
 from vvlib.experiments.setups import probes
@@ -20,9 +20,9 @@ PAIRS = [probes.PAIR, ("adaptive_baseline", "adaptive_layernorm")]
 @pytest.mark.parametrize("name", ["06_distribution_shift", "07_dispersion"])
 def test_the_paper_scale_probe_is_read_only_once_every_part_is_committed(tmp_path, name):
     made_up_probe_store(tmp_path, name, variants_probed=("baseline",))
-    assert runner.paper_scale_probe(name, tmp_path) is None  # +LN's parts still wait in the queue
+    assert paper_scale.probe(name, tmp_path) is None  # +LN's parts still wait in the queue
     made_up_probe_store(tmp_path / "all", name)
-    P, tables, records = runner.paper_scale_probe(name, tmp_path / "all")
+    P, tables, records = paper_scale.probe(name, tmp_path / "all")
     (table,) = tables.values()
     assert (P.n_seeds, P.steps, P.seed_chunk) == (100, 100_000, 50)
     for variant in probes.PAIR:  # both runs of 50 seeds joined, numbered as one ensemble

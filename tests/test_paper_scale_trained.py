@@ -5,7 +5,7 @@ paper's scale only when every run and evaluation of it is committed, and the sum
 import numpy as np
 
 from tests.paper_records import GPU, made_up_runs
-from vvlib.book import runner
+from vvlib.book import paper_scale
 from vvlib.compare import SUPPORTED
 from vvlib.experiments.reports import summary
 from vvlib.experiments.setups import variants
@@ -14,7 +14,7 @@ from vvlib.experiments.storage import runs
 
 def test_a_task_is_read_at_the_papers_scale_once_every_one_of_its_runs_is_committed(tmp_path):
     made = made_up_runs(tmp_path, "08_ablations", tasks=["dictionary"])
-    P, found = runner.paper_scale_trained("08_ablations", tmp_path)
+    P, found = paper_scale.trained("08_ablations", tmp_path)
     assert list(found) == ["dictionary"]  # argmax retrieval's runs all wait in the queue
     P_task, accuracy, records = found["dictionary"]
     assert (P.n_seeds, P_task.steps) == (100, 10_000)
@@ -24,12 +24,12 @@ def test_a_task_is_read_at_the_papers_scale_once_every_one_of_its_runs_is_commit
     last = variants.train_configs(P_argmax)[-1]  # +std's seeds 50-99: still in the queue
     model_cfg = variants.model_config(P_argmax, variants.task_config(P_argmax, "argmax"), "standardize")
     runs.eval_path(tmp_path, model_cfg, last, variants.eval_config(P_argmax), "cuda").unlink()
-    assert list(runner.paper_scale_trained("08_ablations", tmp_path)[1]) == ["dictionary"]
+    assert list(paper_scale.trained("08_ablations", tmp_path)[1]) == ["dictionary"]
 
 
 def test_chapter_9s_tasks_are_read_from_their_ten_runs_of_ten_seeds(tmp_path):
     made = made_up_runs(tmp_path, "09_longer_training")
-    P, found = runner.paper_scale_trained("09_longer_training", tmp_path)
+    P, found = paper_scale.trained("09_longer_training", tmp_path)
     assert set(found) == {"argmax", "dictionary"} and P.max_len == 256
     for task, (P_task, accuracy, records) in found.items():
         assert len(variants.train_configs(P_task)) == 10 and accuracy["layernorm"].shape[0] == 100

@@ -282,7 +282,8 @@ def test_listing_into_a_pipe_that_closes_early_ends_quietly():
 
 
 def test_a_chapter_without_paper_scale_results_says_at_what_scale_its_numbers_are():
-    from vvlib.book.runner import paper_scale_pending, resolved
+    from vvlib.book.paper_scale import pending as paper_scale_pending
+    from vvlib.book.runner import resolved
     from vvlib.experiments.setups.paper import STEPS
 
     probed = paper_scale_pending("06_distribution_shift", resolved("06_distribution_shift", "book", {}))
@@ -300,7 +301,8 @@ def test_a_chapter_names_the_paper_scale_entries_the_queue_has_committed(tmp_pat
     """Read from the store, never assumed: once a unit of the queue lands, the page stops saying there is none."""
     import shutil
 
-    from vvlib.book.runner import paper_scale_entries, paper_scale_pending, resolved
+    from vvlib.book.paper_scale import entries as paper_scale_entries, pending as paper_scale_pending
+    from vvlib.book.runner import resolved
     from vvlib.experiments.paper_scale import plan
 
     P_paper = resolved("10_beyond", "paper", {"store_dir": str(tmp_path)})
@@ -401,7 +403,7 @@ def test_chapter_10_reads_the_committed_slope_probes_of_the_variants_whose_parts
     slope over seeds is the mean of the committed slopes.csv; every other variant is still to run."""
     import pandas as pd
 
-    from vvlib.book.runner import paper_scale_slopes
+    from vvlib.book.paper_scale import slopes as paper_scale_slopes
     from vvlib.experiments.storage.store import REPO_ROOT, read_json
 
     asked = {"argmax": ["baseline"], "dictionary": ["baseline", "layernorm", "log_n"]}

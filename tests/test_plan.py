@@ -8,6 +8,7 @@ import sys
 import pytest
 import torch
 
+from vvlib.book import paper_scale
 from vvlib.book import paper_run
 from vvlib.book.runner import resolved
 from vvlib.experiments.chapters.scales import BOOK_STORE, PAPER_SCALE_STORE
@@ -226,25 +227,23 @@ def test_the_queue_puts_chapter_5_then_chapter_11s_dictionary_rows_first():
 
 
 def test_new_paper_scale_runs_draw_from_the_counter_stream_and_the_first_ones_stay_readable():
-    from vvlib.book import runner
 
     for name in paper_run.paper_chapters():
         assert resolved(name, "paper")["draws"] == "counter", name
     # chapter 5's committed paper-scale runs (per-seed generators) still load, as the earlier run
-    _, _, records = runner.paper_scale_runs("05_dictionary_lookup", "dictionary", REPO_ROOT / "results" / "paper")
+    _, _, records = paper_scale.accuracy_runs("05_dictionary_lookup", "dictionary", REPO_ROOT / "results" / "paper")
     assert set(records) == {"baseline", "layernorm"}
     assert all("draws" not in r["spec"]["train"] for r in records.values())  # the generators: left unsaid
 
 
 def test_a_page_reads_the_counter_streams_paper_runs_where_committed_else_the_earlier_ones(monkeypatch):
-    from vvlib.book import runner
     from vvlib.experiments.storage.store import StoreError
 
     paper = REPO_ROOT / "results" / "paper"
-    draws, P, _, records = runner.latest_paper_scale_runs("05_dictionary_lookup", "dictionary", paper)
+    draws, P, _, records = paper_scale.latest_accuracy_runs("05_dictionary_lookup", "dictionary", paper)
     assert draws == "counter" and P.draws == "counter"  # the GPU queue's first units (2026-11-26)
     assert {r["spec"]["train"]["draws"] for r in records.values()} == {"counter"}
-    draws, P, _, records = runner.latest_paper_scale_runs("04_argmax_retrieval", "argmax", paper)
+    draws, P, _, records = paper_scale.latest_accuracy_runs("04_argmax_retrieval", "argmax", paper)
     assert draws == "generators" and P.draws == "generators"  # chapter 4's counter-stream units not run yet
     asked = []
 
@@ -252,7 +251,7 @@ def test_a_page_reads_the_counter_streams_paper_runs_where_committed_else_the_ea
         asked.append(draws)
         raise StoreError("not stored")
 
-    monkeypatch.setattr(runner, "paper_scale_runs", committed_nowhere)
+    monkeypatch.setattr(paper_scale, "accuracy_runs", committed_nowhere)
     with pytest.raises(StoreError):
-        runner.latest_paper_scale_runs("05_dictionary_lookup", "dictionary", paper)
+        paper_scale.latest_accuracy_runs("05_dictionary_lookup", "dictionary", paper)
     assert asked == ["counter", "generators"]  # the queue's runs first

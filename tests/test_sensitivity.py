@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
+from vvlib.book import paper_scale
 from vvlib.book import runner
 from vvlib.experiments.setups import sensitivity, variants
 from vvlib.experiments.chapters.scales import PAPER_SCALE_STORE
@@ -278,7 +279,7 @@ def test_the_paper_scale_rows_read_what_is_committed_and_mark_the_rest_pending()
     table = sensitivity.paper_scale_rows(P, [1024])
     column = "+LN − Baseline, N = 1,024"
     assert table.loc[("dictionary", "grad_clip=1.0"), column] == sensitivity.PENDING
-    P5, accuracy, _ = runner.paper_scale_runs("05_dictionary_lookup", "dictionary", PAPER_SCALE_STORE)
+    P5, accuracy, _ = paper_scale.accuracy_runs("05_dictionary_lookup", "dictionary", PAPER_SCALE_STORE)
     j = P5.eval_lengths.index(1024)
     d = paired_difference(100 * accuracy["baseline"][:, j], 100 * accuracy["layernorm"][:, j])
     assert table.loc[("dictionary", "defaults"), column].startswith(f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]")

@@ -63,6 +63,7 @@ importing only from the rooms listed before it:
 
 The book, vvlib/book/ (and the command line):
     runner          the papermill runner: a chapter resolved at a profile, checked, executed
+    paper_scale     a chapter's results at its paper profile, read where the GPU queue committed them
     accuracy_page   chapters 4 and 5 as one body: each notebook's prose calls its sections
     webassets       offline MathJax and widget scripts
     build           executing every chapter, then Jupyter Book

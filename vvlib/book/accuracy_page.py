@@ -23,7 +23,7 @@ from ..experiments.chapters import SENSITIVITY, Chapter
 from ..experiments.setups.params import task_value
 from ..experiments.chapters.scales import EARLIER_PAPER_RUN
 from ..task_base import EVAL_BLOCK
-from . import runner
+from . import paper_scale, runner
 
 PAIRS = [("baseline", "layernorm"), ("adaptive_baseline", "adaptive_layernorm")]  # without, with adaptive temperature
 COMPARED = [*PAIRS, ("layernorm", "adaptive_layernorm")]  # and: does adaptive temperature help +LN? (the summary asks)
@@ -88,13 +88,13 @@ class AccuracyPage:
         them, else the earlier runs (per-seed generators)."""
         if self.paper_scale or not self.P.paper_scale_dir:
             return
-        draws, P_paper, accuracy, records = runner.latest_paper_scale_runs(self.record.name, self.task.name,
+        draws, P_paper, accuracy, records = paper_scale.latest_accuracy_runs(self.record.name, self.task.name,
                                                                              self.P.paper_scale_dir)
         self.paper_scale = {"P": P_paper, "accuracy": accuracy, "runs": records, "draws": draws,
                             "metrics": report.per_length(accuracy, P_paper.eval_lengths, COMPARED)}
         if draws != EARLIER_PAPER_RUN["draws"]:  # the earlier runs stay beside the queue's, where committed
             try:
-                P_early, accuracy, records = runner.paper_scale_runs(self.record.name, self.task.name,
+                P_early, accuracy, records = paper_scale.accuracy_runs(self.record.name, self.task.name,
                                                                       self.P.paper_scale_dir)
                 self.earlier = {"P": P_early, "accuracy": accuracy, "runs": records}
             except StoreError:

@@ -16,7 +16,8 @@ from urllib.parse import quote
 import matplotlib.pyplot as plt
 
 from . import webassets
-from .runner import latest_paper_scale_runs, run_chapter
+from .paper_scale import latest_accuracy_runs
+from .runner import run_chapter
 from ..experiments.chapters import BY_TASK, CHAPTERS, SUMMARY, get_chapter
 from ..experiments.chapters.scales import BOOK_STORE, PAPER_SCALE_STORE
 from ..experiments.setups import paper
@@ -159,7 +160,7 @@ def write_answer_figure(root: Path, store_dir: Path = REPO_ROOT / PAPER_SCALE_ST
     runs of chapters 4 and 5's paper profile, 95% intervals over seeds) against the paper's numbers."""
     panels = []
     for task in TASKS:
-        draws, P, accuracy, _ = latest_paper_scale_runs(BY_TASK[task.name].name, task.name, store_dir)
+        draws, P, accuracy, _ = latest_accuracy_runs(BY_TASK[task.name].name, task.name, store_dir)
         panels.append({"title": f"{task.table}: {task.title}", "lengths": P.eval_lengths,
                        "ours": {v: 100 * accuracy[v] for v in ANSWER_VARIANTS},
                        "paper": {v: task.accuracy[v] for v in ANSWER_VARIANTS}})

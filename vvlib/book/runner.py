@@ -6,15 +6,10 @@ notebook's `parameters` cell.
 from pathlib import Path
 
 import pandas as pd
-import torch
 
 from .. import distributed
-from ..experiments.setups.params import (DEFAULT_PROFILE, Params, coerce, injected_names, resolve,
-                                         task_value, unknown_parameter)
+from ..experiments.setups.params import DEFAULT_PROFILE, Params, coerce, injected_names, resolve, unknown_parameter
 from ..experiments.chapters import Chapter, checks, get_chapter
-from ..experiments.chapters.scales import EARLIER_PAPER_RUN, PAPER_SCALE_STORE, PAPER_TRAINING
-from ..experiments.setups.paper import STEPS as PAPER_STEPS
-from ..experiments.setups.paper_tasks import ARGMAX, DICTIONARY
 from ..experiments.storage.store import REPO_ROOT
 
 
@@ -65,136 +60,6 @@ def resolved(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None =
     given = {"profile": profile, **(overrides or {})}
     return Params(resolve(spec, chapter.profiles, {**{n: p.default for n, p in spec.items()}, **given},
                           explicit=set(given) - {"profile"}))
-
-
-def paper_scale_entries(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> tuple[list, list]:
-    """([committed], [pending]): the labels of chapter `name`'s store entries at its `paper` profile (the
-    GPU queue's, python -m vvlib paper --plan) that store_dir holds and does not."""
-    from ..experiments.paper_scale import plan
-
-    P = resolved(name, "paper", {"store_dir": str(store_dir)})
-    jobs = plan.chapter_jobs(name, P, torch.device("cuda"))
-    return [job.label for job in jobs if job.path.exists()], [job.label for job in jobs if not job.path.exists()]
-
-
-def paper_scale_pending(name: str, P, store_dir="", shows: str = "") -> str:
-    """The opening of a chapter whose paper-scale results this page does not show (or shows only `shows`
-    of): the scale its numbers come from, beside the paper's, why its verdicts are provisional, and what
-    of its paper-scale entries the GPU queue has committed so far (read from store_dir, results/paper
-    where it is '', never assumed)."""
-    committed, pending = paper_scale_entries(name, store_dir or REPO_ROOT / PAPER_SCALE_STORE)
-    if committed:
-        shown = f"this page shows some of them ({shows})" if shows else "this page does not show them yet"
-        share = f"{len(committed)} of {len(committed) + len(pending)}" if pending else f"all {len(committed)}"
-        listed = "; ".join(committed) if len(committed) <= 8 else f"{committed[0]}; ...; {committed[-1]}"
-        queue = (f"**Paper-scale results of this chapter are {'partly ' if pending else ''}committed, and {shown}:** "
-                 f"{share} store entries of its `paper` profile are in {PAPER_SCALE_STORE}/ "
-                 f"({listed}){'; the rest wait in the GPU queue' if pending else ''}. ")
-    else:
-        queue = (f"**No paper-scale results for this chapter yet** (none of the {len(pending)} store entries of its "
-                 f"`paper` profile is committed; they wait in the GPU queue, `python -m vvlib paper --plan`). ")
-    tasks = list(P["steps"]) if isinstance(P["steps"], dict) else []  # a two-task chapter's: one value per task
-    steps = (" and ".join(f"{P['steps'][t]:,}{' steps' if i == 0 else ''} ({t})" for i, t in enumerate(tasks))
-             if tasks else f"{P['steps']:,} steps")
-    longer = [f"{task_value(P, 'long_seeds', t)} seeds x {task_value(P, 'long_steps', t):,} steps ({t})" for t in tasks
-              if P.get("long_steps") and task_value(P, "long_steps", t)]
-    steps += f", and a longer training of {' and '.join(longer)}" if longer else ""
-    return (f"{queue}Everything {'else ' if committed and shows else ''}on this page comes from {P['n_seeds']} seeds "
-            f"per variant trained for {steps} (the paper: {PAPER_TRAINING['n_seeds']} seeds, "
-            f"{PAPER_STEPS[ARGMAX.name]:,} steps for {ARGMAX.title} and {PAPER_STEPS[DICTIONARY.name]:,} for "
-            f"{DICTIONARY.title}). Too few steps can reverse a verdict: chapter 4 shows +LN's effect on argmax retrieval change "
-            f"sign along training. Read its verdicts as provisional until this chapter runs at its `paper` "
-            f"profile.")
-
-
-def paper_scale_runs(name: str, task: str, store_dir, draws: str = EARLIER_PAPER_RUN["draws"]):
-    """Chapter `name`'s Baseline and +LN at its `paper` profile with `draws` (default: the earlier
-    run, EARLIER_PAPER_RUN), trained on a GPU and read from store_dir (results/paper in the book),
-    never trained here: (parameters, per-seed accuracy {run name: (seeds, lengths)} with fixed and
-    adaptive temperature, {variant: run record}).  StoreError where they are not committed."""
-    from ..experiments.setups import variants
-
-    stream = EARLIER_PAPER_RUN if draws == EARLIER_PAPER_RUN["draws"] else {"draws": draws}  # its seeds' runs too
-    P = resolved(name, "paper", {"store_dir": str(store_dir), **stream})
-    accuracy, records = variants.stored_train_and_evaluate(P, variants.task_config(P, task), ["baseline", "layernorm"],
-                                                           ["fixed", "adaptive"], "cuda")
-    return P, accuracy, records
-
-
-def latest_paper_scale_runs(name: str, task: str, store_dir):
-    """paper_scale_runs of the paper profile's own stream (PAPER_TRAINING's draws) where committed,
-    else of the earlier run: (its draws, paper_scale_runs' three)."""
-    from ..experiments.storage.store import StoreError
-
-    for draws in dict.fromkeys((PAPER_TRAINING["draws"], EARLIER_PAPER_RUN["draws"])):
-        try:
-            return draws, *paper_scale_runs(name, task, store_dir, draws)
-        except StoreError:
-            if draws == EARLIER_PAPER_RUN["draws"]:
-                raise
-
-
-def paper_scale_probe(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> tuple | None:
-    """Chapter `name`'s probe of argmax retrieval's runs (chapters 6 and 7) at its `paper` profile, read
-    from store_dir where every part of it is committed: (the paper profile's parameters, the probe's
-    tables, {variant: training record, its runs joined}); None while a part waits in the GPU queue.
-    Read only: nothing is trained or probed here."""
-    from ..experiments.storage.runs import stored_only
-    from ..experiments.storage.store import StoreError
-
-    P = resolved(name, "paper", {"store_dir": str(store_dir)})
-    ((_, probe),) = get_chapter(name).probes(P, "cuda")
-    with stored_only():
-        try:
-            return P, probe.tables(P.store_dir, "cuda"), probe.records()
-        except StoreError:
-            return None
-
-
-def paper_scale_trained(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> tuple:
-    """A two-task chapter's (8, 9, 10) runs at its `paper` profile, read from store_dir: (the paper profile's
-    parameters, {task: (its parameters, accuracy {variant: (seeds, lengths)} at the chapter's temperatures,
-    {variant: training record}) for each task whose every run and evaluation is committed}).  A task with
-    one still in the GPU queue is left out.  Read only: nothing is trained or evaluated here."""
-    from ..experiments.setups import variants
-    from ..experiments.storage.store import StoreError
-
-    work, P = get_chapter(name).work, resolved(name, "paper", {"store_dir": str(store_dir)})
-    found = {}
-    for task in work.tasks:
-        P_task = variants.task_params(P, task)
-        try:
-            found[task] = (P_task, *variants.stored_train_and_evaluate(P_task, variants.task_config(P_task, task),
-                                                                       list(work.variants), list(work.temperatures),
-                                                                       "cuda"))
-        except StoreError:
-            continue
-    return P, found
-
-
-def paper_scale_slopes(name: str, tasks: dict, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> tuple[pd.DataFrame, object]:
-    """Chapter `name`'s committed paper-scale slope probes (chapter 10): (a table, one row per variant of
-    tasks {task: [variant]} and one column per task, the mean over seeds of the log-log slope where every
-    part of that variant's probe is in store_dir, None where some part is still to run; the paper
-    profile's parameters).  Read only: nothing is trained or probed here."""
-    from .. import beyond
-    from ..experiments.setups import probes, variants
-    from ..experiments.storage.runs import stored_only
-    from ..experiments.storage.store import StoreError
-
-    P = resolved(name, "paper", {"store_dir": str(store_dir)})
-    found = {}
-    with stored_only():
-        for task, chosen in tasks.items():
-            P_task = variants.task_params(P, task)
-            for variant in chosen:
-                try:
-                    frame = probes.slopes(P, P_task, task, [variant], "cuda").tables(P.store_dir, "cuda")["slopes"]
-                except StoreError:
-                    continue
-                found.setdefault(task, {})[variant] = beyond.slope_summary(frame)[variant]
-    rows = list(dict.fromkeys(v for chosen in tasks.values() for v in chosen))
-    return pd.DataFrame({task: [found.get(task, {}).get(v) for v in rows] for task in tasks}, index=rows), P
 
 
 def run_chapter(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None,
