@@ -79,7 +79,7 @@ def figure_metrics(ln_is_better: bool, n_seeds=None, steps=None) -> tuple[dict, 
     return {**shift, **scale}, {**dispersion, **scale}
 
 
-OTHER_SCALE = {"parameters": {"n_seeds": 1, "steps": 1, "profile": "ci"}}  # chapter 4 at a scale chapter 6 did not probe
+OTHER_SCALE = {"parameters": {"n_seeds": 1, "steps": 1, "profile": "ci"}, "metrics": {}}  # chapter 4, scale unprobed
 
 
 def test_figure_claims_rest_on_the_paper_scale_where_the_probes_are_committed():
@@ -99,3 +99,35 @@ def test_figure_claims_rest_on_the_paper_scale_where_the_probes_are_committed():
                "07_dispersion": probing_results("07_dispersion", dispersion, None),
                "04_argmax_retrieval": OTHER_SCALE}
     assert all(len(c.readings) == 1 for c in summary._figure_claims(without))
+
+
+def argmax_results(draws: str) -> dict:
+    """Chapter 4's results.json at a scale chapter 6 did not probe, with paper-scale runs on `draws`: +LN
+    ahead at every length, significantly."""
+    lengths = ["16", "256", "16384"]
+    pairs = ("baseline_vs_layernorm",)
+    big = {"accuracy": {"baseline": {n: 50.0 for n in lengths}, "layernorm": {n: 60.0 for n in lengths}},
+           "p_value": {pair: {n: 1e-6 for n in lengths} for pair in pairs}, "n_seeds": 100, "steps": 100_000,
+           "device_type": "cuda", "draws": draws}
+    return {"chapter": "04_argmax_retrieval", "parameters": OTHER_SCALE["parameters"], "metrics": {"paper_scale": big},
+            "provenance": {"device": "cpu (x86_64, 2 threads)",
+                           "sources": {"training/paper_scale/baseline": {"device": GPU}}}}
+
+
+def test_variance_kept_is_set_beside_accuracy_only_where_chapter_6_probed_the_runs_chapter_4_scored():
+    """At the paper's scale chapter 6 probes the paper profile's own runs (the counter stream): chapter 4's
+    paper-scale accuracy is read beside it when it comes from those runs, not from the earlier generator runs."""
+    big_shift, big_dispersion = figure_metrics(ln_is_better=True, n_seeds=100, steps=100_000)
+    shift, dispersion = figure_metrics(ln_is_better=False)
+    claim = "where +LN keeps more global variance, it is more accurate"
+
+    def claims(draws):
+        results = {"06_distribution_shift": probing_results("06_distribution_shift", shift, big_shift),
+                   "07_dispersion": probing_results("07_dispersion", dispersion, big_dispersion),
+                   "04_argmax_retrieval": argmax_results(draws)}
+        return [c for c in summary._figure_claims(results) if c.claim == claim]
+
+    assert claims("generators") == []  # the earlier runs: not the ones chapter 6 probed
+    ((paper,),) = [c.readings for c in claims("counter")]
+    assert paper.scale() == "100 seeds x 100,000 steps, GPU (profile paper)" and paper.evidence.verdict() == SUPPORTED
+    assert paper.longest == {"N": "16384", "claimed": 60.0, "other": 50.0}

@@ -403,7 +403,7 @@ class AccuracyPage:
             metrics["recheck"] = self.recheck_summary
         if self.paper_scale:
             metrics["paper_scale"] = {**self.paper_scale["metrics"], "steps": self.paper_scale["P"].steps,
-                                      "device_type": "cuda"}
+                                      "device_type": "cuda", "draws": self.paper_scale["draws"]}
             training.update({f"paper_scale/{v}": r for v, r in self.paper_scale["runs"].items()})
         path = report.write_results(self.P.output_dir, self.record.name, self.P, self.device, metrics,
                                     wall_time_s=time.perf_counter() - self.started,

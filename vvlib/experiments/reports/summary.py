@@ -14,6 +14,7 @@ from .. import chapters as records
 from ..setups import paper, sensitivity
 from . import provisional, report
 from ..chapters import BY_TASK
+from ..chapters.scales import PAPER_TRAINING
 from ..setups.paper_tasks import ARGMAX, DICTIONARY, NAMES, TASKS, PaperTask
 from ..setups.params import task_value
 from ...compare import SUPPORTED, UNCLEAR, Evidence, compare, is_significant, pair_name
@@ -275,7 +276,6 @@ def _figure_claims(r: dict) -> list:
     """Figures 3 and 4 (chapters 6 and 7, probing chapter 4's models) at each scale they probed, and
     Figure 3 against Table 1."""
     shift = r[records.DISTRIBUTION_SHIFT.name]
-    shift_m = shift["metrics"]
     lengths = beyond_training(shift)
     drifts, variances = [], []
     for m, n_seeds, steps, device, profile in _probe_views(shift):
@@ -299,15 +299,36 @@ def _figure_claims(r: dict) -> list:
     rows.append(Claim("+LN makes the attention less dispersed (lower entropy)", "Figure 4", dispersion["chapter"],
                       spread, None, "attention entropy (nats)"))
     argmax = r[BY_TASK[ARGMAX.name].name]
-    kept = [n for n in lengths if is_significant(shift_m["p_value_relative_global_variance"].get(n))
-            and shift_m["relative_global_variance"]["layernorm"][n] > shift_m["relative_global_variance"]["baseline"][n]]
-    if scale(argmax) == scale(shift):  # the same models: chapter 6 probes chapter 4's runs
-        m, P = argmax["metrics"], argmax["parameters"]
+    kept = [_reading(ARGMAX.name, m["accuracy"]["layernorm"], m["accuracy"]["baseline"],
+                     m["p_value"][pair_name(("baseline", "layernorm"))], _more_variance_kept(s, lengths), argmax,
+                     n_seeds, steps, device, profile)
+            for s, m, n_seeds, steps, device, profile in _probed_and_scored(shift, argmax)]
+    if kept:
         rows.append(Claim("where +LN keeps more global variance, it is more accurate", "Figure 3, Table 1",
-                          argmax["chapter"], [_reading(ARGMAX.name, m["accuracy"]["layernorm"], m["accuracy"]["baseline"],
-                                                       m["p_value"][pair_name(("baseline", "layernorm"))], kept,
-                                                       argmax, P["n_seeds"], P["steps"])], None))
+                          argmax["chapter"], kept, None))
     return rows
+
+
+def _probed_and_scored(shift: dict, argmax: dict) -> list:
+    """The scales at which chapter 6 probed the very runs chapter 4 scored: [(chapter 6's metrics, chapter 4's,
+    n_seeds, steps, device, profile)], the page's scale where both ran it, and the paper profile's where
+    chapter 4's paper-scale results are that profile's own runs (its stream, not the earlier run's)."""
+    same = []
+    if scale(argmax) == scale(shift):
+        P = argmax["parameters"]
+        same.append((shift["metrics"], argmax["metrics"], P["n_seeds"], P["steps"], "", ""))
+    probed, scored = shift["metrics"].get("paper_scale"), argmax["metrics"].get("paper_scale")
+    if probed and scored and scored.get("draws") == PAPER_TRAINING["draws"]:
+        same.append((probed, scored, scored["n_seeds"], scored["steps"],
+                     _trained_on(argmax, "training/paper_scale/", scored["device_type"]), "paper"))
+    return same
+
+
+def _more_variance_kept(metrics: dict, lengths) -> list:
+    """The lengths of `lengths` at which +LN keeps significantly more global variance than the Baseline."""
+    ratio, p = metrics["relative_global_variance"], metrics["p_value_relative_global_variance"]
+    return [n for n in lengths if n in ratio["baseline"] and is_significant(p.get(n))
+            and ratio["layernorm"][n] > ratio["baseline"][n]]
 
 
 def _means(numbers: dict | None, quantity: str) -> str:
