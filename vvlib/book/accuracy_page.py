@@ -89,13 +89,13 @@ class AccuracyPage:
         if self.paper_scale or not self.P.paper_scale_dir:
             return
         draws, P_paper, accuracy, records = paper_scale.latest_accuracy_runs(self.record.name, self.task.name,
-                                                                             self.P.paper_scale_dir)
+                                                                              self.P.paper_scale_dir)
         self.paper_scale = {"P": P_paper, "accuracy": accuracy, "runs": records, "draws": draws,
                             "metrics": report.per_length(accuracy, P_paper.eval_lengths, COMPARED)}
         if draws != EARLIER_PAPER_RUN["draws"]:  # the earlier runs stay beside the queue's, where committed
             try:
                 P_early, accuracy, records = paper_scale.accuracy_runs(self.record.name, self.task.name,
-                                                                      self.P.paper_scale_dir)
+                                                                       self.P.paper_scale_dir)
                 self.earlier = {"P": P_early, "accuracy": accuracy, "runs": records}
             except StoreError:
                 self.earlier = None

@@ -30,16 +30,16 @@ def pending(name: str, P, store_dir="", shows: str = "") -> str:
     of): the scale its numbers come from, beside the paper's, why its verdicts are provisional, and what
     of its paper-scale entries the GPU queue has committed so far (read from store_dir, results/paper
     where it is '', never assumed)."""
-    committed, pending = entries(name, store_dir or REPO_ROOT / PAPER_SCALE_STORE)
+    committed, waiting = entries(name, store_dir or REPO_ROOT / PAPER_SCALE_STORE)
     if committed:
         shown = f"this page shows some of them ({shows})" if shows else "this page does not show them yet"
-        share = f"{len(committed)} of {len(committed) + len(pending)}" if pending else f"all {len(committed)}"
+        share = f"{len(committed)} of {len(committed) + len(waiting)}" if waiting else f"all {len(committed)}"
         listed = "; ".join(committed) if len(committed) <= 8 else f"{committed[0]}; ...; {committed[-1]}"
-        queue = (f"**Paper-scale results of this chapter are {'partly ' if pending else ''}committed, and {shown}:** "
+        queue = (f"**Paper-scale results of this chapter are {'partly ' if waiting else ''}committed, and {shown}:** "
                  f"{share} store entries of its `paper` profile are in {PAPER_SCALE_STORE}/ "
-                 f"({listed}){'; the rest wait in the GPU queue' if pending else ''}. ")
+                 f"({listed}){'; the rest wait in the GPU queue' if waiting else ''}. ")
     else:
-        queue = (f"**No paper-scale results for this chapter yet** (none of the {len(pending)} store entries of its "
+        queue = (f"**No paper-scale results for this chapter yet** (none of the {len(waiting)} store entries of its "
                  f"`paper` profile is committed; they wait in the GPU queue, `python -m vvlib paper --plan`). ")
     tasks = list(P["steps"]) if isinstance(P["steps"], dict) else []  # a two-task chapter's: one value per task
     steps = (" and ".join(f"{P['steps'][t]:,}{' steps' if i == 0 else ''} ({t})" for i, t in enumerate(tasks))

@@ -124,8 +124,10 @@ HEADLINE = "+LN is more accurate than the Baseline"
 
 def _reading(task: str, claimed: dict, other: dict, p_values: dict, lengths, results: dict, n_seeds: int, steps: int,
              device: str = "", profile: str = "", higher_is_better=True) -> Reading:
-    """compare(...) at `lengths` with the scale of the runs of `task`; device and profile default to
-    the chapter's own (its book-scale and longer runs trained where the chapter ran)."""
+    """compare(...) at those of `lengths` that `claimed` holds (a scale may test fewer) with the scale of
+    the runs of `task`; device and profile default to the chapter's own (its book-scale and longer runs
+    trained where the chapter ran)."""
+    lengths = [n for n in lengths if n in claimed]
     longest = max(lengths, key=int, default=None)
     return Reading(task, compare(claimed, other, p_values, lengths, higher_is_better), n_seeds, steps,
                    device or results["provenance"]["device"], profile or results["parameters"]["profile"],
@@ -137,6 +139,12 @@ def _trained_on(results: dict, source_prefix: str, fallback: str) -> str:
     devices = sorted({s["device"] for k, s in results["provenance"].get("sources", {}).items()
                       if k.startswith(source_prefix)})
     return ", ".join(devices) or fallback
+
+
+def _paper_scale(results: dict, big: dict, sources: str = "training/paper_scale/") -> tuple:
+    """(n_seeds, steps, device, profile) of a chapter's paper-scale metrics `big`: the GPU its training
+    records under `sources` name, at the `paper` profile."""
+    return big["n_seeds"], big["steps"], _trained_on(results, sources, big["device_type"]), "paper"
 
 
 def _paper_numbers(table: dict, claimed: str, other: str, n: str) -> dict | None:
@@ -153,9 +161,7 @@ def _accuracy_claims(task: PaperTask, results) -> list:
     if "long" in m:
         views.append((m["long"], P["long_seeds"], m["long"]["steps"], "", ""))
     if "paper_scale" in m:
-        big = m["paper_scale"]
-        views.append((big, big["n_seeds"], big["steps"],
-                      _trained_on(results, "training/paper_scale/", big["device_type"]), "paper"))
+        views.append((m["paper_scale"], *_paper_scale(results, m["paper_scale"])))
     pairs = [(HEADLINE, "baseline", "layernorm"),
              ("with adaptive θ, +LN is more accurate than without LN", "adaptive_baseline", "adaptive_layernorm"),
              ("adaptive θ improves +LN further", "layernorm", "adaptive_layernorm")]
@@ -163,9 +169,8 @@ def _accuracy_claims(task: PaperTask, results) -> list:
     for text, other, claimed in pairs:
         readings = []
         for v, n_seeds, steps, device, profile in views:
-            lengths = [n for n in beyond_training(results) if n in v["accuracy"][claimed]]
             readings.append(_reading(task.name, v["accuracy"][claimed], v["accuracy"][other], v["p_value"][pair_name((other, claimed))],
-                                     lengths, results, n_seeds, steps, device, profile))
+                                     beyond_training(results), results, n_seeds, steps, device, profile))
         n = max(readings, key=Reading.size).longest["N"]
         claims.append(Claim(f"{task.name}: {text}", task.table, results["chapter"], readings,
                             _paper_numbers(task.accuracy, claimed, other, n) if n else None))
@@ -196,9 +201,10 @@ def _ablation_views(ablation: dict) -> list:
              for task in NAMES]
     views += [(task, task_value(P, "long_seeds", task), v["steps"], v, long_scale(ablation, task), "", "")
               for task, v in m.get("long", {}).items()]
-    return views + [(task, v["n_seeds"], v["steps"], v, f"{v['n_seeds']} seeds x {v['steps']} steps (profile paper)",
-                     _trained_on(ablation, f"training/paper_scale/{task}/", v["device_type"]), "paper")
-                    for task, v in m.get("paper_scale", {}).items()]
+    for task, v in m.get("paper_scale", {}).items():
+        n_seeds, steps, device, profile = _paper_scale(ablation, v, f"training/paper_scale/{task}/")
+        views.append((task, n_seeds, steps, v, f"{n_seeds} seeds x {steps} steps (profile paper)", device, profile))
+    return views
 
 
 def _ablation_claims(ablation: dict) -> list:
@@ -208,21 +214,19 @@ def _ablation_claims(ablation: dict) -> list:
     longest = int(max(lengths, key=int))
     rows = []
     for task in TASKS:
-        # each scale's runs, at the lengths beyond training that they were tested at
-        mine = [(n, steps, m, device, profile, [k for k in lengths if k in m["accuracy"]["baseline"]])
-                for t, n, steps, m, _, device, profile in views if t == task.name]
+        mine = [(n, steps, m, device, profile) for t, n, steps, m, _, device, profile in views if t == task.name]
         gain = paper.column(task.ablation, "standardize", longest)  # the paper gives +std's change only
         rows.append(Claim(f"{task.name}: +std is more accurate than the Baseline", task.ablation_table,
                           ablation["chapter"],
                           [_reading(task.name, m["accuracy"]["standardize"], m["accuracy"]["baseline"], m["p_value_vs_baseline"]
-                                    ["standardize"], at, ablation, n, steps, device, profile)
-                           for n, steps, m, device, profile, at in mine],
+                                    ["standardize"], lengths, ablation, n, steps, device, profile)
+                           for n, steps, m, device, profile in mine],
                           None if gain is None else {"difference": gain}))
         if task.ln_beats_std:
             rows.append(Claim(f"{task.name}: +LN is more accurate than +std", task.ablation_table, ablation["chapter"],
                               [_reading(task.name, m["accuracy"]["layernorm"], m["accuracy"]["standardize"],
-                                        m["p_value_ln_vs_std"], at, ablation, n, steps, device, profile)
-                               for n, steps, m, device, profile, at in mine],
+                                        m["p_value_ln_vs_std"], lengths, ablation, n, steps, device, profile)
+                               for n, steps, m, device, profile in mine],
                               None))
     return rows
 
@@ -254,9 +258,7 @@ def _longer_readings(longer: dict, task: str) -> list:
     if task in m.get("paper_scale", {}):
         big = m["paper_scale"][task]
         readings.append(_reading(task, big["accuracy"]["layernorm"], big["accuracy"]["baseline"], big["p_value"],
-                                 [n for n in lengths if n in big["accuracy"]["baseline"]], longer, big["n_seeds"],
-                                 big["steps"], _trained_on(longer, f"training/paper_scale/{task}/", big["device_type"]),
-                                 "paper"))
+                                 lengths, longer, *_paper_scale(longer, big, f"training/paper_scale/{task}/")))
     return readings
 
 
@@ -266,9 +268,7 @@ def _probe_views(results: dict) -> list:
     P, m = results["parameters"], results["metrics"]
     views = [(m, P["n_seeds"], P["steps"], "", "")]
     if "paper_scale" in m:
-        big = m["paper_scale"]
-        views.append((big, big["n_seeds"], big["steps"],
-                      _trained_on(results, "training/paper_scale/", big["device_type"]), "paper"))
+        views.append((m["paper_scale"], *_paper_scale(results, m["paper_scale"])))
     return views
 
 
@@ -279,22 +279,20 @@ def _figure_claims(r: dict) -> list:
     lengths = beyond_training(shift)
     drifts, variances = [], []
     for m, n_seeds, steps, device, profile in _probe_views(shift):
-        drift, at = m["global_mean_drift"]["baseline"], [n for n in lengths if n in m["global_mean_drift"]["baseline"]]
-        drifts.append(_reading(ARGMAX.name, {n: abs(drift[n]) for n in at}, {n: 0.0 for n in at},
-                               m["p_value_mean_drift"]["baseline"], at, shift, n_seeds, steps, device, profile))
+        drift = m["global_mean_drift"]["baseline"]
+        drifts.append(_reading(ARGMAX.name, {n: abs(d) for n, d in drift.items()}, dict.fromkeys(drift, 0.0),
+                               m["p_value_mean_drift"]["baseline"], lengths, shift, n_seeds, steps, device, profile))
         ratio = m["relative_global_variance"]
         variances.append(_reading(ARGMAX.name, ratio["layernorm"], ratio["baseline"],
-                                  m["p_value_relative_global_variance"], [n for n in lengths if n in ratio["baseline"]],
-                                  shift, n_seeds, steps, device, profile))
+                                  m["p_value_relative_global_variance"], lengths, shift, n_seeds, steps, device, profile))
     rows = [Claim("the Baseline's global mean drifts away from its value at the training length", "Figure 3",
                   shift["chapter"], drifts, None, "size of the drift, in sd at the training length"),
             Claim("+LN keeps more of the global variance of the readout's input", "Figure 3", shift["chapter"],
                   variances, None, "global variance / its value at the training length")]
     dispersion = r[records.DISPERSION.name]
     spread = [_reading(ARGMAX.name, d["entropy"]["layernorm"], d["entropy"]["baseline"],
-                       d["p_value_entropy"][pair_name(("baseline", "layernorm"))],
-                       [n for n in beyond_training(dispersion) if n in d["entropy"]["baseline"]], dispersion,
-                       n_seeds, steps, device, profile, higher_is_better=False)
+                       d["p_value_entropy"][pair_name(("baseline", "layernorm"))], beyond_training(dispersion),
+                       dispersion, n_seeds, steps, device, profile, higher_is_better=False)
               for d, n_seeds, steps, device, profile in _probe_views(dispersion)]
     rows.append(Claim("+LN makes the attention less dispersed (lower entropy)", "Figure 4", dispersion["chapter"],
                       spread, None, "attention entropy (nats)"))
@@ -319,8 +317,7 @@ def _probed_and_scored(shift: dict, argmax: dict) -> list:
         same.append((shift["metrics"], argmax["metrics"], P["n_seeds"], P["steps"], "", ""))
     probed, scored = shift["metrics"].get("paper_scale"), argmax["metrics"].get("paper_scale")
     if probed and scored and scored.get("draws") == PAPER_TRAINING["draws"]:
-        same.append((probed, scored, scored["n_seeds"], scored["steps"],
-                     _trained_on(argmax, "training/paper_scale/", scored["device_type"]), "paper"))
+        same.append((probed, scored, *_paper_scale(argmax, scored)))
     return same
 
 
