@@ -13,7 +13,7 @@ it measured), and a short table printed last:
   (VVLIB_PHILOX: elementwise tensors or one fused kernel; the same bits, tests/test_philox_kernel.py):
   ms per step, model-steps/s, and the kernels an eager step launches (aten calls that are not
   views; the same count on any device, and blind to the fused kernel, which is no aten call); and
-  argmax retrieval's step at 50 seeds, the paper profile's runs of it (seed_chunk);
+  argmax retrieval's step at 50 seeds (its paper-scale runs hold 100: what half as many cost);
 - loop.json: the real loop, a few hundred steps through the store's own path (runs.trained, as
   a unit trains), with one checkpoint forced half-way so that its cost is measured: model-steps/s
   from the run record, and the seconds the checkpoint took, per row of step.json at 100 seeds
@@ -22,7 +22,8 @@ it measured), and a short table printed last:
 - curriculum.json: chapter 9's paper-scale unit in miniature, per task: its own seeds (seed_chunk)
   and settings, the steps shortened with the curriculum's stages kept in proportion (16 up to 256
   items), through the same real loop: model-steps/s, and the unit's training minutes at that speed
-  (`python -m vvlib paper --plan --speeds-of cuda` can only estimate them from the CPU's ratios).
+  (committed, loop.json and curriculum.json time the runs of `python -m vvlib paper --plan --speeds-of
+  cuda` that no unit has timed yet: units.check_rates).
 
 Each file carries the device, torch, git commit and time.  A GPU session commits them under
 bench/ (bench/README.md says where the figures are quoted).
@@ -51,7 +52,7 @@ from vvlib.model import ModelConfig
 from vvlib.train import TrainConfig, Trainer
 
 DRAWS = ("generators", "counter")
-CHUNK_SEEDS = 50  # argmax retrieval's paper-scale runs (paper_tasks.ARGMAX's seed_chunk)
+CHUNK_SEEDS = 50  # half the paper's seeds: what a run of 50 costs per model-step against 100 in one
 TEST_FILES = ["tests/test_draws.py", "tests/test_philox_kernel.py", "tests/test_train.py", "tests/test_evaluate.py",
               "tests/test_capture.py", "tests/test_counter_arm.py"]
 

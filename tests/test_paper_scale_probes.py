@@ -24,10 +24,10 @@ def test_the_paper_scale_probe_is_read_only_once_every_part_is_committed(tmp_pat
     made_up_probe_store(tmp_path / "all", name)
     P, tables, records = paper_scale.probe(name, tmp_path / "all")
     (table,) = tables.values()
-    assert (P.n_seeds, P.steps, P.seed_chunk) == (100, 100_000, 50)
-    for variant in probes.PAIR:  # both runs of 50 seeds joined, numbered as one ensemble
+    assert (P.n_seeds, P.steps, P.seed_chunk) == (100, 100_000, 0)  # each variant one run of 100 seeds
+    for variant in probes.PAIR:
         assert sorted(table[table.variant == variant]["seed"].unique()) == list(range(100))
-        assert [r["provenance"]["device"] for r in runs.run_records(records[variant])] == [GPU, GPU]
+        assert [r["provenance"]["device"] for r in runs.run_records(records[variant])] == [GPU]
 
 
 def test_figure_3s_metrics_are_means_over_seeds_and_paired_tests_of_the_joined_table(tmp_path):

@@ -21,7 +21,7 @@ def test_a_task_is_read_at_the_papers_scale_once_every_one_of_its_runs_is_commit
     assert all(np.array_equal(accuracy[v], made["dictionary", v]) for v in ("baseline", "standardize", "layernorm"))
     made_up_runs(tmp_path, "08_ablations", tasks=["argmax"])
     P_argmax = variants.task_params(P, "argmax")
-    last = variants.train_configs(P_argmax)[-1]  # +std's seeds 50-99: still in the queue
+    (last,) = variants.train_configs(P_argmax)  # +std's evaluation: still in the queue
     model_cfg = variants.model_config(P_argmax, variants.task_config(P_argmax, "argmax"), "standardize")
     runs.eval_path(tmp_path, model_cfg, last, variants.eval_config(P_argmax), "cuda").unlink()
     assert list(paper_scale.trained("08_ablations", tmp_path)[1]) == ["dictionary"]

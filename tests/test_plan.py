@@ -88,18 +88,18 @@ def test_the_eta_adds_the_timed_kinds_and_names_the_untimed_ones():
 
 
 def test_the_paper_plan_counts_the_papers_runs():
-    """Chapter 4 at the paper profile: Baseline and +LN, 100 seeds x 100,000 steps (stored as two runs
-    of 50 seeds each), each evaluated with fixed and adaptive temperature on 1,024 sequences at 2^4..2^14."""
+    """Chapter 4 at the paper profile: Baseline and +LN, 100 seeds x 100,000 steps (each variant one run),
+    each evaluated with fixed and adaptive temperature on 1,024 sequences at 2^4..2^14."""
     P = resolved("04_argmax_retrieval", "paper", {"device": "cpu"})
     jobs = plan.chapter_jobs("04_argmax_retrieval", P)
     training = [job for job in jobs if job.steps]
-    assert [(job.n_seeds, job.steps) for job in training] == [(50, 100_000)] * 4
+    assert [(job.n_seeds, job.steps) for job in training] == [(100, 100_000)] * 2
     assert [(job.path.parent, job.label.split(", ")[1]) for job in training] == [
         (runs.run_dir(P.store_dir, variants.model_config(P, variants.task_config(P, "argmax"), v), cfg, "cpu"),
-         f"seeds {cfg.first_seed}-{cfg.first_seed + 49} x 100,000 steps")
+         "seeds 0-99 x 100,000 steps")
         for v in ("baseline", "layernorm") for cfg in variants.train_configs(P)]
     evaluations = [job for job in jobs if not job.steps]
-    assert [job.units for job in evaluations] == [50 * 1024 * sum(2**k for k in range(4, 15))] * 8
+    assert [job.units for job in evaluations] == [100 * 1024 * sum(2**k for k in range(4, 15))] * 4
 
 
 def test_the_scale_page_states_the_plans_totals():
@@ -109,12 +109,9 @@ def test_the_scale_page_states_the_plans_totals():
     text = " ".join((REPO_ROOT / "book" / "scale.md").read_text().split())
     seeds = {chapter: {job.n_seeds for job in training if job.chapter == chapter} for chapter in {j.chapter for j in training}}
     chunked = {chapter: sizes for chapter, sizes in seeds.items() if sizes != {100}}
-    # the runs cut by seeds (seed_chunk): argmax retrieval's 100,000 steps, and chapter 9's curriculum
-    assert chunked == {"04_argmax_retrieval": {50}, "08_ablations": {50, 100}, "10_beyond": {50, 100},
-                       "09_longer_training": {10}}
-    assert {job.n_seeds for job in training if "argmax" in job.label and job.chapter != "09_longer_training"} == {50}
+    assert chunked == {"09_longer_training": {10}}  # the runs cut by seeds (seed_chunk): chapter 9's curriculum
     expected = (f"train {sum(j.units for j in training) / 1e6:.0f} million model-steps in {len(training)} runs (of "
-                f"100 seeds, except argmax retrieval's runs of 50 and chapter 9's of 10"
+                f"100 seeds, except chapter 9's of 10"
                 f"|evaluate {items / 1e9:.0f} billion seed x sequence x length items"
                 f"|cuts the work into {len(training)} units")
     for phrase in expected.split("|"):
@@ -136,12 +133,12 @@ def test_chapters_that_reuse_runs_add_only_their_probe_tables():
     jobs = paper_run.planned_jobs(names, {"device": "cpu"})
     assert {job.chapter for job in jobs if job.kind != "argmax probing"} == {"04_argmax_retrieval"}
     probe_jobs = [job for job in jobs if job.kind == "argmax probing"]  # one per probe and run probed
-    # chapter 4's Baseline and +LN, each stored as two runs of 50 seeds
-    assert [job.chapter for job in probe_jobs] == ["06_distribution_shift"] * 4 + ["07_dispersion"] * 4
-    assert probe_jobs[0].units == 50 * 1024 * sum(2**k for k in range(4, 15))  # seeds x sequences x items
-    assert probe_jobs[4].units == 2 * probe_jobs[0].units  # chapter 7 probes each run at two temperatures
+    # chapter 4's Baseline and +LN, each stored as one run of 100 seeds
+    assert [job.chapter for job in probe_jobs] == ["06_distribution_shift"] * 2 + ["07_dispersion"] * 2
+    assert probe_jobs[0].units == 100 * 1024 * sum(2**k for k in range(4, 15))  # seeds x sequences x items
+    assert probe_jobs[2].units == 2 * probe_jobs[0].units  # chapter 7 probes each run at two temperatures
     main_runs = {job.reads for job in jobs if job.steps and job.chapter == "04_argmax_retrieval"}
-    assert len(main_runs) == 4 and {job.reads for job in probe_jobs} == main_runs  # each reads one run's weights
+    assert len(main_runs) == 2 and {job.reads for job in probe_jobs} == main_runs  # each reads one run's weights
 
 
 def test_chapter_names_are_checked():

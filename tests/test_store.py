@@ -217,8 +217,8 @@ def test_the_commit_a_command_is_given_wins_over_the_checkouts_head(monkeypatch)
 
 
 def test_a_run_stored_in_parts_of_seeds_shows_one_row_per_part():
-    """Argmax retrieval's paper-scale runs are stored as two runs of 50 seeds (seed_chunk) and read as one
-    joined record, which has no spec of its own: the runs table must list its parts."""
+    """A variant's seeds stored as several runs (seed_chunk: chapter 9's paper-scale runs of 10 seeds, say)
+    are read as one joined record, which has no spec of its own: the runs table must list its parts."""
     from vvlib.experiments.reports import report
 
     def part(first_seed):

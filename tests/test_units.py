@@ -40,8 +40,8 @@ def test_at_the_papers_scale_every_unit_carries_the_weights_of_one_run():
     trained = [[job for job in unit.jobs if job.steps] for unit in cut]
     assert all(len(runs) == 1 for runs in trained)
     probed = [unit for unit in cut if any(job.kind.endswith("probing") for job in unit.jobs)]
-    # per task: Baseline and +LN, and five more variants (chapter 10); argmax retrieval's stored as two runs of 50 seeds
-    assert len(probed) == (2 + 5) * 2 + (2 + 5)
+    # per task: Baseline and +LN, and five more variants (chapter 10), each variant's 100 seeds in one run
+    assert len(probed) == (2 + 5) * 2
 
 
 def write_record(folder: Path, name: str, spec: dict, wall: float, written_at: float = 0.0, **fields):
@@ -176,15 +176,18 @@ TINY = {"n_seeds": 1, "steps": {"argmax": 4, "dictionary": 4}, "eval_lengths": [
         "n_eval_sequences": {"argmax": 8, "dictionary": 8}}
 
 
-def test_the_queue_runs_units_in_order_while_they_fit_and_packs_each_ones_small_files(tmp_path, monkeypatch):
-    """python -m vvlib paper --for-minutes M --pack DIR: units run in the plan's order; the first whose estimate
-    exceeds what is left ends the command (a later one never jumps it); each finished unit's records come back
-    under DIR, never a weight or checkpoint file, with queue.json saying what ran."""
+def test_the_queue_runs_units_in_order_passes_over_one_that_does_not_fit_and_packs_each_ones_small_files(
+        tmp_path, monkeypatch):
+    """python -m vvlib paper --for-minutes M --pack DIR: units run in the plan's order; one whose estimate exceeds
+    what is left is passed over, and a later one that fits runs in the time no earlier unit could use; each
+    finished unit's records come back under DIR, never a weight or checkpoint file, with queue.json saying what
+    ran and what was passed over."""
     from vvlib.book import paper_queue
 
     overrides = {**TINY, "store_dir": str(tmp_path / "store")}
     cut = units.units(paper_run.planned_jobs(["08_ablations"], overrides, "ci"))
-    unit_seconds = {1: 60.0, 2: 60.0, 3: 600.0, 4: 1.0}  # unit 3 does not fit in what is left of 5 minutes
+    # unit 3 does not fit in what is left of 5 minutes, nor do the units after 4
+    unit_seconds = {1: 60.0, 2: 60.0, 3: 600.0, 4: 1.0, **{k: 900.0 for k in range(5, len(cut) + 1)}}
     fake_rates = {job.kind: 1.0 for unit in cut for job in unit.jobs}
 
     def estimate(unit, rates):  # the queue cuts the plan afresh: its units are found by their jobs
@@ -195,17 +198,24 @@ def test_the_queue_runs_units_in_order_while_they_fit_and_packs_each_ones_small_
     ticks = iter(range(0, 10_000, 10))  # every reading of the clock: 10 s later
     ran = paper_queue.run_queue(["08_ablations"], overrides, 5.0, tmp_path / "pack", profile="ci",
                                 clock=lambda: next(ticks))
-    assert [r["unit"] for r in ran] == [1, 2]
-    assert cut[0].stored() and cut[1].stored() and not cut[2].stored() and not cut[3].stored()
+    assert [r["unit"] for r in ran] == [1, 2, 4]
+    assert [u.stored() for u in cut[:4]] == [True, True, False, True] and len(cut) > 4
     packed = sorted(p.relative_to(tmp_path / "pack") for p in (tmp_path / "pack").rglob("*") if p.is_file())
-    expected = sorted(Path(p.parent.name) / p.name for unit in cut[:2] for p in unit.result_files())
+    expected = sorted(Path(p.parent.name) / p.name for unit in (cut[0], cut[1], cut[3]) for p in unit.result_files())
     assert packed == sorted([*expected, Path("queue.json")])
     assert not any(p.suffix == ".pt" for p in packed) and any(p.name == "run.json" for p in packed)
     assert any(p.suffix == ".pt" for p in (tmp_path / "store").rglob("*"))  # the weights stayed behind
     queue = json.loads((tmp_path / "pack" / "queue.json").read_text())
-    assert [u["unit"] for u in queue["units"]] == [1, 2] and queue["units"][0]["estimated_min"] == 1.0
-    # run again: the stored units are skipped, and unit 3 still ends it
-    assert paper_queue.run_queue(["08_ablations"], overrides, 5.0, profile="ci", clock=lambda: next(ticks)) == []
+    assert [u["unit"] for u in queue["units"]] == [1, 2, 4] and queue["units"][0]["estimated_min"] == 1.0
+    later = list(range(5, len(cut) + 1))
+    assert queue["passed"] == [3, *later]
+    # run again: the stored units are skipped, unit 3 still does not fit, and the summary says so
+    assert paper_queue.run_queue(["08_ablations"], overrides, 5.0, tmp_path / "again", profile="ci",
+                                 clock=lambda: next(ticks)) == []
+    assert json.loads((tmp_path / "again" / "queue.json").read_text())["passed"] == [3, *later]
+    unit_seconds[3] = 6.0  # now it fits
+    assert [r["unit"] for r in paper_queue.run_queue(["08_ablations"], overrides, 5.0, profile="ci",
+                                                     clock=lambda: next(ticks))] == [3]
 
 
 def test_the_queue_refuses_to_be_mixed_with_plan_or_unit_and_pack_needs_it(tmp_path, capsys):
@@ -231,3 +241,56 @@ def test_a_probe_no_gpu_has_timed_takes_the_other_tasks_probing_speed_by_the_tas
     assert completed["dictionary probing"] == 100.0 and "argmax training" not in completed
     untimed = {"dictionary evaluation": 200.0, "argmax evaluation": 300.0}  # no task's probing timed: nothing to go by
     assert units.with_other_task(untimed, ["argmax probing"]) == (untimed, [])
+
+
+def write_check(folder: Path, name: str, created: str, rows: list) -> Path:
+    path = folder / f"gpu-check-h100-{name}.json"
+    path.write_text(json.dumps({"provenance": {"created": created, "device": "NVIDIA H100"}, "rows": rows}))
+    return path
+
+
+def test_the_gpu_checks_short_runs_time_the_training_no_unit_has_timed_with_the_philox_the_runs_use(tmp_path):
+    """bench.gpu_check's loop and curriculum rows give a kind of training its speed on a GPU: the newest check's,
+    a counter-stream row only with the Philox the runs will use, a failed row never."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir(), new.mkdir()
+    loop = lambda task, draws, philox, speed: {"task": task, "draws": draws, "philox": philox, "n_seeds": 100,
+                                               "model_steps_per_s": speed}
+    paths = [write_check(old, "loop", "2026-11-26T17:00:00+00:00",
+                         [loop("argmax", "counter", "fused", 1.0), loop("dictionary", "counter", "fused", 7.0)]),
+             write_check(new, "loop", "2026-11-27T09:00:00+00:00",
+                         [loop("argmax", "generators", "tensors", 20.0), loop("argmax", "counter", "tensors", 30.0),
+                          loop("argmax", "counter", "fused", 40.0),
+                          {"task": "dictionary", "draws": "counter", "philox": "fused", "n_seeds": 100,
+                           "error": "RuntimeError: ..."}]),
+             write_check(new, "curriculum", "2026-11-27T09:00:00+00:00",
+                         [{"task": "argmax", "draws": "counter", "n_seeds": 10, "max_len": 256,
+                           "model_steps_per_s": 3.0}])]
+    assert units.check_rates(paths, "fused") == {
+        "argmax training": 20.0, "argmax training (counter stream)": 40.0,
+        "dictionary training (counter stream)": 7.0,  # the newer check's row failed: the older one's stands
+        "argmax training (counter stream) to length 256": 3.0}
+    assert units.check_rates(paths, "tensors")["argmax training (counter stream)"] == 30.0
+    (tmp_path / "broken.json").write_text("{")
+    assert units.check_rates([tmp_path / "broken.json", paths[2]], "fused") == {
+        "argmax training (counter stream) to length 256": 3.0}
+
+
+def test_on_a_gpu_a_units_records_outrank_the_check_and_the_check_outranks_every_other_estimate(monkeypatch):
+    """At the committed figures: dictionary lookup's counter-stream training is timed by chapter 5's units, argmax
+    retrieval's (no unit yet) by the GPU check's real loop, marked estimated; a CPU's plan reads no check."""
+    from vvlib import philox
+
+    checked = units.check_rates(sorted(paper_run.CHECKS.glob("gpu-check-*-loop.json")), philox.implementation())
+    device, rates, estimated = paper_run.unit_rates({}, "cuda", ["argmax training (counter stream)"])
+    stores = [paper_run.REPO_ROOT / "results" / "paper", paper_run.REPO_ROOT / "results" / "book"]
+    measured = units.measured_rates(stores, "cuda")
+    assert "dictionary training (counter stream)" in measured and "argmax training (counter stream)" not in measured
+    assert rates["dictionary training (counter stream)"] == measured["dictionary training (counter stream)"]
+    assert rates["argmax training (counter stream)"] == checked["argmax training (counter stream)"]
+    assert "argmax training (counter stream)" in estimated
+    assert "dictionary training (counter stream)" not in estimated
+    monkeypatch.setattr(units, "check_rates", lambda paths, philox: {"argmax training to length 99": -1.0} if paths
+                        else {})
+    assert "argmax training to length 99" in paper_run.unit_rates({}, "cuda", [])[1]
+    assert "argmax training to length 99" not in paper_run.unit_rates({}, "cpu", [])[1]  # a GPU's check only

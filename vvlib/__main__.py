@@ -158,9 +158,11 @@ def main(argv=None) -> int:
     paper.add_argument("--speeds-of", choices=("cpu", "cuda"), help="with --plan: estimate the units at the speeds "
                        "measured on this kind of device (committed records) instead of the one in use")
     paper.add_argument("--for-minutes", type=_positive_minutes, metavar="M", help="compute the plan's next units in "
-                       "order while each one's estimate fits in what is left of M minutes (a lent GPU's command)")
+                       "order, each whose estimate fits in what is left of M minutes, passing over one that does not "
+                       "(a lent GPU's command)")
     paper.add_argument("--pack", metavar="DIR", help="with --for-minutes: copy each finished unit's result files "
-                       "(never weights) to DIR/<store folder>/, with queue.json (what ran, estimated and measured)")
+                       "(never weights) to DIR/<store folder>/, with queue.json (what ran, estimated and measured; "
+                       "what was passed over)")
     paper.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"),
                        help="set a parameter in every chosen chapter, e.g. -p device cuda, -p store_dir DIR, "
                             "-p seed_group 25 (under torchrun the ranks share seed groups)")

@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from .. import distributed, rng
+from .. import distributed, philox, rng
 from ..experiments.paper_scale import plan, units
 from ..experiments.setups.params import ParameterError, Params
 from ..experiments.storage.store import REPO_ROOT
@@ -30,6 +30,7 @@ PROFILE = "paper"
 # the counter stream (with its probes), chapter 11's dictionary rows beside it, chapter 4 (with the probes of
 # chapters 6, 7 and 10, which read its runs), chapter 8's +std, chapter 10's own runs, chapter 9's curriculum.
 QUEUE = ("05", "11", "04", "06", "07", "08", "10", "09")
+CHECKS = REPO_ROOT / "bench"  # the GPU checks' committed JSON (bench.gpu_check): speeds of runs no unit has timed yet
 
 
 def paper_chapters(names=None) -> list[str]:
@@ -79,8 +80,9 @@ def describe(names, jobs: list[plan.Job]) -> str:
 def unit_rates(overrides: dict, device: str | None = None, kinds=()) -> tuple[str, dict, list]:
     """(device type, {kind: units per second}, [kinds estimated]): measured on that kind of device
     (default: the one in use) in the committed stores and the chosen one (the paper profile's,
-    results/paper, unless -p store_dir says), each read once; a kind it has not timed, where the
-    other kind of device has, is estimated by that device's ratio (units.with_scaled_rates), one of
+    results/paper, unless -p store_dir says), each read once; a kind of training they have not timed on a
+    GPU, by the committed GPU check's short runs of it (units.check_rates); a kind not timed either way, where
+    the other kind of device has, is estimated by that device's ratio (units.with_scaled_rates), one of
     `kinds` timed only on the other source of data by that one's speed (units.with_other_stream),
     and a probing kind from the other task's (units.with_other_task)."""
     device = device or rng.resolve_device(overrides.get("device", "auto")).type
@@ -89,19 +91,26 @@ def unit_rates(overrides: dict, device: str | None = None, kinds=()) -> tuple[st
     named = (REPO_ROOT / PAPER_SCALE_STORE, REPO_ROOT / BOOK_STORE, chosen)
     stores = list(dict.fromkeys(path.resolve() for path in named))
     other = "cpu" if device == "cuda" else "cuda"
-    rates, scaled = units.with_scaled_rates(units.measured_rates(stores, device), units.measured_rates(stores, other))
+    measured = units.measured_rates(stores, device)
+    # a GPU's real-loop rows only (the check's step.json times the step alone, which a unit never is)
+    checks = sorted([*CHECKS.glob("gpu-check-*-loop.json"), *CHECKS.glob("gpu-check-*-curriculum.json")])
+    checks = checks if device == "cuda" else []
+    checked = units.check_rates(checks, philox.implementation())
+    from_check = [kind for kind in checked if kind not in measured]
+    rates, scaled = units.with_scaled_rates({**checked, **measured}, units.measured_rates(stores, other))
     rates, streamed = units.with_other_stream(rates, kinds)
     rates, by_task = units.with_other_task(rates, kinds)
-    return device, rates, scaled + streamed + by_task
+    return device, rates, from_check + scaled + streamed + by_task
 
 
 def describe_units(cut: list[units.Unit], rates: dict, device: str, budget_s: float = units.UNIT_BUDGET_S,
                    estimated: tuple = ()) -> str:
     """A table of the units: their chapters, the runs and probes in each, and the minutes left
-    at the speeds measured on this kind of device (~: some of its kinds `estimated` from the other
-    device's ratios), against the budget of one command."""
+    at the speeds measured on this kind of device (~: some of its kinds `estimated`, unit_rates says
+    how), against the budget of one command."""
     lines = [f"units at the speeds measured on {device} (budget {budget_s / 60:.0f} min each; "
-             f"run one with --unit K; ~: estimated from the other device's ratios or the other stream's speed):",
+             f"run one with --unit K; ~: estimated from the GPU check's short runs, the other device's ratios or the "
+             "other stream's speed):",
              f"{'unit':>4}  {'minutes left':>14}  {'fits':<5} chapters: what"]
     for k, unit in enumerate(cut, 1):
         seconds, untimed = unit.estimate_s(rates)

@@ -7,8 +7,9 @@ one unit; units() still joins them if one does. A unit leaves only small result 
 store; run again after an interruption, it loads what is stored and resumes the rest.
 
 Estimates come from speeds measured on the same kind of device: the training and evaluation
-records already in the stores given (their wall time and size), never from a guess. A kind of
-work with no record yet is "not yet timed".
+records already in the stores given (their wall time and size), and for a kind of training no
+record has timed there, the committed GPU check's short runs of it; never from a guess. A kind of
+work with no measurement yet is "not yet timed".
 """
 
 import json
@@ -112,6 +113,29 @@ def measured_rates(store_dirs, device_type: str) -> dict:
                 units[kind] = units.get(kind, 0.0) + size
                 seconds[kind] = seconds.get(kind, 0.0) + wall
     return {kind: units[kind] / seconds[kind] for kind in units}
+
+
+def check_rates(paths, philox: str) -> dict:
+    """{training kind: model-steps per second} from committed GPU checks (bench/gpu-check-<gpu>-loop.json and
+    -curriculum.json, bench.gpu_check's): 300 steps through the path a unit trains by, at the seeds of the
+    paper profile's runs (100 in one; chapter 9's chunk), with the graph recordings and one forced checkpoint
+    a long run amortizes, so a unit errs slow against them.  A counter-stream row counts only with the Philox
+    the runs will use (`philox`); each kind keeps the newest check's figure."""
+    newest = {}  # kind -> (created, speed)
+    for path in paths:
+        try:
+            record = json.loads(Path(path).read_text())
+            created = record["provenance"]["created"]
+            for row in record["rows"]:
+                if "error" in row or (row["draws"] == "counter" and row.get("philox", philox) != philox):
+                    continue
+                run = SimpleNamespace(draws=row["draws"], max_len=row.get("max_len", TrainConfig.max_len))
+                kind = training_kind(row["task"], run)
+                if created >= newest.get(kind, ("", 0))[0]:
+                    newest[kind] = (created, row["model_steps_per_s"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return {kind: speed for kind, (_, speed) in newest.items()}
 
 
 def with_scaled_rates(rates: dict, other: dict) -> tuple[dict, list]:
