@@ -18,7 +18,9 @@ it measured), and a short table printed last:
   a unit trains), with one checkpoint forced half-way so that its cost is measured: model-steps/s
   from the run record, and the seconds the checkpoint took, per row of step.json at 100 seeds
   (the fused Philox's rows come last, after chapter 9's below: a row that fails records its
-  error, and a graph recording that failed halfway can spoil nothing measured before it);
+  error, and a graph recording that failed halfway can spoil nothing measured before it), and
+  last of all chapter 10's argmax model of several attention layers and heads (layers, heads),
+  whose runs no other row times;
 - curriculum.json: chapter 9's paper-scale unit in miniature, per task: its own seeds (seed_chunk)
   and settings, the steps shortened with the curriculum's stages kept in proportion (16 up to 256
   items), through the same real loop: model-steps/s, and the unit's training minutes at that speed
@@ -133,13 +135,14 @@ def time_step(task: str, draws: str, n_seeds: int, device, steps: int, repeats: 
             "eager_kernels_per_step": eager_kernels(task, draws, n_seeds, device)}
 
 
-def time_loop(task: str, draws: str, n_seeds: int, device, steps: int) -> dict:
-    """`steps` steps through runs.trained into a scratch store, one checkpoint forced half-way."""
+def time_loop(task: str, draws: str, n_seeds: int, device, steps: int, model: ModelConfig | None = None) -> dict:
+    """`steps` steps through runs.trained into a scratch store, one checkpoint forced half-way (`model`:
+    the task's default model unless given)."""
     cfg = TrainConfig(n_seeds=n_seeds, steps=steps, draws=draws, checkpoint_every=max(1, steps // 2),
                       checkpoint_gap_s=0)
     with tempfile.TemporaryDirectory() as scratch:
         start = time.perf_counter()
-        _, record = runs.trained(scratch, ModelConfig(task=TASKS[task]), cfg, device, progress=False)
+        _, record = runs.trained(scratch, model or ModelConfig(task=TASKS[task]), cfg, device, progress=False)
         wall = time.perf_counter() - start
     saving = record["checkpoints"]
     return {"steps": steps, "model_steps_per_s": record["model_steps_per_s"], "wall_s": round(wall, 2),
@@ -153,6 +156,12 @@ def chapter9_unit(task: str, n_seeds: int | None = None) -> TrainConfig:
     P = variants.task_params(runner.resolved("09_longer_training", "paper"), task)
     cfg = variants.train_configs(P)[0]
     return dataclasses.replace(cfg, n_seeds=min(n_seeds or cfg.n_seeds, cfg.n_seeds))
+
+
+def deep_model(task: str) -> ModelConfig:
+    """Chapter 10's model of several attention layers and heads at its paper profile (its deep_baseline)."""
+    P = variants.task_params(runner.resolved("10_beyond", "paper"), task)
+    return variants.model_config(P, variants.task_config(P, task), "deep_baseline")
 
 
 def time_curriculum(task: str, device, steps: int, n_seeds: int | None = None) -> dict:
@@ -176,7 +185,7 @@ def write(out: Path, name: str, rows, device, started: float):
 def table(steps: list, loops: list, tests: dict | None) -> str:
     lines = [f"{'task':<11}{'draws':<11}{'philox':<8}{'seeds':>6}{'step ms':>9}{'steps/s':>10}{'kernels':>9}"
              f"{'loop steps/s':>14}{'ckpt s':>8}"]
-    loop_of = {(l["task"], l["draws"], l["philox"], l["n_seeds"]): l for l in loops}
+    loop_of = {(l["task"], l["draws"], l["philox"], l["n_seeds"]): l for l in loops if "layers" not in l}
     for s in steps:
         l = loop_of.get((s["task"], s["draws"], s["philox"], s["n_seeds"]), {})
         head = f"{s['task']:<11}{s['draws']:<11}{s['philox']:<8}{s['n_seeds']:>6}"
@@ -186,6 +195,11 @@ def table(steps: list, loops: list, tests: dict | None) -> str:
         loop = f"{l['model_steps_per_s']:>14,.0f}{l['checkpoint_s']:>8.1f}" if l else ""
         lines.append(f"{head}{s['ms_per_step']:>9.2f}{s['model_steps_per_s']:>10,.0f}{s['eager_kernels_per_step']:>9}"
                      + loop)
+    for l in (l for l in loops if "layers" in l):  # a deeper model: the loop alone
+        shape = (f"{l['task']}, {l['layers']} layers x {l['heads']} heads, {l['draws']}, {l['philox']}, "
+                 f"{l['n_seeds']} seeds")
+        lines.append(f"{shape}: loop " + (f"failed: {l['error'][:80]}" if "error" in l
+                                          else f"{l['model_steps_per_s']:,.0f} model-steps/s"))
     if tests is not None:
         lines.append(f"tests: {tests['summary']} (exit {tests['exit_status']}, {tests['seconds']} s)")
     return "\n".join(lines)
@@ -244,6 +258,13 @@ def main(argv=None):
     if device.type == "cuda":  # last: a recording that failed halfway could spoil what came after it
         for task in TASKS:
             step_and_loop(task, "counter", "fused")
+    # chapter 10's deeper argmax model through the same loop: its extra heads and layer each pass over every item
+    deep = deep_model("argmax")
+    row = {"task": "argmax", "draws": "counter", "philox": "fused" if device.type == "cuda" else "tensors",
+           "n_seeds": args.seeds, "layers": deep.layers, "heads": deep.heads}
+    started = time.perf_counter()
+    loops.append(measured(lambda: time_loop("argmax", "counter", args.seeds, device, args.steps, deep), row))
+    write(out, "loop", loops, device, started)
     print(f"\n{store.device_name(device)}, torch {torch.__version__}, commit {store.git_commit()}")
     print(table(steps, loops, tests))
 

@@ -99,10 +99,22 @@ def test_the_gpu_check_writes_its_figures_on_any_device(tmp_path, capsys):
         ("argmax", "counter", "tensors", 2)]
     assert not any("error" in r for r in steps["rows"] + loops)
     assert all(r["model_steps_per_s"] > 0 and r["eager_kernels_per_step"] > 0 for r in steps["rows"])
-    assert [(r["task"], r["draws"]) for r in loops] == [(r["task"], r["draws"]) for r in steps["rows"][:4]]
+    # the loop: each step row's task and draws, then chapter 10's deeper argmax model (its paper profile's)
+    deep = gpu_check.deep_model("argmax")
+    assert (deep.layers, deep.heads) == (2, 4)
+    assert [(r["task"], r["draws"], r.get("layers"), r.get("heads")) for r in loops] == [
+        (r["task"], r["draws"], None, None) for r in steps["rows"][:4]] + [("argmax", "counter", 2, 4)]
     assert all(r["checkpoints"] == 1 and r["checkpoint_s"] >= 0 for r in loops)
     assert steps["provenance"]["device"].startswith("cpu")
-    assert capsys.readouterr().out.rstrip().splitlines()[-1].split()[:4] == ["argmax", "counter", "tensors", "2"]
+    printed = capsys.readouterr().out.rstrip().splitlines()
+    assert printed[-2].split()[:4] == ["argmax", "counter", "tensors", "2"]
+    assert printed[-1].startswith("argmax, 2 layers x 4 heads, counter, tensors, 2 seeds: loop ")
+    # and the plan times chapter 10's deep argmax runs by it, apart from the one-layer model's
+    from vvlib.experiments.paper_scale import units
+
+    rates = units.check_rates([tmp_path / "loop.json"], "tensors")
+    assert rates["argmax training (counter stream), 2 layers x 4 heads"] == loops[-1]["model_steps_per_s"]
+    assert rates["argmax training (counter stream)"] == loops[1]["model_steps_per_s"]
     # chapter 9's unit in miniature: its own seeds and stages, up to 256 items, and its minutes at that speed
     curricula = json.loads((tmp_path / "curriculum.json").read_text())["rows"]
     assert [(r["task"], r["n_seeds"], r["max_len"], r["steps"]) for r in curricula] == [

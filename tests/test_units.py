@@ -294,3 +294,26 @@ def test_on_a_gpu_a_units_records_outrank_the_check_and_the_check_outranks_every
                         else {})
     assert "argmax training to length 99" in paper_run.unit_rates({}, "cuda", [])[1]
     assert "argmax training to length 99" not in paper_run.unit_rates({}, "cpu", [])[1]  # a GPU's check only
+
+
+def test_a_model_of_more_layers_and_heads_is_timed_apart_and_estimated_by_the_other_devices_ratio(tmp_path):
+    """Each head of each layer passes over every item, so chapter 10's deeper model is its own kind of run and
+    of evaluation; on a GPU that has timed only the one-layer model on the counter stream, its speed is that
+    model's times the CPU's deep over one-layer ratio on the generators (the only runs the CPU has of it)."""
+    deep = {"device_type": "cpu", "model": {"task": {"name": "argmax"}, "layers": 2, "heads": 4},
+            "train": {"n_seeds": 10, "steps": 1000, "max_len": 16}}
+    one = {**deep, "model": {"task": {"name": "argmax"}}}  # a spec that leaves layers and heads at 1 unsaid
+    write_record(tmp_path / "deep", "run.json", deep, 100.0)
+    write_record(tmp_path / "one", "run.json", one, 40.0)
+    write_record(tmp_path / "deep", "eval-x.json", {"train": deep, "eval": {"n_sequences": 4, "lengths": [16]}}, 2.0)
+    cpu = units.measured_rates([tmp_path], "cpu")
+    assert cpu == {"argmax training, 2 layers x 4 heads": 100.0, "argmax training": 250.0,
+                   "argmax evaluation, 2 layers x 4 heads": 10 * 4 * 16 / 2.0}
+    gpu = {"argmax training (counter stream)": 30_000.0}
+    wanted = ["argmax training (counter stream), 2 layers x 4 heads"]
+    rates, estimated = units.with_scaled_rates(gpu, cpu, wanted)
+    assert rates[wanted[0]] == pytest.approx(30_000 * 100.0 / 250.0) and estimated == wanted
+    assert units.with_scaled_rates(gpu, {"argmax training": 250.0}, wanted) == (gpu, [])  # no ratio: not guessed
+    jobs = paper_run.planned_jobs(["10_beyond"], {"device": "cpu"})
+    kinds = {job.kind for job in jobs if "argmax deep_baseline" in job.label and not job.label.startswith("probe")}
+    assert kinds == {"argmax training (counter stream), 2 layers x 4 heads", "argmax evaluation, 2 layers x 4 heads"}

@@ -97,7 +97,8 @@ def unit_rates(overrides: dict, device: str | None = None, kinds=()) -> tuple[st
     checks = checks if device == "cuda" else []
     checked = units.check_rates(checks, philox.implementation())
     from_check = [kind for kind in checked if kind not in measured]
-    rates, scaled = units.with_scaled_rates({**checked, **measured}, units.measured_rates(stores, other))
+    elsewhere = units.measured_rates(stores, other)
+    rates, scaled = units.with_scaled_rates({**checked, **measured}, elsewhere, {*kinds, *elsewhere})
     rates, streamed = units.with_other_stream(rates, kinds)
     rates, by_task = units.with_other_task(rates, kinds)
     return device, rates, from_check + scaled + streamed + by_task

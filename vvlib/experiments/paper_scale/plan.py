@@ -79,12 +79,27 @@ def _partial_rungs(path: Path) -> dict:
         return {}
 
 
-def training_kind(task: str, train_cfg) -> str:
+def training_kind(task: str, train_cfg, model=None) -> str:
     """Runs whose steps cost about the same: per task and source of data (the counter stream's draws
-    are other kernels than the generators'), and apart when they train on longer sequences."""
+    are other kernels than the generators'), and apart when they train on longer sequences or a
+    model with more attention layers or heads than the paper's one (`model`: its layers and heads)."""
     stream = f" ({train_cfg.draws} stream)" if train_cfg.draws != TrainConfig.draws else ""
     longer = f" to length {train_cfg.max_len}" if train_cfg.max_len > TrainConfig.max_len else ""
-    return f"{task} training{stream}{longer}"
+    return f"{task} training{stream}{longer}{model_shape(model)}"
+
+
+def evaluation_kind(task: str, model=None) -> str:
+    """Evaluations whose items cost about the same: per task, apart for a model with more attention
+    layers or heads (each head of each layer passes over every item)."""
+    return f"{task} evaluation{model_shape(model)}"
+
+
+def model_shape(model) -> str:
+    """', L layers x H heads' for a model (anything with .layers and .heads) other than the paper's
+    one layer of one head, else ''."""
+    if model is None or (model.layers, model.heads) == (1, 1):
+        return ""
+    return f", {model.layers} layers x {model.heads} heads"
 
 
 def on_default_stream(kind: str) -> str:
@@ -104,19 +119,19 @@ def _run_jobs(chapter, P, task, variant, train_cfg, temperatures, device, rungs=
     seeds = f"seeds {train_cfg.first_seed}-{train_cfg.first_seed + train_cfg.n_seeds - 1}"
     name = f"{task} {variant}{tag}, {seeds} x {train_cfg.steps:,} steps"
     run = runs.TrainedRun(P.store_dir, model_cfg, train_cfg, device)
-    jobs = [Job(chapter, training_kind(task, train_cfg), f"train {name}", folder / "run.json",
+    jobs = [Job(chapter, training_kind(task, train_cfg, model_cfg), f"train {name}", folder / "run.json",
                 train_cfg.n_seeds * train_cfg.steps, train_cfg.steps, train_cfg.n_seeds, reads=(folder,),
                 compute=lambda: run.record)]
     if rungs:
         cfg = variants.eval_config(P, lengths=P.ladder_lengths)
         ladder = functools.partial(runs.ladder, P.store_dir, model_cfg, train_cfg, cfg, rungs, device)
-        jobs.insert(0, Job(chapter, f"{task} evaluation", f"ladder {name}",  # it trains the run on its way
+        jobs.insert(0, Job(chapter, evaluation_kind(task, model_cfg), f"ladder {name}",  # it trains the run first
                            runs.ladder_path(P.store_dir, model_cfg, train_cfg, cfg, rungs, device),
                            len(set(rungs)) * _items(cfg, train_cfg.n_seeds), rungs=len(set(rungs)), reads=(folder,),
                            compute=ladder))
     for temperature in temperatures:
         cfg = variants.eval_config(P, temperature)
-        jobs.append(Job(chapter, f"{task} evaluation", f"evaluate {name} ({temperature} temperature)",
+        jobs.append(Job(chapter, evaluation_kind(task, model_cfg), f"evaluate {name} ({temperature} temperature)",
                         runs.eval_path(P.store_dir, model_cfg, train_cfg, cfg, device), _items(cfg, train_cfg.n_seeds),
                         reads=(folder,), compute=functools.partial(run.evaluated, cfg)))
     return jobs
@@ -146,7 +161,7 @@ def _recheck_jobs(chapter, P, task, variant_names, device) -> list[Job]:
         for train_cfg in variants.recheck_runs(P):
             run = runs.TrainedRun(P.store_dir, model_cfg, train_cfg, device)
             first = train_cfg.first_seed
-            jobs.append(Job(chapter, f"{task} evaluation", f"recheck {task} {variant}, seeds {first}-"
+            jobs.append(Job(chapter, evaluation_kind(task, model_cfg), f"recheck {task} {variant}, seeds {first}-"
                             f"{first + train_cfg.n_seeds - 1} on {cfg.n_sequences:,} test sequences",
                             runs.eval_path(P.store_dir, model_cfg, train_cfg, cfg, device), _items(cfg, train_cfg.n_seeds),
                             reads=(runs.run_dir(P.store_dir, model_cfg, train_cfg, device),),
@@ -169,7 +184,8 @@ def _measured_jobs(chapter, P, task, device) -> list[Job]:
     for row in P.get("dynamics_rows") or []:
         model_cfg, train_cfg = dynamics_runs.row_configs(P, variants.task_config(P, task), row)
         where = dynamics_runs.folder(P.store_dir, model_cfg, train_cfg, P.dynamics_every, device)
-        jobs.append(Job(chapter, training_kind(task, train_cfg), f"measure {task} {dynamics_runs.label(row)}",
+        kind = training_kind(task, train_cfg, model_cfg)
+        jobs.append(Job(chapter, kind, f"measure {task} {dynamics_runs.label(row)}",
                         where / "tables.json", train_cfg.n_seeds * train_cfg.steps, train_cfg.steps, train_cfg.n_seeds,
                         compute=functools.partial(dynamics_runs.measured, P.store_dir, model_cfg, train_cfg,
                                                   P.dynamics_every, device)))

@@ -13,6 +13,7 @@ work with no measurement yet is "not yet timed".
 """
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -21,7 +22,7 @@ from types import SimpleNamespace
 from ...train import TrainConfig
 from ..storage import store
 from ..storage.runs import WEIGHTS_FILE
-from .plan import Job, on_default_stream, training_kind
+from .plan import Job, evaluation_kind, on_default_stream, training_kind
 
 # a GPU command may run 10 minutes: two are kept for starting, copying back and an estimate that errs
 UNIT_BUDGET_S = 8 * 60
@@ -130,7 +131,7 @@ def check_rates(paths, philox: str) -> dict:
                 if "error" in row or (row["draws"] == "counter" and row.get("philox", philox) != philox):
                     continue
                 run = SimpleNamespace(draws=row["draws"], max_len=row.get("max_len", TrainConfig.max_len))
-                kind = training_kind(row["task"], run)
+                kind = training_kind(row["task"], run, _shape(row))
                 if created >= newest.get(kind, ("", 0))[0]:
                     newest[kind] = (created, row["model_steps_per_s"])
         except (OSError, ValueError, KeyError, TypeError):
@@ -138,19 +139,34 @@ def check_rates(paths, philox: str) -> dict:
     return {kind: speed for kind, (_, speed) in newest.items()}
 
 
-def with_scaled_rates(rates: dict, other: dict) -> tuple[dict, list]:
-    """(rates, [kinds estimated]): `rates` (one kind of device) completed for the kinds it has not
-    timed from another device's rates `other`, by that device's ratio to a kind both have timed: a
-    run to length 256 on a GPU is estimated as the GPU's 16-item speed times the CPU's speed to 256
-    over its speed at 16 items (the same curriculum, measured on the CPU).  A GPU gains more than a
-    CPU from longer sequences (larger matrix products), so such an estimate errs slow."""
+def with_scaled_rates(rates: dict, other: dict, kinds=None) -> tuple[dict, list]:
+    """(rates, [kinds estimated]): `rates` (one kind of device) completed for `kinds` (default: those
+    `other` has timed) it has not timed, from another device's rates `other`: the speed of the same runs
+    at the paper's length and model (base_kind) times that device's ratio between the two.  A run to
+    length 256 on a GPU is estimated as the GPU's 16-item speed times the CPU's speed to 256 over its
+    speed at 16 items (the same curriculum, measured on the CPU), a model of two layers of four heads
+    likewise; where the other device timed the pair only on the other source of data (the generators),
+    that pair's ratio.  A GPU gains more than a CPU from longer sequences (larger matrix products), so
+    such an estimate errs slow there; how it bears the extra heads is unknown until it times them."""
     completed, estimated = dict(rates), []
-    for kind, speed in other.items():
-        base = kind.split(" to length")[0]
-        if kind not in rates and base != kind and base in rates and base in other:
-            completed[kind] = rates[base] * speed / other[base]
+    for kind in (other if kinds is None else kinds):
+        base = base_kind(kind)
+        if kind in rates or base == kind or base not in rates:
+            continue
+        ratio = _ratio(other, kind, base) or _ratio(other, on_default_stream(kind), on_default_stream(base))
+        if ratio:
+            completed[kind] = rates[base] * ratio
             estimated.append(kind)
     return completed, estimated
+
+
+def base_kind(kind: str) -> str:
+    """The kind of the same runs at the paper's training length and model (plan.training_kind)."""
+    return re.sub(r" to length \d+|, \d+ layers x \d+ heads", "", kind)
+
+
+def _ratio(rates: dict, kind: str, base: str) -> float | None:
+    return rates[kind] / rates[base] if kind in rates and base in rates else None
 
 
 def with_other_task(rates: dict, kinds) -> tuple[dict, list]:
@@ -198,16 +214,21 @@ def _record_size(path: Path, device_type: str) -> tuple:
         train = spec if path.name == "run.json" else spec["train"]
         if train["device_type"] != device_type:
             return None, 0, 0
-        task, t = train["model"]["task"]["name"], train["train"]
+        task, t, model = train["model"]["task"]["name"], train["train"], _shape(train["model"])
         if path.name == "run.json":
             # a record leaves its draws unsaid at the default (train.LATER_DEFAULTS)
             run = SimpleNamespace(max_len=t["max_len"], draws=t.get("draws", TrainConfig.draws))
-            return training_kind(task, run), t["n_seeds"] * t["steps"], wall
+            return training_kind(task, run, model), t["n_seeds"] * t["steps"], wall
         e = spec["eval"]
         wall = _without_training(record, path.parent / "run.json")
-        return f"{task} evaluation", t["n_seeds"] * e["n_sequences"] * sum(e["lengths"]), wall
+        return evaluation_kind(task, model), t["n_seeds"] * e["n_sequences"] * sum(e["lengths"]), wall
     except (OSError, ValueError, KeyError, TypeError):
         return None, 0, 0
+
+
+def _shape(model: dict) -> SimpleNamespace:
+    """A model spec's (or a check row's) attention layers and heads; a spec may leave them out at 1."""
+    return SimpleNamespace(layers=model.get("layers", 1), heads=model.get("heads", 1))
 
 
 def _probe_size(path: Path, record: dict, device_type: str) -> tuple:
