@@ -19,8 +19,8 @@ it measured), and a short table printed last:
   from the run record, and the seconds the checkpoint took, per row of step.json at 100 seeds
   (the fused Philox's rows come last, after chapter 9's below: a row that fails records its
   error, and a graph recording that failed halfway can spoil nothing measured before it), and
-  last of all chapter 10's argmax model of several attention layers and heads (layers, heads),
-  whose runs no other row times;
+  last of all chapter 10's argmax model of several attention layers and heads (layers, heads), at
+  the seeds of its paper-scale runs (deep_seed_chunk), whose runs no other row times;
 - curriculum.json: chapter 9's paper-scale unit in miniature, per task: its own seeds (seed_chunk)
   and settings, the steps shortened with the curriculum's stages kept in proportion (16 up to 256
   items), through the same real loop: model-steps/s, and the unit's training minutes at that speed
@@ -158,10 +158,12 @@ def chapter9_unit(task: str, n_seeds: int | None = None) -> TrainConfig:
     return dataclasses.replace(cfg, n_seeds=min(n_seeds or cfg.n_seeds, cfg.n_seeds))
 
 
-def deep_model(task: str) -> ModelConfig:
-    """Chapter 10's model of several attention layers and heads at its paper profile (its deep_baseline)."""
+def deep_run(task: str) -> tuple[ModelConfig, int]:
+    """Chapter 10's model of several attention layers and heads at its paper profile (its deep_baseline), and
+    the seeds each of its stored runs holds there (deep_seed_chunk)."""
     P = variants.task_params(runner.resolved("10_beyond", "paper"), task)
-    return variants.model_config(P, variants.task_config(P, task), "deep_baseline")
+    model = variants.model_config(P, variants.task_config(P, task), "deep_baseline")
+    return model, variants.train_configs(P, "deep_baseline")[0].n_seeds
 
 
 def time_curriculum(task: str, device, steps: int, n_seeds: int | None = None) -> dict:
@@ -259,11 +261,12 @@ def main(argv=None):
         for task in TASKS:
             step_and_loop(task, "counter", "fused")
     # chapter 10's deeper argmax model through the same loop: its extra heads and layer each pass over every item
-    deep = deep_model("argmax")
+    deep, seeds = deep_run("argmax")
+    seeds = min(seeds, args.seeds)  # at the seeds of its paper-scale runs, which the plan times by this row
     row = {"task": "argmax", "draws": "counter", "philox": "fused" if device.type == "cuda" else "tensors",
-           "n_seeds": args.seeds, "layers": deep.layers, "heads": deep.heads}
+           "n_seeds": seeds, "layers": deep.layers, "heads": deep.heads}
     started = time.perf_counter()
-    loops.append(measured(lambda: time_loop("argmax", "counter", args.seeds, device, args.steps, deep), row))
+    loops.append(measured(lambda: time_loop("argmax", "counter", seeds, device, args.steps, deep), row))
     write(out, "loop", loops, device, started)
     print(f"\n{store.device_name(device)}, torch {torch.__version__}, commit {store.git_commit()}")
     print(table(steps, loops, tests))

@@ -40,7 +40,7 @@ def made_up_runs(folder, name: str, tasks=None, seed=0) -> dict:
         task_cfg = variants.task_config(P_task, task)
         for variant in work.variants:
             model_cfg = variants.model_config(P_task, task_cfg, variant)
-            for train_cfg in variants.train_configs(P_task):
+            for train_cfg in variants.train_configs(P_task, variant):
                 write_run(folder, (model_cfg, train_cfg))
                 for temperature in work.temperatures:
                     cfg = variants.eval_config(P_task, temperature)

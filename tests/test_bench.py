@@ -100,8 +100,8 @@ def test_the_gpu_check_writes_its_figures_on_any_device(tmp_path, capsys):
     assert not any("error" in r for r in steps["rows"] + loops)
     assert all(r["model_steps_per_s"] > 0 and r["eager_kernels_per_step"] > 0 for r in steps["rows"])
     # the loop: each step row's task and draws, then chapter 10's deeper argmax model (its paper profile's)
-    deep = gpu_check.deep_model("argmax")
-    assert (deep.layers, deep.heads) == (2, 4)
+    deep, seeds = gpu_check.deep_run("argmax")
+    assert (deep.layers, deep.heads, seeds) == (2, 4, 50)  # its paper-scale runs hold 50 seeds each
     assert [(r["task"], r["draws"], r.get("layers"), r.get("heads")) for r in loops] == [
         (r["task"], r["draws"], None, None) for r in steps["rows"][:4]] + [("argmax", "counter", 2, 4)]
     assert all(r["checkpoints"] == 1 and r["checkpoint_s"] >= 0 for r in loops)

@@ -142,6 +142,12 @@ def test_a_chapters_seeds_in_chunks_give_what_one_run_gives(tmp_path, one_thread
     assert variants.train_configs(one) == [variants.train_config(one)]
     assert variants.train_configs(long_params(tmp_path, n_seeds=5, seed_chunk=5)) == [
         variants.train_config(long_params(tmp_path, n_seeds=5))]
+    # deep_seed_chunk (chapter 10's deep variants at the paper's scale) cuts those variants' runs alone
+    deep = long_params(tmp_path, n_seeds=5, deep_seed_chunk=3)
+    assert [(c.first_seed, c.n_seeds) for c in variants.train_configs(deep, "deep_baseline")] == [(0, 3), (3, 2)]
+    assert variants.train_configs(deep, "baseline") == variants.train_configs(deep) == [variants.train_config(deep)]
+    unset = long_params(tmp_path, n_seeds=5, seed_chunk=2, deep_seed_chunk=0)  # 0: as seed_chunk
+    assert len(variants.train_configs(unset, "deep_layernorm")) == 3
     task = variants.task_config(one, "argmax")
     acc_one, training_one = variants.train_and_evaluate(one, task, ["baseline"], ["fixed", "adaptive"])
     acc, training = variants.train_and_evaluate(chunked, task, ["baseline"], ["fixed", "adaptive"])

@@ -1,6 +1,7 @@
-"""Chapters 8 and 9 once the GPU queue commits their runs (units 19-21, 37-76): each task is read at the
-paper's scale only when every run and evaluation of it is committed, and the summary's claims of Tables
-3-6 then rest on that scale.  The records are made up under the real store keys (tests/paper_records.py)."""
+"""Chapters 8-10 once the GPU queue commits their runs (chapter 8's units 17-18, 10's 19-30, 9's 31-70): each
+task is read at the paper's scale only when every run and evaluation of it is committed, and the summary's
+claims of Tables 3-6 then rest on that scale.  The records are made up under the real store keys
+(tests/paper_records.py)."""
 
 import numpy as np
 
@@ -91,3 +92,14 @@ def test_the_longer_training_claim_rests_on_the_papers_scale_once_committed():
     assert own.steps == 1000 and big.scale() == "100 seeds x 100,000 steps, GPU (profile paper)"
     assert (own.evidence.verdict() != SUPPORTED) and big.evidence.verdict() == SUPPORTED
     assert big.longest == {"N": "16384", "claimed": 70.0, "other": 50.0}
+
+
+def test_chapter_10s_deep_argmax_variants_are_read_from_their_two_runs_of_fifty_seeds(tmp_path):
+    """At the paper's scale chapter 10 stores argmax retrieval's deep variants as runs of 50 seeds (deep_seed_chunk)
+    and its one-layer variants as one run of 100: the page reads each variant's 100 seeds joined."""
+    made = made_up_runs(tmp_path, "10_beyond", tasks=["argmax"])
+    P, found = paper_scale.trained("10_beyond", tmp_path)
+    P_task, accuracy, records = found["argmax"]
+    for variant in ("deep_baseline", "deep_layernorm", "rescale", "baseline"):
+        assert accuracy[variant].shape[0] == 100 and np.array_equal(accuracy[variant], made["argmax", variant])
+    assert [len(runs.run_records(records[v])) for v in ("deep_baseline", "deep_layernorm", "rescale")] == [2, 2, 1]

@@ -26,7 +26,7 @@ def task_view(chapter: str, profile: str, task: str):
 
 def trained(P, task: str, variant: str):
     """The model and the stored runs (seeds cut by seed_chunk) a chapter's `variant` of `task` reads."""
-    return variants.model_config(P, variants.task_config(P, task), variant), variants.train_configs(P)
+    return variants.model_config(P, variants.task_config(P, task), variant), variants.train_configs(P, variant)
 
 
 def test_every_profile_is_checked():

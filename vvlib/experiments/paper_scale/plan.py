@@ -138,7 +138,7 @@ def _run_jobs(chapter, P, task, variant, train_cfg, temperatures, device, rungs=
 
 
 def _task_jobs(chapter, P, task, work: Work, device, tag="") -> list[Job]:
-    jobs = [job for variant in work.variants for train_cfg in variants.train_configs(P)
+    jobs = [job for variant in work.variants for train_cfg in variants.train_configs(P, variant)
             for job in _run_jobs(chapter, P, task, variant, train_cfg, work.temperatures, device, tag=tag)]
     if work.long and P.long_steps:
         for variant in work.variants:

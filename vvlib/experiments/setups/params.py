@@ -82,7 +82,8 @@ def _assigned_names(notebook: Path) -> set:
 # declared `dict` is such a setting; variants.task_params reads one task's value, and each value is checked by
 # the plain name's rule.  `-p steps '{"dictionary": 600}'` changes one task's value (the others stay the
 # profile's or the cell's), `-p steps 600` every task's.
-PER_TASK = ("steps", "n_eval_sequences", "seed_chunk", "long_steps", "long_seeds", "long_seed_chunk")
+PER_TASK = ("steps", "n_eval_sequences", "seed_chunk", "deep_seed_chunk", "long_steps", "long_seeds",
+            "long_seed_chunk")
 
 
 def task_value(P, name: str, task: str):
@@ -128,6 +129,7 @@ RULES = {
     "heatmap_lengths": ints_at_least(1),
     "curriculum_fraction": fraction(),
     "seed_chunk": int_at_least(0),
+    "deep_seed_chunk": int_at_least(0),
     "long_steps": int_at_least(0),
     "long_seeds": int_at_least(1),
     "long_seed_chunk": int_at_least(1),

@@ -82,11 +82,13 @@ def seed_chunks(cfg: TrainConfig, chunk: int) -> list:
             for first in range(cfg.first_seed, last, chunk)]
 
 
-def train_configs(P) -> list:
-    """A chapter's main runs: train_config(P), cut into runs of seed_chunk seeds where the chapter
-    sets one (chapter 9 at the paper's scale: 100 seeds on sequences up to 256 items take longer
-    than one GPU command)."""
-    return seed_chunks(train_config(P), P.get("seed_chunk", 0))
+def train_configs(P, variant: str = "") -> list:
+    """A chapter's main runs of `variant`: train_config(P), cut into runs of seed_chunk seeds where the
+    chapter sets one (chapter 9 at the paper's scale: 100 seeds on sequences up to 256 items take longer
+    than one GPU command), or for a deep variant of deep_seed_chunk where chapter 10 sets that (its model
+    of several attention layers and heads trains slower per step than the one-layer variants)."""
+    deep = P.get("deep_seed_chunk", 0) if variant.startswith("deep_") else 0
+    return seed_chunks(train_config(P), deep or P.get("seed_chunk", 0))
 
 
 def run_name(variant: str, temperature: str) -> str:
@@ -107,7 +109,7 @@ def model_config(P, task: TaskConfig, variant: str) -> ModelConfig:
 def trained_models(P, task: TaskConfig, variants, device="cpu") -> dict:
     """{variant: [TrainedRun, ...]}: each variant's ensemble as its stored runs (train_configs, in seed
     order), loaded from P.store_dir or trained there when first needed (see runs.TrainedRun)."""
-    return {v: [TrainedRun(P.store_dir, model_config(P, task, v), cfg, device) for cfg in train_configs(P)]
+    return {v: [TrainedRun(P.store_dir, model_config(P, task, v), cfg, device) for cfg in train_configs(P, v)]
             for v in variants}
 
 
@@ -126,7 +128,7 @@ def train_and_evaluate(P, task: TaskConfig, variants, temperatures=("fixed",), d
     accuracy, training = {}, {}
     for variant in variants:
         model_cfg = model_config(P, task, variant)
-        parts = [TrainedRun(P.store_dir, model_cfg, cfg, device) for cfg in train_configs(P)]
+        parts = [TrainedRun(P.store_dir, model_cfg, cfg, device) for cfg in train_configs(P, variant)]
         for temperature in temperatures:
             cfg = eval_config(P, temperature)
             accuracy[run_name(variant, temperature)] = np.concatenate([run.evaluated(cfg) for run in parts])
