@@ -19,7 +19,7 @@ from ...tasks import TaskConfig
 from ...train import TrainConfig
 
 # A variant is a set of ModelConfig options; chapter 10's "deep_" variants also take the
-# chapter's deep_heads and deep_layers (see model_config).
+# chapter's deep_heads and deep_layers (see model_config) and its deep_seed_chunk (train_configs).
 VARIANT_OPTIONS = {
     "baseline": {"norm": "none"},
     "layernorm": {"norm": "layernorm"},
@@ -82,12 +82,17 @@ def seed_chunks(cfg: TrainConfig, chunk: int) -> list:
             for first in range(cfg.first_seed, last, chunk)]
 
 
+def is_deep(variant: str) -> bool:
+    """Chapter 10's variants of several attention layers and heads (deep_baseline, deep_layernorm)."""
+    return variant.startswith("deep_")
+
+
 def train_configs(P, variant: str = "") -> list:
     """A chapter's main runs of `variant`: train_config(P), cut into runs of seed_chunk seeds where the
     chapter sets one (chapter 9 at the paper's scale: 100 seeds on sequences up to 256 items take longer
     than one GPU command), or for a deep variant of deep_seed_chunk where chapter 10 sets that (its model
     of several attention layers and heads trains slower per step than the one-layer variants)."""
-    deep = P.get("deep_seed_chunk", 0) if variant.startswith("deep_") else 0
+    deep = P.get("deep_seed_chunk", 0) if is_deep(variant) else 0
     return seed_chunks(train_config(P), deep or P.get("seed_chunk", 0))
 
 
@@ -100,7 +105,7 @@ def model_config(P, task: TaskConfig, variant: str) -> ModelConfig:
     if variant not in VARIANT_OPTIONS:
         raise ValueError(f"variant: expected one of {', '.join(VARIANT_OPTIONS)}; got {variant!r}")
     options = dict(VARIANT_OPTIONS[variant])
-    if variant.startswith("deep_"):
+    if is_deep(variant):
         options.update(heads=P.deep_heads, layers=P.deep_layers)
     given = {name: P[name] for name in MODEL_PARAMETERS if name in P}
     return ModelConfig(task=task, **given, **options)
