@@ -3,7 +3,7 @@
     python -m bench.gpu_check --out DIR                    # on the GPU: tests, step, real loop
     python -m bench.gpu_check --out DIR --device cpu --seeds 2 --steps 20 --no-tests   # a smoke run
 
-Three parts, each written to DIR as JSON as soon as it is done (an interrupted check keeps what
+Four parts, each written to DIR as JSON as soon as it is done (an interrupted check keeps what
 it measured), and a short table printed last:
 
 - tests.json: the device tests of the counter stream (both Philox), training, evaluation, capture safety and
@@ -20,10 +20,15 @@ it measured), and a short table printed last:
   (the fused Philox's rows come last, after chapter 9's below: a row that fails records its
   error, and a graph recording that failed halfway can spoil nothing measured before it), and
   last of all chapter 10's argmax model of several attention layers and heads (layers, heads), at
-  the seeds of its paper-scale runs (deep_seed_chunk), whose runs no other row times;
+  the seeds of its paper-scale runs (deep_seed_chunk), whose runs no other row times.  Each row is
+  timed twice, at `--steps` and at LONGER times as many: the steps the second run adds, over the
+  seconds it adds (checkpoints left out), are the steady rate (steady_model_steps_per_s), free of the
+  costs every run pays once (graph recordings, first calls), which weigh on a few hundred steps but
+  not on a unit's tens of thousands;
 - curriculum.json: chapter 9's paper-scale unit in miniature, per task: its own seeds (seed_chunk)
   and settings, the steps shortened with the curriculum's stages kept in proportion (16 up to 256
-  items), through the same real loop: model-steps/s, and the unit's training minutes at that speed
+  items), through the same real loop: model-steps/s, its steady rate as above (each stage longer, the
+  stages as many), and the unit's training minutes at that rate
   (committed, loop.json and curriculum.json time the runs of `python -m vvlib paper --plan --speeds-of
   cuda` that no unit has timed yet: units.check_rates).
 
@@ -54,6 +59,7 @@ from vvlib.model import ModelConfig
 from vvlib.train import TrainConfig, Trainer
 
 DRAWS = ("generators", "counter")
+LONGER = 3  # the second loop's length in first loops: their difference is the steady rate a unit runs at
 CHUNK_SEEDS = 50  # half the paper's seeds: what a run of 50 costs per model-step against 100 in one
 TEST_FILES = ["tests/test_draws.py", "tests/test_philox_kernel.py", "tests/test_train.py", "tests/test_evaluate.py",
               "tests/test_capture.py", "tests/test_counter_arm.py"]
@@ -137,18 +143,39 @@ def time_step(task: str, draws: str, n_seeds: int, device, steps: int, repeats: 
 
 def time_loop(task: str, draws: str, n_seeds: int, device, steps: int, model: ModelConfig | None = None) -> dict:
     """`steps` steps through runs.trained into a scratch store, one checkpoint forced half-way (`model`:
-    the task's default model unless given)."""
-    cfg = TrainConfig(n_seeds=n_seeds, steps=steps, draws=draws, checkpoint_every=max(1, steps // 2),
-                      checkpoint_gap_s=0)
+    the task's default model unless given); then LONGER times as many, for the steady rate."""
+    model = model or ModelConfig(task=TASKS[task])
+    short, long = (trained(model, TrainConfig(n_seeds=n_seeds, steps=n, draws=draws, checkpoint_gap_s=0,
+                                              checkpoint_every=max(1, n // 2)), device)
+                   for n in (steps, LONGER * steps))
+    saving = short["checkpoints"]
+    return {"steps": steps, "model_steps_per_s": short["model_steps_per_s"],
+            "wall_s": short["provenance"]["wall_time_s"], "checkpoints": saving["written"],
+            "checkpoint_s": saving["seconds"],
+            "model_steps_per_s_without_checkpoints": round(n_seeds * steps / loop_seconds(short), 1),
+            "long_steps": LONGER * steps,
+            "steady_model_steps_per_s": steady_rate(n_seeds, (steps, loop_seconds(short)),
+                                                    (LONGER * steps, loop_seconds(long)))}
+
+
+def trained(model: ModelConfig, cfg: TrainConfig, device) -> dict:
+    """The run record of `cfg` trained through the store's own path into a scratch store."""
     with tempfile.TemporaryDirectory() as scratch:
-        start = time.perf_counter()
-        _, record = runs.trained(scratch, model or ModelConfig(task=TASKS[task]), cfg, device, progress=False)
-        wall = time.perf_counter() - start
-    saving = record["checkpoints"]
-    return {"steps": steps, "model_steps_per_s": record["model_steps_per_s"], "wall_s": round(wall, 2),
-            "checkpoints": saving["written"], "checkpoint_s": saving["seconds"],
-            "model_steps_per_s_without_checkpoints": round(n_seeds * steps / (record["provenance"]["wall_time_s"]
-                                                                              - saving["seconds"]), 1)}
+        return runs.trained(scratch, model, cfg, device, progress=False)[1]
+
+
+def loop_seconds(record: dict) -> float:
+    """A run's wall time less its checkpoints' (their seconds vary from one to the next; they are timed apart)."""
+    return record["provenance"]["wall_time_s"] - record["checkpoints"]["seconds"]
+
+
+def steady_rate(n_seeds: int, short: tuple[int, float], long: tuple[int, float]) -> float | None:
+    """Model-steps/s of the steps a longer run adds, from (steps, seconds) of two runs that pay the same
+    fixed costs (graph recordings, first calls, setting up): what a unit's many steps run at.  A few
+    hundred steps alone err slow (chapter 5's units trained at 14,450 model-steps/s where the first check's
+    300-step loop gave 6,071).  None where the difference is too small to be timed."""
+    extra_steps, extra_s = long[0] - short[0], long[1] - short[1]
+    return round(n_seeds * extra_steps / extra_s, 1) if extra_steps > 0 and extra_s > 0 else None
 
 
 def chapter9_unit(task: str, n_seeds: int | None = None) -> TrainConfig:
@@ -167,16 +194,17 @@ def deep_run(task: str) -> tuple[ModelConfig, int]:
 
 
 def time_curriculum(task: str, device, steps: int, n_seeds: int | None = None) -> dict:
-    """chapter9_unit shortened to `steps` with its curriculum's stages in proportion, through runs.trained."""
+    """chapter9_unit shortened to `steps` with its curriculum's stages in proportion, through runs.trained; then
+    LONGER times as many (the same stages, each longer), for the steady rate the unit's minutes are told by."""
     unit = chapter9_unit(task, n_seeds)
-    short = dataclasses.replace(unit, steps=steps, checkpoint_every=steps,
-                                curriculum_steps=round(steps * unit.curriculum_steps / unit.steps))
-    with tempfile.TemporaryDirectory() as scratch:
-        _, record = runs.trained(scratch, ModelConfig(task=TASKS[task]), short, device, progress=False)
-    rate = record["model_steps_per_s"]
+    short, long = (trained(ModelConfig(task=TASKS[task]), dataclasses.replace(
+        unit, steps=n, checkpoint_every=n, curriculum_steps=round(n * unit.curriculum_steps / unit.steps)), device)
+        for n in (steps, LONGER * steps))
+    steady = steady_rate(unit.n_seeds, (steps, loop_seconds(short)), (LONGER * steps, loop_seconds(long)))
     return {"task": task, "draws": unit.draws, "n_seeds": unit.n_seeds, "steps": steps, "max_len": unit.max_len,
-            "unit_steps": unit.steps, "model_steps_per_s": rate,
-            "unit_training_min": round(unit.n_seeds * unit.steps / rate / 60, 1)}
+            "unit_steps": unit.steps, "model_steps_per_s": short["model_steps_per_s"], "long_steps": LONGER * steps,
+            "steady_model_steps_per_s": steady,
+            "unit_training_min": round(unit.n_seeds * unit.steps / (steady or short["model_steps_per_s"]) / 60, 1)}
 
 
 def write(out: Path, name: str, rows, device, started: float):
@@ -184,9 +212,14 @@ def write(out: Path, name: str, rows, device, started: float):
     store.write_json(out / f"{name}.json", figures)
 
 
+def steady(row: dict) -> str:
+    """A row's steady rate as the table shows it ('-': not timed)."""
+    return f"{row['steady_model_steps_per_s']:,.0f}" if row.get("steady_model_steps_per_s") else "-"
+
+
 def table(steps: list, loops: list, tests: dict | None) -> str:
     lines = [f"{'task':<11}{'draws':<11}{'philox':<8}{'seeds':>6}{'step ms':>9}{'steps/s':>10}{'kernels':>9}"
-             f"{'loop steps/s':>14}{'ckpt s':>8}"]
+             f"{'loop steps/s':>14}{'steady':>9}{'ckpt s':>8}"]
     loop_of = {(l["task"], l["draws"], l["philox"], l["n_seeds"]): l for l in loops if "layers" not in l}
     for s in steps:
         l = loop_of.get((s["task"], s["draws"], s["philox"], s["n_seeds"]), {})
@@ -194,14 +227,14 @@ def table(steps: list, loops: list, tests: dict | None) -> str:
         if "error" in s or "error" in l:
             lines.append(f"{head}  failed: {(s.get('error') or l['error'])[:80]}")
             continue
-        loop = f"{l['model_steps_per_s']:>14,.0f}{l['checkpoint_s']:>8.1f}" if l else ""
+        loop = f"{l['model_steps_per_s']:>14,.0f}{steady(l):>9}{l['checkpoint_s']:>8.1f}" if l else ""
         lines.append(f"{head}{s['ms_per_step']:>9.2f}{s['model_steps_per_s']:>10,.0f}{s['eager_kernels_per_step']:>9}"
                      + loop)
     for l in (l for l in loops if "layers" in l):  # a deeper model: the loop alone
         shape = (f"{l['task']}, {l['layers']} layers x {l['heads']} heads, {l['draws']}, {l['philox']}, "
                  f"{l['n_seeds']} seeds")
         lines.append(f"{shape}: loop " + (f"failed: {l['error'][:80]}" if "error" in l
-                                          else f"{l['model_steps_per_s']:,.0f} model-steps/s"))
+                                          else f"{l['model_steps_per_s']:,.0f} model-steps/s, steady {steady(l)}"))
     if tests is not None:
         lines.append(f"tests: {tests['summary']} (exit {tests['exit_status']}, {tests['seconds']} s)")
     return "\n".join(lines)
@@ -251,7 +284,7 @@ def main(argv=None):
         write(out, "curriculum", curricula, device, started)
         c = curricula[-1]
         print(f"chapter 9 {task} unit ({c['n_seeds']} seeds to {c['max_len']} items): {c['model_steps_per_s']:,.0f} "
-              f"model-steps/s, {c['unit_training_min']} min of training", flush=True)
+              f"model-steps/s, steady {steady(c)}, {c['unit_training_min']} min of training", flush=True)
     chunk = min(CHUNK_SEEDS, args.seeds)  # what a 50-seed run costs per model-step against 100 seeds in one
     row = {"task": "argmax", "draws": "counter", "philox": "tensors", "n_seeds": chunk}
     started = time.perf_counter()

@@ -7,9 +7,11 @@
 # SECONDS (default 570) is what the command may take, under the device tool's 600 s.  The first
 # command of a session runs the check (about 80 s); until a paired TF32 comparison is committed
 # (bench/tf32-ab-*.json) it runs bench.tf32_ab next (about a minute: its answer may speed up every
-# later unit), then the queue.  `queue` skips both: for the minutes a session has left after its
-# first command, once that command's results.tgz is unpacked here (each command gets a fresh copy
-# of the working tree, so a unit not yet in it would run again).
+# later unit), then the queue, its units' minutes estimated by this check's loop and curriculum rows
+# (copied under bench/ for units.check_rates).  `queue` skips both: for the minutes a session has left
+# after its first command, once that command's results.tgz is unpacked here and its check's JSON is
+# under bench/ (each command gets a fresh copy of the working tree, so a unit not yet in it would run
+# again).
 # At most 8 files come back from $OUT, no deeper than $OUT/a/b/file, so everything is archived:
 #   $OUT/check.tgz    bench.gpu_check's JSON, and bench.tf32_ab's where it ran
 #                     (commit them under bench/, e.g. as gpu-check-<gpu>-<name>.json)
@@ -35,6 +37,10 @@ if [[ $mode == full ]]; then
         timeout 150 python3 -m bench.tf32_ab --out "$scratch/check" || echo "tf32_ab ended with status $?"
     fi
     tar czf "$out/check.tgz" -C "$scratch" check
+    # the queue's estimates by this machine's own check, just measured (units.check_rates takes the newest)
+    for name in loop curriculum; do
+        [[ -f $scratch/check/$name.json ]] && cp "$scratch/check/$name.json" "bench/gpu-check-this-session-$name.json"
+    done
 fi
 left=$(( budget - (SECONDS - start) - 20 ))
 if (( left > 90 )); then

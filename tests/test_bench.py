@@ -113,8 +113,10 @@ def test_the_gpu_check_writes_its_figures_on_any_device(tmp_path, capsys):
     from vvlib.experiments.paper_scale import units
 
     rates = units.check_rates([tmp_path / "loop.json"], "tensors")
-    assert rates["argmax training (counter stream), 2 layers x 4 heads"] == loops[-1]["model_steps_per_s"]
-    assert rates["argmax training (counter stream)"] == loops[1]["model_steps_per_s"]
+    rate = lambda row: row["steady_model_steps_per_s"] or row["model_steps_per_s"]
+    assert rates["argmax training (counter stream), 2 layers x 4 heads"] == rate(loops[-1])
+    assert rates["argmax training (counter stream)"] == rate(loops[1])
+    assert all(r["long_steps"] == gpu_check.LONGER * r["steps"] for r in loops)
     # chapter 9's unit in miniature: its own seeds and stages, up to 256 items, and its minutes at that speed
     curricula = json.loads((tmp_path / "curriculum.json").read_text())["rows"]
     assert [(r["task"], r["n_seeds"], r["max_len"], r["steps"]) for r in curricula] == [
@@ -123,7 +125,18 @@ def test_the_gpu_check_writes_its_figures_on_any_device(tmp_path, capsys):
         unit = gpu_check.chapter9_unit(r["task"])
         assert (unit.n_seeds, unit.steps, unit.draws) == (10, {"argmax": 100_000, "dictionary": 10_000}[r["task"]],
                                                           "counter")
-        assert r["unit_training_min"] == pytest.approx(2 * unit.steps / r["model_steps_per_s"] / 60, abs=0.06)
+        speed = r["steady_model_steps_per_s"] or r["model_steps_per_s"]
+        assert r["unit_training_min"] == pytest.approx(2 * unit.steps / speed / 60, abs=0.06)
+
+
+def test_the_steady_rate_is_the_steps_a_longer_loop_adds_over_the_seconds_it_adds():
+    """Two runs paying the same fixed cost (2 s of recordings) at 10 ms a step for 100 seeds: 10,000
+    model-steps/s, where the short run's own rate says 6,000 (300 steps in 5 s); too small a difference, none."""
+    from bench import gpu_check
+
+    assert gpu_check.steady_rate(100, (300, 2 + 3.0), (900, 2 + 9.0)) == pytest.approx(10_000)
+    assert gpu_check.steady_rate(100, (300, 5.0), (900, 4.9)) is None
+    assert gpu_check.steady_rate(100, (300, 5.0), (300, 6.0)) is None
 
 
 def test_a_measurement_that_fails_is_recorded_and_the_check_goes_on(monkeypatch):

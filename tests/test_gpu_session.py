@@ -18,7 +18,7 @@ echo "$*" >> "$OUT/../calls"
 case "$*" in
   -c*) echo "torch 0.0 fake GPU" ;;
   "-m bench.gpu_check --out "*) mkdir -p "$4" && for f in tests step loop curriculum; do echo {} > "$4/$f.json"; done ;;
-  "-m vvlib paper "*) pack=$(echo "$*" | sed 's/.*--pack \([^ ]*\) .*/\1/'); mkdir -p "$pack" results/paper/train-new
+  "-m vvlib paper "*) ls bench/gpu-check-this-session-*.json > "$OUT/../seen" 2>/dev/null; pack=$(echo "$*" | sed 's/.*--pack \([^ ]*\) .*/\1/'); mkdir -p "$pack" results/paper/train-new
       echo {} > results/paper/train-new/run.json; echo {} > results/paper/train-new/eval-1.json
       echo weights > results/paper/train-new/weights.pt; echo '{"units": []}' > "$pack/queue.json" ;;
   "-m bench.tf32_ab --out "*) for t in argmax dictionary; do echo {} > "$4/tf32-ab-$t.json"; done ;;
@@ -71,6 +71,9 @@ def test_once_a_tf32_comparison_is_committed_the_queue_follows_the_check(session
     (repo / "bench" / "tf32-ab-h100-argmax.json").write_text("{}")
     done, modules = session_run(repo, env, "570")
     assert done.returncode == 0 and modules == ["bench.gpu_check", "vvlib"], done.stderr
+    # the queue's estimates read the check just run here: its loop and curriculum rows are under bench/
+    seen = (out.parent / "seen").read_text().split()
+    assert seen == ["bench/gpu-check-this-session-curriculum.json", "bench/gpu-check-this-session-loop.json"]
 
 
 def test_a_later_command_runs_the_queue_alone_and_brings_back_its_results(session):

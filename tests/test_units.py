@@ -277,6 +277,17 @@ def test_the_gpu_checks_short_runs_time_the_training_no_unit_has_timed_with_the_
         "argmax training (counter stream) to length 256": 3.0}
 
 
+def test_a_check_rows_steady_rate_outranks_its_short_runs_rate_where_it_was_timed(tmp_path):
+    """A unit's tens of thousands of steps run at the rate the check's longer loop adds, not at its 300 steps'
+    rate that carries the recordings; a row whose steady rate could not be timed (None) keeps the short rate."""
+    row = lambda task, speed, steady: {"task": task, "draws": "counter", "philox": "fused", "n_seeds": 100,
+                                       "model_steps_per_s": speed, "steady_model_steps_per_s": steady}
+    path = write_check(tmp_path, "loop", "2026-11-28T09:00:00+00:00",
+                       [row("argmax", 25.0, 40.0), row("dictionary", 7.0, None)])
+    assert units.check_rates([path], "fused") == {"argmax training (counter stream)": 40.0,
+                                                  "dictionary training (counter stream)": 7.0}
+
+
 def test_on_a_gpu_a_units_records_outrank_the_check_and_the_check_outranks_every_other_estimate(monkeypatch):
     """At the committed figures: dictionary lookup's counter-stream training is timed by chapter 5's units, argmax
     retrieval's (no unit yet) by the GPU check's real loop, marked estimated; a CPU's plan reads no check."""

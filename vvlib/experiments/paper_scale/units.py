@@ -118,10 +118,11 @@ def measured_rates(store_dirs, device_type: str) -> dict:
 
 def check_rates(paths, philox: str) -> dict:
     """{training kind: model-steps per second} from committed GPU checks (bench/gpu-check-<gpu>-loop.json and
-    -curriculum.json, bench.gpu_check's): 300 steps through the path a unit trains by, at the seeds of the
-    paper profile's runs (100 in one; chapter 9's chunk), with the graph recordings and one forced checkpoint
-    a long run amortizes, so a unit errs slow against them.  A counter-stream row counts only with the Philox
-    the runs will use (`philox`); each kind keeps the newest check's figure."""
+    -curriculum.json, bench.gpu_check's): the path a unit trains by, at the seeds of the paper profile's runs
+    (100 in one; chapter 9's chunk).  A row's steady rate where it has one (what the steps of a longer run
+    add); else its 300-step rate, which carries the graph recordings and the forced checkpoint a unit
+    amortizes, so a unit errs slow against it.  A counter-stream row counts only with the Philox the runs
+    will use (`philox`); each kind keeps the newest check's figure."""
     newest = {}  # kind -> (created, speed)
     for path in paths:
         try:
@@ -133,7 +134,7 @@ def check_rates(paths, philox: str) -> dict:
                 run = SimpleNamespace(draws=row["draws"], max_len=row.get("max_len", TrainConfig.max_len))
                 kind = training_kind(row["task"], run, _shape(row))
                 if created >= newest.get(kind, ("", 0))[0]:
-                    newest[kind] = (created, row["model_steps_per_s"])
+                    newest[kind] = (created, row.get("steady_model_steps_per_s") or row["model_steps_per_s"])
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return {kind: speed for kind, (_, speed) in newest.items()}
