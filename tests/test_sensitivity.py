@@ -1,5 +1,6 @@
 """Chapter 11's rows: checked before anything trains, and their numbers computed as the page says."""
 
+import json
 import math
 
 import numpy as np
@@ -287,12 +288,17 @@ def test_the_paper_scale_rows_read_what_is_committed_and_mark_the_rest_pending()
 
 def test_the_papers_scale_status_names_pending_rows_and_gives_committed_ones_their_difference(monkeypatch):
     P = runner.resolved("11_sensitivity", "paper", {"store_dir": PAPER_SCALE_STORE})
-    pending = sensitivity.paper_scale_status(P, "dictionary", 16384)
+    status = sensitivity.paper_scale_status(P, "dictionary", 16384)
     rows = [sensitivity.label(row) for row in P.dictionary_rows]
-    # the defaults row is chapter 5's paper-scale runs, committed by the GPU queue's first units (2026-11-26)
-    waiting = [r for r in rows if r != "defaults"]
-    assert "100 seeds x 10,000 steps" in pending and "pending in the GPU queue: " + "; ".join(waiting) + "." in pending
-    assert "points [95%]: defaults -" in pending  # +LN behind at N = 16,384 (chapter 5's answer)
+    committed, _, pending = status.partition("; pending in the GPU queue: ")
+    waiting = pending.removesuffix(".").split("; ") if pending else []
+    given = [r for r in rows if f"{r} +" in committed or f"{r} -" in committed]  # a difference, signed
+    assert "100 seeds x 10,000 steps" in committed and given + waiting == rows  # each row once, in order
+    # the GPU queue's units 1-9 (2026-11-26/27): chapter 5's defaults, then three of the rows; a later unit
+    # only moves a row from pending to committed
+    assert given[:4] == ["defaults", "lr_schedule=cosine", "lr_schedule=drop, drop_step=2000",
+                         "lr_schedule=cosine, warmup_steps=1000"]
+    assert "points [95%]: defaults -" in committed  # +LN behind at N = 16,384 (chapter 5's answer)
     assert sensitivity.paper_scale_status(P, "argmax", 16384) == ""  # the paper profile has no argmax rows
 
     def one_committed(P_, task, row, at, device="cpu"):  # only the cosine row, as if the GPU queue had run it
@@ -304,6 +310,36 @@ def test_the_papers_scale_status_names_pending_rows_and_gives_committed_ones_the
     said = sensitivity.paper_scale_status(P, "dictionary", 16384)
     assert "points [95%]: lr_schedule=cosine +1.2 [-0.5, +3.0]; pending" in said
     assert "; ".join(r for r in rows if r != "lr_schedule=cosine") + "." in said
+
+
+def test_the_paper_scale_verdict_counts_committed_rows_by_sign_and_tests_the_papers_gain_against_each_interval(
+        monkeypatch):
+    """Under chapter 11's paper-scale table: of the rows committed, how many +LN is significantly ahead in,
+    behind in, or neither, and whether a row's interval holds the paper's +LN minus Baseline (Table 2, +4.6
+    points at N = 16,384)."""
+    P = runner.resolved("11_sensitivity", "paper", {"store_dir": PAPER_SCALE_STORE})
+    assert sensitivity.paper_gain("dictionary", 16384) == pytest.approx(4.6)
+    made_up = {"{}": (-1.5, -2.9, -0.1, 0.04), '{"lr_schedule": "cosine"}': (3.0, 1.0, 5.0, 0.001),
+               '{"grad_clip": 1.0}': (0.2, -0.5, 0.9, 0.6)}
+
+    def stored(P_, task, row, at, device="cpu"):
+        d = made_up.get(json.dumps(row))
+        diff, low, high, p = d if d else (None,) * 4
+        return None if d is None else ({"difference": {"16384": dict(diff=diff, low=low, high=high, p=p)}}, {})
+
+    monkeypatch.setattr(sensitivity, "stored_row", stored)
+    said = sensitivity.paper_scale_verdict(P, "dictionary", 16384)
+    assert said.startswith("At the paper's scale (100 seeds x 10,000 steps, on a GPU), N = 16,384: of the 3 ")
+    assert "significantly ahead in 1 (lr_schedule=cosine: +3.0), significantly behind in 1 (defaults: -1.5) " \
+           "and not significantly different in 1 " in said
+    assert "+4.6 points; the 95% interval of lr_schedule=cosine holds it." in said
+    assert said.endswith(f" {len(P.dictionary_rows) - 3} more are pending in the GPU queue.")
+    made_up['{"lr_schedule": "cosine"}'] = (0.8, 0.4, 1.3, 0.0001)  # ahead, but short of the paper's gain
+    assert "no committed configuration's 95% interval reaches it." in sensitivity.paper_scale_verdict(
+        P, "dictionary", 16384)
+    monkeypatch.setattr(sensitivity, "stored_row", lambda *a, **k: None)
+    assert sensitivity.paper_scale_verdict(P, "dictionary", 16384) == ""  # nothing committed: nothing said
+    assert sensitivity.paper_scale_verdict(P, "argmax", 16384) == ""  # the paper profile has no argmax rows
 
 
 def test_the_rows_are_built_and_checked_once_for_the_same_parameters(monkeypatch):

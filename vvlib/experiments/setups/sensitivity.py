@@ -165,6 +165,35 @@ def paper_scale_status(P_paper: Params, task: str, n: int) -> str:
             f"{scale}): " + "; ".join(said) + ".")
 
 
+def paper_scale_verdict(P_paper: Params, task: str, n: int) -> str:
+    """One sentence under the paper-scale table: at length n, in how many of `task`'s committed rows +LN is
+    significantly ahead, behind or neither, and whether any row's 95% interval holds the paper's +LN minus
+    Baseline; '' where no row of `task` is committed.  Nothing is trained or evaluated."""
+    groups, holding, pending, steps = {"ahead": [], "behind": [], "cannot tell": []}, [], 0, None
+    paper = paper_gain(task, n)
+    for _, row, P_row, difference in _paper_scale_found(P_paper, [n], task):
+        if difference is None:
+            pending += 1
+            continue
+        d, steps = difference[str(n)], P_row.steps
+        groups[_side(d)].append(f"{label(row)}: {d['diff']:+.1f}")
+        if paper is not None and d["low"] <= paper <= d["high"]:
+            holding.append(label(row))
+    total = sum(map(len, groups.values()))
+    if not total:
+        return ""
+    said = (f"At the paper's scale ({P_paper.n_seeds} seeds x {steps:,} steps, on a GPU), N = {n:,}: of the "
+            f"{total} configurations of {task} committed, +LN is significantly ahead in {len(groups['ahead'])} "
+            f"({_names(groups['ahead'])}), significantly behind in {len(groups['behind'])} "
+            f"({_names(groups['behind'])}) and not significantly different in {len(groups['cannot tell'])} (if +LN "
+            f"changed nothing anywhere, about {ALPHA * total:.1f} would pass p < {ALPHA} by chance).")
+    if paper is not None:
+        said += (f" The paper's +LN minus Baseline there is {paper:+.1f} points; "
+                 + (f"the 95% interval of {_names(holding)} holds it." if holding
+                    else "no committed configuration's 95% interval reaches it."))
+    return said + (f" {pending} more {'is' if pending == 1 else 'are'} pending in the GPU queue." if pending else "")
+
+
 def train_row(P: Params, task: str, device) -> tuple[dict, dict]:
     """(accuracy {side: (seeds, lengths)}, training records {side: record}) of one row, its two
     sides named as PAIR names them (the +LN side may be +std: trained_variants)."""
