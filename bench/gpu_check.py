@@ -20,8 +20,8 @@ it measured), and a short table printed last:
   (the fused Philox's rows come last, after chapter 9's below: a row that fails records its
   error, and a graph recording that failed halfway can spoil nothing measured before it), and
   last of all chapter 10's argmax model of several attention layers and heads (layers, heads), at
-  the seeds of its paper-scale runs (deep_seed_chunk), whose runs no other row times.  Each row is
-  timed twice, at `--steps` and at LONGER times as many: the steps the second run adds, over the
+  the seeds of its paper-scale runs (deep_seed_chunk), whose runs no other row times.  Each row of
+  the counter stream is timed twice, at `--steps` and at LONGER times as many: the steps the second run adds, over the
   seconds it adds (checkpoints left out), are the steady rate (steady_model_steps_per_s), free of the
   costs every run pays once (graph recordings, first calls), which weigh on a few hundred steps but
   not on a unit's tens of thousands;
@@ -143,19 +143,22 @@ def time_step(task: str, draws: str, n_seeds: int, device, steps: int, repeats: 
 
 def time_loop(task: str, draws: str, n_seeds: int, device, steps: int, model: ModelConfig | None = None) -> dict:
     """`steps` steps through runs.trained into a scratch store, one checkpoint forced half-way (`model`:
-    the task's default model unless given); then LONGER times as many, for the steady rate."""
+    the task's default model unless given); on the counter stream, then LONGER times as many for the
+    steady rate (the generators' runs are all committed: no estimate reads theirs, so the GPU's seconds
+    are not spent on it)."""
     model = model or ModelConfig(task=TASKS[task])
-    short, long = (trained(model, TrainConfig(n_seeds=n_seeds, steps=n, draws=draws, checkpoint_gap_s=0,
-                                              checkpoint_every=max(1, n // 2)), device)
-                   for n in (steps, LONGER * steps))
+    lengths = (steps, LONGER * steps) if draws == "counter" else (steps,)
+    short, *long = (trained(model, TrainConfig(n_seeds=n_seeds, steps=n, draws=draws, checkpoint_gap_s=0,
+                                               checkpoint_every=max(1, n // 2)), device) for n in lengths)
     saving = short["checkpoints"]
-    return {"steps": steps, "model_steps_per_s": short["model_steps_per_s"],
-            "wall_s": short["provenance"]["wall_time_s"], "checkpoints": saving["written"],
-            "checkpoint_s": saving["seconds"],
-            "model_steps_per_s_without_checkpoints": round(n_seeds * steps / loop_seconds(short), 1),
-            "long_steps": LONGER * steps,
-            "steady_model_steps_per_s": steady_rate(n_seeds, (steps, loop_seconds(short)),
-                                                    (LONGER * steps, loop_seconds(long)))}
+    row = {"steps": steps, "model_steps_per_s": short["model_steps_per_s"],
+           "wall_s": short["provenance"]["wall_time_s"], "checkpoints": saving["written"],
+           "checkpoint_s": saving["seconds"],
+           "model_steps_per_s_without_checkpoints": round(n_seeds * steps / loop_seconds(short), 1)}
+    if long:
+        row |= {"long_steps": lengths[1], "steady_model_steps_per_s": steady_rate(
+            n_seeds, (steps, loop_seconds(short)), (lengths[1], loop_seconds(long[0])))}
+    return row
 
 
 def trained(model: ModelConfig, cfg: TrainConfig, device) -> dict:

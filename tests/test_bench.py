@@ -116,7 +116,8 @@ def test_the_gpu_check_writes_its_figures_on_any_device(tmp_path, capsys):
     rate = lambda row: row["steady_model_steps_per_s"] or row["model_steps_per_s"]
     assert rates["argmax training (counter stream), 2 layers x 4 heads"] == rate(loops[-1])
     assert rates["argmax training (counter stream)"] == rate(loops[1])
-    assert all(r["long_steps"] == gpu_check.LONGER * r["steps"] for r in loops)
+    # the counter stream's rows alone are timed again, longer, for the steady rate the plan reads
+    assert [r.get("long_steps") for r in loops] == [None if r["draws"] == "generators" else 3 * 6 for r in loops]
     # chapter 9's unit in miniature: its own seeds and stages, up to 256 items, and its minutes at that speed
     curricula = json.loads((tmp_path / "curriculum.json").read_text())["rows"]
     assert [(r["task"], r["n_seeds"], r["max_len"], r["steps"]) for r in curricula] == [
