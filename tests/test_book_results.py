@@ -502,3 +502,24 @@ def test_chapter_5s_lines_on_the_rows_that_stop_the_rise_hold_in_the_committed_r
     assert [round(d2_14["diff"], 1), round(d2_14["p"], 4)] == [-3.7, 0.0009]
     first_10 = heavy_10["difference"]["16384"]
     assert [round(first_10["diff"], 1), round(first_10["p"], 3)] == [-4.1, 0.054]
+
+
+def test_the_lines_on_the_second_gpu_check_hold_in_the_committed_records():
+    """bench/README.md, book/scale.md and README on 2026-11-27's GPU session: the dictionary units of 100 seeds
+    (chapter 11's rows, code of 24a36d3) trained at 15,661-18,069 model-steps/s where the check's 300-step loop
+    said 7,005; chapter 9's first dictionary unit at 3,126 where its miniature said 1,488; the deep argmax model
+    at 9,297 against the one-layer model's 26,552."""
+    check = {name: json.loads((store.REPO_ROOT / "bench" / f"gpu-check-h100-2026-11-27-{name}.json").read_text())
+             for name in ("loop", "curriculum")}
+    loop = {(r["task"], r["philox"], r.get("layers", 1)): r for r in check["loop"]["rows"] if r["draws"] == "counter"}
+    assert round(loop["dictionary", "fused", 1]["model_steps_per_s"]) == 7_005
+    assert round(loop["argmax", "fused", 1]["model_steps_per_s"]) == 26_552
+    assert round(loop["argmax", "fused", 2]["model_steps_per_s"]) == 9_297
+    curriculum = {r["task"]: r for r in check["curriculum"]["rows"]}
+    assert round(curriculum["dictionary"]["model_steps_per_s"]) == 1_488
+    runs = [json.loads(p.read_text()) for p in PAPER_SCALE.glob("train-*/run.json")]
+    session = [r for r in runs if r["provenance"]["git_commit"].startswith("24a36d3")]
+    wide = sorted(round(r["model_steps_per_s"]) for r in session if r["spec"]["train"]["n_seeds"] == 100)
+    assert len(wide) == 7 and (wide[0], wide[-1]) == (15_661, 18_069)
+    [chapter9] = [r for r in session if r["spec"]["train"]["n_seeds"] == 10]
+    assert chapter9["spec"]["train"]["max_len"] == 256 and round(chapter9["model_steps_per_s"]) == 3_126
