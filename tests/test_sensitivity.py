@@ -207,6 +207,34 @@ def test_the_summary_counts_each_tasks_rows_by_sign():
                       ("dictionary", 1024, 1, 0, 1, 0), ("dictionary", 16384, 1, 0, 1, 0)]
 
 
+def test_the_summary_counts_the_paper_scale_rows_committed_by_sign_beside_those_pending():
+    """Chapter 11's results.json keeps its paper-profile rows (sensitivity.paper_scale_records); the summary
+    counts the committed ones as it counts the book's, and says how many wait in the GPU queue."""
+    from vvlib.experiments.reports import summary
+
+    P = runner.resolved("11_sensitivity", "paper", {"store_dir": PAPER_SCALE_STORE})
+    records = sensitivity.paper_scale_records(P, [1024, 16384])
+    assert [r["row"] for r in records] == [sensitivity.label(row) for row in P.dictionary_rows]
+    assert all((r["task"], r["n_seeds"], r["steps"]) == ("dictionary", 100, 10_000) for r in records)
+    committed = [r for r in records if r["difference"] is not None]
+    assert [r["row"] for r in committed][:4] == ["defaults", "lr_schedule=cosine", "lr_schedule=drop, drop_step=2000",
+                                                 "lr_schedule=cosine, warmup_steps=1000"]  # units 1-8 of the queue
+    made_up = [{"task": "dictionary", "row": "defaults", "changes": {}, "n_seeds": 100, "steps": 10_000,
+                "difference": {"16384": {"diff": -1.5, "p": 0.04}}},
+               {"task": "dictionary", "row": "grad_clip=1.0", "changes": {"grad_clip": 1.0}, "n_seeds": 100,
+                "steps": 10_000, "difference": {"16384": {"diff": 0.8, "p": 0.3}}},
+               {"task": "dictionary", "row": "dropout=0.1", "changes": {"dropout": 0.1}, "n_seeds": 100,
+                "steps": 10_000, "difference": None}]
+    results = {"parameters": {"compared_lengths": [16384], "profile": "book"},
+               "metrics": {"rows": [], "paper_scale": made_up}}
+    assert summary.paper_scale_table(results) == [
+        {"task": "dictionary", "N": 16384, "configurations": 2, "+LN significantly ahead": 0,
+         "+LN significantly behind": 1, "no significant difference": 1, "pending in the GPU queue": 1}]
+    assert summary.sensitivity_budgets(results, "paper_scale") == (
+        "dictionary: 3 of 100 seeds x 10,000 steps (profile paper, trained on a GPU)")
+    assert summary.paper_scale_table({**results, "metrics": {"rows": []}}) == []  # an older results.json
+
+
 def test_the_summary_counts_each_tasks_rows_by_budget():
     from vvlib.experiments.reports import summary
 

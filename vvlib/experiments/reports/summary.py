@@ -404,9 +404,23 @@ def slope_claim(results_dir) -> tuple:
 def sensitivity_table(results: dict) -> list:
     """Chapter 11 (its results.json) in one line per task and compared length: in how many of its
     configurations +LN is significantly ahead of the Baseline, significantly behind, or neither."""
-    rows, lines = results["metrics"]["rows"], []
+    return _counted_by_sign(results["metrics"]["rows"], results["parameters"]["compared_lengths"])
+
+
+def paper_scale_table(results: dict) -> list:
+    """Chapter 11's rows at the paper's scale (its results.json's paper_scale, trained on a GPU) counted as
+    sensitivity_table counts the book's, with each task's rows still pending; [] where none is committed."""
+    rows = results["metrics"].get("paper_scale", [])
+    pending = Counter(r["task"] for r in rows if r["difference"] is None)
+    lines = _counted_by_sign([r for r in rows if r["difference"] is not None],
+                             results["parameters"]["compared_lengths"])
+    return [{**line, "pending in the GPU queue": pending[line["task"]]} for line in lines]
+
+
+def _counted_by_sign(rows: list, lengths) -> list:
+    lines = []
     for task in dict.fromkeys(r["task"] for r in rows):
-        for n in results["parameters"]["compared_lengths"]:
+        for n in lengths:
             groups = sensitivity.sorted_by_sign(rows, task, n)
             lines.append({"task": task, "N": n, "configurations": sum(map(len, groups.values())),
                           "+LN significantly ahead": len(groups["ahead"]),
@@ -415,15 +429,17 @@ def sensitivity_table(results: dict) -> list:
     return lines
 
 
-def sensitivity_budgets(results: dict) -> str:
-    """Chapter 11's rows counted by budget, per task: 'argmax: 14 of 10 seeds x 4,000 steps, 1 of
-    20 seeds x 4,000 steps; dictionary: ... (profile book)' (a row may set its seeds or steps)."""
-    rows, parts = results["metrics"]["rows"], []
+def sensitivity_budgets(results: dict, key: str = "rows") -> str:
+    """Chapter 11's rows (metrics[key]: the book's rows, or paper_scale) counted by budget, per task:
+    'argmax: 14 of 10 seeds x 4,000 steps, 1 of 20 seeds x 4,000 steps; dictionary: ... (profile book)'
+    (a row may set its seeds or steps)."""
+    rows, parts = results["metrics"][key], []
     for task in dict.fromkeys(r["task"] for r in rows):
         budgets = Counter((r["n_seeds"], r["steps"]) for r in rows if r["task"] == task)
         parts.append(f"{task}: " + ", ".join(f"{count} of {seeds} seeds x {steps:,} steps"
                                              for (seeds, steps), count in budgets.items()))
-    return "; ".join(parts) + f" (profile {results['parameters']['profile']})"
+    profile = "paper, trained on a GPU" if key == "paper_scale" else results["parameters"]["profile"]
+    return "; ".join(parts) + f" (profile {profile})"
 
 
 def compute_table(results_dir, chapters) -> list:

@@ -130,6 +130,14 @@ def _paper_scale_found(P_paper: Params, at, task: str | None = None):
             yield row_task, row, P_row, None if found is None else found[0]["difference"]
 
 
+def paper_scale_records(P_paper: Params, at) -> list:
+    """The paper-profile rows for the chapter's results.json, as row_record names them (task, row, changes,
+    n_seeds, steps) with {N: paired difference} at the lengths `at`, or None where the row is not committed."""
+    return [{"task": task, "row": label(row), "changes": row, "n_seeds": P_row.n_seeds, "steps": P_row.steps,
+             "difference": difference}
+            for task, row, P_row, difference in _paper_scale_found(P_paper, at)]
+
+
 def paper_scale_rows(P_paper: Params, at) -> pd.DataFrame:
     """The chapter's paper-profile rows as committed in P_paper.store_dir (trained on a GPU): per row
     its budget and +LN minus Baseline at each N of `at` (the paired difference, its 95% interval
