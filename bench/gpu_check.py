@@ -28,7 +28,8 @@ it measured), and a short table printed last:
 - curriculum.json: chapter 9's paper-scale unit in miniature, per task: its own seeds (seed_chunk)
   and settings, the steps shortened with the curriculum's stages kept in proportion (16 up to 256
   items), through the same real loop: model-steps/s, its steady rate as above (each stage longer, the
-  stages as many), and the unit's training minutes at that rate
+  stages as many), and the unit's training minutes at that rate; last, a trial: argmax retrieval's unit
+  at twice its seeds, which the plan does not read (would runs of 20 use the GPU better than runs of 10?)
   (committed, loop.json and curriculum.json time the runs of `python -m vvlib paper --plan --speeds-of
   cuda` that no unit has timed yet: units.check_rates).
 
@@ -181,11 +182,10 @@ def steady_rate(n_seeds: int, short: tuple[int, float], long: tuple[int, float])
     return round(n_seeds * extra_steps / extra_s, 1) if extra_steps > 0 and extra_s > 0 else None
 
 
-def chapter9_unit(task: str, n_seeds: int | None = None) -> TrainConfig:
-    """The training config of chapter 9's first paper-scale unit for `task` (n_seeds: fewer, for a smoke run)."""
+def chapter9_unit(task: str) -> TrainConfig:
+    """The training config of chapter 9's first paper-scale unit for `task`."""
     P = variants.task_params(runner.resolved("09_longer_training", "paper"), task)
-    cfg = variants.train_configs(P)[0]
-    return dataclasses.replace(cfg, n_seeds=min(n_seeds or cfg.n_seeds, cfg.n_seeds))
+    return variants.train_configs(P)[0]
 
 
 def deep_run(task: str) -> tuple[ModelConfig, int]:
@@ -196,18 +196,19 @@ def deep_run(task: str) -> tuple[ModelConfig, int]:
     return model, variants.train_configs(P, "deep_baseline")[0].n_seeds
 
 
-def time_curriculum(task: str, device, steps: int, n_seeds: int | None = None) -> dict:
-    """chapter9_unit shortened to `steps` with its curriculum's stages in proportion, through runs.trained; then
-    LONGER times as many (the same stages, each longer), for the steady rate the unit's minutes are told by."""
-    unit = chapter9_unit(task, n_seeds)
+def time_curriculum(task: str, device, steps: int, n_seeds: int) -> dict:
+    """chapter9_unit at `n_seeds` seeds a run, shortened to `steps` with its curriculum's stages in proportion,
+    through runs.trained; then LONGER times as many (the same stages, each longer), for the steady rate the
+    unit's minutes are told by."""
+    unit = dataclasses.replace(chapter9_unit(task), n_seeds=n_seeds)
     short, long = (trained(ModelConfig(task=TASKS[task]), dataclasses.replace(
         unit, steps=n, checkpoint_every=n, curriculum_steps=round(n * unit.curriculum_steps / unit.steps)), device)
         for n in (steps, LONGER * steps))
-    steady = steady_rate(unit.n_seeds, (steps, loop_seconds(short)), (LONGER * steps, loop_seconds(long)))
-    return {"task": task, "draws": unit.draws, "n_seeds": unit.n_seeds, "steps": steps, "max_len": unit.max_len,
+    steady = steady_rate(n_seeds, (steps, loop_seconds(short)), (LONGER * steps, loop_seconds(long)))
+    return {"task": task, "draws": unit.draws, "n_seeds": n_seeds, "steps": steps, "max_len": unit.max_len,
             "unit_steps": unit.steps, "model_steps_per_s": short["model_steps_per_s"], "long_steps": LONGER * steps,
             "steady_model_steps_per_s": steady,
-            "unit_training_min": round(unit.n_seeds * unit.steps / (steady or short["model_steps_per_s"]) / 60, 1)}
+            "unit_training_min": round(n_seeds * unit.steps / (steady or short["model_steps_per_s"]) / 60, 1)}
 
 
 def write(out: Path, name: str, rows, device, started: float):
@@ -281,13 +282,21 @@ def main(argv=None):
         for draws in DRAWS:
             step_and_loop(task, draws, "tensors")
     curricula = []
-    for task in TASKS:
+
+    def curriculum(task: str, n_seeds: int, trial: str = ""):
         started = time.perf_counter()
-        curricula.append(time_curriculum(task, device, args.steps, args.seeds))
+        curricula.append(time_curriculum(task, device, args.steps, n_seeds) | ({"trial": trial} if trial else {}))
         write(out, "curriculum", curricula, device, started)
         c = curricula[-1]
         print(f"chapter 9 {task} unit ({c['n_seeds']} seeds to {c['max_len']} items): {c['model_steps_per_s']:,.0f} "
               f"model-steps/s, steady {steady(c)}, {c['unit_training_min']} min of training", flush=True)
+
+    for task in TASKS:
+        curriculum(task, min(chapter9_unit(task).n_seeds, args.seeds))
+    # Argmax retrieval's chapter 9 units are most of the queue's minutes, and a GPU is underused by a few
+    # seeds: would runs of twice as many train in less than twice the time?  Not read by the plan (a trial).
+    doubled = min(2 * chapter9_unit("argmax").n_seeds, args.seeds)
+    curriculum("argmax", doubled, f"{doubled} seeds a run, against the paper profile's seed_chunk")
     chunk = min(CHUNK_SEEDS, args.seeds)  # what a 50-seed run costs per model-step against 100 seeds in one
     row = {"task": "argmax", "draws": "counter", "philox": "tensors", "n_seeds": chunk}
     started = time.perf_counter()

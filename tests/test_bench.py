@@ -120,8 +120,11 @@ def test_the_gpu_check_writes_its_figures_on_any_device(tmp_path, capsys):
     assert [r.get("long_steps") for r in loops] == [None if r["draws"] == "generators" else 3 * 6 for r in loops]
     # chapter 9's unit in miniature: its own seeds and stages, up to 256 items, and its minutes at that speed
     curricula = json.loads((tmp_path / "curriculum.json").read_text())["rows"]
-    assert [(r["task"], r["n_seeds"], r["max_len"], r["steps"]) for r in curricula] == [
-        ("argmax", 2, 256, 6), ("dictionary", 2, 256, 6)]
+    assert [(r["task"], r["n_seeds"], r["max_len"], r["steps"], "trial" in r) for r in curricula] == [
+        ("argmax", 2, 256, 6, False), ("dictionary", 2, 256, 6, False), ("argmax", 2, 256, 6, True)]
+    # the trial (argmax at twice the profile's seeds a run, here capped at --seeds) is not read by the plan
+    curriculum_rates = units.check_rates([tmp_path / "curriculum.json"], "tensors")
+    assert curriculum_rates["argmax training (counter stream) to length 256"] == rate(curricula[0])
     for r in curricula:
         unit = gpu_check.chapter9_unit(r["task"])
         assert (unit.n_seeds, unit.steps, unit.draws) == (10, {"argmax": 100_000, "dictionary": 10_000}[r["task"]],

@@ -252,7 +252,7 @@ def write_check(folder: Path, name: str, created: str, rows: list) -> Path:
 
 def test_the_gpu_checks_short_runs_time_the_training_no_unit_has_timed_with_the_philox_the_runs_use(tmp_path):
     """bench.gpu_check's loop and curriculum rows give a kind of training its speed on a GPU: the newest check's,
-    a counter-stream row only with the Philox the runs will use, a failed row never."""
+    a counter-stream row only with the Philox the runs will use, a failed row or a trial of other seeds never."""
     old, new = tmp_path / "old", tmp_path / "new"
     old.mkdir(), new.mkdir()
     loop = lambda task, draws, philox, speed: {"task": task, "draws": draws, "philox": philox, "n_seeds": 100,
@@ -266,7 +266,9 @@ def test_the_gpu_checks_short_runs_time_the_training_no_unit_has_timed_with_the_
                            "error": "RuntimeError: ..."}]),
              write_check(new, "curriculum", "2026-11-27T09:00:00+00:00",
                          [{"task": "argmax", "draws": "counter", "n_seeds": 10, "max_len": 256,
-                           "model_steps_per_s": 3.0}])]
+                           "model_steps_per_s": 3.0},
+                          {"task": "argmax", "draws": "counter", "n_seeds": 20, "max_len": 256,  # never read
+                           "model_steps_per_s": 99.0, "trial": "20 seeds a run, against the paper profile's"}])]
     assert units.check_rates(paths, "fused") == {
         "argmax training": 20.0, "argmax training (counter stream)": 40.0,
         "dictionary training (counter stream)": 7.0,  # the newer check's row failed: the older one's stands

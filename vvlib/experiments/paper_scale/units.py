@@ -122,14 +122,16 @@ def check_rates(paths, philox: str) -> dict:
     (100 in one; chapter 9's chunk).  A row's steady rate where it has one (what the steps of a longer run
     add); else its 300-step rate, which carries the graph recordings and the forced checkpoint a unit
     amortizes, so a unit errs slow against it.  A counter-stream row counts only with the Philox the runs
-    will use (`philox`); each kind keeps the newest check's figure."""
+    will use (`philox`), a trial (runs of other seeds than the profile's) never; each kind keeps the newest
+    check's figure."""
     newest = {}  # kind -> (created, speed)
     for path in paths:
         try:
             record = json.loads(Path(path).read_text())
             created = record["provenance"]["created"]
             for row in record["rows"]:
-                if "error" in row or (row["draws"] == "counter" and row.get("philox", philox) != philox):
+                other_philox = row["draws"] == "counter" and row.get("philox", philox) != philox
+                if "error" in row or "trial" in row or other_philox:
                     continue
                 run = SimpleNamespace(draws=row["draws"], max_len=row.get("max_len", TrainConfig.max_len))
                 kind = training_kind(row["task"], run, _shape(row))
