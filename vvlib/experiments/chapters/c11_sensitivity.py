@@ -25,7 +25,7 @@ def compared_lengths_tested(P):
 
 
 CHAPTER = Chapter(
-    "11_sensitivity", "When does the claim hold? One unstated setting at a time", keys("rows closest"),
+    "11_sensitivity", "When does the claim hold? One unstated setting at a time", keys("rows closest paper_scale"),
     row_tasks=NAMES,
     # ten seeds in groups of 4 (the fastest CPU path), and half chapter 4's argmax test sequences: the map has many rows
     own_values=frozenset({"n_seeds", "seed_group", "n_eval_sequences[argmax]"}),
