@@ -219,6 +219,10 @@ def test_the_summary_counts_the_paper_scale_rows_committed_by_sign_beside_those_
     committed = [r for r in records if r["difference"] is not None]
     assert [r["row"] for r in committed][:4] == ["defaults", "lr_schedule=cosine", "lr_schedule=drop, drop_step=2000",
                                                  "lr_schedule=cosine, warmup_steps=1000"]  # units 1-8 of the queue
+    sources = sensitivity.paper_scale_sources(P)  # each committed row's two runs, for the summary's training time
+    assert sorted(sources) == sorted(f"paper_scale/dictionary/{r['row']}/{side}" for r in committed
+                                     for side in sensitivity.PAIR)
+    assert all(s["device"].startswith("NVIDIA") for s in sources.values())
     made_up = [{"task": "dictionary", "row": "defaults", "changes": {}, "n_seeds": 100, "steps": 10_000,
                 "difference": {"16384": {"diff": -1.5, "p": 0.04}}},
                {"task": "dictionary", "row": "grad_clip=1.0", "changes": {"grad_clip": 1.0}, "n_seeds": 100,

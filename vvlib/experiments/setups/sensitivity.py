@@ -122,12 +122,13 @@ PENDING = "pending: in the GPU queue, not yet run"
 
 
 def _paper_scale_found(P_paper: Params, at, task: str | None = None):
-    """(task, row, its parameters, {N: the row's paired difference} or None where not committed) for each of
-    the paper profile's rows (of `task` only, where given), read from P_paper.store_dir."""
+    """(task, row, its parameters, {N: the row's paired difference} or None where not committed, its training
+    records {side: record}, empty where not committed) for each of the paper profile's rows (of `task` only,
+    where given), read from P_paper.store_dir."""
     for row_task, row, P_row in check_rows(P_paper):
         if task in (None, row_task):
             found = stored_row(P_paper, row_task, row, at, device="cuda")
-            yield row_task, row, P_row, None if found is None else found[0]["difference"]
+            yield row_task, row, P_row, *((None, {}) if found is None else (found[0]["difference"], found[1]))
 
 
 def paper_scale_records(P_paper: Params, at) -> list:
@@ -135,7 +136,15 @@ def paper_scale_records(P_paper: Params, at) -> list:
     n_seeds, steps) with {N: paired difference} at the lengths `at`, or None where the row is not committed."""
     return [{"task": task, "row": label(row), "changes": row, "n_seeds": P_row.n_seeds, "steps": P_row.steps,
              "difference": difference}
-            for task, row, P_row, difference in _paper_scale_found(P_paper, at)]
+            for task, row, P_row, difference, _ in _paper_scale_found(P_paper, at)]
+
+
+def paper_scale_sources(P_paper: Params) -> dict:
+    """{"paper_scale/<task>/<row>/<side>": provenance} of the paper-profile rows committed, for the chapter's
+    results.json (whose sources the summary counts training time by, per device)."""
+    return {f"paper_scale/{task}/{label(row)}/{side}": record["provenance"]
+            for task, row, _, _, training in _paper_scale_found(P_paper, P_paper.compared_lengths)
+            for side, record in training.items()}
 
 
 def paper_scale_rows(P_paper: Params, at) -> pd.DataFrame:
@@ -143,7 +152,7 @@ def paper_scale_rows(P_paper: Params, at) -> pd.DataFrame:
     its budget and +LN minus Baseline at each N of `at` (the paired difference, its 95% interval
     and p), or PENDING where the row is not committed.  Nothing is trained or evaluated."""
     lines = []
-    for task, row, P_row, difference in _paper_scale_found(P_paper, at):
+    for task, row, P_row, difference, _ in _paper_scale_found(P_paper, at):
         line = {"task": task, "configuration": label(row), "seeds x steps": f"{P_row.n_seeds} x {P_row.steps:,}"}
         for n in at:
             d = None if difference is None else difference[str(n)]
@@ -158,7 +167,7 @@ def paper_scale_status(P_paper: Params, task: str, n: int) -> str:
     (P_paper: its paper profile, reading P_paper.store_dir) say of +LN minus Baseline at length n, row by
     row where committed, and which rows are still pending.  Nothing is trained or evaluated."""
     committed, pending, steps = [], [], None
-    for _, row, P_row, difference in _paper_scale_found(P_paper, [n], task):
+    for _, row, P_row, difference, _ in _paper_scale_found(P_paper, [n], task):
         steps = P_row.steps
         if difference is None:
             pending.append(label(row))
@@ -179,7 +188,7 @@ def paper_scale_verdict(P_paper: Params, task: str, n: int) -> str:
     Baseline; '' where no row of `task` is committed.  Nothing is trained or evaluated."""
     groups, holding, pending, steps = {"ahead": [], "behind": [], "cannot tell": []}, [], 0, None
     paper = paper_gain(task, n)
-    for _, row, P_row, difference in _paper_scale_found(P_paper, [n], task):
+    for _, row, P_row, difference, _ in _paper_scale_found(P_paper, [n], task):
         if difference is None:
             pending += 1
             continue
