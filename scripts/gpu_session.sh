@@ -6,8 +6,9 @@
 #
 # SECONDS (default 570) is what the command may take, under the device tool's 600 s.  The first
 # command of a session runs the check (about 100 s on 2026-11-27; its steady rates may add a minute);
-# until a paired TF32 comparison is committed (bench/tf32-ab-*.json) it runs bench.tf32_ab next (about a minute: its answer may speed up every
-# later unit), then the queue, its units' minutes estimated by this check's loop and curriculum rows
+# until a paired TF32 comparison is committed (bench/tf32-ab-*.json) it runs bench.tf32_ab next (about
+# a minute: its answer may speed up every later unit), then the queue, its units' minutes estimated by
+# this check's loop and curriculum rows
 # (copied under bench/ for units.check_rates).  `queue` skips both: for the minutes a session has left
 # after its first command, once that command's results.tgz is unpacked here and its check's JSON is
 # under bench/ (each command gets a fresh copy of the working tree, so a unit not yet in it would run

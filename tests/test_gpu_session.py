@@ -18,7 +18,8 @@ echo "$*" >> "$OUT/../calls"
 case "$*" in
   -c*) echo "torch 0.0 fake GPU" ;;
   "-m bench.gpu_check --out "*) mkdir -p "$4" && for f in tests step loop curriculum; do echo {} > "$4/$f.json"; done ;;
-  "-m vvlib paper "*) ls bench/gpu-check-this-session-*.json > "$OUT/../seen" 2>/dev/null; pack=$(echo "$*" | sed 's/.*--pack \([^ ]*\) .*/\1/'); mkdir -p "$pack" results/paper/train-new
+  "-m vvlib paper "*) ls bench/gpu-check-this-session-*.json > "$OUT/../seen" 2>/dev/null
+      pack=$(echo "$*" | sed 's/.*--pack \([^ ]*\) .*/\1/'); mkdir -p "$pack" results/paper/train-new
       echo {} > results/paper/train-new/run.json; echo {} > results/paper/train-new/eval-1.json
       echo weights > results/paper/train-new/weights.pt; echo '{"units": []}' > "$pack/queue.json" ;;
   "-m bench.tf32_ab --out "*) for t in argmax dictionary; do echo {} > "$4/tf32-ab-$t.json"; done ;;
