@@ -5,7 +5,7 @@
 #   VVLIB_GIT_COMMIT=<sha> bash scripts/gpu_session.sh SECONDS queue       # a later command, same machine
 #
 # SECONDS (default 570) is what the command may take, under the device tool's 600 s.  The first
-# command of a session runs the check (about 100 s on 2026-11-27; its steady rates may add a minute);
+# command of a session runs the check (about 156 s on an H200 on 2026-11-27, its steady rates included);
 # until a paired TF32 comparison is committed (bench/tf32-ab-*.json) it runs bench.tf32_ab next (about
 # a minute: its answer may speed up every later unit), then the queue, its units' minutes estimated by
 # this check's loop and curriculum rows

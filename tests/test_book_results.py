@@ -6,6 +6,7 @@ That they are the results the chapters ask for is checked by building the book w
 or mismatched record instead of recomputing it."""
 
 import json
+import statistics
 
 import pytest
 
@@ -523,3 +524,32 @@ def test_the_lines_on_the_second_gpu_check_hold_in_the_committed_records():
     assert len(wide) == 7 and (wide[0], wide[-1]) == (15_661, 18_069)
     [chapter9] = [r for r in session if r["spec"]["train"]["n_seeds"] == 10]
     assert chapter9["spec"]["train"]["max_len"] == 256 and round(chapter9["model_steps_per_s"]) == 3_126
+
+
+def test_the_lines_on_the_third_gpu_check_hold_in_the_committed_records():
+    """bench/README.md, book/scale.md and README on the H200 session of 2026-11-27 (code of de2d56f): the steady
+    rates against the 300-step ones, the units' real loop beside them, and the trial that set chapter 9's
+    argmax runs to 20 seeds (4.1 minutes of training against 3.4 for 10)."""
+    check = {name: json.loads((store.REPO_ROOT / "bench" / f"gpu-check-h200-2026-11-27-{name}.json").read_text())
+             for name in ("step", "loop", "curriculum")}
+    assert {check[name]["provenance"]["device"] for name in check} == {"NVIDIA H200"}
+    step = {(r["task"], r["philox"]): r for r in check["step"]["rows"] if r["draws"] == "counter" and r["n_seeds"] == 100}
+    assert (step["argmax", "fused"]["ms_per_step"], step["dictionary", "fused"]["ms_per_step"]) == (2.135, 4.759)
+    loop = {(r["task"], r["philox"], r.get("layers", 1)): r for r in check["loop"]["rows"] if r["draws"] == "counter"}
+    figures = {key: (round(loop[key]["model_steps_per_s"]), round(loop[key]["steady_model_steps_per_s"]))
+               for key in (("argmax", "fused", 1), ("dictionary", "fused", 1), ("argmax", "fused", 2))}
+    assert figures == {("argmax", "fused", 1): (29_138, 42_857), ("dictionary", "fused", 1): (5_777, 20_339),
+                       ("argmax", "fused", 2): (9_351, 13_333)}
+    curriculum = {(r["task"], r["n_seeds"], "trial" in r): r for r in check["curriculum"]["rows"]}
+    assert {key: (round(r["model_steps_per_s"]), round(r["steady_model_steps_per_s"]), r["unit_training_min"])
+            for key, r in curriculum.items()} == {("argmax", 10, False): (1_610, 4_918, 3.4),
+                                                  ("dictionary", 10, False): (1_310, 3_315, 0.5),
+                                                  ("argmax", 20, True): (3_152, 8_163, 4.1)}
+    runs = [json.loads(p.read_text()) for p in PAPER_SCALE.glob("train-*/run.json")]
+    session = [r for r in runs if r["provenance"]["git_commit"].startswith("de2d56f")]
+    assert {r["provenance"]["device"] for r in session} == {"NVIDIA H200"}
+    wide = sorted(round(r["model_steps_per_s"]) for r in session if r["spec"]["train"]["n_seeds"] == 100)
+    assert len(wide) == 6 and (wide[0], wide[-1]) == (14_163, 20_038)
+    assert round(statistics.median(wide)) == 17_573  # 14% under the dictionary row's steady 20,339
+    ninth = sorted(round(r["model_steps_per_s"]) for r in session if r["spec"]["train"]["max_len"] == 256)
+    assert ninth == [3_291, 3_294]

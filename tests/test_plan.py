@@ -110,11 +110,14 @@ def test_the_scale_page_states_the_plans_totals():
     seeds = {chapter: {job.n_seeds for job in training if job.chapter == chapter} for chapter in {j.chapter for j in training}}
     chunked = {chapter: sizes for chapter, sizes in seeds.items() if sizes != {100}}
     # the runs cut by seeds: chapter 9's curriculum (seed_chunk), chapter 10's deep argmax runs (deep_seed_chunk)
-    assert chunked == {"09_longer_training": {10}, "10_beyond": {50, 100}}
+    assert chunked == {"09_longer_training": {10, 20}, "10_beyond": {50, 100}}
     assert {j.label.split(",")[0] for j in training if j.n_seeds == 50} == {"train argmax deep_baseline",
                                                                               "train argmax deep_layernorm"}
+    ninth = {(j.label.split()[1], j.n_seeds) for j in training if j.chapter == "09_longer_training"}
+    assert ninth == {("argmax", 20), ("dictionary", 10)}
     expected = (f"train {sum(j.units for j in training) / 1e6:.0f} million model-steps in {len(training)} runs (of "
-                f"100 seeds, except chapter 9's of 10 seeds each and chapter 10's deep argmax runs of 50"
+                f"100 seeds, except chapter 9's of 20 seeds each for argmax and 10 for dictionary, and chapter "
+                f"10's deep argmax runs of 50"
                 f"|evaluate {items / 1e9:.0f} billion seed x sequence x length items"
                 f"|cuts the work into {len(training)} units")
     for phrase in expected.split("|"):
