@@ -29,7 +29,7 @@ it measured), and a short table printed last:
   and settings, the steps shortened with the curriculum's stages kept in proportion (16 up to 256
   items), through the same real loop: model-steps/s, its steady rate as above (each stage longer, the
   stages as many), and the unit's training minutes at that rate; last, a trial: argmax retrieval's unit
-  at twice its seeds, which the plan does not read (would runs of 20 use the GPU better than runs of 10?)
+  at twice its seeds, which the plan does not read (would runs of twice the seeds use the GPU better?)
   (committed, loop.json and curriculum.json time the runs of `python -m vvlib paper --plan --speeds-of
   cuda` that no unit has timed yet: units.check_rates).
 

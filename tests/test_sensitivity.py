@@ -309,7 +309,7 @@ def test_the_paper_scale_rows_read_what_is_committed_and_mark_the_rest_pending()
 
     P = runner.resolved("11_sensitivity", "paper", {"store_dir": PAPER_SCALE_STORE, "draws": "generators",
                                                       "dictionary_rows": [{}, {"grad_clip": 1.0}]})
-    table = sensitivity.paper_scale_rows(P, [1024])
+    table = sensitivity.paper_scale_rows(sensitivity.paper_scale_records(P, [1024]), [1024])
     column = "+LN − Baseline, N = 1,024"
     assert table.loc[("dictionary", "grad_clip=1.0"), column] == sensitivity.PENDING
     P5, accuracy, _ = paper_scale.accuracy_runs("05_dictionary_lookup", "dictionary", PAPER_SCALE_STORE)
@@ -360,18 +360,19 @@ def test_the_paper_scale_verdict_counts_committed_rows_by_sign_and_tests_the_pap
         return None if d is None else ({"difference": {"16384": dict(diff=diff, low=low, high=high, p=p)}}, {})
 
     monkeypatch.setattr(sensitivity, "stored_row", stored)
-    said = sensitivity.paper_scale_verdict(P, "dictionary", 16384)
+    verdict = lambda: sensitivity.paper_scale_verdict(sensitivity.paper_scale_records(P, [16384]), "dictionary", 16384)
+    said = verdict()
     assert said.startswith("At the paper's scale (100 seeds x 10,000 steps, on a GPU), N = 16,384: of the 3 ")
     assert "significantly ahead in 1 (lr_schedule=cosine: +3.0), significantly behind in 1 (defaults: -1.5) " \
            "and not significantly different in 1 " in said
     assert "+4.6 points; the 95% interval of lr_schedule=cosine holds it." in said
     assert said.endswith(f" {len(P.dictionary_rows) - 3} more are pending in the GPU queue.")
     made_up['{"lr_schedule": "cosine"}'] = (0.8, 0.4, 1.3, 0.0001)  # ahead, but short of the paper's gain
-    assert "no committed configuration's 95% interval reaches it." in sensitivity.paper_scale_verdict(
-        P, "dictionary", 16384)
+    assert "no committed configuration's 95% interval reaches it." in verdict()
     monkeypatch.setattr(sensitivity, "stored_row", lambda *a, **k: None)
-    assert sensitivity.paper_scale_verdict(P, "dictionary", 16384) == ""  # nothing committed: nothing said
-    assert sensitivity.paper_scale_verdict(P, "argmax", 16384) == ""  # the paper profile has no argmax rows
+    assert verdict() == ""  # nothing committed: nothing said
+    records = sensitivity.paper_scale_records(P, [16384])
+    assert sensitivity.paper_scale_verdict(records, "argmax", 16384) == ""  # the paper profile has no argmax rows
 
 
 def test_the_rows_are_built_and_checked_once_for_the_same_parameters(monkeypatch):
@@ -386,3 +387,22 @@ def test_the_rows_are_built_and_checked_once_for_the_same_parameters(monkeypatch
     assert len(built) == rows  # the notebook's second call built nothing
     other = runner.resolved("11_sensitivity", "ci", {"dictionary_rows": [{}]})
     assert len(sensitivity.check_rows(other)) == len(P.argmax_rows) + 1 and len(built) == rows + len(P.argmax_rows) + 1
+
+
+def test_the_paper_scale_row_closest_to_the_papers_baseline_is_named_with_its_difference():
+    """Among the committed paper-scale rows, the smallest RMS distance to the paper's Baseline wins; a pending
+    row (no difference) and another task's rows are not candidates; nothing committed, nothing said."""
+    def record(row, distance, diff=None):
+        d = None if diff is None else {"1024": {"diff": diff, "low": diff - 1, "high": diff + 1, "p": 0.001}}
+        return {"task": "dictionary", "row": row, "changes": {}, "n_seeds": 100, "steps": 10_000, "difference": d,
+                "distance_to_paper": distance}
+
+    records = [record("defaults", 11.1, -1.8), record("weight_decay=0.1", 6.9, -15.6), record("pending", None)]
+    records[1]["changes"] = {"weight_decay": 0.1}
+    said = sensitivity.paper_scale_closest(records, "dictionary", [1024])
+    assert said.startswith("Of the rows at the paper's scale, the configuration closest to the paper's Baseline, "
+                           "*weight_decay=0.1*, lies 6.9 points from it (root mean square). There at N = 1024 +LN is "
+                           "behind (-15.6 points")
+    assert said.endswith("the paper: +4.1).")
+    assert sensitivity.paper_scale_closest(records, "argmax", [1024]) == ""
+    assert sensitivity.paper_scale_closest([record("pending", None)], "dictionary", [1024]) == ""

@@ -121,85 +121,80 @@ def stored_row(P: Params, task: str, row: dict, at, device="cpu") -> tuple[dict,
 PENDING = "pending: in the GPU queue, not yet run"
 
 
-def _paper_scale_found(P_paper: Params, at, task: str | None = None):
-    """(task, row, its parameters, {N: the row's paired difference} or None where not committed, its training
-    records {side: record}, empty where not committed) for each of the paper profile's rows (of `task` only,
-    where given), read from P_paper.store_dir."""
-    for row_task, row, P_row in check_rows(P_paper):
-        if task in (None, row_task):
-            found = stored_row(P_paper, row_task, row, at, device="cuda")
-            yield row_task, row, P_row, *((None, {}) if found is None else (found[0]["difference"], found[1]))
+def _paper_scale_found(P_paper: Params, at):
+    """(task, row, its parameters, stored_row's (row_record, training records) or None where not committed)
+    for each of the paper profile's rows, read from P_paper.store_dir."""
+    for task, row, P_row in check_rows(P_paper):
+        yield task, row, P_row, stored_row(P_paper, task, row, at, device="cuda")
 
 
 def paper_scale_records(P_paper: Params, at) -> list:
-    """The paper-profile rows for the chapter's results.json, as row_record names them (task, row, changes,
-    n_seeds, steps) with {N: paired difference} at the lengths `at`, or None where the row is not committed."""
+    """The paper-profile rows (trained on a GPU), read once from P_paper.store_dir, for the page and its
+    results.json: per row its task, label, changes and budget, and where committed all that row_record keeps
+    at the lengths `at` (the paired difference, both variants' accuracy, the Baseline's distance to the
+    paper's); difference None where the row is not committed.  Nothing is trained or evaluated."""
     return [{"task": task, "row": label(row), "changes": row, "n_seeds": P_row.n_seeds, "steps": P_row.steps,
-             "difference": difference}
-            for task, row, P_row, difference, _ in _paper_scale_found(P_paper, at)]
+             **(found[0] if found else {"difference": None})}
+            for task, row, P_row, found in _paper_scale_found(P_paper, at)]
 
 
 def paper_scale_sources(P_paper: Params) -> dict:
     """{"paper_scale/<task>/<row>/<side>": provenance} of the paper-profile rows committed, for the chapter's
     results.json (whose sources the summary counts training time by, per device)."""
     return {f"paper_scale/{task}/{label(row)}/{side}": record["provenance"]
-            for task, row, _, _, training in _paper_scale_found(P_paper, P_paper.compared_lengths)
-            for side, record in training.items()}
+            for task, row, _, found in _paper_scale_found(P_paper, P_paper.compared_lengths) if found
+            for side, record in found[1].items()}
 
 
-def paper_scale_rows(P_paper: Params, at) -> pd.DataFrame:
-    """The chapter's paper-profile rows as committed in P_paper.store_dir (trained on a GPU): per row
-    its budget and +LN minus Baseline at each N of `at` (the paired difference, its 95% interval
-    and p), or PENDING where the row is not committed.  Nothing is trained or evaluated."""
+def paper_scale_rows(records: list, at) -> pd.DataFrame:
+    """paper_scale_records as a table: per row its budget and +LN minus Baseline at each N of `at` (the
+    paired difference, its 95% interval and p), or PENDING where the row is not committed."""
     lines = []
-    for task, row, P_row, difference, _ in _paper_scale_found(P_paper, at):
-        line = {"task": task, "configuration": label(row), "seeds x steps": f"{P_row.n_seeds} x {P_row.steps:,}"}
+    for r in records:
+        line = {"task": r["task"], "configuration": r["row"], "seeds x steps": f"{r['n_seeds']} x {r['steps']:,}"}
         for n in at:
-            d = None if difference is None else difference[str(n)]
-            shown = PENDING if d is None else f"{format_interval(d)}, p = {format_p(d['p'])}"
-            line[f"+LN − Baseline, N = {n:,}"] = shown
+            d = None if r["difference"] is None else r["difference"][str(n)]
+            line[f"+LN − Baseline, N = {n:,}"] = PENDING if d is None else f"{format_interval(d)}, p = {format_p(d['p'])}"
         lines.append(line)
     return pd.DataFrame(lines).set_index(["task", "configuration"])
+
+
+def budget(record: dict) -> str:
+    """A row's seeds and steps, as the pages name a scale: '100 seeds x 10,000 steps'."""
+    return f"{record['n_seeds']} seeds x {record['steps']:,} steps"
 
 
 def paper_scale_status(P_paper: Params, task: str, n: int) -> str:
     """One sentence for another chapter's answer: at the paper's scale, what chapter 11's rows of `task`
     (P_paper: its paper profile, reading P_paper.store_dir) say of +LN minus Baseline at length n, row by
     row where committed, and which rows are still pending.  Nothing is trained or evaluated."""
-    committed, pending, steps = [], [], None
-    for _, row, P_row, difference, _ in _paper_scale_found(P_paper, [n], task):
-        steps = P_row.steps
-        if difference is None:
-            pending.append(label(row))
-        else:
-            committed.append(f"{label(row)} {format_interval(difference[str(n)])}")
-    if not committed and not pending:
+    rows = [r for r in paper_scale_records(P_paper, [n]) if r["task"] == task]
+    if not rows:
         return ""
-    scale = f"{P_paper.n_seeds} seeds x {steps:,} steps"
+    committed = [f"{r['row']} {format_interval(r['difference'][str(n)])}" for r in rows if r["difference"]]
+    pending = [r["row"] for r in rows if not r["difference"]]
     said = [f"+LN minus Baseline at N = {n:,}, points [95%]: {'; '.join(committed)}"] if committed else []
     said += [f"pending in the GPU queue: {'; '.join(pending)}"] if pending else []
     return (f"Which of the settings the paper leaves unstated decide the sign at its scale (chapter 11's rows, "
-            f"{scale}): " + "; ".join(said) + ".")
+            f"{budget(rows[0])}): " + "; ".join(said) + ".")
 
 
-def paper_scale_verdict(P_paper: Params, task: str, n: int) -> str:
-    """One sentence under the paper-scale table: at length n, in how many of `task`'s committed rows +LN is
-    significantly ahead, behind or neither, and whether any row's 95% interval holds the paper's +LN minus
-    Baseline; '' where no row of `task` is committed.  Nothing is trained or evaluated."""
-    groups, holding, pending, steps = {"ahead": [], "behind": [], "cannot tell": []}, [], 0, None
-    paper = paper_gain(task, n)
-    for _, row, P_row, difference, _ in _paper_scale_found(P_paper, [n], task):
-        if difference is None:
-            pending += 1
-            continue
-        d, steps = difference[str(n)], P_row.steps
-        groups[_side(d)].append(f"{label(row)}: {d['diff']:+.1f}")
-        if paper is not None and d["low"] <= paper <= d["high"]:
-            holding.append(label(row))
-    total = sum(map(len, groups.values()))
-    if not total:
+def paper_scale_verdict(records: list, task: str, n: int) -> str:
+    """One sentence under the paper-scale table (records: paper_scale_records): at length n, in how many of
+    `task`'s committed rows +LN is significantly ahead, behind or neither, and whether any row's 95% interval
+    holds the paper's +LN minus Baseline; '' where no row of `task` is committed."""
+    rows = [r for r in records if r["task"] == task]
+    committed = [r for r in rows if r["difference"] is not None]
+    if not committed:
         return ""
-    said = (f"At the paper's scale ({P_paper.n_seeds} seeds x {steps:,} steps, on a GPU), N = {n:,}: of the "
+    groups, paper = {"ahead": [], "behind": [], "cannot tell": []}, paper_gain(task, n)
+    for r in committed:
+        d = r["difference"][str(n)]
+        groups[_side(d)].append(f"{r['row']}: {d['diff']:+.1f}")
+    holding = [r["row"] for r in committed if paper is not None
+               and r["difference"][str(n)]["low"] <= paper <= r["difference"][str(n)]["high"]]
+    total, pending = len(committed), len(rows) - len(committed)
+    said = (f"At the paper's scale ({budget(committed[0])}, on a GPU), N = {n:,}: of the "
             f"{total} configurations of {task} committed, +LN is significantly ahead in {len(groups['ahead'])} "
             f"({_names(groups['ahead'])}), significantly behind in {len(groups['behind'])} "
             f"({_names(groups['behind'])}) and not significantly different in {len(groups['cannot tell'])} (if +LN "
@@ -209,6 +204,14 @@ def paper_scale_verdict(P_paper: Params, task: str, n: int) -> str:
                  + (f"the 95% interval of {_names(holding)} holds it." if holding
                     else "no committed configuration's 95% interval reaches it."))
     return said + (f" {pending} more {'is' if pending == 1 else 'are'} pending in the GPU queue." if pending else "")
+
+
+def paper_scale_closest(records: list, task: str, at) -> str:
+    """closest_sentence among `task`'s committed paper-scale rows (records: paper_scale_records): the one
+    whose Baseline comes closest to the paper's, and +LN minus Baseline there; '' where none is committed."""
+    committed = [r for r in records if r["difference"] is not None and r.get("distance_to_paper") is not None]
+    best = closest_to_paper(committed, task)
+    return "" if best is None else closest_sentence(best, at, among="Of the rows at the paper's scale, ")
 
 
 def train_row(P: Params, task: str, device) -> tuple[dict, dict]:
@@ -383,14 +386,16 @@ def closest_to_paper(records: list, task: str) -> dict | None:
     return min(candidates, key=lambda r: r["distance_to_paper"]) if candidates else None
 
 
-def closest_sentence(best: dict, at) -> str:
-    """What the configuration closest to the paper's Baseline says about +LN, beside the paper's gain."""
+def closest_sentence(best: dict, at, among: str = "") -> str:
+    """What the configuration closest to the paper's Baseline says about +LN, beside the paper's gain
+    (`among`: which rows it was chosen from, opening the sentence)."""
     parts = []
     for n in at:
         theirs = paper_gain(best["task"], n)
         aside = "; the paper: " + ("not reported" if theirs is None else f"{theirs:+.1f}")
         parts.append(f"at N = {n} +LN is {described(best['difference'][str(n)], aside)}")
-    return (f"The configuration closest to the paper's Baseline, *{best['row']}*, lies "
+    opening = f"{among}the configuration" if among else "The configuration"
+    return (f"{opening} closest to the paper's Baseline, *{best['row']}*, lies "
             f"{best['distance_to_paper']:.1f} points from it (root mean square). There " + "; ".join(parts) + ".")
 
 
