@@ -22,6 +22,15 @@ def test_each_chapter_is_one_file_of_the_package_and_the_registry_lists_them_all
         assert module.CHAPTER.notebook.exists(), path.name
 
 
+def test_every_notebook_cell_has_a_unique_id():
+    """nbformat 4.5 wants an id on each cell (a missing one is a warning now, an error in later nbformat):
+    a cell added by hand to a notebook's JSON must carry one."""
+    for chapter in chapters.CHAPTERS.values():
+        notebook = json.loads(chapter.notebook.read_text())
+        ids = [cell.get("id") for cell in notebook["cells"]]
+        assert None not in ids and len(set(ids)) == len(ids), chapter.notebook.name
+
+
 @pytest.mark.parametrize("metrics, named", [({**GOOD, "entropy_sem": {}}, "entropy_sem"),
                                             ({k: v for k, v in GOOD.items() if k != "entropy"}, "entropy")])
 def test_results_with_a_key_off_the_schema_are_refused_and_good_ones_kept(tmp_path, metrics, named):
