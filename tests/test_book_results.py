@@ -533,7 +533,8 @@ def test_the_lines_on_the_third_gpu_check_hold_in_the_committed_records():
     check = {name: json.loads((store.REPO_ROOT / "bench" / f"gpu-check-h200-2026-11-27-{name}.json").read_text())
              for name in ("step", "loop", "curriculum")}
     assert {check[name]["provenance"]["device"] for name in check} == {"NVIDIA H200"}
-    step = {(r["task"], r["philox"]): r for r in check["step"]["rows"] if r["draws"] == "counter" and r["n_seeds"] == 100}
+    step = {(r["task"], r["philox"]): r for r in check["step"]["rows"]
+            if r["draws"] == "counter" and r["n_seeds"] == 100}
     assert (step["argmax", "fused"]["ms_per_step"], step["dictionary", "fused"]["ms_per_step"]) == (2.135, 4.759)
     loop = {(r["task"], r["philox"], r.get("layers", 1)): r for r in check["loop"]["rows"] if r["draws"] == "counter"}
     figures = {key: (round(loop[key]["model_steps_per_s"]), round(loop[key]["steady_model_steps_per_s"]))
@@ -559,7 +560,8 @@ def test_chapter_11s_words_on_its_paper_scale_rows_hold_in_the_committed_records
     """The paragraph under chapter 11's paper-scale table (typed, so held here): every row is in; no row's 95%
     interval reaches the paper's gain; with a cosine decay both variants far out-score the paper's Baseline at
     2^14 and end within a point of each other, +LN significantly ahead only with the plain cosine at 2^14;
-    the Baseline closest to the paper's is weight decay 0.1's, where +LN is furthest behind at 2^10."""
+    the Baseline closest to the paper's is weight decay 0.1's, where +LN is furthest behind at 2^10.  And
+    book/intro.md's figures for those rows."""
     from vvlib.book import runner
     from vvlib.compare import ALPHA
     from vvlib.experiments.setups import sensitivity
@@ -588,3 +590,14 @@ def test_chapter_11s_words_on_its_paper_scale_rows_hold_in_the_committed_records
     furthest = min(records, key=lambda r: r["difference"]["1024"]["diff"])["row"]
     assert closest == furthest == "weight_decay=0.1"
     assert "most like the paper's is weight decay 0.1, and there +LN is furthest behind at $2^{10}$" in text
+    # book/intro.md's figures for the same rows
+    intro = " ".join((store.REPO_ROOT / "book" / "intro.md").read_text().split())
+    by_row = {r["row"]: r for r in records}
+    cosine, heavy = by_row["lr_schedule=cosine"], by_row["weight_decay=0.1"]
+    assert round(cosine["difference"]["16384"]["diff"], 1) == 0.8
+    assert round(sensitivity.paper_gain("dictionary", 16384), 1) == 4.6
+    assert "by 0.8 points at $N = 2^{14}$ against the paper's 4.6; no interval reaches the paper's gain" in intro
+    assert max(by_row["defaults"]["accuracy"][v]["16384"] for v in sensitivity.PAIR) < 40
+    assert min(cosine["accuracy"][v]["16384"] for v in sensitivity.PAIR) > 80
+    assert heavy["distance_to_paper"] < 7 and round(heavy["difference"]["1024"]["diff"], 1) == -15.6
+    assert "leaves +LN 15.6 points behind at $2^{10}$ (100 seeds)" in intro

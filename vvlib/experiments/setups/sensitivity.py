@@ -154,7 +154,8 @@ def paper_scale_rows(records: list, at) -> pd.DataFrame:
         line = {"task": r["task"], "configuration": r["row"], "seeds x steps": f"{r['n_seeds']} x {r['steps']:,}"}
         for n in at:
             d = None if r["difference"] is None else r["difference"][str(n)]
-            line[f"+LN − Baseline, N = {n:,}"] = PENDING if d is None else f"{format_interval(d)}, p = {format_p(d['p'])}"
+            shown = PENDING if d is None else f"{format_interval(d)}, p = {format_p(d['p'])}"
+            line[f"+LN − Baseline, N = {n:,}"] = shown
         lines.append(line)
     return pd.DataFrame(lines).set_index(["task", "configuration"])
 
