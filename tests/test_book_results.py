@@ -601,3 +601,10 @@ def test_chapter_11s_words_on_its_paper_scale_rows_hold_in_the_committed_records
     assert min(cosine["accuracy"][v]["16384"] for v in sensitivity.PAIR) > 80
     assert heavy["distance_to_paper"] < 7 and round(heavy["difference"]["1024"]["diff"], 1) == -15.6
     assert "leaves +LN 15.6 points behind at $2^{10}$ (100 seeds)" in intro
+    # and book/scale.md's count of them by sign
+    scale = " ".join((store.REPO_ROOT / "book" / "scale.md").read_text().split())
+    behind = [sum(r["difference"][n]["diff"] < 0 and r["difference"][n]["p"] < ALPHA for r in records) for n in lengths]
+    assert len(records) == 7 and behind == [4, 5] and round(heavy["distance_to_paper"], 1) == 6.9
+    assert ("Seven dictionary configurations ran again at the paper's scale (100 seeds x 10,000 steps, on a GPU): +LN "
+            "is significantly ahead in none at $2^{10}$ and in one at $2^{14}$ (a cosine decay, by 0.8 points against "
+            "the paper's 4.6), behind in 4 and 5") in scale
