@@ -63,7 +63,7 @@ DRAWS = ("generators", "counter")
 LONGER = 3  # the second loop's length in first loops: their difference is the steady rate a unit runs at
 CHUNK_SEEDS = 50  # half the paper's seeds: what a run of 50 costs per model-step against 100 in one
 TEST_FILES = ["tests/test_draws.py", "tests/test_philox_kernel.py", "tests/test_train.py", "tests/test_evaluate.py",
-              "tests/test_capture.py", "tests/test_counter_arm.py"]
+              "tests/test_capture.py", "tests/test_counter_arm.py", "tests/test_probing.py"]
 
 
 def run_tests(timeout_s: float) -> dict:

@@ -47,6 +47,21 @@ def test_probe_of_every_length_and_bad_top_k(small_argmax):
         probing.probe_length(small_argmax, params, cfg, 8)
 
 
+def test_the_probe_gives_the_cpus_tables_on_any_device_and_returns_them_on_the_cpu(small_layernorm, device):
+    """Chapters 6, 7 and 10 probe the paper-scale runs on the GPU that trained them: the same tables as the
+    CPU's (float rounding apart), copied back to the CPU for the pages.  On a GPU this is the check's only
+    test of the probes' CUDA path (bench.gpu_check runs this file)."""
+    params = init_params(small_layernorm, [0, 1])
+    cfg = EvalConfig(lengths=(16, 40), n_sequences=70)
+    here = probing.probe(small_layernorm, params, cfg, "cpu", top_k=4, progress=False)
+    there = probing.probe(small_layernorm, params, cfg, device, top_k=4, progress=False)
+    for n in cfg.lengths:
+        assert set(there[n]) == set(here[n])
+        for key, value in there[n].items():
+            assert value.device.type == "cpu"
+            torch.testing.assert_close(value, here[n][key], atol=1e-5, rtol=1e-4)
+
+
 def test_global_moments_and_component_std_against_numpy():
     x = torch.randn(3, 50, 7, generator=torch.Generator().manual_seed(0))
     mean, var = probing.global_moments(x)
