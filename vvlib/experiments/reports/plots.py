@@ -5,8 +5,8 @@ import numpy as np
 import seaborn as sns
 
 from ...compare import ALPHA
-from ..setups import sensitivity
 from ...stats import long_form, mean_interval
+from ..setups import sensitivity
 
 
 def _finish(fig, ax, xlabel, ylabel, title):
