@@ -5,6 +5,7 @@ records, and a unit out of range or over the budget is refused before anything r
 import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -194,7 +195,7 @@ def test_the_queue_runs_units_in_order_passes_over_one_that_does_not_fit_and_pac
     def estimate(unit, rates):  # the queue cuts the plan afresh: its units are found by their jobs
         return unit_seconds[[u.jobs for u in cut].index(unit.jobs) + 1], []
 
-    monkeypatch.setattr(paper_queue, "unit_rates", lambda overrides, device, kinds: ("cpu", fake_rates, []))
+    monkeypatch.setattr(paper_queue, "unit_rates", lambda overrides, device, kinds, seeds: ("cpu", fake_rates, []))
     monkeypatch.setattr(units.Unit, "estimate_s", estimate)
     ticks = iter(range(0, 10_000, 10))  # every reading of the clock: 10 s later
     ran = paper_queue.run_queue(["08_ablations"], overrides, 5.0, tmp_path / "pack", profile="ci",
@@ -279,6 +280,48 @@ def test_the_gpu_checks_short_runs_time_the_training_no_unit_has_timed_with_the_
         "argmax training (counter stream) to length 256": 3.0}
 
 
+def test_a_check_row_at_the_seeds_the_runs_hold_outranks_newer_rows_at_other_seeds_a_trial_included(tmp_path):
+    """A model-step is cheaper in a run of more seeds, so the rate a kind's units run at is the one timed at their
+    seeds: a trial at those seeds (how a check times a new seed_chunk) beats the same check's row at the old
+    chunk and a newer check's row at other seeds; a trial at other seeds never counts; without the runs' seeds,
+    the newest row that is not a trial."""
+    curriculum = lambda seeds, speed, trial=False: {"task": "argmax", "draws": "counter", "n_seeds": seeds,
+                                                    "max_len": 256, "model_steps_per_s": speed,
+                                                    **({"trial": f"{seeds} seeds a run"} if trial else {})}
+    (tmp_path / "old").mkdir(), (tmp_path / "new").mkdir()
+    older = write_check(tmp_path / "old", "curriculum", "2026-11-27T05:00:00+00:00",
+                        [curriculum(10, 4_918.0), curriculum(20, 8_163.0, trial=True)])
+    newer = write_check(tmp_path / "new", "curriculum", "2026-11-28T05:00:00+00:00",
+                        [curriculum(10, 5_000.0), curriculum(40, 12_000.0, trial=True)])
+    kind = "argmax training (counter stream) to length 256"
+    assert units.check_rates([older, newer], "fused", {kind: 20}) == {kind: 8_163.0}
+    assert units.check_rates([older, newer], "fused", {kind: 40}) == {kind: 12_000.0}
+    assert units.check_rates([older, newer], "fused", {kind: 30}) == {kind: 5_000.0}  # none at 30: the newest
+    assert units.check_rates([older, newer], "fused") == {kind: 5_000.0}
+
+
+def test_the_runs_seeds_are_known_for_the_kinds_whose_runs_all_hold_the_same_number():
+    """The paper plan's training kinds: 100 seeds in one run, chapter 9's chunks (20 argmax, 10 dictionary),
+    chapter 10's deep argmax runs of 50; at the committed checks the H200's trial times chapter 9's argmax."""
+    from vvlib import philox
+
+    jobs = paper_run.planned_jobs(paper_run.paper_chapters(), {"device": "cpu"})  # the same kinds and seeds
+    seeds = units.run_seeds(jobs)
+    assert seeds["argmax training (counter stream) to length 256"] == 20
+    assert seeds["dictionary training (counter stream) to length 256"] == 10
+    assert seeds["argmax training (counter stream), 2 layers x 4 heads"] == 50
+    assert seeds["argmax training (counter stream)"] == seeds["dictionary training (counter stream)"] == 100
+    mixed = [SimpleNamespace(kind="k", steps=10, n_seeds=n) for n in (10, 20)]
+    assert units.run_seeds(mixed) == {}  # a kind of runs of several sizes: no preference
+    checks = sorted(path for name in ("loop", "curriculum")
+                    for path in paper_run.CHECKS.glob(f"gpu-check-*-{name}.json"))
+    h200 = json.loads((paper_run.CHECKS / "gpu-check-h200-2026-11-27-curriculum.json").read_text())
+    trial = next(r for r in h200["rows"] if "trial" in r)
+    assert trial["n_seeds"] == 20
+    rates = units.check_rates(checks, philox.implementation(), seeds)
+    assert rates["argmax training (counter stream) to length 256"] == trial["steady_model_steps_per_s"]
+
+
 def test_a_check_rows_steady_rate_outranks_its_short_runs_rate_where_it_was_timed(tmp_path):
     """A unit's tens of thousands of steps run at the rate the check's longer loop adds, not at its 300 steps'
     rate that carries the recordings; a row whose steady rate could not be timed (None) keeps the short rate."""
@@ -304,8 +347,8 @@ def test_on_a_gpu_a_units_records_outrank_the_check_and_the_check_outranks_every
     assert rates["argmax training (counter stream)"] == checked["argmax training (counter stream)"]
     assert "argmax training (counter stream)" in estimated
     assert "dictionary training (counter stream)" not in estimated
-    monkeypatch.setattr(units, "check_rates", lambda paths, philox: {"argmax training to length 99": -1.0} if paths
-                        else {})
+    monkeypatch.setattr(units, "check_rates",
+                        lambda paths, philox, seeds: {"argmax training to length 99": -1.0} if paths else {})
     assert "argmax training to length 99" in paper_run.unit_rates({}, "cuda", [])[1]
     assert "argmax training to length 99" not in paper_run.unit_rates({}, "cpu", [])[1]  # a GPU's check only
 

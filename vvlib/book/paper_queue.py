@@ -44,8 +44,8 @@ def run_queue(names, overrides: dict, minutes: float, dest: Path | None = None, 
     not is passed over); [{unit, label, estimated and measured minutes}] of those that ran."""
     started, ran, passed = clock(), [], []
     jobs = planned_jobs(names, overrides, profile)
-    kinds = {job.kind for job in jobs}
-    device, rates, _ = unit_rates(overrides, None, kinds)
+    kinds, seeds = {job.kind for job in jobs}, units.run_seeds(jobs)
+    device, rates, _ = unit_rates(overrides, None, kinds, seeds)
     for k, unit in enumerate(units.units(jobs), 1):
         if unit.stored():
             continue
@@ -63,7 +63,7 @@ def run_queue(names, overrides: dict, minutes: float, dest: Path | None = None, 
             pack(unit, Path(dest))
             write_summary(dest, device, clock() - started, ran, passed)
         print(f"unit {k} done in {ran[-1]['minutes']:.1f} min", flush=True)
-        device, rates, _ = unit_rates(overrides, None, kinds)  # its records time the next units
+        device, rates, _ = unit_rates(overrides, None, kinds, seeds)  # its records time the next units
     if dest is not None:
         write_summary(dest, device, clock() - started, ran, passed)
     if passed:

@@ -77,11 +77,13 @@ def describe(names, jobs: list[plan.Job]) -> str:
                                "items to evaluate include the probes of chapters 6, 7 and 10)")
 
 
-def unit_rates(overrides: dict, device: str | None = None, kinds=()) -> tuple[str, dict, list]:
+def unit_rates(overrides: dict, device: str | None = None, kinds=(),
+               seeds: dict | None = None) -> tuple[str, dict, list]:
     """(device type, {kind: units per second}, [kinds estimated]): measured on that kind of device
     (default: the one in use) in the committed stores and the chosen one (the paper profile's,
     results/paper, unless -p store_dir says), each read once; a kind of training they have not timed on a
-    GPU, by the committed GPU check's short runs of it (units.check_rates); a kind not timed either way, where
+    GPU, by the committed GPU check's runs of it (units.check_rates; `seeds`: units.run_seeds of the plan, the
+    seeds a kind's runs hold, whose rows it prefers); a kind not timed either way, where
     the other kind of device has, is estimated by that device's ratio (units.with_scaled_rates), one of
     `kinds` timed only on the other source of data by that one's speed (units.with_other_stream),
     and a probing kind from the other task's (units.with_other_task)."""
@@ -95,7 +97,7 @@ def unit_rates(overrides: dict, device: str | None = None, kinds=()) -> tuple[st
     # a GPU's real-loop rows only (the check's step.json times the step alone, which a unit never is)
     checks = sorted([*CHECKS.glob("gpu-check-*-loop.json"), *CHECKS.glob("gpu-check-*-curriculum.json")])
     checks = checks if device == "cuda" else []
-    checked = units.check_rates(checks, philox.implementation())
+    checked = units.check_rates(checks, philox.implementation(), seeds)
     from_check = [kind for kind in checked if kind not in measured]
     elsewhere = units.measured_rates(stores, other)
     rates, scaled = units.with_scaled_rates({**checked, **measured}, elsewhere, {*kinds, *elsewhere})
@@ -202,7 +204,8 @@ def run_paper(names=None, parameters: dict | None = None, output_root=None, dry_
     # a plan at another device's speeds lists that device's entries: a GPU's runs are stored under its own keys
     jobs = planned_jobs(names, overrides, profile, speeds_of if dry_run and unit is None else None)
     shown = distributed.env_rank() == 0  # under torchrun, rank 0 alone prints
-    device, rates, estimated = unit_rates(overrides, speeds_of if unit is None else None, {job.kind for job in jobs})
+    device, rates, estimated = unit_rates(overrides, speeds_of if unit is None else None, {job.kind for job in jobs},
+                                          units.run_seeds(jobs))
     if unit is not None:
         chosen = chosen_unit(units.units(jobs), unit, rates, device)
         if shown:

@@ -116,30 +116,44 @@ def measured_rates(store_dirs, device_type: str) -> dict:
     return {kind: units[kind] / seconds[kind] for kind in units}
 
 
-def check_rates(paths, philox: str) -> dict:
+def run_seeds(jobs) -> dict:
+    """{training kind: the seeds each of its runs holds} for the kinds whose training jobs all hold the same
+    number (100 in one run; chapter 9's and chapter 10's chunks), which check_rates prefers a row at."""
+    seeds = {}
+    for job in jobs:
+        if job.steps:
+            seeds.setdefault(job.kind, set()).add(job.n_seeds)
+    return {kind: held.pop() for kind, held in seeds.items() if len(held) == 1}
+
+
+def check_rates(paths, philox: str, seeds: dict | None = None) -> dict:
     """{training kind: model-steps per second} from committed GPU checks (bench/gpu-check-<gpu>-loop.json and
-    -curriculum.json, bench.gpu_check's): the path a unit trains by, at the seeds of the paper profile's runs
-    (100 in one; chapter 9's chunk).  A row's steady rate where it has one (what the steps of a longer run
-    add); else its 300-step rate, which carries the graph recordings and the forced checkpoint a unit
-    amortizes, so a unit errs slow against it.  A counter-stream row counts only with the Philox the runs
-    will use (`philox`), a trial (runs of other seeds than the profile's) never; each kind keeps the newest
-    check's figure."""
-    newest = {}  # kind -> (created, speed)
+    -curriculum.json, bench.gpu_check's): the path a unit trains by.  A row's steady rate where it has one
+    (what the steps of a longer run add); else its 300-step rate, which carries the graph recordings and the
+    forced checkpoint a unit amortizes, so a unit errs slow against it.  A counter-stream row counts only with
+    the Philox the runs will use (`philox`).  A model-step costs less in a run of more seeds, so a row timed at
+    the seeds the kind's runs hold (`seeds`: run_seeds of the plan) outranks the kind's other rows, a trial
+    among them (a check's trial times a chunk of seeds before the profile takes it); a trial at other seeds
+    never counts.  Within a rank the newest check's row stands."""
+    best = {}  # kind -> (at the runs' seeds, created, speed)
     for path in paths:
         try:
             record = json.loads(Path(path).read_text())
             created = record["provenance"]["created"]
             for row in record["rows"]:
                 other_philox = row["draws"] == "counter" and row.get("philox", philox) != philox
-                if "error" in row or "trial" in row or other_philox:
+                if "error" in row or other_philox:
                     continue
                 run = SimpleNamespace(draws=row["draws"], max_len=row.get("max_len", TrainConfig.max_len))
                 kind = training_kind(row["task"], run, _shape(row))
-                if created >= newest.get(kind, ("", 0))[0]:
-                    newest[kind] = (created, row.get("steady_model_steps_per_s") or row["model_steps_per_s"])
+                at_seeds = (seeds or {}).get(kind) == row["n_seeds"]
+                if "trial" in row and not at_seeds:
+                    continue
+                if (at_seeds, created) >= best.get(kind, (False, ""))[:2]:
+                    best[kind] = (at_seeds, created, row.get("steady_model_steps_per_s") or row["model_steps_per_s"])
         except (OSError, ValueError, KeyError, TypeError):
             continue
-    return {kind: speed for kind, (_, speed) in newest.items()}
+    return {kind: speed for kind, (_, _, speed) in best.items()}
 
 
 def with_scaled_rates(rates: dict, other: dict, kinds=None) -> tuple[dict, list]:
