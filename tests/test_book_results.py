@@ -608,3 +608,27 @@ def test_chapter_11s_words_on_its_paper_scale_rows_hold_in_the_committed_records
     assert ("Seven dictionary configurations ran again at the paper's scale (100 seeds x 10,000 steps, on a GPU): +LN "
             "is significantly ahead in none at $2^{10}$ and in one at $2^{14}$ (a cosine decay, by 0.8 points against "
             "the paper's 4.6), behind in 4 and 5") in scale
+
+
+def test_the_scale_pages_line_on_dictionary_std_at_the_papers_scale_holds_in_the_committed_runs():
+    """book/scale.md: chapter 8's dictionary +std at the paper's scale (unit 18, with chapter 5's Baseline and +LN
+    of units 1-2) is significantly behind the Baseline at every length, 35.2% against 37.0% at 2^14, and level
+    with +LN (35.5%): +LN minus +std within 2.1 points of zero at every length beyond training."""
+    from vvlib.compare import ALPHA
+    from vvlib.stats import paired_difference
+
+    _, found = paper_scale.trained("08_ablations", PAPER_SCALE)
+    P, accuracy, _ = found["dictionary"]
+    points = {v: 100 * a for v, a in accuracy.items()}
+    at_2_14 = {v: round(p[:, P.eval_lengths.index(16384)].mean(), 1) for v, p in points.items()}
+    assert at_2_14 == {"baseline": 37.0, "standardize": 35.2, "layernorm": 35.5}
+    for j, n in enumerate(P.eval_lengths):
+        behind = paired_difference(points["baseline"][:, j], points["standardize"][:, j])
+        assert behind["diff"] < 0 and behind["p"] < ALPHA, n
+        if n > P.max_len:
+            level = paired_difference(points["standardize"][:, j], points["layernorm"][:, j])
+            assert -2.1 <= level["low"] < 0 < level["high"] <= 2.1, n
+    text = " ".join((store.REPO_ROOT / "book" / "scale.md").read_text().split())
+    assert ("+std is behind the Baseline at every length, significantly (at $2^{14}$ 35.2% against 37.0%), and level "
+            "with +LN (35.5%): +LN minus +std lies within 2.1 points of zero at every length beyond training") in text
+
