@@ -172,8 +172,9 @@ def paper_scale_status(P_paper: Params, task: str, n: int) -> str:
     rows = [r for r in paper_scale_records(P_paper, [n]) if r["task"] == task]
     if not rows:
         return ""
-    committed = [f"{r['row']} {format_interval(r['difference'][str(n)])}" for r in rows if r["difference"]]
-    pending = [r["row"] for r in rows if not r["difference"]]
+    committed = [f"{r['row']} {format_interval(r['difference'][str(n)])}" for r in rows
+                 if r["difference"] is not None]
+    pending = [r["row"] for r in rows if r["difference"] is None]
     said = [f"+LN minus Baseline at N = {n:,}, points [95%]: {'; '.join(committed)}"] if committed else []
     said += [f"pending in the GPU queue: {'; '.join(pending)}"] if pending else []
     return (f"Which of the settings the paper leaves unstated decide the sign at its scale (chapter 11's rows, "
@@ -188,12 +189,12 @@ def paper_scale_verdict(records: list, task: str, n: int) -> str:
     committed = [r for r in rows if r["difference"] is not None]
     if not committed:
         return ""
-    groups, paper = {"ahead": [], "behind": [], "cannot tell": []}, paper_gain(task, n)
+    groups, holding, paper = {"ahead": [], "behind": [], "cannot tell": []}, [], paper_gain(task, n)
     for r in committed:
         d = r["difference"][str(n)]
         groups[_side(d)].append(f"{r['row']}: {d['diff']:+.1f}")
-    holding = [r["row"] for r in committed if paper is not None
-               and r["difference"][str(n)]["low"] <= paper <= r["difference"][str(n)]["high"]]
+        if paper is not None and d["low"] <= paper <= d["high"]:
+            holding.append(r["row"])
     total, pending = len(committed), len(rows) - len(committed)
     said = (f"At the paper's scale ({budget(committed[0])}, on a GPU), N = {n:,}: of the "
             f"{total} configurations of {task} committed, +LN is significantly ahead in {len(groups['ahead'])} "
@@ -210,8 +211,7 @@ def paper_scale_verdict(records: list, task: str, n: int) -> str:
 def paper_scale_closest(records: list, task: str, at) -> str:
     """closest_sentence among `task`'s committed paper-scale rows (records: paper_scale_records): the one
     whose Baseline comes closest to the paper's, and +LN minus Baseline there; '' where none is committed."""
-    committed = [r for r in records if r["difference"] is not None and r.get("distance_to_paper") is not None]
-    best = closest_to_paper(committed, task)
+    best = closest_to_paper([r for r in records if r["difference"] is not None], task)
     return "" if best is None else closest_sentence(best, at, among="Of the rows at the paper's scale, ")
 
 
