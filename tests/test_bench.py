@@ -207,3 +207,92 @@ def test_a_counter_stream_step_launches_the_same_kernels_for_any_number_of_seeds
     counts = {n: eager_kernels(task, "counter", n, "cpu") for n in (2, 5)}
     assert counts[2] == counts[5]
     assert eager_kernels(task, "generators", 5, "cpu") > eager_kernels(task, "generators", 2, "cpu")
+
+
+def _counted(run) -> list:
+    from bench.step_traffic import StepTraffic
+
+    with StepTraffic() as mode:
+        run()
+    return mode.calls
+
+
+def test_the_traffic_of_a_call_is_what_it_must_read_and_write_once():
+    """bench.step_traffic's rules, on calls whose bytes are known by hand (4 bytes a float, 8 an index)."""
+    a, b, table = torch.ones(3, 4, 5), torch.ones(3, 5, 2), torch.ones(100, 8)
+    rows, values, sums = torch.tensor([1, 7, 7]), torch.ones(3, 8), torch.zeros(100, 8)
+    calls = _counted(lambda: (torch.bmm(a, b), a.add_(a), table[rows], table.new_zeros(50, 8),
+                              sums.index_put_((rows,), values, accumulate=True), a.view(60)))
+    assert [(c[1], c[2], c[3], c[4]) for c in calls] == [
+        ("bmm", 4 * (60 + 30), 4 * 24, 2 * 3 * 4 * 5 * 2),  # both factors read, the product written; 2 M K N FLOPs
+        ("add_", 4 * 120, 4 * 60, 0),  # in place: both operands read, self written
+        ("index", 3 * 8 + 4 * 24, 4 * 24, 0),  # a gather reads its indices and the rows it returns
+        ("new_zeros", 0, 4 * 400, 0),  # written only
+        ("index_put_", 3 * 8 + 2 * 4 * 24, 4 * 24, 0),  # the rows it adds to, not the table; the view: nothing
+    ]
+
+
+def test_fused_adamw_reads_the_gradients_and_writes_the_weights_and_both_moments():
+    p = torch.nn.Parameter(torch.ones(1000))
+    p.grad = torch.ones(1000)
+    optimizer = torch.optim.AdamW([p], fused=True)
+    optimizer.step()  # its state is made at the first step
+    calls = [c for c in _counted(optimizer.step) if c[1] == "_fused_adamw_"]
+    assert len(calls) == 1 and calls[0][3] == 3 * 4000  # weights and moments written; gradients only read
+    assert 4 * 4000 <= calls[0][2] <= 4 * 4000 + 64  # the four read, and the step count
+
+
+@pytest.mark.parametrize("task", ["argmax", "dictionary"])
+def test_a_steps_flops_are_torchs_own_count_and_its_traffic_grows_with_the_seeds(task):
+    from bench.run import TASKS
+    from bench.step_traffic import step_traffic
+    from vvlib.train import TrainConfig, Trainer
+
+    trainer = Trainer(ModelConfig(task=TASKS[task]), TrainConfig(n_seeds=2, steps=10**9, draws="counter"), "cpu",
+                      graph_step=False)
+    trainer.train_step()
+    with FlopCounterMode(display=False) as counter:
+        trainer.train_step()
+    calls = step_traffic(task, 2)
+    assert sum(c[4] for c in calls) == counter.get_total_flops()
+    assert {c[0] for c in calls} == {"matrix products", "AdamW", "Philox (fused)", "other"}
+    assert sum(c[0] == "Philox (fused)" for c in calls) == {"argmax": 3, "dictionary": 4}[task]
+    moved = {n: sum(c[2] + c[3] for c in step_traffic(task, n)) for n in (2, 4)}
+    assert 1.9 < moved[4] / moved[2] <= 2.0  # every seed's weights and batch, and a few shared scalars
+
+
+def test_the_floor_adds_each_calls_slower_limit():
+    from bench.step_traffic import floor_ms
+
+    gpu = {"fp32_tflops": 10.0, "tb_per_s": 1.0}
+    calls = [("matrix products", "bmm", 10**9, 0, 10**11),  # 1 ms moving, 10 ms computing
+             ("other", "add", 2 * 10**9, 10**9, 0)]  # 3 ms moving
+    assert floor_ms(calls, gpu) == pytest.approx(13.0)
+
+
+def test_the_measured_steps_are_the_newest_checks_at_the_papers_defaults(tmp_path):
+    from bench.step_traffic import measured_steps
+
+    def check(name, created, ms):
+        rows = [{"task": "argmax", "draws": "counter", "philox": "fused", "n_seeds": 100, "ms_per_step": ms},
+                {"task": "argmax", "draws": "counter", "philox": "fused", "n_seeds": 50, "ms_per_step": 0.1},
+                {"task": "argmax", "draws": "generators", "philox": "tensors", "n_seeds": 100, "ms_per_step": 9.0}]
+        path = tmp_path / name
+        path.write_text(json.dumps({"provenance": {"device": "GPU X", "created": created}, "rows": rows}))
+        return path
+
+    paths = [check("b.json", "2026-11-27T01:00:00+00:00", 2.0), check("a.json", "2026-11-26T01:00:00+00:00", 3.0)]
+    assert measured_steps(paths) == {("GPU X", "argmax"): 2.0}
+
+
+def test_the_step_traffic_command_writes_its_rows(tmp_path, capsys):
+    from bench.step_traffic import main
+
+    main(["--seeds", "2", "--json", str(tmp_path / "traffic.json")])
+    record = json.loads((tmp_path / "traffic.json").read_text())
+    assert [r["task"] for r in record["rows"]] == ["argmax", "dictionary"]
+    for row in record["rows"]:
+        assert row["gbytes"] == pytest.approx(sum(p["gbytes"] for p in row["by_category"].values()), abs=0.005)
+        for gpu in row["gpus"].values():
+            assert 0 < gpu["floor_ms_others_fused"] < gpu["floor_ms"]
+    assert "floor" in capsys.readouterr().out
