@@ -632,3 +632,31 @@ def test_the_scale_pages_line_on_dictionary_std_at_the_papers_scale_holds_in_the
     assert ("+std is behind the Baseline at every length, significantly (at $2^{14}$ 35.2% against 37.0%), and level "
             "with +LN (35.5%): +LN minus +std lies within 2.1 points of zero at every length beyond training") in text
 
+
+
+def test_the_lines_on_a_steps_traffic_hold_in_its_committed_record():
+    """bench/README.md's table of what a step moves, its floors and the targets against them, from
+    bench/step-traffic-cpu.json (bench.step_traffic)."""
+    record = json.loads((store.REPO_ROOT / "bench" / "step-traffic-cpu.json").read_text())
+    text = " ".join((store.REPO_ROOT / "bench" / "README.md").read_text().split())
+    rows = {r["task"]: r for r in record["rows"]}
+    h100, h200 = "NVIDIA H100 80GB HBM3", "NVIDIA H200"
+    for task, row in rows.items():
+        g = row["gpus"][h100]
+        line = (f"| {task} | {row['gbytes']:.2f} GB | {row['gflop']:.3g} G | {g['floor_ms']:.2f} ms | "
+                f"{g['measured_ms']:.2f} ms | {g['target_ms']:.2f} ms")
+        assert line in text, line
+        assert f"{g['floor_ms_others_fused']:.2f} ms |" in text
+    share = {(task, gpu): round(100 * r["gpus"][gpu]["floor_ms"] / r["gpus"][gpu]["measured_ms"])
+             for task, r in rows.items() for gpu in (h100, h200)}
+    assert share == {("argmax", h100): 50, ("dictionary", h100): 58, ("argmax", h200): 43, ("dictionary", h200): 51}
+    needed = {task: round(100 * r["gpus"][h100]["floor_ms"] / r["gpus"][h100]["target_ms"]) for task, r in rows.items()}
+    assert needed == {"argmax": 87, "dictionary": 96}
+    readme = " ".join((store.REPO_ROOT / "README.md").read_text().split())
+    assert "would need 87% and 96% of it" in text and "would need 87% and 96% of it on an H100" in readme
+    dictionary = rows["dictionary"]
+    assert round(dictionary["by_category"]["AdamW"]["gbytes"], 2) == 3.25
+    gradient = [h["gbytes"] for h in dictionary["heaviest"] if h["call"] in ("new_zeros", "add") and h["gbytes"] > 0.4]
+    assert round(sum(gradient), 1) == 2.1 and round(max(gradient), 2) == 1.26
+    argmax = rows["argmax"]["by_category"]
+    assert (round(argmax["other"]["gbytes"], 2), round(argmax["matrix products"]["gbytes"], 2)) == (1.35, 1.89)
