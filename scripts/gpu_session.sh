@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # One command on a lent GPU: the GPU check, then the paper queue for what is left of the command.
 #
-#   VVLIB_GIT_COMMIT=<sha> bash scripts/gpu_session.sh [SECONDS]           # on the device, $OUT set
-#   VVLIB_GIT_COMMIT=<sha> bash scripts/gpu_session.sh SECONDS queue       # a later command, same machine
+#   VVLIB_GIT_COMMIT=<sha> bash scripts/gpu_session.sh [SECONDS [full [NEXT]]]  # on the device, $OUT set
+#   VVLIB_GIT_COMMIT=<sha> bash scripts/gpu_session.sh SECONDS queue [NEXT]     # a later command, same machine
 #
-# SECONDS (default 570) is what the command may take, under the device tool's 600 s.  The first
+# SECONDS (default 570) is what the command may take, under the device tool's 600 s.  NEXT (whole
+# seconds, default 0) is what the session's next command on this machine will have: the queue may then
+# start a unit that needs both, which stops with a checkpoint at the end of this command for the next
+# to resume first (the machine keeps files git ignores between commands, *.pt under results/ among
+# them); with 0, a unit starts only if it will finish here, by the largest overrun seen.  The first
 # command of a session runs the check (about 156 s on an H200 on 2026-11-27, its steady rates included);
 # until a paired TF32 comparison is committed (bench/tf32-ab-*.json) it runs bench.tf32_ab next (about
 # a minute: its answer may speed up every later unit), then the queue, its units' minutes estimated by
@@ -23,12 +27,14 @@
 set -u
 budget=${1:-570}
 mode=${2:-full}
+next=${3:-0}
 out=${OUT:?set OUT to the folder whose files come back}
 : "${VVLIB_GIT_COMMIT:?set VVLIB_GIT_COMMIT to the commit whose code runs: its records name it}"
 case "$mode" in
     full|queue) ;;
     *) echo "mode: expected full (the default) or queue, got '$mode'" >&2; exit 2 ;;
 esac
+[[ $next =~ ^[0-9]+$ ]] || { echo "NEXT: expected whole seconds >= 0, got '$next'" >&2; exit 2; }
 start=$SECONDS
 scratch=$(mktemp -d)  # the check's JSON and the queue's packed units, archived into $OUT below
 python3 -c "import torch; print(torch.__version__, torch.cuda.get_device_name(0))"
@@ -46,7 +52,8 @@ fi
 left=$(( budget - (SECONDS - start) - 20 ))
 if (( left > 90 )); then
     minutes=$(python3 -c "print(round($left / 60 - 0.25, 2))")
-    timeout "$left" python3 -m vvlib paper --for-minutes "$minutes" --pack "$scratch/pack" \
+    then=$(printf '%d.%02d' $((next / 60)) $((next % 60 * 100 / 60)))  # minutes, from whole seconds
+    timeout "$left" python3 -m vvlib paper --for-minutes "$minutes" --then-minutes "$then" --pack "$scratch/pack" \
         -p device cuda 2>&1 | grep -v '%|' || echo "queue ended"
     cp "$scratch/pack/queue.json" "$out/" 2>/dev/null
 fi

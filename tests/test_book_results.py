@@ -660,3 +660,17 @@ def test_the_lines_on_a_steps_traffic_hold_in_its_committed_record():
     assert round(sum(gradient), 1) == 2.1 and round(max(gradient), 2) == 1.26
     argmax = rows["argmax"]["by_category"]
     assert (round(argmax["other"]["gbytes"], 2), round(argmax["matrix products"]["gbytes"], 2)) == (1.35, 1.89)
+
+
+def test_the_overrun_quoted_is_the_committed_queue_records():
+    """README and bench/README.md quote units.overrun of bench/gpu-queue-*.json, and the unit that sets it."""
+    from vvlib.experiments.paper_scale import units
+
+    records = sorted((store.REPO_ROOT / "bench").glob("gpu-queue-*.json"))
+    factor = units.overrun(records)
+    worst = max((u for r in records for u in json.loads(r.read_text())["units"]),
+                key=lambda u: u["minutes"] / u["estimated_min"])
+    assert (round(factor, 2), worst["unit"], worst["minutes"], worst["estimated_min"]) == (1.17, 14, 1.53, 1.31)
+    for name in ("README.md", "bench/README.md"):
+        text = " ".join((store.REPO_ROOT / name).read_text().split())
+        assert f"(`units.overrun`: {factor:.2f}" in text, name

@@ -85,10 +85,33 @@ def test_a_later_command_runs_the_queue_alone_and_brings_back_its_results(sessio
     assert sorted(p.name for p in out.iterdir()) == ["queue.json", "results.tgz"]
 
 
+def test_the_next_commands_seconds_reach_the_queue_as_its_minutes(session):
+    repo, out, env = session
+    done, _ = session_run(repo, env, "570", "full", "250")
+    assert done.returncode == 0, done.stderr
+    queue = next(line for line in (out.parent / "calls").read_text().splitlines() if line.startswith("-m vvlib"))
+    assert "--then-minutes 4.16 " in queue  # 250 s; the last command of a session is given none
+    done, _ = session_run(repo, env, "200", "queue")
+    last = (out.parent / "calls").read_text().splitlines()[-1]
+    assert done.returncode == 0 and "--then-minutes 0.00 " in last
+
+
+def test_a_paused_units_checkpoint_stays_on_the_machine_between_commands():
+    """The device tool keeps, between a session's commands, the files git ignores: a paused unit's checkpoint
+    (and a finished run's weights) under results/paper must be ignored, and so never committed either."""
+    for path in ("results/paper/train-0123/checkpoint.pt", "results/paper/train-0123/weights.pt"):
+        assert subprocess.run(["git", "check-ignore", "-q", path], cwd=REPO_ROOT).returncode == 0, path
+    assert subprocess.run(["git", "check-ignore", "-q", "results/paper/train-0123/run.json"],
+                          cwd=REPO_ROOT).returncode == 1
+
+
 def test_an_unknown_mode_is_refused_before_anything_runs(session):
     repo, out, env = session
     done, modules = session_run(repo, env, "200", "check")
     assert done.returncode == 2 and "mode: expected full (the default) or queue, got 'check'" in done.stderr
+    assert modules == [] and not any(out.iterdir())
+    done, modules = session_run(repo, env, "200", "queue", "4m")
+    assert done.returncode == 2 and "NEXT: expected whole seconds >= 0, got '4m'" in done.stderr
     assert modules == [] and not any(out.iterdir())
 
 

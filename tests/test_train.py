@@ -551,3 +551,31 @@ def test_a_tf32_run_on_a_gpu_trains_in_tf32_and_restores_the_flag():
         assert torch.backends.cuda.matmul.allow_tf32 is False
     # the same batches, other rounding in the products: close (bench/tf32_ab.py measures what it does to accuracy)
     assert all(torch.allclose(runs[False][k], runs[True][k], atol=1e-2) for k in runs[False])
+
+
+@pytest.mark.parametrize("fixture", ["small_argmax", "small_dictionary"])
+def test_a_run_stopped_at_its_deadline_saves_its_step_and_resumes_to_the_uninterrupted_run(
+        fixture, request, tmp_path, device):
+    """A lent GPU's command trains inside stopping_at: at the deadline (here: after step 5, between the
+    checkpoints of steps 3 and 6 and the losses logged at 4 and 8) the run saves that step and raises TimeUp;
+    resumed without a deadline it ends with the uninterrupted run's weights and logged losses."""
+    from vvlib.train import TimeUp, stopping_at
+
+    model, cfg = request.getfixturevalue(fixture), small(steps=12, **COUNTER)
+    straight = Trainer(model, cfg, device)
+    straight.run(progress=False, log_every=4)
+    seen = []
+    checkpoint = tmp_path / "ckpt.pt"
+    with stopping_at(5, clock=lambda: len(seen)), pytest.raises(TimeUp, match="step 5 of 12"):
+        Trainer(model, cfg, device).run(checkpoint, progress=False, on_step=seen.append, log_every=4)
+    assert seen == [1, 2, 3, 4, 5]
+    resumed = Trainer(model, cfg, device)
+    assert resumed.resume(checkpoint) and resumed.step == 5
+    weights = resumed.run(checkpoint, progress=False, log_every=4)
+    assert all(torch.equal(straight.weights()[k], weights[k]) for k in weights)
+    assert resumed.loss_history == straight.loss_history
+    # a run that finishes before its deadline never sees it; one without a checkpoint stops all the same
+    with stopping_at(100, clock=lambda: len(seen)):
+        Trainer(model, cfg, device).run(progress=False)
+    with stopping_at(0, clock=lambda: 0), pytest.raises(TimeUp, match="step 1 of 12 at the deadline$"):
+        Trainer(model, cfg, device).run(progress=False)

@@ -199,7 +199,7 @@ def test_the_queue_runs_units_in_order_passes_over_one_that_does_not_fit_and_pac
     monkeypatch.setattr(units.Unit, "estimate_s", estimate)
     ticks = iter(range(0, 10_000, 10))  # every reading of the clock: 10 s later
     ran = paper_queue.run_queue(["08_ablations"], overrides, 5.0, tmp_path / "pack", profile="ci",
-                                clock=lambda: next(ticks))
+                                clock=lambda: next(ticks), overrun=1.0)
     assert [r["unit"] for r in ran] == [1, 2, 4]
     assert [u.stored() for u in cut[:4]] == [True, True, False, True] and len(cut) > 4
     packed = sorted(p.relative_to(tmp_path / "pack") for p in (tmp_path / "pack").rglob("*") if p.is_file())
@@ -213,14 +213,78 @@ def test_the_queue_runs_units_in_order_passes_over_one_that_does_not_fit_and_pac
     assert queue["passed"] == [3, *later]
     # run again: the stored units are skipped, unit 3 still does not fit, and the summary says so
     assert paper_queue.run_queue(["08_ablations"], overrides, 5.0, tmp_path / "again", profile="ci",
-                                 clock=lambda: next(ticks)) == []
+                                 clock=lambda: next(ticks), overrun=1.0) == []
     assert json.loads((tmp_path / "again" / "queue.json").read_text())["passed"] == [3, *later]
     unit_seconds[3] = 6.0  # now it fits
     assert [r["unit"] for r in paper_queue.run_queue(["08_ablations"], overrides, 5.0, profile="ci",
-                                                     clock=lambda: next(ticks))] == [3]
+                                                     clock=lambda: next(ticks), overrun=1.0)] == [3]
 
 
-def test_the_queue_refuses_to_be_mixed_with_plan_or_unit_and_pack_needs_it(tmp_path, capsys):
+def test_a_resumed_run_is_timed_by_the_steps_it_ran_after_its_checkpoint(tmp_path):
+    """A paused unit's run, resumed by the next command, records the wall time of the steps after its
+    checkpoint only (resumed_from_step): its rate counts those steps."""
+    train = {"device_type": "cuda", "model": {"task": {"name": "argmax"}},
+             "train": {"n_seeds": 10, "steps": 1000, "max_len": 16}}
+    write_record(tmp_path / "run1", "run.json", train, 2.0, resumed_from_step=600)
+    assert units.measured_rates([tmp_path], "cuda")["argmax training"] == pytest.approx(10 * 400 / 2.0)
+
+
+def test_a_unit_that_fits_only_with_the_next_command_is_paused_at_the_deadline_and_resumed_first_by_it(
+        tmp_path, monkeypatch):
+    """--then-minutes: the first command starts a unit that needs the next command's minutes too; its training
+    stops at the end of the command with a checkpoint (queue.json: paused), and the next command, which nothing
+    follows, takes that unit up before any other and finishes it from the checkpoint's step."""
+    from vvlib.book import paper_queue
+
+    overrides = {**TINY, "store_dir": str(tmp_path / "store")}
+    cut = units.units(paper_run.planned_jobs(["08_ablations"], overrides, "ci"))
+    monkeypatch.setattr(paper_queue, "unit_rates", lambda overrides, device, kinds, seeds: ("cpu", {}, []))
+    monkeypatch.setattr(units.Unit, "estimate_s", lambda unit, rates: (100.0, []))
+    # the clock: the command starts at 0 with 5 minutes; unit 1 is looked at with 1 s left (100 s fit only with
+    # the next command's 3 minutes), and its training starts at the deadline, so it stops after its first step
+    readings = iter([0.0, 299.0, 299.0, 300.0])
+    ran = paper_queue.run_queue(["08_ablations"], overrides, 5.0, tmp_path / "first", profile="ci",
+                                clock=lambda: next(readings, 310.0), then_minutes=3.0)
+    assert [(r["unit"], r.get("paused")) for r in ran] == [(1, True)]
+    assert cut[0].begun() and not cut[0].stored() and not any(u.begun() for u in cut[1:])
+    assert json.loads((tmp_path / "first" / "queue.json").read_text())["units"][0]["paused"] is True
+    trained = next(job for job in cut[0].jobs if job.steps)
+    assert trained.done_units() == trained.n_seeds  # one step of its seeds, in its checkpoint
+    ticks = iter(range(0, 10_000, 10))
+    second = paper_queue.run_queue(["08_ablations"], overrides, 50.0, profile="ci", clock=lambda: next(ticks),
+                                   overrun=1.0)
+    assert second[0]["unit"] == 1 and second[0]["resumed"] is True and cut[0].stored()
+    assert json.loads((trained.path.parent / "run.json").read_text())["resumed_from_step"] == 1
+
+
+def test_where_no_command_follows_a_unit_starts_only_if_its_estimate_times_the_overrun_fits(tmp_path, monkeypatch):
+    from vvlib.book import paper_queue
+
+    overrides = {**TINY, "store_dir": str(tmp_path / "store")}
+    monkeypatch.setattr(paper_queue, "unit_rates", lambda overrides, device, kinds, seeds: ("cpu", {}, []))
+    monkeypatch.setattr(units.Unit, "estimate_s", lambda unit, rates: (100.0, []))
+    ran = paper_queue.run_queue(["08_ablations"], overrides, 150 / 60, profile="ci", clock=lambda: 0.0, overrun=1.6)
+    assert ran == []  # 100 s times 1.6 is over the 150 s left
+    ran = paper_queue.run_queue(["08_ablations"], overrides, 150 / 60, profile="ci", clock=lambda: 0.0, overrun=1.4)
+    assert ran and all(not r.get("paused") for r in ran)
+
+
+def test_the_overrun_is_the_largest_a_whole_unit_ran_over_its_estimate(tmp_path):
+    def record(name, lines):
+        path = tmp_path / name
+        path.write_text(json.dumps({"units": lines}))
+        return path
+
+    whole = record("a.json", [{"estimated_min": 2.0, "minutes": 2.5}, {"estimated_min": 1.0, "minutes": 0.9}])
+    parts = record("b.json", [{"estimated_min": 1.0, "minutes": 3.0, "paused": True},
+                              {"estimated_min": 0.2, "minutes": 1.0, "resumed": True}])
+    broken = tmp_path / "c.json"
+    broken.write_text("{")
+    assert units.overrun([whole, parts, broken]) == pytest.approx(1.25)
+    assert units.overrun([parts]) == 1.0 and units.overrun([]) == 1.0  # never under 1
+
+
+def test_the_queue_refuses_to_be_mixed_with_plan_or_unit_and_pack_and_then_minutes_need_it(tmp_path, capsys):
     from vvlib.__main__ import main
 
     store = ["-p", "store_dir", str(tmp_path / "store")]
@@ -231,6 +295,11 @@ def test_the_queue_refuses_to_be_mixed_with_plan_or_unit_and_pack_needs_it(tmp_p
     with pytest.raises(SystemExit) as stop:
         main(["paper", "--for-minutes", "0"])
     assert stop.value.code == 2 and "expected a number of minutes > 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        main(["paper", "--for-minutes", "5", "--then-minutes", "-1"])
+    assert stop.value.code == 2 and "expected a number of minutes >= 0, got '-1'" in capsys.readouterr().err
+    assert main(["paper", "--chapters", "08", "--then-minutes", "3", *store]) == 2
+    assert "--then-minutes: only with --for-minutes" in capsys.readouterr().err
     assert not (tmp_path / "store").exists() and not (tmp_path / "p").exists()
 
 

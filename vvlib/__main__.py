@@ -17,7 +17,7 @@ import os
 import sys
 
 from .book.runner import parse_overrides, resolved, run_chapter
-from .errors import positive_number
+from .errors import number_at_least, positive_number
 from .experiments.chapters import CHAPTERS, get_chapter
 from .experiments.setups.params import DEFAULT_PROFILE, ParameterError
 
@@ -68,6 +68,8 @@ def _paper(args):
 
     if args.pack and args.for_minutes is None:
         raise ParameterError("--pack: only with --for-minutes (it copies the units that command finishes)")
+    if args.then_minutes and args.for_minutes is None:
+        raise ParameterError("--then-minutes: only with --for-minutes (the minutes of the command after that one)")
     if args.for_minutes is not None and (args.plan or args.unit is not None):
         raise ParameterError("--for-minutes: runs the next units itself; give it without --plan and --unit")
     names = paper_chapters(args.chapters)
@@ -78,21 +80,27 @@ def _paper(args):
     if args.for_minutes is not None:
         from .book.paper_queue import run_queue
 
-        return run_queue(names, parameters, args.for_minutes, args.pack, profile=args.profile)
+        return run_queue(names, parameters, args.for_minutes, args.pack, profile=args.profile,
+                         then_minutes=args.then_minutes)
     every = 5.0 if sys.stderr.isatty() else 60.0  # a log file gets a line a minute, a terminal a lively bar
     run_paper(names, parameters, args.output, dry_run=args.plan, every=every, profile=args.profile, unit=args.unit,
               speeds_of=args.speeds_of)
 
 
-def _positive_minutes(text: str) -> float:
-    ok, _ = positive_number()
-    try:
-        minutes = float(text)
-    except ValueError:
-        minutes = None
-    if not ok(minutes):
-        raise argparse.ArgumentTypeError(f"expected a number of minutes > 0, got {text!r}")
-    return minutes
+def _minutes(rule):
+    """An argparse type: a number of minutes that satisfies `rule` (errors.py), named in the message if not."""
+    ok, accepted = rule
+
+    def parsed(text: str) -> float:
+        try:
+            minutes = float(text)
+        except ValueError:
+            minutes = None
+        if not ok(minutes):
+            raise argparse.ArgumentTypeError(f"expected {accepted.replace('a number', 'a number of minutes')}, "
+                                             f"got {text!r}")
+        return minutes
+    return parsed
 
 
 def _metric(args):
@@ -157,9 +165,13 @@ def main(argv=None) -> int:
                        "everything that reads its weights; sized for one GPU command); run again to resume")
     paper.add_argument("--speeds-of", choices=("cpu", "cuda"), help="with --plan: estimate the units at the speeds "
                        "measured on this kind of device (committed records) instead of the one in use")
-    paper.add_argument("--for-minutes", type=_positive_minutes, metavar="M", help="compute the plan's next units in "
-                       "order, each whose estimate fits in what is left of M minutes, passing over one that does not "
-                       "(a lent GPU's command)")
+    paper.add_argument("--for-minutes", type=_minutes(positive_number()), metavar="M",
+                       help="compute the plan's next units in order, each whose estimate fits in what is left of M "
+                       "minutes, passing over one that does not (a lent GPU's command)")
+    paper.add_argument("--then-minutes", type=_minutes(number_at_least(0)), default=0.0, metavar="N",
+                       help="with --for-minutes: the session's next command on this machine will have N minutes "
+                       "(default 0: none follows); a unit may then start that needs them too, stopping with a "
+                       "checkpoint at the end of M for that command to resume")
     paper.add_argument("--pack", metavar="DIR", help="with --for-minutes: copy each finished unit's result files "
                        "(never weights) to DIR/<store folder>/, with queue.json (what ran, estimated and measured; "
                        "what was passed over)")

@@ -12,9 +12,13 @@ for bit; with several, a reduction may be split differently for a different numb
 which changes the rounding (tests/test_train.py checks both).  So it is one of the settings
 that decide the weights; 0 (all seeds at once) stands for every group size that covers all seeds.
 The groups themselves, and the checkpoint layout they share, are vvlib/seed_groups.py.
+
+A command with a time limit (a lent GPU's) trains inside `stopping_at(deadline)`: a run still
+training at the deadline saves its checkpoint and raises TimeUp, and a later command resumes it.
 """
 
 import contextlib
+import contextvars
 import dataclasses
 import time
 from dataclasses import dataclass
@@ -32,6 +36,22 @@ from .task_base import map_fields, stack
 from .tasks import sample
 
 CHECKPOINT_FORMAT = 1
+_DEADLINE = contextvars.ContextVar("deadline", default=None)  # (deadline, its clock) by which runs stop: stopping_at
+
+
+class TimeUp(Exception):
+    """A run stopped at the deadline of stopping_at, its checkpoint saved: training it again resumes there."""
+
+
+@contextlib.contextmanager
+def stopping_at(deadline: float | None, clock=time.monotonic):
+    """Runs trained in this process inside the block stop after the step at which clock() reaches
+    `deadline` (None: no deadline), saving their checkpoint, and raise TimeUp."""
+    token = _DEADLINE.set(None if deadline is None else (deadline, clock))
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
 
 
 @dataclass(frozen=True)
@@ -282,8 +302,10 @@ class Trainer:
         """Train to cfg.steps, saving a checkpoint at multiples of cfg.checkpoint_every steps at
         least cfg.checkpoint_gap_s seconds apart: a run stopped unexpectedly loses about that much
         time, and a fast one does not spend its time saving (a checkpoint of 100 seeds' weights and
-        AdamW's state takes seconds to write).  The final weights are the caller's to keep."""
+        AdamW's state takes seconds to write).  Inside stopping_at, a run the deadline finds
+        unfinished saves its checkpoint and raises TimeUp.  The final weights are the caller's to keep."""
         log_every = log_every or max(1, self.cfg.steps // 100)
+        deadline, clock = _DEADLINE.get() or (None, None)
         bar = tqdm(total=self.cfg.steps, initial=self.step, desc="training", disable=not progress, unit="step")
         last_save = time.monotonic()
         while self.step < self.cfg.steps:
@@ -299,9 +321,16 @@ class Trainer:
             if on_step is not None:  # before the checkpoint: a resumed run never skips a step's hook
                 on_step(self.step)
             due = self.step % self.cfg.checkpoint_every == 0 and time.monotonic() - last_save >= self.cfg.checkpoint_gap_s
-            if checkpoint is not None and due and self.step < self.cfg.steps:
+            saved = checkpoint is not None and due and self.step < self.cfg.steps
+            if saved:
                 self.save(checkpoint)
                 last_save = time.monotonic()
+            if deadline is not None and self.step < self.cfg.steps and clock() >= deadline:
+                bar.close()
+                if checkpoint is not None and not saved:
+                    self.save(checkpoint)
+                raise TimeUp(f"stopped at step {self.step:,} of {self.cfg.steps:,} at the deadline"
+                             + (f"; {checkpoint} resumes it" if checkpoint is not None else ""))
         bar.close()
         return self.weights()
 

@@ -64,6 +64,13 @@ class Unit:
         for job in self.jobs:
             job.compute()
 
+    def begun(self) -> bool:
+        """Not stored, but a run it trains holds a checkpoint, or weights a job still has to read: work that
+        only this machine holds (a lent GPU's next command in the same session finds it; its next session
+        starts from nothing)."""
+        folders = {job.path.parent for job in self.jobs if job.steps}
+        return not self.stored() and any(any(f.glob("checkpoint*.pt")) or (f / WEIGHTS_FILE).exists() for f in folders)
+
     def stored(self) -> bool:
         return all(job.path.exists() for job in self.jobs)
 
@@ -124,6 +131,22 @@ def run_seeds(jobs) -> dict:
         if job.steps:
             seeds.setdefault(job.kind, set()).add(job.n_seeds)
     return {kind: held.pop() for kind, held in seeds.items() if len(held) == 1}
+
+
+def overrun(paths) -> float:
+    """The most a unit has run over its estimate: the largest measured over estimated minutes of the units in
+    the committed queue records (bench/gpu-queue-*.json, paper_queue's queue.json) that ran whole in one
+    command (a paused or resumed one's minutes are a part, and a restart's), and never under 1.  A command
+    after which nothing resumes a unit starts one only if its estimate times this fits."""
+    ratios = [1.0]
+    for path in paths:
+        try:
+            ratios += [u["minutes"] / u["estimated_min"] for u in json.loads(Path(path).read_text())["units"]
+                       if u.get("estimated_min") and u.get("minutes") is not None
+                       and not u.get("paused") and not u.get("resumed")]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return max(ratios)
 
 
 def check_rates(paths, philox: str, seeds: dict | None = None) -> dict:
@@ -235,7 +258,9 @@ def _record_size(path: Path, device_type: str) -> tuple:
         if path.name == "run.json":
             # a record leaves its draws unsaid at the default (train.LATER_DEFAULTS)
             run = SimpleNamespace(max_len=t["max_len"], draws=t.get("draws", TrainConfig.draws))
-            return training_kind(task, run, model), t["n_seeds"] * t["steps"], wall
+            # a run resumed from a checkpoint (a paused unit's) timed only the steps after it
+            steps = t["steps"] - record.get("resumed_from_step", 0)
+            return training_kind(task, run, model), t["n_seeds"] * steps, wall
         e = spec["eval"]
         wall = _without_training(record, path.parent / "run.json")
         return evaluation_kind(task, model), t["n_seeds"] * e["n_sequences"] * sum(e["lengths"]), wall
