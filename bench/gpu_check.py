@@ -31,7 +31,12 @@ it measured), and a short table printed last:
   stages as many), and the unit's training minutes at that rate; last, a trial: argmax retrieval's unit
   at twice its seeds, which the plan does not read (would runs of twice the seeds use the GPU better?)
   (committed, loop.json and curriculum.json time the runs of `python -m vvlib paper --plan --speeds-of
-  cuda` that no unit has timed yet: units.check_rates).
+  cuda` that no unit has timed yet: units.check_rates);
+- kernels.json: where the step's time goes, per task at the paper's defaults (counter stream, the
+  Philox in use): a few eager steps under torch.profiler (a graph replays the same kernels), each
+  kernel's calls and microseconds a step and its share of the step's device time, the largest first
+  (on a CPU: each aten op's own time), for the work on the speed targets (bench.step_traffic gives
+  each call's floor).
 
 Each file carries the device, torch, git commit and time.  A GPU session commits them under
 bench/ (bench/README.md says where the figures are quoted).
@@ -49,6 +54,8 @@ import time
 from pathlib import Path
 
 import torch
+from torch.autograd import DeviceType
+from torch.profiler import ProfilerActivity
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from bench.run import TASKS, _sync
@@ -62,6 +69,7 @@ from vvlib.train import TrainConfig, Trainer
 DRAWS = ("generators", "counter")
 LONGER = 3  # the second loop's length in first loops: their difference is the steady rate a unit runs at
 CHUNK_SEEDS = 50  # half the paper's seeds: what a run of 50 costs per model-step against 100 in one
+PROFILED_STEPS, PROFILED_KERNELS = 10, 15  # kernels.json: steps under the profiler, kernels kept per task
 TEST_FILES = ["tests/test_draws.py", "tests/test_philox_kernel.py", "tests/test_train.py", "tests/test_evaluate.py",
               "tests/test_capture.py", "tests/test_counter_arm.py", "tests/test_probing.py"]
 
@@ -140,6 +148,39 @@ def time_step(task: str, draws: str, n_seeds: int, device, steps: int, repeats: 
     return {"graphed": trainer.graph_step, "ms_per_step": round(1e3 * seconds, 3),
             "model_steps_per_s": round(n_seeds / seconds, 1),
             "eager_kernels_per_step": eager_kernels(task, draws, n_seeds, device)}
+
+
+def profile_step(task: str, n_seeds: int, device, steps: int = PROFILED_STEPS,
+                 top: int = PROFILED_KERNELS) -> dict:
+    """Where an eager counter-stream step's device time goes (on a CPU: its aten ops' own time): the `top`
+    kernels by time, each with its calls and microseconds a step and its share of the step."""
+    trainer = Trainer(ModelConfig(task=TASKS[task]), TrainConfig(n_seeds=n_seeds, steps=10**9, draws="counter"),
+                      device, graph_step=False)
+    for _ in range(2):  # warm-up: AdamW's state, lazily made kernels
+        trainer.train_step()
+    on_gpu = device.type == "cuda"
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_gpu else [])
+    _sync(device)
+    with torch.profiler.profile(activities=activities) as prof:
+        for _ in range(steps):
+            trainer.train_step()
+        _sync(device)
+    calls, micros = {}, {}
+    for event in prof.events():
+        if on_gpu and event.device_type == DeviceType.CUDA:
+            spent = event.time_range.elapsed_us()
+        elif not on_gpu and event.name.startswith("aten::"):
+            spent = event.self_cpu_time_total
+        else:
+            continue
+        calls[event.name] = calls.get(event.name, 0) + 1
+        micros[event.name] = micros.get(event.name, 0.0) + spent
+    total = sum(micros.values()) or 1.0
+    ranked = sorted(micros, key=micros.get, reverse=True)[:top]
+    return {"steps": steps, "device_ms_per_step": round(total / steps / 1e3, 3),
+            "kernels": [{"name": name[:160], "calls_per_step": round(calls[name] / steps, 2),
+                         "us_per_step": round(micros[name] / steps, 1), "share": round(micros[name] / total, 4)}
+                        for name in ranked]}
 
 
 def time_loop(task: str, draws: str, n_seeds: int, device, steps: int, model: ModelConfig | None = None) -> dict:
@@ -308,11 +349,21 @@ def main(argv=None):
     # chapter 10's deeper argmax model through the same loop: its extra heads and layer each pass over every item
     deep, seeds = deep_run("argmax")
     seeds = min(seeds, args.seeds)  # at the seeds of its paper-scale runs, which the plan times by this row
-    row = {"task": "argmax", "draws": "counter", "philox": "fused" if device.type == "cuda" else "tensors",
-           "n_seeds": seeds, "layers": deep.layers, "heads": deep.heads}
+    philox_used = "fused" if device.type == "cuda" else "tensors"
+    row = {"task": "argmax", "draws": "counter", "philox": philox_used, "n_seeds": seeds, "layers": deep.layers,
+           "heads": deep.heads}
     started = time.perf_counter()
     loops.append(measured(lambda: time_loop("argmax", "counter", seeds, device, args.steps, deep), row))
     write(out, "loop", loops, device, started)
+    profiles, started = [], time.perf_counter()
+    for task in TASKS:  # eager steps: nothing recorded, so safe after everything else
+        row = {"task": task, "draws": "counter", "philox": philox_used, "n_seeds": args.seeds}
+        profiles.append(measured(lambda: profile_step(task, args.seeds, device), row))
+        write(out, "kernels", profiles, device, started)
+    for p in profiles:
+        top = ", ".join(f"{k['name'][:40]} {100 * k['share']:.0f}%" for k in p.get("kernels", [])[:3])
+        print(f"{p['task']}: eager step {p.get('device_ms_per_step', '-')} ms of device time; "
+              + (f"failed: {p['error'][:80]}" if "error" in p else top))
     print(f"\n{store.device_name(device)}, torch {torch.__version__}, commit {store.git_commit()}")
     print(table(steps, loops, tests))
 

@@ -132,6 +132,17 @@ def test_the_gpu_check_writes_its_figures_on_any_device(tmp_path, capsys):
                                                           "dictionary": (10, 10_000, "counter")}[r["task"]]
         speed = r["steady_model_steps_per_s"] or r["model_steps_per_s"]
         assert r["unit_training_min"] == pytest.approx(2 * unit.steps / speed / 60, abs=0.06)
+    # where a step's time goes: each task's eager step under the profiler (on a CPU: its aten ops' own time)
+    profiles = json.loads((tmp_path / "kernels.json").read_text())["rows"]
+    assert [(p["task"], p["draws"], p["philox"], p["n_seeds"]) for p in profiles] == [
+        ("argmax", "counter", "tensors", 2), ("dictionary", "counter", "tensors", 2)]
+    for p in profiles:
+        kernels = p["kernels"]
+        assert 0 < len(kernels) <= gpu_check.PROFILED_KERNELS and p["device_ms_per_step"] > 0
+        assert all(k["name"].startswith("aten::") and k["calls_per_step"] > 0 for k in kernels)
+        times = [k["us_per_step"] for k in kernels]
+        assert times == sorted(times, reverse=True) and 0 < sum(k["share"] for k in kernels) <= 1.001
+    assert {"aten::bmm", "aten::_fused_adamw_"} & {k["name"] for k in profiles[0]["kernels"]}
 
 
 def test_the_steady_rate_is_the_steps_a_longer_loop_adds_over_the_seconds_it_adds():
