@@ -257,6 +257,21 @@ def test_a_unit_that_fits_only_with_the_next_command_is_paused_at_the_deadline_a
     assert json.loads((trained.path.parent / "run.json").read_text())["resumed_from_step"] == 1
 
 
+def test_a_unit_whose_weights_wait_for_their_evaluations_is_begun_and_comes_first(tmp_path):
+    """A command cut off during a unit's evaluations leaves its run's weights on the machine: the next command
+    takes that unit first, before the queue's order, and evaluates without training again."""
+    from vvlib.book import paper_queue
+
+    overrides = {**TINY, "store_dir": str(tmp_path / "store")}
+    cut = units.units(paper_run.planned_jobs(["08_ablations"], overrides, "ci"))
+    later = cut[2]
+    training = next(job for job in later.jobs if job.steps)
+    training.compute()  # trained and stored with its weights; its evaluations not yet
+    assert later.begun() and not later.stored() and not any(u.begun() for u in cut[:2])
+    assert [k for k, _ in paper_queue.in_order(cut)][:3] == [3, 1, 2]
+    assert later.retrained() == set()  # the weights are here: nothing to train again
+
+
 def test_where_no_command_follows_a_unit_starts_only_if_its_estimate_times_the_overrun_fits(tmp_path, monkeypatch):
     from vvlib.book import paper_queue
 
