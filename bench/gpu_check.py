@@ -33,10 +33,9 @@ it measured), and a short table printed last:
   (committed, loop.json and curriculum.json time the runs of `python -m vvlib paper --plan --speeds-of
   cuda` that no unit has timed yet: units.check_rates);
 - kernels.json: where the step's time goes, per task at the paper's defaults (counter stream, the
-  Philox in use): a few eager steps under torch.profiler (a graph replays the same kernels), each
-  kernel's calls and microseconds a step and its share of the step's device time, the largest first
-  (on a CPU: each aten op's own time), for the work on the speed targets (bench.step_traffic gives
-  each call's floor).
+  Philox in use): a few eager steps under torch.profiler (a graph replays the same kernels), each aten
+  op's calls and microseconds a step (on a GPU its kernels' time) and its share, the largest first, for
+  the work on the speed targets: bench.step_traffic gives each op's floor under the same name.
 
 Each file carries the device, torch, git commit and time.  A GPU session commits them under
 bench/ (bench/README.md says where the figures are quoted).
@@ -54,11 +53,10 @@ import time
 from pathlib import Path
 
 import torch
-from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from bench.run import TASKS, _sync
+from bench.run import TASKS, _sync, own_time_us
 from vvlib import rng
 from vvlib.book import runner
 from vvlib.experiments.setups import variants
@@ -152,8 +150,9 @@ def time_step(task: str, draws: str, n_seeds: int, device, steps: int, repeats: 
 
 def profile_step(task: str, n_seeds: int, device, steps: int = PROFILED_STEPS,
                  top: int = PROFILED_KERNELS) -> dict:
-    """Where an eager counter-stream step's device time goes (on a CPU: its aten ops' own time): the `top`
-    kernels by time, each with its calls and microseconds a step and its share of the step."""
+    """Where an eager counter-stream step's time goes: the `top` aten ops by their own time (on a GPU, the
+    kernels each launched; a kernel no aten op launches, as the fused Philox's, is left out), each with its
+    calls and microseconds a step and its share of the ops' time."""
     trainer = Trainer(ModelConfig(task=TASKS[task]), TrainConfig(n_seeds=n_seeds, steps=10**9, draws="counter"),
                       device, graph_step=False)
     for _ in range(2):  # warm-up: AdamW's state, lazily made kernels
@@ -165,22 +164,13 @@ def profile_step(task: str, n_seeds: int, device, steps: int = PROFILED_STEPS,
         for _ in range(steps):
             trainer.train_step()
         _sync(device)
-    calls, micros = {}, {}
-    for event in prof.events():
-        if on_gpu and event.device_type == DeviceType.CUDA:
-            spent = event.time_range.elapsed_us()
-        elif not on_gpu and event.name.startswith("aten::"):
-            spent = event.self_cpu_time_total
-        else:
-            continue
-        calls[event.name] = calls.get(event.name, 0) + 1
-        micros[event.name] = micros.get(event.name, 0.0) + spent
-    total = sum(micros.values()) or 1.0
-    ranked = sorted(micros, key=micros.get, reverse=True)[:top]
+    ops = [e for e in prof.key_averages() if e.key.startswith("aten::") and own_time_us(e, on_gpu) > 0]
+    total = sum(own_time_us(e, on_gpu) for e in ops) or 1.0
+    ranked = sorted(ops, key=lambda e: own_time_us(e, on_gpu), reverse=True)[:top]
     return {"steps": steps, "device_ms_per_step": round(total / steps / 1e3, 3),
-            "kernels": [{"name": name[:160], "calls_per_step": round(calls[name] / steps, 2),
-                         "us_per_step": round(micros[name] / steps, 1), "share": round(micros[name] / total, 4)}
-                        for name in ranked]}
+            "kernels": [{"name": e.key, "calls_per_step": round(e.count / steps, 2),
+                         "us_per_step": round(own_time_us(e, on_gpu) / steps, 1),
+                         "share": round(own_time_us(e, on_gpu) / total, 4)} for e in ranked]}
 
 
 def time_loop(task: str, draws: str, n_seeds: int, device, steps: int, model: ModelConfig | None = None) -> dict:

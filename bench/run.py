@@ -121,6 +121,11 @@ def step_parts(task, n_seeds, device, steps, repeats) -> dict:
 MATRIX_PRODUCTS = {"aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm"}
 
 
+def own_time_us(event, on_cuda: bool) -> float:
+    """An op's own time in a profile's key_averages, in microseconds: its kernels' on a GPU, else the CPU's."""
+    return event.self_device_time_total if on_cuda else event.self_cpu_time_total
+
+
 def matrix_product_share(task, n_seeds, device, steps) -> dict:
     """Profile `steps` forward + backward passes of an n_seeds ensemble: the share of their
     time spent inside matrix-product kernels, and the FLOP rate those kernels reach at the
@@ -134,10 +139,9 @@ def matrix_product_share(task, n_seeds, device, steps) -> dict:
         _sync(device)
     events = prof.key_averages()
     on_cuda = torch.device(device).type == "cuda"
-    own_time = lambda e: e.self_device_time_total if on_cuda else e.self_cpu_time_total  # microseconds
-    total = sum(own_time(e) for e in events)
+    total = sum(own_time_us(e, on_cuda) for e in events)
     products = [e for e in events if e.key in MATRIX_PRODUCTS]
-    product_time = sum(own_time(e) for e in products)
+    product_time = sum(own_time_us(e, on_cuda) for e in products)
     return {"share": product_time / total, "gflop_per_s": sum(e.flops for e in products) / product_time / 1e3}
 
 

@@ -28,7 +28,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from bench.run import TASKS
+from bench.run import MATRIX_PRODUCTS, TASKS
 from vvlib import philox
 from vvlib.experiments.storage import store
 from vvlib.model import ModelConfig
@@ -39,7 +39,6 @@ GPUS = {"NVIDIA H100 80GB HBM3": {"fp32_tflops": 67.0, "tb_per_s": 3.35},
         "NVIDIA H200": {"fp32_tflops": 67.0, "tb_per_s": 4.8}}
 # issue 46's targets, 100 seeds, fp32, in the real loop: model-steps/s
 TARGETS = {"argmax": 75_000, "dictionary": 30_000}
-MATRIX_PRODUCTS = {"mm", "bmm", "addmm", "baddbmm"}
 OPTIMIZER = {"_fused_adamw_"}
 GATHERS = {"index", "gather", "index_select", "embedding"}  # read the rows they return, not the whole table
 # arguments a schema marks as written that the step only reads: fused AdamW unscales its gradients in place
@@ -104,10 +103,10 @@ class StepTraffic(TorchDispatchMode):
         if func.is_view or self.inside_philox:
             return out
         name = func.overloadpacket.__name__
-        category = ("matrix products" if name in MATRIX_PRODUCTS else "AdamW" if name in OPTIMIZER else "other")
+        product = f"aten::{name}" in MATRIX_PRODUCTS
+        category = "matrix products" if product else "AdamW" if name in OPTIMIZER else "other"
         read, written = traffic(func, args, kwargs or {}, out)
-        self.calls.append((category, name, read, written,
-                           matrix_product_flops(args) if name in MATRIX_PRODUCTS else 0))
+        self.calls.append((category, name, read, written, matrix_product_flops(args) if product else 0))
         return out
 
     def fused_philox(self, counter, key):
