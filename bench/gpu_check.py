@@ -3,22 +3,21 @@
     python -m bench.gpu_check --out DIR                    # on the GPU: tests, step, real loop
     python -m bench.gpu_check --out DIR --device cpu --seeds 2 --steps 20 --no-tests   # a smoke run
 
-Four parts, each written to DIR as JSON as soon as it is done (an interrupted check keeps what
+Five parts, each written to DIR as JSON as soon as it is done (an interrupted check keeps what
 it measured), and a short table printed last:
 
-- tests.json: the device tests of the counter stream (both Philox), training, evaluation, capture safety and
-  the counter arm (pytest; on a GPU every test parametrized by device runs on CUDA too);
+- tests.json: the device tests of the counter stream (both Philox), training, evaluation, capture safety,
+  probing and the counter arm (pytest; on a GPU every test parametrized by device runs on CUDA too), with
+  the slowest tests' seconds (where the check's own minute goes);
 - step.json: the training step alone at the paper's defaults (100 seeds, one group: replayed
-  from a CUDA graph on a GPU), per task and source of data, the counter stream with each Philox
-  (VVLIB_PHILOX: elementwise tensors or one fused kernel; the same bits, tests/test_philox_kernel.py):
-  ms per step, model-steps/s, and the kernels an eager step launches (aten calls that are not
-  views; the same count on any device, and blind to the fused kernel, which is no aten call); and
-  argmax retrieval's step at 50 seeds (its paper-scale runs hold 100: what half as many cost);
+  from a CUDA graph on a GPU), per task and source of data, the counter stream with the Philox the
+  runs use (VVLIB_PHILOX: the fused kernel on a GPU, elementwise tensors on a CPU; the same bits,
+  tests/test_philox_kernel.py, which the tests part runs on the GPU): ms per step, model-steps/s, and
+  the kernels an eager step launches (aten calls that are not views; the same count on any device, and
+  blind to the fused kernel, which is no aten call);
 - loop.json: the real loop, a few hundred steps through the store's own path (runs.trained, as
   a unit trains), with one checkpoint forced half-way so that its cost is measured: model-steps/s
-  from the run record, and the seconds the checkpoint took, per row of step.json at 100 seeds
-  (the fused Philox's rows come last, after chapter 9's below: a row that fails records its
-  error, and a graph recording that failed halfway can spoil nothing measured before it), and
+  from the run record, and the seconds the checkpoint took, per row of step.json, and
   last of all chapter 10's argmax model of several attention layers and heads (layers, heads), at
   the seeds of its paper-scale runs (deep_seed_chunk), whose runs no other row times.  Each row of
   the counter stream is timed twice, at `--steps` and at LONGER times as many: the steps the second run adds, over the
@@ -45,6 +44,7 @@ import argparse
 import contextlib
 import dataclasses
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -57,7 +57,7 @@ from torch.profiler import ProfilerActivity
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from bench.run import TASKS, _sync, own_time_us
-from vvlib import rng
+from vvlib import philox, rng
 from vvlib.book import runner
 from vvlib.experiments.setups import variants
 from vvlib.experiments.storage import runs, store
@@ -66,24 +66,42 @@ from vvlib.train import TrainConfig, Trainer
 
 DRAWS = ("generators", "counter")
 LONGER = 3  # the second loop's length in first loops: their difference is the steady rate a unit runs at
-CHUNK_SEEDS = 50  # half the paper's seeds: what a run of 50 costs per model-step against 100 in one
 PROFILED_STEPS, PROFILED_KERNELS = 10, 15  # kernels.json: steps under the profiler, kernels kept per task
 TEST_FILES = ["tests/test_draws.py", "tests/test_philox_kernel.py", "tests/test_train.py", "tests/test_evaluate.py",
               "tests/test_capture.py", "tests/test_counter_arm.py", "tests/test_probing.py"]
+SLOWEST_TESTS = 20  # tests.json keeps this many tests' seconds: which ones the check's own minute goes to
+DURATION_LINE = re.compile(r"^(\d+(?:\.\d+)?)s (setup|call|teardown) +(\S.*)$")  # "1.05s call  tests/x.py::test"
+# the section's title and its closing note, "(370 durations < 0.005s hidden.  Use -vv to show these durations.)"
+DURATIONS_NOTE = re.compile(r"slowest \d+ durations|^\(\d+ durations < ")
 
 
 def run_tests(timeout_s: float) -> dict:
-    """The device tests through pytest in a child process: its summary line and exit status."""
+    """The device tests through pytest in a child process: its summary line, exit status and slowest tests."""
     start = time.perf_counter()
     try:
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *TEST_FILES],
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                               f"--durations={SLOWEST_TESTS}", *TEST_FILES],
                               cwd=store.REPO_ROOT, capture_output=True, text=True, timeout=timeout_s)
-        tail, status = (done.stdout + done.stderr)[-3000:], done.returncode
+        output, status = done.stdout + done.stderr, done.returncode
     except subprocess.TimeoutExpired as exc:
-        tail, status = f"timed out after {timeout_s:.0f} s\n{(exc.stdout or b'')[-3000:]!r}", None
+        output, status = f"timed out after {timeout_s:.0f} s\n{(exc.stdout or b'')[-3000:]!r}", None
+    slowest, rest = slowest_tests(output)
+    tail = rest[-3000:]
     summary = next((line for line in reversed(tail.splitlines()) if line.strip()), "")  # "N passed, M skipped in T s"
     return {"files": TEST_FILES, "exit_status": status, "summary": summary.strip(" ="), "tail": tail,
-            "seconds": round(time.perf_counter() - start, 1)}
+            "slowest": slowest, "seconds": round(time.perf_counter() - start, 1)}
+
+
+def slowest_tests(output: str) -> tuple[list, str]:
+    """([{seconds, phase, test}] of pytest's --durations lines, slowest first), and the output without them."""
+    slowest, rest = [], []
+    for line in output.splitlines():
+        timed = DURATION_LINE.match(line)
+        if timed:
+            slowest.append({"seconds": float(timed[1]), "phase": timed[2], "test": timed[3]})
+        elif not DURATIONS_NOTE.search(line):
+            rest.append(line)
+    return slowest, "\n".join(rest)
 
 
 class KernelCount(TorchDispatchMode):
@@ -299,8 +317,8 @@ def main(argv=None):
     steps, loops = [], []
     timed_steps = max(1, args.steps // 10)
 
-    def step_and_loop(task: str, draws: str, philox: str):
-        row = {"task": task, "draws": draws, "philox": philox, "n_seeds": args.seeds}
+    def step_and_loop(task: str, draws: str, philox_name: str):
+        row = {"task": task, "draws": draws, "philox": philox_name, "n_seeds": args.seeds}
         started = time.perf_counter()
         steps.append(measured(lambda: time_step(task, draws, args.seeds, device, timed_steps), row))
         write(out, "step", steps, device, started)
@@ -309,9 +327,12 @@ def main(argv=None):
         write(out, "loop", loops, device, started)
         print(" ".join(f"{k}={v}" for k, v in loops[-1].items()), flush=True)
 
+    # the Philox every run still to train uses (a CPU has only the tensors'); the generators' rows carry the
+    # setting in force too, which their draws never read
+    philox_used = philox.implementation() if device.type == "cuda" else "tensors"
     for task in TASKS:
         for draws in DRAWS:
-            step_and_loop(task, draws, "tensors")
+            step_and_loop(task, draws, philox_used)
     curricula = []
 
     def curriculum(task: str, n_seeds: int, trial: str = ""):
@@ -328,18 +349,9 @@ def main(argv=None):
     # seeds: would runs of twice as many train in less than twice the time?  Not read by the plan (a trial).
     doubled = min(2 * chapter9_unit("argmax").n_seeds, args.seeds)
     curriculum("argmax", doubled, f"{doubled} seeds a run, against the paper profile's seed_chunk")
-    chunk = min(CHUNK_SEEDS, args.seeds)  # what a 50-seed run costs per model-step against 100 seeds in one
-    row = {"task": "argmax", "draws": "counter", "philox": "tensors", "n_seeds": chunk}
-    started = time.perf_counter()
-    steps.append(measured(lambda: time_step("argmax", "counter", chunk, device, timed_steps), row))
-    write(out, "step", steps, device, started)
-    if device.type == "cuda":  # last: a recording that failed halfway could spoil what came after it
-        for task in TASKS:
-            step_and_loop(task, "counter", "fused")
     # chapter 10's deeper argmax model through the same loop: its extra heads and layer each pass over every item
     deep, seeds = deep_run("argmax")
     seeds = min(seeds, args.seeds)  # at the seeds of its paper-scale runs, which the plan times by this row
-    philox_used = "fused" if device.type == "cuda" else "tensors"
     row = {"task": "argmax", "draws": "counter", "philox": philox_used, "n_seeds": seeds, "layers": deep.layers,
            "heads": deep.heads}
     started = time.perf_counter()

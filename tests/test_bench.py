@@ -93,21 +93,20 @@ def test_the_gpu_check_writes_its_figures_on_any_device(tmp_path, capsys):
     gpu_check.main(["--out", str(tmp_path), "--device", "cpu", "--seeds", "2", "--steps", "6", "--no-tests"])
     steps = json.loads((tmp_path / "step.json").read_text())
     loops = json.loads((tmp_path / "loop.json").read_text())["rows"]
-    # a CPU has no fused Philox: its rows are the tensors' alone, then argmax retrieval's step at min(50, seeds)
+    # each task and source of data once, with the Philox the runs use: a CPU has no fused one
     assert [(r["task"], r["draws"], r["philox"], r["n_seeds"]) for r in steps["rows"]] == [
-        (t, d, "tensors", 2) for t in ("argmax", "dictionary") for d in ("generators", "counter")] + [
-        ("argmax", "counter", "tensors", 2)]
+        (t, d, "tensors", 2) for t in ("argmax", "dictionary") for d in ("generators", "counter")]
     assert not any("error" in r for r in steps["rows"] + loops)
     assert all(r["model_steps_per_s"] > 0 and r["eager_kernels_per_step"] > 0 for r in steps["rows"])
     # the loop: each step row's task and draws, then chapter 10's deeper argmax model (its paper profile's)
     deep, seeds = gpu_check.deep_run("argmax")
     assert (deep.layers, deep.heads, seeds) == (2, 4, 50)  # its paper-scale runs hold 50 seeds each
     assert [(r["task"], r["draws"], r.get("layers"), r.get("heads")) for r in loops] == [
-        (r["task"], r["draws"], None, None) for r in steps["rows"][:4]] + [("argmax", "counter", 2, 4)]
+        (r["task"], r["draws"], None, None) for r in steps["rows"]] + [("argmax", "counter", 2, 4)]
     assert all(r["checkpoints"] == 1 and r["checkpoint_s"] >= 0 for r in loops)
     assert steps["provenance"]["device"].startswith("cpu")
     printed = capsys.readouterr().out.rstrip().splitlines()
-    assert printed[-2].split()[:4] == ["argmax", "counter", "tensors", "2"]
+    assert printed[-2].split()[:4] == ["dictionary", "counter", "tensors", "2"]
     assert printed[-1].startswith("argmax, 2 layers x 4 heads, counter, tensors, 2 seeds: loop ")
     # and the plan times chapter 10's deep argmax runs by it, apart from the one-layer model's
     from vvlib.experiments.paper_scale import units
@@ -143,6 +142,24 @@ def test_the_gpu_check_writes_its_figures_on_any_device(tmp_path, capsys):
         times = [k["us_per_step"] for k in kernels]
         assert times == sorted(times, reverse=True) and 0 < sum(k["share"] for k in kernels) <= 1.001
     assert {"aten::bmm", "aten::_fused_adamw_"} & {k["name"] for k in profiles[0]["kernels"]}
+
+
+def test_the_checks_tests_part_keeps_its_slowest_tests_apart_from_the_tail(tmp_path, monkeypatch):
+    """tests.json of a real pytest run (two tests that sleep, one that fails): each slow test's seconds, slowest
+    first, out of the tail, which still ends in pytest's summary and shows the failure."""
+    from bench import gpu_check
+
+    sample = tmp_path / "test_sample.py"
+    sample.write_text("import time\n\ndef test_slow():\n    time.sleep(0.3)\n\n"
+                      "def test_slower():\n    time.sleep(0.6)\n\ndef test_fails():\n    assert 1 == 2\n")
+    monkeypatch.setattr(gpu_check, "TEST_FILES", [str(sample)])
+    tests = gpu_check.run_tests(timeout_s=60)
+    assert tests["exit_status"] == 1 and tests["summary"].startswith("1 failed, 2 passed")
+    calls = [(t["test"].split("::")[-1], t["seconds"]) for t in tests["slowest"] if t["phase"] == "call"]
+    assert [name for name, _ in calls[:2]] == ["test_slower", "test_slow"]
+    assert calls[0][1] >= 0.6 and 0.3 <= calls[1][1] < calls[0][1]
+    assert "durations" not in tests["tail"] and "s call " not in tests["tail"]
+    assert "assert 1 == 2" in tests["tail"]
 
 
 def test_the_steady_rate_is_the_steps_a_longer_loop_adds_over_the_seconds_it_adds():
