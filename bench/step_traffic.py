@@ -2,6 +2,7 @@
 datasheet allows for it: is a speed target reachable at all?
 
     python -m bench.step_traffic --json bench/step-traffic-cpu.json
+    python -m bench.step_traffic --kernels bench/gpu-check-<gpu>-<date>-kernels.json   # each op against its floor
 
 The eager step at the paper's defaults (100 seeds, one group, counter stream), every aten call that
 computes something (views only describe memory) counted by what it must read and write once: its
@@ -16,6 +17,11 @@ FLOPs at the datasheet's fp32 rate and its bytes at the datasheet's memory bandw
 reaches it (launches, caches, tiles that read an operand more than once), so a target faster than the
 floor cannot be met by this step as it is: only by one that moves fewer bytes (kernels fused) or
 computes in another format (TF32).
+
+With --kernels, a GPU check's kernels.json (bench.gpu_check: an eager step's device time per aten op, on
+that GPU) is set beside the floors at the same seeds, per category (matrix products, AdamW, the rest):
+which part falls furthest short of what the datasheet allows, the products' kernels or the elementwise
+passes a fusion would remove.
 """
 
 import argparse
@@ -179,11 +185,79 @@ def summary(task: str, calls: list, n_seeds: int, measured: dict) -> dict:
             "gpus": gpus}
 
 
+def gpu_of(record: dict) -> dict:
+    """The datasheet figures of the GPU a check's record was measured on."""
+    device = record["provenance"]["device"]
+    if device not in GPUS:
+        raise ValueError(f"kernels: measured on {device!r}; the floors know {', '.join(GPUS)}")
+    return GPUS[device]
+
+
+def category_of(op: str) -> str:
+    """The category step_traffic puts an aten op's calls in, from the op's profiler name ("aten::bmm")."""
+    name = op.removeprefix("aten::")
+    return "matrix products" if op in MATRIX_PRODUCTS else "AdamW" if name in OPTIMIZER else "other"
+
+
+def against_kernels(record: dict, traffic=step_traffic) -> list:
+    """Per row of a check's kernels.json (a task, its seeds): per category of step_traffic's (the matrix
+    products, AdamW, the rest), its floor on that GPU at those seeds (`traffic`: step_traffic) beside the
+    device time the profile measured, and the floor's share of it (1: at the datasheet's bound).  Measured
+    by category, not op by op: the profiler gives a kernel's time to the op that launched it (relu's to
+    clamp_min, a zero table's to fill_), where the step's traffic names the op its caller asked for.  The
+    profile keeps its largest ops only: the rest's time is the step's total less the products' and AdamW's
+    (a product or AdamW outside the largest would count there); the fused Philox, launched by no aten op,
+    is in neither."""
+    gpu, rows = gpu_of(record), []
+    for row in record["rows"]:
+        if "error" in row:
+            continue
+        calls = traffic(row["task"], row["n_seeds"])
+        measured = {"matrix products": 0.0, "AdamW": 0.0}
+        for kernel in row["kernels"]:
+            category = category_of(kernel["name"])
+            if category in measured:
+                measured[category] += kernel["us_per_step"]
+        measured["other"] = row["device_ms_per_step"] * 1e3 - sum(measured.values())
+        parts = []
+        for category, us in measured.items():
+            mine = [c for c in calls if c[0] == category]
+            floor_us = floor_ms(mine, gpu) * 1e3
+            parts.append({"category": category, "us_measured": round(us, 1), "us_floor": round(floor_us, 1),
+                          "of_floor": round(floor_us / us, 3) if us > 0 else None})
+        rows.append({"task": row["task"], "n_seeds": row["n_seeds"], "parts": parts})
+    return rows
+
+
+def print_against_kernels(rows: list, device: str):
+    print(f"an eager step's device time on {device} against the datasheet's floor (1 = at the floor)")
+    for r in rows:
+        print(f"{r['task']} at {r['n_seeds']} seeds:")
+        for part in r["parts"]:
+            share = "-" if part["of_floor"] is None else f"{part['of_floor']:.2f}"
+            print(f"    {part['category']:<16}{part['us_measured']:>10.1f} us measured {part['us_floor']:>9.1f} us floor "
+                  f"  {share} of it")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", help="also write the rows here")
     parser.add_argument("--seeds", type=int, default=100)
+    parser.add_argument("--kernels", help="a GPU check's kernels.json: its measured time by category against the "
+                        "floors (instead of the rows)")
     args = parser.parse_args(argv)
+    if args.kernels:
+        try:
+            record = json.loads(Path(args.kernels).read_text())
+            gpu_of(record)
+        except (OSError, ValueError, KeyError) as exc:
+            parser.error(f"--kernels: {exc}")
+        rows = against_kernels(record)
+        print_against_kernels(rows, record["provenance"]["device"])
+        if args.json:
+            store.write_json(Path(args.json), {"provenance": store.provenance("cpu"), "kernels": args.kernels,
+                                               "device": record["provenance"]["device"], "rows": rows})
+        return
     measured = measured_steps(Path(__file__).parent.glob("gpu-check-*-step.json"))
     rows = [summary(task, step_traffic(task, args.seeds), args.seeds, measured) for task in TASKS]
     for r in rows:

@@ -313,6 +313,65 @@ def test_the_measured_steps_are_the_newest_checks_at_the_papers_defaults(tmp_pat
     assert measured_steps(paths) == {("GPU X", "argmax"): 2.0}
 
 
+def kernels_record(device: str, rows: list) -> dict:
+    """A check's kernels.json as bench.gpu_check writes it."""
+    return {"provenance": {"device": device, "created": "2026-11-27T00:00:00+00:00"}, "rows": rows}
+
+
+def test_a_checks_kernels_are_set_beside_the_floors_by_category():
+    """Measured: the products' and AdamW's ops as the profile kept them, the rest the step's total less those;
+    floor: the step's calls of each category at the check's GPU (here 1 us per 3.35 MB moved on an H100)."""
+    from bench.step_traffic import against_kernels
+
+    calls = {("argmax", 2): [("matrix products", "bmm", 3_350_000, 3_350_000, 0),  # 2 us at 3.35 TB/s
+                             ("matrix products", "baddbmm", 0, 0, 67 * 10**6),  # 1 us at 67 TFLOPS
+                             ("AdamW", "_fused_adamw_", 3_350_000, 0, 0),  # 1 us
+                             ("other", "add", 6_700_000, 3_350_000, 0)]}  # 3 us
+    kernels = [{"name": "aten::bmm", "us_per_step": 6.0}, {"name": "aten::add", "us_per_step": 10.0},
+               {"name": "aten::baddbmm", "us_per_step": 2.0}, {"name": "aten::_fused_adamw_", "us_per_step": 4.0}]
+    record = kernels_record("NVIDIA H100 80GB HBM3", [
+        {"task": "argmax", "n_seeds": 2, "device_ms_per_step": 0.025, "kernels": kernels},
+        {"task": "dictionary", "n_seeds": 2, "error": "RuntimeError: out of memory"}])  # a failed row: left out
+    (row,) = against_kernels(record, traffic=lambda task, n: calls[(task, n)])
+    parts = {p["category"]: (p["us_measured"], p["us_floor"], p["of_floor"]) for p in row["parts"]}
+    assert parts == {"matrix products": (8.0, 3.0, 0.375), "AdamW": (4.0, 1.0, 0.25), "other": (13.0, 3.0, 0.231)}
+    # the H200's bandwidth moves the same bytes in 3.35 / 4.8 of the time; its fp32 rate is the H100's
+    record["provenance"]["device"] = "NVIDIA H200"
+    (row,) = against_kernels(record, traffic=lambda task, n: calls[(task, n)])
+    assert row["parts"][0]["us_floor"] == pytest.approx(2 * 3.35 / 4.8 + 1, abs=0.05)
+
+
+def test_kernels_from_a_gpu_without_a_datasheet_are_refused_with_the_known_ones(tmp_path, capsys):
+    from bench.step_traffic import main
+
+    path = tmp_path / "kernels.json"
+    path.write_text(json.dumps(kernels_record("cpu (x86_64, 2 threads)", [])))
+    with pytest.raises(SystemExit) as stop:
+        main(["--kernels", str(path), "--json", str(tmp_path / "out.json")])
+    assert stop.value.code == 2 and not (tmp_path / "out.json").exists()
+    assert "NVIDIA H100 80GB HBM3, NVIDIA H200" in capsys.readouterr().err
+
+
+def test_the_step_traffic_command_sets_a_real_profile_beside_the_floors(tmp_path, capsys):
+    """A CPU profile of the check's own making, read as if an H100 had made it: every category measured and
+    floored, the JSON written."""
+    from bench import gpu_check
+    from bench.step_traffic import main
+
+    rows = [{"task": t, "n_seeds": 2, **gpu_check.profile_step(t, 2, torch.device("cpu"), steps=2)}
+            for t in ("argmax", "dictionary")]
+    path = tmp_path / "kernels.json"
+    path.write_text(json.dumps(kernels_record("NVIDIA H100 80GB HBM3", rows)))
+    main(["--kernels", str(path), "--json", str(tmp_path / "out.json")])
+    written = json.loads((tmp_path / "out.json").read_text())
+    assert written["device"] == "NVIDIA H100 80GB HBM3" and [r["task"] for r in written["rows"]] == ["argmax",
+                                                                                                       "dictionary"]
+    for row in written["rows"]:
+        assert [p["category"] for p in row["parts"]] == ["matrix products", "AdamW", "other"]
+        assert all(p["us_measured"] > 0 and p["us_floor"] > 0 and 0 < p["of_floor"] for p in row["parts"])
+    assert "against the datasheet's floor" in capsys.readouterr().out
+
+
 def test_the_step_traffic_command_writes_its_rows(tmp_path, capsys):
     from bench.step_traffic import main
 
