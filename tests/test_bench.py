@@ -2,12 +2,14 @@
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from bench.run import forward_flops_per_sequence, training_flops_per_step
+from vvlib.experiments.storage.store import REPO_ROOT
 from vvlib.model import ModelConfig, forward, init_params
 from vvlib.tasks import TaskConfig, sample
 
@@ -383,3 +385,17 @@ def test_the_step_traffic_command_writes_its_rows(tmp_path, capsys):
         for gpu in row["gpus"].values():
             assert 0 < gpu["floor_ms_others_fused"] < gpu["floor_ms"]
     assert "floor" in capsys.readouterr().out
+
+
+def test_the_heads_comparison_runs_each_arm_with_its_own_code(tmp_path):
+    """bench.heads_ab's earlier arm imports vvlib from the commit's tree, not from this checkout (a python on
+    whose path this checkout is installed finds it first unless told otherwise), and reports a step's time,
+    bytes and calls."""
+    from bench import heads_ab
+
+    tree = heads_ab.earlier_tree("HEAD", tmp_path)
+    earlier = heads_ab.run_arm(tree, ("argmax", 1, 2, 2), steps=1)
+    present = heads_ab.run_arm(None, ("argmax", 1, 2, 2), steps=1)
+    assert Path(earlier["vvlib"]).parent == tree and Path(present["vvlib"]).parent == REPO_ROOT
+    for arm in (earlier, present):
+        assert arm["ms_per_step"] > 0 and arm["gbytes"] > 0 and arm["calls"] > 0

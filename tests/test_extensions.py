@@ -92,7 +92,7 @@ def test_rescaled_output_has_the_items_variance_at_every_length(n):
     rows, width, sigma = 4000, 8, 1.5
     weights = torch.softmax(3 * torch.randn(rows, n, generator=gen), dim=-1)
     items = 2.0 + sigma * torch.randn(rows, n, width, generator=gen)  # a non-zero mean cancels too
-    out = centred_mix(weights, items)
+    out = centred_mix(weights.unsqueeze(1), items).squeeze(1)  # one head
     var = out.var(dim=0)  # per component, over sequences
     se = sigma**2 * math.sqrt(2 / rows)  # normal theory
     assert (var - sigma**2).abs().max() < 4.5 * se
@@ -129,3 +129,86 @@ def test_bad_extension_options_are_named(kw, match):
 def test_bad_monte_carlo_output_is_named():
     with pytest.raises(ValueError, match=r"output must be one of \('plain', 'rescale'\)"):
         mc.RandomAttention(output="unit")
+
+
+def one_head_as_before(cfg, p, batch, temperature="fixed"):
+    """The one-head model as the engine computed it before a layer's heads shared their products (commit
+    bb3af3a): the head's logits h . u as a product with one column, its weights (S, B, N), its mix
+    A . h with one row.  Every committed paper-scale run has one head, so this is the rounding they hold."""
+    from vvlib.attention import EPS, attention_weights, log_length
+    from vvlib.model import features, linear, mlp, normalize
+
+    x, y = features(cfg, p, batch)
+    h, z = mlp(p, "enc", cfg.encoder_layers, x), mlp(p, "enc", cfg.encoder_layers, y)
+    q = linear(z, p["wq"], p.get("bq"))
+    u = linear(q, p["wk"].transpose(1, 2)) / math.sqrt(cfg.hidden)
+    logits = (h @ u.unsqueeze(-1)).squeeze(-1)
+    if cfg.attention == "torch":
+        logits = logits + (q * p["bk"].unsqueeze(1)).sum(-1, keepdim=True) / math.sqrt(cfg.hidden)
+    if cfg.logit_scale == "log_n":
+        logits = logits * p["ssmax.s"][:, 0].view(-1, 1, 1) * log_length(logits, batch.mask)
+    attn = attention_weights(logits, temperature, batch.mask)
+    if cfg.norm == "rescale":
+        valid = batch.mask.to(attn.dtype)
+        centred = attn - valid / valid.sum(dim=-1, keepdim=True)
+        mixed = (centred.unsqueeze(-2) @ h).squeeze(-2) / (centred.norm(dim=-1, keepdim=True) + EPS)
+    else:
+        mixed = (attn.unsqueeze(-2) @ h).squeeze(-2)
+    o = linear(mixed, p["wv"], p.get("bv"))
+    if cfg.attention == "torch":
+        o = linear(o, p["wo"], p["bo"])
+    return mlp(p, "out", cfg.readout_layers, normalize(cfg, p, "", o))
+
+
+def masked_batch(cfg, seeds: int, rows: int, n: int):
+    """Each seed's batch of sequences of 5 to n items (the rest masked), stacked."""
+    batches = []
+    for s in range(seeds):
+        gen = rng.generator("cpu", 0, "heads", s)
+        batches.append(sample(cfg.task, gen, rows, n, "cpu", torch.randint(5, n + 1, (rows,), generator=gen)))
+    return stack(batches)
+
+
+@pytest.fixture
+def one_thread():
+    """Sums split the same way in every run (dictionary's lookup gradient does not repeat bit for bit with 2)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("task", ["argmax", "dictionary"])
+@pytest.mark.parametrize("options", [{}, {"norm": "layernorm"}, {"norm": "standardize"}, {"norm": "rescale"},
+                                     {"logit_scale": "log_n"}, {"attention": "torch"}])
+def test_one_head_computes_what_it_did_before_the_heads_shared_their_products(task, options, one_thread):
+    """The same bits, forward (both temperatures) and every weight's gradient: the committed one-head runs
+    (chapters 4, 5, 8, 11 at the paper's scale) stay what the code computes."""
+    cfg = ModelConfig(task=TaskConfig(task), hidden=32, **options)
+    p = {name: w.requires_grad_() for name, w in init_params(cfg, [0, 1, 2]).items()}
+    batch = masked_batch(cfg, 3, 8, 24)
+    for temperature in ("fixed", "adaptive"):
+        assert torch.equal(forward(cfg, p, batch, temperature), one_head_as_before(cfg, p, batch, temperature))
+    ours = torch.autograd.grad(forward(cfg, p, batch).square().sum(), list(p.values()))
+    before = torch.autograd.grad(one_head_as_before(cfg, p, batch).square().sum(), list(p.values()))
+    for name, mine, theirs in zip(p, ours, before):
+        assert torch.equal(mine, theirs), name
+
+
+@pytest.mark.parametrize("options", [{"heads": 4, "layers": 2}, {"heads": 4, "layers": 2, "norm": "layernorm"},
+                                     {"heads": 2, "logit_scale": "log_n"}, {"heads": 2, "norm": "rescale"}])
+def test_several_heads_learn_what_head_by_head_attention_learns(options):
+    """The weights' gradients through heads that share their products against textbook_forward's, each head
+    with K and V formed, one seed and one sequence at a time: the same within float rounding (the sums over
+    heads run in another order)."""
+    cfg = ModelConfig(task=TaskConfig("argmax"), hidden=16, **options)
+    p = {name: w.requires_grad_() for name, w in init_params(cfg, [0, 1]).items()}
+    batches = [sample(cfg.task, rng.generator("cpu", 0, "t", s), 3, 12, "cpu") for s in range(2)]
+    ours = torch.autograd.grad(forward(cfg, p, stack(batches)).square().sum(), list(p.values()))
+    textbook = 0
+    for s, b in enumerate(batches):
+        for i in range(3):
+            x = torch.cat([b.priority[i, :, None], F.one_hot(b.label[i], cfg.task.n_classes).float()], 1)
+            textbook = textbook + textbook_forward(cfg, p, x, p["query_token"][s], s).square().sum()
+    for name, mine, theirs in zip(p, ours, torch.autograd.grad(textbook, list(p.values()))):
+        torch.testing.assert_close(mine, theirs, rtol=1e-4, atol=1e-5, msg=name)

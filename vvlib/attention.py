@@ -77,24 +77,26 @@ def attention_weights(logits, temperature: str = "fixed", mask=None) -> torch.Te
 
 
 def centred_mix(weights, items, mask=None, eps: float = EPS):
-    """sum_n c_n x_n / ||c||_2 with c = A - 1/N over the sequence's items: (..., N), (..., N, F) -> (..., F).
+    """sum_n c_n x_n / ||c||_2 with c = A - 1/N over the sequence's items, per head: weights (..., H, N) and
+    items (..., N, F) -> (..., H, F).
 
     Because the c_n sum to zero, the mean of the items cancels; if the weights are
     independent of i.i.d. items of variance sigma^2, every component of the result has
-    variance exactly sigma^2 at every N (chapter 10 proves it).  Masked items get no weight."""
+    variance exactly sigma^2 at every N (chapter 10 proves it).  Masked items (mask (..., 1, N)) get no
+    weight."""
     if mask is None:
         uniform = torch.full_like(weights, 1 / weights.shape[-1])
     else:
         valid = mask.to(weights.dtype)
         uniform = valid / valid.sum(dim=-1, keepdim=True)
     centred = weights - uniform
-    mixed = (centred.unsqueeze(-2) @ items).squeeze(-2)
-    return mixed / (centred.norm(dim=-1, keepdim=True) + eps)
+    return (centred @ items) / (centred.norm(dim=-1, keepdim=True) + eps)
 
 
 def plain_mix(weights, items, mask=None):
-    """sum_n A_n x_n: (..., N), (..., N, F) -> (..., F) (masked items already have weight 0)."""
-    return (weights.unsqueeze(-2) @ items).squeeze(-2)
+    """sum_n A_n x_n per head: weights (..., H, N) and items (..., N, F) -> (..., H, F) (masked items already
+    have weight 0).  One product reads the items once for every head."""
+    return weights @ items
 
 
 @dataclass(frozen=True)

@@ -197,22 +197,30 @@ def features(cfg: ModelConfig, params, batch: Batch):
     return tasks.get(cfg.task.name).features(cfg, params, batch, n_seeds(params))
 
 
-def attention_head(cfg: ModelConfig, params, prefix: str, head: int, q, h, mask, temperature):
-    """One head: its attention weights (S, B, N) and its output (S, B, D/H)."""
-    width = cfg.hidden // cfg.heads
-    cols = slice(head * width, (head + 1) * width)
-    u = linear(q[..., cols], params[prefix + "wk"][:, :, cols].transpose(1, 2)) / math.sqrt(width)  # q W_K^T / sqrt(d)
-    logits = (h @ u.unsqueeze(-1)).squeeze(-1)  # (S, B, N)
-    if cfg.attention == "torch":  # (h W_K + b_K) . q: the bias's share is the same for every item
-        logits = logits + (q[..., cols] * params[prefix + "bk"][:, cols].unsqueeze(1)).sum(-1, keepdim=True) / math.sqrt(width)
+def attention_layer(cfg: ModelConfig, params, prefix: str, q, h, mask, temperature):
+    """One layer's heads at once: their attention weights (S, B, H, N) and output (S, B, D).  Head j's logits
+    are h . (q_j W_K,j^T) / sqrt(D/H) and its output (sum_n A_jn h_n) W_V,j, so every head reads the items h,
+    the layer's largest tensor by far, in one product for all heads (and its backward writes their gradient
+    once) instead of once per head.  With one head these are the same products as the paper's model."""
+    S, width = h.shape[0], cfg.hidden // cfg.heads
+    cols = [slice(j * width, (j + 1) * width) for j in range(cfg.heads)]
+    mask = None if mask is None else mask.unsqueeze(-2)  # (S, B, 1, N): the same items for every head
+    # head j's q_j W_K,j^T / sqrt(d), (S, B, D), as column j of (S, B, D, H) (one head: a view, no copy)
+    us = [linear(q[..., c], params[prefix + "wk"][:, :, c].transpose(1, 2)) / math.sqrt(width) for c in cols]
+    u = us[0].unsqueeze(-1) if cfg.heads == 1 else torch.stack(us, dim=-1)
+    logits = (h @ u).transpose(-1, -2)  # (S, B, H, N)
+    if cfg.attention == "torch":  # (h W_K + b_K) . q: the bias's share is the same for every item (one head)
+        logits = logits + (q * params[prefix + "bk"].unsqueeze(1)).sum(-1, keepdim=True).unsqueeze(-1) / math.sqrt(width)
     if cfg.logit_scale == "log_n":
-        s = params[prefix + "ssmax.s"][:, head].view(-1, 1, 1)
+        s = params[prefix + "ssmax.s"].view(S, 1, cfg.heads, 1)
         logits = logits * s * log_length(logits, mask)
     attn = attention_weights(logits, temperature, mask)
-    mixed = NORM_TABLE[cfg.norm].mix(attn, h, mask)
+    mixed = NORM_TABLE[cfg.norm].mix(attn, h, mask)  # (S, B, H, D)
+    mixed = [mixed.squeeze(-2)] if cfg.heads == 1 else mixed.unbind(-2)  # each head's (S, B, D); one head: a view
     if cfg.attention == "torch":  # sum_n A_n (h_n W_V + b_V): the weights sum to 1
-        return attn, linear(mixed, params[prefix + "wv"][:, :, cols], params[prefix + "bv"][:, cols])
-    return attn, linear(mixed, params[prefix + "wv"][:, :, cols])
+        return attn, linear(mixed[0], params[prefix + "wv"], params[prefix + "bv"])
+    outs = [linear(m, params[prefix + "wv"][:, :, c]) for m, c in zip(mixed, cols)]
+    return attn, outs[0] if cfg.heads == 1 else torch.cat(outs, dim=-1)
 
 
 def normalize(cfg: ModelConfig, params, prefix: str, o):
@@ -230,15 +238,13 @@ def forward(cfg: ModelConfig, params, batch: Batch, temperature="fixed", probe=F
     for layer in range(cfg.layers):
         prefix = layer_prefix(layer)
         q = linear(z, params[prefix + "wq"], params.get(prefix + "bq"))  # (S, B, D)
-        heads = [attention_head(cfg, params, prefix, j, q, h, batch.mask, temperature) for j in range(cfg.heads)]
-        o = heads[0][1] if cfg.heads == 1 else torch.cat([out for _, out in heads], dim=-1)
+        attn, o = attention_layer(cfg, params, prefix, q, h, batch.mask, temperature)
         if cfg.attention == "torch":
             o = linear(o, params[prefix + "wo"], params[prefix + "bo"])
         z = normalize(cfg, params, prefix, o)
     out = mlp(params, "out", cfg.readout_layers, z, dropout)
     if probe:
-        attn = heads[0][0] if cfg.heads == 1 else torch.stack([a for a, _ in heads], dim=2)
-        return out, {"attention": attn, "output": o, "normalized": z}
+        return out, {"attention": attn[:, :, 0] if cfg.heads == 1 else attn, "output": o, "normalized": z}
     return out
 
 
