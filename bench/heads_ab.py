@@ -1,7 +1,8 @@
 """Chapter 10's deep model (several heads) with a layer's heads sharing their products, against the code of
 an earlier commit that ran them head by head, in one run: the CPU training step's time (the two alternating
 repeat by repeat, each in a process of its own: the machine is shared, drift hits both) and what a step must
-move at 50 seeds (bench.step_traffic's count, the seeds of chapter 10's paper-scale deep runs).
+move at 50 seeds (bench.step_traffic's count, the seeds of chapter 10's paper-scale deep runs) with its
+datasheet floor on each GPU.
 
     python -m bench.heads_ab --json bench/heads-ab-cpu.json      # against bb3af3a, the last head by head
 
@@ -37,7 +38,7 @@ def worker(task: str, layers: int, heads: int, n_seeds: int, steps: int) -> dict
     import torch
 
     from bench.run import TASKS
-    from bench.step_traffic import StepTraffic
+    from bench.step_traffic import GPUS, StepTraffic, floor_ms
     from vvlib import philox
     from vvlib.model import ModelConfig
     from vvlib.train import TrainConfig, Trainer
@@ -58,7 +59,8 @@ def worker(task: str, layers: int, heads: int, n_seeds: int, steps: int) -> dict
     with mock.patch.object(philox, "philox_tensors", mode.fused_philox), mode:
         traced.train_step()
     return {"ms_per_step": 1e3 * statistics.median(times), "gbytes": sum(c[2] + c[3] for c in mode.calls) / 1e9,
-            "calls": len(mode.calls), "vvlib": str(Path(sys.modules["vvlib"].__file__).parent)}
+            "calls": len(mode.calls), "floor_ms": {gpu: floor_ms(mode.calls, figures) for gpu, figures in GPUS.items()},
+            "vvlib": str(Path(sys.modules["vvlib"].__file__).parent)}
 
 
 def run_arm(tree: Path | None, case: tuple, steps: int) -> dict:
@@ -108,7 +110,9 @@ def main(argv=None):
                      "after_over_before": round(ms["after"] / ms["before"], 3),
                      "traffic_seeds": TRAFFIC_SEEDS, "gbytes_before": round(arms["before"][0]["gbytes"], 3),
                      "gbytes_after": round(arms["after"][0]["gbytes"], 3),
-                     "calls_before": arms["before"][0]["calls"], "calls_after": arms["after"][0]["calls"]})
+                     "calls_before": arms["before"][0]["calls"], "calls_after": arms["after"][0]["calls"],
+                     "floor_ms_before": {g: round(ms, 2) for g, ms in arms["before"][0]["floor_ms"].items()},
+                     "floor_ms_after": {g: round(ms, 2) for g, ms in arms["after"][0]["floor_ms"].items()}})
         r = rows[-1]
         print(f"{task}, {layers} layers x {heads} heads, {seeds} seeds: {r['ms_before']} -> {r['ms_after']} ms a step "
               f"({r['after_over_before']}x); at {TRAFFIC_SEEDS} seeds {r['gbytes_before']} -> {r['gbytes_after']} GB "
