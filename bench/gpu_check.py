@@ -19,7 +19,8 @@ it measured), and a short table printed last:
   a unit trains), with one checkpoint forced half-way so that its cost is measured: model-steps/s
   from the run record, and the seconds the checkpoint took, per row of step.json, and
   last of all chapter 10's argmax model of several attention layers and heads (layers, heads), at
-  the seeds of its paper-scale runs (deep_seed_chunk), whose runs no other row times.  Each row of
+  the seeds of its paper-scale runs (deep_seed_chunk), whose runs no other row times, and as a trial the
+  plan does not read, at twice those seeds where --seeds allows (would runs of twice the seeds cost less?).  Each row of
   the counter stream is timed twice, at `--steps` and at LONGER times as many: the steps the second run adds, over the
   seconds it adds (checkpoints left out), are the steady rate (steady_model_steps_per_s), free of the
   costs every run pays once (graph recordings, first calls), which weigh on a few hundred steps but
@@ -349,14 +350,19 @@ def main(argv=None):
     # seeds: would runs of twice as many train in less than twice the time?  Not read by the plan (a trial).
     doubled = min(2 * chapter9_unit("argmax").n_seeds, args.seeds)
     curriculum("argmax", doubled, f"{doubled} seeds a run, against the paper profile's seed_chunk")
-    # chapter 10's deeper argmax model through the same loop: its extra heads and layer each pass over every item
-    deep, seeds = deep_run("argmax")
-    seeds = min(seeds, args.seeds)  # at the seeds of its paper-scale runs, which the plan times by this row
-    row = {"task": "argmax", "draws": "counter", "philox": philox_used, "n_seeds": seeds, "layers": deep.layers,
-           "heads": deep.heads}
-    started = time.perf_counter()
-    loops.append(measured(lambda: time_loop("argmax", "counter", seeds, device, args.steps, deep), row))
-    write(out, "loop", loops, device, started)
+    # chapter 10's deeper argmax model through the same loop: each of its layers passes over every item
+    deep, chunk = deep_run("argmax")
+
+    def deep_loop(n_seeds: int, trial: str = ""):
+        row = {"task": "argmax", "draws": "counter", "philox": philox_used, "n_seeds": n_seeds, "layers": deep.layers,
+               "heads": deep.heads} | ({"trial": trial} if trial else {})
+        started = time.perf_counter()
+        loops.append(measured(lambda: time_loop("argmax", "counter", n_seeds, device, args.steps, deep), row))
+        write(out, "loop", loops, device, started)
+
+    deep_loop(min(chunk, args.seeds))  # at the seeds of its paper-scale runs, which the plan times by this row
+    if 2 * chunk <= args.seeds:  # a trial the plan does not read: would runs of twice the seeds cost less a step?
+        deep_loop(2 * chunk, f"{2 * chunk} seeds a run, against the paper profile's deep_seed_chunk")
     profiles, started = [], time.perf_counter()
     for task in TASKS:  # eager steps: nothing recorded, so safe after everything else
         row = {"task": task, "draws": "counter", "philox": philox_used, "n_seeds": args.seeds}

@@ -164,6 +164,24 @@ def test_the_checks_tests_part_keeps_its_slowest_tests_apart_from_the_tail(tmp_p
     assert "assert 1 == 2" in tests["tail"]
 
 
+def test_the_gpu_check_tries_the_deep_model_at_twice_its_runs_seeds_where_it_may(tmp_path, monkeypatch):
+    """With room under --seeds, the deep model's loop is timed again at twice the seeds its paper-scale runs hold,
+    marked a trial, which the plan's rates leave alone (here its runs are made to hold 1 seed, --seeds 2)."""
+    from bench import gpu_check
+    from vvlib.experiments.paper_scale import units
+
+    deep, _ = gpu_check.deep_run("argmax")
+    monkeypatch.setattr(gpu_check, "deep_run", lambda task: (deep, 1))
+    gpu_check.main(["--out", str(tmp_path), "--device", "cpu", "--seeds", "2", "--steps", "4", "--no-tests"])
+    loops = json.loads((tmp_path / "loop.json").read_text())["rows"]
+    deep_rows = [(r["n_seeds"], r.get("trial", "")) for r in loops if "layers" in r]
+    assert deep_rows == [(1, ""), (2, "2 seeds a run, against the paper profile's deep_seed_chunk")]
+    kind = "argmax training (counter stream), 2 layers x 4 heads"
+    rates = units.check_rates([tmp_path / "loop.json"], "tensors", {kind: 1})
+    assert rates[kind] == next(r["steady_model_steps_per_s"] or r["model_steps_per_s"] for r in loops
+                               if "layers" in r and "trial" not in r)
+
+
 def test_the_steady_rate_is_the_steps_a_longer_loop_adds_over_the_seconds_it_adds():
     """Two runs paying the same fixed cost (2 s of recordings) at 10 ms a step for 100 seeds: 10,000
     model-steps/s, where the short run's own rate says 6,000 (300 steps in 5 s); too small a difference, none."""
