@@ -674,3 +674,25 @@ def test_the_overrun_quoted_is_the_committed_queue_records():
     for name in ("README.md", "bench/README.md"):
         text = " ".join((store.REPO_ROOT / name).read_text().split())
         assert f"(`units.overrun`: {factor:.2f}" in text, name
+
+
+def test_the_lines_on_heads_that_share_their_products_hold_in_their_committed_record():
+    """bench/README.md's table of the deep model's step before and after its heads shared their products, from
+    bench/heads-ab-cpu.json (bench.heads_ab), and the floors it quotes from bench.step_traffic's rules."""
+    from bench.step_traffic import GPUS, floor_ms
+
+    record = json.loads((store.REPO_ROOT / "bench" / "heads-ab-cpu.json").read_text())
+    text = " ".join((store.REPO_ROOT / "bench" / "README.md").read_text().split())
+    names = {(2, 4): "2 layers x 4 heads", (1, 1): "the paper's model (1 x 1)"}
+    for r in record["rows"]:
+        line = (f"| {r['task']}, {names[(r['layers'], r['heads'])]} | {r['ms_before']} | {r['ms_after']} | "
+                f"{r['after_over_before']:.2f} | {r['gbytes_before']:.2f} | {r['gbytes_after']:.2f} | "
+                f"{r['calls_before']} / {r['calls_after']} |")
+        assert line in text, line
+    one_head = [r for r in record["rows"] if r["heads"] == 1]
+    assert one_head and all(r["calls_before"] == r["calls_after"] for r in one_head)  # the same calls
+    assert record["before"] == "bb3af3a" and record["rows"][0]["traffic_seeds"] == 50
+    deep = record["rows"][0]
+    floors = [deep[f"floor_ms_{arm}"][gpu] for gpu in ("NVIDIA H100 80GB HBM3", "NVIDIA H200") for arm in ("before", "after")]
+    assert (deep["task"], deep["heads"]) == ("argmax", 4)
+    assert "falls from {:.2f} to {:.2f} ms on an H100 ({:.2f} to {:.2f} on an H200)".format(*floors) in text
