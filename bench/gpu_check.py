@@ -20,11 +20,11 @@ it measured), and a short table printed last:
   from the run record, and the seconds the checkpoint took, per row of step.json, and
   last of all chapter 10's argmax model of several attention layers and heads (layers, heads), at
   the seeds of its paper-scale runs (deep_seed_chunk), whose runs no other row times, and as a trial the
-  plan does not read, at twice those seeds where --seeds allows (would runs of twice the seeds cost less?).  Each row of
-  the counter stream is timed twice, at `--steps` and at LONGER times as many: the steps the second run adds, over the
-  seconds it adds (checkpoints left out), are the steady rate (steady_model_steps_per_s), free of the
-  costs every run pays once (graph recordings, first calls), which weigh on a few hundred steps but
-  not on a unit's tens of thousands;
+  plan does not read, at twice those seeds where --seeds allows (would runs of twice the seeds cost less?).
+  Each row of the counter stream is timed twice, at `--steps` and at LONGER times as many: the steps the
+  second run adds, over the seconds it adds (checkpoints left out), are the steady rate
+  (steady_model_steps_per_s), free of the costs every run pays once (graph recordings, first calls),
+  which weigh on a few hundred steps but not on a unit's tens of thousands;
 - curriculum.json: chapter 9's paper-scale unit in miniature, per task: its own seeds (seed_chunk)
   and settings, the steps shortened with the curriculum's stages kept in proportion (16 up to 256
   items), through the same real loop: model-steps/s, its steady rate as above (each stage longer, the

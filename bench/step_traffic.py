@@ -235,8 +235,8 @@ def print_against_kernels(rows: list, device: str):
         print(f"{r['task']} at {r['n_seeds']} seeds:")
         for part in r["parts"]:
             share = "-" if part["of_floor"] is None else f"{part['of_floor']:.2f}"
-            print(f"    {part['category']:<16}{part['us_measured']:>10.1f} us measured {part['us_floor']:>9.1f} us floor "
-                  f"  {share} of it")
+            print(f"    {part['category']:<16}{part['us_measured']:>10.1f} us measured "
+                  f"{part['us_floor']:>9.1f} us floor   {share} of it")
 
 
 def main(argv=None):

@@ -693,6 +693,7 @@ def test_the_lines_on_heads_that_share_their_products_hold_in_their_committed_re
     assert one_head and all(r["calls_before"] == r["calls_after"] for r in one_head)  # the same calls
     assert record["before"] == "bb3af3a" and record["rows"][0]["traffic_seeds"] == 50
     deep = record["rows"][0]
-    floors = [deep[f"floor_ms_{arm}"][gpu] for gpu in ("NVIDIA H100 80GB HBM3", "NVIDIA H200") for arm in ("before", "after")]
+    floors = [deep[f"floor_ms_{arm}"][gpu] for gpu in ("NVIDIA H100 80GB HBM3", "NVIDIA H200")
+              for arm in ("before", "after")]
     assert (deep["task"], deep["heads"]) == ("argmax", 4)
     assert "falls from {:.2f} to {:.2f} ms on an H100 ({:.2f} to {:.2f} on an H200)".format(*floors) in text

@@ -210,7 +210,8 @@ def attention_layer(cfg: ModelConfig, params, prefix: str, q, h, mask, temperatu
     u = us[0].unsqueeze(-1) if cfg.heads == 1 else torch.stack(us, dim=-1)
     logits = (h @ u).transpose(-1, -2)  # (S, B, H, N)
     if cfg.attention == "torch":  # (h W_K + b_K) . q: the bias's share is the same for every item (one head)
-        logits = logits + (q * params[prefix + "bk"].unsqueeze(1)).sum(-1, keepdim=True).unsqueeze(-1) / math.sqrt(width)
+        bias_share = (q * params[prefix + "bk"].unsqueeze(1)).sum(-1, keepdim=True).unsqueeze(-1)
+        logits = logits + bias_share / math.sqrt(width)
     if cfg.logit_scale == "log_n":
         s = params[prefix + "ssmax.s"].view(S, 1, cfg.heads, 1)
         logits = logits * s * log_length(logits, mask)
