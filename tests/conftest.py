@@ -11,6 +11,17 @@ def _threads():
 
 
 @pytest.fixture
+def one_thread():
+    """One CPU thread while the test runs: BLAS and reductions then sum in a fixed order whatever the batch
+    size or the machine's load (with two, dictionary lookup's gradient does not repeat bit for bit), so a
+    test of equal bits fails only for a difference in the code."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture
 def small_argmax():
     return ModelConfig(task=TaskConfig("argmax", n_classes=5), hidden=16)
 

@@ -169,14 +169,6 @@ def masked_batch(cfg, seeds: int, rows: int, n: int):
     return stack(batches)
 
 
-@pytest.fixture
-def one_thread():
-    """Sums split the same way in every run (dictionary's lookup gradient does not repeat bit for bit with 2)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 @pytest.mark.parametrize("task", ["argmax", "dictionary"])
 @pytest.mark.parametrize("options", [{}, {"norm": "layernorm"}, {"norm": "standardize"}, {"norm": "rescale"},

@@ -66,13 +66,6 @@ def long_params(tmp_path, **kw):
     return Params({**base, **kw})
 
 
-@pytest.fixture
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
 
 def test_seed_chunks_join_into_the_run_of_all_seeds(tmp_path, one_thread):
     """Seeds 0-3 as two stored runs of two give what one run of all four gives."""

@@ -73,15 +73,6 @@ def test_loss_history_of_a_resumed_run_equals_an_uninterrupted_ones(small_argmax
     assert resumed.loss_history == straight.loss_history
 
 
-@pytest.fixture
-def one_thread():
-    """With one CPU thread, BLAS and reductions sum in a fixed order whatever the batch size,
-    so whatever differs between seed groupings can only be the grouping code itself."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
 
 @pytest.mark.parametrize("fixture", ["small_argmax", "small_dictionary"])
 def test_seed_groups_train_the_same_weights_as_the_whole_ensemble(fixture, request, one_thread):
