@@ -169,7 +169,6 @@ def masked_batch(cfg, seeds: int, rows: int, n: int):
     return stack(batches)
 
 
-
 @pytest.mark.parametrize("task", ["argmax", "dictionary"])
 @pytest.mark.parametrize("options", [{}, {"norm": "layernorm"}, {"norm": "standardize"}, {"norm": "rescale"},
                                      {"logit_scale": "log_n"}, {"attention": "torch"}])

@@ -66,7 +66,6 @@ def long_params(tmp_path, **kw):
     return Params({**base, **kw})
 
 
-
 def test_seed_chunks_join_into_the_run_of_all_seeds(tmp_path, one_thread):
     """Seeds 0-3 as two stored runs of two give what one run of all four gives."""
     from vvlib.experiments.setups import variants

@@ -73,7 +73,6 @@ def test_loss_history_of_a_resumed_run_equals_an_uninterrupted_ones(small_argmax
     assert resumed.loss_history == straight.loss_history
 
 
-
 @pytest.mark.parametrize("fixture", ["small_argmax", "small_dictionary"])
 def test_seed_groups_train_the_same_weights_as_the_whole_ensemble(fixture, request, one_thread):
     cfg = request.getfixturevalue(fixture)
