@@ -7,8 +7,8 @@ Five parts, each written to DIR as JSON as soon as it is done (an interrupted ch
 it measured), and a short table printed last:
 
 - tests.json: the device tests of the counter stream (both Philox), training, evaluation, capture safety,
-  probing and the counter arm (pytest; on a GPU every test parametrized by device runs on CUDA too), with
-  the slowest tests' seconds (where the check's own minute goes);
+  probing, the counter arm and the model's heads (pytest; on a GPU every test parametrized by device runs on
+  CUDA too), with the slowest tests' seconds (where the check's own minute goes);
 - step.json: the training step alone at the paper's defaults (100 seeds, one group: replayed
   from a CUDA graph on a GPU), per task and source of data, the counter stream with the Philox the
   runs use (VVLIB_PHILOX: the fused kernel on a GPU, elementwise tensors on a CPU; the same bits,
@@ -69,7 +69,7 @@ DRAWS = ("generators", "counter")
 LONGER = 3  # the second loop's length in first loops: their difference is the steady rate a unit runs at
 PROFILED_STEPS, PROFILED_KERNELS = 10, 15  # kernels.json: steps under the profiler, kernels kept per task
 TEST_FILES = ["tests/test_draws.py", "tests/test_philox_kernel.py", "tests/test_train.py", "tests/test_evaluate.py",
-              "tests/test_capture.py", "tests/test_counter_arm.py", "tests/test_probing.py"]
+              "tests/test_capture.py", "tests/test_counter_arm.py", "tests/test_probing.py", "tests/test_extensions.py"]
 SLOWEST_TESTS = 20  # tests.json keeps this many tests' seconds: which ones the check's own minute goes to
 DURATION_LINE = re.compile(r"^(\d+(?:\.\d+)?)s (setup|call|teardown) +(\S.*)$")  # "1.05s call  tests/x.py::test"
 # the section's title and its closing note, "(370 durations < 0.005s hidden.  Use -vv to show these durations.)"

@@ -11,7 +11,7 @@ from vvlib import montecarlo as mc
 from vvlib import rng
 from vvlib.attention import centred_mix
 from vvlib.model import ModelConfig, forward, init_params, settings
-from vvlib.task_base import stack
+from vvlib.task_base import map_fields, stack
 from vvlib.tasks import TaskConfig, sample
 
 
@@ -172,12 +172,13 @@ def masked_batch(cfg, seeds: int, rows: int, n: int):
 @pytest.mark.parametrize("task", ["argmax", "dictionary"])
 @pytest.mark.parametrize("options", [{}, {"norm": "layernorm"}, {"norm": "standardize"}, {"norm": "rescale"},
                                      {"logit_scale": "log_n"}, {"attention": "torch"}])
-def test_one_head_computes_what_it_did_before_the_heads_shared_their_products(task, options, one_thread):
+def test_one_head_computes_what_it_did_before_the_heads_shared_their_products(task, options, device, one_thread):
     """The same bits, forward (both temperatures) and every weight's gradient: the committed one-head runs
-    (chapters 4, 5, 8, 11 at the paper's scale) stay what the code computes."""
+    (chapters 4, 5, 8, 11 at the paper's scale, trained on GPUs) stay what the code computes (the GPU check
+    runs this file on CUDA)."""
     cfg = ModelConfig(task=TaskConfig(task), hidden=32, **options)
-    p = {name: w.requires_grad_() for name, w in init_params(cfg, [0, 1, 2]).items()}
-    batch = masked_batch(cfg, 3, 8, 24)
+    p = {name: w.requires_grad_() for name, w in init_params(cfg, [0, 1, 2], device=device).items()}
+    batch = map_fields(masked_batch(cfg, 3, 8, 24), lambda t: t.to(device))
     for temperature in ("fixed", "adaptive"):
         assert torch.equal(forward(cfg, p, batch, temperature), one_head_as_before(cfg, p, batch, temperature))
     ours = torch.autograd.grad(forward(cfg, p, batch).square().sum(), list(p.values()))
