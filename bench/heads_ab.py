@@ -53,6 +53,7 @@ def worker(task: str, layers: int, heads: int, n_seeds: int, steps: int) -> dict
         for _ in range(steps):
             trainer.train_step()
         times.append((time.perf_counter() - start) / steps)
+    # step_traffic.step_traffic as bb3af3a has it counts the default model only: its counting, here for `model`
     traced = Trainer(model, TrainConfig(n_seeds=TRAFFIC_SEEDS, steps=10**9, draws="counter"), "cpu", graph_step=False)
     traced.train_step()
     mode = StepTraffic()

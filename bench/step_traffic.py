@@ -95,6 +95,12 @@ def traffic(func, args, kwargs, out) -> tuple[int, int]:
     return read, sum(map(_size, written)) + sum(map(_size, outputs))
 
 
+def category_of(op: str) -> str:
+    """The category of an aten op's calls (matrix products, AdamW or other), from its profiler name ("aten::bmm")."""
+    name = op.removeprefix("aten::")
+    return "matrix products" if op in MATRIX_PRODUCTS else "AdamW" if name in OPTIMIZER else "other"
+
+
 class StepTraffic(TorchDispatchMode):
     """Every call: (category: matrix products, AdamW, Philox or other; aten name; bytes read; bytes
     written; FLOPs)."""
@@ -109,8 +115,8 @@ class StepTraffic(TorchDispatchMode):
         if func.is_view or self.inside_philox:
             return out
         name = func.overloadpacket.__name__
-        product = f"aten::{name}" in MATRIX_PRODUCTS
-        category = "matrix products" if product else "AdamW" if name in OPTIMIZER else "other"
+        category = category_of(f"aten::{name}")
+        product = category == "matrix products"
         read, written = traffic(func, args, kwargs or {}, out)
         self.calls.append((category, name, read, written, matrix_product_flops(args) if product else 0))
         return out
@@ -191,12 +197,6 @@ def gpu_of(record: dict) -> dict:
     if device not in GPUS:
         raise ValueError(f"kernels: measured on {device!r}; the floors know {', '.join(GPUS)}")
     return GPUS[device]
-
-
-def category_of(op: str) -> str:
-    """The category step_traffic puts an aten op's calls in, from the op's profiler name ("aten::bmm")."""
-    name = op.removeprefix("aten::")
-    return "matrix products" if op in MATRIX_PRODUCTS else "AdamW" if name in OPTIMIZER else "other"
 
 
 def against_kernels(record: dict, traffic=step_traffic) -> list:

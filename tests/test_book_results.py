@@ -679,8 +679,6 @@ def test_the_overrun_quoted_is_the_committed_queue_records():
 def test_the_lines_on_heads_that_share_their_products_hold_in_their_committed_record():
     """bench/README.md's table of the deep model's step before and after its heads shared their products, from
     bench/heads-ab-cpu.json (bench.heads_ab), and the floors it quotes from bench.step_traffic's rules."""
-    from bench.step_traffic import GPUS, floor_ms
-
     record = json.loads((store.REPO_ROOT / "bench" / "heads-ab-cpu.json").read_text())
     text = " ".join((store.REPO_ROOT / "bench" / "README.md").read_text().split())
     names = {(2, 4): "2 layers x 4 heads", (1, 1): "the paper's model (1 x 1)"}
