@@ -8,7 +8,8 @@ it measured), and a short table printed last:
 
 - tests.json: the device tests of the counter stream (both Philox), training, evaluation, capture safety,
   probing, the counter arm and the model's heads (pytest; on a GPU every test parametrized by device runs on
-  CUDA too), with the slowest tests' seconds (where the check's own minute goes);
+  CUDA too), with the slowest tests' seconds (where the check's own minute goes); several pytest processes
+  share them (--test-processes, bench.shard), their counts added up;
 - step.json: the training step alone at the paper's defaults (100 seeds, one group: replayed
   from a CUDA graph on a GPU), per task and source of data, the counter stream with the Philox the
   runs use (VVLIB_PHILOX: the fused kernel on a GPU, elementwise tensors on a CPU; the same bits,
@@ -70,27 +71,96 @@ LONGER = 3  # the second loop's length in first loops: their difference is the s
 PROFILED_STEPS, PROFILED_KERNELS = 10, 15  # kernels.json: steps under the profiler, kernels kept per task
 TEST_FILES = ["tests/test_draws.py", "tests/test_philox_kernel.py", "tests/test_train.py", "tests/test_evaluate.py",
               "tests/test_capture.py", "tests/test_counter_arm.py", "tests/test_probing.py", "tests/test_extensions.py"]
+# pytest processes at once for the tests: in one process they took 59 of the H200 check's 156 s, while the same
+# files' CPU cases take about 7 s on 2 cores here; the device machine has 16.  What sharing one GPU between
+# processes saves there is measured by the next check (tests.json: processes, seconds).  Each test runs on 2
+# threads (tests/conftest.py), and more threads than cores slow every test: on 2 cores, 2 processes took 17.9 s
+# where one took 9.4 (2026-11-27), so there are at most cores / 2 processes
+TEST_PROCESSES, TEST_THREADS = 4, 2
 SLOWEST_TESTS = 20  # tests.json keeps this many tests' seconds: which ones the check's own minute goes to
 DURATION_LINE = re.compile(r"^(\d+(?:\.\d+)?)s (setup|call|teardown) +(\S.*)$")  # "1.05s call  tests/x.py::test"
 # the section's title and its closing note, "(370 durations < 0.005s hidden.  Use -vv to show these durations.)"
 DURATIONS_NOTE = re.compile(r"slowest \d+ durations|^\(\d+ durations < ")
 
 
-def run_tests(timeout_s: float) -> dict:
-    """The device tests through pytest in a child process: its summary line, exit status and slowest tests."""
+def run_tests(timeout_s: float, processes: int = 1) -> dict:
+    """The device tests through pytest in `processes` child processes at once, each with every processes-th test
+    (bench.shard): their counts added up, the worst exit status, the slowest tests of them all."""
     start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as scratch:
+        children = [pytest_child(k, processes, Path(scratch)) for k in range(processes)]
+        finished = [child_output(child, log, start + timeout_s) for child, log in children]
+    slowest = sorted((t for _, _, timed in finished for t in timed), key=lambda t: t["seconds"], reverse=True)
+    statuses = [status for status, _, _ in finished]
+    summary = merged_summary([rest for _, rest, _ in finished])
+    shown = [rest for status, rest, _ in finished if status not in (0, NO_TESTS)] or [""]
+    tail = ("\n".join(shown)[-3000:] + "\n" + summary).strip()  # the failures' own output, then the counts
+    return {"files": TEST_FILES, "processes": processes, "exit_status": worst(statuses), "summary": summary,
+            "tail": tail, "slowest": slowest[:SLOWEST_TESTS], "seconds": round(time.perf_counter() - start, 1)}
+
+
+NO_TESTS = 5  # pytest's exit status when a process is left no test (more processes than tests)
+COUNTED = ("failed", "passed", "skipped", "xfailed", "xpassed", "warnings", "errors")  # pytest's order
+PLURAL = {"warning": "warnings", "error": "errors"}
+SINGULAR = set(PLURAL.values())  # "1 warning", "2 warnings"
+COUNT = re.compile(r"(\d+) (failed|passed|skipped|deselected|xfailed|xpassed|warnings?|errors?)\b")
+
+
+def pytest_child(index: int, processes: int, scratch: Path):
+    """(process, log file) of pytest on its share of TEST_FILES, its output into a file (pipes of several
+    children read one after another could fill and stall one), its temporary files in a folder of its own."""
+    log = open(scratch / f"pytest-{index}.log", "w+")
+    share = ["-p", "bench.shard", "--shard", f"{index}/{processes}"] if processes > 1 else []
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--durations={SLOWEST_TESTS}",
+               "--basetemp", str(scratch / f"tmp-{index}"), *share, *TEST_FILES]
+    return subprocess.Popen(command, cwd=store.REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, text=True), log
+
+
+def child_output(child, log, deadline: float) -> tuple:
+    """(exit status or None if it ran past `deadline`, its output without the durations, its slowest tests)."""
     try:
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                               f"--durations={SLOWEST_TESTS}", *TEST_FILES],
-                              cwd=store.REPO_ROOT, capture_output=True, text=True, timeout=timeout_s)
-        output, status = done.stdout + done.stderr, done.returncode
-    except subprocess.TimeoutExpired as exc:
-        output, status = f"timed out after {timeout_s:.0f} s\n{(exc.stdout or b'')[-3000:]!r}", None
+        status = child.wait(timeout=max(0.0, deadline - time.perf_counter()))
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+        status = None
+    log.seek(0)
+    output = log.read()
+    log.close()
     slowest, rest = slowest_tests(output)
-    tail = rest[-3000:]
-    summary = next((line for line in reversed(tail.splitlines()) if line.strip()), "")  # "N passed, M skipped in T s"
-    return {"files": TEST_FILES, "exit_status": status, "summary": summary.strip(" ="), "tail": tail,
-            "slowest": slowest, "seconds": round(time.perf_counter() - start, 1)}
+    return status, rest if status is not None else f"{rest[-3000:]}\ntimed out", slowest
+
+
+def merged_summary(outputs: list[str]) -> str:
+    """pytest's counts added up over the processes ("3 passed, 1 skipped in 12.3s" as one run would print them,
+    less the tests each process left to the others), and the last line of any process that printed none."""
+    totals, seconds, unfinished = dict.fromkeys(COUNTED, 0), 0.0, []
+    for k, output in enumerate(outputs):
+        last = next((line for line in reversed(output.splitlines()) if line.strip()), "")
+        timed = re.search(r" in (\d+(?:\.\d+)?)s", last)
+        if not timed:
+            unfinished.append(f"process {k}: {last.strip(' =') or 'no output'}")
+            continue
+        seconds = max(seconds, float(timed[1]))
+        for count, what in COUNT.findall(last):
+            if what != "deselected":
+                totals[PLURAL.get(what, what)] += int(count)
+    counts = ", ".join(f"{n} {what.removesuffix('s') if n == 1 and what in SINGULAR else what}"
+                       for what, n in totals.items() if n)
+    return "; ".join([f"{counts or 'no tests ran'} in {seconds:.2f}s", *unfinished])
+
+
+def worst(statuses: list) -> int | None:
+    """None if a process ran out of time, else the first status that says something failed, else 0 (or
+    NO_TESTS where no process had a test)."""
+    if None in statuses:
+        return None
+    failed = [s for s in statuses if s not in (0, NO_TESTS)]
+    return failed[0] if failed else 0 if 0 in statuses else NO_TESTS
+
+
+def test_processes(cores: int) -> int:
+    return max(1, min(TEST_PROCESSES, cores // TEST_THREADS))
 
 
 def slowest_tests(output: str) -> tuple[list, str]:
@@ -290,7 +360,8 @@ def table(steps: list, loops: list, tests: dict | None) -> str:
         lines.append(f"{shape}: loop " + (f"failed: {l['error'][:80]}" if "error" in l
                                           else f"{l['model_steps_per_s']:,.0f} model-steps/s, steady {steady(l)}"))
     if tests is not None:
-        lines.append(f"tests: {tests['summary']} (exit {tests['exit_status']}, {tests['seconds']} s)")
+        lines.append(f"tests: {tests['summary']} (exit {tests['exit_status']}, {tests['seconds']} s, "
+                     f"{tests['processes']} process{'es' if tests['processes'] > 1 else ''})")
     return "\n".join(lines)
 
 
@@ -303,16 +374,20 @@ def main(argv=None):
                         "tenth of them, three times)")
     parser.add_argument("--no-tests", action="store_true", help="skip the pytest part")
     parser.add_argument("--tests-timeout", type=float, default=120.0, help="seconds the tests may take")
+    parser.add_argument("--test-processes", type=int, default=test_processes(os.cpu_count() or 1),
+                        help=f"pytest processes sharing the tests (default {TEST_PROCESSES}, at most cores / "
+                             f"{TEST_THREADS})")
     args = parser.parse_args(argv)
-    if args.seeds < 1 or args.steps < 2:
-        parser.error(f"--seeds must be >= 1 and --steps >= 2; got {args.seeds} and {args.steps}")
+    if args.seeds < 1 or args.steps < 2 or args.test_processes < 1:
+        parser.error(f"--seeds and --test-processes must be >= 1 and --steps >= 2; got {args.seeds}, "
+                     f"{args.test_processes} and {args.steps}")
     device = rng.resolve_device(args.device)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     tests = None
     if not args.no_tests:
         started = time.perf_counter()
-        tests = run_tests(args.tests_timeout)
+        tests = run_tests(args.tests_timeout, args.test_processes)
         write(out, "tests", tests, device, started)
         print(f"tests: {tests['summary']}", flush=True)
     steps, loops = [], []

@@ -146,22 +146,78 @@ def test_the_gpu_check_writes_its_figures_on_any_device(tmp_path, capsys):
     assert {"aten::bmm", "aten::_fused_adamw_"} & {k["name"] for k in profiles[0]["kernels"]}
 
 
-def test_the_checks_tests_part_keeps_its_slowest_tests_apart_from_the_tail(tmp_path, monkeypatch):
-    """tests.json of a real pytest run (two tests that sleep, one that fails): each slow test's seconds, slowest
-    first, out of the tail, which still ends in pytest's summary and shows the failure."""
+SAMPLE_TESTS = ("import time\n\ndef test_slow():\n    time.sleep(0.3)\n\n"
+                "def test_slower():\n    time.sleep(0.6)\n\ndef test_fails():\n    assert 1 == 2\n\n"
+                "def test_quick():\n    pass\n")
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_the_checks_tests_part_keeps_its_slowest_tests_apart_from_the_tail(tmp_path, monkeypatch, processes):
+    """tests.json of a real pytest run (two tests that sleep, one that fails), in one process or shared by two:
+    every test counted once, each slow test's seconds, slowest first, out of the tail, which shows the failure
+    and ends in the counts."""
     from bench import gpu_check
 
     sample = tmp_path / "test_sample.py"
-    sample.write_text("import time\n\ndef test_slow():\n    time.sleep(0.3)\n\n"
-                      "def test_slower():\n    time.sleep(0.6)\n\ndef test_fails():\n    assert 1 == 2\n")
+    sample.write_text(SAMPLE_TESTS)
     monkeypatch.setattr(gpu_check, "TEST_FILES", [str(sample)])
-    tests = gpu_check.run_tests(timeout_s=60)
-    assert tests["exit_status"] == 1 and tests["summary"].startswith("1 failed, 2 passed")
+    tests = gpu_check.run_tests(timeout_s=60, processes=processes)
+    assert tests["exit_status"] == 1 and tests["summary"].startswith("1 failed, 3 passed in ")
+    assert tests["processes"] == processes and tests["tail"].endswith(tests["summary"])
     calls = [(t["test"].split("::")[-1], t["seconds"]) for t in tests["slowest"] if t["phase"] == "call"]
     assert [name for name, _ in calls[:2]] == ["test_slower", "test_slow"]
     assert calls[0][1] >= 0.6 and 0.3 <= calls[1][1] < calls[0][1]
     assert "durations" not in tests["tail"] and "s call " not in tests["tail"]
-    assert "assert 1 == 2" in tests["tail"]
+    assert "assert 1 == 2" in tests["tail"] and "deselected" not in tests["summary"]
+
+
+def test_the_checks_tests_part_says_which_process_ran_out_of_time(tmp_path, monkeypatch):
+    from bench import gpu_check
+
+    sample = tmp_path / "test_sample.py"
+    sample.write_text("import time\n\ndef test_stuck():\n    time.sleep(30)\n\ndef test_quick():\n    pass\n")
+    monkeypatch.setattr(gpu_check, "TEST_FILES", [str(sample)])
+    tests = gpu_check.run_tests(timeout_s=8, processes=2)
+    assert tests["exit_status"] is None and tests["seconds"] < 20
+    assert tests["summary"].startswith("1 passed in ") and tests["summary"].endswith("process 0: timed out")
+
+
+def test_shares_of_a_collection_run_each_test_once(tmp_path):
+    """bench.shard: the K processes' shares are disjoint and cover the collection; a share outside 0 <= I < K
+    is refused with the option's name and form (pytest's usage error, status 4)."""
+    import subprocess
+    import sys
+
+    sample = tmp_path / "test_sample.py"
+    sample.write_text("import pytest\n\n@pytest.mark.parametrize('k', range(5))\ndef test_a(k):\n    pass\n\n"
+                      "def test_b():\n    pass\n")
+
+    def collected(*extra):
+        done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                               "-p", "bench.shard", *extra, str(sample)], cwd=REPO_ROOT, capture_output=True, text=True)
+        return done.returncode, [line for line in done.stdout.splitlines() if "::" in line], done.stderr
+
+    _, everything, _ = collected()
+    shares = [collected("--shard", f"{i}/3")[1] for i in range(3)]
+    assert len(everything) == 6 and [len(s) for s in shares] == [2, 2, 2]
+    assert sorted(sum(shares, [])) == sorted(everything)
+    assert shares[0] == [everything[0], everything[3]]  # every 3rd test: a test's cases spread over the processes
+    for wrong in ("3/3", "1/0", "a/2"):
+        status, _, errors = collected("--shard", wrong)
+        assert status == 4 and "--shard: expected I/K" in errors and repr(wrong) in errors
+
+
+def test_the_checks_test_counts_add_up_over_processes():
+    from bench import gpu_check
+
+    outputs = ["..F\n1 failed, 2 passed, 3 deselected, 1 warning in 0.50s", "..s\n2 passed, 1 skipped, 4 deselected, "
+               "2 warnings in 0.71s", "\ntimed out"]
+    assert gpu_check.merged_summary(outputs[:2]) == "1 failed, 4 passed, 1 skipped, 3 warnings in 0.71s"
+    assert gpu_check.merged_summary(["1 passed, 1 error in 1.00s"]) == "1 passed, 1 error in 1.00s"
+    assert gpu_check.merged_summary(outputs).endswith("; process 2: timed out")
+    assert gpu_check.merged_summary(["5 deselected in 0.10s"]) == "no tests ran in 0.10s"
+    assert [gpu_check.worst(s) for s in ([0, 5], [0, 1, 2], [5, 5], [1, None])] == [0, 1, 5, None]
+    assert [gpu_check.test_processes(cores) for cores in (1, 2, 3, 8, 16, 64)] == [1, 1, 1, 4, 4, 4]
 
 
 def test_the_gpu_check_tries_the_deep_model_at_twice_its_runs_seeds_where_it_may(tmp_path, monkeypatch):
