@@ -156,12 +156,12 @@ def test_the_checks_tests_part_keeps_its_slowest_tests_apart_from_the_tail(tmp_p
     """tests.json of a real pytest run (two tests that sleep, one that fails), in one process or shared by two:
     every test counted once, each slow test's seconds, slowest first, out of the tail, which shows the failure
     and ends in the counts."""
-    from bench import gpu_check
+    from bench import device_tests
 
     sample = tmp_path / "test_sample.py"
     sample.write_text(SAMPLE_TESTS)
-    monkeypatch.setattr(gpu_check, "TEST_FILES", [str(sample)])
-    tests = gpu_check.run_tests(timeout_s=60, processes=processes)
+    monkeypatch.setattr(device_tests, "TEST_FILES", [str(sample)])
+    tests = device_tests.run_tests(timeout_s=60, processes=processes)
     assert tests["exit_status"] == 1 and tests["summary"].startswith("1 failed, 3 passed in ")
     assert tests["processes"] == processes and tests["tail"].endswith(tests["summary"])
     calls = [(t["test"].split("::")[-1], t["seconds"]) for t in tests["slowest"] if t["phase"] == "call"]
@@ -172,12 +172,12 @@ def test_the_checks_tests_part_keeps_its_slowest_tests_apart_from_the_tail(tmp_p
 
 
 def test_the_checks_tests_part_says_which_process_ran_out_of_time(tmp_path, monkeypatch):
-    from bench import gpu_check
+    from bench import device_tests
 
     sample = tmp_path / "test_sample.py"
     sample.write_text("import time\n\ndef test_stuck():\n    time.sleep(30)\n\ndef test_quick():\n    pass\n")
-    monkeypatch.setattr(gpu_check, "TEST_FILES", [str(sample)])
-    tests = gpu_check.run_tests(timeout_s=8, processes=2)
+    monkeypatch.setattr(device_tests, "TEST_FILES", [str(sample)])
+    tests = device_tests.run_tests(timeout_s=8, processes=2)
     assert tests["exit_status"] is None and tests["seconds"] < 20
     assert tests["summary"].startswith("1 passed in ") and tests["summary"].endswith("process 0: timed out")
 
@@ -208,16 +208,16 @@ def test_shares_of_a_collection_run_each_test_once(tmp_path):
 
 
 def test_the_checks_test_counts_add_up_over_processes():
-    from bench import gpu_check
+    from bench import device_tests
 
     outputs = ["..F\n1 failed, 2 passed, 3 deselected, 1 warning in 0.50s", "..s\n2 passed, 1 skipped, 4 deselected, "
                "2 warnings in 0.71s", "\ntimed out"]
-    assert gpu_check.merged_summary(outputs[:2]) == "1 failed, 4 passed, 1 skipped, 3 warnings in 0.71s"
-    assert gpu_check.merged_summary(["1 passed, 1 error in 1.00s"]) == "1 passed, 1 error in 1.00s"
-    assert gpu_check.merged_summary(outputs).endswith("; process 2: timed out")
-    assert gpu_check.merged_summary(["5 deselected in 0.10s"]) == "no tests ran in 0.10s"
-    assert [gpu_check.worst(s) for s in ([0, 5], [0, 1, 2], [5, 5], [1, None])] == [0, 1, 5, None]
-    assert [gpu_check.test_processes(cores) for cores in (1, 2, 3, 8, 16, 64)] == [1, 1, 1, 4, 4, 4]
+    assert device_tests.merged_summary(outputs[:2]) == "1 failed, 4 passed, 1 skipped, 3 warnings in 0.71s"
+    assert device_tests.merged_summary(["1 passed, 1 error in 1.00s"]) == "1 passed, 1 error in 1.00s"
+    assert device_tests.merged_summary(outputs).endswith("; process 2: timed out")
+    assert device_tests.merged_summary(["5 deselected in 0.10s"]) == "no tests ran in 0.10s"
+    assert [device_tests.worst(s) for s in ([0, 5], [0, 1, 2], [5, 5], [1, None])] == [0, 1, 5, None]
+    assert [device_tests.test_processes(cores) for cores in (1, 2, 3, 8, 16, 64)] == [1, 1, 1, 4, 4, 4]
 
 
 def test_the_gpu_check_tries_the_deep_model_at_twice_its_runs_seeds_where_it_may(tmp_path, monkeypatch):
