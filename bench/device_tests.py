@@ -19,11 +19,9 @@ from vvlib.experiments.storage import store
 
 TEST_FILES = ["tests/test_draws.py", "tests/test_philox_kernel.py", "tests/test_train.py", "tests/test_evaluate.py",
               "tests/test_capture.py", "tests/test_counter_arm.py", "tests/test_probing.py", "tests/test_extensions.py"]
-# pytest processes at once for the tests: in one process they took 59 of the H200 check's 156 s, while the same
-# files' CPU cases take about 7 s on 2 cores here; the device machine has 16.  What sharing one GPU between
-# processes saves there is measured by the next check (tests.json: processes, seconds).  Each test runs on 2
-# threads (tests/conftest.py), and more threads than cores slow every test: on 2 cores, 2 processes took 17.9 s
-# where one took 9.4 (2026-11-27), so there are at most cores / 2 processes
+# pytest processes at once: the tests are a third of a check in one process (bench/README.md has the figures).
+# Each test runs on TEST_THREADS threads (tests/conftest.py), and more threads than cores slow every test, so
+# there are at most cores / TEST_THREADS processes
 TEST_PROCESSES, TEST_THREADS = 4, 2
 SLOWEST_TESTS = 20  # tests.json keeps this many tests' seconds: which ones the check's own minute goes to
 DURATION_LINE = re.compile(r"^(\d+(?:\.\d+)?)s (setup|call|teardown) +(\S.*)$")  # "1.05s call  tests/x.py::test"
