@@ -17,7 +17,9 @@
 # after its first command, once that command's results.tgz is unpacked here and its check's JSON is
 # under bench/ (each command gets a fresh copy of the working tree, so a unit not yet in it would run
 # again).
-# At most 8 files come back from $OUT, no deeper than $OUT/a/b/file, so everything is archived:
+# At most 8 files come back from $OUT, no deeper than $OUT/a/b/file, so everything is archived (and
+# `.venv/bin/python scripts/gpu_unpack.py <files_at>`, run here right after the command, puts each file where the
+# lines below say and commits it):
 #   $OUT/check.tgz    bench.gpu_check's JSON, and bench.tf32_ab's where it ran
 #                     (commit them under bench/, e.g. as gpu-check-<gpu>-<name>.json)
 #   $OUT/results.tgz  results/paper/ as the queue left it, less weights and checkpoints: the

@@ -1,0 +1,141 @@
+"""What a lent GPU's command brought back, put where it belongs and committed, in one short step.
+
+    .venv/bin/python scripts/gpu_unpack.py FILES_AT        # FILES_AT: the device tool's folder of $OUT's files
+
+A warm device machine waits only about half a minute for the session's next command, and that command must find
+the units just finished in the working tree (each command gets a fresh copy of it, so a unit not in it runs again).
+So everything between two commands is this one call: scripts/gpu_session.sh's archives unpacked and committed,
+
+- results.tgz: results/paper/ as the queue left it (no weights), unpacked at the repository root;
+- check.tgz: bench.gpu_check's parts as bench/gpu-check-<gpu>-<date>-<part>.json (with the check's time of day
+  where that day's name is taken), loop and curriculum also as bench/gpu-check-this-session-<part>.json (git
+  ignores those: the next command's queue estimates by them), and bench.tf32_ab's as bench/tf32-ab-<gpu>-<task>.json;
+- queue.json: as bench/gpu-queue-<gpu>-<date>-<time>.json;
+
+then the command that runs the session's next queue is printed.  A name under bench/ already taken stops it (exit
+status 2) before anything is unpacked; results/paper/ is unpacked over the tree, as the device's copy of it is the
+tree's with the new units added.
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CHECK_PARTS = ("tests", "step", "loop", "curriculum", "kernels")
+THIS_SESSION = ("loop", "curriculum")  # what units.check_rates reads for the next command's estimates
+
+
+def gpu_name(device: str) -> str:
+    """'NVIDIA H100 80GB HBM3' -> 'h100', as the committed checks are named."""
+    words = [w for w in device.lower().split() if w != "nvidia"]
+    return words[0] if words else "gpu"
+
+
+def stamp(record: dict) -> tuple[str, str, str]:
+    """(gpu, date, time of day) of a check part's or queue.json's provenance."""
+    provenance = record["provenance"]
+    created = provenance["created"]  # 2026-11-27T05:33:19+00:00
+    return gpu_name(provenance["device"]), created[:10], created[11:16].replace(":", "")
+
+
+def check_files(folder: Path, bench: Path) -> dict:
+    """{source: destination under bench/} for the JSON of an unpacked check.tgz."""
+    parts = {p: folder / f"{p}.json" for p in CHECK_PARTS if (folder / f"{p}.json").exists()}
+    moves = {}
+    if parts:
+        gpu, day, time_of_day = stamp(json.loads(next(iter(parts.values())).read_text()))
+        name = f"gpu-check-{gpu}-{day}"
+        if any((bench / f"{name}-{p}.json").exists() for p in CHECK_PARTS):
+            name = f"{name}-{time_of_day}"  # a second session on that GPU that day
+        moves = {source: bench / f"{name}-{part}.json" for part, source in parts.items()}
+    for source in sorted(folder.glob("tf32-ab-*.json")):
+        task = source.stem.removeprefix("tf32-ab-")
+        moves[source] = bench / f"tf32-ab-{gpu_name(json.loads(source.read_text())['device'])}-{task}.json"
+    return moves
+
+
+def queue_file(path: Path, bench: Path) -> Path:
+    gpu, day, time_of_day = stamp(json.loads(path.read_text()))
+    return bench / f"gpu-queue-{gpu}-{day}-{time_of_day}.json"
+
+
+def commit_message(queue: Path | None, files: int) -> str:
+    """'results/paper: GPU units 15, 19 on h200 2026-11-28 (<label>: 5.4 min, estimated 5.5; ...)'."""
+    if queue is None:
+        return f"GPU check: {files} files under bench/"
+    record = json.loads(queue.read_text())
+    gpu, day, _ = stamp(record)
+    units = record["units"]
+    said = "; ".join(f"{u['label']}: {u['minutes']} min, estimated {u['estimated_min']}" for u in units)
+    if not units:
+        return f"GPU command on {gpu} {day}: no unit finished; its records under bench/"
+    numbers = ", ".join(str(u["unit"]) for u in units)
+    return f"results/paper: GPU units {numbers} on {gpu} {day} ({said}), and the command's records under bench/"
+
+
+def refuse(message: str):
+    print(f"error: {message}; nothing unpacked", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def git(repo: Path, *args) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
+
+
+def unpack(files_at: Path, repo: Path) -> list:
+    """Put what came back in place (see the module's docstring) and commit it; the paths committed."""
+    bench = repo / "bench"
+    archives = {name: files_at / name for name in ("check.tgz", "results.tgz", "queue.json")}
+    if not any(path.exists() for path in archives.values()):
+        refuse(f"files_at: expected check.tgz, results.tgz or queue.json in {files_at}, found none")
+    with tempfile.TemporaryDirectory() as scratch:
+        moves = {}
+        try:
+            if archives["check.tgz"].exists():
+                with tarfile.open(archives["check.tgz"]) as archive:
+                    archive.extractall(scratch, filter="data")
+                moves |= check_files(Path(scratch) / "check", bench)
+            if archives["queue.json"].exists():
+                moves[archives["queue.json"]] = queue_file(archives["queue.json"], bench)
+        except (tarfile.TarError, ValueError, KeyError, TypeError) as exc:  # json's errors are ValueErrors
+            refuse(f"files_at: not what scripts/gpu_session.sh writes ({type(exc).__name__}: {exc})")
+        taken = [str(dest.relative_to(repo)) for dest in moves.values() if dest.exists()]
+        if taken:
+            refuse(f"would overwrite {', '.join(taken)}")
+        for source, dest in moves.items():
+            dest.write_bytes(source.read_bytes())
+            part = dest.stem.rsplit("-", 1)[-1]
+            if dest.name.startswith("gpu-check-") and part in THIS_SESSION:
+                (bench / f"gpu-check-this-session-{part}.json").write_bytes(source.read_bytes())
+    if archives["results.tgz"].exists():
+        with tarfile.open(archives["results.tgz"]) as archive:
+            archive.extractall(repo, filter="data")
+    paths = [str(dest.relative_to(repo)) for dest in moves.values()] + ["results/paper"]
+    git(repo, "add", "--", *paths)
+    staged = git(repo, "diff", "--cached", "--name-only", "--", *paths).split()
+    if staged:  # these paths only: whatever else was staged stays staged
+        queue = next((dest for dest in moves.values() if dest.name.startswith("gpu-queue-")), None)
+        git(repo, "commit", "-q", "-m", commit_message(queue, len(staged)), "--", *paths)
+    return staged
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files_at", type=Path, help="the folder the device tool copied $OUT's files into")
+    parser.add_argument("--repo", type=Path, default=REPO, help="the checkout to unpack into (default: this one)")
+    args = parser.parse_args(argv)
+    committed = unpack(args.files_at, args.repo)
+    print("\n".join(["committed:", *committed]) if committed else "nothing new to commit")
+    head = git(args.repo, "rev-parse", "HEAD").strip()
+    print(f"next, on the same warm machine: VVLIB_GIT_COMMIT={head} bash scripts/gpu_session.sh "
+          "<the session's budget_left_s less about 30> queue")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
