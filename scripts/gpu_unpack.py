@@ -64,10 +64,21 @@ def queue_file(path: Path, bench: Path) -> Path:
     return bench / f"gpu-queue-{gpu}-{day}-{time_of_day}.json"
 
 
-def commit_message(queue: Path | None, files: int) -> str:
-    """'results/paper: GPU units 15, 19 on h200 2026-11-28 (<label>: 5.4 min, estimated 5.5; ...)'."""
-    if queue is None:
-        return f"GPU check: {files} files under bench/"
+def failed_tests(moves: dict) -> str:
+    """The check's tests summary where they did not all pass (a failure, an error, a timeout), else ''."""
+    tests = next((dest for dest in moves.values() if dest.name.startswith("gpu-check-")
+                  and dest.stem.endswith("-tests")), None)
+    if tests is None:
+        return ""
+    rows = json.loads(tests.read_text())["rows"]
+    return "" if rows.get("exit_status") == 0 else f"{rows.get('summary', '')}, exit status {rows.get('exit_status')}"
+
+
+def commit_message(queue: Path | None, files: int, held: str = "") -> str:
+    """'results/paper: GPU units 15, 19 on h200 2026-11-28 (<label>: 5.4 min, estimated 5.5; ...)'; `held`: why the
+    units' results were left out of the commit."""
+    if queue is None or held:
+        return f"GPU command: {files} records under bench/" + (f"; results/paper left uncommitted ({held})" if held else "")
     record = json.loads(queue.read_text())
     gpu, day, _ = stamp(record)
     units = record["units"]
@@ -115,12 +126,18 @@ def unpack(files_at: Path, repo: Path) -> list:
     if archives["results.tgz"].exists():
         with tarfile.open(archives["results.tgz"]) as archive:
             archive.extractall(repo, filter="data")
-    paths = [str(dest.relative_to(repo)) for dest in moves.values()] + ["results/paper"]
+    paths = [str(dest.relative_to(repo)) for dest in moves.values()]
+    failed = failed_tests(moves)
+    if failed:  # results made by code the check found wrong on this GPU are for a person to look at first
+        print(f"warning: the check's tests did not pass ({failed}); results/paper/ is unpacked but not committed: "
+              "read the check's tests.json tail before committing it (and any later command's units)", file=sys.stderr)
+    else:
+        paths.append("results/paper")
     git(repo, "add", "--", *paths)
     staged = git(repo, "diff", "--cached", "--name-only", "--", *paths).split()
     if staged:  # these paths only: whatever else was staged stays staged
         queue = next((dest for dest in moves.values() if dest.name.startswith("gpu-queue-")), None)
-        git(repo, "commit", "-q", "-m", commit_message(queue, len(staged)), "--", *paths)
+        git(repo, "commit", "-q", "-m", commit_message(queue, len(staged), failed), "--", *paths)
     return staged
 
 

@@ -39,13 +39,18 @@ def repo(tmp_path):
     return repo
 
 
+PASSED = {"exit_status": 0, "summary": "160 passed in 20.00s"}
+
+
 def came_back(folder, created="2026-11-28T06:01:02+00:00", units=({"unit": 15, "label": "argmax baseline",
-                                                                      "minutes": 5.4, "estimated_min": 5.5},)):
+                                                                      "minutes": 5.4, "estimated_min": 5.5},),
+              tests=PASSED):
     """$OUT's files as scripts/gpu_session.sh leaves them: a check, a unit's results, the queue's record."""
     folder.mkdir()
     (folder / "check").mkdir()
-    for part in ("tests", "loop", "curriculum"):
+    for part in ("loop", "curriculum"):
         (folder / "check" / f"{part}.json").write_text(json.dumps(record(created, rows=[part])))
+    (folder / "check" / "tests.json").write_text(json.dumps(record(created, rows=tests)))
     with tarfile.open(folder / "check.tgz", "w:gz") as archive:
         archive.add(folder / "check", arcname="check")
     new = folder / "results" / "paper" / "train-new"
@@ -121,3 +126,13 @@ def test_it_prints_the_next_command_with_the_commit_it_made(repo, tmp_path, caps
     assert gpu_unpack.main([str(came_back(tmp_path / "files")), "--repo", str(repo)]) == 0
     head = git(repo, "rev-parse", "HEAD").strip()
     assert f"VVLIB_GIT_COMMIT={head} bash scripts/gpu_session.sh" in capsys.readouterr().out
+
+
+def test_results_made_while_the_checks_tests_failed_are_unpacked_but_left_to_a_person(repo, tmp_path, capsys):
+    failed = {"exit_status": 1, "summary": "1 failed, 159 passed in 20.00s"}
+    committed = gpu_unpack.unpack(came_back(tmp_path / "files", tests=failed), repo)
+    assert "bench/gpu-check-h200-2026-11-28-tests.json" in committed
+    assert not any(path.startswith("results/") for path in committed)
+    assert (repo / "results" / "paper" / "train-new" / "run.json").exists()  # for the next command, not committed
+    assert "1 failed, 159 passed in 20.00s, exit status 1" in capsys.readouterr().err
+    assert "results/paper left uncommitted (1 failed" in git(repo, "log", "-1", "--format=%s")
