@@ -12,7 +12,8 @@ So everything between two commands is this one call: scripts/gpu_session.sh's ar
   ignores those: the next command's queue estimates by them), and bench.tf32_ab's as bench/tf32-ab-<gpu>-<task>.json;
 - queue.json: as bench/gpu-queue-<gpu>-<date>-<time>.json;
 
-then the command that runs the session's next queue is printed.  A name under bench/ already taken stops it (exit
+then the command that runs the session's next queue is printed.  Where the check's tests did not all pass, the
+units' results are unpacked (the next command must find them) but left uncommitted, for a person to judge.  A name under bench/ already taken stops it (exit
 status 2) before anything is unpacked; results/paper/ is unpacked over the tree, as the device's copy of it is the
 tree's with the new units added.
 """
