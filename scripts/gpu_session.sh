@@ -13,12 +13,12 @@
 # until a paired TF32 comparison is committed (bench/tf32-ab-*.json) it runs bench.tf32_ab next (about
 # a minute: its answer may speed up every later unit), then the queue, its units' minutes estimated by
 # this check's loop and curriculum rows
-# (copied under bench/ for units.check_rates).  `queue` skips both: for the minutes a session has left
-# after its first command, once that command's results.tgz is unpacked here and its check's JSON is
-# under bench/ (each command gets a fresh copy of the working tree, so a unit not yet in it would run
-# again).
+# (copied under bench/ for units.check_rates, where the machine keeps them).  `queue` skips both: for the
+# minutes a session has left after its first command, run at once on the same warm machine (it waits only
+# about half a minute): each command gets a fresh copy of the working tree, and the units an earlier command
+# finished come back into it from this machine's stash (below), so they are not run again.
 # At most 8 files come back from $OUT, no deeper than $OUT/a/b/file, so everything is archived (and
-# `.venv/bin/python scripts/gpu_unpack.py <files_at>`, run here right after the command, puts each file where the
+# `.venv/bin/python scripts/gpu_unpack.py <files_at>`, run here after each command, puts each file where the
 # lines below say and commits it):
 #   $OUT/check.tgz    bench.gpu_check's JSON, and bench.tf32_ab's where it ran
 #                     (commit them under bench/, e.g. as gpu-check-<gpu>-<name>.json)
@@ -39,6 +39,11 @@ esac
 [[ $next =~ ^[0-9]+$ ]] || { echo "NEXT: expected whole seconds >= 0, got '$next'" >&2; exit 2; }
 start=$SECONDS
 scratch=$(mktemp -d)  # the check's JSON and the queue's packed units, archived into $OUT below
+# The units' records as the last command here left them, in a folder git ignores (the device tool keeps such files
+# between a session's commands): restored where this command's copy of the tree lacks them, so the session's next
+# command may start at once, before the last one's results.tgz is unpacked and committed; a file the tree has wins.
+stash=_output/gpu-session/results-paper
+[[ -d $stash ]] && tar cf - -C "$stash" . | tar xf - --skip-old-files -C results/paper
 python3 -c "import torch; print(torch.__version__, torch.cuda.get_device_name(0))"
 if [[ $mode == full ]]; then
     timeout 250 python3 -m bench.gpu_check --out "$scratch/check" || echo "gpu_check ended with status $?"
@@ -60,4 +65,5 @@ if (( left > 90 )); then
     cp "$scratch/pack/queue.json" "$out/" 2>/dev/null
 fi
 tar czf "$out/results.tgz" --exclude='*.pt' results/paper
+mkdir -p "$stash" && tar cf - --exclude='*.pt' -C results/paper . | tar xf - -C "$stash"
 echo "gpu_session ($mode): $(( SECONDS - start )) s"

@@ -2,20 +2,21 @@
 
     .venv/bin/python scripts/gpu_unpack.py FILES_AT        # FILES_AT: the device tool's folder of $OUT's files
 
-A warm device machine waits only about half a minute for the session's next command, and that command must find
-the units just finished in the working tree (each command gets a fresh copy of it, so a unit not in it runs again).
-So everything between two commands is this one call: scripts/gpu_session.sh's archives unpacked and committed,
+Run after each of a session's GPU commands (the next command need not wait for it: scripts/gpu_session.sh puts
+back the units an earlier command finished from the machine's own stash).  It places scripts/gpu_session.sh's
+archives and commits them:
 
-- results.tgz: results/paper/ as the queue left it (no weights), unpacked at the repository root;
+- results.tgz: results/paper/ as the queue left it (no weights), unpacked at the repository root, over the tree
+  (the device's copy of it is the tree's with the new units added);
 - check.tgz: bench.gpu_check's parts as bench/gpu-check-<gpu>-<date>-<part>.json (with the check's time of day
   where that day's name is taken), loop and curriculum also as bench/gpu-check-this-session-<part>.json (git
-  ignores those: the next command's queue estimates by them), and bench.tf32_ab's as bench/tf32-ab-<gpu>-<task>.json;
+  ignores those; a later command on a fresh machine estimates by them), and bench.tf32_ab's as
+  bench/tf32-ab-<gpu>-<task>.json;
 - queue.json: as bench/gpu-queue-<gpu>-<date>-<time>.json;
 
-then the command that runs the session's next queue is printed.  Where the check's tests did not all pass, the
-units' results are unpacked (the next command must find them) but left uncommitted, for a person to judge.  A name under bench/ already taken stops it (exit
-status 2) before anything is unpacked; results/paper/ is unpacked over the tree, as the device's copy of it is the
-tree's with the new units added.
+and prints the command for the session's next queue.  Where the check's tests did not all pass, the units'
+results are unpacked but left uncommitted, for a person to judge.  A name under bench/ already taken stops it
+(exit status 2) before anything is unpacked.
 """
 
 import argparse
@@ -150,8 +151,8 @@ def main(argv=None) -> int:
     committed = unpack(args.files_at, args.repo)
     print("\n".join(["committed:", *committed]) if committed else "nothing new to commit")
     head = git(args.repo, "rev-parse", "HEAD").strip()
-    print(f"next, on the same warm machine: VVLIB_GIT_COMMIT={head} bash scripts/gpu_session.sh "
-          "<the session's budget_left_s less about 30> queue")
+    print(f"the session's next command, if it has minutes left: VVLIB_GIT_COMMIT={head} bash scripts/gpu_session.sh "
+          "<its budget_left_s less about 30> queue")
     return 0
 
 

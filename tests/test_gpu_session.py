@@ -4,6 +4,7 @@ $OUT/a/b/file), hold every result file and never a weight.  The first GPU sessio
 records to that limit."""
 
 import os
+import shutil
 import subprocess
 import tarfile
 from pathlib import Path
@@ -19,6 +20,7 @@ case "$*" in
   -c*) echo "torch 0.0 fake GPU" ;;
   "-m bench.gpu_check --out "*) mkdir -p "$4" && for f in tests step loop curriculum; do echo {} > "$4/$f.json"; done ;;
   "-m vvlib paper "*) ls bench/gpu-check-this-session-*.json > "$OUT/../seen" 2>/dev/null
+      find results/paper -type f | sort > "$OUT/../tree"
       pack=$(echo "$*" | sed 's/.*--pack \([^ ]*\) .*/\1/'); mkdir -p "$pack" results/paper/train-new
       echo {} > results/paper/train-new/run.json; echo {} > results/paper/train-new/eval-1.json
       echo weights > results/paper/train-new/weights.pt; echo '{"units": []}' > "$pack/queue.json" ;;
@@ -121,3 +123,23 @@ def test_it_refuses_to_run_without_the_commit_its_records_will_name(session):
     done = subprocess.run(["bash", str(REPO_ROOT / "scripts" / "gpu_session.sh")], cwd=repo, env=env,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode != 0 and "VVLIB_GIT_COMMIT" in done.stderr and not any(out.iterdir())
+
+
+def test_a_later_command_finds_the_units_an_earlier_one_finished_before_they_are_unpacked(session):
+    """The session's second command starts at once: its copy of the tree lacks the first command's new records
+    (not yet unpacked and committed here), which the machine's stash puts back; a file the tree has wins."""
+    repo, out, env = session
+    done, _ = session_run(repo, env, "570")
+    assert done.returncode == 0, done.stderr
+    # the next command's fresh copy of the tree: the new records gone, the ignored weights kept, a file changed
+    for name in ("run.json", "eval-1.json"):
+        (repo / "results" / "paper" / "train-new" / name).unlink()
+    (repo / "results" / "paper" / "train-old" / "run.json").write_text('{"committed": 1}')
+    shutil.rmtree(out)
+    out.mkdir()
+    done, _ = session_run(repo, env, "200", "queue")
+    assert done.returncode == 0, done.stderr
+    tree = (out.parent / "tree").read_text().split()  # the tree as the queue found it
+    assert "results/paper/train-new/run.json" in tree and "results/paper/train-new/eval-1.json" in tree
+    assert (repo / "results" / "paper" / "train-old" / "run.json").read_text() == '{"committed": 1}'
+    assert not list((repo / "_output").rglob("*.pt"))  # the stash holds records, never weights
