@@ -264,11 +264,14 @@ def test_a_measurement_that_fails_is_recorded_and_the_check_goes_on(monkeypatch)
     assert "failed: RuntimeError: nvrtc" in gpu_check.table([failed], [], None)
 
 
-def test_the_gpu_check_refuses_a_loop_too_short_to_checkpoint(tmp_path):
+@pytest.mark.parametrize("wrong", [["--steps", "1"], ["--test-processes", "0"]])
+def test_the_gpu_check_refuses_a_loop_too_short_to_checkpoint_or_no_test_process(tmp_path, capsys, wrong):
     from bench import gpu_check
 
-    with pytest.raises(SystemExit):
-        gpu_check.main(["--out", str(tmp_path), "--device", "cpu", "--steps", "1"])
+    with pytest.raises(SystemExit) as stopped:
+        gpu_check.main(["--out", str(tmp_path), "--device", "cpu", *wrong])
+    assert stopped.value.code == 2 and "--test-processes must be >= 1 and --steps >= 2" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
 
 
 def test_the_tf32_comparison_pairs_the_arms_by_seed_and_refuses_a_cpu(tmp_path, capsys):
