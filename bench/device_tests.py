@@ -103,7 +103,8 @@ def worst(statuses: list) -> int | None:
     return failed[0] if failed else 0 if 0 in statuses else NO_TESTS
 
 
-def test_processes(cores: int) -> int:
+def processes_for(cores: int) -> int:
+    """How many pytest processes share the tests on a machine of `cores` cores."""
     return max(1, min(TEST_PROCESSES, cores // TEST_THREADS))
 
 

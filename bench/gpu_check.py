@@ -55,7 +55,7 @@ import torch
 from torch.profiler import ProfilerActivity
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from bench.device_tests import TEST_PROCESSES, TEST_THREADS, run_tests, test_processes
+from bench.device_tests import TEST_PROCESSES, TEST_THREADS, processes_for, run_tests
 from bench.run import TASKS, _sync, own_time_us
 from vvlib import philox, rng
 from vvlib.book import runner
@@ -266,7 +266,7 @@ def main(argv=None):
                         "tenth of them, three times)")
     parser.add_argument("--no-tests", action="store_true", help="skip the pytest part")
     parser.add_argument("--tests-timeout", type=float, default=120.0, help="seconds the tests may take")
-    parser.add_argument("--test-processes", type=int, default=test_processes(os.cpu_count() or 1),
+    parser.add_argument("--test-processes", type=int, default=processes_for(os.cpu_count() or 1),
                         help=f"pytest processes sharing the tests (default {TEST_PROCESSES}, at most cores / "
                              f"{TEST_THREADS})")
     args = parser.parse_args(argv)

@@ -217,7 +217,7 @@ def test_the_checks_test_counts_add_up_over_processes():
     assert device_tests.merged_summary(outputs).endswith("; process 2: timed out")
     assert device_tests.merged_summary(["5 deselected in 0.10s"]) == "no tests ran in 0.10s"
     assert [device_tests.worst(s) for s in ([0, 5], [0, 1, 2], [5, 5], [1, None])] == [0, 1, 5, None]
-    assert [device_tests.test_processes(cores) for cores in (1, 2, 3, 8, 16, 64)] == [1, 1, 1, 4, 4, 4]
+    assert [device_tests.processes_for(cores) for cores in (1, 2, 3, 8, 16, 64)] == [1, 1, 1, 4, 4, 4]
 
 
 def test_the_gpu_check_tries_the_deep_model_at_twice_its_runs_seeds_where_it_may(tmp_path, monkeypatch):
