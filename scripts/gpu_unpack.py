@@ -84,7 +84,8 @@ def commit_message(queue: Path | None, files: int, held: str = "") -> str:
     record = json.loads(queue.read_text())
     gpu, day, _ = stamp(record)
     units = record["units"]
-    said = "; ".join(f"{u['label']}: {u['minutes']} min, estimated {u['estimated_min']}" for u in units)
+    said = "; ".join(f"{u['label']}: " + (f"FAILED after {u['minutes']} min ({u['error'][:100]})" if "error" in u
+                                          else f"{u['minutes']} min, estimated {u['estimated_min']}") for u in units)
     if not units:
         return f"GPU command on {gpu} {day}: no unit finished; its records under bench/"
     numbers = ", ".join(str(u["unit"]) for u in units)

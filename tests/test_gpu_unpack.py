@@ -136,3 +136,11 @@ def test_results_made_while_the_checks_tests_failed_are_unpacked_but_left_to_a_p
     assert (repo / "results" / "paper" / "train-new" / "run.json").exists()  # for the next command, not committed
     assert "1 failed, 159 passed in 20.00s, exit status 1" in capsys.readouterr().err
     assert "results/paper left uncommitted (1 failed" in git(repo, "log", "-1", "--format=%s")
+
+
+def test_a_unit_that_failed_is_named_so_in_the_commit(repo, tmp_path):
+    failed = {"unit": 16, "label": "argmax layernorm", "minutes": 4.2, "estimated_min": 5.5,
+              "error": "OutOfMemoryError: CUDA out of memory"}
+    gpu_unpack.unpack(came_back(tmp_path / "files", units=(failed,)), repo)
+    message = git(repo, "log", "-1", "--format=%s")
+    assert "GPU units 16 on h200" in message and "argmax layernorm: FAILED after 4.2 min (OutOfMemoryError" in message

@@ -220,6 +220,78 @@ def test_the_queue_runs_units_in_order_passes_over_one_that_does_not_fit_and_pac
                                                      clock=lambda: next(ticks), overrun=1.0)] == [3]
 
 
+def test_a_unit_that_fails_is_recorded_the_queue_goes_on_and_later_commands_here_pass_it_over(tmp_path, monkeypatch):
+    """One unit's error costs its own minutes, not the command's: it is in queue.json with its error, the next
+    units run, and a later command on the same machine (the failures file) passes it over instead of failing
+    on it again first; a fresh machine (no such file) tries it again."""
+    from vvlib.book import paper_queue
+
+    overrides = {**TINY, "store_dir": str(tmp_path / "store")}
+    cut = units.units(paper_run.planned_jobs(["08_ablations"], overrides, "ci"))
+    monkeypatch.setattr(paper_queue, "unit_rates", lambda overrides, device, kinds, seeds: ("cpu", {}, []))
+    monkeypatch.setattr(units.Unit, "estimate_s", lambda unit, rates: (1.0, []))
+    real_run, tried = units.Unit.run, []
+
+    def run(unit):  # the plan's second unit fails after its training, as a probe out of memory would
+        tried.append(unit.jobs)
+        if unit.jobs == cut[1].jobs:
+            next(job for job in unit.jobs if job.steps).compute()
+            raise RuntimeError("CUDA out of memory (a stand-in)")
+        real_run(unit)
+
+    monkeypatch.setattr(units.Unit, "run", run)
+    failed_file = tmp_path / "machine" / "failed.json"
+    ticks = iter(range(0, 10_000, 10))
+    ran = paper_queue.run_queue(["08_ablations"], overrides, 50.0, tmp_path / "pack", profile="ci", overrun=1.0,
+                                clock=lambda: next(ticks), failed_file=failed_file)
+    assert [r["unit"] for r in ran] == list(range(1, len(cut) + 1))
+    assert [r.get("error") for r in ran][:3] == [None, "RuntimeError: CUDA out of memory (a stand-in)", None]
+    assert [u.stored() for u in cut] == [True, False, *[True] * (len(cut) - 2)]
+    queue = json.loads((tmp_path / "pack" / "queue.json").read_text())
+    assert queue["units"][1]["error"].startswith("RuntimeError") and queue["failed_before"] == []
+    trained = next(job for job in cut[1].jobs if job.steps).path.parent
+    assert (tmp_path / "pack" / trained.name / "run.json").exists()  # what it finished comes back
+    # the next command on this machine: the failed unit was begun (its weights are here), yet it is passed over
+    assert cut[1].begun()
+    tried.clear()
+    again = paper_queue.run_queue(["08_ablations"], overrides, 50.0, tmp_path / "again", profile="ci", overrun=1.0,
+                                  clock=lambda: next(ticks), failed_file=failed_file)
+    assert again == [] and tried == []
+    assert json.loads((tmp_path / "again" / "queue.json").read_text())["failed_before"] == [2]
+    # a fresh machine tries it again
+    fresh = paper_queue.run_queue(["08_ablations"], overrides, 50.0, profile="ci", overrun=1.0,
+                                  clock=lambda: next(ticks), failed_file=tmp_path / "fresh" / "failed.json")
+    assert [(r["unit"], "error" in r) for r in fresh] == [(2, True)]
+
+
+def test_a_failure_that_leaves_the_device_unable_to_compute_ends_the_command(tmp_path, monkeypatch, capsys):
+    from vvlib.book import paper_queue
+
+    overrides = {**TINY, "store_dir": str(tmp_path / "store")}
+    monkeypatch.setattr(paper_queue, "unit_rates", lambda overrides, device, kinds, seeds: ("cuda", {}, []))
+    monkeypatch.setattr(units.Unit, "estimate_s", lambda unit, rates: (1.0, []))
+    monkeypatch.setattr(units.Unit, "run", lambda unit: (_ for _ in ()).throw(RuntimeError("CUDA error: an illegal "
+                                                                                            "memory access")))
+    assert paper_queue.device_answers("cpu")  # a CPU always does
+    monkeypatch.setattr(paper_queue, "device_answers", lambda device: False)
+    ran = paper_queue.run_queue(["08_ablations"], overrides, 50.0, profile="ci", overrun=1.0, clock=lambda: 0.0,
+                                failed_file=tmp_path / "failed.json")
+    assert [r["unit"] for r in ran] == [1] and "illegal memory access" in ran[0]["error"]
+    assert "every unit of the plan is stored" not in capsys.readouterr().out
+
+
+def test_the_queue_command_exits_1_when_a_unit_failed(tmp_path, monkeypatch, capsys):
+    from vvlib.__main__ import main
+    from vvlib.book import paper_queue
+
+    lines = [{"unit": 1, "minutes": 0.1}, {"unit": 4, "minutes": 0.2, "error": "RuntimeError: x"}]
+    monkeypatch.setattr(paper_queue, "run_queue", lambda *args, **kwargs: lines)
+    assert main(["paper", "--chapters", "08", "--for-minutes", "5", "-p", "store_dir", str(tmp_path)]) == 1
+    assert "units 4 failed" in capsys.readouterr().err
+    lines.pop()
+    assert main(["paper", "--chapters", "08", "--for-minutes", "5", "-p", "store_dir", str(tmp_path)]) == 0
+
+
 def test_a_resumed_run_is_timed_by_the_steps_it_ran_after_its_checkpoint(tmp_path):
     """A paused unit's run, resumed by the next command, records the wall time of the steps after its
     checkpoint only (resumed_from_step): its rate counts those steps."""
@@ -292,7 +364,9 @@ def test_the_overrun_is_the_largest_a_whole_unit_ran_over_its_estimate(tmp_path)
 
     whole = record("a.json", [{"estimated_min": 2.0, "minutes": 2.5}, {"estimated_min": 1.0, "minutes": 0.9}])
     parts = record("b.json", [{"estimated_min": 1.0, "minutes": 3.0, "paused": True},
-                              {"estimated_min": 0.2, "minutes": 1.0, "resumed": True}])
+                              {"estimated_min": 0.2, "minutes": 1.0, "resumed": True},
+                              {"estimated_min": 1.0, "minutes": 0.1, "error": "RuntimeError: x"},
+                              {"estimated_min": 1.0, "minutes": 9.0, "error": "RuntimeError: y"}])
     broken = tmp_path / "c.json"
     broken.write_text("{")
     assert units.overrun([whole, parts, broken]) == pytest.approx(1.25)

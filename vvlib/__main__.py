@@ -80,8 +80,12 @@ def _paper(args):
     if args.for_minutes is not None:
         from .book.paper_queue import run_queue
 
-        return run_queue(names, parameters, args.for_minutes, args.pack, profile=args.profile,
-                         then_minutes=args.then_minutes)
+        ran = run_queue(names, parameters, args.for_minutes, args.pack, profile=args.profile,
+                        then_minutes=args.then_minutes)
+        failed = [line["unit"] for line in ran if "error" in line]
+        if failed:
+            print(f"units {', '.join(map(str, failed))} failed (queue.json has their errors)", file=sys.stderr)
+        return 1 if failed else 0
     every = 5.0 if sys.stderr.isatty() else 60.0  # a log file gets a line a minute, a terminal a lively bar
     run_paper(names, parameters, args.output, dry_run=args.plan, every=every, profile=args.profile, unit=args.unit,
               speeds_of=args.speeds_of)
@@ -193,14 +197,14 @@ def main(argv=None) -> int:
     mig.set_defaults(func=_migrate_store)
     args = parser.parse_args(argv)
     try:
-        args.func(args)
+        status = args.func(args)
     except ParameterError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. `python -m vvlib list | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit flush cannot fail again
         return 0
-    return 0
+    return status or 0  # 1 where the queue ran a unit that failed
 
 
 if __name__ == "__main__":

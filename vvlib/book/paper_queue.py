@@ -15,12 +15,20 @@ earlier unit could have used.  The speeds are measured again after each unit, fr
 so the first counter-stream unit corrects the estimates of the next.  After each unit its small result
 files (records and tables, never weights or checkpoints) are copied to DIR as the store lays them out,
 with queue.json saying what ran, estimated and measured, what was paused and what was passed over: a
-command stopped later still brings back every unit it finished.
+command stopped later still brings back every unit it finished.  A unit that raises an error is recorded with
+it (queue.json, and FAILED on this machine) and the queue goes on with the next unit, so one failure costs its
+own minutes and not the command's: later commands on the same machine pass it over (a unit begun there would
+otherwise come first and fail again), while a fresh machine, after a fix, tries it again.  If the device no
+longer computes after the failure (some CUDA errors leave the process unable to), the command stops there.
 """
 
+import json
 import shutil
 import time
+import traceback
 from pathlib import Path
+
+import torch
 
 from .. import train
 from ..experiments.paper_scale import units
@@ -28,6 +36,9 @@ from ..experiments.storage import store
 from .paper_run import CHECKS, PROFILE, planned_jobs, unit_rates
 
 RESUME_S = 30.0  # our allowance for the next command to take a paused unit up again (start, graphs, loading)
+# the units that failed on this machine, by their store entries (git ignores _output/, so a lent GPU keeps the
+# file between a session's commands and a fresh machine starts without it)
+FAILED = store.REPO_ROOT / "_output" / "paper-queue" / "failed.json"
 
 
 def pack(unit: units.Unit, dest: Path) -> list:
@@ -41,11 +52,43 @@ def pack(unit: units.Unit, dest: Path) -> list:
     return copied
 
 
-def write_summary(dest, device, seconds: float, ran: list, passed: list, overrun: float):
-    """dest/queue.json: the units that ran (estimated and measured minutes; paused or resumed where so), those
-    passed over, and the overrun a unit's estimate was multiplied by where nothing would resume it."""
+def write_summary(dest, device, seconds: float, ran: list, passed: list, overrun: float, failed_before=()):
+    """dest/queue.json: the units that ran (estimated and measured minutes; paused, resumed or the error that
+    stopped it where so), those passed over for lack of time and those that failed here before, and the overrun
+    a unit's estimate was multiplied by where nothing would resume it."""
     store.write_json(Path(dest) / "queue.json", {"provenance": store.provenance(device, seconds), "units": ran,
-                                                 "passed": passed, "overrun": round(overrun, 3)})
+                                                 "passed": passed, "failed_before": list(failed_before),
+                                                 "overrun": round(overrun, 3)})
+
+
+def unit_key(unit: units.Unit) -> str:
+    """A unit by its store entries: the same across commands and plans, unlike its number."""
+    return " ".join(sorted(str(job.path.parent) for job in unit.jobs))
+
+
+def failures(path: Path) -> dict:
+    """{unit_key: error} of the units that failed on this machine (none where the file is missing or unreadable)."""
+    try:
+        return dict(json.loads(Path(path).read_text()))
+    except (OSError, ValueError, TypeError):
+        return {}
+
+
+def remember_failure(path: Path, unit: units.Unit, error: str):
+    known = failures(path) | {unit_key(unit): error}
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    store.write_json(path, known)
+
+
+def device_answers(device_type: str) -> bool:
+    """Whether the device still computes after a unit's failure; an out-of-memory error's cached blocks freed."""
+    if device_type != "cuda":
+        return True
+    try:
+        torch.cuda.empty_cache()
+        return torch.ones(2, device="cuda").sum().item() == 2.0
+    except RuntimeError:
+        return False
 
 
 def in_order(cut: list) -> list:
@@ -55,19 +98,28 @@ def in_order(cut: list) -> list:
 
 
 def run_queue(names, overrides: dict, minutes: float, dest: Path | None = None, profile: str = PROFILE,
-              clock=time.monotonic, then_minutes: float = 0.0, overrun: float | None = None) -> list:
+              clock=time.monotonic, then_minutes: float = 0.0, overrun: float | None = None,
+              failed_file: Path = FAILED) -> list:
     """Run the plan's units in order (module docstring), each whose estimate fits in what is left of `minutes`
     and `then_minutes` (the next command's, on this machine), or where then_minutes is 0, whose estimate times
     `overrun` (default: units.overrun of the committed queue records) fits in what is left; a unit still
-    training at the end of `minutes` is paused there and ends the command.  [{unit, label, estimated and
-    measured minutes, paused or resumed where so}] of those that ran."""
-    started, ran, passed = clock(), [], []
+    training at the end of `minutes` is paused there and ends the command; one listed in `failed_file` is
+    passed over.  [{unit, label, estimated and measured minutes, paused, resumed or error where so}] of those
+    that ran."""
+    started, ran, passed, failed_before = clock(), [], [], []
+    failed = failures(failed_file)
     deadline = started + minutes * 60
     overrun = units.overrun(sorted(CHECKS.glob("gpu-queue-*.json"))) if overrun is None else overrun
     jobs = planned_jobs(names, overrides, profile)
     kinds, seeds = {job.kind for job in jobs}, units.run_seeds(jobs)
     device, rates, _ = unit_rates(overrides, None, kinds, seeds)
-    for k, unit in in_order(units.units(jobs)):
+    cut = units.units(jobs)
+    for k, unit in in_order(cut):
+        if unit_key(unit) in failed:
+            failed_before.append(k)
+            print(f"unit {k} failed earlier on this machine ({failed[unit_key(unit)][:200]}); passed over (delete "
+                  f"{failed_file} to try it again)", flush=True)
+            continue
         seconds, untimed = unit.estimate_s(rates)
         left = deadline - clock()
         room = max(left, left + then_minutes * 60 - RESUME_S) if then_minutes else left / overrun
@@ -86,19 +138,33 @@ def run_queue(names, overrides: dict, minutes: float, dest: Path | None = None, 
             print(f"unit {k} paused at the end of the command's minutes ({stop}); the next command resumes it",
                   flush=True)
             break
+        except Exception as exc:  # one unit's failure must not cost the command's other units
+            traceback.print_exc()
+            error = f"{type(exc).__name__}: {exc}"[:1000]
+            ran.append(_ran(k, unit, seconds, untimed, clock() - unit_started, resumed) | {"error": error})
+            remember_failure(failed_file, unit, error)
+            if dest is not None:  # what it did finish (a run, its evaluations) comes back too
+                pack(unit, Path(dest))
+                write_summary(dest, device, clock() - started, ran, passed, overrun, failed_before)
+            if not device_answers(device):
+                print(f"unit {k} failed and the device no longer computes: the command stops here", flush=True)
+                break
+            print(f"unit {k} failed after {ran[-1]['minutes']:.1f} min ({error[:200]}); on to the next unit",
+                  flush=True)
+            continue
         ran.append(_ran(k, unit, seconds, untimed, clock() - unit_started, resumed))
         if dest is not None:
             pack(unit, Path(dest))
-            write_summary(dest, device, clock() - started, ran, passed, overrun)
+            write_summary(dest, device, clock() - started, ran, passed, overrun, failed_before)
         print(f"unit {k} done in {ran[-1]['minutes']:.1f} min", flush=True)
         device, rates, _ = unit_rates(overrides, None, kinds, seeds)  # its records time the next units
     if dest is not None:
-        write_summary(dest, device, clock() - started, ran, passed, overrun)
+        write_summary(dest, device, clock() - started, ran, passed, overrun, failed_before)
     paused = [r["unit"] for r in ran if r.get("paused")]
     if passed:
         print(f"{len(passed)} units passed over for lack of time (queue.json lists them); the next command starts "
               f"with unit {(paused or passed)[0]}", flush=True)
-    elif not paused:
+    elif all(unit.stored() for unit in cut):
         print("every unit of the plan is stored", flush=True)
     return ran
 
