@@ -264,6 +264,21 @@ def test_a_unit_that_fails_is_recorded_the_queue_goes_on_and_later_commands_here
     assert [(r["unit"], "error" in r) for r in fresh] == [(2, True)]
 
 
+def test_a_unit_that_failed_after_another_had_is_tried_again_by_the_next_command(tmp_path):
+    """A failure after an earlier one in the same process may be that one's doing: only the first failure of a
+    command is passed over later."""
+    from vvlib.book import paper_queue
+
+    failed_file = tmp_path / "failed.json"
+    first, second = (SimpleNamespace(jobs=[SimpleNamespace(path=tmp_path / name / "run.json")]) for name in "ab")
+    paper_queue.remember_failure(failed_file, first, "RuntimeError: CUDA error: misaligned address", False)
+    paper_queue.remember_failure(failed_file, second, "RuntimeError: CUDA error: misaligned address", True)
+    assert paper_queue.failed_alone(failed_file) == {paper_queue.unit_key(first): "RuntimeError: CUDA error: "
+                                                                                 "misaligned address"}
+    failed_file.write_text("[1, 2]")
+    assert paper_queue.failed_alone(failed_file) == {}  # unreadable: nothing is passed over
+
+
 def test_a_failure_that_leaves_the_device_unable_to_compute_ends_the_command(tmp_path, monkeypatch, capsys):
     from vvlib.book import paper_queue
 

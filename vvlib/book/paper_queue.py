@@ -18,7 +18,8 @@ with queue.json saying what ran, estimated and measured, what was paused and wha
 command stopped later still brings back every unit it finished.  A unit that raises an error is recorded with
 it (queue.json, and FAILED on this machine) and the queue goes on with the next unit, so one failure costs its
 own minutes and not the command's: later commands on the same machine pass it over (a unit begun there would
-otherwise come first and fail again), while a fresh machine, after a fix, tries it again.  If the device no
+otherwise come first and fail again) unless it failed after another unit had (failed_alone), while a fresh
+machine, after a fix, tries it again.  If the device no
 longer computes after the failure (some CUDA errors leave the process unable to), the command stops there.
 """
 
@@ -67,15 +68,23 @@ def unit_key(unit: units.Unit) -> str:
 
 
 def failures(path: Path) -> dict:
-    """{unit_key: error} of the units that failed on this machine (none where the file is missing or unreadable)."""
+    """{unit_key: {error, after_another}} of the units that failed on this machine (none where the file is missing
+    or unreadable)."""
     try:
-        return dict(json.loads(Path(path).read_text()))
-    except (OSError, ValueError, TypeError):
+        return {key: dict(line) for key, line in json.loads(Path(path).read_text()).items()}
+    except (OSError, ValueError, TypeError, AttributeError):
         return {}
 
 
-def remember_failure(path: Path, unit: units.Unit, error: str):
-    known = failures(path) | {unit_key(unit): error}
+def failed_alone(path: Path) -> dict:
+    """{unit_key: error} of the units to pass over: each failed as the first failure of its command.  One that failed
+    after another unit's, in the same process, may have failed for that one's sake (a CUDA error can leave the
+    process half usable), so a later command tries it again."""
+    return {key: line["error"] for key, line in failures(path).items() if not line.get("after_another")}
+
+
+def remember_failure(path: Path, unit: units.Unit, error: str, after_another: bool):
+    known = failures(path) | {unit_key(unit): {"error": error, "after_another": after_another}}
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     store.write_json(path, known)
 
@@ -107,7 +116,7 @@ def run_queue(names, overrides: dict, minutes: float, dest: Path | None = None, 
     passed over.  [{unit, label, estimated and measured minutes, paused, resumed or error where so}] of those
     that ran."""
     started, ran, passed, failed_before = clock(), [], [], []
-    failed = failures(failed_file)
+    failed = failed_alone(failed_file)
     deadline = started + minutes * 60
     overrun = units.overrun(sorted(CHECKS.glob("gpu-queue-*.json"))) if overrun is None else overrun
     jobs = planned_jobs(names, overrides, profile)
@@ -141,8 +150,9 @@ def run_queue(names, overrides: dict, minutes: float, dest: Path | None = None, 
         except Exception as exc:  # one unit's failure must not cost the command's other units
             traceback.print_exc()
             error = f"{type(exc).__name__}: {exc}"[:1000]
+            after_another = any("error" in line for line in ran)
             ran.append(_ran(k, unit, seconds, untimed, clock() - unit_started, resumed) | {"error": error})
-            remember_failure(failed_file, unit, error)
+            remember_failure(failed_file, unit, error, after_another)
             if dest is not None:  # what it did finish (a run, its evaluations) comes back too
                 pack(unit, Path(dest))
                 write_summary(dest, device, clock() - started, ran, passed, overrun, failed_before)
