@@ -148,19 +148,16 @@ def run_queue(names, overrides: dict, minutes: float, dest: Path | None = None, 
                   flush=True)
             break
         except Exception as exc:  # one unit's failure must not cost the command's other units
-            traceback.print_exc()
-            error = f"{type(exc).__name__}: {exc}"[:1000]
-            after_another = any("error" in line for line in ran)
-            ran.append(_ran(k, unit, seconds, untimed, clock() - unit_started, resumed) | {"error": error})
-            remember_failure(failed_file, unit, error, after_another)
+            line = _ran(k, unit, seconds, untimed, clock() - unit_started, resumed)
+            ran.append(_failed(line, unit, exc, failed_file, after_another=any("error" in r for r in ran)))
             if dest is not None:  # what it did finish (a run, its evaluations) comes back too
                 pack(unit, Path(dest))
                 write_summary(dest, device, clock() - started, ran, passed, overrun, failed_before)
             if not device_answers(device):
                 print(f"unit {k} failed and the device no longer computes: the command stops here", flush=True)
                 break
-            print(f"unit {k} failed after {ran[-1]['minutes']:.1f} min ({error[:200]}); on to the next unit",
-                  flush=True)
+            print(f"unit {k} failed after {ran[-1]['minutes']:.1f} min ({ran[-1]['error'][:200]}); on to the next "
+                  "unit", flush=True)
             continue
         ran.append(_ran(k, unit, seconds, untimed, clock() - unit_started, resumed))
         if dest is not None:
@@ -177,6 +174,14 @@ def run_queue(names, overrides: dict, minutes: float, dest: Path | None = None, 
     elif all(unit.stored() for unit in cut):
         print("every unit of the plan is stored", flush=True)
     return ran
+
+
+def _failed(line: dict, unit: units.Unit, exc: Exception, failed_file: Path, after_another: bool) -> dict:
+    """A failed unit's queue.json line, with its error; the traceback printed and the failure remembered."""
+    traceback.print_exc()
+    error = f"{type(exc).__name__}: {exc}"[:1000]
+    remember_failure(failed_file, unit, error, after_another)
+    return line | {"error": error}
 
 
 def _ran(k: int, unit: units.Unit, seconds: float, untimed: list, took_s: float, resumed: bool,
