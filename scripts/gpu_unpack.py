@@ -14,8 +14,9 @@ archives and commits them:
   bench/tf32-ab-<gpu>-<task>.json;
 - queue.json: as bench/gpu-queue-<gpu>-<date>-<time>.json;
 
-and prints the command for the session's next queue.  Where the check's tests did not all pass, the units'
-results are unpacked but left uncommitted, for a person to judge.  A name under bench/ already taken stops it
+and prints the command for the session's next queue.  Where the session's check's tests did not all pass (this
+command's, or the first command's for a later one), the units' results are unpacked but left uncommitted, for a
+person to judge.  A name under bench/ already taken stops it
 (exit status 2) before anything is unpacked.
 """
 
@@ -25,11 +26,13 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from datetime import datetime, timedelta
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 CHECK_PARTS = ("tests", "step", "loop", "curriculum", "kernels")
 THIS_SESSION = ("loop", "curriculum")  # what units.check_rates reads for the next command's estimates
+LEASE = timedelta(minutes=30)  # a lent machine goes back within this: a session's commands fall inside it
 
 
 def gpu_name(device: str) -> str:
@@ -66,14 +69,37 @@ def queue_file(path: Path, bench: Path) -> Path:
     return bench / f"gpu-queue-{gpu}-{day}-{time_of_day}.json"
 
 
-def failed_tests(moves: dict) -> str:
-    """The check's tests summary where they did not all pass (a failure, an error, a timeout), else ''."""
-    tests = next((dest for dest in moves.values() if dest.name.startswith("gpu-check-")
-                  and dest.stem.endswith("-tests")), None)
+def failed_tests(moves: dict, bench: Path) -> str:
+    """The summary of the session's check's tests where they did not all pass (a failure, an error, a timeout),
+    else ''.  The session's check: this call's, or for a later command of the session (which runs none), the
+    one committed here within a lease before that command's queue record."""
+    tests = next((dest for dest in moves.values() if dest.name.startswith("gpu-check-") and dest.stem.endswith("-tests")),
+                 None) or earlier_check(moves, bench)
     if tests is None:
         return ""
     rows = json.loads(tests.read_text())["rows"]
     return "" if rows.get("exit_status") == 0 else f"{rows.get('summary', '')}, exit status {rows.get('exit_status')}"
+
+
+def earlier_check(moves: dict, bench: Path) -> Path | None:
+    """The newest bench/gpu-check-*-tests.json made within a lease before this call's queue.json, if any."""
+    queue = next((source for source, dest in moves.items() if dest.name.startswith("gpu-queue-")), None)
+    if queue is None:
+        return None
+    until = created(json.loads(queue.read_text()))
+    found = []
+    for path in bench.glob("gpu-check-*-tests.json"):
+        try:
+            when = created(json.loads(path.read_text()))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if until - LEASE <= when <= until:
+            found.append((when, path))
+    return max(found)[1] if found else None
+
+
+def created(record: dict) -> datetime:
+    return datetime.fromisoformat(record["provenance"]["created"])
 
 
 def commit_message(queue: Path | None, files: int, held: str = "") -> str:
@@ -130,7 +156,7 @@ def unpack(files_at: Path, repo: Path) -> list:
         with tarfile.open(archives["results.tgz"]) as archive:
             archive.extractall(repo, filter="data")
     paths = [str(dest.relative_to(repo)) for dest in moves.values()]
-    failed = failed_tests(moves)
+    failed = failed_tests(moves, bench)
     if failed:  # results made by code the check found wrong on this GPU are for a person to look at first
         print(f"warning: the check's tests did not pass ({failed}); results/paper/ is unpacked but not committed: "
               "read the check's tests.json tail before committing it (and any later command's units)", file=sys.stderr)

@@ -144,3 +144,19 @@ def test_a_unit_that_failed_is_named_so_in_the_commit(repo, tmp_path):
     gpu_unpack.unpack(came_back(tmp_path / "files", units=(failed,)), repo)
     message = git(repo, "log", "-1", "--format=%s")
     assert "GPU units 16 on h200" in message and "argmax layernorm: FAILED after 4.2 min (OutOfMemoryError" in message
+
+
+def test_a_later_commands_results_wait_too_when_its_sessions_check_failed(repo, tmp_path):
+    """A session's second command runs no check: the one its first command committed, within a lease before it,
+    decides; a command of a later session is not held by it."""
+    failed = {"exit_status": 1, "summary": "1 failed, 159 passed in 20.00s"}
+    gpu_unpack.unpack(came_back(tmp_path / "first", tests=failed), repo)
+
+    def later(name, created):
+        files = came_back(tmp_path / name, created=created, units=({"unit": 17, "label": "argmax standardize",
+                                                                    "minutes": 4.0, "estimated_min": 4.1},))
+        (files / "check.tgz").unlink()
+        return gpu_unpack.unpack(files, repo)
+
+    assert not any(path.startswith("results/") for path in later("second", "2026-11-28T06:11:00+00:00"))
+    assert "results/paper/train-new/run.json" in later("next-session", "2026-11-28T09:00:00+00:00")
