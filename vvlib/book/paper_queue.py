@@ -19,8 +19,8 @@ command stopped later still brings back every unit it finished.  A unit that rai
 it (queue.json, and FAILED on this machine) and the queue goes on with the next unit, so one failure costs its
 own minutes and not the command's: later commands on the same machine pass it over (a unit begun there would
 otherwise come first and fail again) unless it failed after another unit had (failed_alone), while a fresh
-machine, after a fix, tries it again.  If the device no
-longer computes after the failure (some CUDA errors leave the process unable to), the command stops there.
+machine, after a fix, tries it again.  If the device no longer computes after the failure (some CUDA errors
+leave the process unable to), the command stops there.
 """
 
 import json

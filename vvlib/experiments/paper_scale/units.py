@@ -137,8 +137,8 @@ def overrun(paths) -> float:
     """The most a unit has run over its estimate: the largest measured over estimated minutes of the units in
     the committed queue records (bench/gpu-queue-*.json, paper_queue's queue.json) that ran whole in one
     command (a paused or resumed one's minutes are a part, and a restart's; a failed one's, up to its error),
-    and never under 1.  A command
-    after which nothing resumes a unit starts one only if its estimate times this fits."""
+    and never under 1.  A command after which nothing resumes a unit starts one only if its estimate times this
+    fits."""
     ratios = [1.0]
     for path in paths:
         try:
