@@ -145,6 +145,7 @@ def test_a_unit_out_of_range_or_over_the_budget_is_refused():
     with pytest.raises(ParameterError, match="unit 1 needs about 10.0 minutes on cuda"):
         paper_run.chosen_unit(cut, 1, rates, "cuda", budget_s=540)
     assert paper_run.chosen_unit(cut, 2, rates, "cuda") is cut[1]
+    assert paper_run.chosen_unit(cut, 1, rates, "cpu", budget_s=540) is cut[0]  # no command limit on a CPU
     table = paper_run.describe_units(cut, rates, "cuda", budget_s=540)
     assert "   1            10.0  no" in table and "   2             0.1  yes" in table
 
