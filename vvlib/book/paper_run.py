@@ -110,9 +110,10 @@ def describe_units(cut: list[units.Unit], rates: dict, device: str, budget_s: fl
                    estimated: tuple = ()) -> str:
     """A table of the units: their chapters, the runs and probes in each, and the minutes left
     at the speeds measured on this kind of device (~: some of its kinds `estimated`, unit_rates says
-    how), against the budget of one command."""
-    lines = [f"units at the speeds measured on {device} (budget {budget_s / 60:.0f} min each; "
-             f"run one with --unit K; ~: estimated from the GPU check's short runs, the other device's ratios or the "
+    how), against the budget of one GPU command."""
+    run_one = "run one with --unit K" if device == "cuda" else "which --unit K enforces on a GPU only"
+    lines = [f"units at the speeds measured on {device} (fits: within a GPU command's {budget_s / 60:.0f} minutes, "
+             f"{run_one}; ~: estimated from the GPU check's short runs, the other device's ratios or the "
              "other stream's speed):",
              f"{'unit':>4}  {'minutes left':>14}  {'fits':<5} chapters: what"]
     for k, unit in enumerate(cut, 1):
