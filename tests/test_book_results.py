@@ -586,6 +586,46 @@ def test_the_lines_on_the_third_gpu_check_hold_in_the_committed_records():
     assert ninth == [3_291, 3_294]
 
 
+def test_the_lines_on_the_fourth_gpu_check_hold_in_the_committed_records():
+    """bench/README.md, results/paper/README.md, book/scale.md and README on the H200 session of 2026-11-27 18:10
+    (code of 8a329df): the check's tests and rates, the first argmax units' real loop, the trials that leave the
+    seed chunks as they are, and the first profile of the step against the datasheet floors."""
+    name = "gpu-check-h200-2026-11-27-1810"
+    check = {part: json.loads((store.REPO_ROOT / "bench" / f"{name}-{part}.json").read_text())
+             for part in ("tests", "step", "loop", "curriculum", "kernels")}
+    assert {check[part]["provenance"]["git_commit"][:7] for part in check} == {"8a329df"}
+    tests = check["tests"]["rows"]
+    summary = tests["summary"].split(" in ")[0]
+    assert (summary, tests["seconds"], tests["processes"]) == ("1 failed, 212 passed", 29.8, 4)
+    step = {r["task"]: r for r in check["step"]["rows"] if r["draws"] == "counter"}
+    assert [(step[t]["ms_per_step"], round(step[t]["model_steps_per_s"])) for t in ("argmax", "dictionary")] == [
+        (2.119, 47_192), (4.722, 21_178)]
+    loop = {(r["task"], r.get("layers", 1), r["n_seeds"]): round(r["steady_model_steps_per_s"])
+            for r in check["loop"]["rows"] if r["draws"] == "counter"}
+    assert loop == {("argmax", 1, 100): 48_000, ("dictionary", 1, 100): 21_661, ("argmax", 2, 50): 19_231,
+                    ("argmax", 2, 100): 22_727}
+    assert round(100 * 100_000 / 22_727 / 60, 1) == 7.3  # 100 deep seeds' training, in minutes
+    curriculum = {(r["task"], r["n_seeds"]): (round(r["steady_model_steps_per_s"]), r["unit_training_min"])
+                  for r in check["curriculum"]["rows"]}
+    assert curriculum == {("argmax", 20): (7_101, 4.7), ("dictionary", 10): (3_448, 0.5), ("argmax", 40): (8_922, 7.5)}
+    runs = [json.loads(p.read_text()) for p in PAPER_SCALE.glob("train-*/run.json")]
+    session = {(r["spec"]["model"]["task"]["name"], r["spec"]["model"]["norm"], r["spec"]["train"]["first_seed"]):
+               (round(r["model_steps_per_s"]), r["resumed_from_step"])
+               for r in runs if r["provenance"]["git_commit"].startswith("8a329df")}
+    assert session == {("argmax", "none", 0): (46_061, 0), ("argmax", "standardize", 0): (41_763, 51_892),
+                       ("dictionary", "rescale", 0): (20_446, 0), ("dictionary", "none", 30): (3_355, 0)}
+    profile = {r["task"]: r for r in check["kernels"]["rows"]}
+    assert (profile["argmax"]["device_ms_per_step"], profile["dictionary"]["device_ms_per_step"]) == (2.028, 4.556)
+    [copies] = [k for k in profile["argmax"]["kernels"] if k["name"] == "aten::copy_"]
+    assert (copies["calls_per_step"], round(copies["us_per_step"])) == (16, 176)
+    traffic = json.loads((store.REPO_ROOT / "bench" / "step-traffic-h200-2026-11-27-kernels.json").read_text())
+    assert traffic["kernels"].endswith(f"{name}-kernels.json")
+    parts = {r["task"]: [(round(p["us_measured"]), round(p["of_floor"], 2)) for p in r["parts"]]
+             for r in traffic["rows"]}
+    assert parts == {"argmax": [(1_371, 0.43), (95, 0.52), (562, 0.5)],
+                     "dictionary": [(1_826, 0.47), (1_136, 0.59), (1_594, 0.56)]}
+
+
 def test_chapter_11s_words_on_its_paper_scale_rows_hold_in_the_committed_records():
     """The paragraph under chapter 11's paper-scale table (typed, so held here): every row is in; no row's 95%
     interval reaches the paper's gain; with a cosine decay both variants far out-score the paper's Baseline at
