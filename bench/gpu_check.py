@@ -36,7 +36,8 @@ it measured), and a short table printed last:
 - kernels.json: where the step's time goes, per task at the paper's defaults (counter stream, the
   Philox in use): a few eager steps under torch.profiler (a graph replays the same kernels), each aten
   op's calls and microseconds a step (on a GPU its kernels' time) and its share, the largest first, for
-  the work on the speed targets: bench.step_traffic gives each op's floor under the same name.
+  the work on the speed targets: bench.step_traffic gives each op's floor under the same name; and
+  which ops call aten::copy_, with its calls and time under each (`copies`: what a copy is for).
 
 Each file carries the device, torch, git commit and time.  A GPU session commits them under
 bench/ (bench/README.md says where the figures are quoted).
@@ -67,6 +68,8 @@ from vvlib.train import TrainConfig, Trainer
 DRAWS = ("generators", "counter")
 LONGER = 3  # the second loop's length in first loops: their difference is the steady rate a unit runs at
 PROFILED_STEPS, PROFILED_KERNELS = 10, 15  # kernels.json: steps under the profiler, kernels kept per task
+# ops that only convert or copy: a copy_ is put down to the nearest enclosing op not among them
+COPYING = {"aten::copy_", "aten::_to_copy", "aten::to", "aten::clone", "aten::contiguous"}
 class KernelCount(TorchDispatchMode):
     """Counts the aten calls that compute something (views only describe memory): a device-free
     proxy for the kernels a step launches."""
@@ -151,7 +154,27 @@ def profile_step(task: str, n_seeds: int, device, steps: int = PROFILED_STEPS,
     return {"steps": steps, "device_ms_per_step": round(total / steps / 1e3, 3),
             "kernels": [{"name": e.key, "calls_per_step": round(e.count / steps, 2),
                          "us_per_step": round(own_time_us(e, on_gpu) / steps, 1),
-                         "share": round(own_time_us(e, on_gpu) / total, 4)} for e in ranked]}
+                         "share": round(own_time_us(e, on_gpu) / total, 4)} for e in ranked],
+            "copies": copy_callers(prof.events(), steps, on_gpu)}
+
+
+def copy_callers(events, steps: int, on_gpu: bool) -> list[dict]:
+    """Who calls aten::copy_ in a profile's events: per nearest enclosing op that does more than copy
+    (COPYING; '(none)' at the top level), the copies' calls and own microseconds a step, the largest first.
+    The H200's first profile had 16 copies a step take 9% of argmax's step; this says what they are for."""
+    found = {}
+    for event in events:
+        if event.name != "aten::copy_":
+            continue
+        caller = event.cpu_parent
+        while caller is not None and caller.name in COPYING:
+            caller = caller.cpu_parent
+        name = caller.name if caller is not None else "(none)"
+        calls, us = found.get(name, (0, 0.0))
+        found[name] = (calls + 1, us + own_time_us(event, on_gpu))
+    ranked = sorted(found.items(), key=lambda item: item[1][1], reverse=True)
+    return [{"caller": name, "calls_per_step": round(calls / steps, 2), "us_per_step": round(us / steps, 1)}
+            for name, (calls, us) in ranked]
 
 
 def time_loop(task: str, draws: str, n_seeds: int, device, steps: int, model: ModelConfig | None = None) -> dict:
@@ -339,6 +362,10 @@ def main(argv=None):
         top = ", ".join(f"{k['name'][:40]} {100 * k['share']:.0f}%" for k in p.get("kernels", [])[:3])
         print(f"{p['task']}: eager step {p.get('device_ms_per_step', '-')} ms of device time; "
               + (f"failed: {p['error'][:80]}" if "error" in p else top))
+        copies = ", ".join(f"{c['caller']} {c['calls_per_step']:g} ({c['us_per_step']:g} us)"
+                           for c in p.get("copies", [])[:3])
+        if copies:
+            print(f"    copy_ a step, by caller: {copies}")
     print(f"\n{store.device_name(device)}, torch {torch.__version__}, commit {store.git_commit()}")
     print(table(steps, loops, tests))
 

@@ -133,6 +133,10 @@ def test_the_gpu_check_writes_its_figures_on_any_device(tmp_path, capsys):
                                                           "dictionary": (10, 10_000, "counter")}[r["task"]]
         speed = r["steady_model_steps_per_s"] or r["model_steps_per_s"]
         assert r["unit_training_min"] == pytest.approx(2 * unit.steps / speed / 60, abs=0.06)
+    # the profile: each task's ops, and who calls copy_ (printed under the task's line)
+    profiles = json.loads((tmp_path / "kernels.json").read_text())["rows"]
+    assert [r["task"] for r in profiles] == ["argmax", "dictionary"] and all(r["copies"] for r in profiles)
+    assert any(line.startswith("    copy_ a step, by caller: ") for line in printed)
     # where a step's time goes: each task's eager step under the profiler (on a CPU: its aten ops' own time)
     profiles = json.loads((tmp_path / "kernels.json").read_text())["rows"]
     assert [(p["task"], p["draws"], p["philox"], p["n_seeds"]) for p in profiles] == [
@@ -452,6 +456,26 @@ def test_the_step_traffic_command_sets_a_real_profile_beside_the_floors(tmp_path
         assert all(p["of_floor"] == pytest.approx(p["us_floor"] / p["us_measured"], rel=1e-2, abs=5e-4)
                    for p in row["parts"])
     assert "against the datasheet's floor" in capsys.readouterr().out
+
+
+def test_copy_callers_puts_each_copy_down_to_the_op_that_needed_it():
+    """kernels.json's `copies`: a copy inside an op is that op's (baddbmm writes its broadcast bias into the
+    output before adding the product: CPU and cuBLAS both); a conversion the code asks for is the top level's,
+    through aten::to and _to_copy; in a real step the callers' calls and time add up to copy_'s own."""
+    from bench import gpu_check
+
+    bias, x, w = torch.randn(1, 1, 8), torch.randn(3, 5, 4), torch.randn(3, 4, 8)
+    with torch.profiler.profile() as prof:
+        torch.baddbmm(bias, x, w)
+        torch.arange(6).float()
+    callers = {c["caller"]: c["calls_per_step"] for c in gpu_check.copy_callers(prof.events(), 1, on_gpu=False)}
+    assert callers == {"aten::baddbmm": 1, "(none)": 1}
+    step = gpu_check.profile_step("argmax", 2, torch.device("cpu"), steps=2, top=1000)
+    [copy] = [k for k in step["kernels"] if k["name"] == "aten::copy_"]
+    assert sum(c["calls_per_step"] for c in step["copies"]) == pytest.approx(copy["calls_per_step"])
+    rounding = 0.1 * len(step["copies"])  # each caller's time is rounded to 0.1 us
+    assert sum(c["us_per_step"] for c in step["copies"]) == pytest.approx(copy["us_per_step"], abs=rounding)
+    assert not {c["caller"] for c in step["copies"]} & gpu_check.COPYING
 
 
 def test_the_step_traffic_command_writes_its_rows(tmp_path, capsys):
