@@ -70,6 +70,8 @@ LONGER = 3  # the second loop's length in first loops: their difference is the s
 PROFILED_STEPS, PROFILED_KERNELS = 10, 15  # kernels.json: steps under the profiler, kernels kept per task
 # ops that only convert or copy: a copy_ is put down to the nearest enclosing op not among them
 COPYING = {"aten::copy_", "aten::_to_copy", "aten::to", "aten::clone", "aten::contiguous"}
+
+
 class KernelCount(TorchDispatchMode):
     """Counts the aten calls that compute something (views only describe memory): a device-free
     proxy for the kernels a step launches."""

@@ -303,7 +303,7 @@ def test_a_chapter_names_the_paper_scale_entries_the_queue_has_committed(tmp_pat
     """Read from the store, never assumed: once a unit of the queue lands, the page stops saying there is none."""
     import shutil
 
-    from vvlib.book.paper_scale import entries as paper_scale_entries, pending as paper_scale_pending
+    from vvlib.book.paper_scale import committed_share, entries as paper_scale_entries, pending as paper_scale_pending
     from vvlib.book.runner import resolved
     from vvlib.experiments.paper_scale import plan
 
@@ -317,6 +317,11 @@ def test_a_chapter_names_the_paper_scale_entries_the_queue_has_committed(tmp_pat
     assert opening.startswith(f"**Paper-scale results of this chapter are partly committed, and this page does not "
                               f"show them yet:** 1 of {1 + len(pending)} store entries")
     assert first.label in opening
+    assert committed_share("10_beyond", tmp_path) == (f"1 of {1 + len(pending)} store entries committed so far",
+                                                      [first.label])
+    # chapter 10's first entry is chapter 4's Baseline run, which chapter 4 counts too; an empty store, none
+    assert committed_share("04_argmax_retrieval", tmp_path) == ("1 of 6 store entries committed so far", [first.label])
+    assert committed_share("04_argmax_retrieval", tmp_path / "empty")[0] == "none of 6 store entries committed yet"
     shows = paper_scale_pending("10_beyond", resolved("10_beyond", "book", {}), tmp_path, shows="the slopes")
     assert shows.startswith("**Paper-scale results of this chapter are partly committed, and this page shows some "
                             "of them (the slopes):** 1 of") and "Everything else on this page comes from" in shows

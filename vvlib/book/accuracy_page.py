@@ -60,7 +60,8 @@ class AccuracyPage:
         if self.paper_scale:
             P, accuracy = self.paper_scale["P"], self.paper_scale["accuracy"]
             device = ("GPU, counter stream" if self.paper_scale["draws"] != EARLIER_PAPER_RUN["draws"] else
-                      f"GPU, the earlier runs with a generator per seed; on the counter stream, {self._queued()}")
+                      "GPU, the earlier runs with a generator per seed; on the counter stream, "
+                      + paper_scale.committed_share(self.record.name, self.P.paper_scale_dir)[0])
         else:
             P = self.P
             self.train(show=False)
@@ -100,14 +101,6 @@ class AccuracyPage:
             except StoreError:
                 self.earlier = None
 
-    def _queued(self) -> str:
-        """How many of this chapter's paper-profile store entries (the counter stream's) the GPU queue has
-        committed, read from the store: 'none of 6 store entries committed yet', '3 of 6 ...'."""
-        committed, waiting = paper_scale.entries(self.record.name, self.P.paper_scale_dir)
-        total = len(committed) + len(waiting)
-        return (f"{len(committed)} of {total} store entries committed so far" if committed else
-                f"none of {total} store entries committed yet")
-
     def load_paper_scale(self):
         """The committed paper-scale runs' records (where, when, how long), or a note where the profile
         loads none."""
@@ -117,10 +110,10 @@ class AccuracyPage:
             return
         self._read_paper_scale()
         if self.paper_scale["draws"] == EARLIER_PAPER_RUN["draws"]:
-            committed, _ = paper_scale.entries(self.record.name, self.P.paper_scale_dir)
+            share, committed = paper_scale.committed_share(self.record.name, self.P.paper_scale_dir)
             listed = f" ({'; '.join(committed)})" if committed else ""
             display(Markdown("Shown: the earlier paper-scale runs, whose batches and test sequences came from a "
-                             f"generator per seed. The same runs on the counter stream: {self._queued()}{listed}; "
+                             f"generator per seed. The same runs on the counter stream: {share}{listed}; "
                              "this page shows them once every one is committed (`python -m vvlib paper --plan`)."))
         else:
             display(Markdown("Shown: the paper-scale runs on the counter stream (the GPU queue's); the earlier "
