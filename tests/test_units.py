@@ -487,8 +487,7 @@ def test_the_runs_seeds_are_known_for_the_kinds_whose_runs_all_hold_the_same_num
     assert seeds["argmax training (counter stream)"] == seeds["dictionary training (counter stream)"] == 100
     mixed = [SimpleNamespace(kind="k", steps=10, n_seeds=n) for n in (10, 20)]
     assert units.run_seeds(mixed) == {}  # a kind of runs of several sizes: no preference
-    checks = sorted(path for name in ("loop", "curriculum")
-                    for path in paper_run.CHECKS.glob(f"gpu-check-*-{name}.json"))
+    checks = paper_run.check_files()
     # independently: the newest committed check's argmax curriculum row at the runs' 20 seeds (a trial or not)
     at_20 = [(record["provenance"]["created"], row) for record in map(lambda p: json.loads(p.read_text()), checks)
              for row in record["rows"] if row["task"] == "argmax" and row.get("max_len") == 256
@@ -516,8 +515,7 @@ def test_on_a_gpu_a_units_records_outrank_the_check_and_the_check_outranks_every
     the GPU check's real loop, marked estimated; a CPU's plan reads no check."""
     from vvlib import philox
 
-    checks = sorted(path for name in ("loop", "curriculum") for path in paper_run.CHECKS.glob(f"gpu-check-*-{name}.json"))
-    checked = units.check_rates(checks, philox.implementation())
+    checked = units.check_rates(paper_run.check_files(), philox.implementation())
     stores = [paper_run.REPO_ROOT / "results" / "paper", paper_run.REPO_ROOT / "results" / "book"]
     measured = units.measured_rates(stores, "cuda")
     timed = ["dictionary training (counter stream)", "argmax training (counter stream)"]

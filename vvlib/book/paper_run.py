@@ -77,6 +77,12 @@ def describe(names, jobs: list[plan.Job]) -> str:
                                "items to evaluate include the probes of chapters 6, 7 and 10)")
 
 
+def check_files() -> list[Path]:
+    """The committed GPU checks' real-loop records, loop.json and curriculum.json, that time units' runs (not
+    step.json: it times the step alone, which a unit never is)."""
+    return sorted(path for name in ("loop", "curriculum") for path in CHECKS.glob(f"gpu-check-*-{name}.json"))
+
+
 def unit_rates(overrides: dict, device: str | None = None, kinds=(),
                seeds: dict | None = None) -> tuple[str, dict, list]:
     """(device type, {kind: units per second}, [kinds estimated]): measured on that kind of device
@@ -94,9 +100,7 @@ def unit_rates(overrides: dict, device: str | None = None, kinds=(),
     stores = list(dict.fromkeys(path.resolve() for path in named))
     other = "cpu" if device == "cuda" else "cuda"
     measured = units.measured_rates(stores, device)
-    # a GPU's real-loop rows only (the check's step.json times the step alone, which a unit never is)
-    checks = sorted([*CHECKS.glob("gpu-check-*-loop.json"), *CHECKS.glob("gpu-check-*-curriculum.json")])
-    checks = checks if device == "cuda" else []
+    checks = check_files() if device == "cuda" else []
     checked = units.check_rates(checks, philox.implementation(), seeds)
     from_check = [kind for kind in checked if kind not in measured]
     elsewhere = units.measured_rates(stores, other)
