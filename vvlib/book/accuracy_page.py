@@ -61,7 +61,7 @@ class AccuracyPage:
             P, accuracy = self.paper_scale["P"], self.paper_scale["accuracy"]
             device = ("GPU, counter stream" if self.paper_scale["draws"] != EARLIER_PAPER_RUN["draws"] else
                       "GPU, the earlier runs with a generator per seed; on the counter stream, "
-                      + paper_scale.committed_share(self.record.name, self.P.paper_scale_dir)[0])
+                      + self.paper_scale["counter_share"][0])
         else:
             P = self.P
             self.train(show=False)
@@ -93,6 +93,8 @@ class AccuracyPage:
                                                                               self.P.paper_scale_dir)
         self.paper_scale = {"P": P_paper, "accuracy": accuracy, "runs": records, "draws": draws,
                             "metrics": report.per_length(accuracy, P_paper.eval_lengths, COMPARED)}
+        if draws == EARLIER_PAPER_RUN["draws"]:  # how far the queue's counter-stream runs are (answer, records)
+            self.paper_scale["counter_share"] = paper_scale.committed_share(self.record.name, self.P.paper_scale_dir)
         if draws != EARLIER_PAPER_RUN["draws"]:  # the earlier runs stay beside the queue's, where committed
             try:
                 P_early, accuracy, records = paper_scale.accuracy_runs(self.record.name, self.task.name,
@@ -110,7 +112,7 @@ class AccuracyPage:
             return
         self._read_paper_scale()
         if self.paper_scale["draws"] == EARLIER_PAPER_RUN["draws"]:
-            share, committed = paper_scale.committed_share(self.record.name, self.P.paper_scale_dir)
+            share, committed = self.paper_scale["counter_share"]
             listed = f" ({'; '.join(committed)})" if committed else ""
             display(Markdown("Shown: the earlier paper-scale runs, whose batches and test sequences came from a "
                              f"generator per seed. The same runs on the counter stream: {share}{listed}; "
