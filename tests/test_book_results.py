@@ -85,9 +85,8 @@ def test_the_intro_line_on_the_paper_steps_holds_in_the_committed_results(monkey
     """book/scale.md: at the paper's 10,000 steps (100 seeds), dictionary +LN is behind the Baseline
     at every length beyond training, significantly at 9 of them (2^14: 35.5% against 38.9%); the
     first, second and fourth runs of 20 seeds are behind at all 10, the third at 8, the fifth at 5; never
-    significantly ahead at any
-    rung, level at 5,000 steps; our Baseline matches the paper's at N = 16 (within a point) and beats
-    it at 2^14."""
+    significantly ahead at any rung, level at 5,000 steps; our Baseline matches the paper's at N = 16
+    (within a point) and beats it at 2^14."""
     from vvlib.experiments.setups import paper
     from vvlib.experiments.reports import report
     from vvlib.stats import paired_ttest
@@ -273,7 +272,7 @@ def test_the_same_seeds_accuracy_on_both_devices_is_as_chapter_5_and_scale_md_sa
     """Chapter 5 (*What is ruled out*) and book/scale.md: the counter arm's 100 seeds on the GPU minus the
     same seeds on the CPU, scored on the same test sequences, differ at none of the 20 variant-lengths
     beyond training (p < 0.05; the lowest +LN at 2^8, p = 0.055); the Baseline at 2^14 -0.1 points (-1.9 to
-    +1.6), an interval that leaves out the generator runs' -2.5, at 2^10 -0.6 (-2.2 to +1.0)."""
+    +1.6), an interval that leaves out the generator runs' -2.3, at 2^10 -0.6 (-2.2 to +1.0)."""
     from vvlib.book import runner
     from vvlib.experiments.reports import same_seeds
     from vvlib.experiments.setups import variants
