@@ -95,7 +95,7 @@ class AccuracyPage:
                             "metrics": report.per_length(accuracy, P_paper.eval_lengths, COMPARED)}
         if draws == EARLIER_PAPER_RUN["draws"]:  # how far the queue's counter-stream runs are (answer, records)
             self.paper_scale["counter_share"] = paper_scale.committed_share(self.record.name, self.P.paper_scale_dir)
-        if draws != EARLIER_PAPER_RUN["draws"]:  # the earlier runs stay beside the queue's, where committed
+        else:  # the earlier runs stay beside the queue's, where committed
             try:
                 P_early, accuracy, records = paper_scale.accuracy_runs(self.record.name, self.task.name,
                                                                        self.P.paper_scale_dir)

@@ -50,7 +50,8 @@ DICTIONARY = PaperTask(
     "Table 6", paper.TABLE6_DICTIONARY_ABLATION, False, "Table 5", paper.TABLE5_DICTIONARY_LONG,
     {"ci": {"steps": 400, "n_eval_sequences": 64},
      # the longer training at the paper's 10,000 steps and, like the paper, 100 seeds, stored as runs of 20 that
-     # each fit in one sitting (about 65 minutes of one CPU core a variant, two variants side by side)
+     # each fit in one sitting (seeds 80-99: 55 minutes' training and 20 of evaluation on one CPU core a variant,
+     # the two variants side by side)
      "book": {"steps": 1500, "n_eval_sequences": 128,
               "long": {"long_steps": paper.STEPS[DICTIONARY_NAME], "long_seeds": 100, "long_seed_chunk": 20,
                        "long_seed_group": 4, "ladder_steps": [500, 1000, 2000, 5000, 10_000],
