@@ -20,8 +20,9 @@ it measured), and a short table printed last:
   a unit trains), with one checkpoint forced half-way so that its cost is measured: model-steps/s
   from the run record, and the seconds the checkpoint took, per row of step.json, and
   last of all chapter 10's argmax model of several attention layers and heads (layers, heads), at
-  the seeds of its paper-scale runs (deep_seed_chunk), whose runs no other row times, and as a trial the
-  plan does not read, at twice those seeds where --seeds allows (would runs of twice the seeds cost less?).
+  the seeds of its paper-scale runs (deep_seed_chunk), whose runs no other row times, and with --trials, as
+  a trial the plan does not read, at twice those seeds where --seeds allows (would runs of twice the seeds
+  cost less?).
   Each row of the counter stream is timed twice, at `--steps` and at LONGER times as many: the steps the
   second run adds, over the seconds it adds (checkpoints left out), are the steady rate
   (steady_model_steps_per_s), free of the costs every run pays once (graph recordings, first calls),
@@ -29,8 +30,9 @@ it measured), and a short table printed last:
 - curriculum.json: chapter 9's paper-scale unit in miniature, per task: its own seeds (seed_chunk)
   and settings, the steps shortened with the curriculum's stages kept in proportion (16 up to 256
   items), through the same real loop: model-steps/s, its steady rate as above (each stage longer, the
-  stages as many), and the unit's training minutes at that rate; last, a trial: argmax retrieval's unit
-  at twice its seeds, which the plan does not read (would runs of twice the seeds use the GPU better?)
+  stages as many), and the unit's training minutes at that rate; with --trials, last, a trial: argmax
+  retrieval's unit at twice its seeds, which the plan does not read (would runs of twice the seeds use the
+  GPU better?)
   (committed, loop.json and curriculum.json time the runs of `python -m vvlib paper --plan --speeds-of
   cuda` that no unit has timed yet: units.check_rates);
 - kernels.json: where the step's time goes, per task at the paper's defaults (counter stream, the
@@ -39,8 +41,11 @@ it measured), and a short table printed last:
   the work on the speed targets: bench.step_traffic gives each op's floor under the same name; and
   which ops call aten::copy_, with its calls and time under each (`copies`: what a copy is for).
 
-Each file carries the device, torch, git commit and time.  A GPU session commits them under
-bench/ (bench/README.md says where the figures are quoted).
+Each file carries the device, torch, git commit and the part's seconds, and each row its own `seconds`;
+the last line printed says where the check's seconds went, part by part.  A GPU session commits them
+under bench/ (bench/README.md says where the figures are quoted).  The two trials are off by default:
+the H200 check of 2026-11-27 answered them for this engine (runs stay at 20 and 50 seeds: twice as many
+would not fit a unit), and cost every check since 7.7 and 6.3 s of a lent GPU (that check's records).
 """
 
 import argparse
@@ -248,9 +253,17 @@ def time_curriculum(task: str, device, steps: int, n_seeds: int) -> dict:
             "unit_training_min": round(n_seeds * unit.steps / (steady or short["model_steps_per_s"]) / 60, 1)}
 
 
-def write(out: Path, name: str, rows, device, started: float):
-    figures = {"provenance": store.provenance(device, time.perf_counter() - started), "rows": rows}
+def write(out: Path, name: str, rows: list, device):
+    """A part's rows, each with its own `seconds`; the part's wall time is theirs added up (what the check's
+    minutes went to, part by part: the rows the queue's estimates read, and what may be left out)."""
+    figures = {"provenance": store.provenance(device, round(sum(r["seconds"] for r in rows), 2)), "rows": rows}
     store.write_json(out / f"{name}.json", figures)
+
+
+def timed(what, row: dict) -> dict:
+    """measured(what, row) with the seconds it took."""
+    started = time.perf_counter()
+    return measured(what, row) | {"seconds": round(time.perf_counter() - started, 2)}
 
 
 def steady(row: dict) -> str:
@@ -282,6 +295,13 @@ def table(steps: list, loops: list, tests: dict | None) -> str:
     return "\n".join(lines)
 
 
+def seconds_line(parts: dict, whole: float) -> str:
+    """Where the check's seconds went, part by part; the rest is what no part timed (imports, writing the JSON)."""
+    spent = {name: sum(r["seconds"] for r in rows) for name, rows in parts.items() if rows}
+    return ("seconds: " + ", ".join(f"{name} {s:.0f}" for name, s in spent.items())
+            + f", the rest {whole - sum(spent.values()):.0f}; the check {whole:.0f}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="folder for tests.json, step.json and loop.json")
@@ -290,6 +310,9 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=300, help="steps of the real loop (the step is timed over a "
                         "tenth of them, three times)")
     parser.add_argument("--no-tests", action="store_true", help="skip the pytest part")
+    parser.add_argument("--trials", action="store_true", help="also time chapter 9's argmax unit and chapter 10's "
+                        "deep model at twice the seeds their runs hold (questions the plan does not read; answered "
+                        "on 2026-11-27: bench/README.md)")
     parser.add_argument("--tests-timeout", type=float, default=120.0, help="seconds the tests may take")
     parser.add_argument("--test-processes", type=int, default=processes_for(os.cpu_count() or 1),
                         help=f"pytest processes sharing the tests (default {TEST_PROCESSES}, at most cores / "
@@ -301,23 +324,21 @@ def main(argv=None):
     device = rng.resolve_device(args.device)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    checked = time.perf_counter()
     tests = None
     if not args.no_tests:
-        started = time.perf_counter()
         tests = run_tests(args.tests_timeout, args.test_processes)
-        write(out, "tests", tests, device, started)
+        store.write_json(out / "tests.json", {"provenance": store.provenance(device, tests["seconds"]), "rows": tests})
         print(f"tests: {tests['summary']}", flush=True)
     steps, loops = [], []
     timed_steps = max(1, args.steps // 10)
 
     def step_and_loop(task: str, draws: str, philox_name: str):
         row = {"task": task, "draws": draws, "philox": philox_name, "n_seeds": args.seeds}
-        started = time.perf_counter()
-        steps.append(measured(lambda: time_step(task, draws, args.seeds, device, timed_steps), row))
-        write(out, "step", steps, device, started)
-        started = time.perf_counter()
-        loops.append(measured(lambda: time_loop(task, draws, args.seeds, device, args.steps), row))
-        write(out, "loop", loops, device, started)
+        steps.append(timed(lambda: time_step(task, draws, args.seeds, device, timed_steps), row))
+        write(out, "step", steps, device)
+        loops.append(timed(lambda: time_loop(task, draws, args.seeds, device, args.steps), row))
+        write(out, "loop", loops, device)
         print(" ".join(f"{k}={v}" for k, v in loops[-1].items()), flush=True)
 
     # the Philox every run still to train uses (a CPU has only the tensors'); the generators' rows carry the
@@ -329,37 +350,36 @@ def main(argv=None):
     curricula = []
 
     def curriculum(task: str, n_seeds: int, trial: str = ""):
-        started = time.perf_counter()
-        curricula.append(time_curriculum(task, device, args.steps, n_seeds) | ({"trial": trial} if trial else {}))
-        write(out, "curriculum", curricula, device, started)
+        row = {"task": task, "philox": philox_used} | ({"trial": trial} if trial else {})
+        curricula.append(timed(lambda: time_curriculum(task, device, args.steps, n_seeds), row))
+        write(out, "curriculum", curricula, device)
         c = curricula[-1]
-        print(f"chapter 9 {task} unit ({c['n_seeds']} seeds to {c['max_len']} items): {c['model_steps_per_s']:,.0f} "
-              f"model-steps/s, steady {steady(c)}, {c['unit_training_min']} min of training", flush=True)
+        print(f"chapter 9 {task} unit ({n_seeds} seeds to 256 items): " + (f"failed: {c['error'][:80]}" if "error" in c
+              else f"{c['model_steps_per_s']:,.0f} model-steps/s, steady {steady(c)}, {c['unit_training_min']} min "
+                   "of training"), flush=True)
 
     for task in TASKS:
         curriculum(task, min(chapter9_unit(task).n_seeds, args.seeds))
-    # Argmax retrieval's chapter 9 units are most of the queue's minutes, and a GPU is underused by a few
-    # seeds: would runs of twice as many train in less than twice the time?  Not read by the plan (a trial).
-    doubled = min(2 * chapter9_unit("argmax").n_seeds, args.seeds)
-    curriculum("argmax", doubled, f"{doubled} seeds a run, against the paper profile's seed_chunk")
     # chapter 10's deeper argmax model through the same loop: each of its layers passes over every item
     deep, chunk = deep_run("argmax")
 
     def deep_loop(n_seeds: int, trial: str = ""):
         row = {"task": "argmax", "draws": "counter", "philox": philox_used, "n_seeds": n_seeds, "layers": deep.layers,
                "heads": deep.heads} | ({"trial": trial} if trial else {})
-        started = time.perf_counter()
-        loops.append(measured(lambda: time_loop("argmax", "counter", n_seeds, device, args.steps, deep), row))
-        write(out, "loop", loops, device, started)
+        loops.append(timed(lambda: time_loop("argmax", "counter", n_seeds, device, args.steps, deep), row))
+        write(out, "loop", loops, device)
 
     deep_loop(min(chunk, args.seeds))  # at the seeds of its paper-scale runs, which the plan times by this row
-    if 2 * chunk <= args.seeds:  # a trial the plan does not read: would runs of twice the seeds cost less a step?
-        deep_loop(2 * chunk, f"{2 * chunk} seeds a run, against the paper profile's deep_seed_chunk")
-    profiles, started = [], time.perf_counter()
+    if args.trials:  # questions the plan does not read: would runs of twice the seeds train in less than twice the time?
+        doubled = min(2 * chapter9_unit("argmax").n_seeds, args.seeds)
+        curriculum("argmax", doubled, f"{doubled} seeds a run, against the paper profile's seed_chunk")
+        if 2 * chunk <= args.seeds:
+            deep_loop(2 * chunk, f"{2 * chunk} seeds a run, against the paper profile's deep_seed_chunk")
+    profiles = []
     for task in TASKS:  # eager steps: nothing recorded, so safe after everything else
         row = {"task": task, "draws": "counter", "philox": philox_used, "n_seeds": args.seeds}
-        profiles.append(measured(lambda: profile_step(task, args.seeds, device), row))
-        write(out, "kernels", profiles, device, started)
+        profiles.append(timed(lambda: profile_step(task, args.seeds, device), row))
+        write(out, "kernels", profiles, device)
     for p in profiles:
         top = ", ".join(f"{k['name'][:40]} {100 * k['share']:.0f}%" for k in p.get("kernels", [])[:3])
         print(f"{p['task']}: eager step {p.get('device_ms_per_step', '-')} ms of device time; "
@@ -368,8 +388,11 @@ def main(argv=None):
                            for c in p.get("copies", [])[:3])
         if copies:
             print(f"    copy_ a step, by caller: {copies}")
+    parts = {"tests": [tests] if tests else [], "step": steps, "loop": loops, "curriculum": curricula,
+             "kernels": profiles}
     print(f"\n{store.device_name(device)}, torch {torch.__version__}, commit {store.git_commit()}")
     print(table(steps, loops, tests))
+    print(seconds_line(parts, time.perf_counter() - checked))
 
 
 if __name__ == "__main__":

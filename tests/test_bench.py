@@ -108,8 +108,8 @@ def test_the_gpu_check_writes_its_figures_on_any_device(tmp_path, capsys):
     assert all(r["checkpoints"] == 1 and r["checkpoint_s"] >= 0 for r in loops)
     assert steps["provenance"]["device"].startswith("cpu")
     printed = capsys.readouterr().out.rstrip().splitlines()
-    assert printed[-2].split()[:4] == ["dictionary", "counter", "tensors", "2"]
-    assert printed[-1].startswith("argmax, 2 layers x 4 heads, counter, tensors, 2 seeds: loop ")
+    assert printed[-3].split()[:4] == ["dictionary", "counter", "tensors", "2"]
+    assert printed[-2].startswith("argmax, 2 layers x 4 heads, counter, tensors, 2 seeds: loop ")
     # and the plan times chapter 10's deep argmax runs by it, apart from the one-layer model's
     from vvlib.experiments.paper_scale import units
 
@@ -122,8 +122,7 @@ def test_the_gpu_check_writes_its_figures_on_any_device(tmp_path, capsys):
     # chapter 9's unit in miniature: its own seeds and stages, up to 256 items, and its minutes at that speed
     curricula = json.loads((tmp_path / "curriculum.json").read_text())["rows"]
     assert [(r["task"], r["n_seeds"], r["max_len"], r["steps"], "trial" in r) for r in curricula] == [
-        ("argmax", 2, 256, 6, False), ("dictionary", 2, 256, 6, False), ("argmax", 2, 256, 6, True)]
-    # the trial (argmax at twice the profile's seeds a run, here capped at --seeds) is not read by the plan
+        ("argmax", 2, 256, 6, False), ("dictionary", 2, 256, 6, False)]  # the trials only with --trials
     curriculum_rates = units.check_rates([tmp_path / "curriculum.json"], "tensors")
     assert curriculum_rates["argmax training (counter stream) to length 256"] == rate(curricula[0])
     for r in curricula:
@@ -147,6 +146,14 @@ def test_the_gpu_check_writes_its_figures_on_any_device(tmp_path, capsys):
         times = [k["us_per_step"] for k in kernels]
         assert times == sorted(times, reverse=True) and 0 < sum(k["share"] for k in kernels) <= 1.001
     assert {"aten::bmm", "aten::_fused_adamw_"} & {k["name"] for k in profiles[0]["kernels"]}
+    # each row's seconds, each part's their sum, and the line that sets the parts beside the whole check
+    for name in ("step", "loop", "curriculum", "kernels"):
+        record = json.loads((tmp_path / f"{name}.json").read_text())
+        assert all(r["seconds"] > 0 for r in record["rows"])
+        assert record["provenance"]["wall_time_s"] == pytest.approx(sum(r["seconds"] for r in record["rows"]), abs=0.01)
+    spent = dict(part.rsplit(" ", 1) for part in printed[-1].removeprefix("seconds: ").replace(";", ",").split(", "))
+    assert set(spent) == {"step", "loop", "curriculum", "kernels", "the rest", "the check"}
+    assert sum(float(spent[k]) for k in spent if k != "the check") == pytest.approx(float(spent["the check"]), abs=3)
 
 
 SAMPLE_TESTS = ("import time\n\ndef test_slow():\n    time.sleep(0.3)\n\n"
@@ -223,18 +230,27 @@ def test_the_checks_test_counts_add_up_over_processes():
     assert [device_tests.processes_for(cores) for cores in (1, 2, 3, 8, 16, 64)] == [1, 1, 1, 4, 4, 4]
 
 
-def test_the_gpu_check_tries_the_deep_model_at_twice_its_runs_seeds_where_it_may(tmp_path, monkeypatch):
-    """With room under --seeds, the deep model's loop is timed again at twice the seeds its paper-scale runs hold,
-    marked a trial, which the plan's rates leave alone (here its runs are made to hold 1 seed, --seeds 2)."""
+def test_the_gpu_check_tries_twice_the_runs_seeds_where_it_may_when_asked(tmp_path, monkeypatch):
+    """With --trials and room under --seeds, the deep model's loop is timed again at twice the seeds its paper-scale
+    runs hold, and chapter 9's argmax unit likewise, each marked a trial, which the plan's rates leave alone (here
+    the deep runs are made to hold 1 seed, --seeds 2)."""
     from bench import gpu_check
     from vvlib.experiments.paper_scale import units
 
     deep, _ = gpu_check.deep_run("argmax")
     monkeypatch.setattr(gpu_check, "deep_run", lambda task: (deep, 1))
-    gpu_check.main(["--out", str(tmp_path), "--device", "cpu", "--seeds", "2", "--steps", "4", "--no-tests"])
+    gpu_check.main(["--out", str(tmp_path), "--device", "cpu", "--seeds", "2", "--steps", "4", "--no-tests",
+                    "--trials"])
     loops = json.loads((tmp_path / "loop.json").read_text())["rows"]
     deep_rows = [(r["n_seeds"], r.get("trial", "")) for r in loops if "layers" in r]
     assert deep_rows == [(1, ""), (2, "2 seeds a run, against the paper profile's deep_seed_chunk")]
+    # and chapter 9's argmax unit at twice its seeds a run (capped at --seeds), a trial the plan leaves alone too
+    curricula = json.loads((tmp_path / "curriculum.json").read_text())["rows"]
+    assert [(r["task"], r["n_seeds"], r.get("trial", "")) for r in curricula] == [
+        ("argmax", 2, ""), ("dictionary", 2, ""), ("argmax", 2, "2 seeds a run, against the paper profile's seed_chunk")]
+    first = curricula[0]["steady_model_steps_per_s"] or curricula[0]["model_steps_per_s"]
+    assert units.check_rates([tmp_path / "curriculum.json"], "tensors")[
+        "argmax training (counter stream) to length 256"] == first
     kind = "argmax training (counter stream), 2 layers x 4 heads"
     rates = units.check_rates([tmp_path / "loop.json"], "tensors", {kind: 1})
     assert rates[kind] == next(r["steady_model_steps_per_s"] or r["model_steps_per_s"] for r in loops
