@@ -61,6 +61,20 @@ def test_more_training_steps_outrank_more_seeds():
     assert claim.decisive().scale() == "12 seeds x 100,000 steps, CPU (profile book)"
 
 
+def test_at_equal_steps_and_seeds_the_paper_profiles_runs_decide_in_either_order():
+    """Chapter 5's longer training on a CPU (100 seeds x 10,000 steps, scored on 128 test sequences) ties the
+    GPU's paper-profile runs (the same, on 1,024): the paper's own runs decide, whichever reading comes first;
+    the longer training stays beside them as evidence."""
+    long, big = metrics(-2.0, 0.001, n_seeds=100, steps=10_000), metrics(0.0, 0.9, n_seeds=100, steps=10_000,
+                                                                          device_type="cuda")
+    claim = summary._accuracy_claims(paper_tasks.DICTIONARY, results(paper_scale=big, long=long))[0]
+    assert claim.decisive().profile == "paper" and claim.decisive().device == GPU and claim.verdict() != CONTRADICTED
+    assert [r.profile for r in claim.smaller()] == ["book", "book"]
+    assert claim.smaller()[1].evidence.verdict() == CONTRADICTED  # the CPU's tied reading, kept as evidence
+    flipped = summary.Claim(claim.claim, claim.source, claim.chapter, claim.readings[::-1], claim.paper)
+    assert flipped.decisive() is claim.decisive()
+
+
 def test_without_a_paper_scale_each_claim_has_one_reading():
     rows = summary._accuracy_claims(paper_tasks.DICTIONARY, results())
     assert len(rows) == 3 and all(len(c.readings) == 1 and not c.smaller() for c in rows)
