@@ -28,6 +28,32 @@ def test_a_task_is_read_at_the_papers_scale_once_every_one_of_its_runs_is_commit
     assert list(paper_scale.trained("08_ablations", tmp_path)[1]) == ["dictionary"]
 
 
+def test_chapter_8_reads_a_task_once_its_baseline_and_std_are_in_and_ln_beside_them_where_it_is(tmp_path):
+    """Chapter 8 needs only the Baseline and +std for a task (PAPER_SCALE_NEEDS): argmax retrieval's +LN (chapter
+    4's unit) still in the queue leaves the task in, with the two; once +LN's evaluation is in, all three."""
+    from vvlib.experiments.chapters.c08_ablations import PAPER_SCALE_NEEDS
+
+    made = made_up_runs(tmp_path, "08_ablations", tasks=["argmax"])
+    P = paper_scale.trained("08_ablations", tmp_path)[0]
+    P_argmax = variants.task_params(P, "argmax")
+    (run,) = variants.train_configs(P_argmax)
+    model_cfg = variants.model_config(P_argmax, variants.task_config(P_argmax, "argmax"), "layernorm")
+    ln_eval = runs.eval_path(tmp_path, model_cfg, run, variants.eval_config(P_argmax), "cuda")
+    kept = ln_eval.read_bytes()
+    ln_eval.unlink()
+    assert paper_scale.trained("08_ablations", tmp_path)[1] == {}  # all three needed by default
+    _, found = paper_scale.trained("08_ablations", tmp_path, PAPER_SCALE_NEEDS)
+    P_task, accuracy, records = found["argmax"]
+    assert list(accuracy) == list(records) == ["baseline", "standardize"]
+    assert all(np.array_equal(accuracy[v], made["argmax", v]) for v in accuracy)
+    ln_eval.write_bytes(kept)
+    _, found = paper_scale.trained("08_ablations", tmp_path, PAPER_SCALE_NEEDS)
+    assert list(found["argmax"][1]) == ["baseline", "standardize", "layernorm"]  # the chapter's order
+    run_cfg = variants.model_config(P_argmax, variants.task_config(P_argmax, "argmax"), "standardize")
+    runs.eval_path(tmp_path, run_cfg, run, variants.eval_config(P_argmax), "cuda").unlink()
+    assert paper_scale.trained("08_ablations", tmp_path, PAPER_SCALE_NEEDS)[1] == {}  # +std is needed
+
+
 def test_chapter_9s_tasks_are_read_from_their_runs_of_a_few_seeds_joined(tmp_path):
     """Argmax retrieval's 100 seeds as five runs of 20, dictionary lookup's as ten of 10 (seed_chunk)."""
     made = made_up_runs(tmp_path, "09_longer_training")
@@ -74,6 +100,19 @@ def test_the_ablation_claims_rest_on_the_papers_scale_for_the_tasks_committed():
     assert claims["dictionary: +std is more accurate than the Baseline"].verdict() == SUPPORTED
     assert len(claims["argmax: +std is more accurate than the Baseline"].readings) == 1  # not committed
     assert [len(c.readings) for c in summary._ablation_claims(ablation_results(None))] == [1, 1, 1]
+
+
+def test_with_ln_still_queued_the_std_claim_rests_on_the_papers_scale_and_the_ln_claim_on_the_books():
+    lengths = ["16", "256", "16384"]
+    big = {"accuracy": {"baseline": {n: 50.0 for n in lengths}, "standardize": {n: 60.0 for n in lengths}},
+           "p_value_vs_baseline": {"standardize": {n: 1e-6 for n in lengths}}, "n_seeds": 100, "steps": 100_000,
+           "device_type": "cuda"}
+    results = ablation_results({"argmax": big})
+    results["provenance"]["sources"]["training/paper_scale/argmax/baseline"] = {"device": GPU}
+    claims = {c.claim: c for c in summary._ablation_claims(results)}
+    std = claims["argmax: +std is more accurate than the Baseline"]
+    assert std.decisive().scale() == "100 seeds x 100,000 steps, GPU (profile paper)" and std.verdict() == SUPPORTED
+    assert [r.profile for r in claims["argmax: +LN is more accurate than +std"].readings] == ["book"]
 
 
 def test_the_longer_training_claim_rests_on_the_papers_scale_once_committed():

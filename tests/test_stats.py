@@ -79,6 +79,30 @@ def test_ablation_metrics_compare_ln_with_std_paired():
     assert m["p_value_ln_vs_std"]["32"] < 1e-3
 
 
+def test_without_ln_the_ablation_reads_std_against_the_baseline_alone_and_says_ln_is_pending():
+    """At the paper's scale +LN's runs may still wait in the GPU queue: +std against the Baseline is then read
+    alone (its paired test over seeds, its verdict), the +LN cells say 'pending', and nothing compares +LN."""
+    from vvlib.experiments.reports.report import ablation_metrics, ablation_sentence, ablation_table
+    from vvlib.experiments.setups import paper_tasks, variants
+
+    rng = np.random.default_rng(2)
+    base = rng.uniform(0.3, 0.6, size=(8, 3))
+    std = base + 0.05 + rng.normal(0, 0.01, (8, 3))
+    m = ablation_metrics({"baseline": base, "standardize": std}, [16, 32, 64])
+    assert set(m) == {"relative_gain", "p_value_vs_baseline", "n_seeds"} and list(m["relative_gain"]) == ["standardize"]
+    assert m["p_value_vs_baseline"]["standardize"]["64"] == pytest.approx(paired_ttest(std[:, 2], base[:, 2]))
+    table = ablation_table(m, [16, 64], variants.LABELS, paper_tasks.ARGMAX.ablation)
+    assert list(table.iloc[:, 1]) == ["pending", "pending"] and list(table["p, LN vs std (ours)"]) == ["pending"] * 2
+    assert table.iloc[1, 0] == f"{m['relative_gain']['standardize']['64']:+.2f}"
+    text = ablation_sentence("argmax", m, [16, 32, 64], 16, 8, 100_000, device="GPU")
+    assert text.startswith("**argmax** (8 seeds x 100,000 steps, GPU): beyond the training lengths, +std is ahead of "
+                           "the Baseline at 2 of 2 lengths (2 with p < 0.05), behind at 0 (0 with p < 0.05)")
+    assert "+std is more accurate than the Baseline is supported" in text and "still in the GPU queue" in text
+    behind = ablation_metrics({"baseline": base, "standardize": base - 0.05 + rng.normal(0, 0.01, (8, 3))}, [16, 32, 64])
+    assert "+std is more accurate than the Baseline is contradicted" in ablation_sentence("argmax", behind, [16, 32, 64],
+                                                                                           16, 8, 100_000)
+
+
 def test_verdict_compares_directions_with_the_paper():
     from vvlib.experiments.reports.report import verdict
 

@@ -109,24 +109,35 @@ def probe(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> tuple | None:
             return None
 
 
-def trained(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> tuple:
+def trained(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE, needed=None) -> tuple:
     """A two-task chapter's (8, 9, 10) runs at its `paper` profile, read from store_dir: (the paper profile's
     parameters, {task: (its parameters, accuracy {variant: (seeds, lengths)} at the chapter's temperatures,
-    {variant: training record}) for each task whose every run and evaluation is committed}).  A task with
-    one still in the GPU queue is left out.  Read only: nothing is trained or evaluated here."""
+    {variant: training record}) for each task whose every run and evaluation of the variants `needed` is
+    committed (default: all of the chapter's)}), each task with the chapter's variants that are committed, in
+    the chapter's order.  A task with one of `needed` still in the GPU queue is left out.  Read only: nothing
+    is trained or evaluated here."""
     from ..experiments.setups import variants
     from ..experiments.storage.store import StoreError
 
     work, P = get_chapter(name).work, resolved(name, "paper", {"store_dir": str(store_dir)})
+    needed = list(work.variants if needed is None else needed)
     found = {}
     for task in work.tasks:
         P_task = variants.task_params(P, task)
-        try:
-            found[task] = (P_task, *variants.stored_train_and_evaluate(P_task, variants.task_config(P_task, task),
-                                                                       list(work.variants), list(work.temperatures),
-                                                                       "cuda"))
-        except StoreError:
-            continue
+        accuracy, records = {}, {}
+        for chosen in [needed] + [[v] for v in work.variants if v not in needed]:  # the others where they are in
+            try:
+                more = variants.stored_train_and_evaluate(P_task, variants.task_config(P_task, task), chosen,
+                                                          list(work.temperatures), "cuda")
+            except StoreError:
+                if chosen is needed:
+                    break
+                continue
+            accuracy, records = accuracy | more[0], records | more[1]
+        if records:
+            shown = [v for v in work.variants if v in records]
+            found[task] = (P_task, {variants.run_name(v, t): accuracy[variants.run_name(v, t)] for v in shown
+                                    for t in work.temperatures}, {v: records[v] for v in shown})
     return P, found
 
 

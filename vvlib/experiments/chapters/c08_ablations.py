@@ -6,6 +6,9 @@ from .record import Chapter, Work, keys
 from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_BOTH_TASKS, PAPER_SCALE_STORE, both_tasks, per_task
 
 LONG_PER_TASK = ("long_steps", "long_seeds", "long_seed_chunk", "long_seed_group")  # chapters 4-5's longer training
+# At the paper's scale a task is shown once its Baseline and +std are committed (+std against the Baseline is a
+# claim of its own in Tables 3 and 6); +LN, chapters 4-5's runs, joins them when the GPU queue has committed it
+PAPER_SCALE_NEEDS = ("baseline", "standardize")
 
 
 def longer(settings: dict) -> dict:
