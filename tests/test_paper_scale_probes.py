@@ -30,6 +30,35 @@ def test_the_paper_scale_probe_is_read_only_once_every_part_is_committed(tmp_pat
         assert [r["provenance"]["device"] for r in runs.run_records(records[variant])] == [GPU]
 
 
+def test_chapter_6_may_read_the_baselines_part_alone_and_then_claims_only_the_drift(tmp_path):
+    """With needed=["baseline"] the Baseline's committed part is read while +LN's waits (and not while the
+    Baseline's does): Figure 3's metrics then hold its drift, not the paired ratio, and the summary claims the
+    drift at that scale but not +LN's variance; drift_table gives the drift's mean and one-sample t interval."""
+    from vvlib.experiments.reports import answers
+
+    frame = made_up_probe_store(tmp_path, "06_distribution_shift", variants_probed=("baseline",))
+    assert paper_scale.probe("06_distribution_shift", tmp_path, needed=["layernorm"]) is None
+    P, tables, records = paper_scale.probe("06_distribution_shift", tmp_path, needed=["baseline"])
+    assert list(records) == ["baseline"] and set(tables["global"]["variant"]) == {"baseline"}
+    metrics = probed.figure3_metrics(tables["global"], P.eval_lengths)
+    assert "p_value_relative_global_variance" not in metrics and list(metrics["global_mean_drift"]) == ["baseline"]
+    at = frame[frame.N == 16384]["mean_drift"]
+    table = answers.drift_table(tables["global"], P.eval_lengths, P.max_len, at=(16384,))
+    low, high = scipy_stats.t.interval(0.95, len(at) - 1, loc=at.mean(), scale=scipy_stats.sem(at))
+    assert table.iloc[0, 1] == f"{at.mean():+.4f} [{low:+.4f}, {high:+.4f}]"
+    assert table.iloc[0, 0] == f"{frame[frame.N == 16384]['relative_variance'].mean():.3f}"
+    shift, dispersion = figure_metrics(ln_is_better=False)
+    results = {"06_distribution_shift": probing_results("06_distribution_shift", shift,
+                                                        probed.at_paper_scale(metrics, P)),
+               "07_dispersion": probing_results("07_dispersion", dispersion, None),
+               "04_argmax_retrieval": argmax_results("counter")}
+    claims = {c.claim: c for c in summary._figure_claims(results)}
+    assert [r.profile for r in claims[probed.DRIFT_CLAIM].readings] == ["default", "paper"]
+    assert claims[probed.DRIFT_CLAIM].decisive().scale() == "100 seeds x 100,000 steps, GPU (profile paper)"
+    assert len(claims["+LN keeps more of the global variance of the readout's input"].readings) == 1
+    assert "where +LN keeps more global variance, it is more accurate" not in claims  # +LN's probe not in
+
+
 def test_figure_3s_metrics_are_means_over_seeds_and_paired_tests_of_the_joined_table(tmp_path):
     frame = made_up_probe_store(tmp_path, "06_distribution_shift")
     metrics = probed.figure3_metrics(frame, [16, 1024])

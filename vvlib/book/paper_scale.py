@@ -92,21 +92,32 @@ def latest_accuracy_runs(name: str, task: str, store_dir):
                 raise
 
 
-def probe(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> tuple | None:
+def probe(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE, needed=None) -> tuple | None:
     """Chapter `name`'s probe of argmax retrieval's runs (chapters 6 and 7) at its `paper` profile, read
-    from store_dir where every part of it is committed: (the paper profile's parameters, the probe's
-    tables, {variant: training record, its runs joined}); None while a part waits in the GPU queue.
-    Read only: nothing is trained or probed here."""
+    from store_dir where every part of the variants `needed` (default: all it probes) is committed: (the
+    paper profile's parameters, the probe's tables, {variant: training record, its runs joined}), with
+    the other variants' parts where they are committed too; None while a needed part waits in the GPU
+    queue.  Read only: nothing is trained or probed here."""
+    from dataclasses import replace
+
     from ..experiments.storage.runs import stored_only
     from ..experiments.storage.store import StoreError
 
     P = resolved(name, "paper", {"store_dir": str(store_dir)})
     ((_, probe),) = get_chapter(name).probes(P, "cuda")
+    needed = set(probe.models if needed is None else needed)
+    of = lambda variants: replace(probe, parts=tuple(part for part in probe.parts if part.variant in variants))
+    committed = []
     with stored_only():
-        try:
-            return P, probe.tables(P.store_dir, "cuda"), probe.records()
-        except StoreError:
-            return None
+        for variant in probe.models:
+            try:
+                of([variant]).tables(P.store_dir, "cuda")
+            except StoreError:
+                if variant in needed:
+                    return None
+                continue
+            committed.append(variant)
+        return P, of(committed).tables(P.store_dir, "cuda"), of(committed).records()
 
 
 def trained(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE, needed=None) -> tuple:

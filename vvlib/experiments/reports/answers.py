@@ -82,6 +82,31 @@ def paired_table(frame: pd.DataFrame, value: str, pair, labels: dict, lengths, d
     return pd.DataFrame(rows).set_index("N")
 
 
+def drift_table(frame: pd.DataFrame, lengths, reference: int, variant: str = "baseline", at=ANSWER_LENGTHS):
+    """Figure 3 for one probed run alone (at the paper's scale its partner's probe may still be in the GPU
+    queue): at each length of `at`, the means over seeds of its global variance over its value at the
+    training length `reference`, and of its global mean's drift (in sd at `reference`) with the drift's
+    95% interval and its p against none.  frame: chapter 6's `global` table (variant, seed, N, ...)."""
+    rows = []
+    for n in answer_lengths(lengths, at):
+        here = frame[(frame["variant"] == variant) & (frame["N"] == n)]
+        drift = paired_difference(np.zeros(len(here)), here["mean_drift"].to_numpy())
+        rows.append({"N": power_of_two(n),
+                     f"global variance / at N = {reference}": f"{here['relative_variance'].mean():.3f}",
+                     "drift of the global mean (sd) [95%]": format_interval(drift, 4), "p": format_p(drift["p"])})
+    return pd.DataFrame(rows).set_index("N")
+
+
+def drift_sentence(frame: pd.DataFrame, lengths, in_distribution: int, scale: str, steps: int) -> str:
+    """The verdict under drift_table: Figure 3's claim that the Baseline's global mean drifts (probed.DRIFT_CLAIM)
+    by the summary's rule, from chapter 6's `global` table at one scale."""
+    from .probed import DRIFT_CLAIM, drift_sides, figure3_metrics
+
+    ood = [str(n) for n in beyond_training(lengths, in_distribution)]
+    evidence = compare(*drift_sides(figure3_metrics(frame, lengths)), ood)
+    return claim_sentence("Figure 3", scale, DRIFT_CLAIM, evidence, "argmax", steps)
+
+
 def variants_table(accuracy: dict, lengths, labels: dict, papers: dict, at=ANSWER_LENGTHS) -> pd.DataFrame:
     """Several variants on several tasks at the answer's lengths: one row per variant, one column per
     (task, N), mean accuracy over seeds in percent; the paper's Baseline and +LN where it has them.
