@@ -433,6 +433,46 @@ def test_the_lines_on_the_baselines_global_variance_at_the_paper_scale_hold_in_t
             "20 seeds at 4,000 steps keep 0.33") in text and "($p > 0.3$)" in text
 
 
+def test_the_intro_lines_on_the_mechanism_at_each_scale_hold_in_the_committed_results():
+    """book/intro.md and book/scale.md: at the book's scale argmax's Baseline components shrink with log-log slope
+    -0.40 (chapter 6; the proposition's -0.5); at the paper's scale at half that rate, -0.26, and its global
+    variance barely (at least 0.97 of the training length's beyond training); dictionary lookup's Baseline
+    components barely shrink at either scale (chapter 10's slopes: -0.08 at the book's, 0.00 at the paper's)."""
+    from vvlib import beyond
+    from vvlib.book import runner
+    from vvlib.experiments.chapters import get_chapter
+    from vvlib.experiments.reports import probed
+    from vvlib.experiments.setups import probes, variants
+    from vvlib.experiments.storage.runs import stored_only
+
+    P_book = runner.resolved("06_distribution_shift", "book", {"store_dir": str(BOOK)})
+    ((_, book_probe),) = get_chapter("06_distribution_shift").probes(P_book, "cpu")
+    with stored_only():
+        book_slopes = book_probe.tables(P_book.store_dir, "cpu")["slopes"]
+    P, tables, _ = paper_scale.probe("06_distribution_shift", PAPER_SCALE, needed=["baseline"])
+    argmax = {scale: beyond.slope_summary(frame)["baseline"] for scale, frame in (("book", book_slopes),
+                                                                                  ("paper", tables["slopes"]))}
+    assert (round(argmax["book"], 2), round(argmax["paper"], 2)) == (-0.40, -0.26)
+    assert 0.45 < argmax["paper"] / -0.5 < 0.55  # "half that rate"
+    ratio = probed.figure3_metrics(tables["global"], P.eval_lengths)["relative_global_variance"]["baseline"]
+    assert min(ratio[str(n)] for n in P.eval_lengths if n > P.max_len) > 0.97
+    paper_slopes, _ = paper_scale.slopes("10_beyond", {"dictionary": ["baseline"]}, PAPER_SCALE)
+    P10 = runner.resolved("10_beyond", "book", {"store_dir": str(BOOK)})
+    P_dict = variants.task_params(P10, "dictionary")
+    with stored_only():
+        book_dict = probes.slopes(P10, P_dict, "dictionary", ["baseline"], "cpu").tables(P10.store_dir, "cpu")["slopes"]
+    dictionary = [beyond.slope_summary(book_dict)["baseline"], paper_slopes.loc["baseline", "dictionary"]]
+    assert all(abs(s) < 0.1 for s in dictionary), dictionary
+    assert [f"{s:.2f}" for s in dictionary] == ["-0.08", "0.00"]
+    scale = " ".join((store.REPO_ROOT / "book" / "scale.md").read_text().split())
+    assert "(log-log slope $-0.40$, near the proposition's $-0.5$; chapters 1-3 and 6)" in scale
+    assert "Dictionary lookup's barely shrink ($-0.08$, chapter 10)" in scale
+    assert "(log-log slope $-0.26$); dictionary lookup's Baseline components do not ($0.00$, chapter 10)" in scale
+    intro = " ".join((store.REPO_ROOT / "book" / "intro.md").read_text().split())
+    assert "(log-log slope $-0.40$, the proposition's $-0.5$; chapters 1-3, 6)" in intro
+    assert "shrink at half that rate ($-0.26$), its global variance barely; dictionary lookup's components" in intro
+
+
 def test_the_intro_lines_on_chapter_11_hold_in_the_committed_results(monkeypatch):
     """book/scale.md: of chapter 11's 32 dictionary configurations (each at its most seeds) +LN is
     significantly ahead in none at 2^10 or 2^14, behind in 20 and 22, and behind at both in the one
