@@ -6,6 +6,7 @@ That they are the results the chapters ask for is checked by building the book w
 or mismatched record instead of recomputing it."""
 
 import json
+import math
 import statistics
 
 import pytest
@@ -431,6 +432,11 @@ def test_the_lines_on_the_baselines_global_variance_at_the_paper_scale_hold_in_t
     text = " ".join((store.REPO_ROOT / "book" / "scale.md").read_text().split())
     assert ("stays between 0.98 and 1.12 of its value at the training length (0.98 at $2^{14}$), where the book's "
             "20 seeds at 4,000 steps keep 0.33") in text and "($p > 0.3$)" in text
+    # its attention (chapter 7's probe of the same runs)
+    _, dispersion, _ = paper_scale.probe("07_dispersion", PAPER_SCALE, needed=["baseline"])
+    entropy = dispersion["attention"].query("variant == 'baseline'").groupby("N")["entropy"].mean()
+    assert f"entropy {entropy[P.max_len]:.2f} nats at the training length, {entropy[16384]:.2f} at $2^{{14}}$" in text
+    assert f"{math.log(16384):.2f} (chapter 7)" in text
 
 
 def test_the_intro_lines_on_the_mechanism_at_each_scale_hold_in_the_committed_results():

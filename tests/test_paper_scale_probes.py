@@ -59,6 +59,23 @@ def test_chapter_6_may_read_the_baselines_part_alone_and_then_claims_only_the_dr
     assert "where +LN keeps more global variance, it is more accurate" not in claims  # +LN's probe not in
 
 
+def test_chapter_7_may_read_the_baselines_part_alone_and_show_its_attention_beside_uniform_weights(tmp_path):
+    """Chapter 7's Baseline part (both temperatures) read while +LN's waits: its attention's entropy and largest
+    weight, means over seeds per run, beside ln N."""
+    import numpy as np
+
+    from vvlib.experiments.reports import answers
+
+    frame = made_up_probe_store(tmp_path, "07_dispersion", variants_probed=("baseline",))
+    P, tables, records = paper_scale.probe("07_dispersion", tmp_path, needed=["baseline"])
+    assert list(records) == ["baseline"] and set(tables["attention"]["variant"]) == {"baseline", "adaptive_baseline"}
+    table = answers.attention_table(tables["attention"], {"baseline": "B", "adaptive_baseline": "A"}, P.eval_lengths)
+    at = frame[(frame.N == 16384) & (frame.variant == "adaptive_baseline")]
+    assert list(table.index) == ["2¹⁰", "2¹⁴"] and table.loc["2¹⁴", "ln N (uniform)"] == f"{np.log(16384):.2f}"
+    assert table.loc["2¹⁴", "A: entropy"] == f"{at['entropy'].mean():.2f}"
+    assert table.loc["2¹⁴", "A: largest weight"] == f"{at['top1_weight'].mean():.3f}"
+
+
 def test_figure_3s_metrics_are_means_over_seeds_and_paired_tests_of_the_joined_table(tmp_path):
     frame = made_up_probe_store(tmp_path, "06_distribution_shift")
     metrics = probed.figure3_metrics(frame, [16, 1024])

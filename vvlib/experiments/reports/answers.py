@@ -97,6 +97,22 @@ def drift_table(frame: pd.DataFrame, lengths, reference: int, variant: str = "ba
     return pd.DataFrame(rows).set_index("N")
 
 
+def attention_table(frame: pd.DataFrame, runs: dict, lengths, at=ANSWER_LENGTHS) -> pd.DataFrame:
+    """Figure 4 for the runs of one variant alone (at the paper's scale its partner's probe may still be in the
+    GPU queue): at each length of `at`, each run's mean over seeds of its attention's entropy (nats) and
+    largest weight, beside ln N, the entropy of uniform weights.  frame: chapter 7's `attention` table;
+    runs: {run name: label}."""
+    rows = []
+    for n in answer_lengths(lengths, at):
+        here = frame[frame["N"] == n].groupby("variant")[["entropy", "top1_weight"]].mean()
+        row = {"N": power_of_two(n), "ln N (uniform)": f"{np.log(n):.2f}"}
+        for run, label in runs.items():
+            row[f"{label}: entropy"] = f"{here.loc[run, 'entropy']:.2f}"
+            row[f"{label}: largest weight"] = f"{here.loc[run, 'top1_weight']:.3f}"
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("N")
+
+
 def drift_sentence(frame: pd.DataFrame, lengths, in_distribution: int, scale: str, steps: int) -> str:
     """The verdict under drift_table: Figure 3's claim that the Baseline's global mean drifts (probed.DRIFT_CLAIM)
     by the summary's rule, from chapter 6's `global` table at one scale."""
