@@ -439,6 +439,33 @@ def test_the_lines_on_the_baselines_global_variance_at_the_paper_scale_hold_in_t
     assert f"{math.log(16384):.2f} (chapter 7)" in text
 
 
+def test_the_lines_on_the_rescaled_output_at_the_paper_scale_hold_in_the_committed_results():
+    """book/scale.md: chapter 10's rescaled output on dictionary lookup at the paper's scale (unit 26, with chapter
+    5's counter-stream Baseline): 82.5% at the training length, 5.2% at 2^10 and 2.6% at 2^14, the Baseline 75.8%
+    and 37.0%; at the book's scale too it trails the Baseline far at both lengths."""
+    from vvlib.book import runner
+    from vvlib.experiments.chapters.c10_beyond import PAPER_SCALE_NEEDS
+    from vvlib.experiments.setups import variants
+    from vvlib.experiments.storage.runs import stored_only
+
+    _, found = paper_scale.trained("10_beyond", PAPER_SCALE, PAPER_SCALE_NEEDS)
+    P, accuracy, records = found["dictionary"]
+    assert {"baseline", "layernorm", "rescale"} <= set(accuracy) and P.n_seeds == len(accuracy["rescale"]) == 100
+    mean = {v: {n: f"{100 * accuracy[v][:, j].mean():.1f}" for j, n in enumerate(P.eval_lengths)}
+            for v in ("baseline", "rescale")}
+    P_book = variants.task_params(runner.resolved("10_beyond", "book", {"store_dir": str(BOOK)}), "dictionary")
+    with stored_only():
+        book, _ = variants.train_and_evaluate(P_book, variants.task_config(P_book, "dictionary"), ["baseline", "rescale"],
+                                              ["fixed"], "cpu")
+    for n in (1024, 16384):  # "as at the book's"
+        j = P_book.eval_lengths.index(n)
+        assert book["rescale"][:, j].mean() < book["baseline"][:, j].mean() / 2
+    text = " ".join((store.REPO_ROOT / "book" / "scale.md").read_text().split())
+    assert (f"It reaches {mean['rescale'][16]}% at the training length and falls to {mean['rescale'][1024]}% at "
+            f"$2^{{10}}$ and {mean['rescale'][16384]}% at $2^{{14}}$, where the Baseline keeps "
+            f"{mean['baseline'][1024]}% and {mean['baseline'][16384]}%") in text
+
+
 def test_the_intro_lines_on_the_mechanism_at_each_scale_hold_in_the_committed_results():
     """book/intro.md and book/scale.md: at the book's scale argmax's Baseline components shrink with log-log slope
     -0.40 (chapter 6; the proposition's -0.5); at the paper's scale at half that rate, -0.26, and its global
