@@ -16,6 +16,7 @@ import papermill
 import pytest
 
 from vvlib.book.build import build_html, copy_sources, execute_chapters
+from vvlib.book.readable import problems as readable_text_problems
 from vvlib.book.runner import run_chapter
 from vvlib.experiments.chapters import CHAPTERS, get_chapter
 from vvlib.experiments.chapters.scales import PAPER_SCALE_STORE
@@ -426,31 +427,27 @@ def test_book_builds_with_every_executed_chapter(built):
         assert 'halign="left">paper</th>' in page and "<th>Adaptive θ (+ LN)</th>" in page and "n_eval_sequences" in page
 
 
-def readable_text_problems(page: str) -> list[str]:
-    """What a reader should never see in a built page: a table cell cut short with "…" (pandas cuts
-    long cells by default), "\\_" outside math (TeX that was not typeset), a Python list's or dict's
-    repr in a table cell (a list of names in brackets; an interval of numbers such as [-4.0, -1.2] is fine)."""
-    problems = []
-    for cell in re.findall(r"<td[^>]*>(.*?)</td>", page, flags=re.S):
-        text = re.sub(r"<[^>]+>", "", cell).strip()
-        if text.endswith(("…", "...")):
-            problems.append(f"cut short: {text[-60:]!r}")
-        if re.search(r"\[['\"{]|\{'", text) or re.fullmatch(r"\[[^\]]*[A-Za-z][^\]]*\]", text):
-            problems.append(f"a Python list in a table cell: {text[:60]!r}")
-    prose = re.sub(r'<(script|style|pre)\b.*?</\1>|<span class="math[^"]*">.*?</span>|<div class="math[^"]*">.*?</div>',
-                   "", page, flags=re.S)
-    problems += [f"TeX outside math: {m!r}" for m in re.findall(r".{0,30}\\_.{0,30}", re.sub(r"<[^>]+>", "", prose))]
-    return problems
-
-
 def test_pages_show_table_cells_whole_and_no_markup_leaks(built):
     html = built / "_build" / "html" / "book"
     for page in [html / "intro.html", *(html / "chapters" / f"{n}.html" for n in PUBLISHED)]:
         assert readable_text_problems(page.read_text()) == [], page.name
 
 
-def test_the_page_check_catches_each_problem_it_names():
+def test_the_page_check_catches_each_problem_it_names(tmp_path, capsys):
+    from vvlib.book import readable
+
     assert readable_text_problems("<td>ahead at 0 of 10 lengths (0 with p &lt; 0.05), be…</td>")[0].startswith("cut")
+    # a long table pandas cut: its rows of "..." (chapter 11's 78 dictionary rows showed 10 in the published book)
+    (tmp_path / "book" / "chapters").mkdir(parents=True)
+    (tmp_path / "book" / "intro.html").write_text("<table><tr><td>2¹⁰</td><td>-3.3 [-7.4, +0.8]</td></tr></table>")
+    (tmp_path / "book" / "chapters" / "11.html").write_text("<tr><td>76.3</td></tr><tr><td>...</td><td>...</td></tr>")
+    assert readable.book_problems(tmp_path) == {"book/chapters/11.html": ["cut short: '...'"] * 2}
+    assert readable.main([str(tmp_path)]) == 1 and "book/chapters/11.html: cut short" in capsys.readouterr().out
+    (tmp_path / "book" / "chapters" / "11.html").write_text("<tr><td>76.3</td></tr>")
+    assert readable.main([str(tmp_path)]) == 0
+    with pytest.raises(SystemExit) as stopped:
+        readable.main([str(tmp_path / "nowhere")])
+    assert stopped.value.code == 2 and "build the book first" in capsys.readouterr().err
     assert readable_text_problems("<td>[{}, {'min_len': 1}]</td>")[0].startswith("a Python list")
     assert readable_text_problems("<p>Chance is $100/\\text{n\\_classes}$</p>")[0].startswith("TeX outside math")
     assert readable_text_problems("<td>[NVIDIA H100 80GB HBM3, cpu (x86_64, 2 threads)]</td>")[0].startswith("a Python")

@@ -79,6 +79,18 @@ def test_configure_outside_papermill_respects_edited_values():
     assert params.n_seeds == CHAPTER.profiles["ci"]["n_seeds"]
 
 
+def test_a_configured_page_shows_every_row_and_cell_of_a_long_table():
+    """After configure(), a page's table of 78 rows (chapter 11's dictionary configurations) renders every row,
+    with no '...' row standing for hidden ones, and a long cell whole."""
+    import pandas as pd
+
+    with pd.option_context("display.max_rows", 60, "display.max_colwidth", 50):  # pandas' defaults, restored after
+        configure("04_argmax_retrieval", {**DEFAULTS, "profile": "ci"})
+        table = pd.DataFrame({"configuration": [f"row {i} " + "x" * 60 for i in range(78)], "value": range(78)})
+        html = table._repr_html_()
+        assert html.count("<tr>") == 78 and "..." not in html and "x" * 60 in html  # the header row has a style
+
+
 def cli(*args):
     return subprocess.run([sys.executable, "-m", "vvlib", *args], capture_output=True, text=True, timeout=120)
 

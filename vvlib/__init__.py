@@ -67,6 +67,7 @@ The book, vvlib/book/ (and the command line):
     accuracy_page   chapters 4 and 5 as one body: each notebook's prose calls its sections
     webassets       offline MathJax and widget scripts
     build           executing every chapter, then Jupyter Book
+    readable        what a reader should never see in a built page (a table cut short, raw TeX), over a book
     paper_run       python -m vvlib paper: the training chapters at the paper's scale, one progress bar
     paper_queue     python -m vvlib paper --for-minutes: the next units in order, while they fit a GPU command
     __main__        vvlib/__main__.py: python -m vvlib {list, run, book, paper, metric, migrate-store}

@@ -48,8 +48,15 @@ def configure(chapter_name: str, namespace: dict) -> Params:
     explicit = injected_names() | {n for n, v in values.items() if v != spec[n].default}
     P = Params(resolve(spec, chapter.profiles, values, explicit))
     checks.run_all(chapter.checks, P)  # as `vvlib run` does before the kernel, for plain papermill
-    pd.set_option("display.max_colwidth", None)  # every table cell whole: pandas' default cuts at 50 with "…"
+    show_whole_tables()
     return P
+
+
+def show_whole_tables():
+    """Every table a page displays, whole: each cell (pandas cuts one at 50 characters with "…") and each row
+    (pandas shows 10 of a table over 60 rows, the rest as "...": chapter 11's 78 dictionary rows had 68 hidden)."""
+    pd.set_option("display.max_colwidth", None)
+    pd.set_option("display.max_rows", None)
 
 
 def resolved(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None):

@@ -1,0 +1,54 @@
+"""What a reader should never see in a built page, checked over a whole book.
+
+    python -m vvlib.book.readable _build/html    # exit status 1 and every problem listed, or 0
+
+A table cell cut short with "…" or a row of "..." (pandas cuts long cells and long tables by
+default), "\\_" outside math (TeX that was not typeset), a Python list's or dict's repr in a table
+cell.  The browser test checks the quick (ci) build; .ci/run checks the published one with this,
+since only its tables hold every committed row.
+"""
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+
+def problems(page: str) -> list[str]:
+    """The problems of one page's HTML (an interval of numbers such as [-4.0, -1.2] in a cell is fine)."""
+    found = []
+    for cell in re.findall(r"<td[^>]*>(.*?)</td>", page, flags=re.S):
+        text = re.sub(r"<[^>]+>", "", cell).strip()
+        if text.endswith(("…", "...")):
+            found.append(f"cut short: {text[-60:]!r}")
+        if re.search(r"\[['\"{]|\{'", text) or re.fullmatch(r"\[[^\]]*[A-Za-z][^\]]*\]", text):
+            found.append(f"a Python list in a table cell: {text[:60]!r}")
+    prose = re.sub(r'<(script|style|pre)\b.*?</\1>|<span class="math[^"]*">.*?</span>|<div class="math[^"]*">.*?</div>',
+                   "", page, flags=re.S)
+    found += [f"TeX outside math: {m!r}" for m in re.findall(r".{0,30}\\_.{0,30}", re.sub(r"<[^>]+>", "", prose))]
+    return found
+
+
+def book_problems(html: Path) -> dict:
+    """{page: its problems} for every page of the book's own (book/) of a built _build/html."""
+    pages = sorted((Path(html) / "book").rglob("*.html"))
+    if not pages:
+        raise FileNotFoundError(f"no pages under {Path(html) / 'book'}: build the book first (bash scripts/book.sh)")
+    return {str(page.relative_to(html)): found for page in pages if (found := problems(page.read_text()))}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("html", nargs="?", default="_build/html", help="a built book's HTML (default: _build/html)")
+    try:
+        found = book_problems(Path(parser.parse_args(argv).html))
+    except FileNotFoundError as exc:
+        parser.error(str(exc))
+    for page, listed in found.items():
+        print(f"{page}: " + "; ".join(listed[:5]) + (f" (and {len(listed) - 5} more)" if len(listed) > 5 else ""))
+    print(f"readable: {len(found)} page(s) with problems" if found else "readable: every page")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
