@@ -108,10 +108,23 @@ def test_the_intro_gives_the_answer_in_one_screen():
 
 
 def test_the_intros_figure_is_drawn_from_the_committed_paper_scale_runs(tmp_path):
-    from vvlib.book.build import ANSWER_FIGURE, write_answer_figure
+    """Each panel names the data of the runs it plots, read from their records: chapter 4's may be the earlier
+    runs (a generator per seed) while chapter 5's are the counter stream's, so no one stream is named for both."""
+    from vvlib.book.build import ANSWER_FIGURE, STREAM_WORDS, answer_panels, write_answer_figure
+    from vvlib.book.paper_scale import latest_accuracy_runs
+    from vvlib.experiments.chapters import BY_TASK
+    from vvlib.experiments.setups.paper_tasks import TASKS
+    from vvlib.experiments.storage.runs import run_records
 
     write_answer_figure(tmp_path)
     assert (tmp_path / ANSWER_FIGURE).stat().st_size > 20_000
+    n_seeds, panels = answer_panels(REPO_ROOT / "results" / "paper")
+    assert n_seeds == 100 and len(panels) == len(TASKS)
+    for task, panel in zip(TASKS, panels):
+        *_, records = latest_accuracy_runs(BY_TASK[task.name].name, task.name, REPO_ROOT / "results" / "paper")
+        (draws,) = {r["spec"]["train"].get("draws", "generators") for v in ("baseline", "layernorm")
+                    for r in run_records(records[v])}
+        assert panel["title"] == f"{task.table}: {task.title} ({STREAM_WORDS[draws]})"
 
 
 def test_the_scale_page_lists_every_committed_run_and_the_readme_quotes_their_time(tmp_path):
