@@ -376,9 +376,7 @@ def ablation_sentence(task: str, metrics: dict, lengths, in_distribution: int, n
     gain = metrics["relative_gain"]
     scale = f"**{task}** ({n_seeds} seeds x {steps:,} steps{', ' + device if device else ''})"
     if "layernorm" not in gain:  # +LN's runs at this scale wait in the GPU queue: +std against the Baseline alone
-        std_over_base = compare(gain["standardize"], dict.fromkeys(ood, 0.0), metrics["p_value_vs_baseline"]
-                                ["standardize"], ood)
-        e = std_over_base
+        e = compare(gain["standardize"], dict.fromkeys(ood, 0.0), metrics["p_value_vs_baseline"]["standardize"], ood)
         return (f"{scale}: beyond the training lengths, +std is ahead of the Baseline at {e.ahead} of {len(ood)} "
                 f"lengths ({e.ahead_significant} with p < {ALPHA}), behind at {e.behind} ({e.behind_significant} with "
                 f"p < {ALPHA}), paired t-test over {n_seeds} seeds: that +std is more accurate than the Baseline is "
