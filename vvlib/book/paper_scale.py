@@ -105,19 +105,15 @@ def probe(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE, needed=None) -> tu
 
     P = resolved(name, "paper", {"store_dir": str(store_dir)})
     ((_, probe),) = get_chapter(name).probes(P, "cuda")
-    needed = set(probe.models if needed is None else needed)
-    of = lambda variants: replace(probe, parts=tuple(part for part in probe.parts if part.variant in variants))
-    committed = []
+    committed = [v for v in probe.models if all(part.stored(P.store_dir) for part in probe.parts if part.variant == v)]
+    if not set(probe.models if needed is None else needed) <= set(committed):
+        return None
+    probe = replace(probe, parts=tuple(part for part in probe.parts if part.variant in committed))
     with stored_only():
-        for variant in probe.models:
-            try:
-                of([variant]).tables(P.store_dir, "cuda")
-            except StoreError:
-                if variant in needed:
-                    return None
-                continue
-            committed.append(variant)
-        return P, of(committed).tables(P.store_dir, "cuda"), of(committed).records()
+        try:
+            return P, probe.tables(P.store_dir, "cuda"), probe.records()
+        except StoreError:
+            return None
 
 
 def trained(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE, needed=None) -> tuple:

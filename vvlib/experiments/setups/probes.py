@@ -44,6 +44,13 @@ class ProbePart:
         """The stored tables, or computed (loading or training the run) and stored."""
         return runs.cached_tables(store_dir, self.name, self.spec, self.compute, device, size=self.items)
 
+    def stored(self, store_dir) -> bool:
+        """Whether store_dir holds this part's tables, made with its spec (read nothing else)."""
+        try:
+            return store.load_matching(self.folder(store_dir) / "tables.json", self.spec) is not None
+        except store.StoreError:
+            return False
+
 
 @dataclass(frozen=True)
 class Probe:
