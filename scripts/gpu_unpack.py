@@ -110,12 +110,21 @@ def commit_message(queue: Path | None, files: int, held: str = "") -> str:
     record = json.loads(queue.read_text())
     gpu, day, _ = stamp(record)
     units = record["units"]
-    said = "; ".join(f"{u['label']}: " + (f"FAILED after {u['minutes']} min ({u['error'][:100]})" if "error" in u
-                                          else f"{u['minutes']} min, estimated {u['estimated_min']}") for u in units)
+    said = "; ".join(f"{u['label']}: {unit_outcome(u)}" for u in units)
     if not units:
         return f"GPU command on {gpu} {day}: no unit finished; its records under bench/"
-    numbers = ", ".join(str(u["unit"]) for u in units)
+    numbers = ", ".join(str(u["unit"]) for u in units)  # each unit the command ran; `said` tells how each ended
     return f"results/paper: GPU units {numbers} on {gpu} {day} ({said}), and the command's records under bench/"
+
+
+def unit_outcome(unit: dict) -> str:
+    """How one unit of the command ended: finished, failed, or paused at the deadline (its checkpoint stays on the
+    machine for the next command; only its records so far came back)."""
+    if "error" in unit:
+        return f"FAILED after {unit['minutes']} min ({unit['error'][:100]})"
+    if unit.get("paused"):
+        return f"paused after {unit['minutes']} min of an estimated {unit['estimated_min']}, resumed by the next command"
+    return f"{unit['minutes']} min, estimated {unit['estimated_min']}"
 
 
 def refuse(message: str):

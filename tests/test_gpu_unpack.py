@@ -160,3 +160,12 @@ def test_a_later_commands_results_wait_too_when_its_sessions_check_failed(repo, 
 
     assert not any(path.startswith("results/") for path in later("second", "2026-11-28T06:11:00+00:00"))
     assert "results/paper/train-new/run.json" in later("next-session", "2026-11-28T09:00:00+00:00")
+
+
+def test_a_unit_paused_at_the_deadline_is_not_called_finished(repo, tmp_path):
+    paused = {"unit": 19, "label": "argmax rescale", "minutes": 1.95, "estimated_min": 4.03, "paused": True}
+    gpu_unpack.unpack(came_back(tmp_path / "files", units=({"unit": 16, "label": "argmax layernorm", "minutes": 5.3,
+                                                           "estimated_min": 5.1}, paused)), repo)
+    message = git(repo, "log", "-1", "--format=%s")
+    assert "argmax layernorm: 5.3 min, estimated 5.1" in message
+    assert "argmax rescale: paused after 1.95 min of an estimated 4.03, resumed by the next command" in message
