@@ -305,6 +305,7 @@ def test_a_chapter_without_paper_scale_results_says_at_what_scale_its_numbers_ar
     assert "20 seeds per variant trained for 4,000 steps" in probed
     assert f"100 seeds, {STEPS['argmax']:,} steps for argmax" in probed
     assert f"{STEPS['dictionary']:,} for dictionary lookup" in probed
+    assert probed.endswith("Read its verdicts as provisional until this chapter runs at its `paper` profile.")
     ablations = paper_scale_pending("08_ablations", resolved("08_ablations", "book",
                                                               {"n_seeds": 2, "long_steps": {"argmax": 0}}), tmp_path)
     assert ("2 seeds per variant trained for 4,000 steps (argmax) and 1,500 (dictionary), and a longer training "
@@ -337,6 +338,7 @@ def test_a_chapter_names_the_paper_scale_entries_the_queue_has_committed(tmp_pat
     shows = paper_scale_pending("10_beyond", resolved("10_beyond", "book", {}), tmp_path, shows="the slopes")
     assert shows.startswith("**Paper-scale results of this chapter are partly committed, and this page shows some "
                             "of them (the slopes):** 1 of") and "Everything else on this page comes from" in shows
+    assert shows.endswith("Read those verdicts as provisional until the rest of its `paper` profile is committed.")
     shutil.rmtree(first.path.parent)
     assert paper_scale_entries("10_beyond", tmp_path)[0] == []
     every = plan.chapter_jobs("07_dispersion", resolved("07_dispersion", "paper", {"store_dir": str(tmp_path)}),
@@ -347,6 +349,9 @@ def test_a_chapter_names_the_paper_scale_entries_the_queue_has_committed(tmp_pat
     done = paper_scale_pending("07_dispersion", resolved("07_dispersion", "book", {}), tmp_path, shows="Figure 4")
     assert done.startswith("**Paper-scale results of this chapter are committed, and this page shows some of them "
                            f"(Figure 4):** all {len(every)} store entries") and "wait in the GPU queue" not in done
+    # the page's answer is at the paper's scale: only the rest is provisional, and no run is still to come
+    assert done.endswith("Read the verdicts of those runs as provisional; the ones at the paper's scale are named "
+                         "as such.") and "until" not in done.split("Too few steps")[1]
 
 
 def test_a_per_task_setting_changes_the_tasks_it_names_and_checks_each_value_by_its_rule():

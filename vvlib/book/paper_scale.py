@@ -57,12 +57,17 @@ def pending(name: str, P, store_dir="", shows: str = "") -> str:
     longer = [f"{task_value(P, 'long_seeds', t)} seeds x {task_value(P, 'long_steps', t):,} steps ({t})" for t in tasks
               if P.get("long_steps") and task_value(P, "long_steps", t)]
     steps += f", and a longer training of {' and '.join(longer)}" if longer else ""
+    if committed and shows:  # what is shown at the paper's scale needs no caveat; the rest does
+        caveat = ("Read the verdicts of those runs as provisional; the ones at the paper's scale are named as such."
+                  if not waiting else "Read those verdicts as provisional until the rest of its `paper` profile is "
+                                      "committed.")
+    else:
+        caveat = "Read its verdicts as provisional until this chapter runs at its `paper` profile."
     return (f"{queue}Everything {'else ' if committed and shows else ''}on this page comes from {P['n_seeds']} seeds "
             f"per variant trained for {steps} (the paper: {PAPER_TRAINING['n_seeds']} seeds, "
             f"{PAPER_STEPS[ARGMAX.name]:,} steps for {ARGMAX.title} and {PAPER_STEPS[DICTIONARY.name]:,} for "
             f"{DICTIONARY.title}). Too few steps can reverse a verdict: chapter 4 shows +LN's effect on argmax retrieval change "
-            f"sign along training. Read its verdicts as provisional until this chapter runs at its `paper` "
-            f"profile.")
+            f"sign along training. {caveat}")
 
 
 def accuracy_runs(name: str, task: str, store_dir, draws: str = EARLIER_PAPER_RUN["draws"]):
