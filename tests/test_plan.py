@@ -247,7 +247,19 @@ def test_a_page_reads_the_counter_streams_paper_runs_where_committed_else_the_ea
     assert draws == "counter" and P.draws == "counter"  # the GPU queue's first units (2026-11-26)
     assert {r["spec"]["train"]["draws"] for r in records.values()} == {"counter"}
     draws, P, _, records = paper_scale.latest_accuracy_runs("04_argmax_retrieval", "argmax", paper)
-    assert draws == "generators" and P.draws == "generators"  # chapter 4's counter-stream units not run yet
+    assert draws == "counter" and P.draws == "counter"  # units 15-16 (2026-11-27 and 28)
+    # where the counter stream's runs are not committed, the earlier runs are read
+    stored = paper_scale.accuracy_runs
+
+    def earlier_only(name, task, store_dir, draws):
+        if draws == "counter":
+            raise StoreError("not stored")
+        return stored(name, task, store_dir, draws)
+
+    monkeypatch.setattr(paper_scale, "accuracy_runs", earlier_only)
+    draws, P, _, records = paper_scale.latest_accuracy_runs("04_argmax_retrieval", "argmax", paper)
+    assert draws == "generators" and P.draws == "generators"
+    assert {r["provenance"]["device"] for r in records.values()} == {"NVIDIA H100 80GB HBM3"}
     asked = []
 
     def committed_nowhere(name, task, store_dir, draws):
