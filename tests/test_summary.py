@@ -203,3 +203,40 @@ def test_the_answer_table_gives_the_papers_means_ours_and_the_paired_difference(
     assert row["ours: +LN − Baseline [95%]"] == f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]"
     # a run tested at neither 2^10 nor 2^14 answers at its longest length
     assert answers.answer_lengths([16, 32, 64]) == [64] and answers.answer_lengths(lengths) == [1024, 16384]
+
+
+def test_the_slope_claim_rests_on_the_largest_scale_chapter_6_probed_and_names_it(tmp_path):
+    """Chapter 6's results.json as its notebook writes it: its own runs' slopes, and the paper-scale probe's
+    where committed; the claim reads the latter and says so, and an older file without them its own."""
+    import json
+
+    import pandas as pd
+
+    from vvlib.compare import UNCLEAR
+    from vvlib.experiments.reports import probed
+
+    slopes = pd.DataFrame({"variant": ["baseline"] * 3 + ["layernorm"] * 3, "seed": [0, 1, 2] * 2,
+                           "slope": [-0.4, -0.41, -0.39, -0.2, -0.3, -0.25]})
+    kept = probed.slope_metrics(slopes)
+    assert kept["component_std_slope"]["layernorm"] == -0.25
+    assert abs(kept["component_std_slope_sem"]["layernorm"] - pd.Series([-0.2, -0.3, -0.25]).std() / 3 ** 0.5) < 1e-12
+    flat = probed.slope_metrics(slopes.assign(slope=slopes["slope"].where(slopes["variant"] == "baseline", 0.0)))
+    from vvlib.experiments.chapters import get_chapter
+
+    promised = dict.fromkeys(get_chapter("06_distribution_shift").metrics.required, {})  # what load checks
+    book = {**promised, "component_std_slope": {"layernorm": -0.39}, "component_std_slope_sem": {"layernorm": 0.002}}
+    chapter = {"chapter": "06_distribution_shift", "parameters": {"n_seeds": 20, "steps": 4000},
+               "provenance": {"device": "cpu (x86_64, 2 threads)"}, "metrics": book}
+    folder = tmp_path / "06_distribution_shift"
+    folder.mkdir()
+
+    def claim(metrics):
+        (folder / "results.json").write_text(json.dumps({**chapter, "metrics": metrics}))
+        return summary.slope_claim(tmp_path)
+
+    assert claim(book) == (-0.39, 0.002, SUPPORTED, "20 seeds x 4,000 steps, CPU")
+    big = {**flat, "n_seeds": 100, "steps": 100_000, "device_type": "cuda"}
+    assert claim({**book, "paper_scale": big}) == (0.0, 0.0, UNCLEAR, "100 seeds x 100,000 steps, GPU")
+    # a paper-scale probe kept before its slopes were (figure 3's numbers alone): the page's own runs decide
+    older = {"n_seeds": 100, "steps": 100_000, "device_type": "cuda", "global_mean": {}}
+    assert claim({**book, "paper_scale": older})[3] == "20 seeds x 4,000 steps, CPU"

@@ -28,6 +28,15 @@ def figure3_metrics(global_frame: pd.DataFrame, lengths) -> dict:
     return {**means, "p_value_relative_global_variance": ratio, "p_value_mean_drift": drift}
 
 
+def slope_metrics(slopes_frame: pd.DataFrame) -> dict:
+    """Chapter 6's `slopes` table (one row per variant and seed: the median component's log-log slope of
+    its standard deviation against N) as results.json keeps it: per variant the mean over seeds and its
+    standard error."""
+    by_variant = slopes_frame.groupby("variant", sort=False)["slope"]
+    return {"component_std_slope": by_variant.mean().astype(float).to_dict(),
+            "component_std_slope_sem": by_variant.sem().astype(float).to_dict()}
+
+
 DRIFT_CLAIM = "the Baseline's global mean drifts away from its value at the training length"  # Figure 3's
 
 
