@@ -77,6 +77,12 @@ def made_up_probe_store(folder, name: str, variants_probed=probes.PAIR, seed=0) 
         tables = part.folder(folder)
         tables.mkdir(parents=True)
         frame.to_csv(tables / f"{table}.csv", index=False)
-        store.write_json(tables / "tables.json", {"spec": part.spec, "provenance": PROVENANCE, "tables": [table]})
+        kept = [table]
+        if table == "global":  # chapter 6's probe keeps each seed's component slope too (the summary reads it)
+            sloped = [part.variant] + (["layernorm_before_norm"] if part.variant == "layernorm" else [])
+            pd.DataFrame([{"variant": v, "seed": s, "slope": -0.5 + 0.3 * rng.random()} for v in sloped
+                          for s in range(first, first + n)]).to_csv(tables / "slopes.csv", index=False)
+            kept.append("slopes")
+        store.write_json(tables / "tables.json", {"spec": part.spec, "provenance": PROVENANCE, "tables": kept})
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)
