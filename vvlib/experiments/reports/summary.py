@@ -401,13 +401,15 @@ def slope_claim(results_dir) -> tuple:
     """Fixed components still shrink with LN: the +LN models' mean log-log slope of a component's std,
     its standard error over seeds, whether it is 2 s.e. below 0, and the scale that says so ('100 seeds x
     100,000 steps, GPU'): chapter 6's paper-scale probe where its results hold one, else its own runs'."""
+    from .answers import scale_text  # answers reads this module's device_kind: imported here, not at the top
+
     results = load(results_dir, records.DISTRIBUTION_SHIFT.name)
     m, P = results["metrics"], results["parameters"]
     big = m.get("paper_scale", {})
     if "component_std_slope" in big:  # written since the paper-scale probe's slopes were kept (2026-11-28)
-        m, scale = big, f"{big['n_seeds']} seeds x {big['steps']:,} steps, {device_kind(big['device_type'])}"
+        m, scale = big, scale_text(big["n_seeds"], big["steps"], big["device_type"])
     else:
-        scale = f"{P['n_seeds']} seeds x {P['steps']:,} steps, {device_kind(results['provenance']['device'])}"
+        scale = scale_text(P["n_seeds"], P["steps"], results["provenance"]["device"])
     slope, sem = m["component_std_slope"]["layernorm"], m["component_std_slope_sem"]["layernorm"]
     return slope, sem, SUPPORTED if slope + 2 * sem < 0 else UNCLEAR, scale
 
