@@ -456,7 +456,9 @@ def test_the_step_traffic_command_sets_a_real_profile_beside_the_floors(tmp_path
     from bench import gpu_check
     from bench.step_traffic import main
 
-    rows = [{"task": t, "n_seeds": 2, **gpu_check.profile_step(t, 2, torch.device("cpu"), steps=2)}
+    # every op kept: on a busy CPU AdamW's few microseconds at 2 seeds can fall out of the check's largest 15
+    # (it did under two test processes), and the test is of the reading, not of which ops are largest
+    rows = [{"task": t, "n_seeds": 2, **gpu_check.profile_step(t, 2, torch.device("cpu"), steps=2, top=10**6)}
             for t in ("argmax", "dictionary")]
     path = tmp_path / "kernels.json"
     path.write_text(json.dumps(kernels_record("NVIDIA H100 80GB HBM3", rows)))
