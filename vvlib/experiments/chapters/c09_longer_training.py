@@ -21,7 +21,7 @@ CHAPTER = Chapter(
     own_values=frozenset({"n_seeds", "max_len", "checkpoint_every", "steps[argmax]", "steps[dictionary]"}),
     profiles={
         "ci": {"n_seeds": 2, "checkpoint_every": 50,
-               **per_task({ARGMAX: {"steps": 150, "n_eval_sequences": 64}, DICTIONARY: {"steps": 100, "n_eval_sequences": 64}})},
+               **per_task({ARGMAX: {"steps": 150, "n_eval_sequences": 32}, DICTIONARY: {"steps": 100, "n_eval_sequences": 32}})},
         # The curriculum's late steps run on 256-item sequences (about 8x the cost of a step at 16 items),
         # so fewer steps than chapters 4-5 at the same 20 seeds.
         "book": {**BOOK_TRAINING, **per_task({ARGMAX: {"steps": 1000, "n_eval_sequences": 256},

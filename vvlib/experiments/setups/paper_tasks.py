@@ -33,7 +33,9 @@ ARGMAX_NAME, DICTIONARY_NAME = "argmax", "dictionary"  # the science registry's 
 ARGMAX = PaperTask(
     ARGMAX_NAME, "argmax retrieval", "Table 1", paper.TABLE1_ARGMAX,
     "Table 3", paper.TABLE3_ARGMAX_ABLATION, True, "Table 4", paper.TABLE4_ARGMAX_LONG,
-    {"ci": {"steps": 1000, "n_eval_sequences": 128},
+    # ci, a smoke test: 32 test sequences a length (with 128, testing up to 16,384 items took half of chapter 4's
+    # ci run, profiled with py-spy)
+    {"ci": {"steps": 1000, "n_eval_sequences": 32},
      # the longer training at the paper's 100,000 steps takes most of an hour per variant and 4 seeds on 2 CPU cores
      # (measured times in book/scale.md): runs of 4 seeds, added a sitting at a time (long_seeds grows as they are
      # committed; the paper has 100)
@@ -48,7 +50,7 @@ ARGMAX = PaperTask(
 DICTIONARY = PaperTask(
     DICTIONARY_NAME, "dictionary lookup", "Table 2", paper.TABLE2_DICTIONARY,
     "Table 6", paper.TABLE6_DICTIONARY_ABLATION, False, "Table 5", paper.TABLE5_DICTIONARY_LONG,
-    {"ci": {"steps": 400, "n_eval_sequences": 64},
+    {"ci": {"steps": 400, "n_eval_sequences": 32},
      # the longer training at the paper's 10,000 steps and, like the paper, 100 seeds, stored as runs of 20 that
      # each fit in one sitting (seeds 80-99: 55 minutes' training and 20 of evaluation on one CPU core a variant,
      # the two variants side by side)
