@@ -1,13 +1,26 @@
+import os
+
 import pytest
 import torch
 
 from vvlib.model import ModelConfig
 from vvlib.tasks import TaskConfig
 
+# Two threads a test unless OMP_NUM_THREADS says otherwise: .ci/run sets 1, since its two test processes and the
+# book build beside them share two cores, and more threads than cores make torch's small products slower.
+THREADS = int(os.environ.get("OMP_NUM_THREADS") or 2)
+# The file whose module fixture executes every chapter (most of the suite's time) runs first, so that with two
+# processes (pytest -n 2 --dist loadfile --no-loadscope-reorder) the other one takes the rest of the files meanwhile.
+FIRST = "test_chapters.py"
+
+
+def pytest_collection_modifyitems(items):
+    items.sort(key=lambda item: item.path.name != FIRST)  # a stable sort: the order within each part is kept
+
 
 @pytest.fixture(autouse=True)
 def _threads():
-    torch.set_num_threads(2)
+    torch.set_num_threads(THREADS)
 
 
 @pytest.fixture
