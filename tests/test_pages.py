@@ -159,3 +159,46 @@ def test_a_chapter_exists_in_the_registry_the_notebooks_the_toc_and_the_readme_t
     assert {p.stem for p in (REPO_ROOT / "notebooks").glob("*.ipynb")} == set(CHAPTERS)
     table = re.findall(r"^\| `([0-9a-z_]+)` \|", (REPO_ROOT / "README.md").read_text(), flags=re.M)
     assert sorted(table) == sorted(CHAPTERS)
+
+
+def test_chapters_beside_the_rest_run_in_a_second_lane_and_the_summary_waits_for_them(tmp_path, monkeypatch):
+    """execute_chapters(beside=...): those chapters run one after another in another thread while the rest run in
+    order, each made a page; the summary starts only once they are done, and a failure there is raised."""
+    import threading
+    import time
+
+    from vvlib.book import build
+
+    beside = ("02_monte_carlo", "03_pretrained_transformer")
+    events = []
+
+    def run_chapter(name, profile, extra, output_dir, notebook_out, progress):
+        events.append(("start", name, threading.current_thread() is threading.main_thread()))
+        time.sleep(0.6 if name in beside else 0.2)  # the lane takes longer than the chapters before the summary
+        if name == "03_pretrained_transformer" and fail:
+            raise RuntimeError("kernel died")
+        events.append(("end", name))
+        return notebook_out
+
+    pages = []
+    monkeypatch.setattr(build, "run_chapter", run_chapter)
+    monkeypatch.setattr(build, "prepare_page", lambda notebook, name, *args, **kwargs: pages.append(name))
+    for step in ("write_claims_table", "write_answer_figure", "write_run_groups"):
+        monkeypatch.setattr(build, step, lambda *args: None)
+    monkeypatch.setattr(build, "CHAPTERS", {name: CHAPTERS[name] for name in (
+        "01_vanishing_variance_proof", "02_monte_carlo", "03_pretrained_transformer", "04_argmax_retrieval", "summary")})
+    fail = False
+    build.execute_chapters(tmp_path, "ci", tmp_path / "results", progress=False, beside=beside)
+    assert sorted(pages) == sorted(build.CHAPTERS)
+    on_main = {name: main for kind, name, *main in events if kind == "start" for main in main}
+    assert on_main == {"01_vanishing_variance_proof": True, "02_monte_carlo": False,
+                       "03_pretrained_transformer": False, "04_argmax_retrieval": True, "summary": True}
+    order = [(kind, name) for kind, name, *_ in events]
+    assert order.index(("start", "02_monte_carlo")) < order.index(("end", "01_vanishing_variance_proof"))  # at once
+    assert order.index(("end", "03_pretrained_transformer")) < order.index(("start", "summary"))
+    assert order.index(("end", "02_monte_carlo")) < order.index(("start", "03_pretrained_transformer"))
+
+    fail, events[:] = True, []
+    with pytest.raises(RuntimeError, match="kernel died"):
+        build.execute_chapters(tmp_path, "ci", tmp_path / "results", progress=False, beside=beside)
+    assert ("start", "summary", True) not in events

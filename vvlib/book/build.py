@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import quote
 
@@ -128,18 +129,20 @@ def prepare_page(notebook: Path, name: str, profile: str = DEFAULT_PROFILE, over
 
 
 def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Path | None = None, progress=True,
-                     overrides: dict | None = None):
+                     overrides: dict | None = None, beside: tuple = ()):
     """Run every chapter at `profile` (or its default, if it has no such profile); executed
     notebooks land in root/book/chapters/, results.json files in output_root/<chapter>/.
-    overrides: {chapter: {parameter: value}} on top of the profile."""
+    overrides: {chapter: {parameter: value}} on top of the profile.  beside: chapters run one after
+    another in a second lane, at the same time as the rest (a second core's work), each of which must
+    read no store entry that another chapter computes; the summary waits for them."""
     known = sorted({p for chapter in CHAPTERS.values() for p in chapter.profile_names()})
     if profile not in known:
         raise ParameterError(f"profile: expected one of {', '.join(known)}, got {profile!r}")
     output_root = Path(output_root or REPO_ROOT / "_output")
     where = github_repository()  # checked before any chapter runs
-    for name, chapter in CHAPTERS.items():
-        if not chapter.in_book:
-            continue
+
+    def execute(name):
+        chapter = CHAPTERS[name]
         chosen = chapter.profile_or_default(profile)
         extra = dict((overrides or {}).get(name, {}))
         if "results_dir" in chapter.parameters():  # the summary reads the results.json files written before it
@@ -147,6 +150,17 @@ def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Pa
         notebook = run_chapter(name, chosen, extra, output_dir=output_root / name,
                                notebook_out=Path(root) / "book" / "chapters" / f"{name}.ipynb", progress=progress)
         prepare_page(notebook, name, chosen, extra, where, book_profile=profile)
+
+    published = [name for name, chapter in CHAPTERS.items() if chapter.in_book]
+    with ThreadPoolExecutor(max_workers=1) as second:  # papermill runs each chapter's kernel as its own process
+        lane = second.submit(lambda: [execute(name) for name in published if name in beside])
+        for name in published:
+            if name in beside:
+                continue
+            if "results_dir" in CHAPTERS[name].parameters():
+                lane.result()  # raises the second lane's error, if it had one
+            execute(name)
+        lane.result()
     write_claims_table(root, output_root)
     write_answer_figure(root)
     write_run_groups(root)

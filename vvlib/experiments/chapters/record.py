@@ -72,8 +72,8 @@ class Chapter:
         return [DEFAULT_PROFILE, *self.profiles]
 
     def profile_or_default(self, profile: str) -> str:
-        """Book builds ask every chapter for one profile; those without it (1-3 have no
-        `book` or `paper`: they train nothing) run at their default."""
+        """Book builds ask every chapter for one profile; those without it (1 has no `book`,
+        1-3 no `paper`: they train nothing) run at their default."""
         return profile if profile in self.profile_names() else DEFAULT_PROFILE
 
 
