@@ -202,3 +202,12 @@ def test_chapters_beside_the_rest_run_in_a_second_lane_and_the_summary_waits_for
     with pytest.raises(RuntimeError, match="kernel died"):
         build.execute_chapters(tmp_path, "ci", tmp_path / "results", progress=False, beside=beside)
     assert ("start", "summary", True) not in events
+
+
+def test_a_page_header_says_what_its_committed_results_are():
+    """Trained runs for a training chapter; tables for chapters 2 and 3, which train nothing."""
+    assert "trained models' results are committed in `results/book/`" in page_header("04_argmax_retrieval", "book")
+    for name in ("02_monte_carlo", "03_pretrained_transformer"):
+        header = page_header(name, "book")
+        assert "Its tables are committed in `results/book/`" in header and "not retrained" not in header
+        assert "committed" not in page_header(name, "default").split("```")[0]

@@ -90,10 +90,11 @@ def page_header(name: str, profile: str, overrides: dict | None = None, where=No
     links; book_profile: the profile the whole book was built at."""
     chapter = get_chapter(name)
     line = [reproduce_note(name, profile, overrides, book_profile)]
-    if chapter.profiles.get(profile, {}).get("store_dir") == BOOK_STORE and "n_seeds" in chapter.parameters():
+    committed = chapter.profiles.get(profile, {}).get("store_dir") == BOOK_STORE
+    if committed and "n_seeds" in chapter.parameters():
         line.append(f"Its trained models' results are committed in `{BOOK_STORE}/` and loaded, not retrained "
                     "({doc}`../scale` says why this scale).")
-    elif chapter.profiles.get(profile, {}).get("store_dir") == BOOK_STORE:  # a chapter that trains nothing
+    elif committed:  # chapters 2-3, which train nothing
         line.append(f"Its tables are committed in `{BOOK_STORE}/` and read from there, not computed again.")
     if "paper" in chapter.profiles:
         line.append("The paper's own scale: `--profile paper`, on a GPU (`python -m vvlib paper --plan`).")
