@@ -91,10 +91,10 @@ def page_header(name: str, profile: str, overrides: dict | None = None, where=No
     chapter = get_chapter(name)
     line = [reproduce_note(name, profile, overrides, book_profile)]
     committed = chapter.profiles.get(profile, {}).get("store_dir") == BOOK_STORE
-    if committed and "n_seeds" in chapter.parameters():
+    if committed and chapter.tasks:  # it trains or reuses models
         line.append(f"Its trained models' results are committed in `{BOOK_STORE}/` and loaded, not retrained "
                     "({doc}`../scale` says why this scale).")
-    elif committed:  # chapters 2-3, which train nothing
+    elif committed:  # chapters 2-3: no models, only tables
         line.append(f"Its tables are committed in `{BOOK_STORE}/` and read from there, not computed again.")
     if "paper" in chapter.profiles:
         line.append("The paper's own scale: `--profile paper`, on a GPU (`python -m vvlib paper --plan`).")
