@@ -34,9 +34,11 @@ for name in ("04_argmax_retrieval", "05_dictionary_lookup"):
     OVERRIDES[name]["paper_scale_dir"] = PAPER_SCALE_STORE
 
 TRAINING_CHAPTERS = {"04_argmax_retrieval": 10, "05_dictionary_lookup": 64}  # chapter: number of classes
-# run in a second lane beside the others (CI's other test process is done with its files well before this fixture):
-# chapters 1-3 train nothing, and chapter 9's curriculum runs are its own, so none reads what another computes
-BESIDE = ("01_vanishing_variance_proof", "02_monte_carlo", "03_pretrained_transformer", "09_longer_training")
+# run in a second lane beside the others, in this order (CI's other test process is done with its files well
+# before this fixture): chapter 5 first, since chapters 8 and 10 reuse its runs and wait for it (execute_chapters);
+# chapters 1-3 train nothing, and chapter 9's curriculum runs are its own
+BESIDE = ("05_dictionary_lookup", "01_vanishing_variance_proof", "02_monte_carlo", "03_pretrained_transformer",
+          "09_longer_training")
 
 
 PUBLISHED = [name for name, chapter in CHAPTERS.items() if chapter.in_book]

@@ -204,6 +204,61 @@ def test_chapters_beside_the_rest_run_in_a_second_lane_and_the_summary_waits_for
     assert ("start", "summary", True) not in events
 
 
+def test_a_chapter_waits_for_the_second_lane_only_where_it_shares_store_entries(tmp_path, monkeypatch):
+    """Chapter 8 reuses chapter 5's runs, so it starts only once chapter 5 (in the second lane) is done; chapter 4
+    shares none of them and starts at once.  The entries are the plan's, at the ci profile, not a list kept here."""
+    import threading
+    import time
+
+    from vvlib.book import build
+
+    beside = ("05_dictionary_lookup", "02_monte_carlo")
+    events = []
+
+    def run_chapter(name, profile, extra, output_dir, notebook_out, progress):
+        events.append(("start", name, threading.current_thread() is threading.main_thread()))
+        time.sleep(0.6 if name == "05_dictionary_lookup" else 0.1)
+        events.append(("end", name))
+        return notebook_out
+
+    monkeypatch.setattr(build, "run_chapter", run_chapter)
+    monkeypatch.setattr(build, "prepare_page", lambda *args, **kwargs: None)
+    for step in ("write_claims_table", "write_answer_figure", "write_run_groups"):
+        monkeypatch.setattr(build, step, lambda *args: None)
+    monkeypatch.setattr(build, "CHAPTERS", {name: CHAPTERS[name] for name in (
+        "02_monte_carlo", "04_argmax_retrieval", "05_dictionary_lookup", "08_ablations", "09_longer_training")})
+    store = {"store_dir": str(tmp_path / "store")}
+    build.execute_chapters(tmp_path, "ci", tmp_path / "results", progress=False, beside=beside,
+                           overrides={name: store for name in build.CHAPTERS if name != "02_monte_carlo"})
+    order = [(kind, name) for kind, name, *_ in events]
+    assert order.index(("start", "04_argmax_retrieval")) < order.index(("end", "05_dictionary_lookup"))
+    assert order.index(("end", "05_dictionary_lookup")) < order.index(("start", "08_ablations"))
+    assert order.index(("end", "05_dictionary_lookup")) < order.index(("start", "02_monte_carlo"))  # beside's order
+    assert [main for kind, name, *main in events if kind == "start" and name == "02_monte_carlo"] == [[False]]
+
+
+def test_chapters_that_share_runs_share_store_entries_at_the_ci_profile(tmp_path):
+    """What the second lane's waits rest on: chapters 6-8 and 10 reuse chapters 4 and 5's runs, chapter 9's
+    curriculum runs are its own, and chapters 1-3 have none."""
+    from vvlib.book.runner import resolved
+    from vvlib.experiments.paper_scale.plan import chapter_entries
+
+    def entries(name):
+        given = {"store_dir": str(tmp_path)} if "store_dir" in get_chapter(name).parameters() else {}
+        return chapter_entries(name, resolved(name, get_chapter(name).profile_or_default("ci"), given))
+
+    found = {name: entries(name) for name in CHAPTERS}
+    for reuses, runs in (("05_dictionary_lookup", "08_ablations"), ("05_dictionary_lookup", "10_beyond"),
+                         ("04_argmax_retrieval", "06_distribution_shift"), ("04_argmax_retrieval", "08_ablations")):
+        assert found[reuses] & found[runs], (reuses, runs)
+    assert not found["04_argmax_retrieval"] & found["05_dictionary_lookup"]
+    for name in CHAPTERS:
+        if name != "09_longer_training":
+            assert not found["09_longer_training"] & found[name], name
+    assert not any(found[name] for name in ("01_vanishing_variance_proof", "02_monte_carlo",
+                                            "03_pretrained_transformer", "summary"))
+
+
 def test_a_page_header_says_what_its_committed_results_are():
     """Trained runs for a training chapter; tables for chapters 2 and 3, which train nothing."""
     assert "trained models' results are committed in `results/book/`" in page_header("04_argmax_retrieval", "book")

@@ -18,9 +18,10 @@ import matplotlib.pyplot as plt
 
 from . import webassets
 from .paper_scale import latest_accuracy_runs
-from .runner import run_chapter
+from .runner import resolved, run_chapter
 from ..experiments.chapters import BY_TASK, CHAPTERS, SUMMARY, get_chapter
 from ..experiments.chapters.scales import BOOK_STORE, PAPER_SCALE_STORE
+from ..experiments.paper_scale.plan import chapter_entries
 from ..experiments.setups import paper
 from ..experiments.reports import plots, report, run_groups, summary
 from ..experiments.setups.paper_tasks import TASKS
@@ -134,34 +135,42 @@ def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Pa
     """Run every chapter at `profile` (or its default, if it has no such profile); executed
     notebooks land in root/book/chapters/, results.json files in output_root/<chapter>/.
     overrides: {chapter: {parameter: value}} on top of the profile.  beside: chapters run one after
-    another in a second lane, at the same time as the rest (a second core's work), each of which must
-    read no store entry that another chapter computes; the summary waits for them."""
+    another, in that order, in a second lane at the same time as the rest (a second core's work); a
+    chapter of the rest waits for those whose store entries it shares (plan.chapter_entries), and the
+    summary for all of them."""
     known = sorted({p for chapter in CHAPTERS.values() for p in chapter.profile_names()})
     if profile not in known:
         raise ParameterError(f"profile: expected one of {', '.join(known)}, got {profile!r}")
     output_root = Path(output_root or REPO_ROOT / "_output")
     where = github_repository()  # checked before any chapter runs
 
-    def execute(name):
-        chapter = CHAPTERS[name]
-        chosen = chapter.profile_or_default(profile)
+    def settings(name):
+        """(the profile chapter `name` runs at, its parameters on top of it)."""
         extra = dict((overrides or {}).get(name, {}))
-        if "results_dir" in chapter.parameters():  # the summary reads the results.json files written before it
+        if "results_dir" in CHAPTERS[name].parameters():  # the summary reads the results.json files written before it
             extra["results_dir"] = str(output_root)
+        return CHAPTERS[name].profile_or_default(profile), extra
+
+    def execute(name):
+        chosen, extra = settings(name)
         notebook = run_chapter(name, chosen, extra, output_dir=output_root / name,
                                notebook_out=Path(root) / "book" / "chapters" / f"{name}.ipynb", progress=progress)
         prepare_page(notebook, name, chosen, extra, where, book_profile=profile)
 
     published = [name for name, chapter in CHAPTERS.items() if chapter.in_book]
+    entries = {name: chapter_entries(name, resolved(name, *settings(name))) for name in published}
     with ThreadPoolExecutor(max_workers=1) as second:  # papermill runs each chapter's kernel as its own process
-        lane = second.submit(lambda: [execute(name) for name in published if name in beside])
+        lane = {name: second.submit(execute, name) for name in beside if name in published}  # run in this order
         for name in published:
-            if name in beside:
+            if name in lane:
                 continue
-            if "results_dir" in CHAPTERS[name].parameters():
-                lane.result()  # raises the second lane's error, if it had one
+            summary_page = "results_dir" in CHAPTERS[name].parameters()
+            for other in lane:
+                if summary_page or entries[name] & entries[other]:
+                    lane[other].result()  # raises the second lane's error, if it had one
             execute(name)
-        lane.result()
+        for done in lane.values():
+            done.result()
     write_claims_table(root, output_root)
     write_answer_figure(root)
     write_run_groups(root)

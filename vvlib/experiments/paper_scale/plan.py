@@ -211,6 +211,15 @@ def chapter_jobs(chapter: str, P, device: torch.device | None = None) -> list[Jo
     return jobs + _probe_jobs(chapter, P, device)
 
 
+def chapter_entries(chapter: str, P) -> frozenset:
+    """Every store entry chapter `chapter` computes or reads with parameters P: its jobs' entries and the
+    runs its probes read (empty for a chapter that trains nothing).  Two chapters whose entries meet must
+    not run at the same time: each would train what the other is training."""
+    if chapter not in (*CHAPTER_WORK, SENSITIVITY):
+        return frozenset()
+    return frozenset(path for job in chapter_jobs(chapter, P) for path in (job.path, *job.reads))
+
+
 def _probe_jobs(chapter, P, device) -> list[Job]:
     """One job per probe part: each reads the weights of one run (probes.py)."""
     return [Job(chapter, f"{task} probing", f"probe {probe.name} ({task} {part.variant})",
