@@ -20,7 +20,8 @@ PAIRS = [probes.PAIR, ("adaptive_baseline", "adaptive_layernorm")]
 @pytest.mark.parametrize("name", ["06_distribution_shift", "07_dispersion"])
 def test_the_paper_scale_probe_is_read_only_once_every_part_is_committed(tmp_path, name):
     made_up_probe_store(tmp_path, name, variants_probed=("baseline",))
-    assert paper_scale.probe(name, tmp_path) is None  # +LN's parts still wait in the queue
+    assert paper_scale.probe(name, tmp_path / "empty") is None  # nothing committed yet
+    assert paper_scale.probe(name, tmp_path, needed=probes.PAIR) is None  # +LN's parts still wait in the queue
     made_up_probe_store(tmp_path / "all", name)
     P, tables, records = paper_scale.probe(name, tmp_path / "all")
     table = tables[{"06_distribution_shift": "global", "07_dispersion": "attention"}[name]]  # (and chapter 6's slopes)
@@ -31,14 +32,15 @@ def test_the_paper_scale_probe_is_read_only_once_every_part_is_committed(tmp_pat
 
 
 def test_chapter_6_may_read_the_baselines_part_alone_and_then_claims_only_the_drift(tmp_path):
-    """With needed=["baseline"] the Baseline's committed part is read while +LN's waits (and not while the
-    Baseline's does): Figure 3's metrics then hold its drift, not the paired ratio, and the summary claims the
-    drift at that scale but not +LN's variance; drift_table gives the drift's mean and one-sample t interval."""
+    """By default (the record's paper_scale_needs: the Baseline) the Baseline's committed part is read while +LN's
+    waits (and not while the Baseline's does): Figure 3's metrics then hold its drift, not the paired ratio, and
+    the summary claims the drift at that scale but not +LN's variance; drift_table gives the drift's mean and
+    one-sample t interval."""
     from vvlib.experiments.reports import answers
 
     frame = made_up_probe_store(tmp_path, "06_distribution_shift", variants_probed=("baseline",))
     assert paper_scale.probe("06_distribution_shift", tmp_path, needed=["layernorm"]) is None
-    P, tables, records = paper_scale.probe("06_distribution_shift", tmp_path, needed=["baseline"])
+    P, tables, records = paper_scale.probe("06_distribution_shift", tmp_path)
     assert list(records) == ["baseline"] and set(tables["global"]["variant"]) == {"baseline"}
     metrics = probed.figure3_metrics(tables["global"], P.eval_lengths)
     assert "p_value_relative_global_variance" not in metrics and list(metrics["global_mean_drift"]) == ["baseline"]
@@ -69,7 +71,7 @@ def test_chapter_7_may_read_the_baselines_part_alone_and_show_its_attention_besi
     from vvlib.experiments.reports import answers
 
     frame = made_up_probe_store(tmp_path, "07_dispersion", variants_probed=("baseline",))
-    P, tables, records = paper_scale.probe("07_dispersion", tmp_path, needed=["baseline"])
+    P, tables, records = paper_scale.probe("07_dispersion", tmp_path)
     assert list(records) == ["baseline"] and set(tables["attention"]["variant"]) == {"baseline", "adaptive_baseline"}
     table = answers.attention_table(tables["attention"], {"baseline": "B", "adaptive_baseline": "A"}, P.eval_lengths)
     at = frame[(frame.N == 16384) & (frame.variant == "adaptive_baseline")]

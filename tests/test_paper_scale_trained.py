@@ -29,10 +29,9 @@ def test_a_task_is_read_at_the_papers_scale_once_every_one_of_its_runs_is_commit
 
 
 def test_chapter_8_reads_a_task_once_its_baseline_and_std_are_in_and_ln_beside_them_where_it_is(tmp_path):
-    """Chapter 8 needs only the Baseline and +std for a task (PAPER_SCALE_NEEDS): argmax retrieval's +LN (chapter
-    4's unit) still in the queue leaves the task in, with the two; once +LN's evaluation is in, all three."""
-    from vvlib.experiments.chapters.c08_ablations import PAPER_SCALE_NEEDS
-
+    """Chapter 8 needs only the Baseline and +std for a task (its record's paper_scale_needs): argmax retrieval's
+    +LN (chapter 4's unit) still in the queue leaves the task in, with the two; once +LN's evaluation is in, all
+    three.  Asked to need all three, it leaves the task out while +LN waits."""
     made = made_up_runs(tmp_path, "08_ablations", tasks=["argmax"])
     P = paper_scale.trained("08_ablations", tmp_path)[0]
     P_argmax = variants.task_params(P, "argmax")
@@ -41,17 +40,17 @@ def test_chapter_8_reads_a_task_once_its_baseline_and_std_are_in_and_ln_beside_t
     ln_eval = runs.eval_path(tmp_path, model_cfg, run, variants.eval_config(P_argmax), "cuda")
     kept = ln_eval.read_bytes()
     ln_eval.unlink()
-    assert paper_scale.trained("08_ablations", tmp_path)[1] == {}  # all three needed by default
-    _, found = paper_scale.trained("08_ablations", tmp_path, PAPER_SCALE_NEEDS)
+    assert paper_scale.trained("08_ablations", tmp_path, ["baseline", "standardize", "layernorm"])[1] == {}
+    _, found = paper_scale.trained("08_ablations", tmp_path)
     P_task, accuracy, records = found["argmax"]
     assert list(accuracy) == list(records) == ["baseline", "standardize"]
     assert all(np.array_equal(accuracy[v], made["argmax", v]) for v in accuracy)
     ln_eval.write_bytes(kept)
-    _, found = paper_scale.trained("08_ablations", tmp_path, PAPER_SCALE_NEEDS)
+    _, found = paper_scale.trained("08_ablations", tmp_path)
     assert list(found["argmax"][1]) == ["baseline", "standardize", "layernorm"]  # the chapter's order
     run_cfg = variants.model_config(P_argmax, variants.task_config(P_argmax, "argmax"), "standardize")
     runs.eval_path(tmp_path, run_cfg, run, variants.eval_config(P_argmax), "cuda").unlink()
-    assert paper_scale.trained("08_ablations", tmp_path, PAPER_SCALE_NEEDS)[1] == {}  # +std is needed
+    assert paper_scale.trained("08_ablations", tmp_path)[1] == {}  # +std is needed
 
 
 def test_chapter_9s_tasks_are_read_from_their_runs_of_a_few_seeds_joined(tmp_path):

@@ -99,19 +99,20 @@ def latest_accuracy_runs(name: str, task: str, store_dir):
 
 def probe(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE, needed=None) -> tuple | None:
     """Chapter `name`'s probe of argmax retrieval's runs (chapters 6 and 7) at its `paper` profile, read
-    from store_dir where every part of the variants `needed` (default: all it probes) is committed: (the
-    paper profile's parameters, the probe's tables, {variant: training record, its runs joined}), with
-    the other variants' parts where they are committed too; None while a needed part waits in the GPU
-    queue.  Read only: nothing is trained or probed here."""
+    from store_dir where every part of the variants `needed` is committed (default: its record's
+    `paper_scale_needs`, or all it probes where that is empty): (the paper profile's parameters, the
+    probe's tables, {variant: training record, its runs joined}), with the other variants' parts where
+    they are committed too; None while a needed part waits in the GPU queue.  Read only: nothing is
+    trained or probed here."""
     from dataclasses import replace
 
     from ..experiments.storage.runs import stored_only
     from ..experiments.storage.store import StoreError
 
-    P = resolved(name, "paper", {"store_dir": str(store_dir)})
-    ((_, probe),) = get_chapter(name).probes(P, "cuda")
+    chapter, P = get_chapter(name), resolved(name, "paper", {"store_dir": str(store_dir)})
+    ((_, probe),) = chapter.probes(P, "cuda")
     committed = [v for v in probe.models if all(part.stored(P.store_dir) for part in probe.parts if part.variant == v)]
-    if not set(probe.models if needed is None else needed) <= set(committed):
+    if not set(needed or chapter.paper_scale_needs or probe.models) <= set(committed):
         return None
     probe = replace(probe, parts=tuple(part for part in probe.parts if part.variant in committed))
     with stored_only():
@@ -125,14 +126,15 @@ def trained(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE, needed=None) -> 
     """A two-task chapter's (8, 9, 10) runs at its `paper` profile, read from store_dir: (the paper profile's
     parameters, {task: (its parameters, accuracy {variant: (seeds, lengths)} at the chapter's temperatures,
     {variant: training record}) for each task whose every run and evaluation of the variants `needed` is
-    committed (default: all of the chapter's)}), each task with the chapter's variants that are committed, in
-    the chapter's order.  A task with one of `needed` still in the GPU queue is left out.  Read only: nothing
-    is trained or evaluated here."""
+    committed (default: its record's `paper_scale_needs`, or all of the chapter's where that is empty)}),
+    each task with the chapter's variants that are committed, in the chapter's order.  A task with a
+    needed variant still in the GPU queue is left out.  Read only: nothing is trained or evaluated here."""
     from ..experiments.setups import variants
     from ..experiments.storage.store import StoreError
 
-    work, P = get_chapter(name).work, resolved(name, "paper", {"store_dir": str(store_dir)})
-    needed = list(work.variants if needed is None else needed)
+    chapter, P = get_chapter(name), resolved(name, "paper", {"store_dir": str(store_dir)})
+    work = chapter.work
+    needed = list(needed or chapter.paper_scale_needs or work.variants)
     found = {}
     for task in work.tasks:
         P_task = variants.task_params(P, task)

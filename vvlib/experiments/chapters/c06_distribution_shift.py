@@ -22,6 +22,7 @@ CHAPTER = Chapter(
     keys("global_mean global_variance global_mean_drift relative_global_variance component_std component_std_slope "
          "component_std_slope_sem p_value_relative_global_variance p_value_mean_drift", "paper_scale"),
     Work((ARGMAX.name,), probes.PAIR, ()),  # trains nothing new: its probes are planned
+    paper_scale_needs=("baseline",),  # at the paper's scale the Baseline's probe is shown, +LN's beside it once in
     probes=lambda P, device: [(ARGMAX.name, probes.distribution(P, device))],
     profiles=probing_profiles(ARGMAX, ci_sequences=64),
     checks=(checks.training_length_is_tested, distribution_lengths_tested, components_within_hidden,

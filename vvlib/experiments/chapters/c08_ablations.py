@@ -6,10 +6,6 @@ from .record import Chapter, Work, keys
 from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_BOTH_TASKS, PAPER_SCALE_STORE, both_tasks, per_task
 
 LONG_PER_TASK = ("long_steps", "long_seeds", "long_seed_chunk", "long_seed_group")  # chapters 4-5's longer training
-# At the paper's scale a task is shown once its Baseline and +std are committed (+std against the Baseline is a
-# claim of its own in Tables 3 and 6); +LN, chapters 4-5's runs, joins them when the GPU queue has committed it
-PAPER_SCALE_NEEDS = ("baseline", "standardize")
-
 
 def longer(settings: dict) -> dict:
     """Of chapters 4-5's longer-training settings, those this chapter takes (no ladder, no measured runs)."""
@@ -20,6 +16,9 @@ CHAPTER = Chapter(
     "08_ablations", "Ablations: standardization vs layer normalization (Tables 3 and 6)",
     keys("relative_gain p_value_ln_vs_std p_value_vs_baseline accuracy ln_minus_std long", "paper_scale"),
     Work(NAMES, ("baseline", "standardize", "layernorm"), long=True),
+    # at the paper's scale a task is shown once its Baseline and +std are committed (+std against the Baseline is a
+    # claim of its own in Tables 3 and 6); +LN, chapters 4-5's runs, joins them when the GPU queue has committed it
+    paper_scale_needs=("baseline", "standardize"),
     profiles={
         "ci": {"n_seeds": CI_SEEDS, **both_tasks("ci"), **per_task({ARGMAX: longer(CI_LONG), DICTIONARY: longer(CI_LONG)})},
         "book": {**BOOK_TRAINING, **both_tasks("book"),

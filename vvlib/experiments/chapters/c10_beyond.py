@@ -10,9 +10,6 @@ from .scales import BOOK_TRAINING, CI_SEEDS, PAPER_BOTH_TASKS, PAPER_SCALE_STORE
 ONE_LAYER = ("baseline", "layernorm", "rescale", "log_n", "log_n_layernorm")  # the paper's two and three new outputs
 DEEP = ("deep_baseline", "deep_layernorm")  # Baseline and +LN with several heads and layers
 DEEPER = ONE_LAYER + DEEP
-# At the paper's scale a task's variants are shown once its Baseline and +LN (chapters 4-5's runs) are committed,
-# each other variant beside them as the GPU queue commits it; which is best waits for all of them
-PAPER_SCALE_NEEDS = ("baseline", "layernorm")
 # the comparisons the page makes, each (claimed, other): a new variant against the one it changes
 PAIRS = (("layernorm", "baseline"), ("rescale", "baseline"), ("rescale", "layernorm"), ("log_n", "baseline"),
          ("log_n_layernorm", "layernorm"), ("log_n_layernorm", "log_n"), ("deep_layernorm", "deep_baseline"))
@@ -31,6 +28,9 @@ def heads_divide_hidden(P):
 CHAPTER = Chapter(
     "10_beyond", "Beyond the paper: a variance-preserving output, length-aware logits, depth and heads",
     keys(f"{PER_LENGTH} variance_slope mc_slope best", "paper_scale"), Work(NAMES, DEEPER),
+    # at the paper's scale a task's variants are shown once its Baseline and +LN (chapters 4-5's runs) are committed,
+    # each other variant beside them as the GPU queue commits it; which is best waits for all of them
+    paper_scale_needs=("baseline", "layernorm"),
     probes=lambda P, device: [(task, probes.slopes(P, variants.task_params(P, task), task, list(DEEPER), device))
                               for task in NAMES],
     profiles={

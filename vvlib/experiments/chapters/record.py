@@ -49,6 +49,9 @@ class Chapter:
     # parameters whose defaults it sets itself, unlike the other training chapters ("steps[argmax]": one task's value)
     own_values: frozenset = frozenset()
     reproduces: PaperTask | None = None  # the paper's accuracy table it reproduces (chapters 4-5)
+    # the variants whose paper-scale runs (or probes) must all be committed before its page shows a task's
+    # (book/paper_scale.py), the others joining them as the GPU queue commits them; (): every one it trains or probes
+    paper_scale_needs: tuple = ()
     profiles: dict = field(default_factory=dict, compare=False)  # profile -> {parameter: value}
     # checks that need more than each parameter's own range (several parameters, the machine, a model's
     # config.json), run on the resolved parameters before a kernel starts (checks.run_all); they raise
