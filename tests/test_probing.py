@@ -132,3 +132,31 @@ def test_chapter_tables_keep_what_the_pages_show(small_argmax, small_layernorm):
     arrays = probing.heatmap_arrays(disp["heatmaps"])
     assert list(arrays) == ["layernorm"] and list(arrays["layernorm"]) == [32, 64]
     np.testing.assert_allclose(arrays["layernorm"][64], probes["layernorm"][64]["top_weights"][1, :5].numpy())
+
+
+def test_norm_frame_measures_the_norms_input_against_eps_and_its_learned_gain_and_bias(small_layernorm):
+    """Checked against numpy on the probed tensors: the spread of O over the features, eps's share of the
+    divisor, the gain's and bias's root mean square and the readout's global variance.  Values scaled 1e-6 leave
+    an O far smaller than eps: its share nears 1 and the readout's variance collapses, as a norm swamped by eps
+    would make it."""
+    params = init_params(small_layernorm, [0, 1])
+    params["ln.gamma"] = params["ln.gamma"] * torch.tensor([[0.5], [2.0]])  # seed 1's gain four times seed 0's
+    params["ln.beta"] = params["ln.beta"] + 0.25
+    cfg = EvalConfig(lengths=(16, 64), n_sequences=9)
+    probed = probing.probe(small_layernorm, params, cfg, progress=False)
+    frame = probing.norm_frame({"layernorm": probed}, params, small_layernorm)
+    assert list(frame.columns) == ["variant", "seed", "N", "input_std", "epsilon_share", "gain_rms", "bias_rms",
+                                   "global_variance"] and len(frame) == 4
+    for row in frame.itertuples():
+        o, z = (probed[row.N][key][row.seed].double().numpy() for key in ("output", "normalized"))
+        spread = o.std(axis=-1)
+        assert row.input_std == pytest.approx(spread.mean(), rel=1e-5)
+        assert row.epsilon_share == pytest.approx((1e-5 / (spread + 1e-5)).mean(), rel=1e-4)
+        assert row.gain_rms == pytest.approx([0.5, 2.0][row.seed]) and row.bias_rms == pytest.approx(0.25)
+        assert row.global_variance == pytest.approx(z.var(axis=-1).mean(), rel=1e-4)
+        assert row.epsilon_share < 0.01  # at init O spreads far more than eps
+    params["wv"] = params["wv"] * 1e-6
+    swamped = probing.norm_frame({"layernorm": probing.probe(small_layernorm, params, cfg, progress=False)}, params,
+                                 small_layernorm)
+    assert (swamped["epsilon_share"] > 0.5).all()
+    assert (swamped["global_variance"] < frame["global_variance"].to_numpy() / 2).all()

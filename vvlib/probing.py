@@ -21,10 +21,10 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from .attention import entropy
+from .attention import EPS, entropy
 from . import evaluate
 from .evaluate import EvalConfig, forward_in_chunks, test_block
-from .model import ModelConfig, n_seeds
+from .model import ModelConfig, layer_prefix, n_seeds
 from .task_base import EVAL_BLOCK
 
 TOP_K = 16  # the paper's Figure 4 shows the 16 largest weights
@@ -106,6 +106,28 @@ def global_frame(probes: dict, reference: int, key="normalized") -> pd.DataFrame
                              "global_variance": float(var[s]),
                              "mean_drift": float((mean[s] - ref_mean[s]) / ref_var[s].sqrt()),
                              "relative_variance": float(var[s] / ref_var[s])})
+    return pd.DataFrame(rows)
+
+
+def norm_frame(probes: dict, params: dict, model_cfg: ModelConfig) -> pd.DataFrame:
+    """What a layer norm does to the attention output, one row per (seed, N), for the +LN models of
+    `probes` {variant: {N: probe_length(...)}} (their last layer's norm; `params` their weights): the
+    spread of its input O over the features (std_d O, mean over test sequences), the share eps takes of
+    the divisor std_d O + eps (0: the norm standardizes fully; 1: eps swamps the spread and the norm
+    passes O on nearly as it is, scaled by 1/eps), the root mean square of the learned gain and bias
+    over the features, and the global variance of what the readout sees (global_frame's)."""
+    prefix = layer_prefix(model_cfg.layers - 1)
+    gain, bias = (params[prefix + name].detach().cpu() for name in ("ln.gamma", "ln.beta"))  # (S, D)
+    gain_rms, bias_rms = gain.pow(2).mean(dim=-1).sqrt(), bias.pow(2).mean(dim=-1).sqrt()
+    rows = []
+    for variant, by_length in probes.items():
+        for n, probe_n in by_length.items():
+            spread = probe_n["output"].std(dim=-1, unbiased=False)  # (S, B), as attention.standardize
+            share = (EPS / (spread + EPS)).mean(dim=1)
+            readout = global_moments(probe_n["normalized"])[1].mean(dim=1)
+            rows += [{"variant": variant, "seed": s, "N": n, "input_std": float(spread[s].mean()),
+                      "epsilon_share": float(share[s]), "gain_rms": float(gain_rms[s]), "bias_rms": float(bias_rms[s]),
+                      "global_variance": float(readout[s])} for s in range(len(share))]
     return pd.DataFrame(rows)
 
 
