@@ -131,6 +131,10 @@ def cli(*args):
                                              "checkpoint_every (500), got 30"),
     (["run", "07_dispersion", "-p", "eval_lengths", "[8,16,64]"], "eval_lengths: expected lengths >= 16, got [8, 16, 64]"),
     (["run", "10_beyond", "-p", "deep_heads", "3"], "deep_heads: expected a divisor of hidden (128), got 3"),
+    (["run", "06_distribution_shift", "-p", "long_variants", '["layernorm", "standardize"]'],
+     "long_variants: expected names from baseline, layernorm, got ['layernorm', 'standardize']"),
+    (["run", "06_distribution_shift", "-p", "long_variants", "[]"],
+     "long_variants: expected a non-empty list of variant names, each once"),
     (["run", "01_vanishing_variance_proof", "-p", "component", "999"], "component: expected an int < d_model"),
 ])
 def test_cli_rejects_bad_input_with_status_2_and_writes_nothing(tmp_path, args, message):

@@ -102,3 +102,34 @@ def test_every_row_of_a_whole_probe_belongs_to_exactly_one_run():
     labels = [probes.row_labels(v) for v in variants.VARIANT_OPTIONS]
     assert all(a.isdisjoint(b) for i, a in enumerate(labels) for b in labels[i + 1:])
     assert {"layernorm", "layernorm_before_norm", "adaptive_layernorm"} == probes.row_labels("layernorm")
+
+
+def test_chapter_6_probes_chapter_4s_longer_runs_of_the_variants_it_names(tmp_path):
+    """probes.longer: one part per stored run of chapter 4's longer training (the very runs chapter 4's plan
+    trains), for each variant of long_variants; +LN's parts also hold the norm table, each seed numbered as in
+    the whole ensemble.  The chapter probes them only where long_steps names them."""
+    from vvlib.experiments.chapters import get_chapter
+    from vvlib.experiments.paper_scale import plan
+
+    P6, P4 = (resolved(c, "ci", {"store_dir": str(tmp_path)}) for c in ("06_distribution_shift", "04_argmax_retrieval"))
+    probe = probes.longer(P6, "cpu")
+    assert [(p.variant, p.run.train_cfg.first_seed) for p in probe.parts] == [
+        ("baseline", 0), ("baseline", 1), ("layernorm", 0), ("layernorm", 1)]  # the ci profile: 2 runs of one seed
+    chapter4 = {job.path.parent for job in plan.chapter_jobs("04_argmax_retrieval", P4) if job.steps == P4.long_steps}
+    assert {runs.run_dir(tmp_path, p.run.model_cfg, p.run.train_cfg, "cpu") for p in probe.parts} == chapter4
+    assert [name for name, _ in get_chapter("06_distribution_shift").probes(P6, "cpu")] == ["argmax", "argmax"]
+    no_longer = resolved("06_distribution_shift", "ci", {"store_dir": str(tmp_path), "long_steps": 0})
+    assert [p.name for _, p in get_chapter("06_distribution_shift").probes(no_longer, "cpu")] == ["probe-distribution"]
+
+    given = {**SMALL, **OWN["06_distribution_shift"], "long_steps": 4, "long_variants": ["layernorm"]}
+    small = resolved("06_distribution_shift", "ci", {**given, "store_dir": str(tmp_path)})
+    probe = probes.longer(small, "cpu")
+    assert {p.variant for p in probe.parts} == {"layernorm"}
+    tables = probe.tables(tmp_path, "cpu")
+    assert set(tables) == {"global", "norm"}
+    for name in tables:
+        rows = sorted(set(zip(tables[name]["seed"], tables[name]["N"])))
+        assert rows == [(s, n) for s in (0, 1) for n in (16, 32, 64)]
+    assert (tables["norm"]["variant"] == "layernorm").all() and (tables["norm"]["epsilon_share"] < 0.5).all()
+    joined = pd.merge(tables["global"], tables["norm"], on=["variant", "seed", "N"])  # the same readout, two tables
+    assert (joined["global_variance_x"] - joined["global_variance_y"]).abs().max() < 1e-6

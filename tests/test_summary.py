@@ -240,3 +240,43 @@ def test_the_slope_claim_rests_on_the_largest_scale_chapter_6_probed_and_names_i
     # a paper-scale probe kept before its slopes were (figure 3's numbers alone): the page's own runs decide
     older = {"n_seeds": 100, "steps": 100_000, "device_type": "cuda", "global_mean": {}}
     assert claim({**book, "paper_scale": older})[3] == "20 seeds x 4,000 steps, CPU"
+
+
+def test_the_norms_numbers_are_means_over_seeds_and_its_sentence_follows_epsilons_share():
+    """probed.norm_metrics: per length the mean over seeds of the input's spread and eps's share, the gain's and bias's
+    means; norm_sentence says eps cannot account for a change where its share stays under 5%, and that the norm no
+    longer standardizes where it passes one half."""
+    import pandas as pd
+    import pytest
+
+    from vvlib.experiments.reports import probed
+
+    frame = pd.DataFrame({"variant": "layernorm", "seed": [0, 0, 1, 1], "N": [16, 1024, 16, 1024],
+                          "input_std": [0.1, 0.05, 0.3, 0.15], "epsilon_share": [0.001, 0.002, 0.003, 0.004],
+                          "gain_rms": [0.2, 0.2, 0.4, 0.4], "bias_rms": [0.01, 0.01, 0.03, 0.03],
+                          "global_variance": [0.04, 0.03, 0.16, 0.12]})
+    kept = probed.norm_metrics(frame, [16, 1024])
+    assert kept["input_std"] == pytest.approx({"16": 0.2, "1024": 0.1})
+    assert kept["epsilon_share"] == pytest.approx({"16": 0.002, "1024": 0.003})
+    assert (kept["gain_rms"], kept["bias_rms"]) == pytest.approx((0.3, 0.02))
+    table = probed.norm_table(frame, [16, 1024])
+    assert list(table.index) == ["2⁴", "2¹⁰"] and table.iloc[1].tolist() == ["0.1", "0.30%", "0.075"]
+    said = probed.norm_sentence(kept, 16, 1024, 2)
+    assert "0.2 at the training length" in said and "0.1 at $N = 1024$ (0.30%)" in said
+    assert "gain's root mean square over the features is 0.3 and the bias's 0.02" in said
+    assert "cannot account for a change" in said and "no longer standardizes" not in said
+    swamped = probed.norm_sentence({**kept, "epsilon_share": {"16": 0.002, "1024": 0.7}}, 16, 1024, 2)
+    assert "no longer standardizes" in swamped and "cannot account" not in swamped
+    assert "damps the normalization" in probed.norm_sentence({**kept, "epsilon_share": {"16": 0.1, "1024": 0.2}}, 16,
+                                                              1024, 2)
+
+
+def test_the_claims_read_figure_3_at_chapter_4s_longer_runs_once_both_variants_are_probed():
+    """summary._probe_views: chapter 6's `longer` metrics join its scales (the paper's steps, on the CPU) only where
+    they hold +LN against the Baseline; +LN's probe alone leaves them out."""
+    base = {"parameters": {"n_seeds": 20, "steps": 4000}, "metrics": {"global_mean": {}}}
+    paired = {"n_seeds": 4, "steps": 100_000, "p_value_relative_global_variance": {"1024": 0.01}}
+    views = summary._probe_views({**base, "metrics": {"global_mean": {}, "longer": paired}})
+    assert [(n, steps) for _, n, steps, *_ in views] == [(20, 4000), (4, 100_000)]
+    alone = {"n_seeds": 4, "steps": 100_000, "p_value_mean_drift": {"layernorm": {}}}
+    assert len(summary._probe_views({**base, "metrics": {"global_mean": {}, "longer": alone}})) == 1

@@ -3,14 +3,8 @@
 from ..setups.paper_tasks import ARGMAX, DICTIONARY, NAMES
 from . import checks
 from .record import Chapter, Work, keys
-from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_BOTH_TASKS, PAPER_SCALE_STORE, both_tasks, per_task
-
-LONG_PER_TASK = ("long_steps", "long_seeds", "long_seed_chunk", "long_seed_group")  # chapters 4-5's longer training
-
-def longer(settings: dict) -> dict:
-    """Of chapters 4-5's longer-training settings, those this chapter takes (no ladder, no measured runs)."""
-    return {name: settings[name] for name in LONG_PER_TASK}
-
+from .scales import (BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_BOTH_TASKS, PAPER_SCALE_STORE, both_tasks, longer,
+                     per_task)
 
 CHAPTER = Chapter(
     "08_ablations", "Ablations: standardization vs layer normalization (Tables 3 and 6)",

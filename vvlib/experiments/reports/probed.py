@@ -2,11 +2,14 @@
 claims of Figures 3 and 4: the same numbers at every scale a page shows (its own runs, and the
 paper profile's where the GPU queue has committed them)."""
 
+import math
+
 import pandas as pd
 
 from ..setups.probes import PAIR
 from .report import means_by_length
-from ...compare import pair_name
+from ...attention import EPS
+from ...compare import pair_name, power_of_two
 from ...stats import one_sample_ttest, summary_by_length
 
 
@@ -35,6 +38,53 @@ def slope_metrics(slopes_frame: pd.DataFrame) -> dict:
     by_variant = slopes_frame.groupby("variant", sort=False)["slope"]
     return {"component_std_slope": by_variant.mean().astype(float).to_dict(),
             "component_std_slope_sem": by_variant.sem().astype(float).to_dict()}
+
+
+def norm_metrics(norm_frame: pd.DataFrame, lengths) -> dict:
+    """Chapter 6's `norm` table (+LN's runs, probing.norm_frame) as results.json keeps it: per length the
+    means over seeds of the spread of the norm's input over its features and of eps's share of the divisor;
+    the means over seeds of the learned gain's and bias's root mean square."""
+    by_length = norm_frame[norm_frame["N"].isin(lengths)].groupby("N")
+    per_seed = norm_frame.groupby("seed")[["gain_rms", "bias_rms"]].first().mean()
+    return {"input_std": {str(n): float(v) for n, v in by_length["input_std"].mean().items()},
+            "epsilon_share": {str(n): float(v) for n, v in by_length["epsilon_share"].mean().items()},
+            "gain_rms": float(per_seed["gain_rms"]), "bias_rms": float(per_seed["bias_rms"])}
+
+
+def norm_table(norm_frame: pd.DataFrame, lengths) -> pd.DataFrame:
+    """The norm's input and output at each length, means over seeds: the spread of O over its features,
+    eps's share of the divisor std_d O + eps, and the global variance of what the readout sees."""
+    columns = ["input_std", "epsilon_share", "global_variance"]
+    means = norm_frame[norm_frame["N"].isin(lengths)].groupby("N")[columns].mean()
+    table = pd.DataFrame({"spread of O over its features": means["input_std"].map("{:.3g}".format),
+                          "ε's share of spread + ε": means["epsilon_share"].map("{:.2%}".format),
+                          "global variance of LN(O)": means["global_variance"].map("{:.3g}".format)})
+    table.index = pd.Index([power_of_two(n) for n in table.index], name="N")
+    return table
+
+
+def norm_sentence(metrics: dict, reference: int, longest: int, n_seeds: int) -> str:
+    """What norm_metrics say about eps: its share of the divisor at the training length and the longest,
+    the gain's and bias's size, and by a fixed rule whether eps can be what changes LN(O): a share above
+    one half somewhere (the norm then passes O on nearly unnormalized), or under 5% at every length (eps
+    barely touches the normalization)."""
+    share, spread = metrics["epsilon_share"], metrics["input_std"]
+    eps = f"$\\epsilon = 10^{{{round(math.log10(EPS))}}}$"
+    said = (f"+LN's norm divides the centred $\\mathbf{{O}}$ by its spread over the features plus {eps}. That "
+            f"spread is {spread[str(reference)]:.3g} at the training length ($\\epsilon$'s share of the divisor "
+            f"{share[str(reference)]:.2%}) and {spread[str(longest)]:.3g} at $N = {longest}$ "
+            f"({share[str(longest)]:.2%}). The learned gain's root mean square over the features is "
+            f"{metrics['gain_rms']:.3g} and the bias's {metrics['bias_rms']:.3g} (means over {n_seeds} seeds).")
+    largest = max(share.values())
+    if largest > 0.5:
+        return said + (" Where $\\epsilon$'s share passes one half the norm no longer standardizes: "
+                       "$\\mathrm{LN}(\\mathbf{O})$ then shrinks with $\\mathbf{O}$.")
+    if largest < 0.05:
+        return said + (" $\\epsilon$ takes under 5% of the divisor at every length, so it barely touches the "
+                       "normalization: it cannot account for a change in the global variance of "
+                       "$\\mathrm{LN}(\\mathbf{O})$ here.")
+    return said + (" $\\epsilon$ takes between 5% and 50% of the divisor at some length: it damps the normalization "
+                   "there.")
 
 
 DRIFT_CLAIM = "the Baseline's global mean drifts away from its value at the training length"  # Figure 3's

@@ -267,9 +267,12 @@ def _longer_readings(longer: dict, task: str) -> list:
 
 def _probe_views(results: dict) -> list:
     """A probing chapter's (6, 7) scales: [(metrics, n_seeds, steps, device, profile)], its own runs'
-    first (device and profile: the chapter's), then the paper profile's where its results hold them."""
+    first (device and profile: the chapter's), then chapter 4's longer runs' and the paper profile's where its
+    results hold them."""
     P, m = results["parameters"], results["metrics"]
     views = [(m, P["n_seeds"], P["steps"], "", "")]
+    if "p_value_relative_global_variance" in m.get("longer", {}):  # both variants' longer runs probed
+        views.append((m["longer"], m["longer"]["n_seeds"], m["longer"]["steps"], "", ""))
     if "paper_scale" in m:
         views.append((m["paper_scale"], *_paper_scale(results, m["paper_scale"])))
     return views

@@ -134,6 +134,9 @@ RULES = {
     "long_seeds": int_at_least(1),
     "long_seed_chunk": int_at_least(1),
     "long_seed_group": int_at_least(0),
+    # chapter 6: which variants' longer runs it probes (chapters/c06_distribution_shift.long_variants_probed)
+    "long_variants": ((lambda v: isinstance(v, list) and len(v) > 0 and all(isinstance(x, str) for x in v)
+                       and len(set(v)) == len(v)), "a non-empty list of variant names, each once"),
     "ladder_steps": ints_at_least(1),
     "ladder_lengths": ints_at_least(1),
     # chapters 4-5: the longer training evaluated again on more test sequences (chapters/c05_dictionary_lookup.recheck_fits)

@@ -21,6 +21,7 @@ from ... import beyond, probing
 from ..storage import runs, store
 from . import variants
 from .paper_tasks import ARGMAX
+from .params import Params
 
 PAIR = ("baseline", "layernorm")  # chapters 6 and 7 probe chapter 4's two variants
 TEMPERATURES = ("fixed", "adaptive")  # chapter 7 probes each under both
@@ -118,6 +119,30 @@ def distribution(P, device) -> Probe:
     choices = dict(components=P.components, shown_seed=P.shown_seed, distribution_lengths=P.distribution_lengths,
                    reference=P.max_len, histogram_bins=P.histogram_bins)
     return _parts("probe-distribution", models, cfg, choices, tables_of)
+
+
+def longer(P, device) -> Probe:
+    """Chapter 6 on chapter 4's longer training (its long_* parameters): Figure 3's global statistics of
+    the variants long_variants names, and for +LN what its norm does (probing.norm_frame)."""
+    task = variants.task_config(P, ARGMAX.name)
+    models = {v: [runs.TrainedRun(P.store_dir, variants.model_config(P, task, v), cfg, device)
+                  for cfg in variants.long_train_configs(P)] for v in PAIR if v in P.long_variants}
+    cfg = variants.eval_config(P, n_sequences=P.n_probe_sequences)
+
+    def tables_of(variant, run, first):
+        probed = {variant: probing.probe(run.model_cfg, run.weights, cfg, device)}
+        tables = {"global": probing.global_frame(probed, P.max_len)}
+        if run.model_cfg.norm == "layernorm":
+            tables["norm"] = probing.norm_frame(probed, run.weights, run.model_cfg)
+        return tables
+
+    return _parts("probe-longer", models, cfg, dict(reference=P.max_len), tables_of)
+
+
+def longer_scale(P) -> Params:
+    """P with the longer training's seeds and steps as its n_seeds and steps: its scale, for a page that
+    shows it beside the main runs'."""
+    return Params({**P, "n_seeds": P.long_seeds, "steps": P.long_steps})
 
 
 def dispersion(P, device) -> Probe:
