@@ -231,3 +231,18 @@ def test_a_run_stored_in_parts_of_seeds_shows_one_row_per_part():
     assert runs.run_records(part(0)) == [part(0)]
     table = report.runs_table({"baseline": runs.run_records(joined)}, {"baseline": "Baseline"})
     assert list(table["seeds"]) == ["0..49", "50..99"]
+
+
+def test_provenance_names_the_cpu_and_the_kernels_torch_picked_on_it(monkeypatch):
+    """The same code and seeds can round differently on another CPU, so a result says which: the model from
+    /proc/cpuinfo where there is one (else platform's name) and torch's CPU capability (AVX2, AVX512, ...)."""
+    import platform
+
+    import torch
+
+    from vvlib.experiments.storage import store
+
+    described = store.provenance("cpu")["cpu"]
+    assert described.endswith(f"; torch kernels: {torch.backends.cpu.get_cpu_capability()}")
+    monkeypatch.setattr(store.Path, "read_text", lambda self, *a, **k: (_ for _ in ()).throw(OSError("no cpuinfo")))
+    assert store.cpu_description().startswith((platform.processor() or platform.machine()) + "; ")

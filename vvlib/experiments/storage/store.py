@@ -95,11 +95,25 @@ def device_name(device) -> str:
     return f"cpu ({platform.processor() or platform.machine()}, {threads} thread{'s' if threads != 1 else ''})"
 
 
+def cpu_description() -> str:
+    """The CPU's model (Linux: /proc/cpuinfo) and the instruction set torch's CPU kernels use on it: the same
+    code, settings and seeds can round differently on another CPU (chapter 4's first longer run, trained again
+    on another machine in 2026-11, gave other weights), so a CPU result names the CPU it came from."""
+    model = platform.processor() or platform.machine()
+    try:
+        model = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                     if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{model}; torch kernels: {torch.backends.cpu.get_cpu_capability()}"
+
+
 def provenance(device, wall_time_s: float | None = None, commit: str | None = None) -> dict:
     """Where and how a result was computed; `commit`: the code's commit when the computation
     started (default: now), since a long run may end after later commits."""
     return {
         "device": device_name(device),
+        "cpu": cpu_description(),
         "torch": torch.__version__,
         "python": platform.python_version(),
         "git_commit": commit or git_commit(),
