@@ -16,7 +16,7 @@ BOOK_LONGER = {**longer(ARGMAX.scales["book"]["long"]), "long_seeds": 4, "long_v
 def profiles() -> dict:
     """Chapter 4's models at each scale (probing_profiles), and at ci and book its longer runs too."""
     named = probing_profiles(ARGMAX, ci_sequences=64)
-    return {**named, "ci": {**named["ci"], **longer(CI_LONG)}}
+    return {**named, "ci": {**named["ci"], **longer(CI_LONG)}, "book": {**named["book"], **BOOK_LONGER}}
 
 
 def distribution_lengths_tested(P):
