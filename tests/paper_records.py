@@ -65,7 +65,7 @@ def made_up_probe_store(folder, name: str, variants_probed=probes.PAIR, seed=0) 
     record and each part's tables.json and table, for the parts of `variants_probed` only.  Returns the
     joined table, as the chapter reads it."""
     P = runner.resolved(name, "paper", {"store_dir": str(folder)})
-    ((_, probe),) = get_chapter(name).probes(P, "cuda")
+    (_, probe), *_ = get_chapter(name).probes(P, "cuda")
     table = {"06_distribution_shift": "global", "07_dispersion": "attention"}[name]
     rng, frames = np.random.default_rng(seed), []
     for part in (p for p in probe.parts if p.variant in variants_probed):

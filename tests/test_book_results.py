@@ -471,6 +471,38 @@ def test_the_lines_on_argmax_layernorm_against_std_at_the_paper_scale_hold_in_th
             "$2^{14}$: 1.3 points, 95% interval 0.2 to 2.5): *not shown* by the book's rule") in text
 
 
+def test_the_lines_on_figure_3_at_the_papers_steps_on_the_cpu_hold_in_the_committed_results():
+    """book/scale.md and book/intro.md: chapter 6's probe of +LN's first longer run (4 seeds x 100,000 steps, per-seed
+    generators, on a CPU) keeps 0.73 of the global variance at 2^10 and 0.53 at 2^14, each seed under 0.67, from 0.038
+    at the training length; the norm's input spreads 46 to 49 over its features at every length (means over seeds),
+    so eps takes 2e-7 of the divisor; gain and bias root mean squares 0.62 and 0.076.  The Baseline's is not probed."""
+    from vvlib.book import runner
+    from vvlib.experiments.reports import probed
+    from vvlib.experiments.setups import probes
+    from vvlib.experiments.storage.runs import stored_only
+
+    P = runner.resolved("06_distribution_shift", "book", {"store_dir": str(BOOK)})
+    assert (P.long_steps, P.long_seeds, P.draws, P.long_variants) == (100_000, 4, "generators", ["layernorm"])
+    with stored_only():
+        tables = probes.longer(P, "cpu").tables(P.store_dir, "cpu")
+    ratio = probed.figure3_metrics(tables["global"], P.eval_lengths)["relative_global_variance"]["layernorm"]
+    assert (f"{ratio['1024']:.2f}", f"{ratio['16384']:.2f}") == ("0.73", "0.53")
+    at = tables["global"].query("N == 16384")
+    assert len(at) == 4 and at["relative_variance"].max() < 0.67
+    assert f"{tables['global'].query('N == 16')['global_variance'].mean():.3f}" == "0.038"
+    norm = probed.norm_metrics(tables["norm"], P.eval_lengths)
+    assert (round(min(norm["input_std"].values())), round(max(norm["input_std"].values()))) == (46, 49)
+    assert all(f"{share:.0e}" == "2e-07" for share in norm["epsilon_share"].values())
+    assert (f"{norm['gain_rms']:.2f}", f"{norm['bias_rms']:.3f}") == ("0.62", "0.076")
+    text = " ".join((store.REPO_ROOT / "book" / "scale.md").read_text().split())
+    assert ("its +LN keeps 0.73 of the global variance at $2^{10}$ and 0.53 at $2^{14}$ (every one of the 4 seeds less "
+            "than 0.67), from 0.038 at the training length") in text
+    assert "spread over its features is 46 to 49 (means over seeds) at every length" in text
+    assert "takes $2 \\times 10^{-7}$ of the norm's divisor" in text and "(root mean squares 0.62 and 0.076" in text
+    intro = " ".join((store.REPO_ROOT / "book" / "intro.md").read_text().split())
+    assert "On a CPU at the paper's steps +LN's shrinks too (0.53): the steps bring it" in intro
+
+
 def test_the_lines_on_figures_3_and_4_at_the_paper_scale_hold_in_the_committed_results():
     """book/scale.md and book/intro.md: in the probes of argmax's paper-scale runs (the counter stream, 100 seeds)
     the Baseline's readout input keeps 0.98-1.12 of its global variance at the training length beyond training
@@ -508,7 +540,7 @@ def test_the_lines_on_figures_3_and_4_at_the_paper_scale_hold_in_the_committed_r
     assert (f"{slope['baseline']:.2f}", f"{slope['layernorm']:.2f}") == ("-0.26", "-0.23")
     # the book's scale, for contrast
     P_book = runner.resolved("06_distribution_shift", "book", {"store_dir": str(BOOK)})
-    ((_, book_probe),) = get_chapter("06_distribution_shift").probes(P_book, "cpu")
+    (_, book_probe), *_ = get_chapter("06_distribution_shift").probes(P_book, "cpu")  # the main runs' probe first
     with stored_only():
         book = probed.figure3_metrics(book_probe.tables(P_book.store_dir, "cpu")["global"], P_book.eval_lengths)
     book_ratio = book["relative_global_variance"]
@@ -572,7 +604,7 @@ def test_the_intro_lines_on_the_mechanism_at_each_scale_hold_in_the_committed_re
     from vvlib.experiments.storage.runs import stored_only
 
     P_book = runner.resolved("06_distribution_shift", "book", {"store_dir": str(BOOK)})
-    ((_, book_probe),) = get_chapter("06_distribution_shift").probes(P_book, "cpu")
+    (_, book_probe), *_ = get_chapter("06_distribution_shift").probes(P_book, "cpu")  # the main runs' probe first
     with stored_only():
         book_slopes = book_probe.tables(P_book.store_dir, "cpu")["slopes"]
     P, tables, _ = paper_scale.probe("06_distribution_shift", PAPER_SCALE)

@@ -110,7 +110,7 @@ def probe(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE, needed=None) -> tu
     from ..experiments.storage.store import StoreError
 
     chapter, P = get_chapter(name), resolved(name, "paper", {"store_dir": str(store_dir)})
-    ((_, probe),) = chapter.probes(P, "cuda")
+    (_, probe), *_ = chapter.probes(P, "cuda")  # the main runs' probe (chapter 6's longer runs' come after it)
     committed = [v for v in probe.models if all(part.stored(P.store_dir) for part in probe.parts if part.variant == v)]
     if not set(needed or chapter.paper_scale_needs or probe.models) <= set(committed):
         return None
