@@ -51,14 +51,18 @@ def norm_metrics(norm_frame: pd.DataFrame, lengths) -> dict:
             "gain_rms": float(per_seed["gain_rms"]), "bias_rms": float(per_seed["bias_rms"])}
 
 
-def norm_table(norm_frame: pd.DataFrame, lengths) -> pd.DataFrame:
+def norm_table(norm_frame: pd.DataFrame, lengths, reference: int) -> pd.DataFrame:
     """The norm's input and output at each length, means over seeds: the spread of O over its features,
-    eps's share of the divisor std_d O + eps, and the global variance of what the readout sees."""
-    columns = ["input_std", "epsilon_share", "global_variance"]
-    means = norm_frame[norm_frame["N"].isin(lengths)].groupby("N")[columns].mean()
+    eps's share of the divisor std_d O + eps, and the global variance of what the readout sees, also over
+    its value at the training length `reference` (seed by seed, as Figure 3's ratio)."""
+    frame = norm_frame[norm_frame["N"].isin(lengths)]
+    at_reference = frame[frame["N"] == reference].set_index("seed")["global_variance"]
+    frame = frame.assign(ratio=frame["global_variance"] / frame["seed"].map(at_reference))
+    means = frame.groupby("N")[["input_std", "epsilon_share", "global_variance", "ratio"]].mean()
     table = pd.DataFrame({"spread of O over its features": means["input_std"].map("{:.3g}".format),
-                          "ε's share of spread + ε": means["epsilon_share"].map("{:.2%}".format),
-                          "global variance of LN(O)": means["global_variance"].map("{:.3g}".format)})
+                          "ε's share of spread + ε": means["epsilon_share"].map("{:.2g}".format),
+                          "global variance of LN(O)": means["global_variance"].map("{:.3g}".format),
+                          f"the same / at N = {reference}": means["ratio"].map("{:.2f}".format)})
     table.index = pd.Index([power_of_two(n) for n in table.index], name="N")
     return table
 
@@ -72,8 +76,8 @@ def norm_sentence(metrics: dict, reference: int, longest: int, n_seeds: int) -> 
     eps = f"$\\epsilon = 10^{{{round(math.log10(EPS))}}}$"
     said = (f"+LN's norm divides the centred $\\mathbf{{O}}$ by its spread over the features plus {eps}. That "
             f"spread is {spread[str(reference)]:.3g} at the training length ($\\epsilon$'s share of the divisor "
-            f"{share[str(reference)]:.2%}) and {spread[str(longest)]:.3g} at $N = {longest}$ "
-            f"({share[str(longest)]:.2%}). The learned gain's root mean square over the features is "
+            f"{share[str(reference)]:.2g}) and {spread[str(longest)]:.3g} at $N = {longest}$ "
+            f"({share[str(longest)]:.2g}). The learned gain's root mean square over the features is "
             f"{metrics['gain_rms']:.3g} and the bias's {metrics['bias_rms']:.3g} (means over {n_seeds} seeds).")
     largest = max(share.values())
     if largest > 0.5:
