@@ -179,13 +179,14 @@ def test_pretrained_transformer_chapter_metrics(executed):
 
 
 def test_probing_chapters_reuse_chapter_4s_models(executed):
-    """Chapters 6-7 probe chapter 4's main runs (not its longer training or its paper-scale runs, which
-    they do not load)."""
-    argmax = {k: v for k, v in executed[1]["04_argmax_retrieval"]["provenance"]["sources"].items()
-              if not k.startswith(("training/long/", "training/paper_scale/"))}
-    assert set(argmax) == {"training/baseline", "training/layernorm"}
-    for name in ("06_distribution_shift", "07_dispersion"):
-        assert executed[1][name]["provenance"]["sources"] == argmax, name
+    """Chapters 6-7 probe chapter 4's main runs, and chapter 6 its longer training's too (neither loads its
+    paper-scale runs): the very records chapter 4 trained, run by run."""
+    sources = executed[1]["04_argmax_retrieval"]["provenance"]["sources"]
+    argmax = {k: v for k, v in sources.items() if not k.startswith(("training/long/", "training/paper_scale/"))}
+    longer = {k: v for k, v in sources.items() if k.startswith("training/long/")}
+    assert set(argmax) == {"training/baseline", "training/layernorm"} and len(longer) == 4  # ci: 2 runs a variant
+    assert executed[1]["07_dispersion"]["provenance"]["sources"] == argmax
+    assert executed[1]["06_distribution_shift"]["provenance"]["sources"] == {**argmax, **longer}
 
 
 def test_distribution_shift_metrics(executed):
@@ -217,8 +218,9 @@ def test_dispersion_metrics(executed):
 @pytest.mark.parametrize("name, figure", [("06_distribution_shift", "Figure 3"), ("07_dispersion", "Figure 4")])
 def test_a_probing_page_opens_with_its_probe_at_the_papers_scale_once_committed(executed, tmp_path, name, figure):
     """Chapters 6 and 7 beside a paper store as the GPU queue will commit it (made up under the real store
-    keys): the answer at the paper's scale comes first, then the page's own, the opening says the probe is
-    shown, and results.json keeps it at that scale for the summary."""
+    keys): the answer at the paper's scale comes first, then chapter 6's at chapter 4's longer training (its ci
+    profile probes it), then the page's own; the opening says the probe is shown, and results.json keeps it at
+    that scale for the summary."""
     from tests.paper_records import GPU, made_up_probe_store
 
     root = executed[0]
@@ -234,8 +236,10 @@ def test_a_probing_page_opens_with_its_probe_at_the_papers_scale_once_committed(
                   for out in c.get("outputs", []) if "text/markdown" in out.get("data", {})]
             for tag in ("answer", "remove-input")}  # a saved notebook may keep a text as a list of lines
     answers = [text for text in said["answer"] if text.startswith(f"**Our answer to the paper's {figure}**")]
-    assert [a.split(")")[0] for a in answers] == [f"**Our answer to the paper's {figure}** (100 seeds x 100,000 steps, GPU",
-                                                  f"**Our answer to the paper's {figure}** (2 seeds x {results['parameters']['steps']:,} steps, CPU"]
+    P = results["parameters"]
+    longer = [f"{P['long_seeds']} seeds x {P['long_steps']:,} steps, CPU"] if name == "06_distribution_shift" else []
+    assert [a.split("(")[1].split(")")[0] for a in answers] == [
+        "100 seeds x 100,000 steps, GPU", *longer, f"{P['n_seeds']} seeds x {P['steps']:,} steps, CPU"]
     assert any(f"this page shows some of them ({figure}'s answer at the top)" in text for text in said["remove-input"])
 
 
