@@ -39,7 +39,7 @@ CHAPTER = Chapter(
          "component_std_slope_sem p_value_relative_global_variance p_value_mean_drift", "paper_scale longer"),
     Work((ARGMAX.name,), probes.PAIR, ()),  # trains nothing new: its probes are planned
     paper_scale_needs=("baseline",),  # at the paper's scale the Baseline's probe is shown, +LN's beside it once in
-    # chapter 4's main runs, and its longer runs where long_steps names them
+    # its probes: chapter 4's main runs, and its longer runs where long_steps names them
     probes=lambda P, device: [(ARGMAX.name, probes.distribution(P, device))] + (
         [(ARGMAX.name, probes.longer(P, device))] if P.long_steps else []),
     profiles=profiles(),

@@ -1,6 +1,7 @@
 """What chapters 6 and 7 keep of their probe tables in results.json, where the summary reads the
-claims of Figures 3 and 4: the same numbers at every scale a page shows (its own runs, and the
-paper profile's where the GPU queue has committed them)."""
+claims of Figures 3 and 4: the same numbers at every scale a page shows (its own runs, chapter 4's
+longer runs where chapter 6 probes them, and the paper profile's where the GPU queue has committed
+them), and what chapter 6 keeps of +LN's norm."""
 
 import math
 
