@@ -161,33 +161,43 @@ def test_a_chapter_exists_in_the_registry_the_notebooks_the_toc_and_the_readme_t
     assert sorted(table) == sorted(CHAPTERS)
 
 
-def test_chapters_beside_the_rest_run_in_a_second_lane_and_the_summary_waits_for_them(tmp_path, monkeypatch):
-    """execute_chapters(beside=...): those chapters run one after another in another thread while the rest run in
-    order, each made a page; the summary starts only once they are done, and a failure there is raised."""
+def fake_book_build(monkeypatch, chapters, seconds, fails=()):
+    """execute_chapters over `chapters` alone, each kernel replaced by a wait of seconds(name) that raises for the
+    names in `fails` (a set the test may change between builds): ([("start", name, on the main thread?), ("end",
+    name), ...] in the order they happened, [the chapters made pages])."""
     import threading
     import time
 
     from vvlib.book import build
 
-    beside = ("02_monte_carlo", "03_pretrained_transformer")
-    events = []
+    events, pages = [], []
 
     def run_chapter(name, profile, extra, output_dir, notebook_out, progress):
         events.append(("start", name, threading.current_thread() is threading.main_thread()))
-        time.sleep(0.6 if name in beside else 0.2)  # the lane takes longer than the chapters before the summary
-        if name == "03_pretrained_transformer" and fail:
+        time.sleep(seconds(name))
+        if name in fails:
             raise RuntimeError("kernel died")
         events.append(("end", name))
         return notebook_out
 
-    pages = []
     monkeypatch.setattr(build, "run_chapter", run_chapter)
     monkeypatch.setattr(build, "prepare_page", lambda notebook, name, *args, **kwargs: pages.append(name))
     for step in ("write_claims_table", "write_answer_figure", "write_run_groups"):
         monkeypatch.setattr(build, step, lambda *args: None)
-    monkeypatch.setattr(build, "CHAPTERS", {name: CHAPTERS[name] for name in (
-        "01_vanishing_variance_proof", "02_monte_carlo", "03_pretrained_transformer", "04_argmax_retrieval", "summary")})
-    fail = False
+    monkeypatch.setattr(build, "CHAPTERS", {name: CHAPTERS[name] for name in chapters})
+    return events, pages
+
+
+def test_chapters_beside_the_rest_run_in_a_second_lane_and_the_summary_waits_for_them(tmp_path, monkeypatch):
+    """execute_chapters(beside=...): those chapters run one after another in another thread while the rest run in
+    order, each made a page; the summary starts only once they are done, and a failure there is raised."""
+    from vvlib.book import build
+
+    beside, fails = ("02_monte_carlo", "03_pretrained_transformer"), set()
+    # the lane takes longer than the chapters before the summary
+    events, pages = fake_book_build(monkeypatch, ("01_vanishing_variance_proof", "02_monte_carlo",
+                                                  "03_pretrained_transformer", "04_argmax_retrieval", "summary"),
+                                    lambda name: 0.6 if name in beside else 0.2, fails)
     build.execute_chapters(tmp_path, "ci", tmp_path / "results", progress=False, beside=beside)
     assert sorted(pages) == sorted(build.CHAPTERS)
     on_main = {name: main for kind, name, *main in events if kind == "start" for main in main}
@@ -198,7 +208,8 @@ def test_chapters_beside_the_rest_run_in_a_second_lane_and_the_summary_waits_for
     assert order.index(("end", "03_pretrained_transformer")) < order.index(("start", "summary"))
     assert order.index(("end", "02_monte_carlo")) < order.index(("start", "03_pretrained_transformer"))
 
-    fail, events[:] = True, []
+    fails.add("03_pretrained_transformer")
+    events[:] = []
     with pytest.raises(RuntimeError, match="kernel died"):
         build.execute_chapters(tmp_path, "ci", tmp_path / "results", progress=False, beside=beside)
     assert ("start", "summary", True) not in events
@@ -207,26 +218,12 @@ def test_chapters_beside_the_rest_run_in_a_second_lane_and_the_summary_waits_for
 def test_a_chapter_waits_for_the_second_lane_only_where_it_shares_store_entries(tmp_path, monkeypatch):
     """Chapter 8 reuses chapter 5's runs, so it starts only once chapter 5 (in the second lane) is done; chapter 4
     shares none of them and starts at once.  The entries are the plan's, at the ci profile, not a list kept here."""
-    import threading
-    import time
-
     from vvlib.book import build
 
     beside = ("05_dictionary_lookup", "02_monte_carlo")
-    events = []
-
-    def run_chapter(name, profile, extra, output_dir, notebook_out, progress):
-        events.append(("start", name, threading.current_thread() is threading.main_thread()))
-        time.sleep(0.6 if name == "05_dictionary_lookup" else 0.1)
-        events.append(("end", name))
-        return notebook_out
-
-    monkeypatch.setattr(build, "run_chapter", run_chapter)
-    monkeypatch.setattr(build, "prepare_page", lambda *args, **kwargs: None)
-    for step in ("write_claims_table", "write_answer_figure", "write_run_groups"):
-        monkeypatch.setattr(build, step, lambda *args: None)
-    monkeypatch.setattr(build, "CHAPTERS", {name: CHAPTERS[name] for name in (
-        "02_monte_carlo", "04_argmax_retrieval", "05_dictionary_lookup", "08_ablations", "09_longer_training")})
+    events, _ = fake_book_build(monkeypatch, ("02_monte_carlo", "04_argmax_retrieval", "05_dictionary_lookup",
+                                              "08_ablations", "09_longer_training"),
+                                lambda name: 0.6 if name == "05_dictionary_lookup" else 0.1)
     store = {"store_dir": str(tmp_path / "store")}
     build.execute_chapters(tmp_path, "ci", tmp_path / "results", progress=False, beside=beside,
                            overrides={name: store for name in build.CHAPTERS if name != "02_monte_carlo"})

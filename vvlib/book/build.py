@@ -158,7 +158,8 @@ def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Pa
         prepare_page(notebook, name, chosen, extra, where, book_profile=profile)
 
     published = [name for name, chapter in CHAPTERS.items() if chapter.in_book]
-    entries = {name: chapter_entries(name, resolved(name, *settings(name))) for name in published}
+    # what each chapter computes or reads: needed only to tell which chapters may wait for the second lane
+    entries = {name: chapter_entries(name, resolved(name, *settings(name))) for name in published} if beside else {}
     with ThreadPoolExecutor(max_workers=1) as second:  # papermill runs each chapter's kernel as its own process
         lane = {name: second.submit(execute, name) for name in beside if name in published}  # run in this order
         for name in published:

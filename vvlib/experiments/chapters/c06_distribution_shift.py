@@ -38,7 +38,7 @@ CHAPTER = Chapter(
     keys("global_mean global_variance global_mean_drift relative_global_variance component_std component_std_slope "
          "component_std_slope_sem p_value_relative_global_variance p_value_mean_drift", "paper_scale longer"),
     Work((ARGMAX.name,), probes.PAIR, ()),  # trains nothing new: its probes are planned
-    paper_scale_needs=("baseline",),  # at the paper's scale the Baseline's probe is shown, +LN's beside it once in
+    paper_scale_needs=("baseline",),  # at the paper's scale: the Baseline's probe, +LN's once committed
     # its probes: chapter 4's main runs, and its longer runs where long_steps names them
     probes=lambda P, device: [(ARGMAX.name, probes.distribution(P, device))] + (
         [(ARGMAX.name, probes.longer(P, device))] if P.long_steps else []),

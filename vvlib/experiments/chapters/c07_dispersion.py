@@ -28,7 +28,7 @@ CHAPTER = Chapter(
     "07_dispersion", "Dispersion of the attention weights (Figure 4)",
     keys("top1_weight entropy p_value_top1_weight p_value_entropy", "paper_scale"),
     Work((ARGMAX.name,), probes.PAIR, ()),  # trains nothing new: its probes are planned
-    paper_scale_needs=("baseline",),  # at the paper's scale the Baseline's probe is shown, +LN's beside it once in
+    paper_scale_needs=("baseline",),  # at the paper's scale: the Baseline's probe, +LN's once committed
     probes=lambda P, device: [(ARGMAX.name, probes.dispersion(P, device))],
     profiles=probing_profiles(ARGMAX, ci_sequences=32),
     checks=(lengths_hold_top_k, heatmap_lengths_tested, examples_within_probes, checks.shown_seed_exists,
