@@ -111,8 +111,10 @@ def _may_compute(what: str, path: Path):
 def trained(store_dir, model_cfg: ModelConfig, train_cfg: TrainConfig, device, progress=True):
     """(weights, run record): loaded from the store, or trained (resuming) and stored.
 
-    A stored record without weights (results committed without them) is trained again:
-    training is deterministic, so that reproduces the same weights."""
+    A stored record without weights (results committed without them) is trained again; training
+    is deterministic, so that reproduces the record's weights on the same kind of CPU at the same
+    threads (another CPU rounds differently, and so does dictionary lookup at 2 threads: README,
+    *Threads*); the record itself is kept as it is."""
     spec = training_spec(model_cfg, train_cfg, device)
     folder = run_dir(store_dir, model_cfg, train_cfg, device)
     weights_file = folder / WEIGHTS_FILE
