@@ -141,20 +141,27 @@ def test_norm_frame_measures_the_norms_input_against_eps_and_its_learned_gain_an
     would make it."""
     params = init_params(small_layernorm, [0, 1])
     params["ln.gamma"] = params["ln.gamma"] * torch.tensor([[0.5], [2.0]])  # seed 1's gain four times seed 0's
+    uneven = torch.tensor([1.5, 0.5]).sqrt().repeat(small_layernorm.hidden // 2)  # over the features, mean square 1
+    params["ln.gamma"] = params["ln.gamma"] * uneven  # so the gain-weighted energy weighs features unequally
     params["ln.beta"] = params["ln.beta"] + 0.25
     cfg = EvalConfig(lengths=(16, 64), n_sequences=9)
     probed = probing.probe(small_layernorm, params, cfg, progress=False)
     frame = probing.norm_frame({"layernorm": probed}, params, small_layernorm)
-    assert list(frame.columns) == ["variant", "seed", "N", "input_std", "epsilon_share", "gain_rms", "bias_rms",
-                                   "global_variance"] and len(frame) == 4
+    assert list(frame.columns) == ["variant", "seed", "N", *probing.NORM_COLUMNS] and len(frame) == 4
     for row in frame.itertuples():
-        o, z = (probed[row.N][key][row.seed].double().numpy() for key in ("output", "normalized"))
+        o, readout = (probed[row.N][key][row.seed].double().numpy() for key in ("output", "normalized"))
         spread = o.std(axis=-1)
         assert row.input_std == pytest.approx(spread.mean(), rel=1e-5)
         assert row.epsilon_share == pytest.approx((1e-5 / (spread + 1e-5)).mean(), rel=1e-4)
         assert row.gain_rms == pytest.approx([0.5, 2.0][row.seed]) and row.bias_rms == pytest.approx(0.25)
-        assert row.global_variance == pytest.approx(z.var(axis=-1).mean(), rel=1e-4)
+        assert row.global_variance == pytest.approx(readout.var(axis=-1).mean(), rel=1e-4)
         assert row.epsilon_share < 0.01  # at init O spreads far more than eps
+        # the standardized output, from the readout's input: (LN(O) - b) / g, with this test's gain and bias
+        z = (readout - params["ln.beta"][row.seed].double().numpy()) / params["ln.gamma"][row.seed].double().numpy()
+        gain = params["ln.gamma"][row.seed].double().numpy()
+        assert row.gain_energy == pytest.approx(((gain * z) ** 2).mean(), rel=1e-4)
+        assert row.fixed_share == pytest.approx((z.mean(axis=0) ** 2).mean() / (z ** 2).mean(), rel=1e-4)
+        assert 0 < row.fixed_share < 1
     params["wv"] = params["wv"] * 1e-6
     swamped = probing.norm_frame({"layernorm": probing.probe(small_layernorm, params, cfg, progress=False)}, params,
                                  small_layernorm)

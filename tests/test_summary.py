@@ -254,18 +254,29 @@ def test_the_norms_numbers_are_means_over_seeds_and_its_sentence_follows_epsilon
     frame = pd.DataFrame({"variant": "layernorm", "seed": [0, 0, 1, 1], "N": [16, 1024, 16, 1024],
                           "input_std": [0.1, 0.05, 0.3, 0.15], "epsilon_share": [0.001, 0.002, 0.003, 0.004],
                           "gain_rms": [0.2, 0.2, 0.4, 0.4], "bias_rms": [0.01, 0.01, 0.03, 0.03],
-                          "global_variance": [0.04, 0.03, 0.16, 0.09]})
+                          "global_variance": [0.04, 0.03, 0.16, 0.09], "gain_energy": [0.01, 0.005, 0.03, 0.02],
+                          "fixed_share": [0.95, 0.99, 0.97, 0.99]})
     kept = probed.norm_metrics(frame, [16, 1024])
     assert kept["input_std"] == pytest.approx({"16": 0.2, "1024": 0.1})
     assert kept["epsilon_share"] == pytest.approx({"16": 0.002, "1024": 0.003})
+    assert kept["gain_energy"] == pytest.approx({"16": 0.02, "1024": 0.0125})
+    assert kept["fixed_share"] == pytest.approx({"16": 0.96, "1024": 0.99})
     assert (kept["gain_rms"], kept["bias_rms"]) == pytest.approx((0.3, 0.02))
     table = probed.norm_table(frame, [16, 1024], reference=16)
-    assert list(table.index) == ["2⁴", "2¹⁰"] and table.iloc[1].tolist() == ["0.1", "0.003", "0.06", "0.66"]
+    assert list(table.index) == ["2⁴", "2¹⁰"]
+    assert table.iloc[1].tolist() == ["0.1", "0.003", "0.990", "0.0125", "0.06", "0.66"]
     assert table.columns[-1] == "the same / at N = 16"  # (0.03 / 0.04 + 0.09 / 0.16) / 2, seed by seed (not 0.6)
     said = probed.norm_sentence(kept, 16, 1024, 2)
     assert "0.2 at the training length" in said and "0.1 at $N = 1024$ (0.003)" in said
     assert "gain's root mean square over the features is 0.3 and the bias's 0.02" in said
     assert "cannot account for a change" in said and "no longer standardizes" not in said
+    # z: 96% and 99% of its energy in its mean; its gain-weighted energy 0.02 against 0.3^2 = 0.09 for an even z
+    assert "nearly the same vector for every test sequence: its mean over them holds 96.0%" in said
+    assert "$z$ puts its energy on features of small gain. By $N = 1024$ that energy falls to 0.0125." in said
+    even = probed.alignment_sentence({**kept, "gain_energy": {"16": 0.08, "1024": 0.09}, "fixed_share": {"16": 0.5,
+                                                                                                       "1024": 0.6}},
+                                     16, 1024)
+    assert "not nearly one vector" in even and "does not avoid the features of large gain" in even and "grows" in even
     swamped = probed.norm_sentence({**kept, "epsilon_share": {"16": 0.002, "1024": 0.7}}, 16, 1024, 2)
     assert "no longer standardizes" in swamped and "cannot account" not in swamped
     assert "damps the normalization" in probed.norm_sentence({**kept, "epsilon_share": {"16": 0.1, "1024": 0.2}}, 16,

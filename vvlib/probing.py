@@ -21,7 +21,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from .attention import EPS, entropy
+from .attention import EPS, entropy, standardize
 from . import evaluate
 from .evaluate import EvalConfig, forward_in_chunks, test_block
 from .model import ModelConfig, layer_prefix, n_seeds
@@ -109,13 +109,24 @@ def global_frame(probes: dict, reference: int, key="normalized") -> pd.DataFrame
     return pd.DataFrame(rows)
 
 
+# norm_frame's columns beyond (variant, seed, N); a probe that stores the table names them in its spec, so a
+# change of columns gives the table a new store entry rather than a stale one
+NORM_COLUMNS = ("input_std", "epsilon_share", "gain_rms", "bias_rms", "global_variance", "gain_energy", "fixed_share")
+
+
 def norm_frame(probes: dict, params: dict, model_cfg: ModelConfig) -> pd.DataFrame:
     """What a layer norm does to the attention output, one row per (seed, N), for the +LN models of
     `probes` {variant: {N: probe_length(...)}} (their last layer's norm; `params` their weights): the
     spread of its input O over the features (std_d O, mean over test sequences), the share eps takes of
     the divisor std_d O + eps (0: the norm standardizes fully; 1: eps swamps the spread and the norm
     passes O on nearly as it is, scaled by 1/eps), the root mean square of the learned gain and bias
-    over the features, and the global variance of what the readout sees (global_frame's)."""
+    over the features, the global variance of what the readout sees (global_frame's), and two numbers on
+    the standardized output z (mean 0, variance ~1 over the features for every sequence):
+    gain_energy, mean_d (g_d z_d)^2 (mean over test sequences): the global variance of LN(O) = g z + b
+    where b is 0 and g z averages 0 over the features; gain_rms^2 where z spreads its unit energy evenly
+    over the features, less where it puts it on features of small gain; and fixed_share, the
+    share of z's energy that its mean over the test sequences holds (1: z is the same vector for every
+    sequence)."""
     prefix = layer_prefix(model_cfg.layers - 1)
     gain, bias = (params[prefix + name].detach().cpu() for name in ("ln.gamma", "ln.beta"))  # (S, D)
     gain_rms, bias_rms = gain.pow(2).mean(dim=-1).sqrt(), bias.pow(2).mean(dim=-1).sqrt()
@@ -125,9 +136,13 @@ def norm_frame(probes: dict, params: dict, model_cfg: ModelConfig) -> pd.DataFra
             spread = probe_n["output"].std(dim=-1, unbiased=False)  # (S, B), as attention.standardize
             share = (EPS / (spread + EPS)).mean(dim=1)
             readout = global_moments(probe_n["normalized"])[1].mean(dim=1)
+            z = standardize(probe_n["output"])  # (S, B, D)
+            gain_energy = (gain[:, None] * z).pow(2).mean(dim=(1, 2))
+            fixed_share = z.mean(dim=1).pow(2).mean(dim=-1) / z.pow(2).mean(dim=(1, 2))
             rows += [{"variant": variant, "seed": s, "N": n, "input_std": float(spread[s].mean()),
                       "epsilon_share": float(share[s]), "gain_rms": float(gain_rms[s]), "bias_rms": float(bias_rms[s]),
-                      "global_variance": float(readout[s])} for s in range(len(share))]
+                      "global_variance": float(readout[s]), "gain_energy": float(gain_energy[s]),
+                      "fixed_share": float(fixed_share[s])} for s in range(len(share))]
     return pd.DataFrame(rows)
 
 

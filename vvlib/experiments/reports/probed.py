@@ -43,25 +43,31 @@ def slope_metrics(slopes_frame: pd.DataFrame) -> dict:
 
 def norm_metrics(norm_frame: pd.DataFrame, lengths) -> dict:
     """Chapter 6's `norm` table (+LN's runs, probing.norm_frame) as results.json keeps it: per length the
-    means over seeds of the spread of the norm's input over its features and of eps's share of the divisor;
-    the means over seeds of the learned gain's and bias's root mean square."""
+    means over seeds of the spread of the norm's input over its features, of eps's share of the divisor, of
+    the gain-weighted energy of the standardized output and of the share of its energy its mean holds; the
+    means over seeds of the learned gain's and bias's root mean square."""
     by_length = norm_frame[norm_frame["N"].isin(lengths)].groupby("N")
     per_seed = norm_frame.groupby("seed")[["gain_rms", "bias_rms"]].first().mean()
-    return {"input_std": {str(n): float(v) for n, v in by_length["input_std"].mean().items()},
-            "epsilon_share": {str(n): float(v) for n, v in by_length["epsilon_share"].mean().items()},
+    return {**{q: {str(n): float(v) for n, v in by_length[q].mean().items()}
+               for q in ("input_std", "epsilon_share", "gain_energy", "fixed_share")},
             "gain_rms": float(per_seed["gain_rms"]), "bias_rms": float(per_seed["bias_rms"])}
 
 
 def norm_table(norm_frame: pd.DataFrame, lengths, reference: int) -> pd.DataFrame:
     """The norm's input and output at each length, means over seeds: the spread of O over its features,
-    eps's share of the divisor std_d O + eps, and the global variance of what the readout sees, also over
-    its value at the training length `reference` (seed by seed, as Figure 3's ratio)."""
+    eps's share of the divisor std_d O + eps, the share of the standardized output z's energy that its mean
+    over test sequences holds, the gain-weighted energy mean_d (g_d z_d)^2, and the global variance of what
+    the readout sees, also over its value at the training length `reference` (seed by seed, as Figure 3's
+    ratio)."""
     frame = norm_frame[norm_frame["N"].isin(lengths)]
     at_reference = frame[frame["N"] == reference].set_index("seed")["global_variance"]
     frame = frame.assign(ratio=frame["global_variance"] / frame["seed"].map(at_reference))
-    means = frame.groupby("N")[["input_std", "epsilon_share", "global_variance", "ratio"]].mean()
+    means = frame.groupby("N")[["input_std", "epsilon_share", "fixed_share", "gain_energy", "global_variance",
+                                "ratio"]].mean()
     table = pd.DataFrame({"spread of O over its features": means["input_std"].map("{:.3g}".format),
                           "ε's share of spread + ε": means["epsilon_share"].map("{:.2g}".format),
+                          "share of z's energy in its mean": means["fixed_share"].map("{:.3f}".format),
+                          "mean of (g z)² over features": means["gain_energy"].map("{:.3g}".format),
                           "global variance of LN(O)": means["global_variance"].map("{:.3g}".format),
                           f"the same / at N = {reference}": means["ratio"].map("{:.2f}".format)})
     table.index = pd.Index([power_of_two(n) for n in table.index], name="N")
@@ -72,7 +78,7 @@ def norm_sentence(metrics: dict, reference: int, longest: int, n_seeds: int) -> 
     """What norm_metrics say about eps: its share of the divisor at the training length and the longest,
     the gain's and bias's size, and by a fixed rule whether eps can be what changes LN(O): a share above
     one half somewhere (the norm then passes O on nearly unnormalized), or under 5% at every length (eps
-    barely touches the normalization)."""
+    barely touches the normalization). Then what the standardized output z does (alignment_sentence)."""
     share, spread = metrics["epsilon_share"], metrics["input_std"]
     eps = f"$\\epsilon = 10^{{{round(math.log10(EPS))}}}$"
     said = (f"+LN's norm divides the centred $\\mathbf{{O}}$ by its spread over the features plus {eps}. That "
@@ -82,14 +88,36 @@ def norm_sentence(metrics: dict, reference: int, longest: int, n_seeds: int) -> 
             f"{metrics['gain_rms']:.3g} and the bias's {metrics['bias_rms']:.3g} (means over {n_seeds} seeds).")
     largest = max(share.values())
     if largest > 0.5:
-        return said + (" Where $\\epsilon$'s share passes one half the norm no longer standardizes: "
-                       "$\\mathrm{LN}(\\mathbf{O})$ then shrinks with $\\mathbf{O}$.")
-    if largest < 0.05:
-        return said + (" $\\epsilon$ takes under 5% of the divisor at every length, so it barely touches the "
-                       "normalization: it cannot account for a change in the global variance of "
-                       "$\\mathrm{LN}(\\mathbf{O})$ here.")
-    return said + (" $\\epsilon$ takes between 5% and 50% of the divisor at some length: it damps the normalization "
-                   "there.")
+        said += (" Where $\\epsilon$'s share passes one half the norm no longer standardizes: "
+                 "$\\mathrm{LN}(\\mathbf{O})$ then shrinks with $\\mathbf{O}$.")
+    elif largest < 0.05:
+        said += (" $\\epsilon$ takes under 5% of the divisor at every length, so it barely touches the "
+                 "normalization: it cannot account for a change in the global variance of "
+                 "$\\mathrm{LN}(\\mathbf{O})$ here.")
+    else:
+        said += " $\\epsilon$ takes between 5% and 50% of the divisor at some length: it damps the normalization there."
+    return said + " " + alignment_sentence(metrics, reference, longest)
+
+
+def alignment_sentence(metrics: dict, reference: int, longest: int) -> str:
+    """What the standardized output z does, by fixed rules: whether it is nearly one vector for all test
+    sequences (its mean holds over 90% of its energy at every length), and whether its gain-weighted energy
+    mean_d (g_d z_d)^2 at the training length is under half the square of the gain's root mean square (what
+    a z spreading its unit energy evenly over the features would give), i.e. z avoids the features of large
+    gain; then whether that energy falls or grows by the longest length."""
+    fixed, energy, even = metrics["fixed_share"], metrics["gain_energy"], metrics["gain_rms"] ** 2
+    at_reference, at_longest = energy[str(reference)], energy[str(longest)]
+    same = ("nearly the same vector for every test sequence" if min(fixed.values()) > 0.9
+            else "not nearly one vector for all test sequences")
+    where = ("puts its energy on features of small gain" if at_reference < 0.5 * even
+             else "does not avoid the features of large gain")
+    trend = "falls" if at_longest < at_reference else "grows"
+    return (f"The standardized output $z$ is {same}: its mean over them holds "
+            f"{fixed[str(reference)]:.1%} of its energy at the training length and {fixed[str(longest)]:.1%} at "
+            f"$N = {longest}$. Weighted by the gain, its energy $\\frac{{1}}{{D}}\\sum_d (g_d z_d)^2$ is "
+            f"{at_reference:.3g} at the training length, where a $z$ spreading its energy evenly over the features "
+            f"would give about {even:.2g} (the gain's root mean square, squared): $z$ {where}. By $N = {longest}$ "
+            f"that energy {trend} to {at_longest:.3g}.")
 
 
 DRIFT_CLAIM = "the Baseline's global mean drifts away from its value at the training length"  # Figure 3's

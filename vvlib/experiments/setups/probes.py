@@ -136,7 +136,8 @@ def longer(P, device) -> Probe:
             tables["norm"] = probing.norm_frame(probed, run.weights, run.model_cfg)
         return tables
 
-    return _parts("probe-longer", models, cfg, dict(reference=P.max_len), tables_of)
+    return _parts("probe-longer", models, cfg, dict(reference=P.max_len, norm_columns=list(probing.NORM_COLUMNS)),
+                  tables_of)
 
 
 def longer_scale(P) -> Params:
