@@ -477,7 +477,9 @@ def test_the_lines_on_figure_3_at_the_papers_steps_on_the_cpu_hold_in_the_commit
     2^14); +LN keeps 0.73 at 2^10 and 0.53 at 2^14, each seed under 0.67, from 0.038 at the training length (the
     Baseline's 24), less than the Baseline at every length beyond training with paired p < 0.02; the norm's input
     spreads 46 to 49 over its features at every length (means over seeds), so eps takes 2e-7 of the divisor; gain
-    and bias root mean squares 0.62 and 0.076."""
+    and bias root mean squares 0.62 and 0.076; the standardized output z's mean over test sequences holds 96.9% of
+    its energy at the training length and 99.9% at 2^14, and its gain-weighted energy is 0.040 there (a tenth of
+    0.62^2) and 0.023 at 2^14."""
     from vvlib.book import runner
     from vvlib.experiments.reports import probed
     from vvlib.experiments.setups import probes
@@ -502,13 +504,26 @@ def test_the_lines_on_figure_3_at_the_papers_steps_on_the_cpu_hold_in_the_commit
     assert (round(min(norm["input_std"].values())), round(max(norm["input_std"].values()))) == (46, 49)
     assert all(f"{share:.0e}" == "2e-07" for share in norm["epsilon_share"].values())
     assert (f"{norm['gain_rms']:.2f}", f"{norm['bias_rms']:.3f}") == ("0.62", "0.076")
+    fixed, energy = norm["fixed_share"], norm["gain_energy"]
+    assert (f"{fixed['16']:.1%}", f"{fixed['16384']:.1%}", f"{1 - fixed['16']:.1%}", f"{1 - fixed['16384']:.2%}") == \
+        ("96.9%", "99.9%", "3.1%", "0.12%")
+    assert (f"{energy['16']:.3f}", f"{energy['16384']:.3f}", f"{norm['gain_rms'] ** 2:.2f}") == ("0.040", "0.023", "0.39")
+    assert round(energy["16"] / norm["gain_rms"] ** 2, 1) == 0.1  # "a tenth"
+    variance = tables["norm"].groupby("N")["global_variance"].mean()
+    assert (f"{variance[16]:.3f}", f"{variance[16384]:.3f}") == ("0.038", "0.021")
     text = " ".join((store.REPO_ROOT / "book" / "scale.md").read_text().split())
+    assert ("its mean over them holds 96.9% of its energy at the training length and 99.9% at $2^{14}$: the part that "
+            "varies from sequence to sequence falls from 3.1% to 0.12%), and that vector sits on features of small "
+            "learned gain") in text
+    assert ("is 0.040 at the training length, a tenth of the 0.39 an even spread would give (the gain's and bias's "
+            "root mean squares are 0.62 and 0.076), and falls to 0.023 at $2^{14}$ as the global variance falls from "
+            "0.038 to 0.021") in text
     assert ("There the Baseline keeps 1.00 to 1.11 of its global variance beyond training (1.00 at $2^{14}$), as on "
             "the GPU, and its +LN keeps 0.73 of the global variance at $2^{10}$ and 0.53 at $2^{14}$ (every one of "
             "the 4 seeds less than 0.67), from 0.038 at the training length (the Baseline's 24): less than the "
             "Baseline at every length beyond training ($p < 0.02$ each, paired over the 4 seeds)") in text
     assert "spread over its features is 46 to 49 (means over seeds) at every length" in text
-    assert "takes $2 \\times 10^{-7}$ of the norm's divisor" in text and "(root mean squares 0.62 and 0.076" in text
+    assert "takes $2 \\times 10^{-7}$ of the norm's divisor" in text
     intro = " ".join((store.REPO_ROOT / "book" / "intro.md").read_text().split())
     assert "A CPU at the paper's steps shows the same reversal (0.53 against 1.00): the steps bring it" in intro
 
