@@ -139,10 +139,10 @@ def norm_frame(probes: dict, params: dict, model_cfg: ModelConfig) -> pd.DataFra
             z = standardize(probe_n["output"])  # (S, B, D)
             gain_energy = (gain[:, None] * z).pow(2).mean(dim=(1, 2))
             fixed_share = z.mean(dim=1).pow(2).mean(dim=-1) / z.pow(2).mean(dim=(1, 2))
-            rows += [{"variant": variant, "seed": s, "N": n, "input_std": float(spread[s].mean()),
-                      "epsilon_share": float(share[s]), "gain_rms": float(gain_rms[s]), "bias_rms": float(bias_rms[s]),
-                      "global_variance": float(readout[s]), "gain_energy": float(gain_energy[s]),
-                      "fixed_share": float(fixed_share[s])} for s in range(len(share))]
+            per_seed = dict(zip(NORM_COLUMNS, (spread.mean(dim=1), share, gain_rms, bias_rms, readout, gain_energy,
+                                               fixed_share)))
+            rows += [{"variant": variant, "seed": s, "N": n, **{q: float(v[s]) for q, v in per_seed.items()}}
+                     for s in range(len(share))]
     return pd.DataFrame(rows)
 
 
