@@ -290,14 +290,24 @@ def test_the_beyond_page_opens_with_a_tasks_variants_at_the_papers_scale_once_al
 
 
 def test_longer_training_chapter_trains_with_a_curriculum_on_both_tasks(executed):
-    results = executed[1]["09_longer_training"]
+    """The main runs of both tasks, and (the ci profile) dictionary lookup's longer training as two runs of one
+    seed each, its curriculum stretched over its own 40 steps."""
+    root, found = executed
+    results = found["09_longer_training"]
     assert results["parameters"]["max_len"] == 256
+    longer = {f"training/long/dictionary/{v}/{seed}" for v in ("baseline", "layernorm") for seed in (0, 1)}
     assert set(results["provenance"]["sources"]) == {f"training/{t}/{v}" for t in ("argmax", "dictionary")
-                                                     for v in ("baseline", "layernorm")}
+                                                     for v in ("baseline", "layernorm")} | longer
     lengths = {str(n) for n in PAPER_LENGTHS}
     for task in ("argmax", "dictionary"):
         assert set(results["metrics"]["accuracy"][task]) == {"baseline", "layernorm"}
         assert set(results["metrics"]["p_value"][task]) == lengths
+    long = results["metrics"]["long"]
+    assert list(long) == ["dictionary"] and (long["dictionary"]["n_seeds"], long["dictionary"]["steps"]) == (2, 40)
+    assert set(long["dictionary"]["p_value"]) == lengths
+    specs = [json.loads(path.read_text())["spec"]["train"] for path in (root / "store").glob("train-*/run.json")]
+    stretched = [(t["first_seed"], t["n_seeds"], t["curriculum_steps"]) for t in specs if t["steps"] == 40]
+    assert sorted(stretched) == [(0, 1, 40), (0, 1, 40), (1, 1, 40), (1, 1, 40)]  # two variants, two runs each
 
 
 def test_no_figure_is_shown_twice(executed):

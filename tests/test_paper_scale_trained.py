@@ -7,7 +7,7 @@ import numpy as np
 
 from tests.paper_records import GPU, made_up_runs
 from vvlib.book import paper_scale
-from vvlib.compare import SUPPORTED
+from vvlib.compare import CONTRADICTED, SUPPORTED
 from vvlib.experiments.reports import summary
 from vvlib.experiments.setups import variants
 from vvlib.experiments.storage import runs
@@ -132,6 +132,33 @@ def test_the_longer_training_claim_rests_on_the_papers_scale_once_committed():
     assert own.steps == 1000 and big.scale() == "100 seeds x 100,000 steps, GPU (profile paper)"
     assert (own.evidence.verdict() != SUPPORTED) and big.evidence.verdict() == SUPPORTED
     assert big.longest == {"N": "16384", "claimed": 70.0, "other": 50.0}
+
+
+def test_the_longer_training_claim_rests_on_the_chapters_longer_runs_until_the_papers_scale_is_committed():
+    """Chapter 9's longer training (more steps, fewer seeds) decides over its main runs; the paper's scale over both."""
+    lengths = ["16", "256", "16384"]
+
+    def accuracy(ln):
+        return {"baseline": {n: 50.0 for n in lengths}, "layernorm": {n: ln for n in lengths}}
+
+    longer = {"chapter": "09_longer_training",
+              "parameters": {"eval_lengths": [16, 256, 16384], "max_len": 256, "n_seeds": 20, "profile": "book",
+                             "steps": {"argmax": 1000, "dictionary": 600}},
+              "metrics": {"accuracy": {"dictionary": accuracy(45.0)}, "p_value": {"dictionary": {n: 1e-6 for n in lengths}},
+                          "long": {"dictionary": {"accuracy": accuracy(55.0), "p_value": {n: 1e-3 for n in lengths},
+                                                  "n_seeds": 4, "steps": 10_000}}},
+              "provenance": {"device": "cpu (x86_64, 2 threads)", "sources": {}}}
+    own, long = summary._longer_readings(longer, "dictionary")
+    assert (own.n_seeds, own.steps, long.n_seeds, long.steps) == (20, 600, 4, 10_000)
+    assert own.evidence.verdict() == CONTRADICTED and long.evidence.verdict() == SUPPORTED
+    claim = summary.Claim("dictionary, trained up to N = 256: +LN beats the Baseline", "Table 5", "09_longer_training",
+                          [own, long], None)
+    assert claim.decisive() is long and claim.decisive().scale() == "4 seeds x 10,000 steps, CPU (profile book)"
+    longer["metrics"]["paper_scale"] = {"dictionary": {"accuracy": accuracy(40.0), "p_value": {n: 1e-6 for n in lengths},
+                                                       "n_seeds": 100, "steps": 10_000, "device_type": "cuda"}}
+    readings = summary._longer_readings(longer, "dictionary")
+    assert [r.n_seeds for r in readings] == [20, 4, 100]
+    assert max(readings, key=summary.Reading.size).evidence.verdict() == CONTRADICTED  # the GPU's 100 seeds
 
 
 def test_chapter_10s_deep_argmax_variants_are_read_from_their_two_runs_of_fifty_seeds(tmp_path):

@@ -426,6 +426,22 @@ def test_a_training_parameter_reaches_the_config_field_of_its_name():
         variants.train_config(runner.resolved("08_ablations", "ci"))
 
 
+def test_a_longer_training_stretches_chapter_9s_curriculum_over_its_own_steps():
+    """Chapter 9's main and longer runs each double the length cap over curriculum_fraction of their own steps;
+    chapters without a curriculum train their longer runs at full length from step 0, as before."""
+    from vvlib.book import runner
+    from vvlib.experiments.setups import variants
+    from vvlib.train import max_len_at
+
+    P = variants.task_params(runner.resolved("09_longer_training", "book", {"curriculum_fraction": 0.5}), "dictionary")
+    main, (longer,) = variants.train_config(P), variants.long_train_configs(P)
+    assert (main.steps, main.curriculum_steps, longer.steps, longer.curriculum_steps) == (600, 300, 10_000, 5_000)
+    assert [max_len_at(longer, s) for s in (0, 999, 1000, 3999, 4000, 5000, 9999)] == [16, 16, 32, 128, 256, 256, 256]
+    assert (longer.n_seeds, longer.seed_group, longer.max_len) == (4, 0, 256)
+    for chapter in ("04_argmax_retrieval", "05_dictionary_lookup"):
+        assert {c.curriculum_steps for c in variants.long_train_configs(runner.resolved(chapter, "book"))} == {0}
+
+
 def test_chapter_10_reads_the_committed_slope_probes_of_the_variants_whose_parts_are_all_in():
     """Each committed slopes probe (results/paper) gives its variant's mean slope over seeds, the mean of its
     slopes.csv; a variant whose probe is still to run has none.  Read from the store, so it holds whatever

@@ -253,11 +253,16 @@ def claims(results_dir) -> list:
 
 
 def _longer_readings(longer: dict, task: str) -> list:
-    """Chapter 9's +LN against the Baseline on one task: at the chapter's own scale, then at the paper
-    profile's where all of that task's runs are committed (its results' paper_scale)."""
+    """Chapter 9's +LN against the Baseline on one task: at the chapter's own scale, at its longer
+    training's where that ran (its results' long), then at the paper profile's where all of that task's
+    runs are committed (its results' paper_scale)."""
     P, m, lengths = longer["parameters"], longer["metrics"], beyond_training(longer)
     readings = [_reading(task, m["accuracy"][task]["layernorm"], m["accuracy"][task]["baseline"], m["p_value"][task],
                          lengths, longer, P["n_seeds"], task_value(P, "steps", task))]
+    if task in m.get("long", {}):
+        v = m["long"][task]
+        readings.append(_reading(task, v["accuracy"]["layernorm"], v["accuracy"]["baseline"], v["p_value"], lengths,
+                                 longer, v["n_seeds"], v["steps"]))
     if task in m.get("paper_scale", {}):
         big = m["paper_scale"][task]
         readings.append(_reading(task, big["accuracy"]["layernorm"], big["accuracy"]["baseline"], big["p_value"],

@@ -49,8 +49,15 @@ def task_params(P, task: str) -> Params:
     of the task's steps."""
     view = {name: value[task] for name, value in P.items() if isinstance(value, dict)}
     if "curriculum_fraction" in P:
-        view["curriculum_steps"] = round(P.curriculum_fraction * view["steps"])
+        view["curriculum_steps"] = curriculum_steps(P, view["steps"])
     return Params({**P, **view})
+
+
+def curriculum_steps(P, steps: int) -> int:
+    """The steps over which the length cap grows in a run of `steps` steps: curriculum_fraction of them
+    (chapter 9, whose main and longer runs each stretch the curriculum over their own steps); 0 (none) in
+    a chapter without a curriculum."""
+    return round(P.curriculum_fraction * steps) if "curriculum_fraction" in P else 0
 
 
 # A chapter's training parameters are TrainConfig's fields by name (params.py): train_config sets every
@@ -150,12 +157,13 @@ def stored_train_and_evaluate(P, task: TaskConfig, variants, temperatures, devic
 
 
 def long_train_configs(P) -> list:
-    """The longer training (chapters 4-5's `long_*` parameters) as stored runs of at most
+    """The longer training (the `long_*` parameters of chapters 4-5, 8 and 9) as stored runs of at most
     long_seed_chunk consecutive seeds each, so that one run fits in one sitting.  Seed s
     has the same streams in whichever run it falls, and with seed groups that divide the
-    chunk each group computes exactly what it would in one run of all the seeds."""
+    chunk each group computes exactly what it would in one run of all the seeds.  Chapter 9's
+    curriculum stretches over the longer runs' own steps."""
     base = dataclasses.replace(train_config(P), steps=P.long_steps, seed_group=P.long_seed_group, first_seed=0,
-                               n_seeds=P.long_seeds)
+                               n_seeds=P.long_seeds, curriculum_steps=curriculum_steps(P, P.long_steps))
     return seed_chunks(base, P.long_seed_chunk)
 
 
