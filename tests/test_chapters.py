@@ -306,7 +306,8 @@ def test_longer_training_chapter_trains_with_a_curriculum_on_both_tasks(executed
     assert list(long) == ["dictionary"] and (long["dictionary"]["n_seeds"], long["dictionary"]["steps"]) == (2, 40)
     assert set(long["dictionary"]["p_value"]) == lengths
     specs = [json.loads(path.read_text())["spec"]["train"] for path in (root / "store").glob("train-*/run.json")]
-    stretched = [(t["first_seed"], t["n_seeds"], t["curriculum_steps"]) for t in specs if t["steps"] == 40]
+    stretched = [(t["first_seed"], t["n_seeds"], t["curriculum_steps"]) for t in specs
+                 if (t["steps"], t["max_len"]) == (40, 256)]
     assert sorted(stretched) == [(0, 1, 40), (0, 1, 40), (1, 1, 40), (1, 1, 40)]  # two variants, two runs each
 
 
