@@ -292,6 +292,13 @@ def rise_rows_sentence(found: list, constant_accuracy: dict, constant_runs: dict
             + "; ".join(parts) + ".")
 
 
+def run_sources(prefix: str, runs: dict) -> dict:
+    """results.json's sources for stored runs of several seeds ({variant: [run record]}): each run's provenance
+    under "{prefix}/{variant}/{its first seed}"."""
+    return {f"{prefix}/{v}/{r['spec']['train']['first_seed']}": r["provenance"] for v, records in runs.items()
+            for r in records}
+
+
 def runs_table(runs: dict, labels: dict) -> pd.DataFrame:
     """The stored runs behind a result ({variant: [run record]}): seeds, time, speed, provenance."""
     rows = []
