@@ -86,6 +86,22 @@ def test_the_subnormal_benchmark_times_both_modes_and_leaves_flushing_off(tmp_pa
     assert float(tiny * 1.0) > 0
 
 
+def test_the_length_cost_benchmark_times_each_cap_against_the_first(tmp_path):
+    """bench.length_cost, smallest run: a row per task and cap, each with its own time and its ratio to the
+    first cap's (which is 1); caps that do not rise from min_len are refused with exit status 2."""
+    from bench import length_cost
+
+    length_cost.main(["--tasks", "argmax", "--lengths", "8", "32", "--seeds", "1", "--steps", "1", "--repeats", "1",
+                      "--json", str(tmp_path / "cost.json")])
+    rows = json.loads((tmp_path / "cost.json").read_text())["rows"]
+    assert [(r["task"], r["max_len"]) for r in rows] == [("argmax", 8), ("argmax", 32)]
+    assert all(r["ms_per_step"] > 0 for r in rows) and rows[0]["over_8"] == 1.0
+    assert rows[1]["over_8"] == pytest.approx(rows[1]["ms_per_step"] / rows[0]["ms_per_step"])
+    with pytest.raises(SystemExit) as refused:
+        length_cost.main(["--lengths", "256", "16"])
+    assert refused.value.code == 2
+
+
 def test_the_gpu_check_writes_its_figures_on_any_device(tmp_path, capsys):
     """bench.gpu_check at its smallest, on the CPU: both tasks and both sources of data timed in the
     step and in the real loop (one checkpoint forced and timed), the JSON written, the table printed

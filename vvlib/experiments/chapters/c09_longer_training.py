@@ -29,8 +29,9 @@ CHAPTER = Chapter(
         "ci": {"n_seeds": 2, "checkpoint_every": 50, "long_seed_group": 0,
                **per_task({ARGMAX: {"steps": 150, "n_eval_sequences": 32, "long_steps": 0, **CI_LONG_SEEDS},
                            DICTIONARY: {"steps": 100, "n_eval_sequences": 32, "long_steps": 40, **CI_LONG_SEEDS}})},
-        # The curriculum's late steps run on 256-item sequences (about 8x the cost of a step at 16 items),
-        # so fewer steps than chapters 4-5 at the same 20 seeds.  Beside them, dictionary lookup for the paper's
+        # The curriculum's late steps run on 256-item sequences (a CPU step there costs about 20x one at 16
+        # items for argmax, 12x for dictionary: bench/length-cost-cpu.json), so fewer steps than chapters 4-5
+        # at the same 20 seeds.  Beside them, dictionary lookup for the paper's
         # 10,000 steps on 4 seeds (52 minutes per variant on 2 CPU cores); argmax retrieval's 100,000 steps
         # on up to 256 items would take days there.
         "book": {**BOOK_TRAINING, "long_seed_group": 0, "paper_scale_dir": PAPER_SCALE_STORE,
