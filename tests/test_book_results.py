@@ -23,6 +23,12 @@ RECORDS = sorted(p for folder in (BOOK, PAPER_SCALE) if folder.exists() for p in
                  if not p.name.endswith(".partial.json"))
 
 
+def words(path: str) -> str:
+    """A text file of the repository (path from its root) with every run of spaces and line breaks made one space,
+    as the tests quote its sentences."""
+    return " ".join((store.REPO_ROOT / path).read_text().split())
+
+
 def test_results_are_committed_for_every_training_chapter():
     assert any(p.name == "run.json" for p in RECORDS)
     assert [c for c in CHAPTERS.values() if c.profiles.get("book", {}).get("store_dir") == BOOK_STORE]
@@ -411,7 +417,7 @@ def test_the_lines_on_table_1_on_the_counter_stream_hold_in_the_committed_result
     assert len(pairs) == 20 and len(differing) == 4 and all(w["p"] >= 0.01 for w, _, _ in pairs)
     lower = [100 * (earlier[v][:, j].mean() - accuracy[v][:, j].mean()) for _, v, j in differing]
     assert all(d > 0 for d in lower) and (f"{min(lower):.1f}", f"{max(lower):.1f}") == ("1.0", "1.7")
-    text = " ".join((store.REPO_ROOT / "book" / "scale.md").read_text().split())
+    text = words("book/scale.md")
     assert ("each with $p < 10^{-5}$, with and without adaptive temperature. At $2^{14}$: 23.2% against 16.8% (the "
             "paper's 22.6% and 20.8%). Our +LN is within 1.4 points of the paper's at every length; our Baseline is up "
             "to 7.2 points below the paper's at long lengths, so our gain (largest at $2^{12}$: 12.1 points)") in text
@@ -438,14 +444,14 @@ def test_the_lines_on_argmax_std_at_the_paper_scale_hold_in_the_committed_result
     beyond = [j for j, n in enumerate(P.eval_lengths) if n > P.max_len]
     assert len(beyond) == 10 and all(std[:, j].mean() > base[:, j].mean() and paired_ttest(base[:, j], std[:, j]) < 1e-5
                                      for j in beyond)
-    text = " ".join((store.REPO_ROOT / "book" / "scale.md").read_text().split())
+    text = words("book/scale.md")
     for n, paper_gain in ((1024, "+1.62"), (16384, "+0.70")):
         j = P.eval_lengths.index(n)
         s, b = std[:, j].mean(), base[:, j].mean()
         assert f"{paper.column(paper.TABLE3_ARGMAX_ABLATION, 'standardize', n):+.2f}" == paper_gain
         assert f"{s:.1f}% against {b:.1f}% (+{100 * (s - b) / b:.1f}%" in text and f"the paper's {paper_gain}" in text
         assert 100 * (s - b) / b > 5 * float(paper_gain)  # the intro: "far beyond Table 3's gain"
-    intro = " ".join((store.REPO_ROOT / "book" / "intro.md").read_text().split())
+    intro = words("book/intro.md")
     assert "(+std alone beats the Baseline too, far beyond Table 3's gain)" in intro
 
 
@@ -466,7 +472,7 @@ def test_the_lines_on_argmax_layernorm_against_std_at_the_paper_scale_hold_in_th
     assert significant == [8192, 16384]
     assert [round(gaps[-1][k], 1) for k in ("diff", "low", "high")] == [1.3, 0.2, 2.5]
     assert Evidence(10, 10, len(significant), 0, 0).verdict() == UNCLEAR  # "not shown (too few significant ...)"
-    text = " ".join((store.REPO_ROOT / "book" / "scale.md").read_text().split())
+    text = words("book/scale.md")
     assert ("ahead at all 10 lengths, by 1.5 points at most, significantly at only the two longest ($2^{13}$ and "
             "$2^{14}$: 1.3 points, 95% interval 0.2 to 2.5): *not shown* by the book's rule") in text
 
@@ -511,7 +517,7 @@ def test_the_lines_on_figure_3_at_the_papers_steps_on_the_cpu_hold_in_the_commit
     assert round(energy["16"] / norm["gain_rms"] ** 2, 1) == 0.1  # "a tenth"
     variance = tables["norm"].groupby("N")["global_variance"].mean()
     assert (f"{variance[16]:.3f}", f"{variance[16384]:.3f}") == ("0.038", "0.021")
-    text = " ".join((store.REPO_ROOT / "book" / "scale.md").read_text().split())
+    text = words("book/scale.md")
     assert ("its mean over them holds 96.9% of its energy at the training length and 99.9% at $2^{14}$: the part that "
             "varies from sequence to sequence falls from 3.1% to 0.12%), and that vector sits on features of small "
             "learned gain") in text
@@ -524,7 +530,7 @@ def test_the_lines_on_figure_3_at_the_papers_steps_on_the_cpu_hold_in_the_commit
             "Baseline at every length beyond training ($p < 0.02$ each, paired over the 4 seeds)") in text
     assert "spread over its features is 46 to 49 (means over seeds) at every length" in text
     assert "takes $2 \\times 10^{-7}$ of the norm's divisor" in text
-    intro = " ".join((store.REPO_ROOT / "book" / "intro.md").read_text().split())
+    intro = words("book/intro.md")
     assert "A CPU at the paper's steps shows the same reversal (0.53 against 1.00): the steps bring it" in intro
 
 
@@ -570,14 +576,14 @@ def test_the_lines_on_figures_3_and_4_at_the_paper_scale_hold_in_the_committed_r
         book = probed.figure3_metrics(book_probe.tables(P_book.store_dir, "cpu")["global"], P_book.eval_lengths)
     book_ratio = book["relative_global_variance"]
     assert (f"{book_ratio['layernorm']['16384']:.2f}", f"{book_ratio['baseline']['16384']:.2f}") == ("0.88", "0.33")
-    text = " ".join((store.REPO_ROOT / "book" / "scale.md").read_text().split())
+    text = words("book/scale.md")
     assert ("stays between 0.98 and 1.12 of its value at the training length (0.98 at $2^{14}$), where the book's "
             "20 seeds at 4,000 steps keep 0.33") in text and "($p > 0.1$)" in text
     assert ("every length beyond training and for every one of the 100 seeds at $2^{14}$: 0.70 at $2^{10}$ and 0.49 "
             "at $2^{14}$, where the book's scale found it keeping far more than the Baseline (0.88 against 0.33)") in text
     assert "its global variance at the training length is 0.035, the Baseline's 28" in text
     assert "(log-log slope $-0.26$ for the Baseline, $-0.23$ for +LN)" in text
-    intro = " ".join((store.REPO_ROOT / "book" / "intro.md").read_text().split())
+    intro = words("book/intro.md")
     assert "+LN keeps *less* of it (0.49 of its training value at $2^{14}$, the Baseline 0.98)" in intro
     # the attention (chapter 7's probe of the same runs)
     _, dispersion, _ = paper_scale.probe("07_dispersion", PAPER_SCALE)
@@ -610,7 +616,7 @@ def test_the_lines_on_the_rescaled_output_at_the_paper_scale_hold_in_the_committ
     for n in (1024, 16384):  # "as at the book's"
         j = P_book.eval_lengths.index(n)
         assert book["rescale"][:, j].mean() < book["baseline"][:, j].mean() / 2
-    text = " ".join((store.REPO_ROOT / "book" / "scale.md").read_text().split())
+    text = words("book/scale.md")
     assert (f"It reaches {mean['rescale'][16]}% at the training length and falls to {mean['rescale'][1024]}% at "
             f"$2^{{10}}$ and {mean['rescale'][16384]}% at $2^{{14}}$, where the Baseline keeps "
             f"{mean['baseline'][1024]}% and {mean['baseline'][16384]}%") in text
@@ -647,12 +653,12 @@ def test_the_intro_lines_on_the_mechanism_at_each_scale_hold_in_the_committed_re
     dictionary = [beyond.slope_summary(book_dict)["baseline"], paper_slopes.loc["baseline", "dictionary"]]
     assert all(abs(s) < 0.1 for s in dictionary), dictionary
     assert [f"{s:.2f}" for s in dictionary] == ["-0.08", "0.00"]
-    scale = " ".join((store.REPO_ROOT / "book" / "scale.md").read_text().split())
+    scale = words("book/scale.md")
     assert "(log-log slope $-0.40$, near the proposition's $-0.5$; chapters 1-3 and 6)" in scale
     assert "Dictionary lookup's barely shrink ($-0.08$, chapter 10)" in scale
     assert ("(log-log slope $-0.26$ for the Baseline, $-0.23$ for +LN); dictionary lookup's Baseline components do "
             "not ($0.00$, chapter 10)") in scale
-    intro = " ".join((store.REPO_ROOT / "book" / "intro.md").read_text().split())
+    intro = words("book/intro.md")
     assert "(log-log slope $-0.40$, the proposition's $-0.5$; chapters 1-3, 6)" in intro
     assert "shrink at half that rate ($-0.26$), its global variance barely," in intro
     assert "Dictionary lookup's components barely shrink at either scale (chapter 10)" in intro
@@ -956,7 +962,7 @@ def test_chapter_11s_words_on_its_paper_scale_rows_hold_in_the_committed_records
     assert closest == furthest == "weight_decay=0.1"
     assert "most like the paper's is weight decay 0.1, and there +LN is furthest behind at $2^{10}$" in text
     # book/intro.md's figures for the same rows
-    intro = " ".join((store.REPO_ROOT / "book" / "intro.md").read_text().split())
+    intro = words("book/intro.md")
     by_row = {r["row"]: r for r in records}
     cosine, heavy = by_row["lr_schedule=cosine"], by_row["weight_decay=0.1"]
     assert round(cosine["difference"]["16384"]["diff"], 1) == 0.8
@@ -967,7 +973,7 @@ def test_chapter_11s_words_on_its_paper_scale_rows_hold_in_the_committed_records
     assert heavy["distance_to_paper"] < 7 and round(heavy["difference"]["1024"]["diff"], 1) == -15.6
     assert "leaves +LN 15.6 points behind at $2^{10}$ (100 seeds)" in intro
     # and book/scale.md's count of them by sign
-    scale = " ".join((store.REPO_ROOT / "book" / "scale.md").read_text().split())
+    scale = words("book/scale.md")
     behind = [sum(r["difference"][n]["diff"] < 0 and r["difference"][n]["p"] < ALPHA for r in records) for n in lengths]
     assert len(records) == 7 and behind == [4, 5] and round(heavy["distance_to_paper"], 1) == 6.9
     assert ("Seven dictionary configurations ran again at the paper's scale (100 seeds x 10,000 steps, on a GPU): +LN "
@@ -993,7 +999,7 @@ def test_the_scale_pages_line_on_dictionary_std_at_the_papers_scale_holds_in_the
         if n > P.max_len:
             level = paired_difference(points["standardize"][:, j], points["layernorm"][:, j])
             assert -2.1 <= level["low"] < 0 < level["high"] <= 2.1, n
-    text = " ".join((store.REPO_ROOT / "book" / "scale.md").read_text().split())
+    text = words("book/scale.md")
     assert ("+std is behind the Baseline at every length, significantly (at $2^{14}$ 35.2% against 37.0%), and level "
             "with +LN (35.5%): +LN minus +std lies within 2.1 points of zero at every length beyond training") in text
 
@@ -1003,7 +1009,7 @@ def test_the_lines_on_a_steps_traffic_hold_in_its_committed_record():
     """bench/README.md's table of what a step moves, its floors and the targets against them, from
     bench/step-traffic-cpu.json (bench.step_traffic)."""
     record = json.loads((store.REPO_ROOT / "bench" / "step-traffic-cpu.json").read_text())
-    text = " ".join((store.REPO_ROOT / "bench" / "README.md").read_text().split())
+    text = words("bench/README.md")
     rows = {r["task"]: r for r in record["rows"]}
     h100, h200 = "NVIDIA H100 80GB HBM3", "NVIDIA H200"
     for task, row in rows.items():
@@ -1017,7 +1023,7 @@ def test_the_lines_on_a_steps_traffic_hold_in_its_committed_record():
     assert share == {("argmax", h100): 50, ("dictionary", h100): 58, ("argmax", h200): 43, ("dictionary", h200): 51}
     needed = {task: round(100 * r["gpus"][h100]["floor_ms"] / r["gpus"][h100]["target_ms"]) for task, r in rows.items()}
     assert needed == {"argmax": 87, "dictionary": 96}
-    readme = " ".join((store.REPO_ROOT / "README.md").read_text().split())
+    readme = words("README.md")
     assert "would need 87% and 96% of it" in text and "would need 87% and 96% of it on an H100" in readme
     dictionary = rows["dictionary"]
     assert round(dictionary["by_category"]["AdamW"]["gbytes"], 2) == 3.25
@@ -1037,7 +1043,7 @@ def test_the_overrun_quoted_is_the_committed_queue_records():
                 key=lambda u: u["minutes"] / u["estimated_min"])
     assert (round(factor, 2), worst["unit"], worst["minutes"], worst["estimated_min"]) == (1.17, 14, 1.53, 1.31)
     for name in ("README.md", "bench/README.md"):
-        text = " ".join((store.REPO_ROOT / name).read_text().split())
+        text = words(name)
         assert f"(`units.overrun`: {factor:.2f}" in text, name
 
 
@@ -1045,7 +1051,7 @@ def test_the_lines_on_heads_that_share_their_products_hold_in_their_committed_re
     """bench/README.md's table of the deep model's step before and after its heads shared their products, from
     bench/heads-ab-cpu.json (bench.heads_ab), and the floors it quotes from bench.step_traffic's rules."""
     record = json.loads((store.REPO_ROOT / "bench" / "heads-ab-cpu.json").read_text())
-    text = " ".join((store.REPO_ROOT / "bench" / "README.md").read_text().split())
+    text = words("bench/README.md")
     names = {(2, 4): "2 layers x 4 heads", (1, 1): "the paper's model (1 x 1)"}
     for r in record["rows"]:
         line = (f"| {r['task']}, {names[(r['layers'], r['heads'])]} | {r['ms_before']} | {r['ms_after']} | "
@@ -1099,11 +1105,11 @@ def test_the_lines_on_table_5_at_the_papers_steps_on_the_cpu_hold_in_the_committ
     assert [round(per_seed.min(), 1), round(per_seed.max(), 1)] == [-11.7, 13.3]
     means = {name: [round(100 * acc[v][:, -1].mean(), 1) for v in pair] for name, acc in (("longer", longer), ("main", main))}
     assert means == {"longer": [72.7, 72.7], "main": [48.0, 40.6]}
-    text = " ".join((store.REPO_ROOT / "book" / "scale.md").read_text().split())
+    text = words("book/scale.md")
     assert ("the Baseline reaches 72.7% (600 steps: 48.0%; the paper's 77.8%) and +LN 72.7% too (40.6%; the paper's "
             "82.6%). +LN is ahead at 3 of the 6 lengths beyond training, behind at 2 and level at $2^{14}$, at none "
             "significantly; there the 95% interval of its difference runs from $-6.1$ to $+6.1$ points") in text
     assert ("The first 4 seeds alone had +LN 3.3 points behind at $2^{14}$ ($-14.3$ to $+7.7$); seeds 4-7, trained in "
             "a second sitting, had it 3.3 ahead, and per seed the difference runs from $-11.7$ to $+13.3$ points") in text
-    intro = " ".join((store.REPO_ROOT / "book" / "intro.md").read_text().split())
+    intro = words("book/intro.md")
     assert "8 on a CPU (Table 5, chapter 9: too few to decide)" in intro

@@ -32,9 +32,8 @@ CHAPTER = Chapter(
                            DICTIONARY: {"steps": 100, "n_eval_sequences": 32, "long_steps": 40, **CI_LONG_SEEDS}})},
         # The curriculum's late steps run on 256-item sequences (a CPU step there costs about 20x one at 16
         # items for argmax, 12x for dictionary: bench/length-cost-cpu.json), so fewer steps than chapters 4-5
-        # at the same 20 seeds.  Beside them, dictionary lookup for the paper's
-        # 10,000 steps on 8 seeds; argmax retrieval's 100,000 steps
-        # on up to 256 items would take days there.
+        # at the same 20 seeds.  Beside them, dictionary lookup for the paper's 10,000 steps on 8 seeds; argmax
+        # retrieval's 100,000 steps on up to 256 items would take days there.
         "book": {**BOOK_TRAINING, "long_seed_group": 0, "paper_scale_dir": PAPER_SCALE_STORE,
                  **per_task({ARGMAX: {"steps": 1000, "n_eval_sequences": 256, "long_steps": 0, **BOOK_LONG_SEEDS},
                              DICTIONARY: {"steps": 600, "n_eval_sequences": 128,
