@@ -1,5 +1,7 @@
 """Step ladders: a run evaluated at steps along its training, and runs joined along seeds."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -83,6 +85,35 @@ def test_seed_chunks_join_into_the_run_of_all_seeds(tmp_path, one_thread):
     assert all(np.array_equal(ladders["baseline"][s], ladders_whole["baseline"][s]) for s in (5, 10))
     # the last rung is the final model: the same numbers as its evaluation at those lengths
     assert np.array_equal(ladders["baseline"][10][:, 0], acc["baseline"][:, 0])
+
+
+def test_the_longer_training_is_scored_on_long_eval_sequences(tmp_path, one_thread):
+    """long_eval_sequences (chapter 9's book profile) scores the longer runs on a test set of their own size:
+    what an independent evaluation of the stored run on that many sequences gives; 0 keeps n_eval_sequences."""
+    from vvlib.experiments.setups import variants
+
+    def scored(n_sequences):
+        return run.evaluated(evaluate.EvalConfig(lengths=(8, 32), n_sequences=n_sequences, seed=7))
+
+    P = long_params(tmp_path, long_seeds=2, ladder_steps=[], long_eval_sequences=96)
+    task = variants.task_config(P, "argmax")
+    run = runs.TrainedRun(P.store_dir, variants.model_config(P, task, "baseline"), variants.long_train_configs(P)[0],
+                          "cpu", progress=False)
+    acc, _, _ = variants.long_training(P, task, ["baseline"])
+    assert [json.loads(f.read_text())["spec"]["eval"]["n_sequences"] for f in tmp_path.glob("*/eval-*.json")] == [96]
+    assert not np.array_equal(scored(96), scored(40))  # the two test sets tell apart
+    assert np.array_equal(acc["baseline"], scored(96))
+    unset, _, _ = variants.long_training(long_params(tmp_path, long_seeds=2, ladder_steps=[], long_eval_sequences=0),
+                                         task, ["baseline"])
+    assert np.array_equal(unset["baseline"], scored(40))  # n_eval_sequences
+
+
+def test_a_negative_long_eval_sequences_is_refused_naming_it():
+    from vvlib.book.runner import checked_parameters
+    from vvlib.experiments.setups.params import ParameterError
+
+    with pytest.raises(ParameterError, match=r"long_eval_sequences.*an int >= 0 \(0: n_eval_sequences\)"):
+        checked_parameters("09_longer_training", "ci", {"long_eval_sequences": {"dictionary": -64}})
 
 
 def test_paired_difference_matches_a_worked_example():

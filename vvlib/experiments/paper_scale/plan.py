@@ -143,8 +143,8 @@ def _task_jobs(chapter, P, task, work: Work, device, tag="") -> list[Job]:
     if work.long and P.long_steps:
         for variant in work.variants:
             for train_cfg in variants.long_train_configs(P):
-                jobs += _run_jobs(chapter, P, task, variant, train_cfg, work.temperatures, device,
-                                  P.get("ladder_steps") or ())
+                jobs += _run_jobs(chapter, variants.long_eval_params(P), task, variant, train_cfg, work.temperatures,
+                                  device, P.get("ladder_steps") or ())
         jobs += _measured_jobs(chapter, P, task, device)
         jobs += _recheck_jobs(chapter, P, task, work.variants, device)
         jobs += _counter_jobs(chapter, P, task, work.variants, device)

@@ -167,6 +167,14 @@ def long_train_configs(P) -> list:
     return seed_chunks(base, P.long_seed_chunk)
 
 
+def long_eval_params(P):
+    """P as the longer training is evaluated: on long_eval_sequences test sequences per length where the
+    chapter sets it (chapter 9), else on n_eval_sequences.  A larger set begins with the smaller one's
+    sequences (the same blocks of the same streams), so it adds sequences and changes none."""
+    n_sequences = P.get("long_eval_sequences")
+    return Params({**P, "n_eval_sequences": n_sequences}) if n_sequences else P
+
+
 def counter_arm(P):
     """The longer training again with draws counter (chapters 4-5's counter_seeds), the stream that gives
     a CPU and a GPU the same batches and test sequences: its parameters P, the first counter_seeds
@@ -216,8 +224,9 @@ def long_training(P, task: TaskConfig, variants, temperatures=("fixed",), device
 
     Each run climbs its step ladder first (training it and evaluating it at ladder_steps on
     ladder_lengths; P without ladder_steps, or with none, skips that), then is evaluated at
-    every test length under each temperature."""
+    every test length under each temperature, each on long_eval_params(P)'s test sequences."""
     accuracy, ladders, training = {}, {}, {}
+    P = long_eval_params(P)
     rung_steps = P.get("ladder_steps") or []
     rung_cfg = eval_config(P, lengths=P.ladder_lengths) if rung_steps else None
     for variant in variants:
