@@ -28,7 +28,8 @@ CHAPTER = Chapter(
     own_values=frozenset({"n_seeds", "max_len", "checkpoint_every", "steps[argmax]", "steps[dictionary]"}),
     profiles={
         "ci": {"n_seeds": 2, "checkpoint_every": 50, "long_seed_group": 0,
-               **per_task({ARGMAX: {"steps": 150, "n_eval_sequences": 32, "long_steps": 0, **CI_LONG_SEEDS},
+               **per_task({ARGMAX: {"steps": 150, "n_eval_sequences": 32, "long_steps": 0, "long_eval_sequences": 0,
+                                    **CI_LONG_SEEDS},
                            DICTIONARY: {"steps": 100, "n_eval_sequences": 32, "long_steps": 40, "long_eval_sequences": 64,
                                         **CI_LONG_SEEDS}})},
         # The curriculum's late steps run on 256-item sequences (a CPU step there costs about 20x one at 16
@@ -38,7 +39,8 @@ CHAPTER = Chapter(
         # paper profile's 1,024 test sequences per length (their first 128 are the main runs'): on 128, a seed's
         # score at 70% accuracy has a binomial standard error of 4 points, which so few seeds do not average away.
         "book": {**BOOK_TRAINING, "long_seed_group": 0, "paper_scale_dir": PAPER_SCALE_STORE,
-                 **per_task({ARGMAX: {"steps": 1000, "n_eval_sequences": 256, "long_steps": 0, **BOOK_LONG_SEEDS},
+                 **per_task({ARGMAX: {"steps": 1000, "n_eval_sequences": 256, "long_steps": 0, "long_eval_sequences": 0,
+                                      **BOOK_LONG_SEEDS},
                              DICTIONARY: {"steps": 600, "n_eval_sequences": 128, "long_eval_sequences": 1024,
                                           "long_steps": paper.STEPS[DICTIONARY.name], **BOOK_LONG_SEEDS}})},
         # 100 seeds to 256 items take over an hour per argmax variant on an H100 (`python -m vvlib paper --plan
