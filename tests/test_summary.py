@@ -85,7 +85,7 @@ def test_without_a_paper_scale_each_claim_has_one_reading():
 def test_the_claims_table_has_a_row_per_claim_with_both_sides_numbers():
     rows = summary._accuracy_claims(paper_tasks.ARGMAX, results())
     records = {c.claim: c.record() for c in rows}
-    records["a figure's claim"] = {**records[rows[0].claim], "paper_at_longest": None, "quantity": "entropy (nats)",
+    records["a figure's claim"] = {**records[rows[0].claim], "paper_at_longest": None, "quantity": "entropy, in nats",
                                    "longest": {"N": "1024", "claimed": 0.123456, "other": 2.0}}
     records["a difference"] = {**records[rows[0].claim], "paper_at_longest": {"difference": 0.7}}
     lines = summary.claims_table(records).splitlines()
@@ -96,7 +96,7 @@ def test_the_claims_table_has_a_row_per_claim_with_both_sides_numbers():
     table1 = f"{paper.TABLE1_ARGMAX['layernorm'][at_64]:.1f} vs {paper.TABLE1_ARGMAX['baseline'][at_64]:.1f}"
     assert lines[4] == (f"| argmax: {summary.HEADLINE} (Table 1) | {table1} | 48.0 vs 50.0 at N = 2⁶ | "
                         f"20 x 4,000, CPU | **{CONTRADICTED}** (provisional: 4% of the paper's steps) |")
-    assert "| — | 0.123 vs 2 at N = 2¹⁰ (entropy (nats)) |" in lines[-2]
+    assert "| — | 0.123 vs 2 at N = 2¹⁰ (entropy, in nats) |" in lines[-2]
     assert "| +0.70 (difference only) |" in lines[-1]
     # where every claim is read at one length, the header names it once; a verdict shows its word
     del records["a figure's claim"]

@@ -297,7 +297,7 @@ def _figure_claims(r: dict) -> list:
                                       m["p_value_relative_global_variance"], lengths, shift, n_seeds, steps, device,
                                       profile))
     rows = [Claim(probed.DRIFT_CLAIM, "Figure 3",
-                  shift["chapter"], drifts, None, "size of the drift, in sd at the training length"),
+                  shift["chapter"], drifts, None, "the seeds' mean drift, absolute, in sd at the training length"),
             Claim("+LN keeps more of the global variance of the readout's input", "Figure 3", shift["chapter"],
                   variances, None, "global variance / its value at the training length")]
     dispersion = r[records.DISPERSION.name]
@@ -306,7 +306,7 @@ def _figure_claims(r: dict) -> list:
                        dispersion, n_seeds, steps, device, profile, higher_is_better=False)
               for d, n_seeds, steps, device, profile in _probe_views(dispersion)]
     rows.append(Claim("+LN makes the attention less dispersed (lower entropy)", "Figure 4", dispersion["chapter"],
-                      spread, None, "attention entropy (nats)"))
+                      spread, None, "attention entropy, in nats"))
     argmax = r[BY_TASK[ARGMAX.name].name]
     kept = [_reading(ARGMAX.name, m["accuracy"]["layernorm"], m["accuracy"]["baseline"],
                      m["p_value"][pair_name(("baseline", "layernorm"))], _more_variance_kept(s, lengths), argmax,
