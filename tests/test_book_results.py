@@ -1074,7 +1074,8 @@ def test_the_lines_on_table_5_at_the_papers_steps_on_the_cpu_hold_in_the_committ
     and 40.6%; +LN is behind at 5 of the 6 lengths beyond training, by 1.7 at most, ahead by 0.1 at 2^11, at none
     significantly, with a 95% interval at 2^14 of -7.6 to +4.1, which leaves out the paper's +4.8 and holds the
     600-step runs' -7.3 (behind significantly at all 6); seed 10's +LN model scores 91.0% at 256 items where every
-    other model scores 96.8% or more, trails by 26.4 at 2^14, and without it the difference is +0.5 (-3.1 to +4.1);
+    other model scores 96.8% or more, trails by 26.4 at 2^14 with a late training loss (0.122) within the other 23
+    models' (0.096 to 0.127), and without it the difference is +0.5 (-3.1 to +4.1);
     +LN is ahead in 7 seeds of 12; the runs of 4 give -3.6, +3.5 and -5.2; the per-seed differences at 2^14 spread
     by 8.4 (sd) on the first 128 sequences, 9.3 on all 1,024."""
     from vvlib.book import runner
@@ -1082,6 +1083,7 @@ def test_the_lines_on_table_5_at_the_papers_steps_on_the_cpu_hold_in_the_committ
     from vvlib.experiments.storage.runs import STORED_ONLY
     from vvlib.stats import paired_difference
     from vvlib.task_base import EVAL_BLOCK
+    import numpy as np
 
     monkeypatch.setenv(STORED_ONLY, "1")
     P = variants.task_params(runner.resolved("09_longer_training", "book", {"store_dir": str(BOOK)}), "dictionary")
@@ -1108,6 +1110,12 @@ def test_the_lines_on_table_5_at_the_papers_steps_on_the_cpu_hold_in_the_committ
     at_256 = {v: 100 * longer[v][:, list(P.eval_lengths).index(P.max_len)] for v in pair}
     others = [a for v in pair for s, a in enumerate(at_256[v]) if (v, s) != ("layernorm", 10)]
     assert (round(at_256["layernorm"][10], 1), round(min(others), 1)) == (91.0, 96.8)
+    # the mean of each model's recorded training loss over its last 2,000 steps (a record per 100 steps)
+    late = {(v, r["spec"]["train"]["first_seed"] + i): float(np.mean([losses[i] for _, losses in r["loss_history"][-20:]]))
+            for v in pair for r in runs[v] for i in range(r["spec"]["train"]["n_seeds"])}
+    assert {r["loss_history"][-20][0] for v in pair for r in runs[v]} == {8_100}
+    rest = [x for key, x in late.items() if key != ("layernorm", 10)]
+    assert (len(rest), round(late[("layernorm", 10)], 3), round(min(rest), 3), round(max(rest), 3)) == (23, 0.122, 0.096, 0.127)
     per_seed = 100 * (longer["layernorm"][:, -1] - longer["baseline"][:, -1])
     assert per_seed.argmin() == 10 and round(per_seed[10], 1) == -26.4 and (per_seed > 0).sum() == 7
     assert [round(per_seed.max(), 1), round(per_seed.std(ddof=1), 1)] == [8.4, 9.3]
@@ -1126,9 +1134,11 @@ def test_the_lines_on_table_5_at_the_papers_steps_on_the_cpu_hold_in_the_committ
             "paper's 82.6%). +LN is behind at 5 of the 6 lengths beyond training, by 1.7 points at most, and ahead by "
             "0.1 at $2^{11}$, at none significantly; at $2^{14}$ the 95% interval of its difference runs from $-7.6$ "
             "to $+4.1$ points. That leaves out the paper's gain of 4.8 points, narrowly, and holds the 7.3 points") in text
-    assert ("seed 10's +LN model learned the task less well than any other (91.0% at the training length of 256 items, "
-            "where every other model of both variants scores 96.8% or more) and trails its Baseline by 26.4 points at "
-            "$2^{14}$. Without it the difference there is $+0.5$ ($-3.1$ to $+4.1$)") in text
+    assert ("seed 10's +LN model scores lower than any other already at the training length (91.0% at 256 items, where "
+            "every other model of both variants scores 96.8% or more) and trails its Baseline by 26.4 points at "
+            "$2^{14}$. Why is not known: its training loss over the last 2,000 steps (0.122) lies within the other 23 "
+            "models' (0.096 to 0.127)") in text
+    assert "Without it the difference there is $+0.5$ ($-3.1$ to $+4.1$)" in text
     assert "per seed +LN is ahead in 7 of the 12, and the differences run from $-26.4$ to $+8.4$ points" in text
     assert "$-3.6$ for seeds 0-3, $+3.5$ for seeds 4-7, $-5.2$ for seeds 8-11" in text
     assert "standard deviation of 8.4 points, on all 1,024 of 9.3" in text
