@@ -89,3 +89,38 @@ def test_devices_are_compared_by_welchs_test_and_drawn_seed_by_seed():
     assert row["Welch p"] == f"{ttest_ind([40, 42, 44], [30, 36, 33, 35], equal_var=False).pvalue:.1g}"
     fig = plots.device_distributions(frame, {"baseline": "B"})
     assert [ax.get_title() for ax in fig.axes] == ["N = 16384"]
+
+
+def test_seed_differences_draw_each_seeds_difference_its_number_and_the_mean_with_its_interval():
+    from scipy import stats as scipy_stats
+
+    acc = {"baseline": np.array([[0.90, 0.70, 0.50], [0.80, 0.60, 0.40], [0.95, 0.75, 0.55]]),
+           "layernorm": np.array([[0.91, 0.75, 0.52], [0.82, 0.50, 0.10], [0.97, 0.80, 0.60]])}
+    fig = plots.seed_differences(acc, [16, 32, 64], ("baseline", "layernorm"), {"baseline": "B", "layernorm": "L"},
+                                 marks={16: None, 64: 4.8})
+    ax = fig.axes[0]
+    lines = ax.get_lines()
+    assert np.allclose(lines[1].get_ydata(), [2.0, -10.0, -30.0])  # seed 1, in points
+    assert [a.get_text() for a in ax.texts] == ["0", "1", "2"] and ax.texts[1].xy == (64, -30.0)
+    mean = [line for line in lines if line.get_label().startswith("mean of 3 seeds")][0]
+    d = 100 * (acc["layernorm"] - acc["baseline"])
+    assert np.allclose(mean.get_ydata(), d.mean(0))
+    half = scipy_stats.t.ppf(0.975, 2) * d.std(0, ddof=1) / np.sqrt(3)  # the t interval over 3 seeds, per length
+    band = ax.collections[0].get_paths()[0].vertices[:, 1]
+    assert np.isclose(band.min(), (d.mean(0) - half).min()) and np.isclose(band.max(), (d.mean(0) + half).max())
+    paper = [line for line in lines if line.get_label() == "the paper"][0]
+    assert list(paper.get_xdata()) == [64] and list(paper.get_ydata()) == [4.8]  # a length the paper lacks: no mark
+    assert ax.get_ylabel() == "L minus B (points)" and ax.get_xscale() == "log"
+    with pytest.raises(ValueError, match="accuracy: both of"):
+        plots.seed_differences({"baseline": acc["baseline"], "layernorm": acc["layernorm"][:2]}, [16, 32, 64],
+                               ("baseline", "layernorm"), {"baseline": "B", "layernorm": "L"})
+
+
+def test_the_papers_difference_is_its_second_row_minus_its_first_where_it_has_both():
+    from vvlib.experiments.setups import paper
+
+    table, pair = paper.TABLE5_DICTIONARY_LONG, ("baseline", "layernorm")
+    assert round(paper.difference(table, pair, 2 ** 14), 6) == round(82.6 - 77.8, 6)
+    assert round(paper.difference(table, pair, 128), 6) == round(99.8 - 99.7, 6)
+    assert paper.difference(table, pair, 512) is None  # a middle column our copy lost
+    assert paper.difference(table, pair, 3) is None  # a length the paper does not test

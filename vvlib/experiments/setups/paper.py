@@ -32,6 +32,12 @@ def column(table: dict, row: str, length: int):
     """One cell of a paper table, or None where the paper has no such length."""
     return table[row][LENGTHS.index(length)] if length in LENGTHS else None
 
+
+def difference(table: dict, pair, length: int):
+    """The paper's second of `pair` minus its first at one length (points), or None where it lacks either."""
+    first, second = (column(table, row, length) for row in pair)
+    return None if first is None or second is None else second - first
+
 # Tables 3 and 6: accuracy change relative to the Baseline, in percent, and the paired
 # t-test of +LN against +std.  The +LN rows (and Table 6's +std row) are missing from
 # our copy of the paper.
