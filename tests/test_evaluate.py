@@ -1,3 +1,5 @@
+import dataclasses
+
 import pytest
 import torch
 
@@ -61,3 +63,19 @@ def test_counter_test_sequences_are_fixed_by_their_coordinates(task, small_argma
     assert first.label.shape == (64, 16)
     assert not torch.equal(first.label, test_block(model, EvalConfig(lengths=(16,)), 16, 0, "cpu").label)
     assert "draws" not in settings(EvalConfig()) and settings(cfg)["draws"] == "counter"
+
+
+@pytest.mark.parametrize("draws", ["generators", "counter"])
+@pytest.mark.parametrize("task", ["argmax", "dictionary"])
+def test_a_larger_test_set_begins_with_a_smaller_ones_sequences_whatever_their_sizes(task, draws, small_argmax,
+                                                                                   small_dictionary):
+    """A short last block (100 sequences: 64 + 36) is the first rows of that block in a larger set (128)."""
+    from vvlib.evaluate import test_block
+
+    model = small_argmax if task == "argmax" else small_dictionary
+    small = EvalConfig(lengths=(32,), n_sequences=100, seed=5, draws=draws)
+    short, whole = (test_block(model, cfg, 32, 1, "cpu") for cfg in (small, dataclasses.replace(small, n_sequences=128)))
+    assert short.label.shape[0] == 36 and whole.label.shape[0] == 64
+    for name, value in vars(short).items():
+        if torch.is_tensor(value):
+            assert torch.equal(value, getattr(whole, name)[:36]), name
