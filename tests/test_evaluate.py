@@ -63,6 +63,10 @@ def test_counter_test_sequences_are_fixed_by_their_coordinates(task, small_argma
     assert first.label.shape == (64, 16)
     assert not torch.equal(first.label, test_block(model, EvalConfig(lengths=(16,)), 16, 0, "cpu").label)
     assert "draws" not in settings(EvalConfig()) and settings(cfg)["draws"] == "counter"
+    # generator-drawn sets with a short last block drew it otherwise before 2026-11-29: their entries say so
+    short = EvalConfig(lengths=(16,), n_sequences=100)
+    assert "short_block" in settings(short) and "short_block" not in settings(EvalConfig(n_sequences=128))
+    assert "short_block" not in settings(dataclasses.replace(short, draws="counter"))
 
 
 @pytest.mark.parametrize("draws", ["generators", "counter"])

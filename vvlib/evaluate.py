@@ -44,10 +44,14 @@ FIELD_RULES = {"lengths": ints_at_least(1), "n_sequences": int_at_least(1), "see
 
 def settings(cfg: EvalConfig) -> dict:
     """The config as a plain dict for store hashes; the original generator draws are left
-    unsaid, so that evaluations stored before the counter stream keep their entries."""
+    unsaid, so that evaluations stored before the counter stream keep their entries.  Generator
+    draws of a short last block changed on 2026-11-29 (test_block): those sets say so, so that an
+    entry stored before then is not read as theirs."""
     out = dataclasses.asdict(cfg)
     if cfg.draws == "generators":
         del out["draws"]
+        if cfg.n_sequences % EVAL_BLOCK:
+            out["short_block"] = "first rows of the whole block"
     return out
 
 
