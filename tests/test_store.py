@@ -1,10 +1,12 @@
 import os
 import subprocess
+import time
 
 import numpy as np
 import pytest
 import torch
 
+from vvlib.experiments.reports import run_groups
 from vvlib.experiments.storage import runs, store
 from vvlib.evaluate import EvalConfig
 from vvlib.train import TrainConfig
@@ -78,16 +80,42 @@ def test_stored_run_resumes_from_its_checkpoint_and_times_only_its_own_steps(sma
     from vvlib.train import Trainer, train
 
     cfg = TrainConfig(n_seeds=2, steps=10, batch_size=8, checkpoint_every=3, checkpoint_gap_s=0)
+    before = time.perf_counter()
     partial = Trainer(small_argmax, cfg)
+    built = time.perf_counter()
     for _ in range(6):
         partial.train_step()
+    stepped = time.perf_counter()
     partial.save(runs.run_dir(tmp_path, small_argmax, cfg, "cpu") / "checkpoint.pt")  # as if interrupted at step 6
+    saved = time.perf_counter()
     weights, record = runs.trained(tmp_path, small_argmax, cfg, "cpu", progress=False)
     straight, _ = train(small_argmax, cfg, progress=False)
     assert all(torch.equal(weights[k], straight[k]) for k in weights)
     assert record["resumed_from_step"] == 6
     wall, rate = record["provenance"]["wall_time_s"], record["model_steps_per_s"]  # both rounded
     assert abs(rate - 4 * 2 / wall) < abs(rate - 10 * 2 / wall)  # 4 steps x 2 seeds were timed, not 10 x 2
+    # the first sitting's seconds, kept by its checkpoint: its 6 steps at least, its whole life at most
+    assert stepped - built - 0.01 <= record["earlier_sittings_s"] <= saved - before + 0.01
+    assert run_groups.training_seconds(record) == wall + record["earlier_sittings_s"]
+
+
+def test_a_checkpoint_that_kept_no_time_leaves_the_earlier_sittings_unknown(small_argmax, tmp_path):
+    """Checkpoints written before they kept the time trained: the resumed run's record says it does not know."""
+    from vvlib.train import Trainer
+
+    cfg = TrainConfig(n_seeds=1, steps=4, batch_size=8)
+    partial = Trainer(small_argmax, cfg)
+    partial.train_step()
+    path = runs.run_dir(tmp_path, small_argmax, cfg, "cpu") / "checkpoint.pt"
+    partial.save(path)
+    state = torch.load(path, weights_only=False)
+    del state["trained_s"]
+    torch.save(state, path)
+    _, record = runs.trained(tmp_path, small_argmax, cfg, "cpu", progress=False)
+    assert (record["resumed_from_step"], record["earlier_sittings_s"]) == (1, None)
+    assert run_groups.training_seconds(record) == record["provenance"]["wall_time_s"]
+    _, fresh = runs.trained(tmp_path / "fresh", small_argmax, cfg, "cpu", progress=False)
+    assert (fresh["resumed_from_step"], fresh["earlier_sittings_s"]) == (0, 0.0)
 
 
 def test_checkpoint_cadence_does_not_split_the_store(small_argmax, tmp_path):

@@ -227,6 +227,9 @@ class Trainer:
         self.loss_window = torch.zeros(cfg.n_seeds, device=self.device)
         self.window_steps = 0
         self.saves, self.saving_s = 0, 0.0  # checkpoints written by this process, and the seconds they took
+        # seconds this run trained in earlier sittings, up to the checkpoint it resumed from (None: a checkpoint
+        # written before checkpoints kept it), and when this sitting began: a record can then time every sitting
+        self.earlier_s, self.sitting_start = 0.0, time.perf_counter()
 
     def configs(self) -> dict:
         return {"model": model_settings(self.model_cfg), "train": weight_settings(self.cfg)}
@@ -354,10 +357,15 @@ class Trainer:
             "loss_history": self.loss_history,
             "loss_window": self.loss_window,
             "window_steps": self.window_steps,
+            "trained_s": self.trained_s(),
         }
         save_torch(state, path)  # atomic: an interruption leaves the previous checkpoint intact
         self.saves += 1
         self.saving_s += time.perf_counter() - start
+
+    def trained_s(self) -> float | None:
+        """Seconds this run has trained so far, every sitting's up to now (None where an earlier one's is unknown)."""
+        return None if self.earlier_s is None else self.earlier_s + time.perf_counter() - self.sitting_start
 
     def resume(self, path: Path) -> bool:
         """Load `path` if it exists; refuse one written for other settings."""
@@ -380,6 +388,7 @@ class Trainer:
         # steps since this resume
         self.loss_window = state.get("loss_window", torch.zeros_like(self.loss_window)).to(self.device)
         self.window_steps = state.get("window_steps", 0)
+        self.earlier_s = state.get("trained_s")  # the steps after that checkpoint are trained again, in this sitting
         # record afresh: from the restored generators, and AdamW's new state tensors
         self.graphed = [None] * len(self.groups)
         return True

@@ -3,7 +3,8 @@ for how long, read from the run records themselves (run.json), so the page never
 
 A group is the runs of one task and configuration at one number of steps on one kind of device in
 one store: its variants, its seeds per variant (each counted once), how many runs (a variant's seeds may be stored
-as several runs), and their wall time as recorded (which includes whatever else shared the machine).
+as several runs), and their wall time as recorded (which includes whatever else shared the machine; a run
+resumed in several sittings counts each, up to the checkpoint it resumed from).
 """
 
 import json
@@ -51,8 +52,14 @@ def committed_runs(store_dirs) -> list[dict]:
                          "steps": train["steps"],
                          "seeds": frozenset(range(train.get("first_seed", 0), train.get("first_seed", 0) + train["n_seeds"])),
                          "device": device_kind(record["provenance"]["device"]),
-                         "wall_min": (record["provenance"]["wall_time_s"] or 0) / 60})
+                         "wall_min": training_seconds(record) / 60})
     return rows
+
+
+def training_seconds(record: dict) -> float:
+    """A run's recorded training time: its last sitting's and, for a resumed run, its earlier sittings' up to
+    the checkpoint it resumed from (records written before 2026-11-29 time their last sitting only)."""
+    return (record["provenance"]["wall_time_s"] or 0) + (record.get("earlier_sittings_s") or 0)
 
 
 def groups(rows: list[dict]) -> pd.DataFrame:

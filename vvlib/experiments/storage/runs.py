@@ -139,11 +139,11 @@ def _publish(write):
 
 def _train(model_cfg, train_cfg, device, checkpoint: Path, progress, on_step, resume):
     """(all seeds' weights, loss history, the step training started from, {checkpoints written,
-    seconds spent writing them} or None under torchrun), resuming from `checkpoint` if `resume`,
+    seconds spent writing them} and the seconds earlier sittings trained, each None under torchrun), resuming from `checkpoint` if `resume`,
     calling on_step(trainer) after every step: in this process, or with the seeds spread over
     torchrun's ranks (each hook then sees its rank's share)."""
     if distributed.spreads(train_cfg):
-        return *distributed.train_spread(model_cfg, train_cfg, device, checkpoint, progress, on_step, resume), None
+        return *distributed.train_spread(model_cfg, train_cfg, device, checkpoint, progress, on_step, resume), None, None
     trainer = train.Trainer(model_cfg, train_cfg, device)
     if resume:
         trainer.resume(checkpoint)
@@ -153,7 +153,8 @@ def _train(model_cfg, train_cfg, device, checkpoint: Path, progress, on_step, re
     start_step = trainer.step  # > 0 when an interrupted run resumes
     hook = None if on_step is None else (lambda step: on_step(trainer))
     weights = trainer.run(checkpoint if distributed.is_writer() else None, progress=progress, on_step=hook)
-    return weights, trainer.loss_history, start_step, {"written": trainer.saves, "seconds": round(trainer.saving_s, 2)}
+    return (weights, trainer.loss_history, start_step, {"written": trainer.saves, "seconds": round(trainer.saving_s, 2)},
+            trainer.earlier_s)
 
 
 def _train_and_store(model_cfg, train_cfg, device, folder: Path, progress, on_step=None, resume=True):
@@ -162,7 +163,7 @@ def _train_and_store(model_cfg, train_cfg, device, folder: Path, progress, on_st
     stored yet (a stored record is never rewritten).  Returns (weights, record)."""
     spec = training_spec(model_cfg, train_cfg, device)
     start, commit = time.perf_counter(), store.git_commit()
-    weights, history, start_step, saving = _train(model_cfg, train_cfg, device, folder / "checkpoint.pt", progress,
+    weights, history, start_step, saving, earlier_s = _train(model_cfg, train_cfg, device, folder / "checkpoint.pt", progress,
                                                   on_step, resume)
     wall = time.perf_counter() - start
     record = distributed.agreed(lambda: store.load_matching(folder / "run.json", spec))
@@ -172,6 +173,8 @@ def _train_and_store(model_cfg, train_cfg, device, folder: Path, progress, on_st
             "spec": spec,
             "provenance": store.provenance(device, wall, commit),  # wall time of the steps run by this process
             "resumed_from_step": start_step,
+            # seconds the earlier sittings of a resumed run trained, up to its checkpoint (None: not known)
+            "earlier_sittings_s": None if earlier_s is None else round(earlier_s, 2),
             # the real loop's speed: every step this process ran over its wall time, checkpoints included
             "model_steps_per_s": round(steps_here * train_cfg.n_seeds / wall, 1) if steps_here else None,
             "checkpoints": saving,
