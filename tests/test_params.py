@@ -439,6 +439,10 @@ def test_a_longer_training_stretches_chapter_9s_curriculum_over_its_own_steps():
     assert [max_len_at(longer, s) for s in (0, 999, 1000, 3999, 4000, 5000, 9999)] == [16, 16, 32, 128, 256, 256, 256]
     assert (longer.n_seeds, longer.seed_group, longer.max_len) == (4, 0, 256)
     assert [(c.first_seed, c.curriculum_steps) for c in more] == [(s, longer.curriculum_steps) for s in (4, 8, 12)]
+    # argmax retrieval's longer runs: a tenth of its paper's steps, the curriculum over all of them (fraction 1)
+    argmax = variants.task_params(runner.resolved("09_longer_training", "book"), "argmax")
+    assert [(c.steps, c.curriculum_steps, c.n_seeds, c.first_seed, c.max_len) for c in variants.long_train_configs(argmax)] \
+        == [(10_000, 10_000, 4, 0, 256), (10_000, 10_000, 4, 4, 256)]
     for chapter in ("04_argmax_retrieval", "05_dictionary_lookup"):
         assert {c.curriculum_steps for c in variants.long_train_configs(runner.resolved(chapter, "book"))} == {0}
 

@@ -16,9 +16,12 @@ def curriculum_start_within_training(P):
 
 
 # The longer training's seeds, in runs of long_seed_chunk joined into long_seeds: ci's two runs of one seed, the
-# book's four of 4 (each about 53 minutes per variant alone on 2 CPU cores; raise long_seeds to add seeds)
+# book's runs of 4 (raise long_seeds by 4 to add a run): dictionary lookup's four at the paper's 10,000 steps (each
+# about 53 minutes per variant alone on 2 CPU cores), argmax retrieval's at 10,000 steps, a tenth of the paper's
+# (each about 20 minutes per variant)
 CI_LONG_SEEDS = {"long_seeds": 2, "long_seed_chunk": 1}
-BOOK_LONG_SEEDS = {"long_seeds": 16, "long_seed_chunk": 4}
+BOOK_LONG = {ARGMAX: {"long_steps": 10_000, "long_seeds": 8, "long_seed_chunk": 4},
+             DICTIONARY: {"long_steps": paper.STEPS[DICTIONARY.name], "long_seeds": 16, "long_seed_chunk": 4}}
 
 
 CHAPTER = Chapter(
@@ -34,15 +37,16 @@ CHAPTER = Chapter(
                                         **CI_LONG_SEEDS}})},
         # The curriculum's late steps run on 256-item sequences (a CPU step there costs about 20x one at 16
         # items for argmax, 12x for dictionary: bench/length-cost-cpu.json), so fewer steps than chapters 4-5
-        # at the same 20 seeds.  Beside them, dictionary lookup for the paper's 10,000 steps on 16 seeds; argmax
-        # retrieval's 100,000 steps on up to 256 items would take days there.  Those few seeds are scored on the
-        # paper profile's 1,024 test sequences per length (their first 128 are the main runs'): on 128, a seed's
-        # score at 70% accuracy has a binomial standard error of 4 points, which so few seeds do not average away.
+        # at the same 20 seeds.  Beside them a longer training on fewer seeds (BOOK_LONG): dictionary lookup for
+        # the paper's 10,000 steps, argmax retrieval for 10,000 too, a tenth of its paper's (its 100,000 on up to
+        # 256 items would take days there).  Those few seeds are scored on the paper profile's 1,024 test
+        # sequences per length (the main runs' are their first 256 for argmax, 128 for dictionary): on 128, a seed's score at 70%
+        # accuracy has a binomial standard error of 4 points, which so few seeds do not average away.
         "book": {**BOOK_TRAINING, "long_seed_group": 0, "paper_scale_dir": PAPER_SCALE_STORE,
-                 **per_task({ARGMAX: {"steps": 1000, "n_eval_sequences": 256, "long_steps": 0, "long_eval_sequences": 0,
-                                      **BOOK_LONG_SEEDS},
+                 **per_task({ARGMAX: {"steps": 1000, "n_eval_sequences": 256, "long_eval_sequences": 1024,
+                                      **BOOK_LONG[ARGMAX]},
                              DICTIONARY: {"steps": 600, "n_eval_sequences": 128, "long_eval_sequences": 1024,
-                                          "long_steps": paper.STEPS[DICTIONARY.name], **BOOK_LONG_SEEDS}})},
+                                          **BOOK_LONG[DICTIONARY]}})},
         # 100 seeds to 256 items take over an hour per argmax variant on an H100 (`python -m vvlib paper --plan
         # --speeds-of cuda`): runs of a few seeds fit one GPU command each, and join into the 100 seeds.  Argmax
         # runs 20 seeds a run: the H200 check of 2026-11-27 trained 20 seeds in 4.1 min against 10 in 3.4
