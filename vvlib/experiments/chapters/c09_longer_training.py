@@ -18,7 +18,7 @@ def curriculum_start_within_training(P):
 # The longer training's seeds, in runs of long_seed_chunk joined into long_seeds: ci's two runs of one seed, the
 # book's runs of 4 (raise long_seeds by 4 to add a run): dictionary lookup's four at the paper's 10,000 steps (each
 # about 53 minutes per variant alone on 2 CPU cores), argmax retrieval's at 10,000 steps, a tenth of the paper's
-# (each about 20 minutes per variant)
+# (each 23-25 minutes per variant)
 CI_LONG_SEEDS = {"long_seeds": 2, "long_seed_chunk": 1}
 BOOK_LONG = {ARGMAX: {"long_steps": 10_000, "long_seeds": 8, "long_seed_chunk": 4},
              DICTIONARY: {"long_steps": paper.STEPS[DICTIONARY.name], "long_seeds": 16, "long_seed_chunk": 4}}
@@ -40,8 +40,9 @@ CHAPTER = Chapter(
         # at the same 20 seeds.  Beside them a longer training on fewer seeds (BOOK_LONG): dictionary lookup for
         # the paper's 10,000 steps, argmax retrieval for 10,000 too, a tenth of its paper's (its 100,000 on up to
         # 256 items would take days there).  Those few seeds are scored on the paper profile's 1,024 test
-        # sequences per length (the main runs' are their first 256 for argmax, 128 for dictionary): on 128, a seed's score at 70%
-        # accuracy has a binomial standard error of 4 points, which so few seeds do not average away.
+        # sequences per length (the main runs' are their first 256 for argmax, 128 for dictionary): on 128, a
+        # seed's score at 70% accuracy has a binomial standard error of 4 points, which so few seeds do not
+        # average away.
         "book": {**BOOK_TRAINING, "long_seed_group": 0, "paper_scale_dir": PAPER_SCALE_STORE,
                  **per_task({ARGMAX: {"steps": 1000, "n_eval_sequences": 256, "long_eval_sequences": 1024,
                                       **BOOK_LONG[ARGMAX]},
