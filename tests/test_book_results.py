@@ -1068,6 +1068,29 @@ def test_the_lines_on_heads_that_share_their_products_hold_in_their_committed_re
     assert "falls from {:.2f} to {:.2f} ms on an H100 ({:.2f} to {:.2f} on an H200)".format(*floors) in text
 
 
+def _chapter_9_longer(monkeypatch, task_name: str):
+    """Chapter 9's book profile for one task, from the committed store alone: (its parameters, the pair, the
+    longer training's accuracies and runs, the main runs' accuracies, a function giving +LN minus the Baseline
+    (paired over the seeds chosen) at each length beyond training)."""
+    from vvlib.book import runner
+    from vvlib.experiments.setups import variants
+    from vvlib.experiments.storage.runs import STORED_ONLY
+    from vvlib.stats import paired_difference
+
+    monkeypatch.setenv(STORED_ONLY, "1")
+    P = variants.task_params(runner.resolved("09_longer_training", "book", {"store_dir": str(BOOK)}), task_name)
+    task, pair = variants.task_config(P, task_name), ["baseline", "layernorm"]
+    longer, _, runs = variants.long_training(P, task, pair, ["fixed"], "cpu")
+    main, _ = variants.train_and_evaluate(P, task, pair, ["fixed"], "cpu")
+    beyond = [j for j, n in enumerate(P.eval_lengths) if n > P.max_len]
+
+    def differences(accuracy, seeds=slice(None)):
+        return [paired_difference(100 * accuracy["baseline"][seeds, j], 100 * accuracy["layernorm"][seeds, j])
+                for j in beyond]
+
+    return P, pair, longer, runs, main, differences
+
+
 def test_the_lines_on_table_4_at_a_tenth_of_the_papers_steps_on_the_cpu_hold_in_the_committed_results(monkeypatch):
     """book/scale.md: chapter 9's argmax retrieval on up to 256 items for 10,000 steps (8 seeds in two runs of 4,
     CPU, 1,024 test sequences per length) reaches 19.6% and 19.8% at 2^14 (1,000 steps: 13.6% and 12.8%), 60.5%
@@ -1075,30 +1098,17 @@ def test_the_lines_on_table_4_at_a_tenth_of_the_papers_steps_on_the_cpu_hold_in_
     ahead by 0.1 at 2^14 with a 95% interval of -2.4 to +2.7 that leaves out the paper's +10.9; the 1,000-step
     runs put it behind at all 6, significantly at 5; per seed +LN is ahead at 2^14 in 4 of 8, the runs of 4 give
     +0.7 and -0.4; at 16 items 99.6% and 99.5%, at 256 92.1% and 90.3%."""
-    from vvlib.book import runner
-    from vvlib.experiments.setups import paper, variants
-    from vvlib.experiments.storage.runs import STORED_ONLY
-    from vvlib.stats import paired_difference
+    from vvlib.experiments.setups import paper
 
-    monkeypatch.setenv(STORED_ONLY, "1")
-    P = variants.task_params(runner.resolved("09_longer_training", "book", {"store_dir": str(BOOK)}), "argmax")
-    task, pair = variants.task_config(P, "argmax"), ["baseline", "layernorm"]
-    longer, _, runs = variants.long_training(P, task, pair, ["fixed"], "cpu")
-    main, _ = variants.train_and_evaluate(P, task, pair, ["fixed"], "cpu")
+    P, pair, longer, runs, main, differences = _chapter_9_longer(monkeypatch, "argmax")
     assert (P.long_steps, len(longer["baseline"]), P.steps, len(main["baseline"])) == (10_000, 8, 1_000, 20)
     assert P.long_steps * 10 == paper.STEPS["argmax"] and P.long_eval_sequences == 1024
     assert [r["spec"]["train"]["first_seed"] for r in runs["layernorm"]] == [0, 4]
     lengths = list(P.eval_lengths)
-    beyond = [j for j, n in enumerate(lengths) if n > P.max_len]
-
-    def differences(accuracy, seeds=slice(None)):
-        return [paired_difference(100 * accuracy["baseline"][seeds, j], 100 * accuracy["layernorm"][seeds, j])
-                for j in beyond]
-
     at_steps = differences(longer)
     assert [d["diff"] > 0 for d in at_steps] == [False] * 5 + [True]
-    significant = [lengths[j] for j, d in zip(beyond, at_steps) if d["p"] < 0.05]
-    assert significant == [2 ** 10, 2 ** 11]
+    beyond = [n for n in lengths if n > P.max_len]
+    assert [n for n, d in zip(beyond, at_steps) if d["p"] < 0.05] == [2 ** 10, 2 ** 11]
     assert [(round(d["diff"], 1), round(d["p"], 3)) for d in at_steps[1:3]] == [(-5.5, 0.018), (-6.5, 0.023)]
     assert [round(at_steps[-1][k], 1) for k in ("diff", "low", "high")] == [0.1, -2.4, 2.7]
     gain = paper.TABLE4_ARGMAX_LONG["layernorm"][-1] - paper.TABLE4_ARGMAX_LONG["baseline"][-1]
@@ -1132,27 +1142,17 @@ def test_the_lines_on_table_5_at_the_papers_steps_on_the_cpu_hold_in_the_committ
     models' (0.096 to 0.129), and without it the difference is +0.3 (-2.5 to +3.0); +LN is ahead in 10 seeds of 16;
     the runs of 4 give -3.6, +3.5, -5.2 and -0.4; the per-seed differences at 2^14 spread by 7.2 (sd) on the first
     128 sequences, 8.2 on all 1,024."""
-    from vvlib.book import runner
     from vvlib.experiments.setups import variants
-    from vvlib.experiments.storage.runs import STORED_ONLY
     from vvlib.stats import paired_difference
     from vvlib.task_base import EVAL_BLOCK
     import numpy as np
 
-    monkeypatch.setenv(STORED_ONLY, "1")
-    P = variants.task_params(runner.resolved("09_longer_training", "book", {"store_dir": str(BOOK)}), "dictionary")
-    task, pair = variants.task_config(P, "dictionary"), ["baseline", "layernorm"]
-    longer, _, runs = variants.long_training(P, task, pair, ["fixed"], "cpu")
-    main, _ = variants.train_and_evaluate(P, task, pair, ["fixed"], "cpu")
+    P, pair, longer, runs, main, differences = _chapter_9_longer(monkeypatch, "dictionary")
+    task = variants.task_config(P, "dictionary")
     assert (P.long_steps, len(longer["baseline"]), P.steps, len(main["baseline"])) == (10_000, 16, 600, 20)
     assert (P.long_eval_sequences, P.n_eval_sequences) == (1024, 128)
     assert [r["spec"]["train"]["first_seed"] for r in runs["layernorm"]] == [0, 4, 8, 12]
     beyond = [j for j, n in enumerate(P.eval_lengths) if n > P.max_len]
-
-    def differences(accuracy, seeds=slice(None)):
-        return [paired_difference(100 * accuracy["baseline"][seeds, j], 100 * accuracy["layernorm"][seeds, j])
-                for j in beyond]
-
     at_steps = differences(longer)
     assert [d["diff"] > 0 for d in at_steps] == [False, False, True, False, False, False]
     assert P.eval_lengths[beyond[2]] == 2 ** 11 and round(at_steps[2]["diff"], 1) == 0.2
