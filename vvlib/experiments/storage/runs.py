@@ -139,8 +139,8 @@ def _publish(write):
 
 def _train(model_cfg, train_cfg, device, checkpoint: Path, progress, on_step, resume):
     """(all seeds' weights, loss history, the step training started from, {checkpoints written,
-    seconds spent writing them} and the seconds earlier sittings trained, each None under torchrun), resuming from `checkpoint` if `resume`,
-    calling on_step(trainer) after every step: in this process, or with the seeds spread over
+    seconds spent writing them} and the seconds earlier sittings trained, each None under torchrun),
+    resuming from `checkpoint` if `resume`, calling on_step(trainer) after every step: in this process, or with the seeds spread over
     torchrun's ranks (each hook then sees its rank's share)."""
     if distributed.spreads(train_cfg):
         return *distributed.train_spread(model_cfg, train_cfg, device, checkpoint, progress, on_step, resume), None, None
