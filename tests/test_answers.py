@@ -59,3 +59,20 @@ def test_a_claim_sentence_is_provisional_below_the_papers_steps_and_plain_at_the
     full = answers.claim_sentence("Figure 4", "100 seeds", "+LN is sharper", evidence, "argmax", 100_000)
     assert "**supported (provisional: 3% of the paper's steps)**" in short
     assert "**supported**:" in full and "ahead at 2 of 2 lengths (2 with p < 0.05)" in full
+
+
+def test_drifts_of_opposite_sign_cancel_in_the_claims_mean_but_not_in_their_size_seed_by_seed():
+    """Half the seeds move their global mean up by 0.5 sd and half down: the drift claim's signed mean is 0, but
+    drift_table and drift_size_sentence give each seed's own size (0.5 on average and at most), and a second run
+    that does not move gives 0."""
+    seeds, lengths = 6, [16, 1024, 16384]
+    rows = [{"variant": v, "seed": s, "N": n, "relative_variance": 1.0,
+             "mean_drift": 0.0 if n == 16 or v == "layernorm" else (0.5 if s % 2 else -0.5)}
+            for v in ("baseline", "layernorm") for s in range(seeds) for n in lengths]
+    frame = pd.DataFrame(rows)
+    table = answers.drift_table(frame, lengths, 16)
+    assert table.loc["2¹⁴", "drift of the global mean (sd) [95%]"].startswith("+0.0000")
+    assert table.loc["2¹⁴", "its size seed by seed (sd): mean, largest"] == "0.5000, 0.5000"
+    said = answers.drift_size_sentence(frame, lengths, {"baseline": "Baseline", "layernorm": "+LN"})
+    assert "$N = 16384$" in said and "0.5000 (Baseline; the largest seed's 0.5000)" in said
+    assert "0.0000 (+LN; the largest seed's 0.0000)" in said

@@ -4,6 +4,7 @@ summary reads are the ones an independent computation gives, and the summary's c
 then rest on the paper's scale.  The records and tables are made up under the real store keys, so all this
 runs on the CPU before a GPU ever commits them."""
 
+import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
@@ -49,6 +50,7 @@ def test_chapter_6_may_read_the_baselines_part_alone_and_then_claims_only_the_dr
     low, high = scipy_stats.t.interval(0.95, len(at) - 1, loc=at.mean(), scale=scipy_stats.sem(at))
     assert table.iloc[0, 1] == f"{at.mean():+.4f} [{low:+.4f}, {high:+.4f}]"
     assert table.iloc[0, 0] == f"{frame[frame.N == 16384]['relative_variance'].mean():.3f}"
+    assert table.iloc[0, 3] == f"{np.mean(np.abs(at.to_numpy())):.4f}, {np.max(np.abs(at.to_numpy())):.4f}"
     said = answers.drift_sentence(tables["global"], P.eval_lengths, P.max_len, "100 seeds", P.steps)
     assert said.endswith("a one-sample t-test over seeds against no drift.") and "paired" not in said
     shift, dispersion = figure_metrics(ln_is_better=False)

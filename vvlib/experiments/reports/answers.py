@@ -87,15 +87,32 @@ def drift_table(frame: pd.DataFrame, lengths, reference: int, variant: str = "ba
     """Figure 3 for one probed run alone (at the paper's scale its partner's probe may still be in the GPU
     queue): at each length of `at`, the means over seeds of its global variance over its value at the
     training length `reference`, and of its global mean's drift (in sd at `reference`) with the drift's
-    95% interval and its p against none.  frame: chapter 6's `global` table (variant, seed, N, ...)."""
+    95% interval and its p against none, and the drift's size seed by seed (probed.drift_size).
+    frame: chapter 6's `global` table (variant, seed, N, ...)."""
+    from .probed import drift_size
+
     rows = []
     for n in answer_lengths(lengths, at):
         here = frame[(frame["variant"] == variant) & (frame["N"] == n)]
         drift = paired_difference(np.zeros(len(here)), here["mean_drift"].to_numpy())
         rows.append({"N": power_of_two(n),
                      f"global variance / at N = {reference}": f"{here['relative_variance'].mean():.3f}",
-                     "drift of the global mean (sd) [95%]": format_interval(drift, 4), "p": format_p(drift["p"])})
+                     "drift of the global mean (sd) [95%]": format_interval(drift, 4), "p": format_p(drift["p"]),
+                     "its size seed by seed (sd): mean, largest": "{:.4f}, {:.4f}".format(*drift_size(frame, variant, n))})
     return pd.DataFrame(rows).set_index("N")
+
+
+def drift_size_sentence(frame: pd.DataFrame, lengths, labels: dict, at=ANSWER_LENGTHS) -> str:
+    """Beside drift_sentence: at the longest length of `at` tested, how far each of `labels`' runs moves its
+    global mean seed by seed (probed.drift_size), so that a small mean over seeds is not read as cancelling
+    drifts.  frame: chapter 6's `global` table; labels: {variant: label}, those of the frame."""
+    from .probed import drift_size
+
+    n = answer_lengths(lengths, at)[-1]
+    sizes = [f"{mean:.4f} ({label}; the largest seed's {largest:.4f})" for label, (mean, largest) in
+             ((label, drift_size(frame, v, n)) for v, label in labels.items())]
+    return (f"Seed by seed, the size of the global mean's move at $N = {n}$, in global standard deviations at "
+            f"the training length, averages {' and '.join(sizes)}.")
 
 
 def attention_table(frame: pd.DataFrame, runs: dict, lengths, at=ANSWER_LENGTHS) -> pd.DataFrame:

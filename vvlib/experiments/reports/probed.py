@@ -131,6 +131,15 @@ def drift_sides(metrics: dict, variant: str = "baseline") -> tuple:
     return {n: abs(d) for n, d in drift.items()}, dict.fromkeys(drift, 0.0), metrics["p_value_mean_drift"][variant]
 
 
+def drift_size(global_frame: pd.DataFrame, variant: str, n: int) -> tuple:
+    """How far `variant`'s global mean moves from its value at the training length at length n, seed by seed:
+    (the mean over seeds of each seed's |drift|, the largest), in sd at the training length.  The drift claim's
+    t-test reads the signed drift, whose mean over seeds could be small because seeds drift in opposite
+    directions; this size could not."""
+    size = global_frame[(global_frame["variant"] == variant) & (global_frame["N"] == n)]["mean_drift"].abs()
+    return float(size.mean()), float(size.max())
+
+
 def figure4_metrics(attention_frame: pd.DataFrame, pairs) -> dict:
     """Chapter 7's `attention` table (one row per run, seed and N) as results.json keeps it: per run
     and length the mean largest attention weight and entropy, and the paired p of each of `pairs`."""
