@@ -140,8 +140,8 @@ def _publish(write):
 def _train(model_cfg, train_cfg, device, checkpoint: Path, progress, on_step, resume):
     """(all seeds' weights, loss history, the step training started from, {checkpoints written,
     seconds spent writing them} and the seconds earlier sittings trained, each None under torchrun),
-    resuming from `checkpoint` if `resume`, calling on_step(trainer) after every step: in this process, or with the seeds spread over
-    torchrun's ranks (each hook then sees its rank's share)."""
+    resuming from `checkpoint` if `resume`, calling on_step(trainer) after every step: in this process,
+    or with the seeds spread over torchrun's ranks (each hook then sees its rank's share)."""
     if distributed.spreads(train_cfg):
         return *distributed.train_spread(model_cfg, train_cfg, device, checkpoint, progress, on_step, resume), None, None
     trainer = train.Trainer(model_cfg, train_cfg, device)
@@ -163,8 +163,8 @@ def _train_and_store(model_cfg, train_cfg, device, folder: Path, progress, on_st
     stored yet (a stored record is never rewritten).  Returns (weights, record)."""
     spec = training_spec(model_cfg, train_cfg, device)
     start, commit = time.perf_counter(), store.git_commit()
-    weights, history, start_step, saving, earlier_s = _train(model_cfg, train_cfg, device, folder / "checkpoint.pt", progress,
-                                                  on_step, resume)
+    weights, history, start_step, saving, earlier_s = _train(model_cfg, train_cfg, device, folder / "checkpoint.pt",
+                                                             progress, on_step, resume)
     wall = time.perf_counter() - start
     record = distributed.agreed(lambda: store.load_matching(folder / "run.json", spec))
     if record is None:
