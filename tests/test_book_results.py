@@ -601,6 +601,32 @@ def test_the_lines_on_figures_3_and_4_at_the_paper_scale_hold_in_the_committed_r
     assert f"uniform weights would give {math.log(16384):.2f}" in text
 
 
+def test_the_lines_on_attention_and_accuracy_at_the_paper_scale_hold_in_the_committed_results():
+    """book/scale.md and book/intro.md, from chapter 7's paper-scale probe and chapter 4's scores of the same runs
+    (which accuracy_of_probed checks by their records, refusing other runs'): within each variant the sharper
+    attention goes with higher accuracy, and between models of equal entropy the fit leaves +LN 1.0 of 7.2 points
+    at 2^10 (-0.8 to 2.8) and 3.6 of 6.3 at 2^14 (2.3 to 4.9): "much of its gain" in the intro."""
+    import copy
+
+    from vvlib.experiments.reports import attention_gain
+
+    P, tables, records = paper_scale.probe("07_dispersion", PAPER_SCALE)
+    lengths, accuracy = paper_scale.accuracy_of_probed(records, PAPER_SCALE)
+    assert {v: accuracy[v].shape for v in accuracy} == {"baseline": (100, 11), "layernorm": (100, 11)}
+    other = copy.deepcopy(records)
+    other["layernorm"]["spec"]["train"]["steps"] = 99_999
+    assert paper_scale.accuracy_of_probed(other, PAPER_SCALE) is None
+    gains = attention_gain.gain_and_entropy(accuracy, tables["attention"], lengths, P.max_len)
+    assert (gains[["r_baseline", "r_layernorm"]] < 0).all().all()
+    shown = {n: tuple(f"{gains.loc[n, k]:.1f}" for k in ("at_equal_entropy", "gain", "equal_low", "equal_high"))
+             for n in (1024, 16384)}
+    assert shown == {1024: ("1.0", "7.2", "-0.8", "2.8"), 16384: ("3.6", "6.3", "2.3", "4.9")}
+    text = words("book/scale.md")
+    assert ("leaves +LN 1.0 of its 7.2 points at $2^{10}$ (95% interval $-0.8$ to 2.8) and 3.6 of its 6.3 at "
+            "$2^{14}$ (2.3 to 4.9)") in text
+    assert "much of its gain goes with that sharper attention (chapter 7, a correlation)" in words("book/intro.md")
+
+
 def test_the_lines_on_the_rescaled_output_at_the_paper_scale_hold_in_the_committed_results():
     """book/scale.md: chapter 10's rescaled output on dictionary lookup at the paper's scale (unit 26, with chapter
     5's counter-stream Baseline): 82.5% at the training length, 5.2% at 2^10 and 2.6% at 2^14, the Baseline 75.8%

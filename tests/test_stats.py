@@ -218,3 +218,44 @@ def test_the_scales_table_puts_each_scale_under_its_own_header_beside_the_paper(
     mean, sem = small["accuracy"]["layernorm"]["32"], small["accuracy_sem"]["layernorm"]["32"]
     assert table.loc["2⁵", ("3 seeds", "+LN")] == f"{mean:.1f} ± {sem:.1f}"
     assert table.loc["2⁴", ("paper", "Baseline")] == f"{TABLE1_ARGMAX['baseline'][0]:.1f}"
+
+
+def test_the_difference_at_equal_covariate_is_the_textbook_ancova_adjusted_difference():
+    """The coefficient equals the adjusted difference of means through the pooled within-set slope,
+    (mean y_b - mean y_a) - slope (mean x_b - mean x_a), and its standard error the Frisch-Waugh-Lovell one:
+    the set indicator's residual on [1, x], r, gives se^2 = s^2 / r.r with s^2 the fit's residual variance."""
+    from vvlib.stats import difference_at_equal_covariate
+
+    rng = np.random.default_rng(3)
+    xa, xb = rng.normal(1.3, 0.2, 40), rng.normal(1.0, 0.15, 30)
+    ya, yb = 60 - 20 * xa + rng.normal(0, 2, 40), 62 - 20 * xb + rng.normal(0, 2, 30)
+    got = difference_at_equal_covariate(ya, yb, xa, xb)
+    within = lambda x, y: ((x - x.mean()) * (y - y.mean())).sum()
+    slope = (within(xa, ya) + within(xb, yb)) / (within(xa, xa) + within(xb, xb))
+    assert got["slope"] == pytest.approx(slope)
+    assert got["diff"] == pytest.approx((yb.mean() - ya.mean()) - slope * (xb.mean() - xa.mean()))
+    x, y, of_b = np.r_[xa, xb], np.r_[ya, yb], np.r_[np.zeros(40), np.ones(30)]
+    ones_x = np.column_stack([np.ones(70), x])
+    r = of_b - ones_x @ np.linalg.lstsq(ones_x, of_b, rcond=None)[0]
+    fitted = got["diff"] * of_b + ones_x @ np.linalg.lstsq(ones_x, y - got["diff"] * of_b, rcond=None)[0]
+    se = np.sqrt(((y - fitted) ** 2).sum() / (70 - 3) / (r @ r))
+    half = sps.t.ppf(0.975, 67) * se
+    assert (got["low"], got["high"]) == pytest.approx((got["diff"] - half, got["diff"] + half))
+    assert got["p"] == pytest.approx(2 * sps.t.sf(abs(got["diff"]) / se, 67))
+
+
+def test_a_difference_carried_by_the_covariate_vanishes_at_equal_covariate_and_an_own_one_stays():
+    """b's models are more accurate only because their covariate is lower: the raw difference is large and
+    the one at equal covariate near 0, its interval covering 0; add an own effect of 5 and it is found."""
+    from vvlib.stats import difference_at_equal_covariate
+
+    rng = np.random.default_rng(0)
+    xa, xb = rng.normal(1.3, 0.2, 100), rng.normal(1.0, 0.2, 100)
+    ya, yb = 60 - 20 * xa + rng.normal(0, 1, 100), 60 - 20 * xb + rng.normal(0, 1, 100)
+    assert yb.mean() - ya.mean() > 4
+    carried = difference_at_equal_covariate(ya, yb, xa, xb)
+    assert carried["low"] < 0 < carried["high"] and abs(carried["diff"]) < 0.5
+    own = difference_at_equal_covariate(ya, yb + 5, xa, xb)
+    assert own["low"] < 5 < own["high"] and own["p"] < 1e-10 and own["slope"] == pytest.approx(-20, abs=1)
+    with pytest.raises(ValueError, match="covariate"):
+        difference_at_equal_covariate(ya, yb, xa, xb[:-1])

@@ -141,3 +141,25 @@ def welch(a, b) -> dict:
     return {"mean_a": float(a.mean()), "sd_a": float(a.std(ddof=1)) if len(a) > 1 else float("nan"), "n_a": len(a),
             "mean_b": float(b.mean()), "sd_b": float(b.std(ddof=1)) if len(b) > 1 else float("nan"), "n_b": len(b),
             "diff": float(b.mean() - a.mean()), "p": p}
+
+
+def difference_at_equal_covariate(a, b, covariate_a, covariate_b, confidence=0.95) -> dict:
+    """What is left of mean(b) - mean(a) between two sets of models once a quantity measured on each model
+    (its covariate) is accounted for linearly, one slope for both sets: the coefficient of "a model of b" in the
+    least-squares fit  y = c0 + c1 [of b] + slope * covariate  over the models of both, with its two-sided t
+    interval and p (len(a) + len(b) - 3 degrees of freedom, the models taken as independent), and the slope:
+    {"diff", "low", "high", "p", "slope"}.  It describes the models; it is not an intervention, so it cannot say
+    that the covariate causes the difference."""
+    y = np.concatenate([np.asarray(a, dtype=float), np.asarray(b, dtype=float)])
+    x = np.concatenate([np.asarray(covariate_a, dtype=float), np.asarray(covariate_b, dtype=float)])
+    if len(x) != len(y):
+        raise ValueError(f"each model needs its covariate; got {len(y)} models and {len(x)} covariates")
+    design = np.column_stack([np.ones_like(y), np.r_[np.zeros(len(a)), np.ones(len(b))], x])
+    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+    dof = len(y) - design.shape[1]
+    residual = y - design @ coef
+    se = float(np.sqrt(residual @ residual / dof * np.linalg.inv(design.T @ design)[1, 1]))
+    half = stats.t.ppf(0.5 + confidence / 2, dof) * se
+    p = float(2 * stats.t.sf(abs(coef[1]) / se, dof)) if se > 0 else float("nan")
+    return {"diff": float(coef[1]), "low": float(coef[1] - half), "high": float(coef[1] + half), "p": p,
+            "slope": float(coef[2])}

@@ -6,7 +6,7 @@ of them is committed, and per kind of chapter the runs, probes and slopes a page
 import pandas as pd
 import torch
 
-from ..experiments.chapters import get_chapter
+from ..experiments.chapters import ARGMAX_RETRIEVAL, get_chapter
 from ..experiments.chapters.scales import EARLIER_PAPER_RUN, PAPER_SCALE_STORE, PAPER_TRAINING
 from ..experiments.setups.params import task_value
 from ..experiments.setups.paper import STEPS as PAPER_STEPS
@@ -95,6 +95,21 @@ def latest_accuracy_runs(name: str, task: str, store_dir):
         except StoreError:
             if draws == EARLIER_PAPER_RUN["draws"]:
                 raise
+
+
+def accuracy_of_probed(records: dict, store_dir) -> tuple | None:
+    """Chapter 4's scores of the very runs a paper-scale probe read (its {variant: training record}): (the lengths
+    scored, {variant: per-seed accuracy (seeds, lengths)} at fixed temperature), or None where chapter 4's
+    committed evaluation is of other runs or not committed."""
+    from ..experiments.storage.store import StoreError
+
+    try:
+        _, P, accuracy, scored = latest_accuracy_runs(ARGMAX_RETRIEVAL.name, ARGMAX.name, store_dir)
+    except StoreError:
+        return None
+    if any(v not in scored or scored[v]["spec"] != record["spec"] for v, record in records.items()):
+        return None
+    return P.eval_lengths, {v: accuracy[v] for v in records}
 
 
 def probe(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE, needed=None) -> tuple | None:

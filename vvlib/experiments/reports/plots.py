@@ -5,7 +5,7 @@ import numpy as np
 import seaborn as sns
 
 from ...compare import ALPHA
-from ...stats import long_form, mean_interval
+from ...stats import difference_at_equal_covariate, long_form, mean_interval
 from ..setups import sensitivity
 
 
@@ -401,3 +401,27 @@ def sensitivity_forest(records: list, task: str, lengths, scale: str):
     marks = {n: sensitivity.paper_gain(task, n) for n in lengths}
     return forest(sensitivity.forest_frame(records, task), lengths, "defaults", marks=marks, mark_label="the paper",
                   title=f"{task}: +LN minus Baseline per configuration ({scale})")
+
+
+def accuracy_against_entropy(models: dict, labels: dict, title=""):
+    """Each trained model as a point, its attention entropy (nats) against its accuracy (%), one panel per
+    length, with the linear fit of stats.difference_at_equal_covariate: one slope, a line per variant through
+    its models' means, so the vertical gap between the lines is the gain at equal entropy.
+
+    models: {N: {variant: (accuracy in percent, entropy), the first variant the fit's first}}."""
+    sns.set_theme(style="whitegrid")
+    fig, axes = plt.subplots(1, len(models), figsize=(5 * len(models), 4.2), squeeze=False)
+    colours = dict(zip(labels, sns.color_palette("deep", len(labels))))
+    for ax, (n, by_variant) in zip(axes[0], models.items()):
+        (acc_a, ent_a), (acc_b, ent_b) = by_variant.values()
+        slope = difference_at_equal_covariate(acc_a, acc_b, ent_a, ent_b)["slope"]
+        span = np.linspace(min(ent_a.min(), ent_b.min()), max(ent_a.max(), ent_b.max()), 2)
+        for variant, (accuracy, entropy) in by_variant.items():
+            ax.scatter(entropy, accuracy, s=12, alpha=0.6, color=colours[variant], label=labels[variant])
+            ax.plot(span, accuracy.mean() + slope * (span - entropy.mean()), color=colours[variant])
+        ax.set(xlabel="attention entropy (nats)", ylabel="accuracy (%)", title=f"N = {n}")
+        ax.legend(fontsize=8)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig

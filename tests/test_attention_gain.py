@@ -1,0 +1,62 @@
+"""Chapter 7's question beside Figure 4, on made-up models whose answer is known: a gain carried wholly by a
+sharper attention vanishes among models of equal entropy, an own gain stays, and the correlations are
+scipy's."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as scipy_stats
+
+from vvlib.experiments.reports import attention_gain
+
+LENGTHS = [16, 1024, 16384]
+
+
+def made_up(own_gain: float, seeds=60, seed=0):
+    """Per seed and length an entropy (+LN's 0.3 nats lower) and an accuracy that falls 20 points per nat,
+    +LN's raised by own_gain points: ({variant: (seeds, lengths) fractions}, chapter 7's attention table)."""
+    rng = np.random.default_rng(seed)
+    accuracy, rows = {}, []
+    for variant, shift, gain in (("baseline", 0.0, 0.0), ("layernorm", -0.3, own_gain)):
+        entropy = np.log(LENGTHS)[None, :] / 3 + shift + rng.normal(0, 0.2, (seeds, len(LENGTHS)))
+        accuracy[variant] = (90 - 20 * entropy + gain + rng.normal(0, 1, entropy.shape)) / 100
+        rows += [{"variant": variant, "seed": s, "N": n, "entropy": entropy[s, j], "top1_weight": 0.5}
+                 for s in range(seeds) for j, n in enumerate(LENGTHS)]
+    return accuracy, pd.DataFrame(rows)
+
+
+def test_a_gain_carried_by_the_sharper_attention_vanishes_at_equal_entropy():
+    accuracy, attention = made_up(own_gain=0.0)
+    gains = attention_gain.gain_and_entropy(accuracy, attention, LENGTHS, reference=16)
+    assert list(gains.index) == [1024, 16384]  # only beyond the training length
+    row = gains.loc[16384]
+    assert row["gain"] == pytest.approx(100 * (accuracy["layernorm"][:, 2] - accuracy["baseline"][:, 2]).mean())
+    assert row["gain"] > 4 and row["equal_low"] < 0 < row["equal_high"]
+    assert row["points_per_nat"] == pytest.approx(-20, abs=2)
+    here = attention[attention.N == 16384]
+    ent = {v: here[here.variant == v].sort_values("seed")["entropy"].to_numpy() for v in accuracy}
+    assert row["r_baseline"] == pytest.approx(scipy_stats.pearsonr(100 * accuracy["baseline"][:, 2], ent["baseline"])[0])
+    assert row["r_pairs"] == pytest.approx(scipy_stats.pearsonr(
+        100 * (accuracy["layernorm"][:, 2] - accuracy["baseline"][:, 2]), ent["layernorm"] - ent["baseline"])[0])
+    assert row["pairs_sharper"] == int((ent["layernorm"] < ent["baseline"]).sum()) and row["pairs"] == 60
+    said = attention_gain.gain_sentence(gains, "60 seeds x 10 steps, CPU")
+    assert said.startswith("*60 seeds x 10 steps, CPU:* at $N = 1024$") and "not significantly different from 0" in said
+    assert "a sharper attention goes with higher accuracy" in said and "the larger its gain" in said
+
+
+def test_an_own_gain_stays_at_equal_entropy_and_is_named_as_a_share_of_the_gain():
+    accuracy, attention = made_up(own_gain=5.0)
+    gains = attention_gain.gain_and_entropy(accuracy, attention, LENGTHS, reference=16)
+    row = gains.loc[16384]
+    assert row["equal_low"] < 5 < row["equal_high"] and row["equal_low"] > 0
+    share = f"{row['at_equal_entropy'] / row['gain']:.0%} of the gain"
+    assert share in attention_gain.gain_sentence(gains, "S")
+    table = attention_gain.gain_table(gains)
+    assert list(table.index) == ["2¹⁰", "2¹⁴"] and table.loc["2¹⁴", "pairs with +LN sharper"].endswith("of 60")
+
+
+def test_accuracy_and_attention_of_other_models_are_refused():
+    accuracy, attention = made_up(own_gain=0.0, seeds=5)
+    fewer = attention[attention.seed != 3]
+    with pytest.raises(ValueError, match="same models"):
+        attention_gain.gain_and_entropy(accuracy, fewer, LENGTHS, reference=16)
