@@ -167,3 +167,39 @@ def test_norm_frame_measures_the_norms_input_against_eps_and_its_learned_gain_an
                                  small_layernorm)
     assert (swamped["epsilon_share"] > 0.5).all()
     assert (swamped["global_variance"] < frame["global_variance"].to_numpy() / 2).all()
+
+
+def test_sharpening_multiplies_the_attentions_logits_and_nothing_else(small_layernorm):
+    """sharpened(beta) gives the attention softmax(beta * logits), computed here from the unsharpened weights A
+    as softmax(beta * log A) (log A is the logits less a constant per sequence); beta 1 changes nothing, and
+    beta <= 0 or a non-number is refused."""
+    params = init_params(small_layernorm, [0, 1])
+    batch = evaluate.test_block(small_layernorm, EvalConfig(n_sequences=8), 24, 0, "cpu")
+    _, plain = forward(small_layernorm, params, batch, probe=True)
+    for beta in (0.5, 2.0):
+        _, sharp = forward(small_layernorm, probing.sharpened(small_layernorm, params, beta), batch, probe=True)
+        expected = torch.softmax(beta * plain["attention"].double().log(), dim=-1)
+        torch.testing.assert_close(sharp["attention"].double(), expected, atol=1e-6, rtol=1e-5)
+    same = probing.sharpened(small_layernorm, params, 1.0)
+    assert all(torch.equal(same[k], params[k]) for k in params)
+    for bad in (0, -1.0, "2"):
+        with pytest.raises(ValueError, match="beta"):
+            probing.sharpened(small_layernorm, params, bad)
+
+
+def test_the_sharpness_frame_scores_as_evaluate_does_and_sharper_attention_has_lower_entropy(small_layernorm):
+    """At beta 1 each seed's accuracy is evaluate.accuracy's and its entropy the probe's mean, on the same test
+    sequences (70 of them: two blocks); the entropy falls as beta grows."""
+    params = init_params(small_layernorm, [0, 1])
+    cfg = EvalConfig(lengths=(16, 40), n_sequences=70)
+    frame = probing.sharpness_frame(small_layernorm, params, cfg, [0.5, 1.0, 3.0], "layernorm", max_items=53)
+    assert len(frame) == 3 * 2 * 2 and set(frame["variant"]) == {"layernorm"}
+    at_one = frame[frame.beta == 1.0].set_index(["seed", "N"])
+    scored = evaluate.accuracy(small_layernorm, params, cfg, progress=False)
+    probed = probing.probe(small_layernorm, params, cfg, progress=False)
+    for s in (0, 1):
+        for j, n in enumerate(cfg.lengths):
+            assert at_one.loc[(s, n), "accuracy"] == pytest.approx(float(scored[s, j]))
+            assert at_one.loc[(s, n), "entropy"] == pytest.approx(float(probed[n]["entropy"][s].mean()), rel=1e-5)
+    by_beta = frame.pivot_table(index=["seed", "N"], columns="beta", values="entropy")
+    assert (by_beta[0.5] > by_beta[1.0]).all() and (by_beta[1.0] > by_beta[3.0]).all()

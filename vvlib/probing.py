@@ -69,6 +69,42 @@ def probe(model_cfg: ModelConfig, params, cfg: EvalConfig, device="cpu", top_k=T
     return result
 
 
+def sharpened(model_cfg: ModelConfig, params: dict, beta: float) -> dict:
+    """The same models with every attention's logits multiplied by beta, a softmax temperature of 1/beta: each
+    layer's W_K times beta, since a head's logits h . (q W_K^T) / sqrt(d) are linear in W_K (the key bias's
+    share is the same for every item, so the softmax ignores it).  beta > 1 sharpens the attention, < 1
+    spreads it; nothing else of the models changes."""
+    if not (isinstance(beta, (int, float)) and beta > 0):
+        raise ValueError(f"beta must be a number > 0; got {beta!r}")
+    keys = {layer_prefix(layer) + "wk" for layer in range(model_cfg.layers)}
+    return {k: v * beta if k in keys else v for k, v in params.items()}
+
+
+@torch.inference_mode()
+def sharpness_frame(model_cfg: ModelConfig, params, cfg: EvalConfig, betas, label: str, device="cpu",
+                    max_items=2**18) -> pd.DataFrame:
+    """Each seed's accuracy and mean attention entropy (nats; the last layer's first head) at every length of
+    cfg with its attention sharpened by each of `betas` (sharpened), both from one pass over the test sequences
+    evaluate scores: one row per (variant `label`, seed, N, beta)."""
+    params = {k: v.detach().to(device) for k, v in params.items()}
+    S, rows = n_seeds(params), []
+    for beta in betas:
+        scaled = sharpened(model_cfg, params, beta)
+        for n in cfg.lengths:
+            correct, entropies = torch.zeros(S, dtype=torch.float64), torch.zeros(S, dtype=torch.float64)
+            for block in range(math.ceil(cfg.n_sequences / EVAL_BLOCK)):
+                batch = test_block(model_cfg, cfg, n, block, device)
+                for seeds, _, part, (logits, inside) in forward_in_chunks(model_cfg, scaled, batch, cfg.temperature,
+                                                                         max_items, probe=True):
+                    attn = inside["attention"] if inside["attention"].dim() == 3 else inside["attention"][:, :, 0]
+                    correct[seeds] += (logits.argmax(dim=-1) == part.target).sum(dim=1).double().cpu()
+                    entropies[seeds] += entropy(attn).squeeze(-1).sum(dim=1).double().cpu()
+            rows += [{"variant": label, "seed": s, "N": n, "beta": float(beta),
+                      "accuracy": float(correct[s]) / cfg.n_sequences, "entropy": float(entropies[s]) / cfg.n_sequences}
+                     for s in range(S)]
+    return pd.DataFrame(rows)
+
+
 def global_moments(x: torch.Tensor):
     """Per vector, over its D features: the global mean and the global variance (1/D, as in the paper)."""
     return x.mean(dim=-1), x.var(dim=-1, unbiased=False)

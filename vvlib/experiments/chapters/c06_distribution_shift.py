@@ -5,12 +5,10 @@ from ..setups.paper_tasks import ARGMAX
 from ..setups.params import require
 from . import checks
 from .record import Chapter, Work, keys
-from .scales import CI_LONG, longer, probing_profiles
+from .scales import CI_LONG, longer, probed_longer, probing_profiles
 
-# The book probes the first of chapter 4's longer runs (4 seeds x the paper's 100,000 steps, on a CPU): each variant's
-# run takes 45-50 minutes of 2 CPU cores to train again for its weights (the store keeps none), so the two were
-# probed in two sittings; the other runs of 4 seeds are not probed
-BOOK_LONGER = {**longer(ARGMAX.scales["book"]["long"]), "long_seeds": 4, "long_variants": ["baseline", "layernorm"]}
+# The book probes the first of chapter 4's longer runs (scales.probed_longer), both variants, in two sittings
+BOOK_LONGER = {**probed_longer(ARGMAX), "long_variants": ["baseline", "layernorm"]}
 
 
 def profiles() -> dict:

@@ -5,7 +5,15 @@ from ..setups.paper_tasks import ARGMAX
 from ..setups.params import require
 from . import checks
 from .record import Chapter, Work, keys
-from .scales import probing_profiles
+from .scales import CI_LONG, longer, probed_longer, probing_profiles
+
+
+def profiles() -> dict:
+    """Chapter 4's models at each scale (probing_profiles); at ci and book its longer runs too, for the sharpness
+    test (ci: at two lengths; the book: the first run of 4 seeds at the paper's steps, as chapter 6)."""
+    named = probing_profiles(ARGMAX, ci_sequences=32)
+    return {**named, "ci": {**named["ci"], **longer(CI_LONG), "sharpness_lengths": [64, 256], "sharpness_sequences": 32},
+            "book": {**named["book"], **probed_longer(ARGMAX)}}
 
 
 def lengths_hold_top_k(P):
@@ -19,6 +27,14 @@ def heatmap_lengths_tested(P):
             f"lengths from eval_lengths {P.eval_lengths}", P.heatmap_lengths)
 
 
+def sharpness_fits(P):
+    require(set(P.sharpness_lengths) <= set(P.eval_lengths) and min(P.sharpness_lengths) > P.max_len,
+            "sharpness_lengths", f"lengths from eval_lengths {P.eval_lengths} beyond max_len ({P.max_len})",
+            P.sharpness_lengths)
+    require(1 in P.sharpness_betas, "sharpness_betas", "a list that holds 1 (the models as trained)",
+            P.sharpness_betas)
+
+
 def examples_within_probes(P):
     require(P.n_examples <= P.n_probe_sequences, "n_examples",
             f"an int <= n_probe_sequences ({P.n_probe_sequences})", P.n_examples)
@@ -29,8 +45,10 @@ CHAPTER = Chapter(
     keys("top1_weight entropy p_value_top1_weight p_value_entropy", "paper_scale"),
     Work((ARGMAX.name,), probes.PAIR, ()),  # trains nothing new: its probes are planned
     paper_scale_needs=("baseline",),  # at the paper's scale: the Baseline's probe, +LN's once committed
-    probes=lambda P, device: [(ARGMAX.name, probes.dispersion(P, device))],
-    profiles=probing_profiles(ARGMAX, ci_sequences=32),
-    checks=(lengths_hold_top_k, heatmap_lengths_tested, examples_within_probes, checks.shown_seed_exists,
-            checks.paper_scale_store_exists),
+    # its probes: chapter 4's main runs, and its longer runs' sharpness where long_steps names them
+    probes=lambda P, device: [(ARGMAX.name, probes.dispersion(P, device))] + (
+        [(ARGMAX.name, probes.sharpness(P, device))] if P.long_steps else []),
+    profiles=profiles(),
+    checks=(lengths_hold_top_k, heatmap_lengths_tested, examples_within_probes, sharpness_fits,
+            checks.shown_seed_exists, checks.paper_scale_store_exists),
 )

@@ -34,6 +34,13 @@ def longer(settings: dict) -> dict:
     return {name: settings[name] for name in LONG_RUNS}
 
 
+def probed_longer(task: PaperTask) -> dict:
+    """The first run of `task`'s longer training at the book's scale (4 seeds, the paper's steps, on a CPU): the
+    one chapters 6 and 7 probe.  Each variant's weights took 45-50 minutes of 2 CPU cores to train again for
+    that (the store commits none), so the other runs of 4 seeds are not probed."""
+    return {**longer(task.scales["book"]["long"]), "long_seeds": 4}
+
+
 def task_scale(task: PaperTask, scale: str) -> dict:
     """A one-task chapter's settings of `task` at a named scale: {"steps", "n_eval_sequences"}."""
     return {name: value for name, value in task.scales[scale].items() if name != "long"}

@@ -1,10 +1,13 @@
 """Beside Figure 4 (chapter 7): does +LN's accuracy gain go with its sharper attention?
 
-Per test length beyond training: +LN's paired gain in accuracy, what a linear fit over both variants'
-models leaves of it among models of equal attention entropy (stats.difference_at_equal_covariate), and how
-accuracy and entropy go together within each variant and seed pair by seed pair.  Accuracy and entropy
-are each model's means over its test sequences.  All of it describes trained models; none of it is an
-intervention, so it can say where the gain shows, not what causes it.
+Two readings.  Across trained models (gain_and_entropy): per test length beyond training, +LN's paired gain
+in accuracy, what a linear fit over both variants' models leaves of it among models of equal attention
+entropy (stats.difference_at_equal_covariate), and how accuracy and entropy go together within each variant
+and seed pair by seed pair; that describes the models, so it can say where the gain shows, not what causes
+it.  And the sharpness test (matched_sharpness): the same weights scored with their attention's logits
+scaled (probing.sharpened), so that the Baseline's attention is as sharp as +LN's, or +LN's as spread as
+the Baseline's; that changes the attention alone, at test time.  Accuracy and entropy are each model's
+means over its test sequences.
 """
 
 import numpy as np
@@ -85,3 +88,68 @@ def gain_sentence(gains: pd.DataFrame, scale: str, pair=PAIR, labels=SHORT_LABEL
             f"{way(row[f'r_{first}'])} among the {labels[first]}'s models and {way(row[f'r_{second}'])} among "
             f"{labels[second]}'s; across the seed pairs, the sharper {labels[second]}'s attention is than the "
             f"{labels[first]}'s, the {pairs} its gain (r = {row['r_pairs']:.2f} between the two differences).")
+
+
+def _at_entropy(curve: pd.DataFrame, target: float) -> float:
+    """A model's accuracy (percent) where its attention, sharpened or spread along its betas, has mean entropy
+    `target`: linear between the two betas around it; nan outside the betas' range (no extrapolation)."""
+    curve = curve.sort_values("entropy")
+    x, y = curve["entropy"].to_numpy(), 100 * curve["accuracy"].to_numpy()
+    return float(np.interp(target, x, y)) if x[0] <= target <= x[-1] else float("nan")
+
+
+def matched_sharpness(frame: pd.DataFrame, pair=PAIR) -> pd.DataFrame:
+    """Chapter 7's sharpness test, seed pair by seed pair (the probe-sharpness table: variant, seed, N, beta,
+    accuracy, entropy): each model as trained (beta 1), the first variant with its attention made as sharp
+    as the second's (its accuracy at the second's entropy) and the second made as spread as the first's.
+    One row per (N, seed), accuracies in percent."""
+    first, second = pair
+    rows = []
+    for (n, seed), here in frame.groupby(["N", "seed"]):
+        curve = {v: here[here["variant"] == v] for v in pair}
+        trained = {v: curve[v][curve[v]["beta"] == 1].iloc[0] for v in pair}
+        rows.append({"N": n, "seed": seed, first: 100 * trained[first]["accuracy"],
+                     second: 100 * trained[second]["accuracy"],
+                     f"{first}_entropy": trained[first]["entropy"], f"{second}_entropy": trained[second]["entropy"],
+                     f"{first}_as_sharp": _at_entropy(curve[first], trained[second]["entropy"]),
+                     f"{second}_as_spread": _at_entropy(curve[second], trained[first]["entropy"])})
+    return pd.DataFrame(rows)
+
+
+def sharpness_table(matched: pd.DataFrame, pair=PAIR, labels=SHORT_LABELS) -> pd.DataFrame:
+    """matched_sharpness by length: the two variants as trained, the gain, and what each entropy swap does,
+    each a mean over the seed pairs with its paired 95% interval (points)."""
+    first, second = pair
+    a, b = labels[first], labels[second]
+    rows = []
+    for n, here in matched.groupby("N"):
+        diff = lambda x, y: ("— (beyond the betas tried)" if here[[x, y]].isna().any().any()
+                             else format_interval(paired_difference(here[x], here[y]), 1))
+        rows.append({"N": power_of_two(n), a: f"{here[first].mean():.1f}", b: f"{here[second].mean():.1f}",
+                     f"{b} − {a} [95%]": diff(first, second),
+                     f"{a} made as sharp as {b}, − {a}": diff(first, f"{first}_as_sharp"),
+                     f"{b} − {a} made as sharp": diff(f"{first}_as_sharp", second),
+                     f"{b} made as spread as {a}, − {a}": diff(first, f"{second}_as_spread"),
+                     "seed pairs": len(here)})
+    return pd.DataFrame(rows).set_index("N")
+
+
+def sharpness_sentence(matched: pd.DataFrame, scale: str, pair=PAIR, labels=SHORT_LABELS) -> str:
+    """What the sharpness test says at each length, by fixed rules: the share of the gain that making the first
+    variant's attention as sharp as the second's gives it, and what is left to the second when its attention
+    is made as spread as the first's."""
+    first, second = pair
+    a, b = labels[first], labels[second]
+    parts = []
+    for n, here in matched.groupby("N"):
+        if here[[f"{first}_as_sharp", f"{second}_as_spread"]].isna().any().any():
+            parts.append(f"at $N = {n}$ some entropies lie beyond the betas tried (`sharpness_betas`), so it is not "
+                         f"answered there")
+            continue
+        gain = (here[second] - here[first]).mean()
+        sharpened = (here[f"{first}_as_sharp"] - here[first]).mean()
+        spread = (here[f"{second}_as_spread"] - here[first]).mean()
+        share = f" ({sharpened / gain:.0%} of that)" if gain > 0 else ""
+        parts.append(f"at $N = {n}$ {b} is {gain:+.1f} points ahead; the {a} made as sharp gains {sharpened:+.1f}"
+                     f"{share}, and {b} made as spread keeps {spread:+.1f}")
+    return f"*{scale}, {matched['seed'].nunique()} seed pairs:* {'; '.join(parts)}."

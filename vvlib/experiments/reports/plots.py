@@ -425,3 +425,29 @@ def accuracy_against_entropy(models: dict, labels: dict, title=""):
         fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def accuracy_along_sharpness(frame, labels: dict, title=""):
+    """Chapter 7's sharpness test: each model's accuracy (%) against its attention entropy (nats) as its logits
+    are scaled by each beta, a line per model, one panel per length; the model as trained (beta 1) as a large dot.
+
+    frame: the probe-sharpness table (variant, seed, N, beta, accuracy, entropy)."""
+    sns.set_theme(style="whitegrid")
+    lengths = sorted(frame["N"].unique())
+    fig, axes = plt.subplots(1, len(lengths), figsize=(5 * len(lengths), 4.2), squeeze=False)
+    colours = dict(zip(labels, sns.color_palette("deep", len(labels))))
+    for ax, n in zip(axes[0], lengths):
+        named = set()
+        for (variant, _), curve in frame[frame["N"] == n].groupby(["variant", "seed"]):
+            curve = curve.sort_values("beta")
+            ax.plot(curve["entropy"], 100 * curve["accuracy"], color=colours[variant], alpha=0.7, marker=".",
+                    label=None if variant in named else labels[variant])
+            named.add(variant)
+            trained = curve[curve["beta"] == 1]
+            ax.scatter(trained["entropy"], 100 * trained["accuracy"], s=60, color=colours[variant], zorder=3)
+        ax.set(xlabel="attention entropy (nats)", ylabel="accuracy (%)", title=f"N = {n}")
+        ax.legend(fontsize=8)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig

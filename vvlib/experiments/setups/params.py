@@ -139,6 +139,12 @@ RULES = {
     # chapter 6: which variants' longer runs it probes (chapters/c06_distribution_shift.long_variants_probed)
     "long_variants": ((lambda v: isinstance(v, list) and len(v) > 0 and all(isinstance(x, str) for x in v)
                        and len(set(v)) == len(v)), "a non-empty list of variant names, each once"),
+    # chapter 7's sharpness test (chapters/c07_dispersion.sharpness_fits)
+    "sharpness_betas": ((lambda v: isinstance(v, list) and len(v) > 1 and len(set(v)) == len(v)
+                         and all(isinstance(x, (int, float)) and math.isfinite(x) and x > 0 for x in v)),
+                        "a list of two or more distinct numbers > 0"),
+    "sharpness_lengths": ints_at_least(1),
+    "sharpness_sequences": int_at_least(2),
     "ladder_steps": ints_at_least(1),
     "ladder_lengths": ints_at_least(1),
     # chapters 4-5: the longer training evaluated again on more test sequences (chapters/c05_dictionary_lookup.recheck_fits)

@@ -124,9 +124,7 @@ def distribution(P, device) -> Probe:
 def longer(P, device) -> Probe:
     """Chapter 6 on chapter 4's longer training (its long_* parameters): Figure 3's global statistics of
     the variants long_variants names, and for +LN what its norm does (probing.norm_frame)."""
-    task = variants.task_config(P, ARGMAX.name)
-    models = {v: [runs.TrainedRun(P.store_dir, variants.model_config(P, task, v), cfg, device)
-                  for cfg in variants.long_train_configs(P)] for v in PAIR if v in P.long_variants}
+    models = _longer_models(P, device, P.long_variants)
     cfg = variants.eval_config(P, n_sequences=P.n_probe_sequences)
 
     def tables_of(variant, run, first):
@@ -138,6 +136,29 @@ def longer(P, device) -> Probe:
 
     return _parts("probe-longer", models, cfg, dict(reference=P.max_len, norm_columns=list(probing.NORM_COLUMNS)),
                   tables_of)
+
+
+def _longer_models(P, device, variants_probed=PAIR) -> dict:
+    """{variant: [runs.TrainedRun, ...]} of chapter 4's longer training (its long_* parameters), each variant's
+    runs in seed order."""
+    task = variants.task_config(P, ARGMAX.name)
+    return {v: [runs.TrainedRun(P.store_dir, variants.model_config(P, task, v), cfg, device)
+                for cfg in variants.long_train_configs(P)] for v in PAIR if v in variants_probed}
+
+
+def sharpness(P, device) -> Probe:
+    """Chapter 7 on chapter 4's longer training: each model's accuracy and attention entropy at each of
+    sharpness_lengths with its attention's logits times each of sharpness_betas (probing.sharpened), on
+    sharpness_sequences test sequences, so that a page can make one variant's attention as sharp as the
+    other's and score it."""
+    cfg = variants.eval_config(P, n_sequences=P.sharpness_sequences, lengths=P.sharpness_lengths)
+
+    def tables_of(variant, run, first):
+        return {"sharpness": probing.sharpness_frame(run.model_cfg, run.weights, cfg, P.sharpness_betas, variant,
+                                                     device)}
+
+    return _parts("probe-sharpness", _longer_models(P, device), cfg, dict(betas=list(P.sharpness_betas)), tables_of,
+                  passes=len(P.sharpness_betas))
 
 
 def longer_scale(P) -> Params:
