@@ -403,23 +403,18 @@ def sensitivity_forest(records: list, task: str, lengths, scale: str):
                   title=f"{task}: +LN minus Baseline per configuration ({scale})")
 
 
-def accuracy_against_entropy(models: dict, labels: dict, title=""):
-    """Each trained model as a point, its attention entropy (nats) against its accuracy (%), one panel per
-    length, with the linear fit of stats.difference_at_equal_covariate: one slope, a line per variant through
-    its models' means, so the vertical gap between the lines is the gain at equal entropy.
-
-    models: {N: {variant: (accuracy in percent, entropy), the first variant the fit's first}}."""
+def _entropy_panels(lengths, labels: dict):
+    """A panel per length for accuracy (%) against attention entropy (nats): (the figure, {N: its panel},
+    {variant: its colour})."""
     sns.set_theme(style="whitegrid")
-    fig, axes = plt.subplots(1, len(models), figsize=(5 * len(models), 4.2), squeeze=False)
-    colours = dict(zip(labels, sns.color_palette("deep", len(labels))))
-    for ax, (n, by_variant) in zip(axes[0], models.items()):
-        (acc_a, ent_a), (acc_b, ent_b) = by_variant.values()
-        slope = difference_at_equal_covariate(acc_a, acc_b, ent_a, ent_b)["slope"]
-        span = np.linspace(min(ent_a.min(), ent_b.min()), max(ent_a.max(), ent_b.max()), 2)
-        for variant, (accuracy, entropy) in by_variant.items():
-            ax.scatter(entropy, accuracy, s=12, alpha=0.6, color=colours[variant], label=labels[variant])
-            ax.plot(span, accuracy.mean() + slope * (span - entropy.mean()), color=colours[variant])
+    fig, axes = plt.subplots(1, len(lengths), figsize=(5 * len(lengths), 4.2), squeeze=False)
+    for ax, n in zip(axes[0], lengths):
         ax.set(xlabel="attention entropy (nats)", ylabel="accuracy (%)", title=f"N = {n}")
+    return fig, dict(zip(lengths, axes[0])), dict(zip(labels, sns.color_palette("deep", len(labels))))
+
+
+def _finish_panels(fig, panels: dict, title: str):
+    for ax in panels.values():
         ax.legend(fontsize=8)
     if title:
         fig.suptitle(title)
@@ -427,16 +422,30 @@ def accuracy_against_entropy(models: dict, labels: dict, title=""):
     return fig
 
 
+def accuracy_against_entropy(models: dict, labels: dict, title=""):
+    """Each trained model as a point, its attention entropy (nats) against its accuracy (%), one panel per
+    length, with the linear fit of stats.difference_at_equal_covariate: one slope, a line per variant through
+    its models' means, so the vertical gap between the lines is the gain at equal entropy.
+
+    models: {N: {variant: (accuracy in percent, entropy), the first variant the fit's first}}."""
+    fig, panels, colours = _entropy_panels(list(models), labels)
+    for n, by_variant in models.items():
+        (acc_a, ent_a), (acc_b, ent_b) = by_variant.values()
+        slope = difference_at_equal_covariate(acc_a, acc_b, ent_a, ent_b)["slope"]
+        span = np.linspace(min(ent_a.min(), ent_b.min()), max(ent_a.max(), ent_b.max()), 2)
+        for variant, (accuracy, entropy) in by_variant.items():
+            panels[n].scatter(entropy, accuracy, s=12, alpha=0.6, color=colours[variant], label=labels[variant])
+            panels[n].plot(span, accuracy.mean() + slope * (span - entropy.mean()), color=colours[variant])
+    return _finish_panels(fig, panels, title)
+
+
 def accuracy_along_sharpness(frame, labels: dict, title=""):
     """Chapter 7's sharpness test: each model's accuracy (%) against its attention entropy (nats) as its logits
     are scaled by each beta, a line per model, one panel per length; the model as trained (beta 1) as a large dot.
 
     frame: the probe-sharpness table (variant, seed, N, beta, accuracy, entropy)."""
-    sns.set_theme(style="whitegrid")
-    lengths = sorted(frame["N"].unique())
-    fig, axes = plt.subplots(1, len(lengths), figsize=(5 * len(lengths), 4.2), squeeze=False)
-    colours = dict(zip(labels, sns.color_palette("deep", len(labels))))
-    for ax, n in zip(axes[0], lengths):
+    fig, panels, colours = _entropy_panels(sorted(frame["N"].unique()), labels)
+    for n, ax in panels.items():
         named = set()
         for (variant, _), curve in frame[frame["N"] == n].groupby(["variant", "seed"]):
             curve = curve.sort_values("beta")
@@ -445,9 +454,4 @@ def accuracy_along_sharpness(frame, labels: dict, title=""):
             named.add(variant)
             trained = curve[curve["beta"] == 1]
             ax.scatter(trained["entropy"], 100 * trained["accuracy"], s=60, color=colours[variant], zorder=3)
-        ax.set(xlabel="attention entropy (nats)", ylabel="accuracy (%)", title=f"N = {n}")
-        ax.legend(fontsize=8)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+    return _finish_panels(fig, panels, title)
