@@ -537,3 +537,15 @@ def test_the_heads_comparison_runs_each_arm_with_its_own_code(tmp_path):
     assert Path(earlier["vvlib"]).parent == tree and Path(present["vvlib"]).parent == REPO_ROOT
     for arm in (earlier, present):
         assert arm["ms_per_step"] > 0 and arm["gbytes"] > 0 and arm["calls"] > 0
+
+
+def test_the_counter_streams_step_part_draws_a_new_batch_each_time():
+    """bench.run times the counter stream's draw by calling next_step_draws: each call must draw the next
+    step's batch, not return the batch the trainer keeps for its step (which took 0.012 ms to 'draw')."""
+    from bench import run
+    from vvlib.train import Trainer, TrainConfig
+
+    trainer = Trainer(ModelConfig(task=TaskConfig("argmax")), TrainConfig(n_seeds=2, draws="counter"), "cpu")
+    draw = run.next_step_draws(trainer)
+    first, second = draw(), draw()
+    assert trainer.step == 2 and not torch.equal(first.target, second.target)
