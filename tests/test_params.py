@@ -442,7 +442,7 @@ def test_a_longer_training_stretches_chapter_9s_curriculum_over_its_own_steps():
     # argmax retrieval's longer runs: a tenth of its paper's steps, the curriculum over all of them (fraction 1)
     argmax = variants.task_params(runner.resolved("09_longer_training", "book"), "argmax")
     assert [(c.steps, c.curriculum_steps, c.n_seeds, c.first_seed, c.max_len) for c in variants.long_train_configs(argmax)] \
-        == [(10_000, 10_000, 4, s, 256) for s in (0, 4, 8, 12, 16)]
+        == [(10_000, 10_000, 4, s, 256) for s in (0, 4, 8, 12, 16, 20)]
     for chapter in ("04_argmax_retrieval", "05_dictionary_lookup"):
         assert {c.curriculum_steps for c in variants.long_train_configs(runner.resolved(chapter, "book"))} == {0}
 
