@@ -238,8 +238,11 @@ def test_a_probing_page_opens_with_its_probe_at_the_papers_scale_once_committed(
     answers = [text for text in said["answer"] if text.startswith(f"**Our answer to the paper's {figure}**")]
     P = results["parameters"]
     longer = [f"{P['long_seeds']} seeds x {P['long_steps']:,} steps, CPU"] if name == "06_distribution_shift" else []
-    assert [a.split("(")[1].split(")")[0] for a in answers] == [
-        "100 seeds x 100,000 steps, GPU", *longer, f"{P['n_seeds']} seeds x {P['steps']:,} steps, CPU"]
+    scales = ["100 seeds x 100,000 steps, GPU", *longer, f"{P['n_seeds']} seeds x {P['steps']:,} steps, CPU"]
+    claims = 2 if name == "06_distribution_shift" else 1  # Figure 3 answers two claims per scale: variance, drift
+    assert [a.split("(")[1].split(")")[0] for a in answers] == [scale for scale in scales for _ in range(claims)]
+    if claims == 2:
+        assert all("global variance" in a for a in answers[0::2]) and all("global mean drifts" in a for a in answers[1::2])
     assert any(f"this page shows some of them ({figure}'s answer at the top)" in text for text in said["remove-input"])
 
 
