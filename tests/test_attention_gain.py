@@ -62,12 +62,12 @@ def test_accuracy_and_attention_of_other_models_are_refused():
         attention_gain.gain_and_entropy(accuracy, fewer, LENGTHS, reference=16)
 
 
-def sharpness_made_up(extra: float, seeds=4):
+def sharpness_made_up(extra: float, seeds=4, layernorm_base=1.0):
     """A made-up probe-sharpness table: a model's accuracy falls 20 points per nat of entropy along its betas
-    (entropy = base / beta), +LN's attention as trained 0.3 nats sharper and its accuracy `extra` points above
-    what that entropy gives the Baseline."""
+    (entropy = base / beta), the Baseline's base 1.3 nats and +LN's `layernorm_base` (1.0: 0.3 sharper), and +LN's
+    accuracy `extra` points above what its entropy gives the Baseline."""
     rows = []
-    for variant, base, extra_points in (("baseline", 1.3, 0.0), ("layernorm", 1.0, extra)):
+    for variant, base, extra_points in (("baseline", 1.3, 0.0), ("layernorm", layernorm_base, extra)):
         for seed in range(seeds):
             for beta in (0.6, 0.8, 1.0, 1.25, 1.6):
                 ent = (base + 0.01 * seed) / beta
@@ -77,26 +77,42 @@ def sharpness_made_up(extra: float, seeds=4):
 
 
 def test_the_sharpness_test_reads_each_model_at_its_partners_entropy():
-    """Sharpness carries the whole gain (extra 0): the Baseline made as sharp as +LN reaches +LN exactly (the
-    accuracy is linear in entropy, so interpolating between betas is exact), and +LN made as spread falls to
-    the Baseline.  With an own gain of 3 points, 3 are left after sharpening, and +LN made as spread keeps them."""
+    """Sharpness carries the whole gain (extra 0): the Baseline read at +LN's entropy reaches +LN exactly (the
+    accuracy is linear in entropy, so interpolating between betas is exact), and +LN read at the Baseline's
+    falls to the Baseline.  With an own gain of 3 points, 3 are left either way."""
     for extra in (0.0, 3.0):
         matched = attention_gain.matched_sharpness(sharpness_made_up(extra))
         assert len(matched) == 4
-        np.testing.assert_allclose(matched["layernorm"] - matched["baseline_as_sharp"], extra, atol=1e-9)
-        np.testing.assert_allclose(matched["layernorm_as_spread"] - matched["baseline"], extra, atol=1e-9)
+        np.testing.assert_allclose(matched["layernorm"] - matched["baseline_at_partner"], extra, atol=1e-9)
+        np.testing.assert_allclose(matched["layernorm_at_partner"] - matched["baseline"], extra, atol=1e-9)
         np.testing.assert_allclose(matched["layernorm"] - matched["baseline"], 6.0 + extra, atol=1e-9)
     said = attention_gain.sharpness_sentence(matched, "4 seeds x 100,000 steps, CPU")
-    assert said.startswith("*4 seeds x 100,000 steps, CPU, 4 seed pairs:* at $N = 1024$ +LN is +9.0 points ahead")
-    assert "the Baseline made as sharp gains +6.0 (67% of that), and +LN made as spread keeps +3.0" in said
+    assert said.startswith("*4 seeds x 100,000 steps, CPU, 4 seed pairs:* at $N = 1024$ +LN − Baseline is +9.0 "
+                           "points and +LN's attention is the sharper in 4 of 4 pairs")
+    assert ("the Baseline read at +LN's entropy moves by +6.0 (67% of that), and +LN read at the Baseline's entropy "
+            "leaves +3.0 between them") in said
     table = attention_gain.sharpness_table(matched)
-    assert table.loc["2¹⁰", "+LN − Baseline made as sharp"].startswith("+3.0") and table.loc["2¹⁰", "seed pairs"] == 4
+    assert table.loc["2¹⁰", "+LN − Baseline at +LN's entropy"].startswith("+3.0")
+    assert table.loc["2¹⁰", "pairs with +LN sharper"] == "4 of 4"
+
+
+def test_the_sharpness_test_reads_the_other_way_where_ln_is_the_more_spread():
+    """+LN's attention 0.3 nats more spread than the Baseline's and nothing else (extra 0): +LN trails by 6 points,
+    the Baseline read at +LN's (higher) entropy falls by all 6 of them, and +LN read at the Baseline's leaves 0."""
+    matched = attention_gain.matched_sharpness(sharpness_made_up(0.0, layernorm_base=1.6))
+    np.testing.assert_allclose(matched["layernorm"] - matched["baseline"], -6.0, atol=1e-9)
+    np.testing.assert_allclose(matched["baseline_at_partner"], matched["layernorm"], atol=1e-9)
+    np.testing.assert_allclose(matched["layernorm_at_partner"], matched["baseline"], atol=1e-9)
+    said = attention_gain.sharpness_sentence(matched, "S")
+    assert ("+LN − Baseline is -6.0 points and +LN's attention is the sharper in 0 of 4 pairs; the Baseline read at "
+            "+LN's entropy moves by -6.0 (100% of that), and +LN read at the Baseline's entropy leaves +0.0") in said
+    assert attention_gain.sharpness_table(matched).loc["2¹⁰", "pairs with +LN sharper"] == "0 of 4"
 
 
 def test_an_entropy_beyond_the_betas_tried_is_not_extrapolated():
     frame = sharpness_made_up(0.0)
     narrow = frame[frame["beta"].isin([0.8, 1.0])]  # the Baseline cannot reach +LN's entropy without beta > 1
     matched = attention_gain.matched_sharpness(narrow)
-    assert matched["baseline_as_sharp"].isna().all() and matched["layernorm_as_spread"].isna().all()
+    assert matched["baseline_at_partner"].isna().all() and matched["layernorm_at_partner"].isna().all()
     assert "lie beyond the betas tried" in attention_gain.sharpness_sentence(matched, "S")
-    assert attention_gain.sharpness_table(matched).loc["2¹⁰", "+LN − Baseline made as sharp"].startswith("— (beyond")
+    assert attention_gain.sharpness_table(matched).loc["2¹⁰", "+LN − Baseline at +LN's entropy"].startswith("— (beyond")

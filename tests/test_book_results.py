@@ -647,8 +647,8 @@ def test_the_lines_on_the_sharpness_test_hold_in_the_committed_results():
     assert matched.notna().all().all()
     by_length = matched.groupby("N").mean()
     gain = by_length["layernorm"] - by_length["baseline"]
-    sharpened = by_length["baseline_as_sharp"] - by_length["baseline"]
-    spread = by_length["layernorm_as_spread"] - by_length["baseline"]
+    sharpened = by_length["baseline_at_partner"] - by_length["baseline"]
+    spread = by_length["layernorm_at_partner"] - by_length["baseline"]
     shown = [f"{x[n]:.1f}" for x in (gain, sharpened, spread) for n in (1024, 16384)]
     assert shown == ["7.9", "5.7", "1.8", "1.0", "6.3", "4.5"]
     assert all(0.15 < sharpened[n] / gain[n] < 0.25 for n in (1024, 16384))  # "about a fifth"

@@ -9,11 +9,21 @@ from .scales import CI_LONG, longer, probed_longer, probing_profiles
 
 
 def profiles() -> dict:
-    """Chapter 4's models at each scale (probing_profiles); at ci and book its longer runs too, for the sharpness
-    test (ci: at two lengths; the book: the first run of 4 seeds at the paper's steps, as chapter 6)."""
+    """Chapter 4's models at each scale (probing_profiles); at ci and book the sharpness test on its main runs and
+    on its longer runs (ci: at two lengths; the book: the first run of 4 seeds at the paper's steps, as chapter
+    6).  At the paper's scale it stays off: it needs the weights, and a lent GPU keeps none between sessions, so
+    it would train chapter 4's two units again (book/scale.md)."""
     named = probing_profiles(ARGMAX, ci_sequences=32)
-    return {**named, "ci": {**named["ci"], **longer(CI_LONG), "sharpness_lengths": [64, 256], "sharpness_sequences": 32},
-            "book": {**named["book"], **probed_longer(ARGMAX)}}
+    return {**named, "ci": {**named["ci"], **longer(CI_LONG), "sharpness_main": True, "sharpness_lengths": [64, 256],
+                            "sharpness_sequences": 32},
+            "book": {**named["book"], **probed_longer(ARGMAX), "sharpness_main": True}}
+
+
+def sharpness_tests(P, device) -> list:
+    """[(probe, seeds, steps)]: the sharpness test on chapter 4's main runs where sharpness_main says so, then on
+    its longer runs where long_steps names them."""
+    tests = (("main", P.n_seeds, P.steps, P.sharpness_main), ("longer", P.long_seeds, P.long_steps, P.long_steps))
+    return [(probes.sharpness(P, device, runs), seeds, steps) for runs, seeds, steps, wanted in tests if wanted]
 
 
 def lengths_hold_top_k(P):
@@ -45,9 +55,9 @@ CHAPTER = Chapter(
     keys("top1_weight entropy p_value_top1_weight p_value_entropy", "paper_scale"),
     Work((ARGMAX.name,), probes.PAIR, ()),  # trains nothing new: its probes are planned
     paper_scale_needs=("baseline",),  # at the paper's scale: the Baseline's probe, +LN's once committed
-    # its probes: chapter 4's main runs, and its longer runs' sharpness where long_steps names them
-    probes=lambda P, device: [(ARGMAX.name, probes.dispersion(P, device))] + (
-        [(ARGMAX.name, probes.sharpness(P, device))] if P.long_steps else []),
+    # its probes: Figure 4's on chapter 4's main runs, then the sharpness tests
+    probes=lambda P, device: [(ARGMAX.name, probes.dispersion(P, device))] + [
+        (ARGMAX.name, probe) for probe, _, _ in sharpness_tests(P, device)],
     profiles=profiles(),
     checks=(lengths_hold_top_k, heatmap_lengths_tested, examples_within_probes, sharpness_fits,
             checks.shown_seed_exists, checks.paper_scale_store_exists),

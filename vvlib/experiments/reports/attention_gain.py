@@ -5,8 +5,8 @@ in accuracy, what a linear fit over both variants' models leaves of it among mod
 entropy (stats.difference_at_equal_covariate), and how accuracy and entropy go together within each variant
 and seed pair by seed pair; that describes the models, so it can say where the gain shows, not what causes
 it.  And the sharpness test (matched_sharpness): the same weights scored with their attention's logits
-scaled (probing.sharpened), so that the Baseline's attention is as sharp as +LN's, or +LN's as spread as
-the Baseline's; that changes the attention alone, at test time.  Accuracy and entropy are each model's
+scaled (probing.sharpened), so that each model's attention has its partner's entropy (the Baseline's
++LN's, and +LN's the Baseline's); that changes the attention alone, at test time.  Accuracy and entropy are each model's
 means over its test sequences.
 """
 
@@ -100,9 +100,9 @@ def _at_entropy(curve: pd.DataFrame, target: float) -> float:
 
 def matched_sharpness(frame: pd.DataFrame, pair=PAIR) -> pd.DataFrame:
     """Chapter 7's sharpness test, seed pair by seed pair (the probe-sharpness table: variant, seed, N, beta,
-    accuracy, entropy): each model as trained (beta 1), the first variant with its attention made as sharp
-    as the second's (its accuracy at the second's entropy) and the second made as spread as the first's.
-    One row per (N, seed), accuracies in percent."""
+    accuracy, entropy): each model as trained (beta 1), and each read at its partner's entropy (`<variant>_at_partner`:
+    its accuracy where its attention, sharpened or spread, has the partner's entropy as trained).  One row per
+    (N, seed), accuracies in percent."""
     first, second = pair
     rows = []
     for (n, seed), here in frame.groupby(["N", "seed"]):
@@ -111,14 +111,15 @@ def matched_sharpness(frame: pd.DataFrame, pair=PAIR) -> pd.DataFrame:
         rows.append({"N": n, "seed": seed, first: 100 * trained[first]["accuracy"],
                      second: 100 * trained[second]["accuracy"],
                      f"{first}_entropy": trained[first]["entropy"], f"{second}_entropy": trained[second]["entropy"],
-                     f"{first}_as_sharp": _at_entropy(curve[first], trained[second]["entropy"]),
-                     f"{second}_as_spread": _at_entropy(curve[second], trained[first]["entropy"])})
+                     f"{first}_at_partner": _at_entropy(curve[first], trained[second]["entropy"]),
+                     f"{second}_at_partner": _at_entropy(curve[second], trained[first]["entropy"])})
     return pd.DataFrame(rows)
 
 
 def sharpness_table(matched: pd.DataFrame, pair=PAIR, labels=SHORT_LABELS) -> pd.DataFrame:
-    """matched_sharpness by length: the two variants as trained, the gain, and what each entropy swap does,
-    each a mean over the seed pairs with its paired 95% interval (points)."""
+    """matched_sharpness by length: the two variants as trained, their difference, what reading each at the
+    other's entropy does, each a mean over the seed pairs with its paired 95% interval (points), and in how
+    many pairs the second's attention is the sharper."""
     first, second = pair
     a, b = labels[first], labels[second]
     rows = []
@@ -127,29 +128,36 @@ def sharpness_table(matched: pd.DataFrame, pair=PAIR, labels=SHORT_LABELS) -> pd
                              else format_interval(paired_difference(here[x], here[y]), 1))
         rows.append({"N": power_of_two(n), a: f"{here[first].mean():.1f}", b: f"{here[second].mean():.1f}",
                      f"{b} − {a} [95%]": diff(first, second),
-                     f"{a} made as sharp as {b}, − {a}": diff(first, f"{first}_as_sharp"),
-                     f"{b} − {a} made as sharp": diff(f"{first}_as_sharp", second),
-                     f"{b} made as spread as {a}, − {a}": diff(first, f"{second}_as_spread"),
-                     "seed pairs": len(here)})
+                     f"{a} at {b}'s entropy, − {a}": diff(first, f"{first}_at_partner"),
+                     f"{b} − {a} at {b}'s entropy": diff(f"{first}_at_partner", second),
+                     f"{b} at {a}'s entropy, − {a}": diff(first, f"{second}_at_partner"),
+                     f"pairs with {b} sharper": f"{_sharper(here, pair)} of {len(here)}"})
     return pd.DataFrame(rows).set_index("N")
 
 
+def _sharper(matched: pd.DataFrame, pair=PAIR) -> int:
+    """In how many of matched's rows the second variant's attention, as trained, is the sharper (lower entropy)."""
+    first, second = pair
+    return int((matched[f"{second}_entropy"] < matched[f"{first}_entropy"]).sum())
+
+
 def sharpness_sentence(matched: pd.DataFrame, scale: str, pair=PAIR, labels=SHORT_LABELS) -> str:
-    """What the sharpness test says at each length, by fixed rules: the share of the gain that making the first
-    variant's attention as sharp as the second's gives it, and what is left to the second when its attention
-    is made as spread as the first's."""
+    """What the sharpness test says at each length, by fixed rules: which variant's attention is the sharper in
+    how many pairs, how far reading the first at the second's entropy moves it (and what share of the two
+    variants' difference that is), and what is left between them when the second is read at the first's."""
     first, second = pair
     a, b = labels[first], labels[second]
     parts = []
     for n, here in matched.groupby("N"):
-        if here[[f"{first}_as_sharp", f"{second}_as_spread"]].isna().any().any():
-            parts.append(f"at $N = {n}$ some entropies lie beyond the betas tried (`sharpness_betas`), so it is not "
-                         f"answered there")
+        sharper = f"{b}'s attention is the sharper in {_sharper(here, pair)} of {len(here)} pairs"
+        if here[[f"{first}_at_partner", f"{second}_at_partner"]].isna().any().any():
+            parts.append(f"at $N = {n}$ {sharper}, and some entropies lie beyond the betas tried (`sharpness_betas`), "
+                         f"so it is not answered there")
             continue
         gain = (here[second] - here[first]).mean()
-        sharpened = (here[f"{first}_as_sharp"] - here[first]).mean()
-        spread = (here[f"{second}_as_spread"] - here[first]).mean()
-        share = f" ({sharpened / gain:.0%} of that)" if gain > 0 else ""
-        parts.append(f"at $N = {n}$ {b} is {gain:+.1f} points ahead; the {a} made as sharp gains {sharpened:+.1f}"
-                     f"{share}, and {b} made as spread keeps {spread:+.1f}")
+        moved = (here[f"{first}_at_partner"] - here[first]).mean()
+        left = (here[f"{second}_at_partner"] - here[first]).mean()
+        share = f" ({moved / gain:.0%} of that)" if gain else ""
+        parts.append(f"at $N = {n}$ {b} − {a} is {gain:+.1f} points and {sharper}; the {a} read at {b}'s entropy "
+                     f"moves by {moved:+.1f}{share}, and {b} read at the {a}'s entropy leaves {left:+.1f} between them")
     return f"*{scale}, {matched['seed'].nunique()} seed pairs:* {'; '.join(parts)}."

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .paper_tasks import NAMES as TASK_NAMES
-from ...errors import ParameterError, fraction, int_at_least, ints_at_least, require  # noqa: F401  (ParameterError, require: read here by the upper layers)
+from ...errors import ParameterError, fraction, int_at_least, ints_at_least, require, true_or_false  # noqa: F401  (ParameterError, require: read here by the upper layers)
 from ...evaluate import FIELD_RULES as EVAL_RULES
 from ...model import FIELD_RULES as MODEL_RULES
 from ...train import FIELD_RULES as TRAIN_RULES
@@ -139,7 +139,8 @@ RULES = {
     # chapter 6: which variants' longer runs it probes (chapters/c06_distribution_shift.long_variants_probed)
     "long_variants": ((lambda v: isinstance(v, list) and len(v) > 0 and all(isinstance(x, str) for x in v)
                        and len(set(v)) == len(v)), "a non-empty list of variant names, each once"),
-    # chapter 7's sharpness test (chapters/c07_dispersion.sharpness_fits)
+    # chapter 7's sharpness test (chapters/c07_dispersion.sharpness_fits, sharpness_tests)
+    "sharpness_main": true_or_false(),
     "sharpness_betas": ((lambda v: isinstance(v, list) and len(v) > 1 and len(set(v)) == len(v)
                          and all(isinstance(x, (int, float)) and math.isfinite(x) and x > 0 for x in v)),
                         "a list of two or more distinct numbers > 0"),

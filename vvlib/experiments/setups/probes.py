@@ -146,18 +146,25 @@ def _longer_models(P, device, variants_probed=PAIR) -> dict:
                 for cfg in variants.long_train_configs(P)] for v in PAIR if v in variants_probed}
 
 
-def sharpness(P, device) -> Probe:
-    """Chapter 7 on chapter 4's longer training: each model's accuracy and attention entropy at each of
-    sharpness_lengths with its attention's logits times each of sharpness_betas (probing.sharpened), on
-    sharpness_sequences test sequences, so that a page can make one variant's attention as sharp as the
-    other's and score it."""
+SHARPNESS_RUNS = ("main", "longer")  # chapter 4's runs the sharpness test reads: n_seeds x steps, or long_*
+
+
+def sharpness(P, device, runs: str = "longer") -> Probe:
+    """Chapter 7 on chapter 4's main runs (runs "main": n_seeds x steps) or its longer training ("longer": the
+    long_* parameters): each model's accuracy and attention entropy at each of sharpness_lengths with its
+    attention's logits times each of sharpness_betas (probing.sharpened), on sharpness_sequences test
+    sequences, so that a page can read each model at its partner's entropy and score it."""
+    if runs not in SHARPNESS_RUNS:
+        raise ValueError(f"runs: one of {SHARPNESS_RUNS}, not {runs!r}")
+    models = (variants.trained_models(P, variants.task_config(P, ARGMAX.name), PAIR, device) if runs == "main"
+              else _longer_models(P, device))
     cfg = variants.eval_config(P, n_sequences=P.sharpness_sequences, lengths=P.sharpness_lengths)
 
     def tables_of(variant, run, first):
         return {"sharpness": probing.sharpness_frame(run.model_cfg, run.weights, cfg, P.sharpness_betas, variant,
                                                      device)}
 
-    return _parts("probe-sharpness", _longer_models(P, device), cfg, dict(betas=list(P.sharpness_betas)), tables_of,
+    return _parts("probe-sharpness", models, cfg, dict(betas=list(P.sharpness_betas)), tables_of,
                   passes=len(P.sharpness_betas))
 
 
