@@ -133,3 +133,27 @@ def test_chapter_6_probes_chapter_4s_longer_runs_of_the_variants_it_names(tmp_pa
     assert (tables["norm"]["variant"] == "layernorm").all() and (tables["norm"]["epsilon_share"] < 0.5).all()
     joined = pd.merge(tables["global"], tables["norm"], on=["variant", "seed", "N"])  # the same readout, two tables
     assert (joined["global_variance_x"] - joined["global_variance_y"]).abs().max() < 1e-6
+
+
+def test_chapter_7s_sharpness_tests_read_chapter_4s_main_and_longer_runs(tmp_path):
+    """c07_dispersion.sharpness_tests: on the main runs where sharpness_main is set (the very runs chapter 4 trains at
+    n_seeds x steps) and on the longer runs where long_steps names them, each with its own seeds and steps and a
+    store entry of its own; the chapter's probes are Figure 4's and then these.  An unknown `runs` is refused."""
+    from vvlib.experiments.chapters import c07_dispersion, get_chapter
+    from vvlib.experiments.paper_scale import plan
+
+    P7, P4 = (resolved(c, "ci", {"store_dir": str(tmp_path)}) for c in ("07_dispersion", "04_argmax_retrieval"))
+    tests = c07_dispersion.sharpness_tests(P7, "cpu")
+    assert [(seeds, steps) for _, seeds, steps in tests] == [(P4.n_seeds, P4.steps), (P4.long_seeds, P4.long_steps)]
+    folders = [{runs.run_dir(tmp_path, p.run.model_cfg, p.run.train_cfg, "cpu") for p in probe.parts}
+               for probe, _, _ in tests]
+    jobs = plan.chapter_jobs("04_argmax_retrieval", P4)
+    assert folders == [{job.path.parent for job in jobs if job.steps == steps} for steps in (P4.steps, P4.long_steps)]
+    main, longer = (probe for probe, _, _ in tests)
+    assert {p.folder(tmp_path) for p in main.parts}.isdisjoint(p.folder(tmp_path) for p in longer.parts)
+    assert [p.name for _, p in get_chapter("07_dispersion").probes(P7, "cpu")] == [
+        "probe-dispersion", "probe-sharpness", "probe-sharpness"]
+    off = resolved("07_dispersion", "ci", {"store_dir": str(tmp_path), "sharpness_main": False, "long_steps": 0})
+    assert c07_dispersion.sharpness_tests(off, "cpu") == []
+    with pytest.raises(ValueError, match="runs: one of"):
+        probes.sharpness(P7, "cpu", "both")
