@@ -22,8 +22,9 @@ CI_DYNAMICS = {"dynamics_rows": [{}, {"lr_schedule": "drop", "drop_step": 30}], 
 BOOK_RECHECK = {"recheck_sequences": 1024, "recheck_from_seed": 60}
 CI_RECHECK = {"recheck_sequences": 128, "recheck_from_seed": 1, "recheck_lengths": [256, 2048]}
 # The longer training again on the counter stream, the arm a GPU can repeat on the same batches: in the book, 100
-# seeds, the paper-scale runs' seeds 0-99 (25 runs of 4, both variants; 9-23 minutes of one CPU core per run, two
-# runs at a time with `python -m vvlib paper --chapters 05 --profile book --unit K`); in ci, one seed, to run the path.
+# seeds, the paper-scale runs' seeds 0-99 (25 runs of 4, both variants, each run one sitting on one CPU core, two
+# runs at a time with `python -m vvlib paper --chapters 05 --profile book --unit K`; their records time them); in ci,
+# one seed, to run the path.
 BOOK_COUNTER = {"counter_seeds": 100}
 CI_COUNTER = {"counter_seeds": 1}
 

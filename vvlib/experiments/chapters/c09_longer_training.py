@@ -16,9 +16,9 @@ def curriculum_start_within_training(P):
 
 
 # The longer training's seeds, in runs of long_seed_chunk joined into long_seeds: ci's two runs of one seed, the
-# book's runs of 4 (raise long_seeds by 4 to add a run): dictionary lookup's four at the paper's 10,000 steps (each
-# about 53 minutes per variant alone on 2 CPU cores), argmax retrieval's at 10,000 steps, a tenth of the paper's
-# (each 23-27 minutes per variant)
+# book's runs of 4, each one sitting on 2 CPU cores (raise long_seeds by 4 to add a run; book/scale.md gives their
+# times): dictionary lookup's four at the paper's 10,000 steps, argmax retrieval's at 10,000 steps, a tenth of the
+# paper's
 CI_LONG_SEEDS = {"long_seeds": 2, "long_seed_chunk": 1}
 BOOK_LONG = {ARGMAX: {"long_steps": 10_000, "long_seeds": 24, "long_seed_chunk": 4},
              DICTIONARY: {"long_steps": paper.STEPS[DICTIONARY.name], "long_seeds": 16, "long_seed_chunk": 4}}

@@ -36,8 +36,8 @@ def longer(settings: dict) -> dict:
 
 def probed_longer(task: PaperTask) -> dict:
     """The first run of `task`'s longer training at the book's scale (4 seeds, the paper's steps, on a CPU): the
-    one chapters 6 and 7 probe.  Each variant's weights took 45-50 minutes of 2 CPU cores to train again for
-    that (the store commits none), so the other runs of 4 seeds are not probed."""
+    one chapters 6 and 7 probe.  The store commits no weights, so probing a run means training it again (most of
+    an hour per variant on 2 CPU cores), and the other runs of 4 seeds are not probed."""
     return {**longer(task.scales["book"]["long"]), "long_seeds": 4}
 
 

@@ -43,8 +43,8 @@ ARGMAX = PaperTask(
               "long": {"long_steps": paper.STEPS[ARGMAX_NAME], "long_seeds": 12, "long_seed_chunk": 4, "long_seed_group": 4,
                        "ladder_steps": [500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000],
                        "ladder_lengths": [16, 256, 2048, 16384]}},
-     # 100 seeds in one run: on the counter stream its 100,000 steps fit one unit (about 5 min on an H100 at the
-     # GPU check's real-loop speed), where two runs of 50 would train about a third slower per model-step
+     # 100 seeds in one run: on the counter stream its 100,000 steps fit one unit at the GPU check's real-loop
+     # speed, where two runs of 50 would train about a third slower per model-step (bench/README.md)
      "paper": {"steps": paper.STEPS[ARGMAX_NAME], "n_eval_sequences": 1024}})
 # the dictionary task learns in fewer steps, and its evaluation costs more per sequence
 DICTIONARY = PaperTask(
@@ -53,8 +53,7 @@ DICTIONARY = PaperTask(
     # (chapter 5's recheck wants whole test blocks of 64: its ci profile keeps 64)
     {"ci": {"steps": 400, "n_eval_sequences": 64},
      # the longer training at the paper's 10,000 steps and, like the paper, 100 seeds, stored as runs of 20 that
-     # each fit in one sitting (seeds 80-99: 55 minutes' training and 20 of evaluation on one CPU core a variant,
-     # the two variants side by side)
+     # each fit in one sitting on one CPU core a variant, the two variants side by side (their records time them)
      "book": {"steps": 1500, "n_eval_sequences": 128,
               "long": {"long_steps": paper.STEPS[DICTIONARY_NAME], "long_seeds": 100, "long_seed_chunk": 20,
                        "long_seed_group": 4, "ladder_steps": [500, 1000, 2000, 5000, 10_000],
