@@ -109,6 +109,16 @@ def test_the_sharpness_test_reads_the_other_way_where_ln_is_the_more_spread():
     assert attention_gain.sharpness_table(matched).loc["2¹⁰", "pairs with +LN sharper"] == "0 of 4"
 
 
+def test_the_share_of_a_difference_is_given_only_where_the_difference_is_significant():
+    """Seed pairs whose differences scatter around 0 (+3 and -3 points in turn): the Baseline's move is given, but
+    not as a share of a difference the paired interval cannot tell from 0."""
+    frame = sharpness_made_up(0.0)
+    shifted = frame["variant"].eq("layernorm") & frame["seed"].isin([0, 2])
+    frame.loc[shifted, "accuracy"] -= 0.09  # +LN's 6 points of gain become -3 in these two pairs, +6 in the others
+    said = attention_gain.sharpness_sentence(attention_gain.matched_sharpness(frame), "S")
+    assert "+LN − Baseline is +1.5 points" in said and "moves by +6.0, and" in said and "of that" not in said
+
+
 def test_an_entropy_beyond_the_betas_tried_is_not_extrapolated():
     frame = sharpness_made_up(0.0)
     narrow = frame[frame["beta"].isin([0.8, 1.0])]  # the Baseline cannot reach +LN's entropy without beta > 1

@@ -144,7 +144,8 @@ def _sharper(matched: pd.DataFrame, pair=PAIR) -> int:
 def sharpness_sentence(matched: pd.DataFrame, scale: str, pair=PAIR, labels=SHORT_LABELS) -> str:
     """What the sharpness test says at each length, by fixed rules: which variant's attention is the sharper in
     how many pairs, how far reading the first at the second's entropy moves it (and what share of the two
-    variants' difference that is), and what is left between them when the second is read at the first's."""
+    variants' difference that is, where the difference is significant: its paired 95% interval leaves out 0),
+    and what is left between them when the second is read at the first's."""
     first, second = pair
     a, b = labels[first], labels[second]
     parts = []
@@ -157,7 +158,8 @@ def sharpness_sentence(matched: pd.DataFrame, scale: str, pair=PAIR, labels=SHOR
         gain = (here[second] - here[first]).mean()
         moved = (here[f"{first}_at_partner"] - here[first]).mean()
         left = (here[f"{second}_at_partner"] - here[first]).mean()
-        share = f" ({moved / gain:.0%} of that)" if gain else ""
+        difference = paired_difference(here[first], here[second])
+        share = f" ({moved / gain:.0%} of that)" if difference["low"] > 0 or difference["high"] < 0 else ""
         parts.append(f"at $N = {n}$ {b} − {a} is {gain:+.1f} points and {sharper}; the {a} read at {b}'s entropy "
                      f"moves by {moved:+.1f}{share}, and {b} read at the {a}'s entropy leaves {left:+.1f} between them")
     return f"*{scale}, {matched['seed'].nunique()} seed pairs:* {'; '.join(parts)}."
