@@ -5,9 +5,9 @@ in accuracy, what a linear fit over both variants' models leaves of it among mod
 entropy (stats.difference_at_equal_covariate), and how accuracy and entropy go together within each variant
 and seed pair by seed pair; that describes the models, so it can say where the gain shows, not what causes
 it.  And the sharpness test (matched_sharpness): the same weights scored with their attention's logits
-scaled (probing.sharpened), so that each model's attention has its partner's entropy (the Baseline's
-+LN's, and +LN's the Baseline's); that changes the attention alone, at test time.  Accuracy and entropy are each model's
-means over its test sequences.
+scaled (probing.sharpened) until each model's attention has its partner's entropy: the Baseline's that of
++LN, +LN's that of the Baseline.  That changes the attention alone, at test time.  Accuracy and entropy are
+each model's means over its test sequences.
 """
 
 import numpy as np
@@ -155,10 +155,10 @@ def sharpness_sentence(matched: pd.DataFrame, scale: str, pair=PAIR, labels=SHOR
             parts.append(f"at $N = {n}$ {sharper}, and some entropies lie beyond the betas tried (`sharpness_betas`), "
                          f"so it is not answered there")
             continue
-        gain = (here[second] - here[first]).mean()
+        difference = paired_difference(here[first], here[second])  # second minus first, paired
+        gain = difference["diff"]
         moved = (here[f"{first}_at_partner"] - here[first]).mean()
         left = (here[f"{second}_at_partner"] - here[first]).mean()
-        difference = paired_difference(here[first], here[second])
         share = f" ({moved / gain:.0%} of that)" if difference["low"] > 0 or difference["high"] < 0 else ""
         parts.append(f"at $N = {n}$ {b} − {a} is {gain:+.1f} points and {sharper}; the {a} read at {b}'s entropy "
                      f"moves by {moved:+.1f}{share}, and {b} read at the {a}'s entropy leaves {left:+.1f} between them")

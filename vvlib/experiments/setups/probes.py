@@ -108,7 +108,7 @@ def _shown_in(run, first: int, shown_seed: int):
 
 def distribution(P, device) -> Probe:
     """Chapter 6: the attention output's components and global statistics (Figures 2-3)."""
-    models = variants.trained_models(P, variants.task_config(P, ARGMAX.name), PAIR, device)
+    models = _main_models(P, device)
     cfg = variants.eval_config(P, n_sequences=P.n_probe_sequences)
 
     def tables_of(variant, run, first):
@@ -138,6 +138,12 @@ def longer(P, device) -> Probe:
                   tables_of)
 
 
+def _main_models(P, device) -> dict:
+    """{variant: [runs.TrainedRun, ...]} of chapter 4's main runs (n_seeds x steps) for PAIR, each variant's runs
+    in seed order."""
+    return variants.trained_models(P, variants.task_config(P, ARGMAX.name), PAIR, device)
+
+
 def _longer_models(P, device, variants_probed=PAIR) -> dict:
     """{variant: [runs.TrainedRun, ...]} of chapter 4's longer training (its long_* parameters), each variant's
     runs in seed order."""
@@ -156,8 +162,7 @@ def sharpness(P, device, runs: str = "longer") -> Probe:
     sequences, so that a page can read each model at its partner's entropy and score it."""
     if runs not in SHARPNESS_RUNS:
         raise ValueError(f"runs: one of {SHARPNESS_RUNS}, not {runs!r}")
-    models = (variants.trained_models(P, variants.task_config(P, ARGMAX.name), PAIR, device) if runs == "main"
-              else _longer_models(P, device))
+    models = _main_models(P, device) if runs == "main" else _longer_models(P, device)
     cfg = variants.eval_config(P, n_sequences=P.sharpness_sequences, lengths=P.sharpness_lengths)
 
     def tables_of(variant, run, first):
@@ -176,7 +181,7 @@ def longer_scale(P) -> Params:
 
 def dispersion(P, device) -> Probe:
     """Chapter 7: the largest attention weights and the attention's entropy (Figure 4)."""
-    models = variants.trained_models(P, variants.task_config(P, ARGMAX.name), PAIR, device)
+    models = _main_models(P, device)
     cfgs = {t: variants.eval_config(P, t, n_sequences=P.n_probe_sequences) for t in TEMPERATURES}
 
     def tables_of(variant, run, first):
