@@ -7,7 +7,7 @@ from . import checks
 from .record import Chapter, Work, keys
 from .scales import CI_LONG, longer, probed_longer, probing_profiles
 
-# The book probes the first of chapter 4's longer runs (scales.probed_longer), both variants, in two sittings
+# The book probes the first two of chapter 4's longer runs (scales.probed_longer), both variants
 BOOK_LONGER = {**probed_longer(ARGMAX), "long_variants": ["baseline", "layernorm"]}
 
 

@@ -10,9 +10,9 @@ from .scales import CI_LONG, longer, probed_longer, probing_profiles
 
 def profiles() -> dict:
     """Chapter 4's models at each scale (probing_profiles); at ci and book the sharpness test on its main runs and
-    on its longer runs (ci: at two lengths; the book: the first run of 4 seeds at the paper's steps, as chapter
-    6).  At the paper's scale it stays off: it needs the weights, and a lent GPU keeps none between sessions, so
-    it would train chapter 4's two units again (book/scale.md)."""
+    on its longer runs (ci: at two lengths; the book: the first two runs of 4 seeds at the paper's steps, as
+    chapter 6).  At the paper's scale it stays off: it needs the weights, and a lent GPU keeps none between
+    sessions, so it would train chapter 4's two units again (book/scale.md)."""
     named = probing_profiles(ARGMAX, ci_sequences=32)
     return {**named, "ci": {**named["ci"], **longer(CI_LONG), "sharpness_main": True, "sharpness_lengths": [64, 256],
                             "sharpness_sequences": 32},
