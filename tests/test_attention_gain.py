@@ -124,5 +124,18 @@ def test_an_entropy_beyond_the_betas_tried_is_not_extrapolated():
     narrow = frame[frame["beta"].isin([0.8, 1.0])]  # the Baseline cannot reach +LN's entropy without beta > 1
     matched = attention_gain.matched_sharpness(narrow)
     assert matched["baseline_at_partner"].isna().all() and matched["layernorm_at_partner"].isna().all()
-    assert "lie beyond the betas tried" in attention_gain.sharpness_sentence(matched, "S")
+    assert "in 4 of them (seeds 0, 1, 2, 3) the two entropies lie further apart than the betas tried" in \
+        attention_gain.sharpness_sentence(matched, "S")
     assert attention_gain.sharpness_table(matched).loc["2¹⁰", "+LN − Baseline at +LN's entropy"].startswith("— (beyond")
+
+
+def test_the_sentence_names_the_pairs_beyond_the_betas_tried():
+    """Seed 2's models lose the betas that would bring each to its partner's entropy (the Baseline's above 1, +LN's
+    below): that pair alone is unanswered, and the sentence names it."""
+    frame = sharpness_made_up(0.0)
+    cut = frame["seed"].eq(2) & ((frame["variant"].eq("baseline") & (frame["beta"] > 1))
+                                 | (frame["variant"].eq("layernorm") & (frame["beta"] < 1)))
+    matched = attention_gain.matched_sharpness(frame[~cut])
+    assert matched.loc[matched["baseline_at_partner"].isna(), "seed"].tolist() == [2]
+    said = attention_gain.sharpness_sentence(matched, "S")
+    assert "+LN's attention is the sharper in 4 of 4 pairs, and in 1 of them (seed 2) the two entropies" in said

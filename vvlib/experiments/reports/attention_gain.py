@@ -151,9 +151,11 @@ def sharpness_sentence(matched: pd.DataFrame, scale: str, pair=PAIR, labels=SHOR
     parts = []
     for n, here in matched.groupby("N"):
         sharper = f"{b}'s attention is the sharper in {_sharper(here, pair)} of {len(here)} pairs"
-        if here[[f"{first}_at_partner", f"{second}_at_partner"]].isna().any().any():
-            parts.append(f"at $N = {n}$ {sharper}, and some entropies lie beyond the betas tried (`sharpness_betas`), "
-                         f"so it is not answered there")
+        beyond = here[here[[f"{first}_at_partner", f"{second}_at_partner"]].isna().any(axis=1)]["seed"]
+        if len(beyond):
+            seeds = ("seed " if len(beyond) == 1 else "seeds ") + ", ".join(str(seed) for seed in sorted(beyond))
+            parts.append(f"at $N = {n}$ {sharper}, and in {len(beyond)} of them ({seeds}) the two entropies lie "
+                         f"further apart than the betas tried (`sharpness_betas`) reach, so it is not answered there")
             continue
         difference = paired_difference(here[first], here[second])  # second minus first, paired
         gain = difference["diff"]
