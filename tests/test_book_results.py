@@ -624,7 +624,7 @@ def test_the_lines_on_attention_and_accuracy_at_the_paper_scale_hold_in_the_comm
     text = words("book/scale.md")
     assert ("leaves +LN 1.0 of its 7.2 points at $2^{10}$ (95% interval $-0.8$ to 2.8) and 3.6 of its 6.3 at "
             "$2^{14}$ (2.3 to 4.9)") in text
-    assert "much of its gain goes with that sharper attention, though how much the sharpness alone makes is open" \
+    assert "much of its gain goes with that sharper attention; whether sharpness causes it is open (chapter 7)" \
         in words("book/intro.md")
 
 
