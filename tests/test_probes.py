@@ -1,6 +1,7 @@
 """A chapter's probe stored as one part per trained run (experiments/setups/probes.py): the parts joined
 equal the probe computed over all runs at once, the way it was stored before, and a store holding
-such a whole probe migrates into the parts without a number changing."""
+such a whole probe migrates into the parts without a number changing (the sharpness test: a part per run
+and beta)."""
 
 import json
 
@@ -157,3 +158,43 @@ def test_chapter_7s_sharpness_tests_read_chapter_4s_main_and_longer_runs(tmp_pat
     assert c07_dispersion.sharpness_tests(off, "cpu") == []
     with pytest.raises(ValueError, match="runs: one of"):
         probes.sharpness(P7, "cpu", "both")
+
+
+def test_the_sharpness_test_is_stored_one_part_per_beta_and_an_added_beta_computes_only_its_own(tmp_path):
+    """probes.sharpness: a part per variant and beta, whose rows joined equal probing.sharpness_frame over all the
+    betas at once; a store holding each run's test with all its betas in one folder (the layout before) migrates
+    into these parts without a number changing; and with a beta added, every part stored stays stored, so only the
+    new beta's parts are computed."""
+    betas = [0.5, 1.0, 2.0]
+    settings = {**SMALL, **OWN["07_dispersion"], "sharpness_lengths": [32, 64], "sharpness_sequences": 8,
+                "sharpness_betas": betas}
+    P = resolved("07_dispersion", "ci", {**settings, "store_dir": str(tmp_path / "parts")})
+    probe = probes.sharpness(P, "cpu", "main")
+    assert [(p.variant, p.spec["choices"]) for p in probe.parts] == [(v, {"beta": b}) for v in probes.PAIR
+                                                                      for b in betas]
+    assert [len(run_list) for run_list in probe.models.values()] == [1, 1]  # a run split by beta counts once
+    joined = probe.tables(P.store_dir, "cpu")["sharpness"]
+    cfg = variants.eval_config(P, n_sequences=P.sharpness_sequences, lengths=P.sharpness_lengths)
+    whole = {v: probing.sharpness_frame(run.model_cfg, run.weights, cfg, betas, v) for v, (run,) in probe.models.items()}
+    pd.testing.assert_frame_equal(joined, pd.concat(whole.values(), ignore_index=True), check_exact=True)
+
+    old_store = tmp_path / "old"
+    for v, frame in whole.items():  # as stored before: one folder per run, all betas
+        first = next(p for p in probe.parts if p.variant == v)
+        runs.cached_tables(old_store, probe.name, {**first.spec, "choices": {"betas": betas}},
+                           lambda frame=frame: {"sharpness": frame})
+    read_back = pd.concat([pd.read_csv(f / "sharpness.csv") for f in sorted(old_store.iterdir())], ignore_index=True)
+    moved = migrate.migrate(old_store)
+    assert sorted(new.name for _, new in moved) == sorted(p.folder(old_store).name for p in probe.parts)
+    with runs.stored_only():
+        migrated = probes.sharpness(resolved("07_dispersion", "ci", {**settings, "store_dir": str(old_store)}),
+                                    "cpu", "main").tables(old_store, "cpu")["sharpness"]
+    key = ["variant", "beta", "N", "seed"]
+    pd.testing.assert_frame_equal(migrated.sort_values(key, ignore_index=True),
+                                  read_back.sort_values(key, ignore_index=True), check_exact=True)
+
+    more = resolved("07_dispersion", "ci", {**settings, "sharpness_betas": betas + [3.0],
+                                            "store_dir": str(tmp_path / "parts")})
+    missing = [(p.variant, p.spec["choices"]["beta"]) for p in probes.sharpness(more, "cpu", "main").parts
+               if not p.stored(more.store_dir)]
+    assert missing == [(v, 3.0) for v in probes.PAIR]

@@ -7,7 +7,8 @@ spec back into configs, fills the fields it lacks with today's defaults (an opti
 without changing old behaviour defaults to what old runs did), writes today's spec and renames
 the file or folder by the new hash.  Accuracies, ladders, tables, weights and checkpoints are
 carried over as they are, so an interrupted run resumes after the migration.  A probe stored
-whole for several runs is split into its per-run parts (probes.py), each holding its run's rows.
+whole for several runs is split into its per-run parts (probes.py), each holding its run's rows,
+and a sharpness test stored with all its betas into one part per beta.
 """
 
 import shutil
@@ -126,6 +127,8 @@ def _migrate_tables(folder: Path, dry_run: bool) -> list[Path]:
     record["spec"] = todays_spec(record["spec"])
     if len(record["spec"].get("runs", {})) > 1:
         return _split_probe(folder, prefix, record, dry_run)
+    if "betas" in record["spec"].get("choices", {}):
+        return _split_betas(folder, prefix, record, dry_run)
     target = folder.with_name(f"{prefix}-{store.spec_hash(record['spec'])}")
     if target == folder or dry_run:
         return [target]
@@ -159,6 +162,35 @@ def _split_probe(folder: Path, prefix: str, record: dict, dry_run: bool) -> list
             store.atomic_write(target / f"{t}.csv", lambda tmp, rows=rows: rows.to_csv(tmp, index=False))
         store.write_json(target / "tables.json", {"spec": part_spec, "provenance": provenance,
                                                    "tables": record["tables"]})
+    shutil.rmtree(folder)  # last (an interrupted migration of a committed store: `git checkout` it and rerun)
+    return [target for target, _ in parts.values()]
+
+
+def _split_betas(folder: Path, prefix: str, record: dict, dry_run: bool) -> list[Path]:
+    """A sharpness test stored with all its betas in one folder, as before probes.sharpness kept one part per
+    beta: one folder per beta, each with that beta's rows and a spec naming that beta alone; the wall time
+    and the size are shared equally between them."""
+    spec, betas = record["spec"], record["spec"]["choices"]["betas"]
+    parts = {}
+    for beta in betas:
+        part_spec = {**spec, "choices": {**{k: v for k, v in spec["choices"].items() if k != "betas"},
+                                         "beta": float(beta)}}
+        parts[float(beta)] = (folder.with_name(f"{prefix}-{store.spec_hash(part_spec)}"), part_spec)
+    if dry_run:
+        return [target for target, _ in parts.values()]
+    if any(target.exists() for target, _ in parts.values()):
+        raise store.StoreError(f"{folder} would be split into folders that exist; not migrating")
+    frames = {t: pd.read_csv(folder / f"{t}.csv") for t in record["tables"]}
+    whole = record["provenance"]["wall_time_s"]
+    provenance = {**record["provenance"], "wall_time_s": whole / len(parts),
+                  "split_from": {"folder": folder.name, "wall_time_s": whole}}
+    sized = {"size": record["size"] // len(parts)} if "size" in record else {}
+    for beta, (target, part_spec) in parts.items():
+        for t, frame in frames.items():
+            rows = frame[frame["beta"] == beta]
+            store.atomic_write(target / f"{t}.csv", lambda tmp, rows=rows: rows.to_csv(tmp, index=False))
+        store.write_json(target / "tables.json", {"spec": part_spec, "provenance": provenance,
+                                                   "tables": record["tables"], **sized})
     shutil.rmtree(folder)  # last (an interrupted migration of a committed store: `git checkout` it and rerun)
     return [target for target, _ in parts.values()]
 

@@ -5,8 +5,9 @@ store entries its tables land in, written once for the chapter that shows them a
 A probe runs trained models over test sequences and keeps only tables (runs.cached_tables), so
 once its entries are stored the weights are no longer needed.  Every table has a row per
 variant (and seed), computed from that variant's weights alone, so a probe is stored as one
-part per trained run: a part needs the weights of one run only, and the paper profile's units
-(units.py) stay one run each.  Where a chapter stores its seeds as several runs (seed_chunk), a
+part per trained run (the sharpness test: one per run and beta, so that a beta added computes only
+its own): a part needs the weights of one run only, and the paper profile's units (units.py) stay
+one run each.  Where a chapter stores its seeds as several runs (seed_chunk), a
 part numbers its seeds as in the whole ensemble, and the tables of one shown seed come from the
 run that holds it.  A chapter reads the parts joined, in its variants' and seeds' order.
 """
@@ -63,7 +64,9 @@ class Probe:
         """{variant: [runs.TrainedRun, ...]} probed, each variant's runs in seed order."""
         models = {}
         for part in self.parts:
-            models.setdefault(part.variant, []).append(part.run)
+            probed = models.setdefault(part.variant, [])
+            if not any(run is part.run for run in probed):  # a run split into several parts counts once
+                probed.append(part.run)
         return models
 
     def records(self) -> dict:
@@ -84,15 +87,18 @@ def row_labels(variant: str) -> set:
     return {variant, variant + probing.BEFORE_NORM, *(variants.run_name(variant, t) for t in TEMPERATURES)}
 
 
-def _parts(name: str, models: dict, cfg, choices: dict, tables_of: Callable, passes: int = 1) -> Probe:
-    """A probe of `models` {variant: [TrainedRun, ...]}: tables_of(variant, run, first) makes one
-    run's tables, `first` the index its first seed has in the variant's ensemble."""
-    def part(variant, run, first):
+def _parts(name: str, models: dict, cfg, choices: dict, tables_of: Callable, passes: int = 1,
+           splits: tuple = ({},)) -> Probe:
+    """A probe of `models` {variant: [TrainedRun, ...]}: tables_of(variant, run, first, **split) makes one
+    run's tables, `first` the index its first seed has in the variant's ensemble.  One part per run and
+    split: a split is a dict of choices of its own (the sharpness test's one beta), so that a setting whose
+    values are computed apart is stored apart, and a value added later computes only its own share."""
+    def part(variant, run, first, split):
         items = run.train_cfg.n_seeds * cfg.n_sequences * sum(cfg.lengths) * passes
-        return ProbePart(name, variant, probing.probe_spec({variant: run}, cfg, **choices),
-                         lambda: _numbered(tables_of(variant, run, first), first), run, items)
-    return Probe(name, tuple(part(v, run, run.train_cfg.first_seed - parts[0].train_cfg.first_seed)
-                             for v, parts in models.items() for run in parts))
+        return ProbePart(name, variant, probing.probe_spec({variant: run}, cfg, **choices, **split),
+                         lambda: _numbered(tables_of(variant, run, first, **split), first), run, items)
+    return Probe(name, tuple(part(v, run, run.train_cfg.first_seed - parts[0].train_cfg.first_seed, split)
+                             for v, parts in models.items() for run in parts for split in splits))
 
 
 def _numbered(tables: dict, first: int) -> dict:
@@ -165,12 +171,12 @@ def sharpness(P, device, runs: str = "longer") -> Probe:
     models = _main_models(P, device) if runs == "main" else _longer_models(P, device)
     cfg = variants.eval_config(P, n_sequences=P.sharpness_sequences, lengths=P.sharpness_lengths)
 
-    def tables_of(variant, run, first):
-        return {"sharpness": probing.sharpness_frame(run.model_cfg, run.weights, cfg, P.sharpness_betas, variant,
-                                                     device)}
+    def tables_of(variant, run, first, beta):
+        return {"sharpness": probing.sharpness_frame(run.model_cfg, run.weights, cfg, [beta], variant, device)}
 
-    return _parts("probe-sharpness", models, cfg, dict(betas=list(P.sharpness_betas)), tables_of,
-                  passes=len(P.sharpness_betas))
+    # one part per beta: a beta added to the list computes only its own share
+    betas = tuple({"beta": float(b)} for b in P.sharpness_betas)
+    return _parts("probe-sharpness", models, cfg, {}, tables_of, splits=betas)
 
 
 def longer_scale(P) -> Params:
