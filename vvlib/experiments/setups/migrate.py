@@ -141,58 +141,43 @@ def _migrate_tables(folder: Path, dry_run: bool) -> list[Path]:
 
 def _split_probe(folder: Path, prefix: str, record: dict, dry_run: bool) -> list[Path]:
     """One folder per probed run, each with that run's rows of every table (probes.row_labels) and
-    a spec naming that run alone; the probe's wall time is shared equally between them."""
-    spec, runs_probed = record["spec"], record["spec"]["runs"]
-    parts = {}
-    for variant, run_spec in runs_probed.items():
-        part_spec = {**spec, "runs": {variant: run_spec}}
-        parts[variant] = (folder.with_name(f"{prefix}-{store.spec_hash(part_spec)}"), part_spec)
-    if dry_run:
-        return [target for target, _ in parts.values()]
-    if any(target.exists() for target, _ in parts.values()):
-        raise store.StoreError(f"{folder} would be split into folders that exist; not migrating")
-    frames = {t: pd.read_csv(folder / f"{t}.csv") for t in record["tables"]}
-    whole = record["provenance"]["wall_time_s"]
-    provenance = {**record["provenance"], "wall_time_s": whole / len(parts),
-                  "split_from": {"folder": folder.name, "wall_time_s": whole}}
-    for variant, (target, part_spec) in parts.items():
-        labels = probes.row_labels(variant)
-        for t, frame in frames.items():
-            rows = frame[frame["variant"].isin(labels)]
-            store.atomic_write(target / f"{t}.csv", lambda tmp, rows=rows: rows.to_csv(tmp, index=False))
-        store.write_json(target / "tables.json", {"spec": part_spec, "provenance": provenance,
-                                                   "tables": record["tables"]})
-    shutil.rmtree(folder)  # last (an interrupted migration of a committed store: `git checkout` it and rerun)
-    return [target for target, _ in parts.values()]
+    a spec naming that run alone."""
+    spec = record["spec"]
+    parts = {variant: {**spec, "runs": {variant: run_spec}} for variant, run_spec in spec["runs"].items()}
+    rows_of = lambda frame, variant: frame["variant"].isin(probes.row_labels(variant))
+    return _split(folder, prefix, record, parts, rows_of, dry_run)
 
 
 def _split_betas(folder: Path, prefix: str, record: dict, dry_run: bool) -> list[Path]:
     """A sharpness test stored with all its betas in one folder, as before probes.sharpness kept one part per
-    beta: one folder per beta, each with that beta's rows and a spec naming that beta alone; the wall time
-    and the size are shared equally between them."""
-    spec, betas = record["spec"], record["spec"]["choices"]["betas"]
-    parts = {}
-    for beta in betas:
-        part_spec = {**spec, "choices": {**{k: v for k, v in spec["choices"].items() if k != "betas"},
-                                         "beta": float(beta)}}
-        parts[float(beta)] = (folder.with_name(f"{prefix}-{store.spec_hash(part_spec)}"), part_spec)
+    beta: one folder per beta, each with that beta's rows and a spec naming that beta alone."""
+    spec = record["spec"]
+    others = {k: v for k, v in spec["choices"].items() if k != "betas"}
+    parts = {float(beta): {**spec, "choices": {**others, "beta": float(beta)}} for beta in spec["choices"]["betas"]}
+    return _split(folder, prefix, record, parts, lambda frame, beta: frame["beta"] == beta, dry_run)
+
+
+def _split(folder: Path, prefix: str, record: dict, parts: dict, rows_of, dry_run: bool) -> list[Path]:
+    """`folder` split into one folder per part {key: its spec}, each holding the rows rows_of(frame, key) selects
+    of every table; the wall time and the size (where recorded) are shared equally between them."""
+    targets = {key: folder.with_name(f"{prefix}-{store.spec_hash(part_spec)}") for key, part_spec in parts.items()}
     if dry_run:
-        return [target for target, _ in parts.values()]
-    if any(target.exists() for target, _ in parts.values()):
+        return list(targets.values())
+    if any(target.exists() for target in targets.values()):
         raise store.StoreError(f"{folder} would be split into folders that exist; not migrating")
     frames = {t: pd.read_csv(folder / f"{t}.csv") for t in record["tables"]}
     whole = record["provenance"]["wall_time_s"]
     provenance = {**record["provenance"], "wall_time_s": whole / len(parts),
                   "split_from": {"folder": folder.name, "wall_time_s": whole}}
     sized = {"size": record["size"] // len(parts)} if "size" in record else {}
-    for beta, (target, part_spec) in parts.items():
+    for key, target in targets.items():
         for t, frame in frames.items():
-            rows = frame[frame["beta"] == beta]
+            rows = frame[rows_of(frame, key)]
             store.atomic_write(target / f"{t}.csv", lambda tmp, rows=rows: rows.to_csv(tmp, index=False))
-        store.write_json(target / "tables.json", {"spec": part_spec, "provenance": provenance,
+        store.write_json(target / "tables.json", {"spec": parts[key], "provenance": provenance,
                                                    "tables": record["tables"], **sized})
     shutil.rmtree(folder)  # last (an interrupted migration of a committed store: `git checkout` it and rerun)
-    return [target for target, _ in parts.values()]
+    return list(targets.values())
 
 
 def migrate(store_dir, dry_run: bool = False) -> list[tuple[Path, Path]]:
