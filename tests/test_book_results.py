@@ -673,7 +673,7 @@ def test_the_lines_on_the_sharpness_test_hold_in_the_committed_results():
             "not at $2^{14}$ (+3.7, 1.2 to 6.2), and +LN made as spread as the Baseline keeps 3.5 and 4.0 points of "
             "its lead") in text
     assert ("at $2^{10}$ the sharpened Baseline gains from 0.3 to 8.6 points, more than +LN's whole lead in one pair "
-            "(seed 6: 8.6 of 4.7) and 1.8 of 7.9 over the first run's 4 pairs") in text
+            "(seed 6: 8.6 of 4.7), and over the first run's 4 pairs only 1.8 of 7.9") in text
     assert "gives it about half of +LN's lead at $2^{10}$ (3.4 of 6.1 points)" in text
     assert ("There, sharpening the Baseline's attention alone closes half the gap at $2^{10}$, a third at $2^{14}$ "
             "(chapter 7)") in words("book/intro.md")
