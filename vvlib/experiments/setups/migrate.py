@@ -153,7 +153,8 @@ def _split_betas(folder: Path, prefix: str, record: dict, dry_run: bool) -> list
     beta: one folder per beta, each with that beta's rows and a spec naming that beta alone."""
     spec = record["spec"]
     others = {k: v for k, v in spec["choices"].items() if k != "betas"}
-    parts = {float(beta): {**spec, "choices": {**others, "beta": float(beta)}} for beta in spec["choices"]["betas"]}
+    parts = {float(beta): {**spec, "choices": {**others, **probes.sharpness_split(beta)}}
+             for beta in spec["choices"]["betas"]}
     return _split(folder, prefix, record, parts, lambda frame, beta: frame["beta"] == beta, dry_run)
 
 

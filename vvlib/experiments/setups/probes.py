@@ -161,6 +161,11 @@ def _longer_models(P, device, variants_probed=PAIR) -> dict:
 SHARPNESS_RUNS = ("main", "longer")  # chapter 4's runs the sharpness test reads: n_seeds x steps, or long_*
 
 
+def sharpness_split(beta) -> dict:
+    """The choices of one part of the sharpness test (its spec's own): the one beta it probes."""
+    return {"beta": float(beta)}
+
+
 def sharpness(P, device, runs: str = "longer") -> Probe:
     """Chapter 7 on chapter 4's main runs (runs "main": n_seeds x steps) or its longer training ("longer": the
     long_* parameters): each model's accuracy and attention entropy at each of sharpness_lengths with its
@@ -175,8 +180,8 @@ def sharpness(P, device, runs: str = "longer") -> Probe:
         return {"sharpness": probing.sharpness_frame(run.model_cfg, run.weights, cfg, [beta], variant, device)}
 
     # one part per beta: a beta added to the list computes only its own share
-    betas = tuple({"beta": float(b)} for b in P.sharpness_betas)
-    return _parts("probe-sharpness", models, cfg, {}, tables_of, splits=betas)
+    return _parts("probe-sharpness", models, cfg, {}, tables_of,
+                  splits=tuple(sharpness_split(b) for b in P.sharpness_betas))
 
 
 def longer_scale(P) -> Params:
