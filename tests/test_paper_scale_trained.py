@@ -3,6 +3,8 @@ task is read at the paper's scale only when every run and evaluation of it is co
 claims of Tables 3-6 then rest on that scale.  The records are made up under the real store keys
 (tests/paper_records.py)."""
 
+import json
+
 import numpy as np
 
 from tests.paper_records import GPU, made_up_runs
@@ -170,3 +172,44 @@ def test_chapter_10s_deep_argmax_variants_are_read_from_their_two_runs_of_fifty_
     for variant in ("deep_baseline", "deep_layernorm", "rescale", "baseline"):
         assert accuracy[variant].shape[0] == 100 and np.array_equal(accuracy[variant], made["argmax", variant])
     assert [len(runs.run_records(records[v])) for v in ("deep_baseline", "deep_layernorm", "rescale")] == [2, 2, 1]
+
+
+def test_chapter_10_compares_each_pair_at_the_papers_scale_once_both_its_variants_are_in(tmp_path):
+    """The page's pair verdicts at the paper's scale: a pair is compared as soon as its two variants are committed
+    (the deep +LN still in the queue leaves out only the deep pair), and each count is the paired t-test's over
+    the 100 seeds at the lengths beyond training."""
+    from scipy import stats as scipy_stats
+
+    from vvlib.experiments.chapters import c10_beyond
+    from vvlib.experiments.reports import report
+
+    made = made_up_runs(tmp_path, "10_beyond", tasks=["dictionary"])
+    noise = np.random.default_rng(1).normal(0, 0.01, made["dictionary", "baseline"].shape)
+    made["dictionary", "log_n"] = made["dictionary", "baseline"] + 0.05 + noise  # ahead of the Baseline by 5 points
+    P = paper_scale.trained("10_beyond", tmp_path)[0]
+    P_task = variants.task_params(P, "dictionary")
+    task_cfg = variants.task_config(P_task, "dictionary")
+    (run,) = variants.train_configs(P_task)
+    for variant in ("log_n", "deep_layernorm"):
+        path = runs.eval_path(tmp_path, variants.model_config(P_task, task_cfg, variant), run,
+                              variants.eval_config(P_task), "cuda")
+        if variant == "log_n":  # rewrite its accuracy as made above
+            record = json.loads(path.read_text())
+            path.write_text(json.dumps({**record, "accuracy": made["dictionary", "log_n"].tolist()}))
+        else:
+            path.unlink()
+    _, found = paper_scale.trained("10_beyond", tmp_path)
+    _, accuracy, _ = found["dictionary"]
+    assert "deep_layernorm" not in accuracy
+    pairs = c10_beyond.pairs_in(accuracy)
+    assert pairs == [p for p in c10_beyond.PAIRS if p != ("deep_layernorm", "deep_baseline")]
+    lines = report.pair_sentences(report.per_length(accuracy, P.eval_lengths, pairs), pairs, c10_beyond.labels(P),
+                                  P.eval_lengths, P.max_len)
+    beyond = [j for j, n in enumerate(P.eval_lengths) if n > P.max_len]
+    for (claimed, other), line in zip(pairs, lines):
+        a, b = accuracy[claimed][:, beyond], accuracy[other][:, beyond]
+        p = scipy_stats.ttest_rel(a, b).pvalue
+        ahead, behind = a.mean(0) > b.mean(0), a.mean(0) < b.mean(0)
+        assert (f"ahead at {ahead.sum()} of {len(beyond)} lengths beyond training ({(ahead & (p < 0.05)).sum()} with "
+                f"p < 0.05), significantly behind at {(behind & (p < 0.05)).sum()}.") in line
+    assert "log N logits vs Baseline: ahead at 10 of 10 lengths beyond training (10 with p < 0.05)" in lines[3]

@@ -15,6 +15,12 @@ PAIRS = (("layernorm", "baseline"), ("rescale", "baseline"), ("rescale", "layern
          ("log_n_layernorm", "layernorm"), ("log_n_layernorm", "log_n"), ("deep_layernorm", "deep_baseline"))
 
 
+def pairs_in(variants_in) -> list:
+    """The page's pairs both of whose variants are among `variants_in` (at the paper's scale: those committed so far),
+    so a pair is compared as soon as its two runs are in, not only once the whole chapter is."""
+    return [pair for pair in PAIRS if set(pair) <= set(variants_in)]
+
+
 def labels(P) -> dict:
     """The variants' display names, the deep ones with this run's heads and layers."""
     return {**variants.LABELS, "deep_baseline": f"Deep, H={P.deep_heads} L={P.deep_layers}",
