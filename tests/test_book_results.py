@@ -749,6 +749,79 @@ def test_the_lines_on_the_rescaled_output_at_the_paper_scale_hold_in_the_committ
             f"{mean['baseline'][1024]}% and {mean['baseline'][16384]}%") in text
 
 
+def test_the_lines_on_chapter_10s_logits_and_deep_model_at_the_paper_scale_hold_in_the_committed_results():
+    """book/scale.md: chapter 10 at the paper's scale (units 20-21 and 27-29, with chapters 4-5's counter-stream
+    Baseline and +LN): log N logits ahead of the Baseline on both tasks, +LN ahead of log N logits alone (all 10
+    lengths beyond training on argmax retrieval, 9 on dictionary lookup) where +LN alone trails dictionary's
+    Baseline at all 10; at the book's scale +LN did not help log N logits; the deep dictionary Baseline far below
+    the book's, its training loss climbing late far more than the one-layer Baseline's, not at all with log N."""
+    import numpy as np
+
+    from vvlib.book import runner
+    from vvlib.experiments.setups import variants
+    from vvlib.experiments.storage.runs import run_records, stored_only
+    from vvlib.stats import paired_difference
+
+    _, found = paper_scale.trained("10_beyond", PAPER_SCALE)
+    P_book = runner.resolved("10_beyond", "book", {"store_dir": str(BOOK)})
+    text = words("book/scale.md")
+
+    def gap(accuracy, lengths, a, b, n):  # b - a in points at length n, with its 95% interval
+        d = paired_difference(100 * accuracy[a][:, lengths.index(n)], 100 * accuracy[b][:, lengths.index(n)])
+        return d, f"{d['diff']:+.1f}", f"{d['low']:.1f} to {d['high']:.1f}"
+
+    def significant(accuracy, lengths, max_len, a, b):  # lengths beyond training where b is ahead, behind (p < 0.05)
+        ds = [gap(accuracy, lengths, a, b, n)[0] for n in lengths if n > max_len]
+        return (sum(d["p"] < 0.05 and d["diff"] > 0 for d in ds), sum(d["p"] < 0.05 and d["diff"] < 0 for d in ds))
+
+    mean, quoted = {}, []
+    for task in ("argmax", "dictionary"):
+        P, accuracy, records = found[task]
+        assert P.n_seeds == len(accuracy["log_n_layernorm"]) == 100
+        mean[task] = {v: {n: f"{100 * a[:, P.eval_lengths.index(n)].mean():.1f}" for n in (16, 1024, 16384)}
+                      for v, a in accuracy.items()}
+        quoted.append([gap(accuracy, P.eval_lengths, "baseline", "log_n", n)[1:] for n in (1024, 16384)])
+        both = [gap(accuracy, P.eval_lengths, "log_n", "log_n_layernorm", n)[1] for n in (1024, 16384)]
+        assert significant(accuracy, P.eval_lengths, P.max_len, "log_n", "log_n_layernorm") == (
+            {"argmax": 10, "dictionary": 9}[task], 0)
+        assert both == {"argmax": ["+5.0", "+5.0"], "dictionary": ["+0.8", "+2.5"]}[task]
+        with stored_only():  # the book's scale: +LN with log N logits, against log N logits alone
+            P_task = variants.task_params(P_book, task)
+            book, _ = variants.train_and_evaluate(P_task, variants.task_config(P_task, task),
+                                                  ["log_n", "log_n_layernorm", "deep_baseline"], ["fixed"], "cpu")
+        assert significant(book, P_book.eval_lengths, P_book.max_len, "log_n", "log_n_layernorm") == {
+            "argmax": (0, 3), "dictionary": (1, 0)}[task]
+    _, dictionary, records = found["dictionary"]
+    assert significant(dictionary, found["dictionary"][0].eval_lengths, 16, "baseline", "layernorm") == (0, 10)
+    (a2, a14), (d2, d14) = quoted
+    assert (f"argmax retrieval's log N logits reach {mean['argmax']['log_n'][1024]}% and "
+            f"{mean['argmax']['log_n'][16384]}% against the Baseline's {mean['argmax']['baseline'][1024]}% and "
+            f"{mean['argmax']['baseline'][16384]}% ({a2[0]} points, 95% interval {a2[1]}; {a14[0]}, {a14[1]}), and "
+            f"dictionary lookup's {mean['dictionary']['log_n'][1024]}% and {mean['dictionary']['log_n'][16384]}% "
+            f"against {mean['dictionary']['baseline'][1024]}% and {mean['dictionary']['baseline'][16384]}% "
+            f"({d2[0]}, {d2[1]}; {d14[0]}, {d14[1]})") in text
+    assert (f"(+5.0 points at $2^{{10}}$ and at $2^{{14}}$, {mean['argmax']['log_n_layernorm'][1024]}% and "
+            f"{mean['argmax']['log_n_layernorm'][16384]}%) and at 9 on dictionary lookup (+0.8 and +2.5)") in text
+    ln = [gap(dictionary, found["dictionary"][0].eval_lengths, "baseline", "layernorm", n)[1] for n in (1024, 16384)]
+    assert f"behind the Baseline at all 10 (${ln[0]}$ and ${ln[1]}$)" in text
+    deep = mean["dictionary"]["deep_baseline"]
+    book_deep = {n: f"{100 * book['deep_baseline'][:, P_book.eval_lengths.index(n)].mean():.1f}" for n in (16, 1024, 16384)}
+    assert (f"{deep[16]}% at the training length, {deep[1024]}% at $2^{{10}}$ and {deep[16384]}% at $2^{{14}}$, where "
+            f"the book's 1,500 steps gave {book_deep[16]}%, {book_deep[1024]}% and {book_deep[16384]}%") in text
+
+    def loss_climb(variant):  # (lowest median training loss over seeds, its step, the median at the last step)
+        (record,) = run_records(records[variant])
+        medians = {step: float(np.median(losses)) for step, losses in record["loss_history"]}
+        low = min(medians, key=medians.get)
+        return f"{medians[low]:.3f}", low, f"{medians[max(medians)]:.3f}"
+
+    assert loss_climb("deep_baseline") == ("0.079", 2600, "0.801")
+    assert loss_climb("baseline")[::2] == ("0.037", "0.082") and loss_climb("log_n")[2] == "0.011"
+    assert ("falls to 0.079 by step 2,600 and then climbs to 0.80 by step 10,000. The one-layer Baseline's loss "
+            "climbs too at the defaults' constant rate (chapter 5), but only from 0.037 to 0.082, and log N logits' "
+            "does not (0.011 at the end)") in text
+
+
 def test_the_intro_lines_on_the_mechanism_at_each_scale_hold_in_the_committed_results():
     """book/intro.md and book/scale.md: at the book's scale argmax's Baseline components shrink with log-log slope
     -0.40 (chapter 6; the proposition's -0.5); at the paper's scale at half that rate, -0.26, and its global
