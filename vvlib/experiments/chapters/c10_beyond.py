@@ -35,7 +35,7 @@ CHAPTER = Chapter(
     "10_beyond", "Beyond the paper: a variance-preserving output, length-aware logits, depth and heads",
     keys(f"{PER_LENGTH} variance_slope mc_slope best", "paper_scale"), Work(NAMES, DEEPER),
     # at the paper's scale a task's variants are shown once its Baseline and +LN (chapters 4-5's runs) are committed,
-    # each other variant beside them as the GPU queue commits it; which is best waits for all of them
+    # each other variant beside them as the GPU queue commits it; which is best is said of those in, the rest named
     paper_scale_needs=("baseline", "layernorm"),
     probes=lambda P, device: [(task, probes.slopes(P, variants.task_params(P, task), task, list(DEEPER), device))
                               for task in NAMES],
