@@ -774,7 +774,7 @@ def test_the_lines_on_chapter_10s_logits_and_deep_model_at_the_paper_scale_hold_
         ds = [gap(accuracy, lengths, a, b, n)[0] for n in lengths if n > max_len]
         return (sum(d["p"] < 0.05 and d["diff"] > 0 for d in ds), sum(d["p"] < 0.05 and d["diff"] < 0 for d in ds))
 
-    mean, quoted = {}, []
+    mean, quoted, book_runs = {}, [], {}
     for task in ("argmax", "dictionary"):
         P, accuracy, records = found[task]
         assert P.n_seeds == len(accuracy["log_n_layernorm"]) == 100
@@ -782,18 +782,25 @@ def test_the_lines_on_chapter_10s_logits_and_deep_model_at_the_paper_scale_hold_
                       for v, a in accuracy.items()}
         quoted.append([gap(accuracy, P.eval_lengths, "baseline", "log_n", n)[1:] for n in (1024, 16384)])
         both = [gap(accuracy, P.eval_lengths, "log_n", "log_n_layernorm", n)[1] for n in (1024, 16384)]
+        assert significant(accuracy, P.eval_lengths, P.max_len, "baseline", "log_n") == (
+            {"argmax": 8, "dictionary": 10}[task], 0)
         assert significant(accuracy, P.eval_lengths, P.max_len, "log_n", "log_n_layernorm") == (
             {"argmax": 10, "dictionary": 9}[task], 0)
         assert both == {"argmax": ["+5.0", "+5.0"], "dictionary": ["+0.8", "+2.5"]}[task]
         with stored_only():  # the book's scale: +LN with log N logits, against log N logits alone
             P_task = variants.task_params(P_book, task)
-            book, _ = variants.train_and_evaluate(P_task, variants.task_config(P_task, task),
-                                                  ["log_n", "log_n_layernorm", "deep_baseline"], ["fixed"], "cpu")
-        assert significant(book, P_book.eval_lengths, P_book.max_len, "log_n", "log_n_layernorm") == {
+            book_runs[task], _ = variants.train_and_evaluate(P_task, variants.task_config(P_task, task),
+                                                             ["log_n", "log_n_layernorm", "deep_baseline"], ["fixed"], "cpu")
+        assert significant(book_runs[task], P_book.eval_lengths, P_book.max_len, "log_n", "log_n_layernorm") == {
             "argmax": (0, 3), "dictionary": (1, 0)}[task]
     _, dictionary, records = found["dictionary"]
     assert significant(dictionary, found["dictionary"][0].eval_lengths, 16, "baseline", "layernorm") == (0, 10)
     (a2, a14), (d2, d14) = quoted
+    P_argmax, argmax, _ = found["argmax"]
+    assert [n for n in P_argmax.eval_lengths[1:]
+            if gap(argmax, P_argmax.eval_lengths, "baseline", "log_n", n)[0]["p"] >= 0.05] == [32, 64]
+    assert ("significantly at 8 of the 10 lengths beyond training on argmax retrieval (not at $2^5$ and $2^6$) and at "
+            "all 10 on dictionary lookup") in text
     assert (f"argmax retrieval's log N logits reach {mean['argmax']['log_n'][1024]}% and "
             f"{mean['argmax']['log_n'][16384]}% against the Baseline's {mean['argmax']['baseline'][1024]}% and "
             f"{mean['argmax']['baseline'][16384]}% ({a2[0]} points, 95% interval {a2[1]}; {a14[0]}, {a14[1]}), and "
@@ -805,7 +812,8 @@ def test_the_lines_on_chapter_10s_logits_and_deep_model_at_the_paper_scale_hold_
     ln = [gap(dictionary, found["dictionary"][0].eval_lengths, "baseline", "layernorm", n)[1] for n in (1024, 16384)]
     assert f"behind the Baseline at all 10 (${ln[0]}$ and ${ln[1]}$)" in text
     deep = mean["dictionary"]["deep_baseline"]
-    book_deep = {n: f"{100 * book['deep_baseline'][:, P_book.eval_lengths.index(n)].mean():.1f}" for n in (16, 1024, 16384)}
+    book_deep = {n: f"{100 * book_runs['dictionary']['deep_baseline'][:, P_book.eval_lengths.index(n)].mean():.1f}"
+                 for n in (16, 1024, 16384)}
     assert (f"{deep[16]}% at the training length, {deep[1024]}% at $2^{{10}}$ and {deep[16384]}% at $2^{{14}}$, where "
             f"the book's 1,500 steps gave {book_deep[16]}%, {book_deep[1024]}% and {book_deep[16384]}%") in text
 
