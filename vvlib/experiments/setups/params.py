@@ -93,11 +93,12 @@ def task_value(P, name: str, task: str):
 
 
 # A chapter's training parameters are its configs' fields by name: TrainConfig's all, and the ModelConfig
-# fields a cell may set (MODEL_PARAMETERS: the variant sets norm and logit_scale, chapter 10's deep_heads and
-# deep_layers its heads and layers).  The test set is the one exception: a cell holds the training and the
-# test settings side by side, so EvalConfig's lengths, sequences and seed carry names of their own there.
+# fields a cell or a chapter 11 row may set (MODEL_PARAMETERS: the variant sets norm and logit_scale, and
+# chapter 10's deep_heads and deep_layers set its deep variants' heads and layers).  The test set is the one
+# exception: a cell holds the training and the test settings side by side, so EvalConfig's lengths,
+# sequences and seed carry names of their own there.
 MODEL_PARAMETERS = ("hidden", "encoder_layers", "readout_layers", "key_dim", "value_dim", "encode_query", "query_table",
-                    "attention")
+                    "attention", "heads", "layers")
 EVAL_FIELDS = {"eval_lengths": "lengths", "n_eval_sequences": "n_sequences", "eval_seed": "seed", "draws": "draws"}
 CONFIG_RULES = {**TRAIN_RULES, **{name: MODEL_RULES[name] for name in MODEL_PARAMETERS},
                 **{name: EVAL_RULES[field] for name, field in EVAL_FIELDS.items()}}

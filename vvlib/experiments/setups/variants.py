@@ -111,11 +111,11 @@ def run_name(variant: str, temperature: str) -> str:
 def model_config(P, task: TaskConfig, variant: str) -> ModelConfig:
     if variant not in VARIANT_OPTIONS:
         raise ValueError(f"variant: expected one of {', '.join(VARIANT_OPTIONS)}; got {variant!r}")
-    options = dict(VARIANT_OPTIONS[variant])
-    if is_deep(variant):
+    options = {name: P[name] for name in MODEL_PARAMETERS if name in P}
+    options.update(VARIANT_OPTIONS[variant])
+    if is_deep(variant):  # chapter 10's deep_heads and deep_layers, over any heads and layers given
         options.update(heads=P.deep_heads, layers=P.deep_layers)
-    given = {name: P[name] for name in MODEL_PARAMETERS if name in P}
-    return ModelConfig(task=task, **given, **options)
+    return ModelConfig(task=task, **options)
 
 
 def trained_models(P, task: TaskConfig, variants, device="cpu") -> dict:
