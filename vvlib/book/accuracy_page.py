@@ -376,11 +376,13 @@ class AccuracyPage:
                                                    self.P.long_seeds)))
 
     def _stored_long_rows(self) -> tuple[list, object]:
-        """([(row record, training records {side: record})] of chapter 11's rows of this task whose steps
-        are the longer training's, those the store has, in the chapter's order; chapter 11's parameters)."""
+        """([(row record, training records {side: record})] of chapter 11's rows of this task's model (no model
+        setting changed) whose steps are the longer training's, those the store has, in the chapter's order;
+        chapter 11's parameters)."""
         name = SENSITIVITY.name
         P_rows = runner.resolved(name, SENSITIVITY.profile_or_default(self.P.profile), {"store_dir": self.P.store_dir})
-        rows = [row for row in P_rows[sensitivity.ROW_PARAMETERS[self.task.name]] if row.get("steps") == self.P.long_steps]
+        rows = [row for row in sensitivity.rows_of_model(P_rows, self.task.name, {})
+                if row.get("steps") == self.P.long_steps]
         found = [sensitivity.stored_row(P_rows, self.task.name, row, self._row_lengths(P_rows)) for row in rows]
         return [f for f in found if f is not None], P_rows
 

@@ -93,12 +93,14 @@ def task_value(P, name: str, task: str):
 
 
 # A chapter's training parameters are its configs' fields by name: TrainConfig's all, and the ModelConfig
-# fields a cell or a chapter 11 row may set (MODEL_PARAMETERS: the variant sets norm and logit_scale, and
-# chapter 10's deep_heads and deep_layers set its deep variants' heads and layers).  The test set is the one
-# exception: a cell holds the training and the test settings side by side, so EvalConfig's lengths,
-# sequences and seed carry names of their own there.
+# fields a cell may set (MODEL_PARAMETERS: the variant sets norm and logit_scale, chapter 10's deep_heads and
+# deep_layers its heads and layers).  The test set is the one exception: a cell holds the training and the
+# test settings side by side, so EvalConfig's lengths, sequences and seed carry names of their own there.
 MODEL_PARAMETERS = ("hidden", "encoder_layers", "readout_layers", "key_dim", "value_dim", "encode_query", "query_table",
-                    "attention", "heads", "layers")
+                    "attention")
+# ModelConfig fields that only a chapter 11 row sets, never a cell: chapter 3's cell has a `heads` of its own
+# (the pretrained model's heads it reads), so no chapter-wide rule may name them; ModelConfig checks a row's.
+ROW_MODEL_FIELDS = ("heads", "layers")
 EVAL_FIELDS = {"eval_lengths": "lengths", "n_eval_sequences": "n_sequences", "eval_seed": "seed", "draws": "draws"}
 CONFIG_RULES = {**TRAIN_RULES, **{name: MODEL_RULES[name] for name in MODEL_PARAMETERS},
                 **{name: EVAL_RULES[field] for name, field in EVAL_FIELDS.items()}}

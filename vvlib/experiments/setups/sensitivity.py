@@ -20,17 +20,18 @@ from ...stats import paired_difference
 from . import paper, variants
 from ..storage import runs, store
 from .paper_tasks import TASKS
-from .params import MODEL_PARAMETERS, ParameterError, Params
+from .params import MODEL_PARAMETERS, ROW_MODEL_FIELDS, ParameterError, Params
 
 PAIR = ("baseline", "layernorm")  # the two sides of every row, as its results name them
 ROW_PARAMETERS = {t.name: f"{t.name}_rows" for t in TASKS}  # the chapter's list of rows per task
 PAPER_TABLES = {t.name: t.accuracy for t in TASKS}  # Tables 1 and 2
-# What a row may change: the training and model settings every task has, each task's own, its
-# number of seeds (more for a borderline row; each seed draws the same data in a row of 10 or 20), and
-# ln_affine: False makes the +LN side LayerNorm without its learned scale and shift, which is
-# chapter 8's +std variant (standardization alone).
-SHARED_SETTINGS = ("n_seeds", "steps", "batch_size", "lr", "weight_decay", "min_len", "max_len",
-                   "lr_schedule", "warmup_steps", "drop_step", "adam_eps", "grad_clip", "dropout", *MODEL_PARAMETERS, "ln_affine")
+# What a row may change: the training and model settings every task has (the attention's heads and layers
+# too: chapter 10's deep model), each task's own, its number of seeds (more for a borderline row; each seed
+# draws the same data in a row of 10 or 20), and ln_affine: False makes the +LN side LayerNorm without its
+# learned scale and shift, which is chapter 8's +std variant (standardization alone).
+SHARED_SETTINGS = ("n_seeds", "steps", "batch_size", "lr", "weight_decay", "min_len", "max_len", "lr_schedule",
+                   "warmup_steps", "drop_step", "adam_eps", "grad_clip", "dropout", *MODEL_PARAMETERS, *ROW_MODEL_FIELDS,
+                   "ln_affine")
 
 
 def tasks_with_rows(records: list) -> list[str]:
@@ -110,12 +111,32 @@ def stored_row(P: Params, task: str, row: dict, at, device="cpu") -> tuple[dict,
     (its row_record at the lengths `at`, training records {side: record}), or None where any of
     it is not stored.  Nothing is trained or evaluated."""
     P_row = _checked(row_params(P, task, row), task, f"row {label(row)}")
+    found = stored_accuracy(P_row, task, device)
+    if found is None:
+        return None
+    accuracy, training = found
+    return row_record(task, row, P_row, accuracy, training, at), training
+
+
+def stored_accuracy(P_row: Params, task: str, device="cpu") -> tuple[dict, dict] | None:
+    """train_row's (accuracy, training) of one row's parameters (row_params), read from P_row.store_dir
+    only; None where any of it is not stored.  Nothing is trained or evaluated."""
     try:
         with runs.stored_only():
-            accuracy, training = train_row(P_row, task, torch.device(device))
+            return train_row(P_row, task, torch.device(device))
     except store.StoreError:
         return None
-    return row_record(task, row, P_row, accuracy, training, at), training
+
+
+def model_changes(row: dict) -> dict:
+    """The settings of the model a row changes (heads, hidden, ...): {} for a row of training settings alone."""
+    return {name: value for name, value in row.items() if name in (*MODEL_PARAMETERS, *ROW_MODEL_FIELDS)}
+
+
+def rows_of_model(P: Params, task: str, model: dict) -> list:
+    """`task`'s rows (chapter 11's parameters P) whose model changes are exactly `model`, in the chapter's
+    order: {"heads": 4, "layers": 2} gives the rows of chapter 10's deep model, {} the rows of the book's."""
+    return [row for row in P[ROW_PARAMETERS[task]] if model_changes(row) == model]
 
 
 PENDING = "pending: in the GPU queue, not yet run"

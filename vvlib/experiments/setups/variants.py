@@ -13,7 +13,7 @@ import torch
 from ... import tasks
 from ...evaluate import EvalConfig
 from ...model import ModelConfig
-from .params import EVAL_FIELDS, MODEL_PARAMETERS, Params
+from .params import EVAL_FIELDS, MODEL_PARAMETERS, ROW_MODEL_FIELDS, Params
 from ..storage.runs import TrainedRun, joined_record, ladder, stored_only
 from ...tasks import TaskConfig
 from ...train import TrainConfig
@@ -111,7 +111,7 @@ def run_name(variant: str, temperature: str) -> str:
 def model_config(P, task: TaskConfig, variant: str) -> ModelConfig:
     if variant not in VARIANT_OPTIONS:
         raise ValueError(f"variant: expected one of {', '.join(VARIANT_OPTIONS)}; got {variant!r}")
-    options = {name: P[name] for name in MODEL_PARAMETERS if name in P}
+    options = {name: P[name] for name in (*MODEL_PARAMETERS, *ROW_MODEL_FIELDS) if name in P}
     options.update(VARIANT_OPTIONS[variant])
     if is_deep(variant):  # chapter 10's deep_heads and deep_layers, over any heads and layers given
         options.update(heads=P.deep_heads, layers=P.deep_layers)
