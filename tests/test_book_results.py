@@ -1139,9 +1139,10 @@ def test_the_lines_on_the_fourth_gpu_check_hold_in_the_committed_records():
 
 
 def test_chapter_11s_words_on_its_paper_scale_rows_hold_in_the_committed_records():
-    """The paragraph under chapter 11's paper-scale table (typed, so held here): every row is in; no row's 95%
-    interval reaches the paper's gain; with a cosine decay both variants far out-score the paper's Baseline at
-    2^14 and end within a point of each other, +LN significantly ahead only with the plain cosine at 2^14;
+    """The paragraph under chapter 11's paper-scale table (typed, so held here): every row of the one-layer model
+    is in; no row's 95% interval reaches the paper's gain; with a cosine decay both variants far out-score the
+    paper's Baseline at 2^14 and end within a point of each other, +LN significantly ahead only with the plain
+    cosine at 2^14;
     the Baseline closest to the paper's is weight decay 0.1's, where +LN is furthest behind at 2^10.  And
     book/intro.md's figures for those rows."""
     from vvlib.book import runner
@@ -1154,8 +1155,9 @@ def test_chapter_11s_words_on_its_paper_scale_rows_hold_in_the_committed_records
     text = " ".join(cell.split())
     P = runner.resolved("11_sensitivity", "paper", {"store_dir": PAPER_SCALE_STORE})
     lengths = ("1024", "16384")
-    records = sensitivity.paper_scale_records(P, [int(n) for n in lengths])
-    assert "every row of the `paper` profile is in" in text and all(r["difference"] for r in records)
+    records = [r for r in sensitivity.paper_scale_records(P, [int(n) for n in lengths])
+               if not sensitivity.model_changes(r["changes"])]  # the one-layer model's (chapter 10 reads the deep's)
+    assert "the seven rows of the one-layer model are all in" in text and all(r["difference"] for r in records)
     assert "no unstated setting tried at the paper's scale gives +LN the paper's gain" in text
     for n in lengths:
         gain = sensitivity.paper_gain("dictionary", int(n))

@@ -292,6 +292,27 @@ def rise_rows_sentence(found: list, constant_accuracy: dict, constant_runs: dict
             + "; ".join(parts) + ".")
 
 
+def schedule_sentence(rows: list, lengths, at) -> str:
+    """rows [(label, accuracy {side: (seeds, lengths) array over `lengths`})] of one model on the same seeds,
+    the first the reference (the constant rate): per later row, each side's mean accuracy (%) at each N of
+    `at` against the reference's there, with the paired difference over the seeds (the row minus the
+    reference: the same seeds draw the same data and start from the same weights in every row)."""
+    (reference, base), parts = rows[0], []
+    for name, accuracy in rows[1:]:
+        said = []
+        for side, shown in (("baseline", "Baseline"), ("layernorm", "+LN")):
+            at_n = []
+            for n in at:
+                j = list(lengths).index(n)
+                d = paired_difference(100 * base[side][:, j], 100 * accuracy[side][:, j])
+                at_n.append(f"{100 * accuracy[side][:, j].mean():.1f}% at N = {n:,} against "
+                            f"{100 * base[side][:, j].mean():.1f}% ({format_interval(d)} points, p = {format_p(d['p'])})")
+            said.append(f"{shown} {' and '.join(at_n)}")
+        parts.append(f"*{name}* against *{reference}* ({len(base['baseline'])} seeds, row minus reference with its "
+                     f"95% interval): " + "; ".join(said))
+    return ". ".join(parts) + "."
+
+
 def run_sources(prefix: str, runs: dict) -> dict:
     """results.json's sources for stored runs of several seeds ({variant: [run record]}): each run's provenance
     under "{prefix}/{variant}/{its first seed}"."""

@@ -1,0 +1,81 @@
+"""Chapter 10's question about its deep dictionary model, whose training loss climbs late at a constant
+rate: does a decaying rate stop the climb, and what does that do to its accuracy?  Chapter 11 trains the
+model as rows of its own (a constant and a cosine rate, on the same seeds); this page reads them from the
+store, on the page's own store and at the paper's scale, and never trains or evaluates anything.
+"""
+
+import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
+
+from ..experiments.chapters import SENSITIVITY
+from ..experiments.reports import plots, report
+from ..experiments.setups import sensitivity
+from ..experiments.setups.paper_tasks import DICTIONARY
+from .runner import resolved
+
+TASK = DICTIONARY.name  # the task whose deep model's loss climbs at the paper's scale
+
+
+def deep_model(P) -> dict:
+    """Chapter 10's deep variants' model as chapter 11's rows name it."""
+    return {"heads": P.deep_heads, "layers": P.deep_layers}
+
+
+def rate_name(row: dict, P_row) -> str:
+    """A deep row as this page names it: what it changes besides the model and the seeds, or 'constant rate'
+    where nothing else (chapter 11's default rate is constant), and its steps: 'lr_schedule=cosine, 10,000 steps'."""
+    rest = {k: v for k, v in row.items() if k not in (*sensitivity.model_changes(row), "steps", "n_seeds")}
+    return f"{sensitivity.label(rest) if rest else 'constant rate'}, {P_row.steps:,} steps"
+
+
+def stored_rows(P, P_rows, device) -> list:
+    """[(rate_name, the row's parameters, accuracy {side: (seeds, lengths)}, training {side: record})] of chapter
+    11's TASK rows (its parameters P_rows) of the deep model, in chapter 11's order, accuracy and training None
+    where the store lacks any of the row.  Only rows on the first row's seeds are kept, so that every comparison
+    with it is paired: the same seeds draw the same data and start from the same weights in every row."""
+    rows = [(row, sensitivity.row_params(P_rows, TASK, row))
+            for row in sensitivity.rows_of_model(P_rows, TASK, deep_model(P))]
+    return [(rate_name(row, P_row), P_row, *(sensitivity.stored_accuracy(P_row, TASK, device) or (None, None)))
+            for row, P_row in rows if P_row.n_seeds == rows[0][1].n_seeds]
+
+
+def scales(P, device) -> dict:
+    """{where, in words: (chapter 11's parameters, the device type its runs are stored under)}: the page's own
+    store at chapter 11's profile of the same name, and the paper's scale where the page reads one."""
+    at = {"this page's store": (resolved(SENSITIVITY.name, SENSITIVITY.profile_or_default(P.profile),
+                                         {"store_dir": P.store_dir}), device)}
+    if P.paper_scale_dir:
+        at["the paper's scale"] = (resolved(SENSITIVITY.name, "paper", {"store_dir": P.paper_scale_dir}), "cuda")
+    return at
+
+
+def show(P, device) -> dict:
+    """Per scale: the training loss of each deep row committed, a sentence on its climb, and each variant's
+    accuracy against the constant rate's on the same seeds; the rows not committed named.  Returns the shown
+    runs' provenance {"deep_rows/<where>/<rate>/<side>": provenance} for the chapter's results.json."""
+    sources = {}
+    for where, (P_rows, on) in scales(P, device).items():
+        rows = stored_rows(P, P_rows, on)
+        found = [r for r in rows if r[2] is not None]
+        missing = [name for name, _, accuracy, _ in rows if accuracy is None]
+        if not found:
+            display(Markdown(f"*At {where}: none of chapter 11's rows of this model is stored"
+                             + (f" (not yet: {', '.join(missing)})*" if missing else " at this profile.*")))
+            continue
+        n_seeds = found[0][1].n_seeds
+        histories = {f"{'Deep (+ LN)' if side == 'layernorm' else 'Deep'}, {name}": record["loss_history"]
+                     for name, _, _, training in found for side, record in training.items()}
+        device_type = found[0][3]["baseline"]["spec"]["device_type"]
+        plots.training_curves(histories, band=True, title=f"{TASK}, H={P.deep_heads} L={P.deep_layers}: {n_seeds} "
+                                                          f"seeds ({device_type}), chapter 11's rows")
+        plt.show()
+        said = [f"**At {where}** ({n_seeds} seeds, {device_type}): " + report.loss_rise(histories)]
+        if len(found) > 1 and rows[0][2] is not None:  # compared with the first row, the constant rate
+            said.append("Accuracy, " + report.schedule_sentence([(name, acc) for name, _, acc, _ in found],
+                                                                P_rows.eval_lengths, P_rows.compared_lengths))
+        if missing:
+            said.append(f"Not yet committed: {', '.join(missing)}.")
+        display(Markdown(" ".join(said)))
+        sources |= {f"deep_rows/{where}/{name}/{side}": record["provenance"]
+                    for name, _, _, training in found for side, record in training.items()}
+    return sources
