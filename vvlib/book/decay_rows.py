@@ -1,7 +1,8 @@
 """Chapter 10's question about its deep dictionary model, whose training loss climbs late at a constant
-rate: does a decaying rate stop the climb, and what does that do to its accuracy?  Chapter 11 trains the
-model as rows of its own (a constant and a cosine rate, on the same seeds); this page reads them from the
-store, on the page's own store and at the paper's scale, and never trains or evaluates anything.
+rate: does a decaying rate stop the climb, and what does the climb cost its accuracy?  Chapter 11 trains
+the model as rows of its own on the same seeds (a constant and a cosine rate, and the constant rate stopped
+before the climb); this page reads them from the store, on the page's own store and at the paper's scale,
+and never trains or evaluates anything.
 """
 
 import matplotlib.pyplot as plt
@@ -14,6 +15,7 @@ from ..experiments.setups.paper_tasks import DICTIONARY
 from .runner import resolved
 
 TASK = DICTIONARY.name  # the task whose deep model's loss climbs at the paper's scale
+DEVICE_NAMES = {"cpu": "CPU", "cuda": "GPU"}  # a run's device type as the page names it
 
 
 def deep_model(P) -> dict:
@@ -60,12 +62,13 @@ def show(P, device) -> dict:
         missing = [name for name, _, accuracy, _ in rows if accuracy is None]
         if not found:
             display(Markdown(f"*At {where}: none of chapter 11's rows of this model is stored"
-                             + (f" (not yet: {', '.join(missing)})*" if missing else " at this profile.*")))
+                             + (f" (not yet: {'; '.join(missing)})*" if missing else " at this profile.*")))
             continue
         n_seeds = found[0][1].n_seeds
         histories = {f"{'Deep (+ LN)' if side == 'layernorm' else 'Deep'}, {name}": record["loss_history"]
                      for name, _, _, training in found for side, record in training.items()}
         device_type = found[0][3]["baseline"]["spec"]["device_type"]
+        device_type = DEVICE_NAMES.get(device_type, device_type)
         plots.training_curves(histories, band=True, title=f"{TASK}, H={P.deep_heads} L={P.deep_layers}: {n_seeds} "
                                                           f"seeds ({device_type}), chapter 11's rows")
         plt.show()
@@ -74,7 +77,7 @@ def show(P, device) -> dict:
             said.append("Accuracy, " + report.schedule_sentence([(name, acc) for name, _, acc, _ in found],
                                                                 P_rows.eval_lengths, P_rows.compared_lengths))
         if missing:
-            said.append(f"Not yet committed: {', '.join(missing)}.")
+            said.append(f"Not yet committed: {'; '.join(missing)}.")
         display(Markdown(" ".join(said)))
         sources |= {f"deep_rows/{where}/{name}/{side}": record["provenance"]
                     for name, _, _, training in found for side, record in training.items()}
