@@ -10,12 +10,12 @@ from IPython.display import Markdown, display
 
 from ..experiments.chapters import SENSITIVITY
 from ..experiments.reports import plots, report
-from ..experiments.setups import sensitivity
+from ..experiments.reports.summary import device_kind
+from ..experiments.setups import sensitivity, variants
 from ..experiments.setups.paper_tasks import DICTIONARY
 from .runner import resolved
 
 TASK = DICTIONARY.name  # the task whose deep model's loss climbs at the paper's scale
-DEVICE_NAMES = {"cpu": "CPU", "cuda": "GPU"}  # a run's device type as the page names it
 
 
 def deep_model(P) -> dict:
@@ -65,14 +65,13 @@ def show(P, device) -> dict:
                              + (f" (not yet: {'; '.join(missing)})*" if missing else " at this profile.*")))
             continue
         n_seeds = found[0][1].n_seeds
-        histories = {f"{'Deep (+ LN)' if side == 'layernorm' else 'Deep'}, {name}": record["loss_history"]
+        histories = {f"{variants.LABELS['deep_' + side]}, {name}": record["loss_history"]
                      for name, _, _, training in found for side, record in training.items()}
-        device_type = found[0][3]["baseline"]["spec"]["device_type"]
-        device_type = DEVICE_NAMES.get(device_type, device_type)
+        kind = device_kind(found[0][3]["baseline"]["provenance"]["device"])
         plots.training_curves(histories, band=True, title=f"{TASK}, H={P.deep_heads} L={P.deep_layers}: {n_seeds} "
-                                                          f"seeds ({device_type}), chapter 11's rows")
+                                                          f"seeds ({kind}), chapter 11's rows")
         plt.show()
-        said = [f"**At {where}** ({n_seeds} seeds, {device_type}): " + report.loss_rise(histories)]
+        said = [f"**At {where}** ({n_seeds} seeds, {kind}): " + report.loss_rise(histories)]
         if len(found) > 1 and rows[0][2] is not None:  # compared with the first row, the constant rate
             said.append("Accuracy, " + report.schedule_sentence([(name, acc) for name, _, acc, _ in found],
                                                                 P_rows.eval_lengths, P_rows.compared_lengths))
