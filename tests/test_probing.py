@@ -203,3 +203,48 @@ def test_the_sharpness_frame_scores_as_evaluate_does_and_sharper_attention_has_l
             assert at_one.loc[(s, n), "entropy"] == pytest.approx(float(probed[n]["entropy"][s].mean()), rel=1e-5)
     by_beta = frame.pivot_table(index=["seed", "N"], columns="beta", values="entropy")
     assert (by_beta[0.5] > by_beta[1.0]).all() and (by_beta[1.0] > by_beta[3.0]).all()
+
+
+def _each_layers_attention(model_cfg, params, batch):
+    """Every layer's attention weights (S, B, H, N), the model's layers stepped through one at a time."""
+    from vvlib import model
+    x, y = model.features(model_cfg, params, batch)
+    h = model.mlp(params, "enc", model_cfg.encoder_layers, x)
+    z = model.mlp(params, "enc", model_cfg.encoder_layers, y)
+    weights = []
+    for layer in range(model_cfg.layers):
+        prefix = model.layer_prefix(layer)
+        attn, o = model.attention_layer(model_cfg, params, prefix, model.linear(z, params[prefix + "wq"]), h,
+                                        batch.mask, "fixed")
+        weights.append(attn)
+        z = model.normalize(model_cfg, params, prefix, o)
+    return weights
+
+
+def test_the_layer_frame_gives_each_layers_entropy_and_largest_weight_averaged_over_heads_and_sequences(small_argmax):
+    """Chapter 10 reads the deep model's layers from this table: each layer's mean over heads and test sequences,
+    computed in pieces (max_items) over blocks of test sequences, against the model stepped through layer by
+    layer on the whole blocks.  A layer whose W_K is zero attends uniformly: entropy ln N, largest weight 1/N."""
+    deep = ModelConfig(task=small_argmax.task, hidden=small_argmax.hidden, norm="layernorm", heads=2, layers=2)
+    params = init_params(deep, [0, 1, 2])
+    params = {**params, "wk": params["wk"] * 20}  # a sharp first layer, a near-uniform second
+    cfg = EvalConfig(lengths=(12, 30), n_sequences=70)  # crosses an EVAL_BLOCK boundary
+    frame = probing.layer_frame(deep, params, cfg, "deep", max_items=37)
+    assert list(frame.columns) == ["variant", "seed", "N", "layer", "entropy", "top1_weight"]
+    assert len(frame) == 3 * 2 * 2 and set(frame["variant"]) == {"deep"}
+    for n in cfg.lengths:
+        blocks = [evaluate.test_block(deep, cfg, n, b, "cpu") for b in range(2)]
+        per_block = [_each_layers_attention(deep, params, batch) for batch in blocks]
+        for layer in range(2):
+            attn = torch.cat([weights[layer] for weights in per_block], dim=1).double()  # (S, 70, H, N)
+            want_entropy = -(attn * attn.log()).sum(-1).mean(dim=(1, 2))
+            want_top1 = attn.max(dim=-1).values.mean(dim=(1, 2))
+            got = frame[(frame["N"] == n) & (frame["layer"] == layer)].sort_values("seed")
+            np.testing.assert_allclose(got["entropy"], want_entropy.numpy(), rtol=1e-5)
+            np.testing.assert_allclose(got["top1_weight"], want_top1.numpy(), rtol=1e-5)
+    first, second = (frame[frame["layer"] == layer]["entropy"].mean() for layer in range(2))
+    assert first < second  # the sharpened layer is the sharper
+    uniform = probing.layer_frame(deep, {**params, "l1.wk": torch.zeros_like(params["l1.wk"])}, cfg, "deep")
+    second_layer = uniform[uniform["layer"] == 1]
+    np.testing.assert_allclose(second_layer["entropy"], np.log(second_layer["N"]), rtol=1e-5)
+    np.testing.assert_allclose(second_layer["top1_weight"], 1 / second_layer["N"], rtol=1e-5)

@@ -231,21 +231,25 @@ def normalize(cfg: ModelConfig, params, prefix: str, o):
 
 def forward(cfg: ModelConfig, params, batch: Batch, temperature="fixed", probe=False, dropout=None):
     """Class logits (S, B, n_outputs); with probe=True also the internals of the last
-    layer as a dict (attention (S, B, N) with one head, (S, B, H, N) with several).
+    layer as a dict (attention (S, B, N) with one head, (S, B, H, N) with several), and every
+    layer's attention weights, first layer first ("layer_attention": a list of (S, B, H, N)).
     `dropout`: masks for the MLPs' hidden activations while training (mlp), None otherwise."""
     x, y = features(cfg, params, batch)
     h = mlp(params, "enc", cfg.encoder_layers, x, dropout)  # (S, B, N, D)
     z = mlp(params, "enc", cfg.encoder_layers, y, dropout) if cfg.encode_query else y  # (S, B, D or F): the query's state
+    layer_attention = []
     for layer in range(cfg.layers):
         prefix = layer_prefix(layer)
         q = linear(z, params[prefix + "wq"], params.get(prefix + "bq"))  # (S, B, D)
         attn, o = attention_layer(cfg, params, prefix, q, h, batch.mask, temperature)
+        layer_attention.append(attn)
         if cfg.attention == "torch":
             o = linear(o, params[prefix + "wo"], params[prefix + "bo"])
         z = normalize(cfg, params, prefix, o)
     out = mlp(params, "out", cfg.readout_layers, z, dropout)
     if probe:
-        return out, {"attention": attn[:, :, 0] if cfg.heads == 1 else attn, "output": o, "normalized": z}
+        return out, {"attention": attn[:, :, 0] if cfg.heads == 1 else attn, "output": o, "normalized": z,
+                     "layer_attention": layer_attention}
     return out
 
 

@@ -10,8 +10,8 @@ seed and sequence, only what the chapters plot:
     entropy      of the attention weights, in nats           (S, B)
 
 With several heads or layers, these are the last layer's (top_weights and entropy: its
-first head's).  The attention weights themselves (S, B, N) are reduced chunk by chunk, so N = 2^14
-costs time, not memory.
+first head's); layer_frame summarizes every layer's attention, over all its heads.  The attention
+weights themselves (S, B, N) are reduced chunk by chunk, so N = 2^14 costs time, not memory.
 """
 
 import math
@@ -102,6 +102,28 @@ def sharpness_frame(model_cfg: ModelConfig, params, cfg: EvalConfig, betas, labe
             rows += [{"variant": label, "seed": s, "N": n, "beta": float(beta),
                       "accuracy": float(correct[s]) / cfg.n_sequences, "entropy": float(entropies[s]) / cfg.n_sequences}
                      for s in range(S)]
+    return pd.DataFrame(rows)
+
+
+@torch.inference_mode()
+def layer_frame(model_cfg: ModelConfig, params, cfg: EvalConfig, label: str, device="cpu", max_items=2**18) -> pd.DataFrame:
+    """Each layer's attention, for models of several layers: per seed, length and layer, the entropy of its
+    weights (nats) and its largest weight, each a mean over its heads and cfg's test sequences (the ones
+    evaluate scores).  One row per (variant `label`, seed, N, layer), the first layer numbered 0."""
+    params = {k: v.detach().to(device) for k, v in params.items()}
+    S, L, rows = n_seeds(params), model_cfg.layers, []
+    for n in cfg.lengths:
+        entropies, top1 = torch.zeros(S, L, dtype=torch.float64), torch.zeros(S, L, dtype=torch.float64)
+        for block in range(math.ceil(cfg.n_sequences / EVAL_BLOCK)):
+            batch = test_block(model_cfg, cfg, n, block, device)
+            for seeds, _, _, (_, inside) in forward_in_chunks(model_cfg, params, batch, cfg.temperature, max_items,
+                                                             probe=True):
+                for layer, attn in enumerate(inside["layer_attention"]):  # (S, B, H, N)
+                    entropies[seeds, layer] += entropy(attn).squeeze(-1).mean(-1).sum(1).double().cpu()
+                    top1[seeds, layer] += attn.amax(-1).mean(-1).sum(1).double().cpu()
+        rows += [{"variant": label, "seed": s, "N": n, "layer": layer,
+                  "entropy": float(entropies[s, layer]) / cfg.n_sequences,
+                  "top1_weight": float(top1[s, layer]) / cfg.n_sequences} for s in range(S) for layer in range(L)]
     return pd.DataFrame(rows)
 
 

@@ -1,6 +1,6 @@
 """Chapter 11, beyond the paper: when does the claim hold?  One unstated setting changed at a time."""
 
-from ..setups import sensitivity
+from ..setups import probes, sensitivity
 from ..setups.paper_tasks import ARGMAX, DICTIONARY, NAMES
 from ..setups.params import require
 from .record import Chapter, keys
@@ -32,6 +32,8 @@ def compared_lengths_tested(P):
 CHAPTER = Chapter(
     "11_sensitivity", "When does the claim hold? One unstated setting at a time", keys("rows closest paper_scale"),
     row_tasks=NAMES,
+    # each layer's attention in the rows of a model of several layers (chapter 10 shows it beside their loss)
+    probes=probes.layers,
     # ten seeds in groups of 4 (the fastest CPU path), and half chapter 4's argmax test sequences: the map has many rows
     own_values=frozenset({"n_seeds", "seed_group", "n_eval_sequences[argmax]"}),
     profiles={

@@ -202,7 +202,7 @@ def chapter_jobs(chapter: str, P, device: torch.device | None = None) -> list[Jo
     if chapter == SENSITIVITY:
         return [job for task, row, P_row in sensitivity.check_rows(P)
                 for job in _task_jobs(chapter, P_row, task, Work((task,), sensitivity.trained_variants(P_row)), device,
-                                      f" ({sensitivity.label(row)})")]
+                                      f" ({sensitivity.label(row)})")] + _probe_jobs(chapter, P, device)
     work = CHAPTER_WORK[chapter]
     if len(work.tasks) == 1:
         jobs = _task_jobs(chapter, P, work.tasks[0], work, device)

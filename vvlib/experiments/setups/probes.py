@@ -1,4 +1,4 @@
-"""The probe tables of chapters 6, 7 and 10: what each probes, with which settings, and the
+"""The probe tables of chapters 6, 7, 10 and 11: what each probes, with which settings, and the
 store entries its tables land in, written once for the chapter that shows them and the plan
 (plan.py) that counts them.
 
@@ -20,7 +20,7 @@ import pandas as pd
 
 from ... import beyond, probing
 from ..storage import runs, store
-from . import variants
+from . import sensitivity, variants
 from .paper_tasks import ARGMAX
 from .params import Params
 
@@ -216,3 +216,29 @@ def slopes(P, P_task, task: str, trained: list, device) -> Probe:
         return {"slopes": beyond.output_slopes({variant: run}, cfg, P.max_len, device)}
 
     return _parts("probe-slopes", models, cfg, dict(reference=P.max_len, key="normalized"), tables_of)
+
+
+LAYER_PROBE_SEQUENCES = 64  # our choice: as many as chapter 10's other probe reads at the book's profile
+
+
+def layers(P, device) -> list:
+    """Chapter 11's probes: [(task, layer_probe(...))] for each row of a model of several layers (chapter 10's
+    deep model), in the chapter's order."""
+    return [(task, probe) for task, row, P_row in sensitivity.check_rows(P)
+            for probe in [layer_probe(P_row, task, device)] if probe is not None]
+
+
+def layer_probe(P_row, task: str, device) -> Probe | None:
+    """One row's two sides (P_row: sensitivity.row_params): every layer's attention (probing.layer_frame) at the
+    longest training length and at compared_lengths, on LAYER_PROBE_SEQUENCES test sequences; None where the
+    row's model has one layer."""
+    task_cfg, sides = variants.task_config(P_row, task), sensitivity.trained_variants(P_row)
+    if variants.model_config(P_row, task_cfg, sides[0]).layers == 1:
+        return None
+    lengths = list(dict.fromkeys([P_row.max_len, *P_row.compared_lengths]))
+    cfg = variants.eval_config(P_row, n_sequences=LAYER_PROBE_SEQUENCES, lengths=lengths)
+
+    def tables_of(variant, run, first):
+        return {"layers": probing.layer_frame(run.model_cfg, run.weights, cfg, variant, device)}
+
+    return _parts("probe-layers", variants.trained_models(P_row, task_cfg, sides, device), cfg, {}, tables_of)
