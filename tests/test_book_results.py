@@ -973,6 +973,46 @@ def test_the_scale_pages_lines_on_the_deep_models_rows_hold_in_the_committed_res
     assert "rows of it that would (units 16-20, with its +LN) wait in the GPU queue" in scale
 
 
+def test_the_scale_pages_lines_on_the_deep_models_layers_hold_in_the_committed_probe(monkeypatch):
+    """book/scale.md: chapter 11's probe of each layer's attention in its three CPU rows of the deep dictionary model:
+    +LN's first layer near uniform at the training length (2.38-2.55 nats of ln 16 = 2.77) where the Baseline's is
+    sharp (0.01-0.17; paired p < 1e-7 in each row), +LN's second layer sharp (0.41-0.66); after the climb the
+    Baseline near one-hot at 2^14 in both layers (0.06, 0.08), stopped at step 2,600 its second layer at 7.16."""
+    import numpy as np
+    from scipy import stats as scipy_stats
+
+    from vvlib.book import decay_rows, runner
+    from vvlib.experiments.setups import sensitivity
+    from vvlib.experiments.storage.runs import STORED_ONLY
+
+    monkeypatch.setenv(STORED_ONLY, "1")
+    P = runner.resolved("11_sensitivity", "book", {"store_dir": str(BOOK)})
+    rows = sensitivity.rows_of_model(P, "dictionary", {"heads": 4, "layers": 2})
+    frames = {row.get("lr_schedule", row["steps"]): decay_rows.stored_layers(sensitivity.row_params(P, "dictionary", row),
+                                                                             "cpu")[1] for row in rows}
+    assert set(frames) == {10000, "cosine", 2600} and all(f is not None for f in frames.values())
+
+    def entropy(frame, side, n, layer):
+        return frame[(frame["variant"] == side) & (frame["N"] == n) & (frame["layer"] == layer)].sort_values("seed")["entropy"]
+
+    first = {k: {side: entropy(f, side, 16, 0).to_numpy() for side in sensitivity.PAIR} for k, f in frames.items()}
+    assert (f"{min(v['layernorm'].mean() for v in first.values()):.2f}",
+            f"{max(v['layernorm'].mean() for v in first.values()):.2f}") == ("2.38", "2.55")
+    assert (f"{min(v['baseline'].mean() for v in first.values()):.2f}",
+            f"{max(v['baseline'].mean() for v in first.values()):.2f}") == ("0.01", "0.17")
+    assert all(scipy_stats.ttest_rel(v["layernorm"], v["baseline"]).pvalue < 1e-7 for v in first.values())
+    second = [entropy(f, "layernorm", 16, 1).mean() for f in frames.values()]
+    assert (f"{min(second):.2f}", f"{max(second):.2f}") == ("0.41", "0.66")
+    assert [f"{entropy(frames[10000], 'baseline', 16384, layer).mean():.2f}" for layer in (0, 1)] == ["0.06", "0.08"]
+    assert f"{entropy(frames[2600], 'baseline', 16384, 1).mean():.2f}" == "7.16"
+    assert f"{np.log(16):.2f}" == "2.77"
+    scale = words("book/scale.md")
+    for phrase in ("entropy is 2.38 to 2.55 nats in the three rows, near the 2.77 of uniform weights, where the "
+                   "Baseline's is 0.01 to 0.17", "$p < 10^{-7}$ in each row", "second layer does the lookup (0.41 to 0.66)",
+                   "(entropy 0.06 and 0.08 nats at $2^{14}$)", "its second layer spreads to 7.16 there"):
+        assert phrase in scale, phrase
+
+
 def test_the_intro_line_on_a_decaying_rate_holds_in_the_committed_results(monkeypatch):
     """book/intro.md and chapter 5: chapter 11's row with the rate decayed along a cosine over the paper's
     10,000 steps (10 seeds) lifts both variants from under 40% (constant rate, chapter 5's 80 seeds) to

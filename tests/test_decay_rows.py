@@ -89,3 +89,61 @@ def test_chapter_10_reads_the_deep_rows_from_the_store_and_never_trains_them(tmp
     sensitivity.train_row(plan[2][2], "dictionary", "cpu")
     early, longer = (decay_rows.stored_rows(P, P_rows, "cpu")[j][3]["baseline"]["loss_history"] for j in (2, 0))
     assert early[:3] == longer[:3]
+
+
+def _layer_rows(rng, n_seeds, lengths, layers=2):
+    """layer_frame's rows of both sides, random entropies."""
+    import pandas as pd
+    return pd.DataFrame([{"variant": v, "seed": s, "N": n, "layer": layer, "entropy": rng.uniform(0, np.log(n)),
+                          "top1_weight": rng.uniform(0, 1)}
+                         for v in sensitivity.PAIR for s in range(n_seeds) for n in lengths for layer in range(layers)])
+
+
+def test_the_layer_table_and_sentence_are_means_over_seeds_and_a_paired_comparison():
+    rng = np.random.default_rng(3)
+    probed = [("constant rate", _layer_rows(rng, 5, [16, 1024])), ("cosine", _layer_rows(rng, 5, [16, 1024]))]
+    table = report.layer_table(probed, {"baseline": "Deep", "layernorm": "Deep (+ LN)"})
+    for name, frame in probed:
+        for side, label in (("baseline", "Deep"), ("layernorm", "Deep (+ LN)")):
+            for layer in (0, 1):
+                mine = frame[(frame["variant"] == side) & (frame["layer"] == layer)]
+                for n in (16, 1024):
+                    assert table.loc[(name, label, layer + 1), f"N = {n:,}"] == round(mine[mine["N"] == n]["entropy"].mean(), 3)
+    assert table.loc[("uniform weights (ln N)", "", ""), "N = 1,024"] == round(np.log(1024), 3)
+    said = report.layer_sentence(probed, 16)
+    for name, frame in probed:
+        first = frame[(frame["layer"] == 0) & (frame["N"] == 16)]
+        base, ln = (first[first["variant"] == v].sort_values("seed")["entropy"].to_numpy() for v in sensitivity.PAIR)
+        d, p = ln - base, scipy_stats.ttest_rel(ln, base).pvalue
+        half = scipy_stats.t.ppf(0.975, 4) * d.std(ddof=1) / np.sqrt(5)
+        assert (f"*{name}*: {base.mean():.2f} nats (Baseline, {base.mean() / np.log(16):.0%} of ln N) and {ln.mean():.2f} "
+                f"(+LN, {ln.mean() / np.log(16):.0%}); +LN minus Baseline {d.mean():+.2f} [{d.mean() - half:+.2f}, "
+                f"{d.mean() + half:+.2f}], p = {format_p(p)}") in said
+
+
+def test_chapter_10_reads_each_layers_attention_only_where_chapter_11s_probe_stored_it(tmp_path):
+    """The probe of a row's layers is planned with chapter 11's rows (the GPU units that train them probe them);
+    chapter 10 reads it from the store and names the rows not probed, computing nothing."""
+    from vvlib.experiments.paper_scale import plan
+    from vvlib.experiments.setups import probes
+
+    rows = [{**DEEP, "steps": 6}, {**DEEP, "steps": 6, "lr_schedule": "cosine"}]
+    P_rows = rows_params(tmp_path, argmax_rows=[{}], dictionary_rows=[{}, *rows], n_seeds=2, eval_lengths=[16, 64],
+                         compared_lengths=[64])
+    probed = probes.layers(P_rows, "cpu")
+    assert [task for task, _ in probed] == ["dictionary", "dictionary"]  # the one-layer rows have no layers to probe
+    jobs = [job for job in plan.chapter_jobs("11_sensitivity", P_rows, "cpu") if job.kind == "dictionary probing"]
+    assert {job.path for job in jobs} == {part.folder(tmp_path) / "tables.json" for _, probe in probed for part in probe.parts}
+    assert all(len(job.reads) == 1 and job.reads[0].name.startswith("train-") for job in jobs)
+    for _, _, P_row in [p for p in sensitivity.check_rows(P_rows) if p[1] in rows]:
+        sensitivity.train_row(P_row, "dictionary", "cpu")
+    P_row, P_cosine = (sensitivity.row_params(P_rows, "dictionary", row) for row in rows)
+    assert decay_rows.stored_layers(P_row, "cpu")[1] is None
+    assert not list(tmp_path.glob("probe-layers-*"))  # reading computes nothing
+    computed = probes.layer_probe(P_row, "dictionary", "cpu").tables(str(tmp_path), "cpu")["layers"]
+    _, frame = decay_rows.stored_layers(P_row, "cpu")
+    assert frame.equals(computed) and set(frame["N"]) == {16, 64} and set(frame["layer"]) == {0, 1}
+    assert set(frame["variant"]) == set(sensitivity.PAIR) and len(frame) == 2 * 2 * 2 * 2
+    sources = decay_rows.show_layers(P_rows, [("constant", P_row), ("cosine", P_cosine)], "cpu", "here", "CPU")
+    assert set(sources) == {"deep_layers/here/constant/baseline", "deep_layers/here/constant/layernorm"}
+    assert all("git_commit" in provenance for provenance in sources.values())

@@ -11,8 +11,9 @@ from IPython.display import Markdown, display
 from ..experiments.chapters import SENSITIVITY
 from ..experiments.reports import plots, report
 from ..experiments.reports.summary import device_kind
-from ..experiments.setups import sensitivity, variants
+from ..experiments.setups import probes, sensitivity, variants
 from ..experiments.setups.paper_tasks import DICTIONARY
+from ..experiments.storage import runs, store
 from .runner import resolved
 
 TASK = DICTIONARY.name  # the task whose deep model's loss climbs at the paper's scale
@@ -80,4 +81,44 @@ def show(P, device) -> dict:
         display(Markdown(" ".join(said)))
         sources |= {f"deep_rows/{where}/{name}/{side}": record["provenance"]
                     for name, _, _, training in found for side, record in training.items()}
+        sources |= show_layers(P_rows, [(name, P_row) for name, P_row, accuracy, _ in found], on, where, kind)
+    return sources
+
+
+def stored_layers(P_row, device):
+    """(chapter 11's probe of each layer's attention for one row (probes.layer_probe), its layer_frame rows of both
+    sides) read from P_row.store_dir, the frame None where any part is not stored.  Nothing is computed."""
+    probe = probes.layer_probe(P_row, TASK, device)
+    if not all(part.stored(P_row.store_dir) for part in probe.parts):
+        return probe, None
+    with runs.stored_only():
+        return probe, probe.tables(P_row.store_dir, device)["layers"]
+
+
+def show_layers(P_rows, rows: list, device, where: str, kind: str) -> dict:
+    """Each layer's attention in the deep rows `rows` [(rate name, the row's parameters)]: a table of entropies and
+    a sentence on the first layer at the training length, the rows not probed named.  Returns the probe parts'
+    provenance for results.json's sources."""
+    probed, missing, sources = [], [], {}
+    for name, P_row in rows:
+        probe, frame = stored_layers(P_row, device)
+        if frame is None:
+            missing.append(name)
+            continue
+        probed.append((name, frame))
+        sources |= {f"deep_layers/{where}/{name}/{part.variant}":
+                    store.read_json(part.folder(P_row.store_dir) / "tables.json")["provenance"] for part in probe.parts}
+    said = []
+    if probed:
+        labels = {side: variants.LABELS[f"deep_{side}"] for side in sensitivity.PAIR}
+        display(Markdown(f"**Each layer's attention at {where}** ({kind}, {probes.LAYER_PROBE_SEQUENCES} test sequences "
+                         "per length, entropy in nats, means over the seeds):"))
+        display(report.layer_table(probed, labels))
+        said.append(report.layer_sentence(probed, P_rows.max_len))
+    if missing:
+        how = ("each row's GPU unit probes it with its run" if P_rows.profile == "paper" else
+               f"`python -m vvlib paper --chapters 11 --profile {P_rows.profile}` probes them")
+        said.append(f"Each layer's attention not probed yet: {'; '.join(missing)} ({how}).")
+    if said:
+        display(Markdown(" ".join(said)))
     return sources

@@ -313,6 +313,36 @@ def schedule_sentence(rows: list, lengths, at) -> str:
     return ". ".join(parts) + "."
 
 
+def layer_table(probed: list, labels: dict) -> pd.DataFrame:
+    """probed [(row name, probing.layer_frame's rows of its two sides)]: each row's, side's and layer's mean attention
+    entropy over the seeds (nats) at every length probed, with ln N, what uniform weights over N items give."""
+    rows = []
+    for name, frame in probed:
+        means = frame.groupby(["variant", "layer", "N"])["entropy"].mean()
+        for (variant, layer), per_n in means.groupby(level=[0, 1], sort=False):
+            rows.append({"row": name, "variant": labels[variant], "layer": int(layer) + 1,
+                         **{f"N = {n:,}": round(float(v), 3) for (_, _, n), v in per_n.items()}})
+    table = pd.DataFrame(rows)
+    uniform = {column: round(float(np.log(int(column[4:].replace(",", "")))), 3) for column in table.columns[3:]}
+    uniform_row = pd.DataFrame([{"row": "uniform weights (ln N)", "variant": "", "layer": "", **uniform}])
+    return pd.concat([table, uniform_row], ignore_index=True).set_index(["row", "variant", "layer"])
+
+
+def layer_sentence(probed: list, n: int) -> str:
+    """Per row of `probed` (as layer_table's): the first layer's mean entropy at N = n for both sides, as a share
+    of ln n, with +LN minus Baseline paired over the seeds (nats, 95% interval, p)."""
+    parts = []
+    for name, frame in probed:
+        first = frame[(frame["layer"] == 0) & (frame["N"] == n)]
+        side = {v: first[first["variant"] == v].sort_values("seed")["entropy"].to_numpy() for v in sensitivity.PAIR}
+        d = paired_difference(side["baseline"], side["layernorm"])
+        parts.append(f"*{name}*: {side['baseline'].mean():.2f} nats (Baseline, {side['baseline'].mean() / np.log(n):.0%} "
+                     f"of ln N) and {side['layernorm'].mean():.2f} (+LN, {side['layernorm'].mean() / np.log(n):.0%}); "
+                     f"+LN minus Baseline {format_interval(d, 2)}, p = {format_p(d['p'])}")
+    return (f"The first layer's attention entropy at N = {n:,} (ln N = {np.log(n):.2f}, uniform weights), means over "
+            "the seeds, paired seed by seed: " + "; ".join(parts) + ".")
+
+
 def run_sources(prefix: str, runs: dict) -> dict:
     """results.json's sources for stored runs of several seeds ({variant: [run record]}): each run's provenance
     under "{prefix}/{variant}/{its first seed}"."""
