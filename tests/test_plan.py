@@ -148,6 +148,10 @@ def test_the_scale_page_states_the_plans_totals():
                 f"10's deep argmax runs of 50"
                 f"|evaluate {items / 1e9:.0f} billion seed x sequence x length items"
                 f"|cuts the work into {len(training)} units")
+    probing = [job for job in jobs if job.kind.endswith("probing")]
+    probed_by = sorted({int(job.chapter[:2]) for job in probing})
+    expected += (f"|{sum(job.units for job in probing) / 1e9:.0f} billion of them in the probes of chapters "
+                 f"{', '.join(map(str, probed_by[:-1]))} and {probed_by[-1]};")
     for phrase in expected.split("|"):
         assert phrase in text
 

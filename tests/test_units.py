@@ -42,8 +42,10 @@ def test_at_the_papers_scale_every_unit_carries_the_weights_of_one_run():
     assert all(len(runs) == 1 for runs in trained)
     probed = [unit for unit in cut if any(job.kind.endswith("probing") for job in unit.jobs)]
     # per task: Baseline and +LN, and five more variants (chapter 10), each variant's 100 seeds in one run but
-    # argmax retrieval's two deep variants, in runs of 50 (deep_seed_chunk)
-    assert len(probed) == (2 + 5) * 2 + 2
+    # argmax retrieval's two deep variants, in runs of 50 (deep_seed_chunk); and the two sides of chapter 11's two
+    # rows of the deep dictionary model that are not chapter 10's own runs (a cosine rate, stopped at step 2,600),
+    # whose layers chapter 11 probes
+    assert len(probed) == (2 + 5) * 2 + 2 + 2 * 2
 
 
 def write_record(folder: Path, name: str, spec: dict, wall: float, written_at: float = 0.0, **fields):
