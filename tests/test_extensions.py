@@ -38,7 +38,7 @@ def textbook_forward(cfg, p, x_items, x_query, s):
             else:
                 outs.append(A @ V[:, c])
         O = torch.cat(outs)
-        if cfg.norm == "layernorm":
+        if cfg.norm == "layernorm" and (cfg.norm_layers == "all" or layer == cfg.layers - 1):
             O = p[pre + "ln.gamma"][s] * (O - O.mean()) / (O.std(unbiased=False) + 1e-5) + p[pre + "ln.beta"][s]
         z = O
     return torch.relu(z @ p["out0.w"][s] + p["out0.b"][s]) @ p["out1.w"][s] + p["out1.b"][s]
@@ -47,6 +47,8 @@ def textbook_forward(cfg, p, x_items, x_query, s):
 @pytest.mark.parametrize("options", [
     {"heads": 4}, {"layers": 2, "norm": "layernorm"}, {"heads": 2, "layers": 3},
     {"logit_scale": "log_n"}, {"logit_scale": "log_n", "norm": "layernorm", "heads": 2}, {"norm": "rescale"},
+    {"layers": 2, "heads": 2, "norm": "layernorm", "norm_layers": "last"},
+    {"layers": 3, "norm": "layernorm", "norm_layers": "last"},
 ])
 def test_extended_model_matches_textbook_attention(options):
     cfg = ModelConfig(task=TaskConfig("argmax"), hidden=16, **options)
@@ -77,7 +79,7 @@ def test_log_n_counts_only_the_unmasked_items():
 
 def test_the_papers_model_keeps_its_weights_and_its_settings_name_the_extensions():
     paper = ModelConfig(task=TaskConfig("argmax"))
-    later = {"query_table", "attention"}  # model.LATER_DEFAULTS: left out at their defaults, so no stored entry moves
+    later = {"query_table", "attention", "norm_layers"}  # model.LATER_DEFAULTS: left out at their defaults, so no stored entry moves
     assert settings(paper) == {k: v for k, v in dataclasses.asdict(paper).items() if k not in later}
     assert (settings(paper)["heads"], settings(ModelConfig(heads=4))["heads"]) == (1, 4)
     deeper = init_params(dataclasses.replace(paper, layers=2), [0])
@@ -120,6 +122,10 @@ def test_monte_carlo_rescaled_module_is_flat_and_drifts_as_theory_says():
     ({"logit_scale": "sqrt"}, "logit_scale must be one of none, log_n"),
     ({"layers": 0}, "layers must be an int >= 1"),
     ({"norm": "rms"}, "rescale"),
+    ({"norm_layers": "first"}, "norm_layers must be one of all, last"),
+    ({"norm_layers": "last", "norm": "layernorm"}, "needs several layers"),
+    ({"norm_layers": "last", "layers": 2}, r"output \(layernorm, standardize\); got layers=2, norm='none'"),
+    ({"norm_layers": "last", "layers": 2, "norm": "rescale"}, "got layers=2, norm='rescale'"),
 ])
 def test_bad_extension_options_are_named(kw, match):
     with pytest.raises(ValueError, match=match):
@@ -204,3 +210,22 @@ def test_several_heads_learn_what_head_by_head_attention_learns(options):
             textbook = textbook + textbook_forward(cfg, p, x, p["query_token"][s], s).square().sum()
     for name, mine, theirs in zip(p, ours, torch.autograd.grad(textbook, list(p.values()))):
         torch.testing.assert_close(mine, theirs, rtol=1e-4, atol=1e-5, msg=name)
+
+
+def test_a_norm_after_the_last_layer_only_drops_the_earlier_layers_norms_and_nothing_else():
+    """Chapter 11's norm_layers="last" row of the deep model: the same weights as +LN's on every layer but the first
+    layers' norms, which it has none of (they draw no random numbers); its Baseline is the row's ordinary Baseline
+    (the same store entry: a model without a norm has none to move)."""
+    from vvlib.experiments.setups import variants
+    from vvlib.experiments.setups.params import Params
+
+    every = ModelConfig(task=TaskConfig("argmax"), hidden=16, heads=2, layers=3, norm="layernorm")
+    last = dataclasses.replace(every, norm_layers="last")
+    p_every, p_last = init_params(every, [0, 1]), init_params(last, [0, 1])
+    assert set(p_every) - set(p_last) == {"ln.gamma", "ln.beta", "l1.ln.gamma", "l1.ln.beta"}
+    assert set(p_last) <= set(p_every) and all(torch.equal(p_last[k], p_every[k]) for k in p_last)
+    assert settings(last)["norm_layers"] == "last" and "norm_layers" not in settings(every)
+    P = Params({"hidden": 16, "heads": 2, "layers": 3, "norm_layers": "last"})
+    task = TaskConfig("argmax")
+    assert variants.model_config(P, task, "baseline") == ModelConfig(task=task, hidden=16, heads=2, layers=3)
+    assert variants.model_config(P, task, "layernorm") == dataclasses.replace(last, task=task)

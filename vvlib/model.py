@@ -24,6 +24,9 @@ Chapter 10 extends it (all defaults give the paper's model, bit for bit):
                    (self-attention among items would cost O(N^2), beyond a CPU at N = 2^14)
     logit_scale    none | log_n (attention.LOGIT_SCALES)
     norm           also rescale (attention.centred_mix)
+    norm_layers    all | last: with several layers, the norm follows every layer's output (the paper's +LN
+                   repeated) or only the last one's, the earlier layers' outputs passing on as they are
+                   (chapter 11 asks which layer's norm sets the deep +LN apart)
 
 Chapter 11 may swap the attention block (`attention`):
     paper          the block above: W_Q, W_K, W_V without biases, no output projection
@@ -61,6 +64,7 @@ class ModelConfig:
     encode_query: bool = True  # the query through the item encoder (our choice); False: its features go to W_Q as they are
     query_table: bool = False  # dictionary: the query gets an embedding table of its own (chapter 11); False: the key's
     attention: str = "paper"  # paper | torch: torch.nn.MultiheadAttention's block (chapter 11; see the docstring)
+    norm_layers: str = "all"  # all | last: the layers whose output the norm follows (chapter 11; see the docstring)
 
     def __post_init__(self):
         check_fields(self, FIELD_RULES)
@@ -69,6 +73,10 @@ class ModelConfig:
                              f"tasks with one: {', '.join(n for n, t in tasks.TASKS.items() if t.query_table)}")
         if self.hidden % self.heads:
             raise ValueError(f"heads must divide hidden ({self.hidden}); got {self.heads}")
+        if self.norm_layers == "last" and (self.norm not in LAST_LAYER_NORMS or self.layers == 1):
+            raise ValueError(f"norm_layers 'last' leaves the norm off every layer but the last: it needs several layers "
+                             f"and a norm on a layer's output ({', '.join(LAST_LAYER_NORMS)}); got layers={self.layers}, "
+                             f"norm={self.norm!r}")
         if self.attention == "torch" and (self.heads, self.encode_query, self.norm == "rescale") != (1, True, False):
             raise ValueError("attention 'torch' is built with one head on an encoded query, weights that sum to 1 "
                              "(heads=1, encode_query=True, a norm other than rescale); got "
@@ -80,9 +88,12 @@ class ModelConfig:
 
 
 ATTENTION_BLOCKS = ("paper", "torch")
+NORM_LAYERS = ("all", "last")
+LAST_LAYER_NORMS = ("layernorm", "standardize")  # the norms on a layer's output (rescale acts inside the head)
 # Each field's own values (errors.py), for ModelConfig's check and for a chapter's parameters of the same
 # names; the checks between fields (and against the task) are in __post_init__.
 FIELD_RULES = {"norm": one_of(NORMS), "logit_scale": one_of(LOGIT_SCALES), "attention": one_of(ATTENTION_BLOCKS),
+               "norm_layers": one_of(NORM_LAYERS),
                **{name: int_at_least(1) for name in ("hidden", "encoder_layers", "readout_layers", "key_dim",
                                                      "value_dim", "heads", "layers")},
                "encode_query": true_or_false(), "query_table": true_or_false()}
@@ -91,7 +102,7 @@ SSMAX_INIT = 0.43  # s at initialisation: s ln N = 1 at N = 10, inside the train
 
 # Fields added after results were committed, left out of a spec at their default so that no
 # stored entry moves (as train.LATER_DEFAULTS).
-LATER_DEFAULTS = {"query_table": False, "attention": "paper"}
+LATER_DEFAULTS = {"query_table": False, "attention": "paper", "norm_layers": "all"}
 
 
 def settings(cfg: ModelConfig) -> dict:
@@ -103,6 +114,11 @@ def settings(cfg: ModelConfig) -> dict:
         if spec[name] == default:
             del spec[name]
     return spec
+
+
+def normed(cfg: ModelConfig, layer: int) -> bool:
+    """Whether the norm follows this layer's output (norm_layers)."""
+    return cfg.norm_layers == "all" or layer == cfg.layers - 1
 
 
 def layer_prefix(layer: int) -> str:
@@ -151,7 +167,8 @@ def add_attention(p: dict, cfg: ModelConfig, gen, layer: int):
         # it is kept so that the block has torch's parameters
         p.update({prefix + name: torch.zeros(D) for name in ("bq", "bk", "bv")})
     # consume no randomness: variants share all other weights
-    p.update({prefix + name: value for name, value in NORM_TABLE[cfg.norm].weights(D).items()})
+    if normed(cfg, layer):
+        p.update({prefix + name: value for name, value in NORM_TABLE[cfg.norm].weights(D).items()})
     if cfg.logit_scale == "log_n":
         p[prefix + "ssmax.s"] = torch.full((cfg.heads,), SSMAX_INIT)
 
@@ -245,7 +262,7 @@ def forward(cfg: ModelConfig, params, batch: Batch, temperature="fixed", probe=F
         layer_attention.append(attn)
         if cfg.attention == "torch":
             o = linear(o, params[prefix + "wo"], params[prefix + "bo"])
-        z = normalize(cfg, params, prefix, o)
+        z = normalize(cfg, params, prefix, o) if normed(cfg, layer) else o
     out = mlp(params, "out", cfg.readout_layers, z, dropout)
     if probe:
         return out, {"attention": attn[:, :, 0] if cfg.heads == 1 else attn, "output": o, "normalized": z,

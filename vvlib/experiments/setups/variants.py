@@ -113,6 +113,8 @@ def model_config(P, task: TaskConfig, variant: str) -> ModelConfig:
         raise ValueError(f"variant: expected one of {', '.join(VARIANT_OPTIONS)}; got {variant!r}")
     options = {name: P[name] for name in (*MODEL_PARAMETERS, *ROW_MODEL_FIELDS) if name in P}
     options.update(VARIANT_OPTIONS[variant])
+    if options.get("norm", "none") == "none":  # a row's norm_layers moves +LN's norm: its Baseline has none to move
+        options.pop("norm_layers", None)
     if is_deep(variant):  # chapter 10's deep_heads and deep_layers, over any heads and layers given
         options.update(heads=P.deep_heads, layers=P.deep_layers)
     return ModelConfig(task=task, **options)
