@@ -31,13 +31,14 @@ def rate_name(row: dict, P_row) -> str:
     return f"{sensitivity.label(rest) if rest else 'constant rate'}, {P_row.steps:,} steps"
 
 
-def stored_rows(P, P_rows, device) -> list:
+def stored_rows(P, P_rows, device, model: dict | None = None) -> list:
     """[(rate_name, the row's parameters, accuracy {side: (seeds, lengths)}, training {side: record})] of chapter
-    11's TASK rows (its parameters P_rows) of the deep model, in chapter 11's order, accuracy and training None
-    where the store lacks any of the row.  Only rows on the first row's seeds are kept, so that every comparison
-    with it is paired: the same seeds draw the same data and start from the same weights in every row."""
+    11's TASK rows (its parameters P_rows) of the deep model (or of `model`, its changes as a row names them), in
+    chapter 11's order, accuracy and training None where the store lacks any of the row.  Only rows on the first
+    row's seeds are kept, so that every comparison with it is paired: the same seeds draw the same data and start
+    from the same weights in every row."""
     rows = [(row, sensitivity.row_params(P_rows, TASK, row))
-            for row in sensitivity.rows_of_model(P_rows, TASK, deep_model(P))]
+            for row in sensitivity.rows_of_model(P_rows, TASK, model or deep_model(P))]
     return [(rate_name(row, P_row), P_row, *(sensitivity.stored_accuracy(P_row, TASK, device) or (None, None)))
             for row, P_row in rows if P_row.n_seeds == rows[0][1].n_seeds]
 
@@ -95,10 +96,10 @@ def stored_layers(P_row, device):
         return probe, probe.tables(P_row.store_dir, device)["layers"]
 
 
-def show_layers(P_rows, rows: list, device, where: str, kind: str) -> dict:
+def show_layers(P_rows, rows: list, device, where: str, kind: str, labels: dict | None = None) -> dict:
     """Each layer's attention in the deep rows `rows` [(rate name, the row's parameters)]: a table of entropies and
-    a sentence on the first layer at the training length, the rows not probed named.  Returns the probe parts'
-    provenance for results.json's sources."""
+    a sentence on the first layer at the training length, the rows not probed named; `labels` {side: its name}
+    (default: the deep variants').  Returns the probe parts' provenance for results.json's sources."""
     probed, missing, sources = [], [], {}
     for name, P_row in rows:
         probe, frame = stored_layers(P_row, device)
@@ -110,7 +111,7 @@ def show_layers(P_rows, rows: list, device, where: str, kind: str) -> dict:
                     store.read_json(part.folder(P_row.store_dir) / "tables.json")["provenance"] for part in probe.parts}
     said = []
     if probed:
-        labels = {side: variants.LABELS[f"deep_{side}"] for side in sensitivity.PAIR}
+        labels = labels or {side: variants.LABELS[f"deep_{side}"] for side in sensitivity.PAIR}
         display(Markdown(f"**Each layer's attention at {where}** ({kind}, {probes.LAYER_PROBE_SEQUENCES} test sequences "
                          "per length, entropy in nats, means over the seeds):"))
         display(report.layer_table(probed, labels))

@@ -313,6 +313,26 @@ def schedule_sentence(rows: list, lengths, at) -> str:
     return ". ".join(parts) + "."
 
 
+def norm_layers_sentence(rows: list, lengths, at) -> str:
+    """rows [(rate name, accuracy {side: (seeds, lengths)} of the deep row with +LN's norm after every layer, the
+    same of the row with it after the last layer only)], both on the same seeds and with the same Baseline run: at
+    each N of `at`, +LN after the last layer's mean accuracy (%) against +LN after every layer's and the Baseline's,
+    with the paired differences (the last-layer row minus the other, 95% interval, p)."""
+    parts = []
+    for name, every, last in rows:
+        at_n = []
+        for n in at:
+            j = list(lengths).index(n)
+            ours = 100 * last["layernorm"][:, j]
+            against = []
+            for other, shown in ((every["layernorm"], "+LN after every layer's"), (every["baseline"], "the Baseline's")):
+                d = paired_difference(100 * other[:, j], ours)
+                against.append(f"{shown} {100 * other[:, j].mean():.1f}% ({format_interval(d)} points, p = {format_p(d['p'])})")
+            at_n.append(f"{ours.mean():.1f}% at N = {n:,} against " + " and ".join(against))
+        parts.append(f"*{name}* ({len(ours)} seeds), +LN after the last layer only: " + "; ".join(at_n))
+    return ". ".join(parts) + "."
+
+
 def layer_table(probed: list, labels: dict) -> pd.DataFrame:
     """probed [(row name, probing.layer_frame's rows of its two sides)]: each row's, side's and layer's mean attention
     entropy over the seeds (nats) at every length probed, with ln N, what uniform weights over N items give."""
