@@ -54,3 +54,25 @@ def test_chapter_10_pairs_each_last_layer_row_with_the_deep_row_of_its_rate_and_
     assert set(sources) == {"norm_rows/this page's store/constant rate, 6 steps/baseline",
                             "norm_rows/this page's store/constant rate, 6 steps/layernorm"}  # not probed: no layers' sources
     assert sources["norm_rows/this page's store/constant rate, 6 steps/layernorm"] == last[3]["layernorm"]["provenance"]
+
+
+def test_the_placement_sentence_pairs_the_first_layers_of_both_placements_seed_by_seed():
+    import pandas as pd
+
+    rng = np.random.default_rng(7)
+
+    def frame():
+        return pd.DataFrame([{"variant": v, "seed": s, "N": n, "layer": layer, "entropy": rng.uniform(0, 2.7),
+                              "top1_weight": 0.5} for v in sensitivity.PAIR for s in (2, 0, 1, 3) for n in (16, 64)
+                             for layer in (0, 1)])
+
+    every, last = frame(), frame()
+    said = report.placement_sentence([("constant rate", every, last)], 16)
+    a, b = (f[(f["variant"] == "layernorm") & (f["layer"] == 0) & (f["N"] == 16)].sort_values("seed")["entropy"].to_numpy()
+            for f in (every, last))
+    d, p = b - a, scipy_stats.ttest_rel(b, a).pvalue
+    half = scipy_stats.t.ppf(0.975, 3) * d.std(ddof=1) / 2
+    assert said == (f"+LN's first layer at N = 16, by where its norm is: *constant rate*: {a.mean():.2f} nats (norm after "
+                    f"every layer, {a.mean() / np.log(16):.0%} of ln N) and {b.mean():.2f} (after the last only, "
+                    f"{b.mean() / np.log(16):.0%}); after the last only minus norm after every layer {d.mean():+.2f} "
+                    f"[{d.mean() - half:+.2f}, {d.mean() + half:+.2f}], p = {format_p(p)}.")

@@ -115,7 +115,7 @@ def show_layers(P_rows, rows: list, device, where: str, kind: str, labels: dict 
         display(Markdown(f"**Each layer's attention at {where}** ({kind}, {probes.LAYER_PROBE_SEQUENCES} test sequences "
                          "per length, entropy in nats, means over the seeds):"))
         display(report.layer_table(probed, labels))
-        said.append(report.layer_sentence(probed, P_rows.max_len))
+        said.append(report.layer_sentence(probed, P_rows.max_len, labels))
     if missing:
         how = ("each row's GPU unit probes it with its run" if P_rows.profile == "paper" else
                f"`python -m vvlib paper --chapters 11 --profile {P_rows.profile}` probes them")

@@ -59,4 +59,9 @@ def show(P, device) -> dict:
                     for name, (_, _, _, training), _ in found for side, record in training.items()}
         sources |= decay_rows.show_layers(P_rows, [(name, last[1]) for name, last, _ in found], on, where, kind,
                                           {"baseline": variants.LABELS["deep_baseline"], "layernorm": LAST_LABEL})
+        placed = [(name, decay_rows.stored_layers(every[1], on)[1], decay_rows.stored_layers(last[1], on)[1])
+                  for name, last, every in found]
+        placed = [(name, every, last) for name, every, last in placed if every is not None and last is not None]
+        if placed:
+            display(Markdown(report.placement_sentence(placed, P_rows.max_len)))
     return sources

@@ -348,19 +348,38 @@ def layer_table(probed: list, labels: dict) -> pd.DataFrame:
     return pd.concat([table, uniform_row], ignore_index=True).set_index(["row", "variant", "layer"])
 
 
-def layer_sentence(probed: list, n: int) -> str:
+def first_layer_entropy(frame: pd.DataFrame, side: str, n: int) -> np.ndarray:
+    """One side's first-layer attention entropy at N = n from probing.layer_frame's rows, per seed in seed order."""
+    rows = frame[(frame["layer"] == 0) & (frame["N"] == n) & (frame["variant"] == side)]
+    return rows.sort_values("seed")["entropy"].to_numpy()
+
+
+def _entropy_pair(a: np.ndarray, b: np.ndarray, names: tuple, n: int) -> str:
+    """'x nats (A, p% of ln n) and y (B, q%); B minus A d [low, high], p = ...', paired seed by seed."""
+    d = paired_difference(a, b)
+    return (f"{a.mean():.2f} nats ({names[0]}, {a.mean() / np.log(n):.0%} of ln N) and {b.mean():.2f} ({names[1]}, "
+            f"{b.mean() / np.log(n):.0%}); {names[1]} minus {names[0]} {format_interval(d, 2)}, p = {format_p(d['p'])}")
+
+
+def layer_sentence(probed: list, n: int, labels: dict | None = None) -> str:
     """Per row of `probed` (as layer_table's): the first layer's mean entropy at N = n for both sides, as a share
-    of ln n, with +LN minus Baseline paired over the seeds (nats, 95% interval, p)."""
-    parts = []
-    for name, frame in probed:
-        first = frame[(frame["layer"] == 0) & (frame["N"] == n)]
-        side = {v: first[first["variant"] == v].sort_values("seed")["entropy"].to_numpy() for v in sensitivity.PAIR}
-        d = paired_difference(side["baseline"], side["layernorm"])
-        parts.append(f"*{name}*: {side['baseline'].mean():.2f} nats (Baseline, {side['baseline'].mean() / np.log(n):.0%} "
-                     f"of ln N) and {side['layernorm'].mean():.2f} (+LN, {side['layernorm'].mean() / np.log(n):.0%}); "
-                     f"+LN minus Baseline {format_interval(d, 2)}, p = {format_p(d['p'])}")
+    of ln n, with the second side minus the first paired over the seeds (nats, 95% interval, p); `labels`
+    {side: its name}, default Baseline and +LN."""
+    names = tuple((labels or {"baseline": "Baseline", "layernorm": "+LN"})[side] for side in sensitivity.PAIR)
+    parts = [f"*{name}*: " + _entropy_pair(*(first_layer_entropy(frame, side, n) for side in sensitivity.PAIR), names, n)
+             for name, frame in probed]
     return (f"The first layer's attention entropy at N = {n:,} (ln N = {np.log(n):.2f}, uniform weights), means over "
             "the seeds, paired seed by seed: " + "; ".join(parts) + ".")
+
+
+def placement_sentence(rows: list, n: int) -> str:
+    """rows [(rate name, layer_frame rows of the row with +LN's norm after every layer, the same with it after the
+    last layer only)]: +LN's first-layer entropy at N = n in both, paired seed by seed (the same seeds and data)."""
+    parts = [f"*{name}*: " + _entropy_pair(first_layer_entropy(every, "layernorm", n),
+                                           first_layer_entropy(last, "layernorm", n),
+                                           ("norm after every layer", "after the last only"), n)
+             for name, every, last in rows]
+    return f"+LN's first layer at N = {n:,}, by where its norm is: " + "; ".join(parts) + "."
 
 
 def run_sources(prefix: str, runs: dict) -> dict:
