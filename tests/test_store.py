@@ -1,3 +1,4 @@
+import json
 import os
 import subprocess
 import time
@@ -142,7 +143,26 @@ def test_a_committed_run_without_weights_serves_its_results_and_retrains_identic
     assert np.array_equal(lazy.evaluated(eval_cfg), acc)
     assert lazy.record["provenance"] == first.record["provenance"]
     assert lazy._weights is None and not (folder / "weights.pt").exists()  # nothing was trained for that
+    assert not (folder / runs.RETRAINED_FILE).exists()
     assert all(torch.equal(weights[k], lazy.weights[k]) for k in weights)
+    note = json.loads((folder / runs.RETRAINED_FILE).read_text())  # the second training says it repeated the first
+    assert note["same_loss_history"] is True and note["final_loss"] == first.record["final_loss"]
+    assert note["recorded_provenance"] == first.record["provenance"]
+    assert json.loads((folder / "run.json").read_text())["provenance"] == first.record["provenance"]  # kept as it was
+
+
+def test_a_second_training_that_differs_from_the_record_says_so(small_argmax, tmp_path):
+    """A lent GPU retrains a committed run to probe it (units.Unit.retrained); another kind of device may round
+    otherwise, and then the note says the weights probed are not the ones the record describes."""
+    cfg = TrainConfig(n_seeds=2, steps=4, batch_size=8)
+    runs.TrainedRun(tmp_path, small_argmax, cfg, "cpu", progress=False).weights
+    folder = runs.run_dir(tmp_path, small_argmax, cfg, "cpu")
+    (folder / "weights.pt").unlink()
+    record = json.loads((folder / "run.json").read_text())
+    record["loss_history"][-1][1][0] += 1e-7  # as another device's rounding would leave it
+    (folder / "run.json").write_text(json.dumps(record))
+    runs.TrainedRun(tmp_path, small_argmax, cfg, "cpu", progress=False).weights
+    assert json.loads((folder / runs.RETRAINED_FILE).read_text())["same_loss_history"] is False
 
 
 def test_stored_only_mode_refuses_to_compute(small_argmax, tmp_path, monkeypatch):

@@ -3,6 +3,7 @@
     <store>/train-<hash>/run.json       what was trained, how, where, how long
     <store>/train-<hash>/weights.pt     final weights of all seeds
     <store>/train-<hash>/checkpoint.pt  only while training: resume point
+    <store>/train-<hash>/retrained.json  a stored run trained again (its weights were not stored): was it the same?
     <store>/train-<hash>/eval-<hash>.json   per-seed accuracies for one EvalConfig
     <store>/train-<hash>/ladder-<hash>.json per-seed accuracies at steps along the training
     <store>/<name>-<hash>/tables.json + *.csv   a chapter's probe tables (see cached_tables)
@@ -84,6 +85,7 @@ def ladder_path(store_dir, model_cfg, train_cfg, eval_cfg: evaluate.EvalConfig, 
 
 STORED_ONLY = "VVLIB_STORED_ONLY"
 WEIGHTS_FILE = "weights.pt"  # a run's trained weights, in its folder beside run.json; never committed
+RETRAINED_FILE = "retrained.json"  # written where a run with a stored record is trained again (retrained_note)
 
 
 @contextlib.contextmanager
@@ -184,6 +186,9 @@ def _train_and_store(model_cfg, train_cfg, device, folder: Path, progress, on_st
         if distributed.spreads(train_cfg):
             record["ranks"] = distributed.rank_and_size()[1]
         _publish(lambda: store.write_json(folder / "run.json", record))
+    else:  # the record stays; say whether this training repeated it
+        note = retrained_note(record, history, device, wall, commit)
+        _publish(lambda: store.write_json(folder / RETRAINED_FILE, note))
 
     def finish():
         if not (folder / WEIGHTS_FILE).exists():
@@ -192,6 +197,16 @@ def _train_and_store(model_cfg, train_cfg, device, folder: Path, progress, on_st
 
     _publish(finish)
     return weights, record
+
+
+def retrained_note(record: dict, history, device, wall: float, commit) -> dict:
+    """What training a stored run again says of the first training: whether every logged loss of every seed is the
+    record's, bit for bit.  A lent GPU brings back no weights, so an evaluation or probe added later trains its run
+    again and reads those weights: they are the ones the record and its evaluations describe only where this holds
+    (the same computation on another kind of GPU, or CPU, or thread count, may round differently)."""
+    history = [[step, list(losses)] for step, losses in history]  # as the record holds it, read back from JSON
+    return {"provenance": store.provenance(device, wall, commit), "same_loss_history": history == record["loss_history"],
+            "final_loss": history[-1][1] if history else None, "recorded_provenance": record["provenance"]}
 
 
 def joined_history(records: list) -> list:
