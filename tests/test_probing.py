@@ -230,7 +230,7 @@ def test_the_layer_frame_gives_each_layers_entropy_and_largest_weight_averaged_o
     params = {**params, "wk": params["wk"] * 20}  # a sharp first layer, a near-uniform second
     cfg = EvalConfig(lengths=(12, 30), n_sequences=70)  # crosses an EVAL_BLOCK boundary
     frame = probing.layer_frame(deep, params, cfg, "deep", max_items=37)
-    assert list(frame.columns) == ["variant", "seed", "N", "layer", "entropy", "top1_weight"]
+    assert list(frame.columns) == ["variant", "seed", "N", "layer", "entropy", "top1_weight", "on_answer"]
     assert len(frame) == 3 * 2 * 2 and set(frame["variant"]) == {"deep"}
     for n in cfg.lengths:
         blocks = [evaluate.test_block(deep, cfg, n, b, "cpu") for b in range(2)]
@@ -239,9 +239,12 @@ def test_the_layer_frame_gives_each_layers_entropy_and_largest_weight_averaged_o
             attn = torch.cat([weights[layer] for weights in per_block], dim=1).double()  # (S, 70, H, N)
             want_entropy = -(attn * attn.log()).sum(-1).mean(dim=(1, 2))
             want_top1 = attn.max(dim=-1).values.mean(dim=(1, 2))
+            answer = torch.cat([b.priority.argmax(-1) for b in blocks])  # argmax retrieval: the top priority's item
+            want_on_answer = (attn.argmax(-1) == answer.view(1, -1, 1)).double().mean(dim=(1, 2))
             got = frame[(frame["N"] == n) & (frame["layer"] == layer)].sort_values("seed")
             np.testing.assert_allclose(got["entropy"], want_entropy.numpy(), rtol=1e-5)
             np.testing.assert_allclose(got["top1_weight"], want_top1.numpy(), rtol=1e-5)
+            np.testing.assert_allclose(got["on_answer"], want_on_answer.numpy(), rtol=1e-12)
     first, second = (frame[frame["layer"] == layer]["entropy"].mean() for layer in range(2))
     assert first < second  # the sharpened layer is the sharper
     uniform = probing.layer_frame(deep, {**params, "l1.wk": torch.zeros_like(params["l1.wk"])}, cfg, "deep")
@@ -260,3 +263,5 @@ def test_the_layer_frame_gives_the_cpus_table_on_any_device(small_argmax, device
     there = probing.layer_frame(deep, params, cfg, "deep", device)
     assert there[["variant", "seed", "N", "layer"]].equals(here[["variant", "seed", "N", "layer"]])
     np.testing.assert_allclose(there[["entropy", "top1_weight"]], here[["entropy", "top1_weight"]], rtol=1e-4, atol=1e-6)
+    # which item is largest may flip where two weights are within rounding: a share, within one sequence of 70
+    np.testing.assert_allclose(there["on_answer"], here["on_answer"], atol=1 / 70 + 1e-9)

@@ -22,7 +22,7 @@ import torch
 from tqdm import tqdm
 
 from .attention import EPS, entropy, standardize
-from . import evaluate
+from . import evaluate, tasks
 from .evaluate import EvalConfig, forward_in_chunks, test_block
 from .model import ModelConfig, layer_prefix, n_seeds
 from .task_base import EVAL_BLOCK
@@ -105,25 +105,33 @@ def sharpness_frame(model_cfg: ModelConfig, params, cfg: EvalConfig, betas, labe
     return pd.DataFrame(rows)
 
 
+LAYER_COLUMNS = ("entropy", "top1_weight", "on_answer")  # layer_frame's measures of each layer
+
+
 @torch.inference_mode()
 def layer_frame(model_cfg: ModelConfig, params, cfg: EvalConfig, label: str, device="cpu", max_items=2**18) -> pd.DataFrame:
     """Each layer's attention, for models of several layers: per seed, length and layer, the entropy of its
-    weights (nats) and its largest weight, each a mean over its heads and cfg's test sequences (the ones
-    evaluate scores).  One row per (variant `label`, seed, N, layer), the first layer numbered 0."""
+    weights (nats), its largest weight, and on_answer, the share of heads and sequences whose largest weight is
+    on the item that holds the answer (tasks' answer_position); each a mean over its heads and cfg's test
+    sequences (the ones evaluate scores).  One row per (variant `label`, seed, N, layer), the first layer 0."""
     params = {k: v.detach().to(device) for k, v in params.items()}
     S, L, rows = n_seeds(params), model_cfg.layers, []
+    task = tasks.get(model_cfg.task.name)
     for n in cfg.lengths:
-        entropies, top1 = torch.zeros(S, L, dtype=torch.float64), torch.zeros(S, L, dtype=torch.float64)
+        sums = {column: torch.zeros(S, L, dtype=torch.float64) for column in LAYER_COLUMNS}
         for block in range(math.ceil(cfg.n_sequences / EVAL_BLOCK)):
             batch = test_block(model_cfg, cfg, n, block, device)
-            for seeds, _, _, (_, inside) in forward_in_chunks(model_cfg, params, batch, cfg.temperature, max_items,
-                                                             probe=True):
+            for seeds, _, part, (_, inside) in forward_in_chunks(model_cfg, params, batch, cfg.temperature, max_items,
+                                                                probe=True):
+                answer = task.answer_position(part).view(1, -1, 1)  # (1, B, 1): every seed and head
                 for layer, attn in enumerate(inside["layer_attention"]):  # (S, B, H, N)
-                    entropies[seeds, layer] += entropy(attn).squeeze(-1).mean(-1).sum(1).double().cpu()
-                    top1[seeds, layer] += attn.amax(-1).mean(-1).sum(1).double().cpu()
+                    found = {"entropy": entropy(attn).squeeze(-1), "top1_weight": attn.amax(-1),
+                             "on_answer": (attn.argmax(-1) == answer).double()}
+                    for column, value in found.items():
+                        sums[column][seeds, layer] += value.mean(-1).sum(1).double().cpu()
         rows += [{"variant": label, "seed": s, "N": n, "layer": layer,
-                  "entropy": float(entropies[s, layer]) / cfg.n_sequences,
-                  "top1_weight": float(top1[s, layer]) / cfg.n_sequences} for s in range(S) for layer in range(L)]
+                  **{column: float(sums[column][s, layer]) / cfg.n_sequences for column in LAYER_COLUMNS}}
+                 for s in range(S) for layer in range(L)]
     return pd.DataFrame(rows)
 
 

@@ -241,4 +241,6 @@ def layer_probe(P_row, task: str, device) -> Probe | None:
     def tables_of(variant, run, first):
         return {"layers": probing.layer_frame(run.model_cfg, run.weights, cfg, variant, device)}
 
-    return _parts("probe-layers", variants.trained_models(P_row, task_cfg, sides, device), cfg, {}, tables_of)
+    # the columns in the spec: a table made before on_answer was measured is not this one
+    return _parts("probe-layers", variants.trained_models(P_row, task_cfg, sides, device), cfg,
+                  {"columns": list(probing.LAYER_COLUMNS)}, tables_of)
