@@ -976,8 +976,10 @@ def test_the_scale_pages_lines_on_the_deep_models_rows_hold_in_the_committed_res
 def test_the_scale_pages_lines_on_the_deep_models_layers_hold_in_the_committed_probe(monkeypatch):
     """book/scale.md: chapter 11's probe of each layer's attention in its three CPU rows of the deep dictionary model:
     +LN's first layer near uniform at the training length (2.38-2.55 nats of ln 16 = 2.77) where the Baseline's is
-    sharp (0.01-0.17; paired p < 1e-7 in each row), +LN's second layer sharp (0.41-0.66); after the climb the
-    Baseline near one-hot at 2^14 in both layers (0.06, 0.08), stopped at step 2,600 its second layer at 7.16."""
+    sharp (0.01-0.17; paired p < 1e-7 in each row), its largest weight on the answer no more often than a random
+    item's, +LN's second layer sharp (0.41-0.66) and on the answer; after the climb the Baseline near one-hot at
+    2^14 in both layers (0.06, 0.08), stopped at step 2,600 its second layer at 7.16, and less often on the answer
+    at the training length than before the climb."""
     import numpy as np
     from scipy import stats as scipy_stats
 
@@ -1006,10 +1008,23 @@ def test_the_scale_pages_lines_on_the_deep_models_layers_hold_in_the_committed_p
     assert [f"{entropy(frames[10000], 'baseline', 16384, layer).mean():.2f}" for layer in (0, 1)] == ["0.06", "0.08"]
     assert f"{entropy(frames[2600], 'baseline', 16384, 1).mean():.2f}" == "7.16"
     assert f"{np.log(16):.2f}" == "2.77"
+
+    def on_answer(frame, side, layer):
+        return frame[(frame["variant"] == side) & (frame["N"] == 16) & (frame["layer"] == layer)]["on_answer"].mean()
+
+    first_ln = [100 * on_answer(f, "layernorm", 0) for f in frames.values()]
+    second_ln = [100 * on_answer(f, "layernorm", 1) for f in frames.values()]
+    assert (f"{min(first_ln):.1f}", f"{max(first_ln):.1f}", f"{100 / 16:.2f}") == ("2.5", "6.2", "6.25")
+    assert (f"{min(second_ln):.0f}", f"{max(second_ln):.0f}") == ("79", "88")
+    assert [f"{100 * on_answer(frames[k], 'baseline', layer):.0f}" for k in (10000, 2600) for layer in (0, 1)] == [
+        "69", "67", "89", "93"]
     scale = words("book/scale.md")
     for phrase in ("entropy is 2.38 to 2.55 nats in the three rows, near the 2.77 of uniform weights, where the "
-                   "Baseline's is 0.01 to 0.17", "$p < 10^{-7}$ in each row", "second layer does the lookup (0.41 to 0.66)",
-                   "(entropy 0.06 and 0.08 nats at $2^{14}$)", "its second layer spreads to 7.16 there"):
+                   "Baseline's is 0.01 to 0.17", "$p < 10^{-7}$ in each row", "(entropy 0.41 to 0.66, on the answer in 79% "
+                   "to 88%)", "holding the answer in 2.5% to 6.2% of the test sequences, no more than the 6.25% of a random "
+                   "item", "(entropy 0.06 and 0.08 nats at $2^{14}$)", "its second layer spreads to 7.16 there",
+                   "on the answer in 69% and 67% of sequences (first and second layer), against 89% and 93% stopped at "
+                   "step 2,600"):
         assert phrase in scale, phrase
 
 

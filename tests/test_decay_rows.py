@@ -95,7 +95,7 @@ def _layer_rows(rng, n_seeds, lengths, layers=2):
     """layer_frame's rows of both sides, random entropies."""
     import pandas as pd
     return pd.DataFrame([{"variant": v, "seed": s, "N": n, "layer": layer, "entropy": rng.uniform(0, np.log(n)),
-                          "top1_weight": rng.uniform(0, 1)}
+                          "top1_weight": rng.uniform(0, 1), "on_answer": rng.uniform(0, 1)}
                          for v in sensitivity.PAIR for s in range(n_seeds) for n in lengths for layer in range(layers)])
 
 
@@ -110,6 +110,11 @@ def test_the_layer_table_and_sentence_are_means_over_seeds_and_a_paired_comparis
                 for n in (16, 1024):
                     assert table.loc[(name, label, layer + 1), f"N = {n:,}"] == round(mine[mine["N"] == n]["entropy"].mean(), 3)
     assert table.loc[("uniform weights (ln N)", "", ""), "N = 1,024"] == round(np.log(1024), 3)
+    shares = report.layer_table(probed, {"baseline": "Deep", "layernorm": "Deep (+ LN)"}, "on_answer")
+    mine = probed[1][1]
+    mine = mine[(mine["variant"] == "layernorm") & (mine["layer"] == 0) & (mine["N"] == 16)]
+    assert shares.loc[("cosine", "Deep (+ LN)", 1), "N = 16"] == round(100 * mine["on_answer"].mean(), 2)
+    assert shares.loc[("largest weight on a random item (%)", "", ""), "N = 1,024"] == round(100 / 1024, 2)
     said = report.layer_sentence(probed, 16)
     for name, frame in probed:
         first = frame[(frame["layer"] == 0) & (frame["N"] == 16)]

@@ -113,8 +113,10 @@ def show_layers(P_rows, rows: list, device, where: str, kind: str, labels: dict 
     if probed:
         labels = labels or {side: variants.LABELS[f"deep_{side}"] for side in sensitivity.PAIR}
         display(Markdown(f"**Each layer's attention at {where}** ({kind}, {probes.LAYER_PROBE_SEQUENCES} test sequences "
-                         "per length, entropy in nats, means over the seeds):"))
+                         "per length, means over the seeds and heads): its entropy in nats,"))
         display(report.layer_table(probed, labels))
+        display(Markdown("and how often its largest weight is on the item that holds the answer (%):"))
+        display(report.layer_table(probed, labels, "on_answer"))
         said.append(report.layer_sentence(probed, P_rows.max_len, labels))
     if missing:
         how = ("each row's GPU unit probes it with its run" if P_rows.profile == "paper" else

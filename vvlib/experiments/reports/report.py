@@ -333,18 +333,25 @@ def norm_layers_sentence(rows: list, lengths, at) -> str:
     return ". ".join(parts) + "."
 
 
-def layer_table(probed: list, labels: dict) -> pd.DataFrame:
-    """probed [(row name, probing.layer_frame's rows of its two sides)]: each row's, side's and layer's mean attention
-    entropy over the seeds (nats) at every length probed, with ln N, what uniform weights over N items give."""
+# layer_table's columns: (how a value is shown, its reference row's name, the reference at N, as a value)
+LAYER_VALUES = {"entropy": (lambda v: round(v, 3), "uniform weights (ln N)", np.log),
+                "on_answer": (lambda v: round(100 * v, 2), "largest weight on a random item (%)", lambda n: 1 / n)}
+
+
+def layer_table(probed: list, labels: dict, column: str = "entropy") -> pd.DataFrame:
+    """probed [(row name, probing.layer_frame's rows of its two sides)]: each row's, side's and layer's mean over the
+    seeds of `column` (entropy in nats, or on_answer in %) at every length probed, with the value a uniform
+    attention gives beside them (ln N; a largest weight on the answer 1 time in N)."""
+    shown, reference_name, reference = LAYER_VALUES[column]
     rows = []
     for name, frame in probed:
-        means = frame.groupby(["variant", "layer", "N"])["entropy"].mean()
+        means = frame.groupby(["variant", "layer", "N"])[column].mean()
         for (variant, layer), per_n in means.groupby(level=[0, 1], sort=False):
             rows.append({"row": name, "variant": labels[variant], "layer": int(layer) + 1,
-                         **{f"N = {n:,}": round(float(v), 3) for (_, _, n), v in per_n.items()}})
+                         **{f"N = {n:,}": shown(float(v)) for (_, _, n), v in per_n.items()}})
     table = pd.DataFrame(rows)
-    uniform = {column: round(float(np.log(int(column[4:].replace(",", "")))), 3) for column in table.columns[3:]}
-    uniform_row = pd.DataFrame([{"row": "uniform weights (ln N)", "variant": "", "layer": "", **uniform}])
+    uniform = {c: shown(float(reference(int(c[4:].replace(",", ""))))) for c in table.columns[3:]}
+    uniform_row = pd.DataFrame([{"row": reference_name, "variant": "", "layer": "", **uniform}])
     return pd.concat([table, uniform_row], ignore_index=True).set_index(["row", "variant", "layer"])
 
 
