@@ -115,7 +115,8 @@ def show_layers(P_rows, rows: list, device, where: str, kind: str, labels: dict 
         display(Markdown(f"**Each layer's attention at {where}** ({kind}, {probes.LAYER_PROBE_SEQUENCES} test sequences "
                          "per length, means over the seeds and heads): its entropy in nats,"))
         display(report.layer_table(probed, labels))
-        display(Markdown("and how often its largest weight is on the item that holds the answer (%):"))
+        display(Markdown("and how often a head's largest weight is on the item that holds the answer (%, a mean over "
+                         "the layer's heads):"))
         display(report.layer_table(probed, labels, "on_answer"))
         said.append(report.layer_sentence(probed, P_rows.max_len, labels))
     if missing:
