@@ -1021,8 +1021,8 @@ def test_the_scale_pages_lines_on_the_deep_models_layers_hold_in_the_committed_p
     scale = words("book/scale.md")
     for phrase in ("entropy is 2.38 to 2.55 nats in the three rows, near the 2.77 of uniform weights, where the "
                    "Baseline's is 0.01 to 0.17", "$p < 10^{-7}$ in each row", "(entropy 0.41 to 0.66, on the answer in 79% "
-                   "to 88%)", "holding the answer in 2.5% to 6.2% of the test sequences, no more than the 6.25% of a random "
-                   "item", "(entropy 0.06 and 0.08 nats at $2^{14}$)", "its second layer spreads to 7.16 there",
+                   "to 88%)", "item holding the answer in 2.5% to 6.2% of cases (heads and test sequences), no more than the 6.25% "
+                   "of a random item", "(entropy 0.06 and 0.08 nats at $2^{14}$)", "its second layer spreads to 7.16 there",
                    "largest weight is on the answer in 69% and 67% of cases (first and second layer, means over its 4 heads "
                    "and the sequences), against 89% and 93% stopped at step 2,600"):
         assert phrase in scale, phrase
