@@ -141,11 +141,30 @@ def test_a_measured_row_is_the_longer_trainings_run_with_its_changes():
                     seed=0, checkpoint_every=500, seed_group=0, long_steps=10_000, long_seed_group=4, dynamics_seeds=4))
     cfg = dynamics_runs.row_train_config(P, {"variant": "layernorm", "lr_schedule": "drop", "drop_step": 2000})
     assert (cfg.n_seeds, cfg.first_seed, cfg.steps, cfg.seed_group, cfg.drop_step) == (4, 0, 10_000, 4, 2000)
-    with pytest.raises(ValueError, match=r"may set variant and TrainConfig fields; got \['hiden'\]"):
+    with pytest.raises(ValueError, match=r"may set variant, heads, layers, norm_layers and TrainConfig fields; "
+                                         r"got \['hiden'\]"):
         dynamics_runs.row_train_config(P, {"hiden": 64})
     with pytest.raises(ValueError, match="variant: expected one of baseline, "):
         dynamics_runs.row_train_config(P, {"variant": "ln"})
     assert dynamics_runs.label({"variant": "layernorm", "adam_eps": 1e-6}) == "Baseline (+ LN) (adam_eps=1e-06)"
+
+
+def test_a_measured_row_may_change_the_models_heads_layers_and_norm_placement(small_dictionary):
+    """A row of chapter 10's deep model: its heads, layers and norm_layers reach the model, not the training,
+    and a model that cannot be built is refused with the reason."""
+    P = Params(dict(n_seeds=20, steps=1500, batch_size=128, lr=1e-3, weight_decay=1e-3, min_len=5, max_len=16,
+                    seed=0, checkpoint_every=500, seed_group=0, long_steps=10_000, long_seed_group=4, dynamics_seeds=4,
+                    hidden=small_dictionary.hidden))
+    row = {"heads": 4, "layers": 2, "variant": "layernorm", "norm_layers": "last", "lr": 3e-3}
+    model_cfg, train_cfg = dynamics_runs.row_configs(P, small_dictionary.task, row)
+    assert (model_cfg.heads, model_cfg.layers, model_cfg.norm, model_cfg.norm_layers) == (4, 2, "layernorm", "last")
+    assert (train_cfg.lr, train_cfg.steps, train_cfg.n_seeds) == (3e-3, 10_000, 4)
+    baseline, _ = dynamics_runs.row_configs(P, small_dictionary.task, {"heads": 4, "layers": 2})
+    assert (baseline.heads, baseline.layers, baseline.norm, baseline.norm_layers) == (4, 2, "none", "all")
+    assert dynamics_runs.row_configs(P, small_dictionary.task, {})[0].layers == 1
+    with pytest.raises(ValueError, match="norm_layers 'last' .* needs several layers"):
+        dynamics_runs.row_configs(P, small_dictionary.task, {"variant": "layernorm", "norm_layers": "last"})
+    assert dynamics_runs.label(row) == "Baseline (+ LN) (heads=4, layers=2, norm_layers=last, lr=0.003)"
 
 
 def test_the_summary_averages_the_window_of_lowest_loss_and_the_last():

@@ -17,6 +17,9 @@ why the dictionary loss rises again after about 2,000 steps at a constant learni
                  bias-corrected sqrt(v): the size of a gradient entry AdamW divides by, to set
                  against its epsilon; adam_root_keys the same over the key embeddings (dictionary),
                  most of whose rows are absent from a given batch
+and, for a model of several layers, each layer's attention on the probe batch (probing.layer_measures,
+means over its heads and the batch): entropy_layer1, top1_weight_layer1, on_answer_layer1, ..._layer2, ...
+(the first layer is 1).  With several heads, loss_hit, missed and margin read the last layer's first head.
 Nothing here changes the weights or draws from the training streams, so a measured run trains
 to the same weights as an unmeasured one.
 """
@@ -25,7 +28,7 @@ import math
 
 import torch
 
-from . import rng, tasks
+from . import probing, rng, tasks
 from .model import ModelConfig, forward, n_seeds
 from .optim import per_seed_norm
 from .task_base import Batch
@@ -35,6 +38,14 @@ MEASURES = ("probe_loss", "loss_hit", "missed", "margin", "grad_norm", "weight_n
 TABLES = ("emb_key", "emb_value", "emb_query")  # a task's embedding tables, apart from the network
 FLOOR = torch.finfo(torch.float32).tiny
 MARGIN_CAP = -math.log(FLOOR)  # the largest margin a float32 attention weight can show (about 87.3)
+
+
+def measure_names(model_cfg: ModelConfig) -> tuple:
+    """The measures `measure` returns for this model: MEASURES, then each layer's where it has several."""
+    if model_cfg.layers == 1:
+        return MEASURES
+    return MEASURES + tuple(f"{column}_layer{k}" for k in range(1, model_cfg.layers + 1)
+                            for column in probing.LAYER_COLUMNS)
 
 
 def probe_batch(model_cfg: ModelConfig, length: int, rows: int, seed: int, device) -> Batch:
@@ -49,13 +60,19 @@ def retrieval(model_cfg: ModelConfig, params: dict, batch: Batch) -> dict:
     out, inside = forward(model_cfg, params, batch, probe=True)
     target = batch.target.unsqueeze(0).expand(out.shape[0], -1)
     loss = torch.nn.functional.cross_entropy(out.flatten(0, 1), target.flatten(), reduction="none")
-    log_attn = inside["attention"].clamp_min(FLOOR).log()  # (S, B, N)
+    first_head = inside["attention"] if model_cfg.heads == 1 else inside["attention"][:, :, 0]
+    log_attn = first_head.clamp_min(FLOOR).log()  # (S, B, N): the last layer's first head
     answer = tasks.get(model_cfg.task.name).answer_position(batch).unsqueeze(0).expand_as(log_attn[..., 0])
     at_answer = log_attn.gather(-1, answer.unsqueeze(-1)).squeeze(-1)
     others = log_attn.scatter(-1, answer.unsqueeze(-1), float("-inf")).amax(-1)
     loss, hit = loss.view(out.shape[:2]), (log_attn.argmax(-1) == answer).float()
-    return {"probe_loss": loss.mean(1), "loss_hit": (loss * hit).sum(1) / hit.sum(1).clamp_min(1),
-            "missed": 1 - hit.mean(1), "margin": (at_answer - others).mean(1)}
+    found = {"probe_loss": loss.mean(1), "loss_hit": (loss * hit).sum(1) / hit.sum(1).clamp_min(1),
+             "missed": 1 - hit.mean(1), "margin": (at_answer - others).mean(1)}
+    if model_cfg.layers > 1:
+        for k, attn in enumerate(inside["layer_attention"], start=1):  # (S, B, H, N)
+            for column, value in probing.layer_measures(attn, answer[:1].unsqueeze(-1)).items():
+                found[f"{column}_layer{k}"] = value.mean(1)
+    return found
 
 
 @torch.no_grad()
@@ -88,7 +105,7 @@ def _median_root(weights: list, optimizer, missing) -> torch.Tensor:
 
 
 def measure(model_cfg: ModelConfig, params: dict, optimizer, batch: Batch, previous: dict | None) -> dict:
-    """Every measure of MEASURES for one seed group, {name: (S,) CPU tensor}."""
+    """Every measure of measure_names(model_cfg) for one seed group, {name: (S,) CPU tensor}."""
     found = {**retrieval(model_cfg, params, batch), **optimizer_state(params, optimizer, previous)}
     assert all(v.shape == (n_seeds(params),) for v in found.values())
-    return {name: found[name].cpu() for name in MEASURES}
+    return {name: found[name].cpu() for name in measure_names(model_cfg)}

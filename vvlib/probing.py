@@ -108,6 +108,13 @@ def sharpness_frame(model_cfg: ModelConfig, params, cfg: EvalConfig, betas, labe
 LAYER_COLUMNS = ("entropy", "top1_weight", "on_answer")  # layer_frame's measures of each layer
 
 
+def layer_measures(attn: torch.Tensor, answer: torch.Tensor) -> dict:
+    """LAYER_COLUMNS of one layer's attention attn (S, B, H, N), each (S, B): a mean over the heads, per seed
+    and sequence; answer (1, B, 1) is the position of the item that holds each sequence's answer."""
+    return {"entropy": entropy(attn).squeeze(-1).mean(-1), "top1_weight": attn.amax(-1).mean(-1),
+            "on_answer": (attn.argmax(-1) == answer).double().mean(-1)}
+
+
 @torch.inference_mode()
 def layer_frame(model_cfg: ModelConfig, params, cfg: EvalConfig, label: str, device="cpu", max_items=2**18) -> pd.DataFrame:
     """Each layer's attention, for models of several layers: per seed, length and layer, the entropy of its
@@ -125,10 +132,8 @@ def layer_frame(model_cfg: ModelConfig, params, cfg: EvalConfig, label: str, dev
                                                                 probe=True):
                 answer = task.answer_position(part).view(1, -1, 1)  # (1, B, 1): every seed and head
                 for layer, attn in enumerate(inside["layer_attention"]):  # (S, B, H, N)
-                    found = {"entropy": entropy(attn).squeeze(-1), "top1_weight": attn.amax(-1),
-                             "on_answer": (attn.argmax(-1) == answer).double()}
-                    for column, value in found.items():
-                        sums[column][seeds, layer] += value.mean(-1).sum(1).double().cpu()
+                    for column, value in layer_measures(attn, answer).items():
+                        sums[column][seeds, layer] += value.sum(1).double().cpu()
         rows += [{"variant": label, "seed": s, "N": n, "layer": layer,
                   **{column: float(sums[column][s, layer]) / cfg.n_sequences for column in LAYER_COLUMNS}}
                  for s in range(S) for layer in range(L)]

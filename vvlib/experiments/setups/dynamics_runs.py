@@ -15,10 +15,13 @@ from ...model import ModelConfig
 from ...train import TrainConfig
 from ..storage import runs, store
 from . import variants
+from .params import ROW_MODEL_FIELDS, Params
 
 PROBE_ROWS = 512  # sequences in the fixed probe batch
 PROBE_SEED = 2468  # names its stream (apart from the training and test streams)
-CHANGES = {"variant", *(f.name for f in dataclasses.fields(TrainConfig))}  # what a measured row may set
+# what a measured row may set: its variant, training settings, and the model's heads, layers and norm_layers
+# (chapter 10's deep model, measured here over the longer training's steps)
+CHANGES = {"variant", *(f.name for f in dataclasses.fields(TrainConfig)), *ROW_MODEL_FIELDS}
 
 
 def spec(model_cfg: ModelConfig, train_cfg: TrainConfig, every: int, device) -> dict:
@@ -103,16 +106,24 @@ def row_train_config(P, row: dict) -> TrainConfig:
     ValueError names what is wrong with the row, its variant included."""
     unknown = set(row) - CHANGES
     if unknown:
-        raise ValueError(f"a measured row may set variant and TrainConfig fields; got {sorted(unknown)}")
+        raise ValueError(f"a measured row may set variant, {', '.join(ROW_MODEL_FIELDS)} and TrainConfig fields; "
+                         f"got {sorted(unknown)}")
     variant = row.get("variant", "baseline")
     if variant not in variants.VARIANT_OPTIONS:
         raise ValueError(f"variant: expected one of {', '.join(variants.VARIANT_OPTIONS)}; got {variant!r}")
-    return dataclasses.replace(base_config(P), **{k: v for k, v in row.items() if k != "variant"})
+    return dataclasses.replace(base_config(P), **{k: v for k, v in row.items() if k != "variant" and k not in ROW_MODEL_FIELDS})
+
+
+def model_changes(row: dict) -> dict:
+    """The model settings a measured row changes ({} for the chapter's own model)."""
+    return {k: v for k, v in row.items() if k in ROW_MODEL_FIELDS}
 
 
 def row_configs(P, task, row: dict):
-    """(model config, train config) of a measured row (its variant defaults to the Baseline)."""
-    return variants.model_config(P, task, row.get("variant", "baseline")), row_train_config(P, row)
+    """(model config, train config) of a measured row (its variant defaults to the Baseline).  ValueError
+    names what is wrong with its model (norm_layers with one layer, heads that do not divide hidden)."""
+    model = variants.model_config(Params({**P, **model_changes(row)}), task, row.get("variant", "baseline"))
+    return model, row_train_config(P, row)
 
 
 def label(row: dict) -> str:
