@@ -1,5 +1,6 @@
 """Measures along training (vvlib/dynamics.py) and the stored measured runs (dynamics_runs)."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -11,7 +12,7 @@ from vvlib import dynamics, rng, tasks
 from vvlib.experiments.setups import dynamics_runs
 from vvlib.experiments.reports import report
 from vvlib.experiments.setups.params import Params
-from vvlib.model import features, forward, init_params, linear, mlp
+from vvlib.model import features, forward, init_params, layer_prefix, linear, mlp
 from vvlib.train import TrainConfig, Trainer, train
 
 
@@ -64,6 +65,46 @@ def test_retrieval_measures_match_the_logits_computed_by_hand(small_dictionary):
         assert found["probe_loss"][s] == pytest.approx(losses.mean().item(), rel=1e-5)
         assert found["loss_hit"][s] == pytest.approx(losses[~missed].mean().item(), rel=1e-5)
     assert set(found) == {"probe_loss", "loss_hit", "missed", "margin"} and all(v.shape == (2,) for v in found.values())
+
+
+def test_each_layers_attention_is_measured_for_a_model_of_several_layers(small_dictionary):
+    """entropy, largest weight and on_answer per layer, against the weights' own sums: over heads and sequences,
+    -sum p log p, max p and the share whose argmax is the answer's item; the existing measures read the last
+    layer's first head, and a one-layer model gets none of the new ones."""
+    cfg = dataclasses.replace(small_dictionary, heads=2, layers=2, norm="layernorm")
+    params = init_params(cfg, [0, 1, 2])
+    batch = dynamics.probe_batch(cfg, 6, 32, 7, "cpu")
+    found = dynamics.retrieval(cfg, params, batch)
+    _, inside = forward(cfg, params, batch, probe=True)
+    answer = tasks.get(cfg.task.name).answer_position(batch)
+    for k, attn in enumerate(inside["layer_attention"], start=1):  # (S, B, H, N)
+        p = attn.double()
+        by_hand = {"entropy": -(p * p.log()).sum(-1).mean((1, 2)), "top1_weight": p.amax(-1).mean((1, 2)),
+                   "on_answer": (p.argmax(-1) == answer.view(1, -1, 1)).double().mean((1, 2))}
+        for column, value in by_hand.items():
+            assert torch.allclose(found[f"{column}_layer{k}"].double(), value, atol=1e-5), (column, k)
+    assert (found["entropy_layer1"] <= math.log(6) + 1e-5).all()
+    first_head = inside["attention"][:, :, 0]
+    missed = (first_head.argmax(-1) != answer).double().mean(1)
+    assert torch.allclose(found["missed"].double(), missed)
+    names = dynamics.measure_names(cfg)
+    assert names[:len(dynamics.MEASURES)] == dynamics.MEASURES and len(names) == len(dynamics.MEASURES) + 6
+    assert set(names) - set(dynamics.MEASURES) == set(found) - {"probe_loss", "loss_hit", "missed", "margin"}
+    assert dynamics.measure_names(small_dictionary) == dynamics.MEASURES
+
+
+def test_a_layer_of_uniform_weights_measures_ln_n_and_one_in_n(small_dictionary):
+    """With the first layer's query weights zeroed its attention is uniform: entropy ln N, largest weight 1/N,
+    and the first item (argmax's tie-break) is the answer in the share of sequences whose answer sits there."""
+    cfg = dataclasses.replace(small_dictionary, heads=2, layers=2)
+    params = init_params(cfg, [0])
+    params[layer_prefix(0) + "wq"] = torch.zeros_like(params[layer_prefix(0) + "wq"])  # every logit 0
+    batch = dynamics.probe_batch(cfg, 8, 64, 3, "cpu")
+    found = dynamics.retrieval(cfg, params, batch)
+    answer = tasks.get(cfg.task.name).answer_position(batch)
+    assert found["entropy_layer1"].item() == pytest.approx(math.log(8), abs=1e-5)
+    assert found["top1_weight_layer1"].item() == pytest.approx(1 / 8, abs=1e-6)
+    assert found["on_answer_layer1"].item() == pytest.approx((answer == 0).double().mean().item())
 
 
 def test_optimizer_measures_match_a_seed_by_seed_computation(small_dictionary):
@@ -194,3 +235,25 @@ def test_the_summary_averages_the_window_of_lowest_loss_and_the_last():
     late = report.dynamics_summary({"run": dynamics_runs.with_loss_per_miss(none_missed)})["run"]
     assert late["lowest_steps"][-1] == 2000 and np.isnan(late["loss_missed_last"])
     assert "the loss of a missed one" not in report.dynamics_sentences({"run": late})  # none missed in either
+
+
+def test_the_layer_sentence_finds_when_entropies_fall_and_when_runs_part():
+    """Entropies built by hand: the Baseline's first layer falls linearly from 2.7 to 0.1 nats over ten
+    measurements, the other run's stays at 2.6 after its first; half of ln 16 is 1.39 nats."""
+    steps = np.arange(1, 11) * 100
+    falling = np.linspace(2.7, 0.1, 10)  # 2.7, 2.41, 2.12, 1.83, 1.54, 1.26, ...: below 1.39 from step 600
+    flat = np.r_[2.7, np.full(9, 2.6)]  # more than 1.39 above falling from step 700 (2.6 - 0.97 = 1.63)
+    frame = lambda first, seed_shift: pd.concat(
+        [pd.DataFrame({"step": steps, "seed": seed, "entropy_layer1": first + seed_shift * (seed - 0.5),
+                       "entropy_layer2": 0.5}) for seed in (0, 1)])
+    sentence = report.layer_dynamics_sentence({"Deep": frame(falling, 0.02), "Deep (+ LN)": frame(flat, 0.0)}, 2, 16)
+    assert ("Deep: layer 1 2.70 nats at step 100, below 1.39 from step 600, 0.10 over steps 1,000-1,000; "
+            "layer 2 0.50 nats at step 100, below 1.39 from step 100, 0.50 over steps 1,000-1,000.") in sentence
+    assert ("Deep (+ LN): layer 1 2.70 nats at step 100, never below 1.39 (lowest 2.60, at step 200), 2.60 over "
+            "steps 1,000-1,000") in sentence
+    assert sentence.endswith("Deep (+ LN)'s first layer is more than 1.39 nats above Deep's from step 700 to the end.")
+    gap = lambda values: pd.Series(values, index=[100, 200, 300, 400, 500])
+    assert report._parted_from(gap([2.0, 2.0, 0.0, 2.0, 2.0]), 1.0) == 400  # the unbroken run at the end
+    assert report._parted_from(gap([2.0, 2.0, -2.0, -2.0, -2.0]), 1.0) == 300  # one sign
+    assert report._parted_from(gap([0.0, 0.0, 0.0, 0.0, 2.0]), 1.0) is None  # apart at the last measurement only
+    assert report._parted_from(gap([2.0, 2.0, 2.0, 2.0, 0.5]), 1.0) is None

@@ -16,7 +16,8 @@ The science, vvlib/ (no files, no pages):
     train           seed-batched training with checkpoints and resume
     seed_groups     the seeds in groups, each with its AdamW, and checkpoints laid out the same for any grouping
     optim           a learning-rate schedule and per-seed gradient clipping, when asked for
-    dynamics        a model measured along training: retrieval misses, logit margins, gradient and AdamW state
+    dynamics        a model measured along training: retrieval misses, logit margins, gradient and AdamW state,
+                    each layer's attention
     distributed     a run's seeds spread over the processes of a torchrun launch
     graphdraw       training batches replayed from CUDA graphs (argmax on a GPU)
     graphstep       a whole training step replayed from a CUDA graph (the default on a GPU)
@@ -67,6 +68,7 @@ The book, vvlib/book/ (and the command line):
     accuracy_page   chapters 4 and 5 as one body: each notebook's prose calls its sections
     decay_rows      chapter 10's deep model at a constant and a decaying rate, read from chapter 11's rows
     norm_rows       chapter 10's deep +LN with its norm after the last layer only, read from chapter 11's rows
+    deep_dynamics   chapter 10's deep model along training, each layer's attention, read from chapter 5's measured runs
     webassets       offline MathJax and widget scripts
     build           executing every chapter, then Jupyter Book
     readable        what a reader should never see in a built page (a table cut short, raw TeX), over a book

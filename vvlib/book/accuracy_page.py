@@ -344,14 +344,23 @@ class AccuracyPage:
         if not P.dynamics_rows:
             display(Markdown("*Not measured at this profile (`dynamics_rows` is empty).*"))
             return
-        tables, provenance = {}, {}
+        tables, provenance, other_models = {}, {}, []
         for row in P.dynamics_rows:
             model_cfg, train_cfg = dynamics_runs.row_configs(P, self.task, row)
             label = dynamics_runs.label(row)
-            tables[label], provenance[label] = dynamics_runs.measured(P.store_dir, model_cfg, train_cfg,
-                                                                      P.dynamics_every, self.device)
-        self.dynamics_summary = report.dynamics_summary(tables)
+            table, provenance[label] = dynamics_runs.measured(P.store_dir, model_cfg, train_cfg, P.dynamics_every,
+                                                              self.device)
+            if dynamics_runs.model_changes(row):  # another model's (chapter 10's deep one): its page shows it
+                other_models.append(label)
+            else:
+                tables[label] = table
         self.dynamics_provenance = provenance
+        if other_models:
+            display(Markdown(f"Measured here for chapter 10, which shows each layer's attention along training: "
+                             f"{'; '.join(other_models)}."))
+        if not tables:
+            return
+        self.dynamics_summary = report.dynamics_summary(tables)
         figure = plots.training_dynamics(tables, title=f"{self.name}, {P.dynamics_seeds} seeds x {P.long_steps:,} "
                                                        f"steps: measured every {P.dynamics_every} steps (mean over seeds)")
         display(figure)

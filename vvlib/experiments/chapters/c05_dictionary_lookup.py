@@ -23,7 +23,7 @@ BOOK_DYNAMICS = {"dynamics_rows": [{}, {"variant": "layernorm"}, {"lr_schedule":
                                    {**DEEP, "variant": "layernorm", "norm_layers": "last"}],
                  "dynamics_seeds": 4, "dynamics_every": 100}
 CI_DYNAMICS = {"dynamics_rows": [{}, {"lr_schedule": "drop", "drop_step": 30},
-                                 {"heads": 2, "layers": 2, "variant": "layernorm", "norm_layers": "last"}],
+                                 {"heads": 4, "layers": 2, "variant": "layernorm", "norm_layers": "last"}],
                "dynamics_seeds": 1, "dynamics_every": 10}
 # The longer training evaluated again on more test sequences, to tell an easy test set from a hard one: in the
 # book, its last run of 20 seeds on 1,024 sequences (its first 128 are the ones it is scored on); in ci, the

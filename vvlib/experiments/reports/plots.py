@@ -374,6 +374,39 @@ def training_dynamics(tables: dict, title=""):
     return fig
 
 
+def layer_dynamics(tables: dict, layers: int, length: int, title=""):
+    """Each layer's attention along training (dynamics.measure_names' entropy_layerK and on_answer_layerK)
+    beside the training loss, the mean over seeds, one line per run; dashed, what uniform weights over the
+    probe batch's `length` items give (entropy ln N, the answer's item the largest in 1/N of cases).  The steps
+    on a log scale.
+
+    tables: {label: long-form frame with columns step, seed and the measures}.
+    """
+    sns.set_theme(style="whitegrid")
+    fig, axes = plt.subplots(2, 1 + layers, figsize=(4 * (1 + layers), 6.4), sharex=True)
+    panels = [(axes[0, 0], "train_loss", "training loss", None), (axes[1, 0], "probe_loss", "probe loss", None)]
+    for k in range(1, layers + 1):
+        panels += [(axes[0, k], f"entropy_layer{k}", f"layer {k}: attention entropy (nats)", np.log(length)),
+                   (axes[1, k], f"on_answer_layer{k}", f"layer {k}: largest weight on the answer", 1 / length)]
+    for ax, column, ylabel, uniform in panels:
+        for label, frame in tables.items():
+            mean = frame.groupby("step")[column].mean()
+            ax.plot(mean.index, mean.values, label=label)
+        if uniform is not None:
+            ax.axhline(uniform, color="grey", linestyle="--", linewidth=1, label=f"uniform weights, N = {length}")
+        ax.set(ylabel=ylabel)
+    for ax in axes[:, 0]:
+        ax.set_yscale("log")
+    for ax in axes.flat:  # where runs part, early, is as legible as the rest
+        ax.set_xscale("log")
+    for ax in axes[-1]:
+        ax.set(xlabel="training step (log scale)")
+    axes[0, 1].legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
 def variants_accuracy(accuracy: dict, variants, labels: dict, lengths, title=""):
     """accuracy_vs_length for some of a chapter's variants: accuracy {variant: (seeds, lengths) fractions}."""
     return accuracy_vs_length(long_form({v: accuracy[v] for v in variants}, lengths), {v: labels[v] for v in variants},

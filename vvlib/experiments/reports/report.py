@@ -604,6 +604,47 @@ def dynamics_summary(tables: dict) -> dict:
     return summary
 
 
+def layer_dynamics_sentence(tables: dict, layers: int, length: int) -> str:
+    """Each layer's attention along training (dynamics.measure_names' entropy_layerK, means over seeds) in words:
+    per run, each layer's entropy at the first measurement and over the last tenth of them, and the first step at
+    which it falls below half of ln N (uniform weights over the probe batch's `length` items give ln N), or where it
+    never does, its lowest; then, for
+    every run after the first, the step from which its first layer's entropy stays more than that half above or
+    below the first run's to the end."""
+    half = np.log(length) / 2
+    means = {label: frame.groupby("step").mean(numeric_only=True) for label, frame in tables.items()}
+    parts = []
+    for label, m in means.items():
+        width = max(1, len(m) // 10)
+        said = []
+        for k in range(1, layers + 1):
+            entropy = m[f"entropy_layer{k}"]
+            below = entropy.index[entropy < half]
+            said.append(f"layer {k} {entropy.iloc[0]:.2f} nats at step {entropy.index[0]:,}, "
+                        + (f"below {half:.2f} from step {below[0]:,}" if len(below) else
+                           f"never below {half:.2f} (lowest {entropy.min():.2f}, at step {entropy.idxmin():,})")
+                        + f", {entropy.iloc[-width:].mean():.2f} over steps {entropy.index[-width]:,}-{entropy.index[-1]:,}")
+        parts.append(f"{label}: {'; '.join(said)}.")
+    (first_label, first), *others = means.items()
+    for label, m in others:
+        gap = m["entropy_layer1"] - first["entropy_layer1"]
+        parted = _parted_from(gap, half)
+        parts.append(f"{label}'s first layer is more than {half:.2f} nats {'above' if gap.iloc[-1] > 0 else 'below'} "
+                     f"{first_label}'s from step {parted:,} to the end." if parted is not None else
+                     f"{label}'s first layer does not stay more than {half:.2f} nats from {first_label}'s to the end.")
+    return " ".join(parts)
+
+
+def _parted_from(gap: pd.Series, size: float):
+    """The first step from which |gap| stays above `size` with one sign to the last step (None if it does not
+    by the second to last)."""
+    apart = (gap.abs() > size) & (np.sign(gap) == np.sign(gap.iloc[-1]))
+    if not apart.iloc[-1]:
+        return None
+    start = len(apart) - int(apart[::-1].astype(int).cumprod().sum())  # where the unbroken run at the end begins
+    return None if start == len(apart) - 1 else int(apart.index[start])
+
+
 def dynamics_sentences(summary: dict) -> str:
     """A sentence per measured run: how far its training loss rises after its lowest point, and
     what the misses (probe sequences whose attention's top item is not the answer) do meanwhile:

@@ -1,0 +1,69 @@
+"""Chapter 5's measured runs of chapter 10's deep model, and chapter 10's reading of them."""
+
+import dataclasses
+
+import matplotlib
+import numpy as np
+import pandas as pd
+
+from vvlib.book import deep_dynamics, norm_rows, runner
+from vvlib.experiments.reports import plots
+from vvlib.experiments.setups import dynamics_runs, sensitivity, variants
+
+matplotlib.use("Agg")
+DEEP = {"heads": 2, "layers": 2}
+
+
+def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_the_constant_rate():
+    P = runner.resolved("10_beyond", "book")
+    P_measured = runner.resolved("05_dictionary_lookup", "book")
+    rows = deep_dynamics.deep_rows(P, P_measured)
+    assert rows == [{"heads": 4, "layers": 2}, {"heads": 4, "layers": 2, "variant": "layernorm"},
+                    {"heads": 4, "layers": 2, "variant": "layernorm", "norm_layers": "last"}]
+    assert [deep_dynamics.row_label(r) for r in rows] == ["Deep", "Deep (+ LN)", norm_rows.LAST_LABEL]
+    task = variants.task_config(P_measured, "dictionary")
+    models = [dynamics_runs.row_configs(P_measured, task, r)[0] for r in rows]
+    assert [(m.heads, m.layers, m.norm, m.norm_layers) for m in models] == [
+        (4, 2, "none", "all"), (4, 2, "layernorm", "all"), (4, 2, "layernorm", "last")]
+    # the same runs as chapter 11's rows of the model, but for their number of seeds
+    P_rows = runner.resolved("11_sensitivity", "book")
+    row11 = sensitivity.rows_of_model(P_rows, "dictionary", {"heads": 4, "layers": 2})[0]
+    P_row = sensitivity.row_params(P_rows, "dictionary", row11)
+    train_cfg = dynamics_runs.row_configs(P_measured, task, rows[0])[1]
+    assert train_cfg == dataclasses.replace(variants.train_config(P_row), n_seeds=P_measured.dynamics_seeds)
+    assert models[0] == variants.model_config(P_row, variants.task_config(P_row, "dictionary"), "baseline")
+
+
+def test_chapter_10_reads_the_measured_runs_and_trains_nothing(tmp_path, monkeypatch):
+    P = runner.resolved("10_beyond", "ci", {"store_dir": str(tmp_path), "deep_heads": 2, "deep_layers": 2})
+    measured = {"store_dir": str(tmp_path), "dynamics_rows": [{}, DEEP, {**DEEP, "variant": "layernorm"},
+                                                              {**DEEP, "lr": 0.01}]}
+    P_measured = runner.resolved("05_dictionary_lookup", "ci", measured)
+    assert deep_dynamics.deep_rows(P, P_measured) == [DEEP, {**DEEP, "variant": "layernorm"}]  # not the other rate
+    monkeypatch.setattr(deep_dynamics, "resolved",
+                        lambda name, profile, overrides: runner.resolved(name, profile, {**measured, **overrides}))
+    _, tables, provenance, missing = deep_dynamics.stored_tables(P, "cpu")
+    assert (tables, provenance, missing) == ({}, {}, ["Deep", "Deep (+ LN)"])
+    assert deep_dynamics.show(P, "cpu") == {} and not list(tmp_path.iterdir())  # reading trains nothing
+    task = variants.task_config(P_measured, "dictionary")
+    model_cfg, train_cfg = dynamics_runs.row_configs(P_measured, task, DEEP)
+    computed, _ = dynamics_runs.measured(str(tmp_path), model_cfg, train_cfg, P_measured.dynamics_every, "cpu",
+                                         progress=False)
+    _, tables, provenance, missing = deep_dynamics.stored_tables(P, "cpu")
+    assert list(tables) == ["Deep"] and missing == ["Deep (+ LN)"]
+    assert np.allclose(tables["Deep"]["entropy_layer2"], computed["entropy_layer2"])
+    assert set(deep_dynamics.show(P, "cpu")) == {"deep_dynamics/Deep"}
+
+
+def test_the_layer_figure_has_each_layers_entropy_and_share_on_the_answer_beside_the_loss():
+    steps = np.arange(1, 6) * 10
+    frame = pd.DataFrame({"step": steps, "seed": 0, "train_loss": 1.0 / steps, "probe_loss": 2.0 / steps,
+                          **{f"{c}_layer{k}": np.linspace(2.0, 0.5, 5) for c in ("entropy", "on_answer") for k in (1, 2)}})
+    figure = plots.layer_dynamics({"Deep": frame}, 2, 16)
+    axes = figure.axes
+    assert [ax.get_ylabel() for ax in axes] == [
+        "training loss", "layer 1: attention entropy (nats)", "layer 2: attention entropy (nats)",
+        "probe loss", "layer 1: largest weight on the answer", "layer 2: largest weight on the answer"]
+    uniform = [line.get_ydata()[0] for line in axes[1].lines if line.get_linestyle() == "--"]
+    assert np.allclose(uniform, [np.log(16)])
+    assert np.allclose([line.get_ydata()[0] for line in axes[4].lines if line.get_linestyle() == "--"], [1 / 16])
