@@ -61,9 +61,10 @@ def test_the_layer_figure_has_each_layers_entropy_and_share_on_the_answer_beside
                           **{f"{c}_layer{k}": np.linspace(2.0, 0.5, 5) for c in ("entropy", "on_answer") for k in (1, 2)}})
     figure = plots.layer_dynamics({"Deep": frame}, 2, 16)
     axes = figure.axes
-    assert [ax.get_ylabel() for ax in axes] == [
+    assert [ax.get_title() for ax in axes] == [
         "training loss", "layer 1: attention entropy (nats)", "layer 2: attention entropy (nats)",
-        "probe loss", "layer 1: largest weight on the answer", "layer 2: largest weight on the answer"]
+        "probe loss", "layer 1: share of largest weights on the answer", "layer 2: share of largest weights on the answer"]
+    assert np.allclose(axes[1].get_ylim(), (0, 1.05 * np.log(16))) and np.allclose(axes[4].get_ylim(), (0, 1))
     uniform = [line.get_ydata()[0] for line in axes[1].lines if line.get_linestyle() == "--"]
     assert np.allclose(uniform, [np.log(16)])
     assert np.allclose([line.get_ydata()[0] for line in axes[4].lines if line.get_linestyle() == "--"], [1 / 16])

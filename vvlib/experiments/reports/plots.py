@@ -384,17 +384,20 @@ def layer_dynamics(tables: dict, layers: int, length: int, title=""):
     """
     sns.set_theme(style="whitegrid")
     fig, axes = plt.subplots(2, 1 + layers, figsize=(4 * (1 + layers), 6.4), sharex=True)
-    panels = [(axes[0, 0], "train_loss", "training loss", None), (axes[1, 0], "probe_loss", "probe loss", None)]
+    panels = [(axes[0, 0], "train_loss", "training loss", None, None), (axes[1, 0], "probe_loss", "probe loss", None, None)]
     for k in range(1, layers + 1):
-        panels += [(axes[0, k], f"entropy_layer{k}", f"layer {k}: attention entropy (nats)", np.log(length)),
-                   (axes[1, k], f"on_answer_layer{k}", f"layer {k}: largest weight on the answer", 1 / length)]
-    for ax, column, ylabel, uniform in panels:
+        panels += [(axes[0, k], f"entropy_layer{k}", f"layer {k}: attention entropy (nats)", np.log(length),
+                    1.05 * np.log(length)),
+                   (axes[1, k], f"on_answer_layer{k}", f"layer {k}: share of largest weights on the answer", 1 / length,
+                    1.0)]
+    for ax, column, name, uniform, top in panels:
         for label, frame in tables.items():
             mean = frame.groupby("step")[column].mean()
             ax.plot(mean.index, mean.values, label=label)
         if uniform is not None:
             ax.axhline(uniform, color="grey", linestyle="--", linewidth=1, label=f"uniform weights, N = {length}")
-        ax.set(ylabel=ylabel)
+            ax.set_ylim(0, top)
+        ax.set_title(name, fontsize=10)
     for ax in axes[:, 0]:
         ax.set_yscale("log")
     for ax in axes.flat:  # where runs part, early, is as legible as the rest
