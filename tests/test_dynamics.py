@@ -243,15 +243,22 @@ def test_the_layer_sentence_finds_when_entropies_fall_and_when_runs_part():
     steps = np.arange(1, 11) * 100
     falling = np.linspace(2.7, 0.1, 10)  # 2.7, 2.41, 2.12, 1.83, 1.54, 1.26, ...: below 1.39 from step 600
     flat = np.r_[2.7, np.full(9, 2.6)]  # more than 1.39 above falling from step 700 (2.6 - 0.97 = 1.63)
-    frame = lambda first, seed_shift: pd.concat(
+    share = np.r_[np.linspace(0.1, 0.9, 5), np.linspace(0.8, 0.4, 5)]  # at most 90% at step 500, 40% at the end
+    frame = lambda first, seed_shift, loss: pd.concat(
         [pd.DataFrame({"step": steps, "seed": seed, "entropy_layer1": first + seed_shift * (seed - 0.5),
-                       "entropy_layer2": 0.5}) for seed in (0, 1)])
-    sentence = report.layer_dynamics_sentence({"Deep": frame(falling, 0.02), "Deep (+ LN)": frame(flat, 0.0)}, 2, 16)
-    assert ("Deep: layer 1 2.70 nats at step 100, below 1.39 from step 600, 0.10 over steps 1,000-1,000; "
-            "layer 2 0.50 nats at step 100, below 1.39 from step 100, 0.50 over steps 1,000-1,000.") in sentence
-    assert ("Deep (+ LN): layer 1 2.70 nats at step 100, never below 1.39 (lowest 2.60, at step 200), 2.60 over "
-            "steps 1,000-1,000") in sentence
-    assert sentence.endswith("Deep (+ LN)'s first layer is more than 1.39 nats above Deep's from step 700 to the end.")
+                       "entropy_layer2": 0.5, "on_answer_layer1": share, "on_answer_layer2": 0.25,
+                       "train_loss": loss / steps}) for seed in (0, 1)])
+    sentence = report.layer_dynamics_sentence({"Deep": frame(falling, 0.02, 100.0),
+                                               "Deep (+ LN)": frame(flat, 0.0, 300.0)}, 2, 16)
+    assert sentence.startswith("(At the end: over steps 1,000-1,000, the last tenth of the measurements.) Deep: ")
+    assert ("Deep: layer 1's entropy 2.70 nats at step 100, first below 1.39 at step 600, 0.10 at the end; its share "
+            "of largest weights on the answer at most 90% (step 500), 40% at the end; layer 2's entropy 0.50 nats at "
+            "step 100, first below 1.39 at step 100, 0.50 at the end; its share of largest weights on the answer at "
+            "most 25% (step 100), 25% at the end.") in sentence
+    assert "Deep (+ LN): layer 1's entropy 2.70 nats at step 100, never below 1.39 (lowest 2.60, at step 200), 2.60 at " \
+           "the end;" in sentence
+    assert sentence.endswith("Deep (+ LN)'s first layer is more than 1.39 nats above Deep's from step 700 to the end "
+                             "(training loss at that step 0.43, against 0.14).")
     gap = lambda values: pd.Series(values, index=[100, 200, 300, 400, 500])
     assert report._parted_from(gap([2.0, 2.0, 0.0, 2.0, 2.0]), 1.0) == 400  # the unbroken run at the end
     assert report._parted_from(gap([2.0, 2.0, -2.0, -2.0, -2.0]), 1.0) == 300  # one sign

@@ -605,33 +605,38 @@ def dynamics_summary(tables: dict) -> dict:
 
 
 def layer_dynamics_sentence(tables: dict, layers: int, length: int) -> str:
-    """Each layer's attention along training (dynamics.measure_names' entropy_layerK, means over seeds) in words:
-    per run, each layer's entropy at the first measurement and over the last tenth of them, and the first step at
-    which it falls below half of ln N (uniform weights over the probe batch's `length` items give ln N), or where it
-    never does, its lowest; then, for
-    every run after the first, the step from which its first layer's entropy stays more than that half above or
-    below the first run's to the end."""
+    """Each layer's attention along training (dynamics.measure_names' entropy_layerK and on_answer_layerK, means
+    over seeds) in words.  Per run and layer: the entropy at the first measurement, the first step at which it is
+    below half of ln N (uniform weights over the probe batch's `length` items give ln N) or, where it never is, its
+    lowest, and its mean over the last tenth of the measurements ("at the end"); the share of largest weights on
+    the answer at its highest and at the end.  Then, for every run after the first, the step from which its first
+    layer's entropy stays more than half of ln N from the first run's to the end, and both training losses there."""
     half = np.log(length) / 2
     means = {label: frame.groupby("step").mean(numeric_only=True) for label, frame in tables.items()}
     parts = []
     for label, m in means.items():
-        width = max(1, len(m) // 10)
-        said = []
+        end = m.iloc[-max(1, len(m) // 10):]
+        if not parts:
+            parts.append(f"(At the end: over steps {end.index[0]:,}-{end.index[-1]:,}, the last tenth of the measurements.)")
+        said = [f"{label}:"]
         for k in range(1, layers + 1):
-            entropy = m[f"entropy_layer{k}"]
+            entropy, on_answer = m[f"entropy_layer{k}"], m[f"on_answer_layer{k}"]
             below = entropy.index[entropy < half]
-            said.append(f"layer {k} {entropy.iloc[0]:.2f} nats at step {entropy.index[0]:,}, "
-                        + (f"below {half:.2f} from step {below[0]:,}" if len(below) else
+            said.append(f"layer {k}'s entropy {entropy.iloc[0]:.2f} nats at step {entropy.index[0]:,}, "
+                        + (f"first below {half:.2f} at step {below[0]:,}" if len(below) else
                            f"never below {half:.2f} (lowest {entropy.min():.2f}, at step {entropy.idxmin():,})")
-                        + f", {entropy.iloc[-width:].mean():.2f} over steps {entropy.index[-width]:,}-{entropy.index[-1]:,}")
-        parts.append(f"{label}: {'; '.join(said)}.")
+                        + f", {end[f'entropy_layer{k}'].mean():.2f} at the end; its share of largest weights on the "
+                          f"answer at most {on_answer.max():.0%} (step {on_answer.idxmax():,}), "
+                          f"{end[f'on_answer_layer{k}'].mean():.0%} at the end" + (";" if k < layers else "."))
+        parts.append(" ".join(said))
     (first_label, first), *others = means.items()
     for label, m in others:
         gap = m["entropy_layer1"] - first["entropy_layer1"]
-        parted = _parted_from(gap, half)
+        step = _parted_from(gap, half)
         parts.append(f"{label}'s first layer is more than {half:.2f} nats {'above' if gap.iloc[-1] > 0 else 'below'} "
-                     f"{first_label}'s from step {parted:,} to the end." if parted is not None else
-                     f"{label}'s first layer does not stay more than {half:.2f} nats from {first_label}'s to the end.")
+                     f"{first_label}'s from step {step:,} to the end (training loss at that step "
+                     f"{m.loc[step, 'train_loss']:.2f}, against {first.loc[step, 'train_loss']:.2f})." if step is not None
+                     else f"{label}'s first layer does not stay more than {half:.2f} nats from {first_label}'s to the end.")
     return " ".join(parts)
 
 
