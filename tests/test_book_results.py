@@ -1109,6 +1109,58 @@ def test_the_argmax_training_loss_does_not_rise_as_chapter_5_says(monkeypatch):
         assert history[int(np.argmin(means))][0] >= 0.95 * P.steps
 
 
+def test_the_scale_pages_lines_on_when_the_deep_runs_part_hold_in_the_committed_tables(monkeypatch):
+    """book/scale.md: chapter 5's measured runs of the deep model (the first 4 seeds of chapter 11's constant-rate
+    rows, their training losses bit for bit) part at the start: the Baseline's first layer below 1.39 nats from step
+    400 on and on the answer in up to 97%; neither +LN's ever below (lowest 2.22 and 2.35), on the answer in 16% and
+    15% at step 100, about 4% at the end; more than 1.39 nats apart from steps 500 and 400 on, at training losses
+    1.26 and 2.46 against 1.00 and 1.86; the Baseline's climb (0.069 at step 3,800 to 0.63) as its first layer's
+    share on the answer falls from 97% to 76%."""
+    import numpy as np
+    import pandas as pd
+
+    from vvlib.book import deep_dynamics, norm_rows, runner
+    from vvlib.experiments.reports import report
+    from vvlib.experiments.setups import sensitivity
+    from vvlib.experiments.storage.runs import STORED_ONLY
+
+    monkeypatch.setenv(STORED_ONLY, "1")
+    P = runner.resolved("10_beyond", "book", {"store_dir": str(BOOK)})
+    P_measured, tables, _, missing = deep_dynamics.stored_tables(P, "cpu")
+    assert list(tables) == ["Deep", "Deep (+ LN)", norm_rows.LAST_LABEL] and not missing
+    P_rows = runner.resolved("11_sensitivity", "book", {"store_dir": str(BOOK)})
+    for label, row, side in (("Deep", {}, "baseline"), ("Deep (+ LN)", {}, "layernorm"),
+                             (norm_rows.LAST_LABEL, norm_rows.LAST, "layernorm")):
+        P_row = sensitivity.row_params(P_rows, "dictionary", {"heads": 4, "layers": 2, **row, "steps": 10_000,
+                                                              "n_seeds": 8})
+        history = sensitivity.stored_accuracy(P_row, "dictionary")[1][side]["loss_history"]
+        rows_losses = pd.DataFrame({step: losses[:4] for step, losses in history}).T
+        measured = tables[label].pivot(index="step", columns="seed", values="train_loss")
+        assert np.array_equal(measured.values, rows_losses.loc[measured.index].values), label
+    sentence = report.layer_dynamics_sentence(tables, 2, P_measured.max_len)
+    for phrase in ("Deep: layer 1's entropy 2.77 nats at step 100, first below 1.39 at step 400, 0.01 at the end; its "
+                   "share of largest weights on the answer at most 97% (step 3,400), 76% at the end",
+                   "Deep (+ LN): layer 1's entropy 2.77 nats at step 100, never below 1.39 (lowest 2.22, at step 300), "
+                   "2.50 at the end; its share of largest weights on the answer at most 16% (step 100), 4% at the end",
+                   "(+ LN after the last layer): layer 1's entropy 2.77 nats at step 100, never below 1.39 (lowest "
+                   "2.35, at step 600), 2.53 at the end; its share of largest weights on the answer at most 15% (step "
+                   "100), 4% at the end",
+                   "Deep (+ LN)'s first layer is more than 1.39 nats above Deep's from step 500 to the end (training loss "
+                   "at that step 1.26, against 1.00)", "above Deep's from step 400 to the end (training loss at that "
+                   "step 2.46, against 1.86)"):
+        assert phrase in sentence, phrase
+    baseline = tables["Deep"].groupby("step").mean()
+    assert (baseline.loc[400:, "entropy_layer1"] < np.log(16) / 2).all()  # "from step 400 on"
+    assert (f"{baseline['train_loss'].min():.3f}", int(baseline["train_loss"].idxmin()),
+            f"{baseline['train_loss'].iloc[-10:].mean():.2f}") == ("0.069", 3800, "0.63")
+    scale = words("book/scale.md")
+    for phrase in ("from step 400 on, and a head's largest weight is on the answer in up to 97% of cases",
+                   "lowest 2.22 and 2.35 nats", "in 16% and 15% of cases at step 100, about 4% at the end",
+                   "from step 500 and step 400 on", "(1.26 and 2.46, against the Baseline's 1.00 and 1.86)",
+                   "(lowest 0.069 at step 3,800, 0.63 at the end on these 4 seeds)", "answer falls from 97% to 76%"):
+        assert phrase in scale, phrase
+
+
 def test_chapter_5s_lines_on_the_measured_runs_hold_in_the_committed_tables(monkeypatch):
     """Chapter 5, 'What the measured runs show': at the constant rate the margin climbs from about 8-11 to
     near the float32 limit while misses (most of the probe loss) grow a little more frequent and much
