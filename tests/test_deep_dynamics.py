@@ -58,13 +58,18 @@ def test_chapter_10_reads_the_measured_runs_and_trains_nothing(tmp_path, monkeyp
 def test_the_layer_figure_has_each_layers_entropy_and_share_on_the_answer_beside_the_loss():
     steps = np.arange(1, 6) * 10
     frame = pd.DataFrame({"step": steps, "seed": 0, "train_loss": 1.0 / steps, "probe_loss": 2.0 / steps,
-                          **{f"{c}_layer{k}": np.linspace(2.0, 0.5, 5) for c in ("entropy", "on_answer") for k in (1, 2)}})
+                          "grad_norm": 3.0, "weight_norm": 4.0,
+                          **{f"{c}_layer{k}": np.linspace(2.0, 0.5, 5) for c in ("entropy", "on_answer", "qk_grad",
+                                                                                  "qk_norm") for k in (1, 2)}})
     figure = plots.layer_dynamics({"Deep": frame}, 2, 16)
     axes = figure.axes
     assert [ax.get_title() for ax in axes] == [
         "training loss", "layer 1: attention entropy (nats)", "layer 2: attention entropy (nats)",
-        "probe loss", "layer 1: share of largest weights on the answer", "layer 2: share of largest weights on the answer"]
+        "probe loss", "layer 1: share of largest weights on the answer", "layer 2: share of largest weights on the answer",
+        "gradient norm, all weights", "layer 1: gradient norm, query and key", "layer 2: gradient norm, query and key",
+        "weight norm, all weights", "layer 1: norm of query and key weights", "layer 2: norm of query and key weights"]
     assert np.allclose(axes[1].get_ylim(), (0, 1.05 * np.log(16))) and np.allclose(axes[4].get_ylim(), (0, 1))
+    assert np.allclose(axes[11].lines[0].get_ydata(), np.linspace(2.0, 0.5, 5))  # layer 2's weight norm, by step
     uniform = [line.get_ydata()[0] for line in axes[1].lines if line.get_linestyle() == "--"]
     assert np.allclose(uniform, [np.log(16)])
     assert np.allclose([line.get_ydata()[0] for line in axes[4].lines if line.get_linestyle() == "--"], [1 / 16])

@@ -88,9 +88,29 @@ def test_each_layers_attention_is_measured_for_a_model_of_several_layers(small_d
     missed = (first_head.argmax(-1) != answer).double().mean(1)
     assert torch.allclose(found["missed"].double(), missed)
     names = dynamics.measure_names(cfg)
-    assert names[:len(dynamics.MEASURES)] == dynamics.MEASURES and len(names) == len(dynamics.MEASURES) + 6
-    assert set(names) - set(dynamics.MEASURES) == set(found) - {"probe_loss", "loss_hit", "missed", "margin"}
+    assert names[:len(dynamics.MEASURES)] == dynamics.MEASURES and len(names) == len(dynamics.MEASURES) + 10
+    assert {n for n in names if not n.startswith("qk_")} - set(dynamics.MEASURES) == \
+        set(found) - {"probe_loss", "loss_hit", "missed", "margin"}
     assert dynamics.measure_names(small_dictionary) == dynamics.MEASURES
+
+
+def test_each_layers_query_and_key_gradient_is_the_norm_of_its_own_weights_gradients(small_dictionary):
+    """After a step, qk_grad_layerK is each seed's norm over layer K's wq and wk gradients (and qk_norm_layerK
+    over the weights), computed weight by weight; measure returns them with the rest."""
+    cfg = dataclasses.replace(small_dictionary, heads=2, layers=2, norm="layernorm")
+    trainer = Trainer(cfg, small(steps=2))
+    trainer.run(progress=False)
+    group = trainer.groups[0]
+    batch = dynamics.probe_batch(cfg, 6, 16, 7, "cpu")
+    found = dynamics.measure(cfg, group.params, group.optimizer, batch, None)
+    assert set(found) == set(dynamics.measure_names(cfg))
+    for k, prefix in ((1, layer_prefix(0)), (2, layer_prefix(1))):
+        for s in range(2):
+            grads = torch.cat([group.params[prefix + n].grad[s].flatten() for n in ("wq", "wk")])
+            weights = torch.cat([group.params[prefix + n][s].detach().flatten() for n in ("wq", "wk")])
+            assert found[f"qk_grad_layer{k}"][s] == pytest.approx(grads.norm().item(), rel=1e-5)
+            assert found[f"qk_norm_layer{k}"][s] == pytest.approx(weights.norm().item(), rel=1e-5)
+            assert grads.norm() > 0
 
 
 def test_a_layer_of_uniform_weights_measures_ln_n_and_one_in_n(small_dictionary):

@@ -19,7 +19,9 @@ why the dictionary loss rises again after about 2,000 steps at a constant learni
                  most of whose rows are absent from a given batch
 and, for a model of several layers, each layer's attention on the probe batch (probing.layer_measures,
 means over its heads and the batch): entropy_layer1, top1_weight_layer1, on_answer_layer1, ..._layer2, ...
-(the first layer is 1).  With several heads, loss_hit, missed and margin read the last layer's first head.
+(the first layer is 1); and qk_grad_layer1, ...: the norm of the step's gradient over the layer's query and
+key weights (those that set where it attends, apart from the encoder that all layers share), and qk_norm_layer1,
+... the norm of those weights.  With several heads, loss_hit, missed and margin read the last layer's first head.
 Nothing here changes the weights or draws from the training streams, so a measured run trains
 to the same weights as an unmeasured one.
 """
@@ -29,13 +31,14 @@ import math
 import torch
 
 from . import probing, rng, tasks
-from .model import ModelConfig, forward, n_seeds
+from .model import ModelConfig, forward, layer_prefix, n_seeds
 from .optim import per_seed_norm
 from .task_base import Batch
 
 MEASURES = ("probe_loss", "loss_hit", "missed", "margin", "grad_norm", "weight_norm", "key_norm", "moved", "adam_root",
             "adam_root_keys")
 TABLES = ("emb_key", "emb_value", "emb_query")  # a task's embedding tables, apart from the network
+QK_COLUMNS = ("qk_grad", "qk_norm")  # per layer of a model of several layers: see query_key_state
 FLOOR = torch.finfo(torch.float32).tiny
 MARGIN_CAP = -math.log(FLOOR)  # the largest margin a float32 attention weight can show (about 87.3)
 
@@ -45,7 +48,7 @@ def measure_names(model_cfg: ModelConfig) -> tuple:
     if model_cfg.layers == 1:
         return MEASURES
     return MEASURES + tuple(f"{column}_layer{k}" for k in range(1, model_cfg.layers + 1)
-                            for column in probing.LAYER_COLUMNS)
+                            for column in (*probing.LAYER_COLUMNS, *QK_COLUMNS))
 
 
 def probe_batch(model_cfg: ModelConfig, length: int, rows: int, seed: int, device) -> Batch:
@@ -94,6 +97,18 @@ def optimizer_state(params: dict, optimizer: torch.optim.Optimizer, previous: di
             "adam_root_keys": _median_root(keys, optimizer, missing)}
 
 
+@torch.no_grad()
+def query_key_state(model_cfg: ModelConfig, params: dict) -> dict:
+    """qk_grad_layerK and qk_norm_layerK for each layer K (from 1), each (S,): the norm of the last step's gradient
+    over the layer's query and key weights (and their biases, where the block has them), and of those weights."""
+    found = {}
+    for layer in range(model_cfg.layers):
+        weights = [params[name] for name in (layer_prefix(layer) + n for n in ("wq", "wk", "bq", "bk")) if name in params]
+        grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in weights]
+        found |= {f"qk_grad_layer{layer + 1}": per_seed_norm(grads), f"qk_norm_layer{layer + 1}": per_seed_norm(weights)}
+    return found
+
+
 def _median_root(weights: list, optimizer, missing) -> torch.Tensor:
     """Per seed, the median over `weights` of AdamW's bias-corrected sqrt(v); `missing` before the first step."""
     beta2, roots = optimizer.param_groups[0]["betas"][1], []
@@ -107,5 +122,7 @@ def _median_root(weights: list, optimizer, missing) -> torch.Tensor:
 def measure(model_cfg: ModelConfig, params: dict, optimizer, batch: Batch, previous: dict | None) -> dict:
     """Every measure of measure_names(model_cfg) for one seed group, {name: (S,) CPU tensor}."""
     found = {**retrieval(model_cfg, params, batch), **optimizer_state(params, optimizer, previous)}
+    if model_cfg.layers > 1:
+        found |= query_key_state(model_cfg, params)
     assert all(v.shape == (n_seeds(params),) for v in found.values())
     return {name: found[name].cpu() for name in measure_names(model_cfg)}

@@ -375,31 +375,37 @@ def training_dynamics(tables: dict, title=""):
 
 
 def layer_dynamics(tables: dict, layers: int, length: int, title=""):
-    """Each layer's attention along training (dynamics.measure_names' entropy_layerK and on_answer_layerK)
-    beside the training loss, the mean over seeds, one line per run; dashed, what uniform weights over the
-    probe batch's `length` items give (entropy ln N, the answer's item the largest in 1/N of cases).  The steps
-    on a log scale.
+    """Each layer along training (dynamics.measure_names' _layerK columns) beside the whole model, the mean over
+    seeds, one line per run, the steps on a log scale.  Rows: the training loss and each layer's attention entropy;
+    the probe loss and each layer's share of largest weights on the answer (dashed, what uniform weights over the
+    probe batch's `length` items give: ln N and 1/N); the gradient norm over all weights and over each layer's
+    query and key weights; the norms of those weights.
 
     tables: {label: long-form frame with columns step, seed and the measures}.
     """
     sns.set_theme(style="whitegrid")
-    fig, axes = plt.subplots(2, 1 + layers, figsize=(4 * (1 + layers), 6.4), sharex=True)
-    panels = [(axes[0, 0], "train_loss", "training loss", None, None), (axes[1, 0], "probe_loss", "probe loss", None, None)]
-    for k in range(1, layers + 1):
-        panels += [(axes[0, k], f"entropy_layer{k}", f"layer {k}: attention entropy (nats)", np.log(length),
-                    1.05 * np.log(length)),
-                   (axes[1, k], f"on_answer_layer{k}", f"layer {k}: share of largest weights on the answer", 1 / length,
-                    1.0)]
-    for ax, column, name, uniform, top in panels:
-        for label, frame in tables.items():
-            mean = frame.groupby("step")[column].mean()
-            ax.plot(mean.index, mean.values, label=label)
-        if uniform is not None:
-            ax.axhline(uniform, color="grey", linestyle="--", linewidth=1, label=f"uniform weights, N = {length}")
-            ax.set_ylim(0, top)
-        ax.set_title(name, fontsize=10)
-    for ax in axes[:, 0]:
-        ax.set_yscale("log")
+    fig, axes = plt.subplots(4, 1 + layers, figsize=(4 * (1 + layers), 12), sharex=True)
+    # (the whole model's column and title, each layer's, uniform weights' value and the top of the axis, or None
+    # for a log axis)
+    rows = [(("train_loss", "training loss"), "entropy_layer{k}", "layer {k}: attention entropy (nats)",
+             (np.log(length), 1.05 * np.log(length))),
+            (("probe_loss", "probe loss"), "on_answer_layer{k}", "layer {k}: share of largest weights on the answer",
+             (1 / length, 1.0)),
+            (("grad_norm", "gradient norm, all weights"), "qk_grad_layer{k}", "layer {k}: gradient norm, query and key",
+             None),
+            (("weight_norm", "weight norm, all weights"), "qk_norm_layer{k}", "layer {k}: norm of query and key weights",
+             None)]
+    for i, ((whole, whole_name), column, name, uniform) in enumerate(rows):
+        _mean_lines(axes[i, 0], tables, whole, whole_name)
+        axes[i, 0].set_yscale("log")
+        for k in range(1, layers + 1):
+            ax = axes[i, k]
+            _mean_lines(ax, tables, column.format(k=k), name.format(k=k))
+            if uniform is None:
+                ax.set_yscale("log")
+            else:
+                ax.axhline(uniform[0], color="grey", linestyle="--", linewidth=1, label=f"uniform weights, N = {length}")
+                ax.set_ylim(0, uniform[1])
     for ax in axes.flat:  # where runs part, early, is as legible as the rest
         ax.set_xscale("log")
     for ax in axes[-1]:
@@ -408,6 +414,14 @@ def layer_dynamics(tables: dict, layers: int, length: int, title=""):
     fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def _mean_lines(ax, tables: dict, column: str, name: str):
+    """One line per run: `column`'s mean over seeds at each step."""
+    for label, frame in tables.items():
+        mean = frame.groupby("step")[column].mean()
+        ax.plot(mean.index, mean.values, label=label)
+    ax.set_title(name, fontsize=10)
 
 
 def variants_accuracy(accuracy: dict, variants, labels: dict, lengths, title=""):
