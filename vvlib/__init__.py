@@ -17,7 +17,7 @@ The science, vvlib/ (no files, no pages):
     seed_groups     the seeds in groups, each with its AdamW, and checkpoints laid out the same for any grouping
     optim           a learning-rate schedule and per-seed gradient clipping, when asked for
     dynamics        a model measured along training: retrieval misses, logit margins, gradient and AdamW state,
-                    each layer's attention
+                    each layer's attention and query and key weights
     distributed     a run's seeds spread over the processes of a torchrun launch
     graphdraw       training batches replayed from CUDA graphs (argmax on a GPU)
     graphstep       a whole training step replayed from a CUDA graph (the default on a GPU)
