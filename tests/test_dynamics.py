@@ -267,14 +267,17 @@ def test_the_layer_sentence_finds_when_entropies_fall_and_when_runs_part():
     frame = lambda first, seed_shift, loss: pd.concat(
         [pd.DataFrame({"step": steps, "seed": seed, "entropy_layer1": first + seed_shift * (seed - 0.5),
                        "entropy_layer2": 0.5, "on_answer_layer1": share, "on_answer_layer2": 0.25,
+                       "qk_norm_layer1": 10 + share, "qk_norm_layer2": 12.0,
                        "train_loss": loss / steps}) for seed in (0, 1)])
     sentence = report.layer_dynamics_sentence({"Deep": frame(falling, 0.02, 100.0),
                                                "Deep (+ LN)": frame(flat, 0.0, 300.0)}, 2, 16)
     assert sentence.startswith("(At the end: over steps 1,000-1,000, the last tenth of the measurements.) Deep: ")
     assert ("Deep: layer 1's entropy 2.70 nats at step 100, first below 1.39 at step 600, 0.10 at the end; its share "
-            "of largest weights on the answer at most 90% (step 500), 40% at the end; layer 2's entropy 0.50 nats at "
+            "of largest weights on the answer at most 90% (step 500), 40% at the end; the norm of its query and key "
+            "weights 10.1 at step 100, at most 10.9 (step 500), 10.4 at the end; layer 2's entropy 0.50 nats at "
             "step 100, first below 1.39 at step 100, 0.50 at the end; its share of largest weights on the answer at "
-            "most 25% (step 100), 25% at the end.") in sentence
+            "most 25% (step 100), 25% at the end; the norm of its query and key weights 12.0 at step 100, at most "
+            "12.0 (step 100), 12.0 at the end.") in sentence
     assert "Deep (+ LN): layer 1's entropy 2.70 nats at step 100, never below 1.39 (lowest 2.60, at step 200), 2.60 at " \
            "the end;" in sentence
     assert sentence.endswith("Deep (+ LN)'s first layer is more than 1.39 nats above Deep's from step 700 to the end "

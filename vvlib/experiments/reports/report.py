@@ -609,7 +609,8 @@ def layer_dynamics_sentence(tables: dict, layers: int, length: int) -> str:
     over seeds) in words.  Per run and layer: the entropy at the first measurement, the first step at which it is
     below half of ln N (uniform weights over the probe batch's `length` items give ln N) or, where it never is, its
     lowest, and its mean over the last tenth of the measurements ("at the end"); the share of largest weights on
-    the answer at its highest and at the end.  Then, for every run after the first, the step from which its first
+    the answer at its highest and at the end; the norm of its query and key weights at the first measurement, at
+    its highest and at the end.  Then, for every run after the first, the step from which its first
     layer's entropy stays more than half of ln N from the first run's to the end, and both training losses there."""
     half = np.log(length) / 2
     means = {label: frame.groupby("step").mean(numeric_only=True) for label, frame in tables.items()}
@@ -620,14 +621,16 @@ def layer_dynamics_sentence(tables: dict, layers: int, length: int) -> str:
             parts.append(f"(At the end: over steps {end.index[0]:,}-{end.index[-1]:,}, the last tenth of the measurements.)")
         said = [f"{label}:"]
         for k in range(1, layers + 1):
-            entropy, on_answer = m[f"entropy_layer{k}"], m[f"on_answer_layer{k}"]
+            entropy, on_answer, qk = m[f"entropy_layer{k}"], m[f"on_answer_layer{k}"], m[f"qk_norm_layer{k}"]
             below = entropy.index[entropy < half]
             said.append(f"layer {k}'s entropy {entropy.iloc[0]:.2f} nats at step {entropy.index[0]:,}, "
                         + (f"first below {half:.2f} at step {below[0]:,}" if len(below) else
                            f"never below {half:.2f} (lowest {entropy.min():.2f}, at step {entropy.idxmin():,})")
                         + f", {end[f'entropy_layer{k}'].mean():.2f} at the end; its share of largest weights on the "
                           f"answer at most {on_answer.max():.0%} (step {on_answer.idxmax():,}), "
-                          f"{end[f'on_answer_layer{k}'].mean():.0%} at the end" + (";" if k < layers else "."))
+                          f"{end[f'on_answer_layer{k}'].mean():.0%} at the end; the norm of its query and key weights "
+                          f"{qk.iloc[0]:.1f} at step {qk.index[0]:,}, at most {qk.max():.1f} (step {qk.idxmax():,}), "
+                          f"{end[f'qk_norm_layer{k}'].mean():.1f} at the end" + (";" if k < layers else "."))
         parts.append(" ".join(said))
     (first_label, first), *others = means.items()
     for label, m in others:
