@@ -1149,15 +1149,32 @@ def test_the_scale_pages_lines_on_when_the_deep_runs_part_hold_in_the_committed_
                    "at that step 1.26, against 1.00)", "above Deep's from step 400 to the end (training loss at that "
                    "step 2.46, against 1.86)"):
         assert phrase in sentence, phrase
+    for phrase in ("Deep: layer 1's entropy", "the norm of its query and key weights 9.8 at step 100, at most 25.4 "
+                   "(step 10,000), 25.1 at the end; layer 2", "Deep (+ LN): layer 1's entropy", "the norm of its query "
+                   "and key weights 10.3 at step 100, at most 15.9 (step 300), 11.9 at the end; layer 2",
+                   "(+ LN after the last layer): layer 1's entropy", "the norm of its query and key weights 10.2 at "
+                   "step 100, at most 14.9 (step 200), 12.1 at the end; layer 2"):
+        assert phrase in sentence, phrase
     baseline = tables["Deep"].groupby("step").mean()
     assert (baseline.loc[400:, "entropy_layer1"] < np.log(16) / 2).all()  # "from step 400 on"
+    assert f"{baseline.loc[200, 'qk_norm_layer1']:.1f}" == "11.8"
+    shrunk = []
+    for label in ("Deep (+ LN)", norm_rows.LAST_LABEL):  # from their highest to the end (the last tenth's mean)
+        qk = tables[label].groupby("step").mean()["qk_norm_layer1"]
+        shrunk.append(f"{1 - qk.iloc[-10:].mean() / qk.max():.0%}")
+    assert shrunk == ["26%", "18%"]
+    decay_alone = (1 - P_measured.lr * P_measured.weight_decay) ** P_measured.long_steps  # AdamW's decoupled decay
+    assert (P_measured.lr, P_measured.weight_decay) == (0.001, 0.001) and round(1 - decay_alone, 2) == 0.01
     assert (f"{baseline['train_loss'].min():.3f}", int(baseline["train_loss"].idxmin()),
             f"{baseline['train_loss'].iloc[-10:].mean():.2f}") == ("0.069", 3800, "0.63")
     scale = words("book/scale.md")
     for phrase in ("from step 400 on, and a head's largest weight is on the answer in up to 97% of cases",
                    "lowest 2.22 and 2.35 nats", "in 16% and 15% of cases at step 100, about 4% at the end",
                    "from step 500 and step 400 on", "(1.26 and 2.46, against the Baseline's 1.00 and 1.86)",
-                   "(lowest 0.069 at step 3,800, 0.63 at the end on these 4 seeds)", "answer falls from 97% to 76%"):
+                   "(lowest 0.069 at step 3,800, 0.63 at the end on these 4 seeds)", "answer falls from 97% to 76%",
+                   "(their norm from 10.3 to 15.9 by step 300, and from 10.2 to 14.9 by step 200, against the "
+                   "Baseline's 9.8 to 11.8 at step 200)", "shrink by 26% and 18% (to 11.9 and 12.1 at the end)", "(25.1 at the end)",
+                   "about 1% off them in 10,000 steps (its 0.001 times the rate's 0.001 a step)"):
         assert phrase in scale, phrase
 
 
