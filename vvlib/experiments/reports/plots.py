@@ -385,27 +385,24 @@ def layer_dynamics(tables: dict, layers: int, length: int, title=""):
     """
     sns.set_theme(style="whitegrid")
     fig, axes = plt.subplots(4, 1 + layers, figsize=(4 * (1 + layers), 12), sharex=True)
-    # (the whole model's column and title, each layer's, uniform weights' value and the top of the axis, or None
-    # for a log axis)
-    rows = [(("train_loss", "training loss"), "entropy_layer{k}", "layer {k}: attention entropy (nats)",
-             (np.log(length), 1.05 * np.log(length))),
-            (("probe_loss", "probe loss"), "on_answer_layer{k}", "layer {k}: share of largest weights on the answer",
-             (1 / length, 1.0)),
-            (("grad_norm", "gradient norm, all weights"), "qk_grad_layer{k}", "layer {k}: gradient norm, query and key",
-             None),
-            (("weight_norm", "weight norm, all weights"), "qk_norm_layer{k}", "layer {k}: norm of query and key weights",
-             None)]
-    for i, ((whole, whole_name), column, name, uniform) in enumerate(rows):
-        _mean_lines(axes[i, 0], tables, whole, whole_name)
-        axes[i, 0].set_yscale("log")
+    uniform = {"entropy": np.log(length), "on_answer": 1 / length}  # and each axis' top: 5% above ln N, and 1
+    top = {"entropy": 1.05 * np.log(length), "on_answer": 1.0}
+    # per row: the whole model's column, its title and y scale; each layer's measure, its title and y scale
+    rows = [("train_loss", "training loss", "log", "entropy", "attention entropy (nats)", "linear"),
+            ("probe_loss", "probe loss", "log", "on_answer", "share of largest weights on the answer", "linear"),
+            ("grad_norm", "gradient norm, all weights", "log", "qk_grad", "gradient norm, query and key", "log"),
+            ("weight_norm", "weight norm, all weights", "linear", "qk_norm", "norm of query and key weights", "linear")]
+    for i, (whole, whole_title, whole_scale, measure, name, scale) in enumerate(rows):
+        _mean_lines(axes[i, 0], tables, whole, whole_title)
+        axes[i, 0].set_yscale(whole_scale)
         for k in range(1, layers + 1):
             ax = axes[i, k]
-            _mean_lines(ax, tables, column.format(k=k), name.format(k=k))
-            if uniform is None:
-                ax.set_yscale("log")
-            else:
-                ax.axhline(uniform[0], color="grey", linestyle="--", linewidth=1, label=f"uniform weights, N = {length}")
-                ax.set_ylim(0, uniform[1])
+            _mean_lines(ax, tables, f"{measure}_layer{k}", f"layer {k}: {name}")
+            ax.set_yscale(scale)
+            if measure in uniform:
+                ax.axhline(uniform[measure], color="grey", linestyle="--", linewidth=1,
+                           label=f"uniform weights, N = {length}")
+                ax.set_ylim(0, top[measure])
     for ax in axes.flat:  # where runs part, early, is as legible as the rest
         ax.set_xscale("log")
     for ax in axes[-1]:
