@@ -1193,9 +1193,7 @@ def test_chapter_5s_lines_on_the_measured_runs_hold_in_the_committed_tables(monk
     task = variants.task_config(P, "dictionary")
     tables = {}
     for row in P.dynamics_rows:
-        model_cfg, train_cfg = dynamics_runs.row_configs(P, task, row)
-        tables[dynamics_runs.label(row)] = dynamics_runs.measured(P.store_dir, model_cfg, train_cfg, P.dynamics_every,
-                                                                  "cpu", progress=False)[0]
+        tables[dynamics_runs.label(row)] = dynamics_runs.measured_row(P, task, row, "cpu", progress=False)[0]
     s = report.dynamics_summary(tables)
     constant = [s["Baseline"], s["Baseline (+ LN)"]]
     drop = s["Baseline (lr_schedule=drop, drop_step=2000)"]

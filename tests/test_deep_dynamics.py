@@ -18,13 +18,18 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
     P = runner.resolved("10_beyond", "book")
     P_measured = runner.resolved("05_dictionary_lookup", "book")
     rows = deep_dynamics.deep_rows(P, P_measured)
-    assert rows == [{"heads": 4, "layers": 2}, {"heads": 4, "layers": 2, "variant": "layernorm"},
-                    {"heads": 4, "layers": 2, "variant": "layernorm", "norm_layers": "last"}]
-    assert [deep_dynamics.row_label(r) for r in rows] == ["Deep", "Deep (+ LN)", norm_rows.LAST_LABEL]
+    deep, ln, last = {"heads": 4, "layers": 2}, {"variant": "layernorm"}, {"norm_layers": "last"}
+    assert rows == [deep, {**deep, **ln}, {**deep, **ln, **last}, {**deep, **ln, "start_from_step": 400},
+                    {**deep, **ln, **last, "start_from_step": 400}]
+    assert [deep_dynamics.row_label(r) for r in rows] == [
+        "Deep", "Deep (+ LN)", norm_rows.LAST_LABEL, "Deep (+ LN), from the Baseline's step 400",
+        f"{norm_rows.LAST_LABEL}, from the Baseline's step 400"]
     task = variants.task_config(P_measured, "dictionary")
     models = [dynamics_runs.row_configs(P_measured, task, r)[0] for r in rows]
     assert [(m.heads, m.layers, m.norm, m.norm_layers) for m in models] == [
-        (4, 2, "none", "all"), (4, 2, "layernorm", "all"), (4, 2, "layernorm", "last")]
+        (4, 2, "none", "all"), (4, 2, "layernorm", "all"), (4, 2, "layernorm", "last"), (4, 2, "layernorm", "all"),
+        (4, 2, "layernorm", "last")]
+    assert all(dynamics_runs.row_start(P_measured, task, r) == (models[0], 400) for r in rows[3:])
     # the same runs as chapter 11's rows of the model, but for their number of seeds
     P_rows = runner.resolved("11_sensitivity", "book")
     row11 = sensitivity.rows_of_model(P_rows, "dictionary", {"heads": 4, "layers": 2})[0]

@@ -287,3 +287,35 @@ def test_the_layer_sentence_finds_when_entropies_fall_and_when_runs_part():
     assert report._parted_from(gap([2.0, 2.0, -2.0, -2.0, -2.0]), 1.0) == 300  # one sign
     assert report._parted_from(gap([0.0, 0.0, 0.0, 0.0, 2.0]), 1.0) is None  # apart at the last measurement only
     assert report._parted_from(gap([2.0, 2.0, 2.0, 2.0, 0.5]), 1.0) is None
+
+
+def test_a_row_that_takes_its_baselines_run_over_is_measured_from_that_step(small_dictionary, tmp_path):
+    """start_from_step: the row's +LN carries on the Baseline's run of the same row (its own model otherwise); its
+    table starts after that step and ends where a hand-made start_from run ends; bad steps and a row without a
+    variant of its own are refused; the spec (so the store entry) differs from the plain +LN row's."""
+    P = Params(dict(n_seeds=20, steps=1500, batch_size=16, lr=1e-3, weight_decay=1e-3, min_len=5, max_len=8,
+                    seed=0, checkpoint_every=4, checkpoint_gap_s=0, seed_group=0, long_steps=12, long_seed_group=1,
+                    dynamics_seeds=2, dynamics_every=2, hidden=small_dictionary.hidden, store_dir=str(tmp_path)))
+    task = small_dictionary.task
+    row = {"heads": 2, "layers": 2, "variant": "layernorm", "start_from_step": 5}
+    source_cfg, step = dynamics_runs.row_start(P, task, row)
+    assert (source_cfg.norm, source_cfg.heads, source_cfg.layers, step) == ("none", 2, 2, 5)
+    for bad, match in (({**row, "start_from_step": 12}, "expected a step from 1 to 11"),
+                       ({**row, "start_from_step": 0}, "expected a step from 1 to 11"),
+                       ({"heads": 2, "layers": 2, "start_from_step": 5}, "needs a variant other than baseline")):
+        with pytest.raises(ValueError, match=match):
+            dynamics_runs.row_start(P, task, bad)
+    assert dynamics_runs.row_start(P, task, {"heads": 2, "layers": 2}) is None
+    plain = {k: v for k, v in row.items() if k != "start_from_step"}
+    assert dynamics_runs.row_folder(P, task, row, "cpu") != dynamics_runs.row_folder(P, task, plain, "cpu")
+    table, _ = dynamics_runs.measured_row(P, task, row, "cpu", progress=False)
+    assert list(table["step"].unique()) == [6, 8, 10, 12]
+    model_cfg, train_cfg = dynamics_runs.row_configs(P, task, row)
+    source, target = Trainer(source_cfg, train_cfg), Trainer(model_cfg, train_cfg)
+    for _ in range(5):
+        source.train_step()
+    target.start_from(source)
+    weights = target.run(progress=False)
+    batch = dynamics.probe_batch(model_cfg, train_cfg.max_len, dynamics_runs.PROBE_ROWS, dynamics_runs.PROBE_SEED, "cpu")
+    final = dynamics.retrieval(model_cfg, weights, batch)
+    assert np.array_equal(table[table.step == 12]["entropy_layer1"].to_numpy(), final["entropy_layer1"].numpy().astype(float))

@@ -569,3 +569,34 @@ def test_a_run_stopped_at_its_deadline_saves_its_step_and_resumes_to_the_uninter
         Trainer(model, cfg, device).run(progress=False)
     with stopping_at(0, clock=lambda: 0), pytest.raises(TimeUp, match="step 1 of 12 at the deadline$"):
         Trainer(model, cfg, device).run(progress=False)
+
+
+def test_a_run_started_from_another_carries_its_weights_moments_and_data_on(small_dictionary, device):
+    """start_from: the +LN model takes the Baseline's state at step 3 (weights, AdamW moments, data streams, step);
+    its norm keeps its initial gain and shift and fresh moments; its next batch is the one the Baseline draws next;
+    a run of other training settings is refused."""
+    baseline_cfg = dataclasses.replace(small_dictionary, heads=2, layers=2)
+    ln_cfg = dataclasses.replace(baseline_cfg, norm="layernorm")
+    cfg = small(steps=6, seed_group=1)
+    source = Trainer(baseline_cfg, cfg, device)
+    for _ in range(3):
+        source.train_step()
+    target = Trainer(ln_cfg, cfg, device)
+    fresh = {name: p.detach().clone() for name, p in target.groups[0].params.items()}
+    target.start_from(source)
+    assert target.step == 3 and target.loss_history == source.loss_history
+    for mine, theirs in zip(target.groups, source.groups):
+        for name, p in mine.params.items():
+            if name in theirs.params:
+                assert torch.equal(p, theirs.params[name]), name
+                for key, value in theirs.optimizer.state[theirs.params[name]].items():
+                    assert torch.equal(mine.optimizer.state[p][key], value), (name, key)
+            else:  # the norm's gain and shift: no moments yet
+                assert p not in mine.optimizer.state, name
+    norm_names = set(target.groups[0].params) - set(source.groups[0].params)
+    assert norm_names and all(torch.equal(target.groups[0].params[n], fresh[n]) for n in norm_names)
+    for group in range(len(source.groups)):  # the same next batch (and the streams stay apart afterwards)
+        ours, theirs = target.draw(group), source.draw(group)
+        assert torch.equal(ours.key, theirs.key) and torch.equal(ours.query, theirs.query)
+    with pytest.raises(ValueError, match="same training settings and seed groups"):
+        Trainer(ln_cfg, small(steps=6, seed_group=2), device).start_from(source)

@@ -367,6 +367,24 @@ class Trainer:
         """Seconds this run has trained so far, every sitting's up to now (None where an earlier one's is unknown)."""
         return None if self.earlier_s is None else self.earlier_s + time.perf_counter() - self.sitting_start
 
+    def start_from(self, source: "Trainer"):
+        """Carry on from another run where it stands (source: the same seeds, groups and training settings, another
+        model): each weight this model shares with it takes its value and its AdamW moments; a weight the source
+        lacks (a norm's gain and shift) keeps its initial value and fresh moments.  The data streams, the step and
+        the loss log are the source's, so the next batch is the one the source would draw next."""
+        if source.cfg != self.cfg or [g.seeds.tolist() for g in source.groups] != [g.seeds.tolist() for g in self.groups]:
+            raise ValueError("start_from needs a source run with the same training settings and seed groups")
+        with torch.no_grad():
+            for mine, theirs in zip(self.groups, source.groups):
+                for name, p in theirs.params.items():
+                    mine.params[name].copy_(p)
+                    mine.optimizer.state[mine.params[name]] = {k: v.clone() for k, v in theirs.optimizer.state[p].items()}
+                for gen, other in zip(mine.generators, theirs.generators):
+                    gen.set_state(other.get_state())
+        self.step, self.loss_history = source.step, list(source.loss_history)
+        self.loss_window, self.window_steps = source.loss_window.clone(), source.window_steps
+        self.graphed, self._counter_batch = [None] * len(self.groups), None
+
     def resume(self, path: Path) -> bool:
         """Load `path` if it exists; refuse one written for other settings."""
         path = Path(path)

@@ -346,10 +346,8 @@ class AccuracyPage:
             return
         tables, provenance, other_models = {}, {}, []
         for row in P.dynamics_rows:
-            model_cfg, train_cfg = dynamics_runs.row_configs(P, self.task, row)
             label = dynamics_runs.label(row)
-            table, provenance[label] = dynamics_runs.measured(P.store_dir, model_cfg, train_cfg, P.dynamics_every,
-                                                              self.device)
+            table, provenance[label] = dynamics_runs.measured_row(P, self.task, row, self.device)
             if dynamics_runs.model_changes(row):  # another model's (chapter 10's deep one): its page shows it
                 other_models.append(label)
             else:

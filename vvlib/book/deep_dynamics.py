@@ -18,19 +18,24 @@ from .runner import resolved
 
 
 def row_label(row: dict) -> str:
-    """A measured row of the deep model as chapter 10 names its variants."""
+    """A measured row of the deep model as chapter 10 names its variants, and the step where it takes its
+    Baseline's run over if it does."""
     if row.get("norm_layers") == LAST["norm_layers"]:
-        return LAST_LABEL
-    return variants.LABELS["deep_layernorm" if row.get("variant") == "layernorm" else "deep_baseline"]
+        name = LAST_LABEL
+    else:
+        name = variants.LABELS["deep_layernorm" if row.get("variant") == "layernorm" else "deep_baseline"]
+    start = row.get(dynamics_runs.START)
+    return name if start is None else f"{name}, from the Baseline's step {start:,}"
 
 
 def deep_rows(P, P_measured) -> list:
     """Chapter 5's measured rows (its parameters P_measured) of chapter 10's deep model (P) that change nothing
-    else, in chapter 5's order: the Baseline, +LN, +LN with its norm after the last layer only."""
+    else but where they start, in chapter 5's order: the Baseline, +LN, +LN with its norm after the last layer
+    only, and each +LN taking the Baseline's run over."""
     model = deep_model(P)
     return [row for row in P_measured.dynamics_rows
             if {k: v for k, v in dynamics_runs.model_changes(row).items() if k != "norm_layers"} == model
-            and set(row) <= {"variant", *dynamics_runs.model_changes(row)}]
+            and set(row) <= {"variant", dynamics_runs.START, *dynamics_runs.model_changes(row)}]
 
 
 def stored_tables(P, device) -> tuple:
@@ -41,11 +46,10 @@ def stored_tables(P, device) -> tuple:
     task = variants.task_config(P_measured, TASK)
     tables, provenance, missing = {}, {}, []
     for row in deep_rows(P, P_measured):
-        model_cfg, train_cfg = dynamics_runs.row_configs(P_measured, task, row)
         try:
             with runs.stored_only():
-                tables[row_label(row)], provenance[row_label(row)] = dynamics_runs.measured(
-                    P_measured.store_dir, model_cfg, train_cfg, P_measured.dynamics_every, device, progress=False)
+                tables[row_label(row)], provenance[row_label(row)] = dynamics_runs.measured_row(
+                    P_measured, task, row, device, progress=False)
         except store.StoreError:
             missing.append(row_label(row))
     return P_measured, tables, provenance, missing

@@ -182,13 +182,13 @@ def _measured_jobs(chapter, P, task, device) -> list[Job]:
     """The longer training's runs measured along the way (dynamics_rows), each one stored table."""
     jobs = []
     for row in P.get("dynamics_rows") or []:
-        model_cfg, train_cfg = dynamics_runs.row_configs(P, variants.task_config(P, task), row)
-        where = dynamics_runs.folder(P.store_dir, model_cfg, train_cfg, P.dynamics_every, device)
+        task_cfg = variants.task_config(P, task)
+        model_cfg, train_cfg = dynamics_runs.row_configs(P, task_cfg, row)
+        where = dynamics_runs.row_folder(P, task_cfg, row, device)
         kind = training_kind(task, train_cfg, model_cfg)
         jobs.append(Job(chapter, kind, f"measure {task} {dynamics_runs.label(row)}",
                         where / "tables.json", train_cfg.n_seeds * train_cfg.steps, train_cfg.steps, train_cfg.n_seeds,
-                        compute=functools.partial(dynamics_runs.measured, P.store_dir, model_cfg, train_cfg,
-                                                  P.dynamics_every, device)))
+                        compute=functools.partial(dynamics_runs.measured_row, P, task_cfg, row, device)))
     return jobs
 
 
