@@ -1127,7 +1127,15 @@ def test_the_scale_pages_lines_on_when_the_deep_runs_part_hold_in_the_committed_
     monkeypatch.setenv(STORED_ONLY, "1")
     P = runner.resolved("10_beyond", "book", {"store_dir": str(BOOK)})
     P_measured, tables, _, missing = deep_dynamics.stored_tables(P, "cpu")
-    assert list(tables) == ["Deep", "Deep (+ LN)", norm_rows.LAST_LABEL] and not missing
+    taken_over = ["Deep (+ LN), from the Baseline's step 400", f"{norm_rows.LAST_LABEL}, from the Baseline's step 400"]
+    assert list(tables) == ["Deep", "Deep (+ LN)", norm_rows.LAST_LABEL, *taken_over] and not missing
+    means = {label: frame.groupby("step").mean() for label, frame in tables.items()}
+    said = [(f"{means[label].loc[500:, 'entropy_layer1'].max():.2f}", f"{means[label]['entropy_layer1'].iloc[-10:].mean():.2f}",
+             f"{means[label]['train_loss'].min():.3f}", int(means[label]["train_loss"].idxmin()),
+             f"{means[label]['train_loss'].iloc[-10:].mean():.2f}") for label in taken_over]
+    assert said == [("0.73", "0.01", "0.063", 3900, "0.12"), ("0.71", "0.01", "0.081", 2500, "0.87")]
+    assert all(means[label].index[0] == 500 for label in taken_over)  # measured from the first step after the handover
+    assert f"{means['Deep (+ LN)']['train_loss'].min():.3f}" == "0.172"
     P_rows = runner.resolved("11_sensitivity", "book", {"store_dir": str(BOOK)})
     for label, row, side in (("Deep", {}, "baseline"), ("Deep (+ LN)", {}, "layernorm"),
                              (norm_rows.LAST_LABEL, norm_rows.LAST, "layernorm")):
@@ -1145,7 +1153,7 @@ def test_the_scale_pages_lines_on_when_the_deep_runs_part_hold_in_the_committed_
                    "(+ LN after the last layer): layer 1's entropy 2.77 nats at step 100, never below 1.39 (lowest "
                    "2.35, at step 600), 2.53 at the end; its share of largest weights on the answer at most 15% (step "
                    "100), 4% at the end",
-                   "Deep (+ LN)'s first layer is more than 1.39 nats above Deep's from step 500 to the end (training loss "
+                   "The first layer of Deep (+ LN) is more than 1.39 nats above Deep's from step 500 to the end (training loss "
                    "at that step 1.26, against 1.00)", "above Deep's from step 400 to the end (training loss at that "
                    "step 2.46, against 1.86)"):
         assert phrase in sentence, phrase
@@ -1174,7 +1182,10 @@ def test_the_scale_pages_lines_on_when_the_deep_runs_part_hold_in_the_committed_
                    "(lowest 0.069 at step 3,800, 0.63 at the end on these 4 seeds)", "answer falls from 97% to 76%",
                    "(their norm from 10.3 to 15.9 by step 300, and from 10.2 to 14.9 by step 200, against the "
                    "Baseline's 9.8 to 11.8 at step 200)", "shrink by 26% and 18% (to 11.9 and 12.1 at the end)", "(25.1 at the end)",
-                   "about 1% off them in 10,000 steps (its 0.001 times the rate's 0.001 a step)"):
+                   "about 1% off them in 10,000 steps (its 0.001 times the rate's 0.001 a step)",
+                   "entropy at most 0.73 nats after the handover, 0.01 at the end",
+                   "(lowest 0.063 at step 3,900, against 0.172)", "(0.12 at the end, against 0.63)",
+                   "(lowest 0.081 at step 2,500, 0.87 at the end)"):
         assert phrase in scale, phrase
 
 

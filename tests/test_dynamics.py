@@ -280,7 +280,7 @@ def test_the_layer_sentence_finds_when_entropies_fall_and_when_runs_part():
             "12.0 (step 100), 12.0 at the end.") in sentence
     assert "Deep (+ LN): layer 1's entropy 2.70 nats at step 100, never below 1.39 (lowest 2.60, at step 200), 2.60 at " \
            "the end;" in sentence
-    assert sentence.endswith("Deep (+ LN)'s first layer is more than 1.39 nats above Deep's from step 700 to the end "
+    assert sentence.endswith("The first layer of Deep (+ LN) is more than 1.39 nats above Deep's from step 700 to the end "
                              "(training loss at that step 0.43, against 0.14).")
     gap = lambda values: pd.Series(values, index=[100, 200, 300, 400, 500])
     assert report._parted_from(gap([2.0, 2.0, 0.0, 2.0, 2.0]), 1.0) == 400  # the unbroken run at the end

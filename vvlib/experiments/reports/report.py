@@ -636,10 +636,11 @@ def layer_dynamics_sentence(tables: dict, layers: int, length: int) -> str:
     for label, m in others:
         gap = m["entropy_layer1"] - first["entropy_layer1"]
         step = _parted_from(gap, half)
-        parts.append(f"{label}'s first layer is more than {half:.2f} nats {'above' if gap.iloc[-1] > 0 else 'below'} "
+        parts.append(f"The first layer of {label} is more than {half:.2f} nats {'above' if gap.iloc[-1] > 0 else 'below'} "
                      f"{first_label}'s from step {step:,} to the end (training loss at that step "
                      f"{m.loc[step, 'train_loss']:.2f}, against {first.loc[step, 'train_loss']:.2f})." if step is not None
-                     else f"{label}'s first layer does not stay more than {half:.2f} nats from {first_label}'s to the end.")
+                     else f"The first layer of {label} does not stay more than {half:.2f} nats from {first_label}'s "
+                          f"to the end.")
     return " ".join(parts)
 
 
