@@ -407,9 +407,10 @@ def layer_dynamics(tables: dict, layers: int, length: int, title=""):
         ax.set_xscale("log")
     for ax in axes[-1]:
         ax.set(xlabel="training step (log scale)")
-    axes[0, 1].legend(fontsize=7)
+    handles, labels = axes[0, 1].get_legend_handles_labels()  # below the panels, where it hides no line
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8)
     fig.suptitle(title)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     return fig
 
 
