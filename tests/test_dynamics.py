@@ -202,8 +202,8 @@ def test_a_measured_row_is_the_longer_trainings_run_with_its_changes():
                     seed=0, checkpoint_every=500, seed_group=0, long_steps=10_000, long_seed_group=4, dynamics_seeds=4))
     cfg = dynamics_runs.row_train_config(P, {"variant": "layernorm", "lr_schedule": "drop", "drop_step": 2000})
     assert (cfg.n_seeds, cfg.first_seed, cfg.steps, cfg.seed_group, cfg.drop_step) == (4, 0, 10_000, 4, 2000)
-    with pytest.raises(ValueError, match=r"may set variant, heads, layers, norm_layers and TrainConfig fields; "
-                                         r"got \['hiden'\]"):
+    with pytest.raises(ValueError, match=r"may set variant, heads, layers, norm_layers, start_from_step and "
+                                         r"TrainConfig fields; got \['hiden'\]"):
         dynamics_runs.row_train_config(P, {"hiden": 64})
     with pytest.raises(ValueError, match="variant: expected one of baseline, "):
         dynamics_runs.row_train_config(P, {"variant": "ln"})

@@ -133,8 +133,8 @@ def row_train_config(P, row: dict) -> TrainConfig:
     ValueError names what is wrong with the row, its variant included."""
     unknown = set(row) - CHANGES
     if unknown:
-        raise ValueError(f"a measured row may set variant, {', '.join(ROW_MODEL_FIELDS)} and TrainConfig fields; "
-                         f"got {sorted(unknown)}")
+        raise ValueError(f"a measured row may set variant, {', '.join(ROW_MODEL_FIELDS)}, {START} and TrainConfig "
+                         f"fields; got {sorted(unknown)}")
     variant = row.get("variant", "baseline")
     if variant not in variants.VARIANT_OPTIONS:
         raise ValueError(f"variant: expected one of {', '.join(variants.VARIANT_OPTIONS)}; got {variant!r}")
