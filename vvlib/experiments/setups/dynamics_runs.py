@@ -17,7 +17,7 @@ from ...model import ModelConfig
 from ...train import TrainConfig
 from ..storage import runs, store
 from . import variants
-from .params import ROW_MODEL_FIELDS, Params
+from .params import ROW_MODEL_FIELDS, Params, model_changes
 
 PROBE_ROWS = 512  # sequences in the fixed probe batch
 PROBE_SEED = 2468  # names its stream (apart from the training and test streams)
@@ -140,11 +140,6 @@ def row_train_config(P, row: dict) -> TrainConfig:
         raise ValueError(f"variant: expected one of {', '.join(variants.VARIANT_OPTIONS)}; got {variant!r}")
     return dataclasses.replace(base_config(P), **{k: v for k, v in row.items()
                                                   if k not in ("variant", START, *ROW_MODEL_FIELDS)})
-
-
-def model_changes(row: dict) -> dict:
-    """The model settings a measured row changes ({} for the chapter's own model)."""
-    return {k: v for k, v in row.items() if k in ROW_MODEL_FIELDS}
 
 
 def row_start(P, task, row: dict):

@@ -101,6 +101,14 @@ MODEL_PARAMETERS = ("hidden", "encoder_layers", "readout_layers", "key_dim", "va
 # ModelConfig fields that only a chapter 11 row sets, never a cell: chapter 3's cell has a `heads` of its own
 # (the pretrained model's heads it reads), so no chapter-wide rule may name them; ModelConfig checks a row's.
 ROW_MODEL_FIELDS = ("heads", "layers", "norm_layers")
+
+
+def model_changes(row: dict) -> dict:
+    """The settings of the model a row (chapter 11's, or a measured run's) changes (heads, hidden, ...): {} for a
+    row of training settings alone."""
+    return {name: value for name, value in row.items() if name in (*MODEL_PARAMETERS, *ROW_MODEL_FIELDS)}
+
+
 EVAL_FIELDS = {"eval_lengths": "lengths", "n_eval_sequences": "n_sequences", "eval_seed": "seed", "draws": "draws"}
 CONFIG_RULES = {**TRAIN_RULES, **{name: MODEL_RULES[name] for name in MODEL_PARAMETERS},
                 **{name: EVAL_RULES[field] for name, field in EVAL_FIELDS.items()}}

@@ -20,7 +20,7 @@ from ...stats import paired_difference
 from . import paper, variants
 from ..storage import runs, store
 from .paper_tasks import TASKS
-from .params import MODEL_PARAMETERS, ROW_MODEL_FIELDS, ParameterError, Params
+from .params import MODEL_PARAMETERS, ROW_MODEL_FIELDS, ParameterError, Params, model_changes
 
 PAIR = ("baseline", "layernorm")  # the two sides of every row, as its results name them
 ROW_PARAMETERS = {t.name: f"{t.name}_rows" for t in TASKS}  # the chapter's list of rows per task
@@ -126,11 +126,6 @@ def stored_accuracy(P_row: Params, task: str, device="cpu") -> tuple[dict, dict]
             return train_row(P_row, task, torch.device(device))
     except store.StoreError:
         return None
-
-
-def model_changes(row: dict) -> dict:
-    """The settings of the model a row changes (heads, hidden, ...): {} for a row of training settings alone."""
-    return {name: value for name, value in row.items() if name in (*MODEL_PARAMETERS, *ROW_MODEL_FIELDS)}
 
 
 def rows_of_model(P: Params, task: str, model: dict) -> list:
