@@ -571,6 +571,39 @@ def test_a_run_stopped_at_its_deadline_saves_its_step_and_resumes_to_the_uninter
         Trainer(model, cfg, device).run(progress=False)
 
 
+def test_start_from_step_trains_the_baseline_to_that_step_then_hands_its_run_over(small_dictionary, device, tmp_path):
+    """A run with start_from_step ends where a Baseline trained by hand to that step, then handed over with
+    start_from, ends (weights and every logged loss, the Baseline's first); an interrupted one resumes to the same
+    end; the Baseline itself and a step outside training are refused."""
+    baseline_cfg = dataclasses.replace(small_dictionary, heads=2, layers=2)
+    ln_cfg = dataclasses.replace(baseline_cfg, norm="layernorm", norm_layers="last")
+    cfg = small(steps=8, seed_group=1, checkpoint_every=2, checkpoint_gap_s=0, start_from_step=3)
+    plain = dataclasses.replace(cfg, start_from_step=0)
+    source, by_hand = Trainer(baseline_cfg, plain, device), Trainer(ln_cfg, plain, device)
+    source.run(progress=False, until=3, log_every=1)
+    assert source.step == 3
+    by_hand.start_from(source)
+    expected = by_hand.run(progress=False, log_every=1)
+    handed = Trainer(ln_cfg, cfg, device)
+    weights = handed.run(progress=False, log_every=1)
+    assert all(torch.equal(weights[k], expected[k]) for k in expected)
+    assert handed.loss_history == by_hand.loss_history and [s for s, _ in handed.loss_history] == list(range(1, 9))
+    assert weight_settings(cfg)["start_from_step"] == 3 and "start_from_step" not in weight_settings(plain)
+
+    path = tmp_path / "checkpoint.pt"
+    stop = lambda step: (_ for _ in ()).throw(KeyboardInterrupt) if step == 5 else None
+    with pytest.raises(KeyboardInterrupt):
+        Trainer(ln_cfg, cfg, device).run(path, progress=False, on_step=stop, log_every=1)
+    resumed = Trainer(ln_cfg, cfg, device)
+    assert resumed.resume(path) and resumed.step == 4
+    weights = resumed.run(progress=False, log_every=1)
+    assert all(torch.equal(weights[k], expected[k]) for k in expected) and resumed.loss_history == by_hand.loss_history
+    with pytest.raises(ValueError, match="this model has norm 'none'"):
+        Trainer(baseline_cfg, cfg, device)
+    with pytest.raises(ValueError, match=r"start_from_step must be an int from 0 to steps - 1 \(7\); got 8"):
+        dataclasses.replace(cfg, start_from_step=8)
+
+
 def test_a_run_started_from_another_carries_its_weights_moments_and_data_on(small_dictionary, device):
     """start_from: the +LN model takes the Baseline's state at step 3 (weights, AdamW moments, data streams, step);
     its norm keeps its initial gain and shift and fresh moments; its next batch is the one the Baseline draws next;

@@ -80,6 +80,10 @@ class TrainConfig:
     # float32 matrix products in TF32 on a CUDA GPU (10-bit mantissa inputs, float32 sums): faster, and a
     # different run, so it is a weight setting; off by default and refused on a CPU (bench/tf32_ab.py compares)
     tf32: bool = False
+    # 0: the run starts from its initialization.  Else it first trains its model's Baseline (the same model without
+    # its norm, on the same settings) to this step and carries on from where that run stands (Trainer.take_over):
+    # whether a state the Baseline reached stays put once a norm is added
+    start_from_step: int = 0
 
     def __post_init__(self):
         check_fields(self, FIELD_RULES)
@@ -92,6 +96,9 @@ class TrainConfig:
         if self.lr_schedule == "drop" and not 1 <= self.drop_step < self.steps:
             raise ValueError(f"drop_step must be an int from 1 to steps - 1 ({self.steps - 1}) with lr_schedule "
                              f"'drop'; got {self.drop_step!r}")
+        if not self.start_from_step < self.steps:
+            raise ValueError(f"start_from_step must be an int from 0 to steps - 1 ({self.steps - 1}); "
+                             f"got {self.start_from_step!r}")
         if self.lr_schedule != "drop" and self.drop_step != 0:
             raise ValueError(f"drop_step is read only with lr_schedule 'drop' (leave it 0); got {self.drop_step!r} "
                              f"with {self.lr_schedule!r}")
@@ -112,6 +119,7 @@ FIELD_RULES = {
     "adam_eps": positive_number(), "grad_clip": number_at_least(0, " (0: no clipping)"),
     "dropout": fraction(one_included=False, note=" (none)"),
     "tf32": true_or_false(),
+    "start_from_step": int_at_least(0, " (0: from its initialization)"),
 }
 
 
@@ -134,11 +142,24 @@ def weight_settings(cfg: TrainConfig) -> dict:
 
 
 LATER_DEFAULTS = {"draws": "generators", "lr_schedule": "constant", "warmup_steps": 0, "grad_clip": 0.0, "dropout": 0.0,
-                  "drop_step": 0, "adam_eps": 1e-8, "tf32": False}
+                  "drop_step": 0, "adam_eps": 1e-8, "tf32": False,
+                  "start_from_step": 0}
 
 
 def group_size(cfg: TrainConfig) -> int:
     return min(cfg.seed_group or cfg.n_seeds, cfg.n_seeds)
+
+
+def baseline_of(model_cfg: ModelConfig) -> ModelConfig:
+    """The model whose run a run with start_from_step takes over: the same model without its norm."""
+    return dataclasses.replace(model_cfg, norm="none", norm_layers="all")
+
+
+def check_start(model_cfg: ModelConfig, cfg: TrainConfig):
+    """ValueError where cfg.start_from_step would hand a run to the model it came from (one without a norm)."""
+    if cfg.start_from_step and model_cfg.norm == "none":
+        raise ValueError(f"start_from_step ({cfg.start_from_step}) hands a Baseline's run to a model with a norm; "
+                         f"this model has norm 'none', so it would take over its own run")
 
 
 def max_len_at(cfg: TrainConfig, step: int) -> int:
@@ -203,6 +224,7 @@ class Trainer:
         self.model_cfg, self.cfg, self.device = model_cfg, cfg, torch.device(device)
         if cfg.tf32 and self.device.type != "cuda":
             raise ValueError(f"tf32=True needs a CUDA GPU (TF32 is a tensor-core format); got device {self.device.type!r}")
+        check_start(model_cfg, cfg)
         supported = graphdraw.supported(model_cfg.task, cfg.max_len, self.device, cfg.draws)
         if not all(isinstance(g, (bool, type(None))) for g in (graph_draws, graph_step)):
             raise ValueError(f"graph_draws and graph_step must each be None (where supported), True or False; "
@@ -301,17 +323,31 @@ class Trainer:
         self.step += 1
         return torch.cat(losses)
 
-    def run(self, checkpoint: Path | None = None, progress=True, on_step=None, log_every=None):
+    def take_over(self, progress=True):
+        """Where cfg.start_from_step is set and this run has not stepped: train its model's Baseline (baseline_of) on
+        the same settings to that step, logging its losses as run() does, and carry on from there (start_from).
+        Anything else: nothing.  run() begins with it; a caller that looks at the state before run() calls it first."""
+        if not self.cfg.start_from_step or self.step:
+            return
+        source = Trainer(baseline_of(self.model_cfg), dataclasses.replace(self.cfg, start_from_step=0), self.device)
+        source.run(progress=progress, until=self.cfg.start_from_step, desc="Baseline, before the handover")
+        self.start_from(source)
+
+    def run(self, checkpoint: Path | None = None, progress=True, on_step=None, log_every=None, until=None,
+            desc="training"):
         """Train to cfg.steps, saving a checkpoint at multiples of cfg.checkpoint_every steps at
         least cfg.checkpoint_gap_s seconds apart: a run stopped unexpectedly loses about that much
         time, and a fast one does not spend its time saving (a checkpoint of 100 seeds' weights and
         AdamW's state takes seconds to write).  Inside stopping_at, a run the deadline finds
-        unfinished saves its checkpoint and raises TimeUp.  The final weights are the caller's to keep."""
+        unfinished saves its checkpoint and raises TimeUp.  The final weights are the caller's to keep.
+        until: stop at that step instead (take_over trains a Baseline part of the way)."""
+        self.take_over(progress)
         log_every = log_every or max(1, self.cfg.steps // 100)
         deadline, clock = _DEADLINE.get() or (None, None)
-        bar = tqdm(total=self.cfg.steps, initial=self.step, desc="training", disable=not progress, unit="step")
+        end = self.cfg.steps if until is None else until
+        bar = tqdm(total=end, initial=self.step, desc=desc, disable=not progress, unit="step")
         last_save = time.monotonic()
-        while self.step < self.cfg.steps:
+        while self.step < end:
             self.loss_window += self.train_step()
             self.window_steps += 1
             bar.update(1)
@@ -328,7 +364,7 @@ class Trainer:
             if saved:
                 self.save(checkpoint)
                 last_save = time.monotonic()
-            if deadline is not None and self.step < self.cfg.steps and clock() >= deadline:
+            if deadline is not None and self.step < end and clock() >= deadline:
                 bar.close()
                 if checkpoint is not None and not saved:
                     self.save(checkpoint)
@@ -372,7 +408,8 @@ class Trainer:
         model): each weight this model shares with it takes its value and its AdamW moments; a weight the source
         lacks (a norm's gain and shift) keeps its initial value and fresh moments.  The data streams, the step and
         the loss log are the source's, so the next batch is the one the source would draw next."""
-        if source.cfg != self.cfg or [g.seeds.tolist() for g in source.groups] != [g.seeds.tolist() for g in self.groups]:
+        same_settings = dataclasses.replace(source.cfg, start_from_step=0) == dataclasses.replace(self.cfg, start_from_step=0)
+        if not same_settings or [g.seeds.tolist() for g in source.groups] != [g.seeds.tolist() for g in self.groups]:
             raise ValueError("start_from needs a source run with the same training settings and seed groups")
         with torch.no_grad():
             for mine, theirs in zip(self.groups, source.groups):
