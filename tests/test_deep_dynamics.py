@@ -6,6 +6,7 @@ import matplotlib
 import numpy as np
 import pandas as pd
 
+from vvlib import train
 from vvlib.book import deep_dynamics, norm_rows, runner
 from vvlib.experiments.reports import plots
 from vvlib.experiments.setups import dynamics_runs, sensitivity, variants
@@ -29,7 +30,8 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
     assert [(m.heads, m.layers, m.norm, m.norm_layers) for m in models] == [
         (4, 2, "none", "all"), (4, 2, "layernorm", "all"), (4, 2, "layernorm", "last"), (4, 2, "layernorm", "all"),
         (4, 2, "layernorm", "last")]
-    assert all(dynamics_runs.row_start(P_measured, task, r) == (models[0], 400) for r in rows[3:])
+    starts = [dynamics_runs.row_configs(P_measured, task, r)[1].start_from_step for r in rows]
+    assert starts == [0, 0, 0, 400, 400] and train.baseline_of(models[3]) == train.baseline_of(models[4]) == models[0]
     # the same runs as chapter 11's rows of the model, but for their number of seeds
     P_rows = runner.resolved("11_sensitivity", "book")
     row11 = sensitivity.rows_of_model(P_rows, "dictionary", {"heads": 4, "layers": 2})[0]

@@ -13,7 +13,7 @@ from vvlib.experiments.setups import dynamics_runs
 from vvlib.experiments.reports import report
 from vvlib.experiments.setups.params import Params
 from vvlib.model import features, forward, init_params, layer_prefix, linear, mlp
-from vvlib.train import TrainConfig, Trainer, train
+from vvlib.train import TrainConfig, Trainer, baseline_of, train
 
 
 def small(**kw):
@@ -202,8 +202,8 @@ def test_a_measured_row_is_the_longer_trainings_run_with_its_changes():
                     seed=0, checkpoint_every=500, seed_group=0, long_steps=10_000, long_seed_group=4, dynamics_seeds=4))
     cfg = dynamics_runs.row_train_config(P, {"variant": "layernorm", "lr_schedule": "drop", "drop_step": 2000})
     assert (cfg.n_seeds, cfg.first_seed, cfg.steps, cfg.seed_group, cfg.drop_step) == (4, 0, 10_000, 4, 2000)
-    with pytest.raises(ValueError, match=r"may set variant, heads, layers, norm_layers, start_from_step and "
-                                         r"TrainConfig fields; got \['hiden'\]"):
+    with pytest.raises(ValueError, match=r"may set variant, heads, layers, norm_layers and TrainConfig fields "
+                                         r"\(start_from_step among them\); got \['hiden'\]"):
         dynamics_runs.row_train_config(P, {"hiden": 64})
     with pytest.raises(ValueError, match="variant: expected one of baseline, "):
         dynamics_runs.row_train_config(P, {"variant": "ln"})
@@ -291,27 +291,27 @@ def test_the_layer_sentence_finds_when_entropies_fall_and_when_runs_part():
 
 def test_a_row_that_takes_its_baselines_run_over_is_measured_from_that_step(small_dictionary, tmp_path):
     """start_from_step: the row's +LN carries on the Baseline's run of the same row (its own model otherwise); its
-    table starts after that step and ends where a hand-made start_from run ends; bad steps and a row without a
-    variant of its own are refused; the spec (so the store entry) differs from the plain +LN row's."""
+    table starts after that step and ends where a hand-made start_from run ends; bad steps and a Baseline row (no
+    Baseline of its own to take over) are refused; the spec (so the store entry) differs from the plain +LN row's."""
     P = Params(dict(n_seeds=20, steps=1500, batch_size=16, lr=1e-3, weight_decay=1e-3, min_len=5, max_len=8,
                     seed=0, checkpoint_every=4, checkpoint_gap_s=0, seed_group=0, long_steps=12, long_seed_group=1,
                     dynamics_seeds=2, dynamics_every=2, hidden=small_dictionary.hidden, store_dir=str(tmp_path)))
     task = small_dictionary.task
     row = {"heads": 2, "layers": 2, "variant": "layernorm", "start_from_step": 5}
-    source_cfg, step = dynamics_runs.row_start(P, task, row)
-    assert (source_cfg.norm, source_cfg.heads, source_cfg.layers, step) == ("none", 2, 2, 5)
-    for bad, match in (({**row, "start_from_step": 12}, "expected a step from 1 to 11"),
-                       ({**row, "start_from_step": 0}, "expected a step from 1 to 11"),
-                       ({"heads": 2, "layers": 2, "start_from_step": 5}, "needs a variant other than baseline")):
+    model_cfg, train_cfg = dynamics_runs.row_configs(P, task, row)
+    source_cfg = baseline_of(model_cfg)
+    assert (source_cfg.norm, source_cfg.heads, source_cfg.layers, train_cfg.start_from_step) == ("none", 2, 2, 5)
+    for bad, match in (({**row, "start_from_step": 12}, r"start_from_step must be an int from 0 to steps - 1 \(11\)"),
+                       ({**row, "start_from_step": -1}, "start_from_step"),
+                       ({"heads": 2, "layers": 2, "start_from_step": 5}, "this model has norm 'none'")):
         with pytest.raises(ValueError, match=match):
-            dynamics_runs.row_start(P, task, bad)
-    assert dynamics_runs.row_start(P, task, {"heads": 2, "layers": 2}) is None
+            dynamics_runs.row_configs(P, task, bad)
     plain = {k: v for k, v in row.items() if k != "start_from_step"}
     assert dynamics_runs.row_folder(P, task, row, "cpu") != dynamics_runs.row_folder(P, task, plain, "cpu")
     table, _ = dynamics_runs.measured_row(P, task, row, "cpu", progress=False)
     assert list(table["step"].unique()) == [6, 8, 10, 12]
-    model_cfg, train_cfg = dynamics_runs.row_configs(P, task, row)
-    source, target = Trainer(source_cfg, train_cfg), Trainer(model_cfg, train_cfg)
+    plain_cfg = dataclasses.replace(train_cfg, start_from_step=0)
+    source, target = Trainer(source_cfg, plain_cfg), Trainer(model_cfg, plain_cfg)
     for _ in range(5):
         source.train_step()
     target.start_from(source)

@@ -24,7 +24,7 @@ def row_label(row: dict) -> str:
         name = LAST_LABEL
     else:
         name = variants.LABELS["deep_layernorm" if row.get("variant") == "layernorm" else "deep_baseline"]
-    start = row.get(dynamics_runs.START)
+    start = row.get("start_from_step")
     return name if start is None else f"{name}, from the Baseline's step {start:,}"
 
 
@@ -35,7 +35,7 @@ def deep_rows(P, P_measured) -> list:
     model = deep_model(P)
     return [row for row in P_measured.dynamics_rows
             if {k: v for k, v in dynamics_runs.model_changes(row).items() if k != "norm_layers"} == model
-            and set(row) <= {"variant", dynamics_runs.START, *dynamics_runs.model_changes(row)}]
+            and set(row) <= {"variant", "start_from_step", *dynamics_runs.model_changes(row)}]
 
 
 def stored_tables(P, device) -> tuple:

@@ -50,7 +50,6 @@ def _measured_rows_fit(P, task: str):
     for row in P.dynamics_rows:  # dicts: params.py checked the list's type
         try:
             _, train_cfg = dynamics_runs.row_configs(P, variants.task_config(P, task), row)
-            dynamics_runs.row_start(P, variants.task_config(P, task), row)
         except (ValueError, TypeError) as exc:
             raise ParameterError(f"dynamics_rows: {row!r} is refused: {exc}") from None
         require(dynamics_runs.lands_on_checkpoints(P.dynamics_every, train_cfg), "dynamics_every",

@@ -4,8 +4,8 @@ A measured run trains from scratch with the run's own settings and measures ever
 steps; it keeps no weights, only the table (step, seed, training loss and each measure), in
 <store>/dynamics-<hash>/.  It checkpoints with its measurements so far, so an interrupted run
 resumes where it stopped and ends with the table an uninterrupted one gives.  A row that sets
-start_from_step takes its Baseline's run over at that step with its own model (Trainer.start_from):
-whether a state one model reached stays put under another.
+start_from_step (a TrainConfig field) takes its Baseline's run over at that step with its own model
+(Trainer.take_over): whether a state one model reached stays put under another.
 """
 
 import dataclasses
@@ -21,26 +21,20 @@ from .params import ROW_MODEL_FIELDS, Params, model_changes
 
 PROBE_ROWS = 512  # sequences in the fixed probe batch
 PROBE_SEED = 2468  # names its stream (apart from the training and test streams)
-# a row's step at which its run takes over where its Baseline (the same row without its variant and norm_layers)
-# stands, with its own model: the weights the two share, their AdamW moments and the data streams (Trainer.start_from)
-START = "start_from_step"
-# what a measured row may set: its variant, training settings, the model's heads, layers and norm_layers
-# (chapter 10's deep model, measured here over the longer training's steps), and START
-CHANGES = {"variant", *(f.name for f in dataclasses.fields(TrainConfig)), *ROW_MODEL_FIELDS, START}
+# what a measured row may set: its variant, training settings (start_from_step among them: the step at which the
+# row's variant takes its Baseline's run over), the model's heads, layers and norm_layers (chapter 10's deep model,
+# measured here over the longer training's steps)
+CHANGES = {"variant", *(f.name for f in dataclasses.fields(TrainConfig)), *ROW_MODEL_FIELDS}
 
 
-def spec(model_cfg: ModelConfig, train_cfg: TrainConfig, every: int, device, start=None) -> dict:
-    """start: (the model whose run this one takes over, the step), or None for a run trained from its start."""
-    found = {"kind": "dynamics", "training": runs.training_spec(model_cfg, train_cfg, device), "every": every,
-             "probe_rows": PROBE_ROWS, "probe_seed": PROBE_SEED}
-    if start is not None:
-        found["start_from"] = {"training": runs.training_spec(start[0], train_cfg, device), "step": start[1]}
-    return found
+def spec(model_cfg: ModelConfig, train_cfg: TrainConfig, every: int, device) -> dict:
+    return {"kind": "dynamics", "training": runs.training_spec(model_cfg, train_cfg, device), "every": every,
+            "probe_rows": PROBE_ROWS, "probe_seed": PROBE_SEED}
 
 
-def folder(store_dir, model_cfg: ModelConfig, train_cfg: TrainConfig, every: int, device, start=None):
+def folder(store_dir, model_cfg: ModelConfig, train_cfg: TrainConfig, every: int, device):
     """Where a measured run keeps its table (and, while it trains, its checkpoint)."""
-    return runs.tables_folder(store_dir, "dynamics", spec(model_cfg, train_cfg, every, device, start))
+    return runs.tables_folder(store_dir, "dynamics", spec(model_cfg, train_cfg, every, device))
 
 
 def lands_on_checkpoints(every, train_cfg: TrainConfig) -> bool:
@@ -49,30 +43,29 @@ def lands_on_checkpoints(every, train_cfg: TrainConfig) -> bool:
     return isinstance(every, int) and 1 <= every <= train_cfg.steps and train_cfg.checkpoint_every % every == 0
 
 
-def measured(store_dir, model_cfg: ModelConfig, train_cfg: TrainConfig, every: int, device, progress=True,
-             start=None):
+def measured(store_dir, model_cfg: ModelConfig, train_cfg: TrainConfig, every: int, device, progress=True):
     """(the table, its provenance): one row per (step, seed) at every `every` steps, from the
-    store or computed; start: (model, step) whose run this one takes over at that step (see START)."""
+    store or computed."""
     if not lands_on_checkpoints(every, train_cfg):
         raise ValueError(f"every must be an int from 1 to steps ({train_cfg.steps}) that divides checkpoint_every "
                          f"({train_cfg.checkpoint_every}); got {every!r}")
-    where = folder(store_dir, model_cfg, train_cfg, every, device, start)
-    tables = runs.cached_tables(store_dir, "dynamics", spec(model_cfg, train_cfg, every, device, start),
+    where = folder(store_dir, model_cfg, train_cfg, every, device)
+    tables = runs.cached_tables(store_dir, "dynamics", spec(model_cfg, train_cfg, every, device),
                                 lambda: {"measures": _train_measured(model_cfg, train_cfg, every, device, where,
-                                                                     progress, start)}, device)
+                                                                     progress)}, device)
     return with_loss_per_miss(tables["measures"]), store.read_json(where / "tables.json")["provenance"]
 
 
 def measured_row(P, task, row: dict, device, progress=True):
     """measured() of one of a chapter's dynamics_rows (its parameters P, its task's config)."""
     model_cfg, train_cfg = row_configs(P, task, row)
-    return measured(P.store_dir, model_cfg, train_cfg, P.dynamics_every, device, progress, row_start(P, task, row))
+    return measured(P.store_dir, model_cfg, train_cfg, P.dynamics_every, device, progress)
 
 
 def row_folder(P, task, row: dict, device):
     """Where measured_row keeps the row's table."""
     model_cfg, train_cfg = row_configs(P, task, row)
-    return folder(P.store_dir, model_cfg, train_cfg, P.dynamics_every, device, row_start(P, task, row))
+    return folder(P.store_dir, model_cfg, train_cfg, P.dynamics_every, device)
 
 
 def with_loss_per_miss(frame: pd.DataFrame) -> pd.DataFrame:
@@ -84,17 +77,13 @@ def with_loss_per_miss(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(loss_from_misses=from_misses, loss_missed=per_miss)
 
 
-def _train_measured(model_cfg, train_cfg, every, device, folder, progress, start) -> pd.DataFrame:
+def _train_measured(model_cfg, train_cfg, every, device, folder, progress) -> pd.DataFrame:
     trainer = train.Trainer(model_cfg, train_cfg, device)
     checkpoint, partial = folder / "checkpoint.pt", folder / "measures.partial.json"
     rows = []
     if trainer.resume(checkpoint) and partial.exists():  # the measurements the checkpoint had made
         rows = [r for r in store.read_json(partial)["rows"] if r["step"] <= trainer.step]
-    elif start is not None:  # the run it takes over, trained to that step again (deterministic) and handed on
-        source = train.Trainer(start[0], train_cfg, device)
-        while source.step < start[1]:
-            source.train_step()
-        trainer.start_from(source)
+    trainer.take_over(progress)  # a row with start_from_step: from the Baseline's state there (measured after it)
     batch = dynamics.probe_batch(model_cfg, train_cfg.max_len, PROBE_ROWS, PROBE_SEED, trainer.device)
     # at a checkpoint the last measurement was just taken, so a resumed run moves from the same weights
     previous = [_snapshot(g.params) for g in trainer.groups] if trainer.step else [None] * len(trainer.groups)
@@ -133,35 +122,22 @@ def row_train_config(P, row: dict) -> TrainConfig:
     ValueError names what is wrong with the row, its variant included."""
     unknown = set(row) - CHANGES
     if unknown:
-        raise ValueError(f"a measured row may set variant, {', '.join(ROW_MODEL_FIELDS)}, {START} and TrainConfig "
-                         f"fields; got {sorted(unknown)}")
+        raise ValueError(f"a measured row may set variant, {', '.join(ROW_MODEL_FIELDS)} and TrainConfig fields "
+                         f"(start_from_step among them); got {sorted(unknown)}")
     variant = row.get("variant", "baseline")
     if variant not in variants.VARIANT_OPTIONS:
         raise ValueError(f"variant: expected one of {', '.join(variants.VARIANT_OPTIONS)}; got {variant!r}")
-    return dataclasses.replace(base_config(P), **{k: v for k, v in row.items()
-                                                  if k not in ("variant", START, *ROW_MODEL_FIELDS)})
-
-
-def row_start(P, task, row: dict):
-    """(the model of the run a row takes over, the step) where the row sets START, else None; ValueError where the
-    step is not within its training or the row has no variant of its own to hand the run to."""
-    if START not in row:
-        return None
-    step, steps = row[START], row_train_config(P, row).steps
-    if not isinstance(step, int) or isinstance(step, bool) or not 1 <= step < steps:
-        raise ValueError(f"{START}: expected a step from 1 to {steps - 1}; got {step!r}")
-    source = {k: v for k, v in row.items() if k not in ("variant", "norm_layers", START)}
-    if row.get("variant", "baseline") == "baseline":
-        raise ValueError(f"{START}: the row's variant takes over its Baseline's run, so it needs a variant other than "
-                         f"baseline; got {row!r}")
-    return row_configs(P, task, source)[0], step
+    return dataclasses.replace(base_config(P), **{k: v for k, v in row.items() if k not in ("variant", *ROW_MODEL_FIELDS)})
 
 
 def row_configs(P, task, row: dict):
     """(model config, train config) of a measured row (its variant defaults to the Baseline).  ValueError
-    names what is wrong with its model (norm_layers with one layer, heads that do not divide hidden)."""
+    names what is wrong with its model (norm_layers with one layer, heads that do not divide hidden) or with
+    its start_from_step (a Baseline row has no Baseline to take over)."""
     model = variants.model_config(Params({**P, **model_changes(row)}), task, row.get("variant", "baseline"))
-    return model, row_train_config(P, row)
+    train_cfg = row_train_config(P, row)
+    train.check_start(model, train_cfg)
+    return model, train_cfg
 
 
 def label(row: dict) -> str:
