@@ -27,11 +27,12 @@ ROW_PARAMETERS = {t.name: f"{t.name}_rows" for t in TASKS}  # the chapter's list
 PAPER_TABLES = {t.name: t.accuracy for t in TASKS}  # Tables 1 and 2
 # What a row may change: the training and model settings every task has (the attention's heads and layers
 # too: chapter 10's deep model), each task's own, its number of seeds (more for a borderline row; each seed
-# draws the same data in a row of 10 or 20), and ln_affine: False makes the +LN side LayerNorm without its
-# learned scale and shift, which is chapter 8's +std variant (standardization alone).
+# draws the same data in a row of 10 or 20), ln_affine: False makes the +LN side LayerNorm without its
+# learned scale and shift, which is chapter 8's +std variant (standardization alone), and start_from_step: the
+# +LN side takes the row's Baseline run over at that step (train.TrainConfig), so the Baseline is the row's without it.
 SHARED_SETTINGS = ("n_seeds", "steps", "batch_size", "lr", "weight_decay", "min_len", "max_len", "lr_schedule",
                    "warmup_steps", "drop_step", "adam_eps", "grad_clip", "dropout", *MODEL_PARAMETERS, *ROW_MODEL_FIELDS,
-                   "ln_affine")
+                   "ln_affine", "start_from_step")
 
 
 def tasks_with_rows(records: list) -> list[str]:

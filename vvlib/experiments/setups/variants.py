@@ -100,7 +100,10 @@ def train_configs(P, variant: str = "") -> list:
     than one GPU command), or for a deep variant of deep_seed_chunk where chapter 10 sets that (its model
     of several attention layers and heads trains slower per step than the one-layer variants)."""
     deep = P.get("deep_seed_chunk", 0) if is_deep(variant) else 0
-    return seed_chunks(train_config(P), deep or P.get("seed_chunk", 0))
+    cfg = train_config(P)
+    if VARIANT_OPTIONS.get(variant, {}).get("norm", "none") == "none":  # start_from_step hands a run of a model
+        cfg = dataclasses.replace(cfg, start_from_step=0)  # without a norm to its variant with one: that run starts at 0
+    return seed_chunks(cfg, deep or P.get("seed_chunk", 0))
 
 
 def run_name(variant: str, temperature: str) -> str:
