@@ -8,7 +8,7 @@ import pandas as pd
 
 from vvlib import train
 from vvlib.book import deep_dynamics, norm_rows, runner
-from vvlib.experiments.reports import plots
+from vvlib.experiments.reports import plots, report
 from vvlib.experiments.setups import dynamics_runs, sensitivity, variants
 
 matplotlib.use("Agg")
@@ -80,3 +80,34 @@ def test_the_layer_figure_has_each_layers_entropy_and_share_on_the_answer_beside
     uniform = [line.get_ydata()[0] for line in axes[1].lines if line.get_linestyle() == "--"]
     assert np.allclose(uniform, [np.log(16)])
     assert np.allclose([line.get_ydata()[0] for line in axes[4].lines if line.get_linestyle() == "--"], [1 / 16])
+
+
+def test_chapter_10_reads_the_rows_that_take_the_baselines_run_over_beside_their_own_start(tmp_path, monkeypatch):
+    """Chapter 11's handover rows of the deep model: each paired with the same row from its own start (the same
+    Baseline run), left out of the rate rows, shown from the store only; what is missing is named."""
+    from vvlib.book import decay_rows
+
+    rows = [{**DEEP, "steps": 6}, {**DEEP, "norm_layers": "last", "steps": 6}, {**DEEP, "steps": 6, "start_from_step": 2},
+            {**DEEP, "norm_layers": "last", "steps": 6, "start_from_step": 2}]
+    P_rows = runner.resolved("11_sensitivity", "ci", {"store_dir": str(tmp_path), "argmax_rows": [], "dictionary_rows": rows,
+                                                      "n_seeds": 2, "eval_lengths": [16, 64], "compared_lengths": [64]})
+    P = runner.resolved("10_beyond", "ci", {"store_dir": str(tmp_path), "deep_heads": 2, "deep_layers": 2})
+    monkeypatch.setattr(decay_rows, "scales", lambda P, device: {"this page's store": (P_rows, device)})
+    assert deep_dynamics.handover_rows(P, P_rows) == [(rows[2], rows[0]), (rows[3], rows[1])]
+    assert [name for name, *_ in decay_rows.stored_rows(P, P_rows, "cpu")] == ["constant rate, 6 steps"]  # not a rate
+    assert deep_dynamics.show_handover(P, "cpu") == {} and not list(tmp_path.glob("train-*"))  # reading trains nothing
+    trained = {}
+    for _, row, P_row in sensitivity.check_rows(P_rows)[::2]:  # the every-layer rows, from the start and taken over
+        trained[row.get("start_from_step", 0)] = sensitivity.train_row(P_row, "dictionary", "cpu")
+    assert len(list(tmp_path.glob("train-*"))) == 3  # one Baseline run for both rows
+    assert np.array_equal(trained[0][0]["baseline"], trained[2][0]["baseline"])
+    shown = []
+    monkeypatch.setattr(deep_dynamics, "display", shown.append)
+    sources = deep_dynamics.show_handover(P, "cpu")
+    label = "Deep (+ LN), from the Baseline's step 2"
+    said = " ".join(item.data for item in shown if isinstance(getattr(item, "data", None), str))
+    assert report.paired_rows_sentence([(label, trained[0][0], trained[2][0])], [16, 64], [64], "taken over",
+                                       "+LN from its own start's") in said  # the row taken over against its own start
+    assert f"not stored yet: {norm_rows.LAST_LABEL}, from the Baseline's step 2" in said
+    assert set(sources) == {f"handover/this page's store/{label}/{side}" for side in sensitivity.PAIR}
+    assert sources[f"handover/this page's store/{label}/layernorm"] == trained[2][1]["layernorm"]["provenance"]

@@ -34,11 +34,13 @@ def rate_name(row: dict, P_row) -> str:
 def stored_rows(P, P_rows, device, model: dict | None = None) -> list:
     """[(rate_name, the row's parameters, accuracy {side: (seeds, lengths)}, training {side: record})] of chapter
     11's TASK rows (its parameters P_rows) of the deep model (or of `model`, its changes as a row names them), in
-    chapter 11's order, accuracy and training None where the store lacks any of the row.  Only rows on the first
+    chapter 11's order (not those taking the Baseline's run over: start_from_step), accuracy and training None where
+    the store lacks any of the row.  Only rows on the first
     row's seeds are kept, so that every comparison with it is paired: the same seeds draw the same data and start
     from the same weights in every row."""
     rows = [(row, sensitivity.row_params(P_rows, TASK, row))
-            for row in sensitivity.rows_of_model(P_rows, TASK, model or deep_model(P))]
+            for row in sensitivity.rows_of_model(P_rows, TASK, model or deep_model(P))
+            if "start_from_step" not in row]  # a handover is not a rate: deep_dynamics.show_handover reads those
     return [(rate_name(row, P_row), P_row, *(sensitivity.stored_accuracy(P_row, TASK, device) or (None, None)))
             for row, P_row in rows if P_row.n_seeds == rows[0][1].n_seeds]
 

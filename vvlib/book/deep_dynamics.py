@@ -1,7 +1,9 @@
 """Chapter 10's deep dictionary model along training: when do its Baseline, its +LN and +LN with the norm after
 the last layer only part, layer by layer?  Chapter 5 measures them (those of its dynamics_rows that change its
 model into chapter 10's deep one, at the constant rate: the first seeds of chapter 11's rows of that model);
-this page reads their tables from the store and never trains anything.
+this page reads their tables from the store and never trains anything.  Chapter 11 trains both kinds of +LN
+taking the Baseline's run over (start_from_step) as rows of its own, which keep their weights: show_handover
+reads their accuracy at the test lengths.
 """
 
 import matplotlib.pyplot as plt
@@ -10,8 +12,9 @@ from IPython.display import Markdown, display
 from ..experiments.chapters import DICTIONARY_LOOKUP
 from ..experiments.reports import plots, report
 from ..experiments.reports.summary import device_kind
-from ..experiments.setups import dynamics_runs, variants
+from ..experiments.setups import dynamics_runs, sensitivity, variants
 from ..experiments.storage import runs, store
+from . import decay_rows
 from .decay_rows import TASK, deep_model
 from .norm_rows import LAST, LAST_LABEL
 from .runner import resolved
@@ -78,3 +81,67 @@ def show(P, device) -> dict:
         said.append(f"Not stored yet: {'; '.join(missing)}.")
     display(Markdown(" ".join(said)))
     return {f"deep_dynamics/{label}": p for label, p in provenance.items()}
+
+
+def handover_rows(P, P_rows) -> list:
+    """[(the row, the same row from its own start)] of chapter 11's TASK rows (its parameters P_rows) of the deep
+    model (P) where +LN, its norm after every layer or the last only, takes the Baseline's run over
+    (start_from_step), in chapter 11's order."""
+    found = []
+    for row in P_rows[sensitivity.ROW_PARAMETERS[TASK]]:
+        model = {k: v for k, v in sensitivity.model_changes(row).items() if k != "norm_layers"}
+        if "start_from_step" in row and model == deep_model(P):
+            found.append((row, {k: v for k, v in row.items() if k != "start_from_step"}))
+    return found
+
+
+def show_handover(P, device) -> dict:
+    """Per scale with such rows: the accuracy at each test length of +LN taking the Baseline's run over, beside +LN
+    from its own start and the Baseline (the same seeds, the same Baseline run), a figure and a sentence; the rows
+    not stored named.  Returns their runs' provenance for the chapter's results.json."""
+    sources, scales = {}, decay_rows.scales(P, device)
+    if not any(handover_rows(P, P_rows) for P_rows, _ in scales.values()):
+        display(Markdown("*No row of chapter 11 at this profile takes the Baseline's run over (`start_from_step`)*"))
+    for where, (P_rows, on) in scales.items():
+        found, missing = [], []
+        for row, own in handover_rows(P, P_rows):
+            P_row = sensitivity.row_params(P_rows, TASK, row)
+            handed = sensitivity.stored_accuracy(P_row, TASK, on)
+            start = sensitivity.stored_accuracy(sensitivity.row_params(P_rows, TASK, own), TASK, on)
+            if handed is None or start is None:
+                missing.append(_ln_label(row))
+            else:
+                found.append((row, own, P_row, handed, start))
+        if found:
+            sources |= _show_handed(P, P_rows, where, found)
+        if missing:
+            display(Markdown(f"*At {where}, not stored yet: {'; '.join(missing)} (chapter 11's rows: "
+                             f"`python -m vvlib run 11_sensitivity --profile {P_rows.profile}`)*"))
+    return sources
+
+
+def _ln_label(row: dict) -> str:
+    """row_label of a chapter 11 row's +LN side."""
+    return row_label({**row, "variant": "layernorm"})
+
+
+def _show_handed(P, P_rows, where: str, found: list) -> dict:
+    """The figure and the sentence of show_handover at one scale; found [(row, own row, row parameters, stored
+    accuracy of the row, of its own row)].  Returns the runs' provenance."""
+    accuracy = {"baseline": found[0][4][0]["baseline"]}
+    labels = {"baseline": variants.LABELS["deep_baseline"]}
+    for i, (row, own, _, (handed, _), (start, _)) in enumerate(found):
+        accuracy |= {f"own{i}": start["layernorm"], f"handed{i}": handed["layernorm"]}
+        labels |= {f"own{i}": _ln_label(own), f"handed{i}": _ln_label(row)}
+    P_row, training = found[0][2], found[0][3][1]
+    kind = device_kind(training["layernorm"]["provenance"]["device"])
+    figure = plots.variants_accuracy(accuracy, list(accuracy), labels, P_rows.eval_lengths,
+                                     title=f"{TASK}, H={P.deep_heads} L={P.deep_layers}, constant rate: {P_row.n_seeds} "
+                                           f"seeds x {P_row.steps:,} steps ({kind}), chapter 11's rows")
+    display(figure)
+    plt.close(figure)
+    compared = [(_ln_label(row), start, handed) for row, _, _, (handed, _), (start, _) in found]
+    display(Markdown(f"**At {where}**, accuracy: " + report.paired_rows_sentence(
+        compared, P_rows.eval_lengths, P_rows.compared_lengths, "taken over", "+LN from its own start's")))
+    return {f"handover/{where}/{_ln_label(row)}/{side}": record["provenance"]
+            for row, _, _, (_, training), _ in found for side, record in training.items()}

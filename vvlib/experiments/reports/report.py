@@ -315,21 +315,28 @@ def schedule_sentence(rows: list, lengths, at) -> str:
 
 def norm_layers_sentence(rows: list, lengths, at) -> str:
     """rows [(rate name, accuracy {side: (seeds, lengths)} of the deep row with +LN's norm after every layer, the
-    same of the row with it after the last layer only)], both on the same seeds and with the same Baseline run: at
-    each N of `at`, +LN after the last layer's mean accuracy (%) against +LN after every layer's and the Baseline's,
-    with the paired differences (the last-layer row minus the other, 95% interval, p)."""
+    same of the row with it after the last layer only)], both on the same seeds and with the same Baseline run:
+    paired_rows_sentence of +LN after the last layer only against +LN after every layer."""
+    return paired_rows_sentence(rows, lengths, at, "+LN after the last layer only", "+LN after every layer's")
+
+
+def paired_rows_sentence(rows: list, lengths, at, ours: str, theirs: str) -> str:
+    """rows [(name, accuracy {side: (seeds, lengths)} of a reference row, the same of a row compared with it)], both
+    on the same seeds and with the same Baseline run: at each N of `at`, the compared row's +LN mean accuracy (%)
+    (`ours` names it) against the reference row's +LN (`theirs`) and the Baseline, with the paired differences (the
+    compared row minus the other, 95% interval, p)."""
     parts = []
-    for name, every, last in rows:
+    for name, reference, compared in rows:
         at_n = []
         for n in at:
             j = list(lengths).index(n)
-            ours = 100 * last["layernorm"][:, j]
+            mine = 100 * compared["layernorm"][:, j]
             against = []
-            for other, shown in ((every["layernorm"], "+LN after every layer's"), (every["baseline"], "the Baseline's")):
-                d = paired_difference(100 * other[:, j], ours)
+            for other, shown in ((reference["layernorm"], theirs), (reference["baseline"], "the Baseline's")):
+                d = paired_difference(100 * other[:, j], mine)
                 against.append(f"{shown} {100 * other[:, j].mean():.1f}% ({format_interval(d)} points, p = {format_p(d['p'])})")
-            at_n.append(f"{ours.mean():.1f}% at N = {n:,} against " + " and ".join(against))
-        parts.append(f"*{name}* ({len(ours)} seeds), +LN after the last layer only: " + "; ".join(at_n))
+            at_n.append(f"{mine.mean():.1f}% at N = {n:,} against " + " and ".join(against))
+        parts.append(f"*{name}* ({len(mine)} seeds), {ours}: " + "; ".join(at_n))
     return ". ".join(parts) + "."
 
 
