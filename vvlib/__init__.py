@@ -68,7 +68,8 @@ The book, vvlib/book/ (and the command line):
     accuracy_page   chapters 4 and 5 as one body: each notebook's prose calls its sections
     decay_rows      chapter 10's deep model at a constant and a decaying rate, read from chapter 11's rows
     norm_rows       chapter 10's deep +LN with its norm after the last layer only, read from chapter 11's rows
-    deep_dynamics   chapter 10's deep model along training, each layer's attention, read from chapter 5's measured runs
+    deep_dynamics   chapter 10's deep model along training, each layer's attention, read from chapter 5's measured runs,
+                    and chapter 11's rows that take its Baseline's run over, tested at every length
     webassets       offline MathJax and widget scripts
     build           executing every chapter, then Jupyter Book
     readable        what a reader should never see in a built page (a table cut short, raw TeX), over a book

@@ -113,7 +113,7 @@ def show_handover(P, device) -> dict:
             else:
                 found.append((row, own, P_row, handed, start))
         if found:
-            sources |= _show_handed(P, P_rows, where, found)
+            sources |= _show_handed(P, P_rows, where, found, on)
         if missing:
             display(Markdown(f"*At {where}, not stored yet: {'; '.join(missing)} (chapter 11's rows: "
                              f"`python -m vvlib run 11_sensitivity --profile {P_rows.profile}`)*"))
@@ -125,9 +125,9 @@ def _ln_label(row: dict) -> str:
     return row_label({**row, "variant": "layernorm"})
 
 
-def _show_handed(P, P_rows, where: str, found: list) -> dict:
-    """The figure and the sentence of show_handover at one scale; found [(row, own row, row parameters, stored
-    accuracy of the row, of its own row)].  Returns the runs' provenance."""
+def _show_handed(P, P_rows, where: str, found: list, device) -> dict:
+    """The figure, the sentence and each layer's attention of show_handover at one scale; found [(row, own row, row
+    parameters, stored accuracy of the row, of its own row)].  Returns the runs' and probes' provenance."""
     accuracy = {"baseline": found[0][4][0]["baseline"]}
     labels = {"baseline": variants.LABELS["deep_baseline"]}
     for i, (row, own, _, (handed, _), (start, _)) in enumerate(found):
@@ -143,5 +143,8 @@ def _show_handed(P, P_rows, where: str, found: list) -> dict:
     compared = [(_ln_label(row), start, handed) for row, _, _, (handed, _), (start, _) in found]
     display(Markdown(f"**At {where}**, accuracy: " + report.paired_rows_sentence(
         compared, P_rows.eval_lengths, P_rows.compared_lengths, "taken over", "+LN from its own start's")))
-    return {f"handover/{where}/{_ln_label(row)}/{side}": record["provenance"]
-            for row, _, _, (_, training), _ in found for side, record in training.items()}
+    sources = {f"handover/{where}/{_ln_label(row)}/{side}": record["provenance"]
+               for row, _, _, (_, training), _ in found for side, record in training.items()}
+    labels = {"baseline": variants.LABELS["deep_baseline"], "layernorm": "+LN taken over"}
+    return sources | decay_rows.show_layers(P_rows, [(_ln_label(row), P_row) for row, _, P_row, _, _ in found], device,
+                                            where, kind, labels)
