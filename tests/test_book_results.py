@@ -1637,3 +1637,59 @@ def test_the_lines_on_table_5_at_the_papers_steps_on_the_cpu_hold_in_the_committ
     assert "standard deviation of 7.2 points, on all 1,024 of 8.2" in text
     intro = words("book/intro.md")
     assert "16 on a CPU (Table 5, chapter 9: too few to decide)" in intro
+
+
+def test_the_scale_pages_lines_on_the_deep_handover_rows_hold_in_the_committed_results(monkeypatch):
+    """book/scale.md: chapter 11's CPU rows of the deep dictionary +LN taking the Baseline's run over at step 400,
+    against the row of the same +LN from its own start and the Baseline (the same 8 seeds, the same Baseline run):
+    after every layer ahead of both at 2^10 and 2^14, its first layer sharp and its second spread at long lengths;
+    after the last layer only behind both at 2^10, its loss 1.0 at the end."""
+    from vvlib.book import decay_rows, deep_dynamics, runner
+    from vvlib.compare import format_interval, format_p
+    from vvlib.experiments.reports import report
+    from vvlib.experiments.setups import sensitivity
+    from vvlib.experiments.storage.runs import STORED_ONLY
+    from vvlib.stats import paired_difference
+
+    monkeypatch.setenv(STORED_ONLY, "1")
+    P = runner.resolved("10_beyond", "book", {"store_dir": str(BOOK)})
+    P_rows = runner.resolved("11_sensitivity", "book", {"store_dir": str(BOOK)})
+    rows = deep_dynamics.handover_rows(P, P_rows)
+    assert [row.get("norm_layers", "all") for row, _ in rows] == ["all", "last"]
+    said = []
+    for row, own in rows:
+        P_row = sensitivity.row_params(P_rows, "dictionary", row)
+        (handed, training), (start, _) = (sensitivity.stored_accuracy(sensitivity.row_params(P_rows, "dictionary", r),
+                                                                      "dictionary", "cpu") for r in (row, own))
+        assert training["baseline"]["spec"] == sensitivity.stored_accuracy(
+            sensitivity.row_params(P_rows, "dictionary", own), "dictionary", "cpu")[1]["baseline"]["spec"]
+        line = {"loss": f"{report.last_mean_loss(training['layernorm']['loss_history']):.2g}"}
+        for n in (1024, 16384):
+            j = P_rows.eval_lengths.index(n)
+            ours, theirs, base = (100 * a[:, j] for a in (handed["layernorm"], start["layernorm"], start["baseline"]))
+            line[n] = (f"{ours.mean():.1f}", f"{theirs.mean():.1f}", f"{base.mean():.1f}",
+                       format_p(paired_difference(theirs, ours)["p"]), format_p(paired_difference(base, ours)["p"]))
+        line["interval"] = format_interval(paired_difference(100 * start["layernorm"][:, 6], 100 * handed["layernorm"][:, 6]))
+        frame = decay_rows.stored_layers(P_row, "cpu")[1]
+        entropy = frame.groupby(["variant", "layer", "N"])["entropy"].mean()
+        line["entropy"] = [f"{entropy[side, layer, n]:.2f}" for side, layer, n in
+                           (("layernorm", 0, 16), ("layernorm", 0, 16384), ("layernorm", 1, 1024), ("layernorm", 1, 16384),
+                            ("baseline", 1, 1024), ("baseline", 1, 16384))]
+        said.append(line)
+    assert P_rows.eval_lengths[6] == 1024
+    assert said[0] == {"loss": "0.15", 1024: ("30.2", "19.4", "10.7", "0.01", "0.0001"),
+                       16384: ("6.4", "3.0", "2.1", "0.04", "0.01"), "interval": "+10.7 [+3.4, +18.1]",
+                       "entropy": ["0.01", "0.08", "0.87", "1.98", "0.06", "0.08"]}
+    assert said[1]["loss"] == "1" and said[1][1024][:4] == ("5.7", "14.2", "10.7", "0.0006") and said[1][1024][4] == "0.01"
+    scale = words("book/scale.md")
+    for phrase in ("30.2% at $2^{10}$ against 19.4% from its own start (+10.7 points, 95% interval [+3.4, +18.1], $p = "
+                   "0.01$) and the Baseline's 10.7% ($p = 0.0001$), and 6.4% at $2^{14}$ against 3.0% and 2.1% ($p = "
+                   "0.04$ and $0.01$)", "(0.01 to 0.08 nats)", "(0.87 nats at $2^{10}$ and 1.98 at $2^{14}$, against the "
+                   "Baseline's 0.06 and 0.08)", "5.7% at $2^{10}$ against 14.2% from its own start ($p = 0.0006$) and the "
+                   "Baseline's 10.7% ($p = 0.01$), with a training loss of 1.0 at the end (lowest 0.077 at step 2,500)"):
+        assert phrase in scale, phrase
+    means = [float(sum(losses) / len(losses)) for _, losses in
+             sensitivity.stored_accuracy(sensitivity.row_params(P_rows, "dictionary", rows[1][0]), "dictionary",
+                                         "cpu")[1]["layernorm"]["loss_history"]]
+    lowest = min(range(len(means)), key=means.__getitem__)
+    assert (round(means[lowest], 3), (lowest + 1) * 100) == (0.077, 2500)
