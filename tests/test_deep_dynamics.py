@@ -21,19 +21,19 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
     rows = deep_dynamics.deep_rows(P, P_measured)
     deep, ln, last = {"heads": 4, "layers": 2}, {"variant": "layernorm"}, {"norm_layers": "last"}
     assert rows == [deep, {**deep, **ln}, {**deep, **ln, **last}, {**deep, **ln, "start_from_step": 400},
-                    {**deep, **ln, **last, "start_from_step": 400}, {**deep, **ln, "start_from_step": 200},
-                    {**deep, **ln, "start_from_step": 300}]
+                    {**deep, **ln, **last, "start_from_step": 400}, *({**deep, **ln, "start_from_step": step}
+                                                                       for step in (50, 100, 200, 300))]
     assert [deep_dynamics.row_label(r) for r in rows] == [
         "Deep", "Deep (+ LN)", norm_rows.LAST_LABEL, "Deep (+ LN), from the Baseline's step 400",
-        f"{norm_rows.LAST_LABEL}, from the Baseline's step 400", "Deep (+ LN), from the Baseline's step 200",
-        "Deep (+ LN), from the Baseline's step 300"]
+        f"{norm_rows.LAST_LABEL}, from the Baseline's step 400",
+        *(f"Deep (+ LN), from the Baseline's step {step}" for step in (50, 100, 200, 300))]
     task = variants.task_config(P_measured, "dictionary")
     models = [dynamics_runs.row_configs(P_measured, task, r)[0] for r in rows]
     assert [(m.heads, m.layers, m.norm, m.norm_layers) for m in models] == [
         (4, 2, "none", "all"), (4, 2, "layernorm", "all"), (4, 2, "layernorm", "last"), (4, 2, "layernorm", "all"),
-        (4, 2, "layernorm", "last"), (4, 2, "layernorm", "all"), (4, 2, "layernorm", "all")]
+        (4, 2, "layernorm", "last"), *[(4, 2, "layernorm", "all")] * 4]
     starts = [dynamics_runs.row_configs(P_measured, task, r)[1].start_from_step for r in rows]
-    assert starts == [0, 0, 0, 400, 400, 200, 300]
+    assert starts == [0, 0, 0, 400, 400, 50, 100, 200, 300]
     assert all(train.baseline_of(m) == models[0] for m in models[3:])
     # the same runs as chapter 11's rows of the model, but for their number of seeds
     P_rows = runner.resolved("11_sensitivity", "book")

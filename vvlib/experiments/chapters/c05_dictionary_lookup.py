@@ -16,8 +16,8 @@ from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_SCALE_STORE, PAPER_T
 # only, each layer's attention measured along training (chapter 10 shows them; they are the first 4 seeds of
 # chapter 11's rows of that model, which differ from them only in their number of seeds); and both kinds of +LN
 # taking the Baseline's run over at step 400, once its first layer attends (does the norm undo that?), and +LN
-# taking it over earlier, at steps 200 and 300, while its first layer is still spread or half way to sharp (does
-# +LN's first layer go on to attend from there?).  A smoke test of the same path in ci.
+# taking it over earlier, at steps 50, 100, 200 and 300, while its first layer is still spread or part way to sharp
+# (does +LN's first layer go on to attend from there?).  A smoke test of the same path in ci.
 DEEP = {"heads": 4, "layers": 2}
 BOOK_DYNAMICS = {"dynamics_rows": [{}, {"variant": "layernorm"}, {"lr_schedule": "drop", "drop_step": 2000},
                                    {"adam_eps": 1e-5}, {"grad_clip": 1.0}, {"weight_decay": 0.1},
@@ -25,8 +25,7 @@ BOOK_DYNAMICS = {"dynamics_rows": [{}, {"variant": "layernorm"}, {"lr_schedule":
                                    {**DEEP, "variant": "layernorm", "norm_layers": "last"},
                                    {**DEEP, "variant": "layernorm", "start_from_step": 400},
                                    {**DEEP, "variant": "layernorm", "norm_layers": "last", "start_from_step": 400},
-                                   {**DEEP, "variant": "layernorm", "start_from_step": 200},
-                                   {**DEEP, "variant": "layernorm", "start_from_step": 300}],
+                                   *({**DEEP, "variant": "layernorm", "start_from_step": step} for step in (50, 100, 200, 300))],
                  "dynamics_seeds": 4, "dynamics_every": 100}
 CI_DYNAMICS = {"dynamics_rows": [{}, {"lr_schedule": "drop", "drop_step": 30},
                                  {**DEEP, "variant": "layernorm", "norm_layers": "last"},
