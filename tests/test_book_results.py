@@ -1129,7 +1129,8 @@ def test_the_scale_pages_lines_on_when_the_deep_runs_part_hold_in_the_committed_
     P = runner.resolved("10_beyond", "book", {"store_dir": str(BOOK)})
     P_measured, tables, _, missing = deep_dynamics.stored_tables(P, "cpu")
     taken_over = ["Deep (+ LN), from the Baseline's step 400", f"{norm_rows.LAST_LABEL}, from the Baseline's step 400"]
-    assert list(tables) == ["Deep", "Deep (+ LN)", norm_rows.LAST_LABEL, *taken_over] and not missing
+    earlier = [f"Deep (+ LN), from the Baseline's step {step}" for step in (50, 100, 200, 300)]
+    assert list(tables) == ["Deep", "Deep (+ LN)", norm_rows.LAST_LABEL, *taken_over, *earlier] and not missing
     means = {label: frame.groupby("step").mean() for label, frame in tables.items()}
     said = [(f"{means[label].loc[500:, 'entropy_layer1'].max():.2f}", f"{means[label]['entropy_layer1'].iloc[-10:].mean():.2f}",
              f"{means[label]['train_loss'].min():.3f}", int(means[label]["train_loss"].idxmin()),
@@ -1187,6 +1188,23 @@ def test_the_scale_pages_lines_on_when_the_deep_runs_part_hold_in_the_committed_
                    "entropy at most 0.73 nats after the handover, 0.01 at the end",
                    "(lowest 0.063 at step 3,900, against 0.172)", "(0.12 at the end, against 0.63)",
                    "(lowest 0.081 at step 2,500, 0.87 at the end)"):
+        assert phrase in scale, phrase
+    # the earlier handovers: the Baseline at the step each begins from, and each seed's first layer at the end
+    assert [(f"{baseline.loc[step, 'entropy_layer1']:.2f}", f"{baseline.loc[step, 'on_answer_layer1']:.0%}")
+            for step in (100, 200, 300)] == [("2.77", "12%"), ("2.43", "17%"), ("1.47", "45%")]
+    at_end = {}
+    for label, step in zip(earlier, (50, 100, 200, 300)):
+        entropy = tables[label].pivot(index="step", columns="seed", values="entropy_layer1")
+        at_end[step] = [f"{e:.2f}" for e in entropy.iloc[-10:].mean()]
+        mean = entropy.mean(axis=1)
+        if step >= 200:
+            assert (mean.loc[400:] < np.log(16) / 2).all()  # "the mean below 1.39 nats from step 400 on"
+    assert at_end == {50: ["2.25", "2.49", "2.52", "2.60"], 100: ["2.59", "0.03", "2.31", "0.01"],
+                      200: ["0.01"] * 4, 300: ["0.01"] * 4}
+    for phrase in ("first layer is still near uniform (2.43 nats; a head's largest weight on the answer in 17% of "
+                   "cases), or at step 300 (1.47 nats, 45%)", "0.01 at the end). Taken over at step 100 it does in 2 of "
+                   "the 4 seeds (0.03 and 0.01 nats at the end, against 2.59 and 2.31), and taken over at step 50 in "
+                   "none (2.25 to 2.60 at the end)", "as spread as uniform weights (2.77 nats)"):
         assert phrase in scale, phrase
 
 
