@@ -323,14 +323,16 @@ class Trainer:
         self.step += 1
         return torch.cat(losses)
 
-    def take_over(self, progress=True):
+    def take_over(self, progress=True, log_every=None):
         """Where cfg.start_from_step is set and this run has not stepped: train its model's Baseline (baseline_of) on
-        the same settings to that step, logging its losses as run() does, and carry on from there (start_from).
-        Anything else: nothing.  run() begins with it; a caller that looks at the state before run() calls it first."""
+        the same settings to that step, logging its losses as run() does (every log_every steps), and carry on from
+        there (start_from).  Anything else: nothing.  run() begins with it; a caller that looks at the state before
+        run() calls it first."""
         if not self.cfg.start_from_step or self.step:
             return
         source = Trainer(baseline_of(self.model_cfg), dataclasses.replace(self.cfg, start_from_step=0), self.device)
-        source.run(progress=progress, until=self.cfg.start_from_step, desc="Baseline, before the handover")
+        source.run(progress=progress, log_every=log_every, until=self.cfg.start_from_step,
+                   desc="Baseline, before the handover")
         self.start_from(source)
 
     def run(self, checkpoint: Path | None = None, progress=True, on_step=None, log_every=None, until=None,
@@ -341,7 +343,7 @@ class Trainer:
         AdamW's state takes seconds to write).  Inside stopping_at, a run the deadline finds
         unfinished saves its checkpoint and raises TimeUp.  The final weights are the caller's to keep.
         until: stop at that step instead (take_over trains a Baseline part of the way)."""
-        self.take_over(progress)
+        self.take_over(progress, log_every)
         log_every = log_every or max(1, self.cfg.steps // 100)
         deadline, clock = _DEADLINE.get() or (None, None)
         end = self.cfg.steps if until is None else until
