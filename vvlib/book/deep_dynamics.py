@@ -31,13 +31,16 @@ def row_label(row: dict) -> str:
     return name if start is None else f"{name}, from the Baseline's step {start:,}"
 
 
+def _of_deep_model(P, row: dict) -> bool:
+    """Whether a row's model is chapter 10's deep one (P), its norm after every layer or after the last only."""
+    return {k: v for k, v in dynamics_runs.model_changes(row).items() if k != "norm_layers"} == deep_model(P)
+
+
 def deep_rows(P, P_measured) -> list:
     """Chapter 5's measured rows (its parameters P_measured) of chapter 10's deep model (P) that change nothing
     else but where they start, in chapter 5's order: the Baseline, +LN, +LN with its norm after the last layer
     only, and each +LN taking the Baseline's run over."""
-    model = deep_model(P)
-    return [row for row in P_measured.dynamics_rows
-            if {k: v for k, v in dynamics_runs.model_changes(row).items() if k != "norm_layers"} == model
+    return [row for row in P_measured.dynamics_rows if _of_deep_model(P, row)
             and set(row) <= {"variant", "start_from_step", *dynamics_runs.model_changes(row)}]
 
 
@@ -87,12 +90,8 @@ def handover_rows(P, P_rows) -> list:
     """[(the row, the same row from its own start)] of chapter 11's TASK rows (its parameters P_rows) of the deep
     model (P) where +LN, its norm after every layer or the last only, takes the Baseline's run over
     (start_from_step), in chapter 11's order."""
-    found = []
-    for row in P_rows[sensitivity.ROW_PARAMETERS[TASK]]:
-        model = {k: v for k, v in sensitivity.model_changes(row).items() if k != "norm_layers"}
-        if "start_from_step" in row and model == deep_model(P):
-            found.append((row, {k: v for k, v in row.items() if k != "start_from_step"}))
-    return found
+    return [(row, {k: v for k, v in row.items() if k != "start_from_step"})
+            for row in P_rows[sensitivity.ROW_PARAMETERS[TASK]] if "start_from_step" in row and _of_deep_model(P, row)]
 
 
 def show_handover(P, device) -> dict:
@@ -127,15 +126,15 @@ def _ln_label(row: dict) -> str:
 
 def _show_handed(P, P_rows, where: str, found: list, device) -> dict:
     """The figure, the sentence and each layer's attention of show_handover at one scale; found [(row, own row, row
-    parameters, stored accuracy of the row, of its own row)].  Returns the runs' and probes' provenance."""
-    accuracy = {"baseline": found[0][4][0]["baseline"]}
-    labels = {"baseline": variants.LABELS["deep_baseline"]}
-    for i, (row, own, _, (handed, _), (start, _)) in enumerate(found):
+    parameters, stored accuracy of the row, of its own row)], each stored accuracy (accuracy {side: (seeds,
+    lengths)}, training {side: record}).  Returns the runs' and probes' provenance."""
+    _, _, P_row, (_, first_training), (own_accuracy, _) = found[0]
+    accuracy, names = {"baseline": own_accuracy["baseline"]}, {"baseline": variants.LABELS["deep_baseline"]}
+    for i, (row, own, _, (handed, _), (start, _)) in enumerate(found):  # every row's Baseline is the same run
         accuracy |= {f"own{i}": start["layernorm"], f"handed{i}": handed["layernorm"]}
-        labels |= {f"own{i}": _ln_label(own), f"handed{i}": _ln_label(row)}
-    P_row, training = found[0][2], found[0][3][1]
-    kind = device_kind(training["layernorm"]["provenance"]["device"])
-    figure = plots.variants_accuracy(accuracy, list(accuracy), labels, P_rows.eval_lengths,
+        names |= {f"own{i}": _ln_label(own), f"handed{i}": _ln_label(row)}
+    kind = device_kind(first_training["layernorm"]["provenance"]["device"])
+    figure = plots.variants_accuracy(accuracy, list(accuracy), names, P_rows.eval_lengths,
                                      title=f"{TASK}, H={P.deep_heads} L={P.deep_layers}, constant rate: {P_row.n_seeds} "
                                            f"seeds x {P_row.steps:,} steps ({kind}), chapter 11's rows")
     display(figure)
@@ -145,6 +144,6 @@ def _show_handed(P, P_rows, where: str, found: list, device) -> dict:
         compared, P_rows.eval_lengths, P_rows.compared_lengths, "taken over", "+LN from its own start's")))
     sources = {f"handover/{where}/{_ln_label(row)}/{side}": record["provenance"]
                for row, _, _, (_, training), _ in found for side, record in training.items()}
-    labels = {"baseline": variants.LABELS["deep_baseline"], "layernorm": "+LN taken over"}
+    sides = {"baseline": variants.LABELS["deep_baseline"], "layernorm": "+LN taken over"}
     return sources | decay_rows.show_layers(P_rows, [(_ln_label(row), P_row) for row, _, P_row, _, _ in found], device,
-                                            where, kind, labels)
+                                            where, kind, sides)

@@ -180,11 +180,10 @@ def _counter_jobs(chapter, P, task, variant_names, device) -> list[Job]:
 
 def _measured_jobs(chapter, P, task, device) -> list[Job]:
     """The longer training's runs measured along the way (dynamics_rows), each one stored table."""
-    jobs = []
+    jobs, task_cfg = [], variants.task_config(P, task)
     for row in P.get("dynamics_rows") or []:
-        task_cfg = variants.task_config(P, task)
         model_cfg, train_cfg = dynamics_runs.row_configs(P, task_cfg, row)
-        where = dynamics_runs.row_folder(P, task_cfg, row, device)
+        where = dynamics_runs.folder(P.store_dir, model_cfg, train_cfg, P.dynamics_every, device)
         kind = training_kind(task, train_cfg, model_cfg)
         jobs.append(Job(chapter, kind, f"measure {task} {dynamics_runs.label(row)}",
                         where / "tables.json", train_cfg.n_seeds * train_cfg.steps, train_cfg.steps, train_cfg.n_seeds,
