@@ -36,6 +36,7 @@ from .task_base import map_fields, stack
 from .tasks import sample
 
 CHECKPOINT_FORMAT = 1
+HANDOVERS = ("all", "weights", "moments")  # TrainConfig.handover: what start_from carries over (besides the data)
 _DEADLINE = contextvars.ContextVar("deadline", default=None)  # (deadline, its clock) by which runs stop: stopping_at
 
 
@@ -84,6 +85,10 @@ class TrainConfig:
     # its norm, on the same settings) to this step and carries on from where that run stands (Trainer.take_over):
     # whether a state the Baseline reached stays put once a norm is added
     start_from_step: int = 0
+    # what the handover at start_from_step carries over besides the data streams: all (the weights and AdamW's
+    # moments), weights (AdamW starts afresh) or moments (on this model's own initial weights); which of the two
+    # keeps a state the Baseline reached
+    handover: str = "all"
 
     def __post_init__(self):
         check_fields(self, FIELD_RULES)
@@ -99,6 +104,8 @@ class TrainConfig:
         if not self.start_from_step < self.steps:
             raise ValueError(f"start_from_step must be an int from 0 to steps - 1 ({self.steps - 1}); "
                              f"got {self.start_from_step!r}")
+        if self.handover != "all" and not self.start_from_step:
+            raise ValueError(f"handover is read only with a start_from_step (leave it 'all'); got {self.handover!r}")
         if self.lr_schedule != "drop" and self.drop_step != 0:
             raise ValueError(f"drop_step is read only with lr_schedule 'drop' (leave it 0); got {self.drop_step!r} "
                              f"with {self.lr_schedule!r}")
@@ -120,6 +127,7 @@ FIELD_RULES = {
     "dropout": fraction(one_included=False, note=" (none)"),
     "tf32": true_or_false(),
     "start_from_step": int_at_least(0, " (0: from its initialization)"),
+    "handover": one_of(HANDOVERS),
 }
 
 
@@ -143,7 +151,7 @@ def weight_settings(cfg: TrainConfig) -> dict:
 
 LATER_DEFAULTS = {"draws": "generators", "lr_schedule": "constant", "warmup_steps": 0, "grad_clip": 0.0, "dropout": 0.0,
                   "drop_step": 0, "adam_eps": 1e-8, "tf32": False,
-                  "start_from_step": 0}
+                  "start_from_step": 0, "handover": "all"}
 
 
 def group_size(cfg: TrainConfig) -> int:
@@ -153,6 +161,11 @@ def group_size(cfg: TrainConfig) -> int:
 def baseline_of(model_cfg: ModelConfig) -> ModelConfig:
     """The model whose run a run with start_from_step takes over: the same model without its norm."""
     return dataclasses.replace(model_cfg, norm="none", norm_layers="all")
+
+
+def source_config(cfg: TrainConfig) -> TrainConfig:
+    """The settings of the Baseline's run that a run with cfg takes over: cfg's own, from its initialization."""
+    return dataclasses.replace(cfg, start_from_step=0, handover="all")
 
 
 def check_start(model_cfg: ModelConfig, cfg: TrainConfig):
@@ -330,7 +343,7 @@ class Trainer:
         run() calls it first."""
         if not self.cfg.start_from_step or self.step:
             return
-        source = Trainer(baseline_of(self.model_cfg), dataclasses.replace(self.cfg, start_from_step=0), self.device)
+        source = Trainer(baseline_of(self.model_cfg), source_config(self.cfg), self.device)
         source.run(progress=progress, log_every=log_every, until=self.cfg.start_from_step,
                    desc="Baseline, before the handover")
         self.start_from(source)
@@ -407,17 +420,21 @@ class Trainer:
 
     def start_from(self, source: "Trainer"):
         """Carry on from another run where it stands (source: the same seeds, groups and training settings, another
-        model): each weight this model shares with it takes its value and its AdamW moments; a weight the source
+        model): each weight this model shares with it takes its value and its AdamW moments, or only one of the two
+        (cfg.handover: the other stays as this run has it, its initial value or fresh moments); a weight the source
         lacks (a norm's gain and shift) keeps its initial value and fresh moments.  The data streams, the step and
         the loss log are the source's, so the next batch is the one the source would draw next."""
-        same_settings = dataclasses.replace(source.cfg, start_from_step=0) == dataclasses.replace(self.cfg, start_from_step=0)
+        same_settings = source_config(source.cfg) == source_config(self.cfg)
         if not same_settings or [g.seeds.tolist() for g in source.groups] != [g.seeds.tolist() for g in self.groups]:
             raise ValueError("start_from needs a source run with the same training settings and seed groups")
+        weights, moments = self.cfg.handover in ("all", "weights"), self.cfg.handover in ("all", "moments")
         with torch.no_grad():
             for mine, theirs in zip(self.groups, source.groups):
                 for name, p in theirs.params.items():
-                    mine.params[name].copy_(p)
-                    mine.optimizer.state[mine.params[name]] = {k: v.clone() for k, v in theirs.optimizer.state[p].items()}
+                    if weights:
+                        mine.params[name].copy_(p)
+                    if moments:
+                        mine.optimizer.state[mine.params[name]] = {k: v.clone() for k, v in theirs.optimizer.state[p].items()}
                 for gen, other in zip(mine.generators, theirs.generators):
                     gen.set_state(other.get_state())
         self.step, self.loss_history = source.step, list(source.loss_history)

@@ -29,10 +29,11 @@ PAPER_TABLES = {t.name: t.accuracy for t in TASKS}  # Tables 1 and 2
 # too: chapter 10's deep model), each task's own, its number of seeds (more for a borderline row; each seed
 # draws the same data in a row of 10 or 20), ln_affine: False makes the +LN side LayerNorm without its
 # learned scale and shift, which is chapter 8's +std variant (standardization alone), and start_from_step: the
-# +LN side takes the row's Baseline run over at that step (train.TrainConfig), so the Baseline is the row's without it.
+# +LN side takes the row's Baseline run over at that step (train.TrainConfig), carrying what handover says, so the
+# Baseline is the row's without them.
 SHARED_SETTINGS = ("n_seeds", "steps", "batch_size", "lr", "weight_decay", "min_len", "max_len", "lr_schedule",
                    "warmup_steps", "drop_step", "adam_eps", "grad_clip", "dropout", *MODEL_PARAMETERS, *ROW_MODEL_FIELDS,
-                   "ln_affine", "start_from_step")
+                   "ln_affine", "start_from_step", "handover")
 
 
 def tasks_with_rows(records: list) -> list[str]:
