@@ -34,6 +34,15 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
         (4, 2, "layernorm", "last"), *[(4, 2, "layernorm", "all")] * 4]
     starts = [dynamics_runs.row_configs(P_measured, task, r)[1].start_from_step for r in rows]
     assert starts == [0, 0, 0, 400, 400, 50, 100, 200, 300]
+    # and, in a figure of their own, +LN taking over only the Baseline's weights or only its AdamW moments
+    parts = deep_dynamics.part_rows(P, P_measured)
+    assert parts == {step: [{**deep, **ln, "start_from_step": step}, *({**deep, **ln, "start_from_step": step,
+                                                                       "handover": part} for part in ("weights", "moments"))]
+                     for step in (100, 200)}
+    assert [deep_dynamics.row_label(r) for r in parts[200]] == [
+        "Deep (+ LN), from the Baseline's step 200", "Deep (+ LN), from the Baseline's step 200, its weights only (AdamW "
+        "afresh)", "Deep (+ LN), from the Baseline's step 200, its AdamW moments only (on the initial weights)"]
+    assert [dynamics_runs.row_configs(P_measured, task, r)[1].handover for r in parts[100]] == ["all", "weights", "moments"]
     assert all(train.baseline_of(m) == models[0] for m in models[3:])
     # the same runs as chapter 11's rows of the model, but for their number of seeds
     P_rows = runner.resolved("11_sensitivity", "book")
@@ -116,3 +125,55 @@ def test_chapter_10_reads_the_rows_that_take_the_baselines_run_over_beside_their
     assert f"Each layer's attention not probed yet: {label} (" in said
     assert set(sources) == {f"handover/this page's store/{label}/{side}" for side in sensitivity.PAIR}
     assert sources[f"handover/this page's store/{label}/layernorm"] == trained[2][1]["layernorm"]["provenance"]
+
+
+def test_chapter_10_draws_each_seed_of_the_partial_handovers_and_counts_those_that_attend(tmp_path, monkeypatch):
+    """show_parts: per step, the row taking all of the Baseline's run over and those taking part of it, read from the
+    store only (what is missing named); each seed a line of its own; the sentence counts, per run, the seeds whose
+    first layer ends below half of ln N, as computed here from the table."""
+    ln = {**DEEP, "variant": "layernorm", "start_from_step": 20}
+    rows = [ln, {**ln, "handover": "weights"}, {**ln, "handover": "moments"}, {**DEEP, "variant": "layernorm"}]
+    measured = {"store_dir": str(tmp_path), "dynamics_rows": rows, "dynamics_seeds": 2}
+    P = runner.resolved("10_beyond", "ci", {"store_dir": str(tmp_path), "deep_heads": 2, "deep_layers": 2})
+    monkeypatch.setattr(deep_dynamics, "resolved",
+                        lambda name, profile, overrides: runner.resolved(name, profile, {**measured, **overrides}))
+    P_measured = deep_dynamics.measured_params(P)
+    assert deep_dynamics.part_rows(P, P_measured) == {20: rows[:3]}
+    shown = []
+    monkeypatch.setattr(deep_dynamics, "display", shown.append)
+    assert deep_dynamics.show_parts(P, "cpu") == {} and not list(tmp_path.iterdir())  # reading trains nothing
+    task = variants.task_config(P_measured, "dictionary")
+    computed = {r.get("handover", "all"): dynamics_runs.measured_row(P_measured, task, r, "cpu", progress=False)[0]
+                for r in rows[:2]}
+    shown.clear()
+    sources = deep_dynamics.show_parts(P, "cpu")
+    assert set(sources) == {f"handover_parts/{deep_dynamics.row_label(r)}" for r in rows[:2]}
+    figure = next(item for item in shown if isinstance(item, matplotlib.figure.Figure))
+    (ax,) = figure.axes
+    assert ax.get_title() == "+LN from the Baseline's step 20"
+    seed_lines = [line for line in ax.lines if line.get_linestyle() == "-"]
+    assert len(seed_lines) == 2 * 2  # two runs stored, two seeds each
+    said = " ".join(item.data for item in shown if isinstance(getattr(item, "data", None), str))
+    length = P_measured.max_len
+    for part, table in computed.items():
+        entropy = table.pivot(index="step", columns="seed", values="entropy_layer1")
+        end = entropy.iloc[-max(1, len(entropy) // 10):].mean()  # the last tenth of the measurements
+        counted = int((end < np.log(length) / 2).sum())
+        assert f"{deep_dynamics.PART_NAMES[part]}, {counted} of 2 ({end.iloc[0]:.2f}, {end.iloc[1]:.2f})" in said
+    assert f"Not stored yet: {deep_dynamics.row_label(rows[2])}" in said
+
+
+def test_the_seed_figure_draws_every_seed_in_its_runs_colour_with_uniform_and_half_of_it_marked():
+    steps = np.arange(1, 5) * 100
+    frame = lambda values: pd.DataFrame({"step": np.repeat(steps, 2), "seed": [0, 1] * 4, "entropy_layer1": values})
+    panels = {"from step 100": {"all": frame([2.0, 2.5, 1.0, 2.5, 0.5, 2.4, 0.1, 2.4]), "weights": frame([2.7] * 8)}}
+    figure = plots.seed_entropy_lines(panels, 1, 16)
+    (ax,) = figure.axes
+    seeds = [line for line in ax.lines if line.get_linestyle() == "-"]
+    assert [list(line.get_ydata()) for line in seeds[:2]] == [[2.0, 1.0, 0.5, 0.1], [2.5, 2.5, 2.4, 2.4]]
+    assert seeds[0].get_color() == seeds[1].get_color() != seeds[2].get_color()
+    marks = sorted(line.get_ydata()[0] for line in ax.lines if line.get_linestyle() in ("--", ":"))
+    assert np.allclose(marks, [np.log(16) / 2, np.log(16)])
+    assert np.allclose(report.entropy_at_end(panels["from step 100"]["all"], 1), [0.1, 2.4])  # the last of 4
+    assert ("from step 100: all, 1 of 2 (0.10, 2.40); weights, 0 of 2 (2.70, 2.70)."
+            in report.seeds_below_sentence(panels, 1, 16))

@@ -308,6 +308,11 @@ def test_a_row_that_takes_its_baselines_run_over_is_measured_from_that_step(smal
             dynamics_runs.row_configs(P, task, bad)
     plain = {k: v for k, v in row.items() if k != "start_from_step"}
     assert dynamics_runs.row_folder(P, task, row, "cpu") != dynamics_runs.row_folder(P, task, plain, "cpu")
+    assert dynamics_runs.row_configs(P, task, {**row, "handover": "weights"})[1].handover == "weights"
+    assert dynamics_runs.row_folder(P, task, {**row, "handover": "weights"}, "cpu") != dynamics_runs.row_folder(
+        P, task, row, "cpu")
+    with pytest.raises(ValueError, match="handover must be one of all, weights, moments; got 'both'"):
+        dynamics_runs.row_configs(P, task, {**row, "handover": "both"})
     table, _ = dynamics_runs.measured_row(P, task, row, "cpu", progress=False)
     assert list(table["step"].unique()) == [6, 8, 10, 12]
     plain_cfg = dataclasses.replace(train_cfg, start_from_step=0)

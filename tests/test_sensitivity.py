@@ -100,6 +100,18 @@ def test_a_row_that_starts_from_a_step_hands_its_baselines_run_to_ln_and_shares_
     assert all(torch.equal(weights[k], run.weights[k]) for k in weights)
     with pytest.raises(ParameterError, match=r"dictionary_rows\[0\]: start_from_step must be an int from 0 to steps"):
         sensitivity.check_rows(ci_params(steps={"dictionary": 4}, dictionary_rows=[{**deep, "start_from_step": 4}]))
+    # handover: the +LN side takes only part of the run over; the Baseline is still the same run
+    P_part = ci_params(n_seeds=1, steps={"dictionary": 4}, eval_lengths=[16, 64], compared_lengths=[64],
+                       n_eval_sequences={"dictionary": 8}, argmax_rows=[], store_dir=str(tmp_path),
+                       dictionary_rows=[{**deep, "start_from_step": 2, "handover": "moments"}])
+    (_, _, part), = sensitivity.check_rows(P_part)
+    _, part_training = sensitivity.train_row(part, "dictionary", "cpu")
+    assert part_training["baseline"]["spec"] == plain_training["baseline"]["spec"]
+    assert part_training["layernorm"]["spec"]["train"]["handover"] == "moments"
+    assert "handover" not in training["layernorm"]["spec"]["train"]  # all of it: left unsaid, as in every stored run
+    assert len(list(tmp_path.glob("train-*"))) == 4
+    with pytest.raises(ParameterError, match=r"dictionary_rows\[0\]: handover is read only with a start_from_step"):
+        sensitivity.check_rows(ci_params(steps={"dictionary": 4}, dictionary_rows=[{**deep, "handover": "weights"}]))
 
 
 def test_a_rows_record_matches_an_independent_computation():

@@ -571,6 +571,50 @@ def test_a_run_stopped_at_its_deadline_saves_its_step_and_resumes_to_the_uninter
         Trainer(model, cfg, device).run(progress=False)
 
 
+@pytest.mark.parametrize("handover", ["weights", "moments"])
+def test_a_handover_of_part_of_the_run_equals_the_whole_handover_with_the_other_part_reset_by_hand(small_dictionary,
+                                                                                                  device, handover):
+    """handover "weights" ends where a whole handover ends once AdamW's state is emptied by hand (fresh moments, as
+    at a run's start); "moments" ends where a whole handover ends once the initial weights are put back by hand.
+    Either way the data streams and the step are the Baseline's, and the run ends elsewhere than the whole
+    handover's (what is reset matters)."""
+    baseline_cfg = dataclasses.replace(small_dictionary, heads=2, layers=2)
+    ln_cfg = dataclasses.replace(baseline_cfg, norm="layernorm")
+    cfg = small(steps=8, seed_group=1, start_from_step=3)
+    whole, by_hand = Trainer(ln_cfg, cfg, device), Trainer(ln_cfg, cfg, device)
+    initial = {k: v.clone() for k, v in by_hand.weights().items()}
+    by_hand.take_over(progress=False)
+    for g in by_hand.groups:
+        with torch.no_grad():
+            for name, p in g.params.items():
+                if handover == "weights":
+                    g.optimizer.state[p] = {}
+                else:
+                    p.copy_(initial[name][g.seeds.to(initial[name].device)])
+    partial = Trainer(ln_cfg, dataclasses.replace(cfg, handover=handover), device)
+    partial.take_over(progress=False)
+    assert partial.step == by_hand.step == 3
+    shared = set(Trainer(baseline_cfg, small(steps=8, seed_group=1), device).weights())
+    assert shared < set(initial)  # the norms' gains and shifts are not the Baseline's
+    if handover == "moments":
+        assert all(torch.equal(partial.weights()[k], initial[k]) for k in initial)
+    else:
+        assert all(not partial.groups[0].optimizer.state[p] for p in partial.groups[0].params.values())
+    expected, ended, whole_end = by_hand.run(progress=False), partial.run(progress=False), whole.run(progress=False)
+    assert all(torch.equal(ended[k], expected[k]) for k in expected)
+    assert partial.loss_history == by_hand.loss_history
+    assert not all(torch.equal(ended[k], whole_end[k]) for k in shared)
+
+
+def test_handover_is_refused_without_a_start_step_or_outside_its_values_and_kept_in_the_spec_only_when_set():
+    with pytest.raises(ValueError, match=r"handover is read only with a start_from_step \(leave it 'all'\); got 'weights'"):
+        small(handover="weights")
+    with pytest.raises(ValueError, match="handover must be one of all, weights, moments; got 'state'"):
+        small(start_from_step=2, handover="state")
+    assert "handover" not in weight_settings(small(start_from_step=2))
+    assert weight_settings(small(start_from_step=2, handover="moments"))["handover"] == "moments"
+
+
 def test_start_from_step_trains_the_baseline_to_that_step_then_hands_its_run_over(small_dictionary, device, tmp_path):
     """A run with start_from_step ends where a Baseline trained by hand to that step, then handed over with
     start_from, ends (weights and every logged loss, the Baseline's first); an interrupted one resumes to the same

@@ -3,7 +3,9 @@ the last layer only part, layer by layer?  Chapter 5 measures them (those of its
 model into chapter 10's deep one, at the constant rate: the first seeds of chapter 11's rows of that model);
 this page reads their tables from the store and never trains anything.  Chapter 11 trains both kinds of +LN
 taking the Baseline's run over (start_from_step) as rows of its own, which keep their weights: show_handover
-reads their accuracy at the test lengths.
+reads their accuracy at the test lengths.  Chapter 5 also measures +LN taking over only part of the Baseline's
+run, its weights or its AdamW moments (handover): show_parts draws each seed of those, since a mean over seeds
+would blend the seeds whose first layer attends with those whose does not.
 """
 
 import matplotlib.pyplot as plt
@@ -20,15 +22,22 @@ from .norm_rows import LAST, LAST_LABEL
 from .runner import resolved
 
 
+# what a handover carries (train.HANDOVERS), as the page names it
+PART_NAMES = {"all": "its weights and AdamW moments", "weights": "its weights only (AdamW afresh)",
+              "moments": "its AdamW moments only (on the initial weights)"}
+
+
 def row_label(row: dict) -> str:
     """A measured row of the deep model as chapter 10 names its variants, and the step where it takes its
-    Baseline's run over if it does."""
+    Baseline's run over if it does, with what it takes where that is not all of it."""
     if row.get("norm_layers") == LAST["norm_layers"]:
         name = LAST_LABEL
     else:
         name = variants.LABELS["deep_layernorm" if row.get("variant") == "layernorm" else "deep_baseline"]
-    start = row.get("start_from_step")
-    return name if start is None else f"{name}, from the Baseline's step {start:,}"
+    start, part = row.get("start_from_step"), row.get("handover", "all")
+    if start is None:
+        return name
+    return f"{name}, from the Baseline's step {start:,}" + ("" if part == "all" else f", {PART_NAMES[part]}")
 
 
 def _of_deep_model(P, row: dict) -> bool:
@@ -44,21 +53,43 @@ def deep_rows(P, P_measured) -> list:
             and set(row) <= {"variant", "start_from_step", *dynamics_runs.model_changes(row)}]
 
 
-def stored_tables(P, device) -> tuple:
-    """(chapter 5's parameters at the profile of P's name, {label: table}, {label: provenance}, [labels not
-    stored]) of the deep rows, read from P's store only."""
-    P_measured = resolved(DICTIONARY_LOOKUP.name, DICTIONARY_LOOKUP.profile_or_default(P.profile),
-                          {"store_dir": P.store_dir})
+def part_rows(P, P_measured) -> dict:
+    """{step: [rows]}: for each step at which one of chapter 5's measured rows of the deep model (P) has +LN take
+    over only part of the Baseline's run (handover), the row taking all of it over at that step where chapter 5
+    has one, then those, in chapter 5's order; the steps in increasing order."""
+    parts = [row for row in P_measured.dynamics_rows if _of_deep_model(P, row) and row.get("handover", "all") != "all"]
+    by_step = {}
+    for step in sorted({row["start_from_step"] for row in parts}):
+        at_step = [row for row in parts if row["start_from_step"] == step]
+        wholes = [{k: v for k, v in row.items() if k != "handover"} for row in at_step]
+        by_step[step] = [row for row in P_measured.dynamics_rows if row in wholes] + at_step
+    return by_step
+
+
+def measured_params(P):
+    """Chapter 5's parameters at the profile of P's name, with P's store: the measured rows' own."""
+    return resolved(DICTIONARY_LOOKUP.name, DICTIONARY_LOOKUP.profile_or_default(P.profile), {"store_dir": P.store_dir})
+
+
+def read_rows(P_measured, rows: list, device) -> tuple:
+    """({label: table}, {label: provenance}, [labels not stored]) of chapter 5's measured rows, from its store only."""
     task = variants.task_config(P_measured, TASK)
     tables, provenance, missing = {}, {}, []
-    for row in deep_rows(P, P_measured):
+    for row in rows:
         try:
             with runs.stored_only():
                 tables[row_label(row)], provenance[row_label(row)] = dynamics_runs.measured_row(
                     P_measured, task, row, device, progress=False)
         except store.StoreError:
             missing.append(row_label(row))
-    return P_measured, tables, provenance, missing
+    return tables, provenance, missing
+
+
+def stored_tables(P, device) -> tuple:
+    """(chapter 5's parameters at the profile of P's name, {label: table}, {label: provenance}, [labels not
+    stored]) of the deep rows, read from P's store only."""
+    P_measured = measured_params(P)
+    return (P_measured, *read_rows(P_measured, deep_rows(P, P_measured), device))
 
 
 def show(P, device) -> dict:
@@ -86,11 +117,47 @@ def show(P, device) -> dict:
     return {f"deep_dynamics/{label}": p for label, p in provenance.items()}
 
 
+def show_parts(P, device) -> dict:
+    """Per step of part_rows: each seed's first-layer entropy along training with each part handed over (a panel per
+    step), and a sentence of how many seeds end with it below half of ln N; the rows not stored named.  Returns their
+    provenance {"handover_parts/<label>": provenance} for the chapter's results.json."""
+    P_measured = measured_params(P)
+    by_step = part_rows(P, P_measured)
+    if not by_step:
+        display(Markdown("*Not measured at this profile: no row of chapter 5's `dynamics_rows` hands only part of the "
+                         "Baseline's run over (`handover`)*"))
+        return {}
+    panels, sources, missing = {}, {}, []
+    for step, rows in by_step.items():
+        tables, provenance, absent = read_rows(P_measured, rows, device)
+        names = {row_label(row): PART_NAMES[row.get("handover", "all")] for row in rows}
+        if len(set(names.values())) < len(names):  # rows of more than one model at this step: their whole labels
+            names = {label: label for label in names}
+        if tables:
+            panels[f"+LN from the Baseline's step {step:,}"] = {names[label]: t for label, t in tables.items()}
+        sources |= {f"handover_parts/{label}": p for label, p in provenance.items()}
+        missing += absent
+    if panels:
+        kind = device_kind(next(iter(sources.values()))["device"])
+        figure = plots.seed_entropy_lines(panels, 1, P_measured.max_len,
+                                          title=f"{TASK}, H={P.deep_heads} L={P.deep_layers}, constant rate: "
+                                                f"{P_measured.dynamics_seeds} seeds x {P_measured.long_steps:,} steps "
+                                                f"({kind}), measured every {P_measured.dynamics_every} steps on "
+                                                f"{dynamics_runs.PROBE_ROWS} sequences of {P_measured.max_len} items")
+        display(figure)
+        plt.close(figure)
+        display(Markdown(report.seeds_below_sentence(panels, 1, P_measured.max_len)))
+    if missing:
+        display(Markdown(f"*Not stored yet: {'; '.join(missing)} (chapter 5 measures them: "
+                         f"`python -m vvlib run 05_dictionary_lookup --profile {P.profile}`)*"))
+    return sources
+
+
 def handover_rows(P, P_rows) -> list:
     """[(the row, the same row from its own start)] of chapter 11's TASK rows (its parameters P_rows) of the deep
     model (P) where +LN, its norm after every layer or the last only, takes the Baseline's run over
     (start_from_step), in chapter 11's order."""
-    return [(row, {k: v for k, v in row.items() if k != "start_from_step"})
+    return [(row, {k: v for k, v in row.items() if k not in ("start_from_step", "handover")})
             for row in P_rows[sensitivity.ROW_PARAMETERS[TASK]] if "start_from_step" in row and _of_deep_model(P, row)]
 
 

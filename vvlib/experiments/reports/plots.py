@@ -414,6 +414,30 @@ def layer_dynamics(tables: dict, layers: int, length: int, title=""):
     return fig
 
 
+def seed_entropy_lines(panels: dict, layer: int, length: int, title=""):
+    """One panel per key of panels, {panel title: {label: long-form frame with step, seed and entropy_layer<layer>}}:
+    each seed's attention entropy in that layer along training, one colour per label, the steps on a log scale;
+    dashed what uniform weights over `length` items give (ln N), dotted half of it.  Seeds apart, where a mean
+    over them would blend those that attend with those that do not."""
+    sns.set_theme(style="whitegrid")
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), sharey=True, squeeze=False)
+    colours = sns.color_palette(n_colors=max(len(tables) for tables in panels.values()))
+    for ax, (name, tables) in zip(axes[0], panels.items()):
+        for colour, (label, frame) in zip(colours, tables.items()):
+            by_seed = frame.pivot(index="step", columns="seed", values=f"entropy_layer{layer}")
+            for i, seed in enumerate(by_seed.columns):
+                ax.plot(by_seed.index, by_seed[seed], color=colour, linewidth=1, alpha=0.8, label=label if i == 0 else None)
+        ax.axhline(np.log(length), color="grey", linestyle="--", linewidth=1, label=f"uniform weights, N = {length}")
+        ax.axhline(np.log(length) / 2, color="grey", linestyle=":", linewidth=1, label="half of ln N")
+        ax.set_xscale("log")
+        ax.set(title=name, xlabel="training step (log scale)", ylim=(0, 1.05 * np.log(length)))
+        ax.legend(fontsize=7)
+    axes[0, 0].set(ylabel=f"layer {layer}: attention entropy (nats), each seed")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
 def _mean_lines(ax, tables: dict, column: str, name: str):
     """One line per run: `column`'s mean over seeds at each step."""
     for label, frame in tables.items():

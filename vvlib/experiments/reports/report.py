@@ -611,6 +611,32 @@ def dynamics_summary(tables: dict) -> dict:
     return summary
 
 
+def last_tenth(frame: pd.DataFrame) -> pd.DataFrame:
+    """A measured run's rows over the last tenth of its measurements (at least one): what "at the end" means."""
+    return frame.iloc[-max(1, len(frame) // 10):]
+
+
+def entropy_at_end(frame: pd.DataFrame, layer: int) -> pd.Series:
+    """Per seed of a measured run (long-form: step, seed, entropy_layer<layer>), that layer's attention entropy at
+    the end: its mean over last_tenth of the measurements."""
+    return last_tenth(frame.pivot(index="step", columns="seed", values=f"entropy_layer{layer}")).mean()
+
+
+def seeds_below_sentence(panels: dict, layer: int, length: int) -> str:
+    """Per panel of seed_entropy_lines' {panel: {label: measured run}}: in how many seeds each run's layer ends
+    (entropy_at_end) below half of ln N, which uniform weights over `length` items give, and each seed's entropy."""
+    half, said = np.log(length) / 2, []
+    for name, tables in panels.items():
+        counts = []
+        for label, frame in tables.items():
+            entropy = entropy_at_end(frame, layer)
+            counts.append(f"{label}, {(entropy < half).sum()} of {len(entropy)} ("
+                          + ", ".join(f"{e:.2f}" for e in entropy) + ")")
+        said.append(f"{name}: " + "; ".join(counts) + ".")
+    return (f"Seeds whose layer {layer} ends with its attention entropy below {half:.2f} nats (half of ln {length}; "
+            f"each seed's entropy at the end in brackets, in seed order): " + " ".join(said))
+
+
 def layer_dynamics_sentence(tables: dict, layers: int, length: int) -> str:
     """Each layer's attention along training (dynamics.measure_names' entropy_layerK and on_answer_layerK, means
     over seeds) in words.  Per run and layer: the entropy at the first measurement, the first step at which it is
@@ -623,7 +649,7 @@ def layer_dynamics_sentence(tables: dict, layers: int, length: int) -> str:
     means = {label: frame.groupby("step").mean(numeric_only=True) for label, frame in tables.items()}
     parts = []
     for label, m in means.items():
-        end = m.iloc[-max(1, len(m) // 10):]
+        end = last_tenth(m)
         if not parts:
             parts.append(f"(At the end: over steps {end.index[0]:,}-{end.index[-1]:,}, the last tenth of the measurements.)")
         said = [f"{label}:"]
