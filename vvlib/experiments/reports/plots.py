@@ -432,7 +432,7 @@ def seed_entropy_lines(panels: dict, layer: int, length: int, title=""):
         ax.set_xscale("log")
         ax.set(title=name, xlabel="training step (log scale)", ylim=(0, 1.05 * np.log(length)))
         ax.legend(fontsize=7)
-    axes[0, 0].set(ylabel=f"layer {layer}: attention entropy (nats), each seed")
+    axes[0, 0].set(ylabel=f"layer {layer}'s attention entropy (nats)")
     fig.suptitle(title)
     fig.tight_layout()
     return fig
