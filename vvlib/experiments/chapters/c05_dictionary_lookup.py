@@ -19,7 +19,9 @@ from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_SCALE_STORE, PAPER_T
 # taking it over earlier, at steps 50, 100, 200 and 300, while its first layer is still spread or part way to sharp
 # (does +LN's first layer go on to attend from there?); and at steps 100 and 200, +LN taking over only the
 # Baseline's weights (AdamW afresh) or only its AdamW moments (on the initial weights, which both models share):
-# which of the two carries what the Baseline's first steps gave.  A smoke test of the same path in ci.
+# which of the two carries what the Baseline's first steps gave; and at step 100, where 4 seeds cannot tell the
+# weights alone from both, those two again on 12 seeds (seeds 0-3 the same runs as the 4-seed rows').  A smoke test
+# of the same path in ci.
 DEEP = {"heads": 4, "layers": 2}
 BOOK_DYNAMICS = {"dynamics_rows": [{}, {"variant": "layernorm"}, {"lr_schedule": "drop", "drop_step": 2000},
                                    {"adam_eps": 1e-5}, {"grad_clip": 1.0}, {"weight_decay": 0.1},
@@ -29,7 +31,9 @@ BOOK_DYNAMICS = {"dynamics_rows": [{}, {"variant": "layernorm"}, {"lr_schedule":
                                    {**DEEP, "variant": "layernorm", "norm_layers": "last", "start_from_step": 400},
                                    *({**DEEP, "variant": "layernorm", "start_from_step": step} for step in (50, 100, 200, 300)),
                                    *({**DEEP, "variant": "layernorm", "start_from_step": step, "handover": part}
-                                     for step in (100, 200) for part in ("weights", "moments"))],
+                                     for step in (100, 200) for part in ("weights", "moments")),
+                                   *({**DEEP, "variant": "layernorm", "start_from_step": 100, "n_seeds": 12, **part}
+                                     for part in ({}, {"handover": "weights"}))],
                  "dynamics_seeds": 4, "dynamics_every": 100}
 CI_DYNAMICS = {"dynamics_rows": [{}, {"lr_schedule": "drop", "drop_step": 30},
                                  {**DEEP, "variant": "layernorm", "norm_layers": "last"},
