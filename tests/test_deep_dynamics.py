@@ -36,13 +36,17 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
     assert starts == [0, 0, 0, 400, 400, 50, 100, 200, 300]
     # and, in a figure of their own, +LN taking over only the Baseline's weights or only its AdamW moments
     parts = deep_dynamics.part_rows(P, P_measured)
-    assert parts == {step: [{**deep, **ln, "start_from_step": step}, *({**deep, **ln, "start_from_step": step,
-                                                                       "handover": part} for part in ("weights", "moments"))]
-                     for step in (100, 200)}
-    assert [deep_dynamics.row_label(r) for r in parts[200]] == [
+    handed = lambda step, **more: {**deep, **ln, "start_from_step": step, **more}
+    assert parts == [[handed(100), handed(100, handover="weights"), handed(100, handover="moments")],
+                     [handed(100, n_seeds=12), handed(100, n_seeds=12, handover="weights")],
+                     [handed(200), handed(200, handover="weights"), handed(200, handover="moments")]]
+    assert [deep_dynamics.row_label(r) for r in parts[2]] == [
         "Deep (+ LN), from the Baseline's step 200", "Deep (+ LN), from the Baseline's step 200, its weights only (AdamW "
         "afresh)", "Deep (+ LN), from the Baseline's step 200, its AdamW moments only (on the initial weights)"]
-    assert [dynamics_runs.row_configs(P_measured, task, r)[1].handover for r in parts[100]] == ["all", "weights", "moments"]
+    assert deep_dynamics.row_label(parts[1][1]) == ("Deep (+ LN), from the Baseline's step 100, its weights only (AdamW "
+                                                    "afresh), 12 seeds")
+    assert [dynamics_runs.row_configs(P_measured, task, r)[1].handover for r in parts[0]] == ["all", "weights", "moments"]
+    assert [dynamics_runs.row_configs(P_measured, task, r)[1].n_seeds for r in parts[1]] == [12, 12]
     assert all(train.baseline_of(m) == models[0] for m in models[3:])
     # the same runs as chapter 11's rows of the model, but for their number of seeds
     P_rows = runner.resolved("11_sensitivity", "book")
@@ -138,7 +142,7 @@ def test_chapter_10_draws_each_seed_of_the_partial_handovers_and_counts_those_th
     monkeypatch.setattr(deep_dynamics, "resolved",
                         lambda name, profile, overrides: runner.resolved(name, profile, {**measured, **overrides}))
     P_measured = deep_dynamics.measured_params(P)
-    assert deep_dynamics.part_rows(P, P_measured) == {20: rows[:3]}
+    assert deep_dynamics.part_rows(P, P_measured) == [rows[:3]]
     shown = []
     monkeypatch.setattr(deep_dynamics, "display", shown.append)
     assert deep_dynamics.show_parts(P, "cpu") == {} and not list(tmp_path.iterdir())  # reading trains nothing
@@ -150,7 +154,7 @@ def test_chapter_10_draws_each_seed_of_the_partial_handovers_and_counts_those_th
     assert set(sources) == {f"handover_parts/{deep_dynamics.row_label(r)}" for r in rows[:2]}
     figure = next(item for item in shown if isinstance(item, matplotlib.figure.Figure))
     (ax,) = figure.axes
-    assert ax.get_title() == "+LN from the Baseline's step 20"
+    assert ax.get_title() == "+LN from the Baseline's step 20, 2 seeds"
     seed_lines = [line for line in ax.lines if line.get_linestyle() == "-"]
     assert len(seed_lines) == 2 * 2  # two runs stored, two seeds each
     said = " ".join(item.data for item in shown if isinstance(getattr(item, "data", None), str))

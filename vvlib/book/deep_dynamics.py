@@ -29,15 +29,17 @@ PART_NAMES = {"all": "its weights and AdamW moments", "weights": "its weights on
 
 def row_label(row: dict) -> str:
     """A measured row of the deep model as chapter 10 names its variants, and the step where it takes its
-    Baseline's run over if it does, with what it takes where that is not all of it."""
+    Baseline's run over if it does, with what it takes where that is not all of it and its number of seeds where
+    the row sets its own."""
     if row.get("norm_layers") == LAST["norm_layers"]:
         name = LAST_LABEL
     else:
         name = variants.LABELS["deep_layernorm" if row.get("variant") == "layernorm" else "deep_baseline"]
-    start, part = row.get("start_from_step"), row.get("handover", "all")
+    start, part, seeds = row.get("start_from_step"), row.get("handover", "all"), row.get("n_seeds")
     if start is None:
         return name
-    return f"{name}, from the Baseline's step {start:,}" + ("" if part == "all" else f", {PART_NAMES[part]}")
+    return (f"{name}, from the Baseline's step {start:,}" + ("" if part == "all" else f", {PART_NAMES[part]}")
+            + ("" if seeds is None else f", {seeds} seeds"))
 
 
 def _of_deep_model(P, row: dict) -> bool:
@@ -53,17 +55,18 @@ def deep_rows(P, P_measured) -> list:
             and set(row) <= {"variant", "start_from_step", *dynamics_runs.model_changes(row)}]
 
 
-def part_rows(P, P_measured) -> dict:
-    """{step: [rows]}: for each step at which one of chapter 5's measured rows of the deep model (P) has +LN take
-    over only part of the Baseline's run (handover), the row taking all of it over at that step where chapter 5
-    has one, then those, in chapter 5's order; the steps in increasing order."""
+def part_rows(P, P_measured) -> list:
+    """[[rows]]: per run of chapter 5's measured rows of the deep model (P) in which +LN takes all of the Baseline's
+    run over and which some row repeats taking only part of it (handover), that row where chapter 5 has one, then
+    those, in chapter 5's order; ordered by the step they take over at, then by their number of seeds."""
     parts = [row for row in P_measured.dynamics_rows if _of_deep_model(P, row) and row.get("handover", "all") != "all"]
-    by_step = {}
-    for step in sorted({row["start_from_step"] for row in parts}):
-        at_step = [row for row in parts if row["start_from_step"] == step]
-        wholes = [{k: v for k, v in row.items() if k != "handover"} for row in at_step]
-        by_step[step] = [row for row in P_measured.dynamics_rows if row in wholes] + at_step
-    return by_step
+    whole = lambda row: {k: v for k, v in row.items() if k != "handover"}
+    wholes = []
+    for row in parts:
+        if whole(row) not in wholes:
+            wholes.append(whole(row))
+    wholes.sort(key=lambda row: (row["start_from_step"], row.get("n_seeds", 0)))
+    return [[w] * (w in P_measured.dynamics_rows) + [row for row in parts if whole(row) == w] for w in wholes]
 
 
 def measured_params(P):
@@ -118,32 +121,32 @@ def show(P, device) -> dict:
 
 
 def show_parts(P, device) -> dict:
-    """Per step of part_rows: each seed's first-layer entropy along training with each part handed over (a panel per
-    step), and a sentence of how many seeds end with it below half of ln N; the rows not stored named.  Returns their
+    """Per group of part_rows (a panel each): each seed's first-layer entropy along training with each part handed
+    over, and a sentence of how many seeds end with it below half of ln N; the rows not stored named.  Returns their
     provenance {"handover_parts/<label>": provenance} for the chapter's results.json."""
     P_measured = measured_params(P)
-    by_step = part_rows(P, P_measured)
-    if not by_step:
+    groups = part_rows(P, P_measured)
+    if not groups:
         display(Markdown("*Not measured at this profile: no row of chapter 5's `dynamics_rows` hands only part of the "
                          "Baseline's run over (`handover`)*"))
         return {}
     panels, sources, missing = {}, {}, []
-    for step, rows in by_step.items():
+    for rows in groups:
         tables, provenance, absent = read_rows(P_measured, rows, device)
         names = {row_label(row): PART_NAMES[row.get("handover", "all")] for row in rows}
-        if len(set(names.values())) < len(names):  # rows of more than one model at this step: their whole labels
-            names = {label: label for label in names}
         if tables:
-            panels[f"+LN from the Baseline's step {step:,}"] = {names[label]: t for label, t in tables.items()}
+            seeds = dynamics_runs.row_train_config(P_measured, rows[0]).n_seeds
+            panels[f"+LN from the Baseline's step {rows[0]['start_from_step']:,}, {seeds} seeds"] = {
+                names[label]: t for label, t in tables.items()}
         sources |= {f"handover_parts/{label}": p for label, p in provenance.items()}
         missing += absent
     if panels:
         kind = device_kind(next(iter(sources.values()))["device"])
         figure = plots.seed_entropy_lines(panels, 1, P_measured.max_len,
                                           title=f"{TASK}, H={P.deep_heads} L={P.deep_layers}, constant rate: "
-                                                f"{P_measured.dynamics_seeds} seeds x {P_measured.long_steps:,} steps "
-                                                f"({kind}), measured every {P_measured.dynamics_every} steps on "
-                                                f"{dynamics_runs.PROBE_ROWS} sequences of {P_measured.max_len} items")
+                                                f"{P_measured.long_steps:,} steps ({kind}), measured every "
+                                                f"{P_measured.dynamics_every} steps on {dynamics_runs.PROBE_ROWS} "
+                                                f"sequences of {P_measured.max_len} items")
         display(figure)
         plt.close(figure)
         display(Markdown(report.seeds_below_sentence(panels, 1, P_measured.max_len)))
