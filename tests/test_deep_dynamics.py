@@ -35,6 +35,7 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
     starts = [dynamics_runs.row_configs(P_measured, task, r)[1].start_from_step for r in rows]
     assert starts == [0, 0, 0, 400, 400, 50, 100, 200, 300]
     # and, in a figure of their own, +LN taking over only the Baseline's weights or only its AdamW moments
+    assert list(deep_dynamics.PART_NAMES) == list(train.HANDOVERS)  # the page names every handover train.py knows
     parts = deep_dynamics.part_rows(P, P_measured)
     handed = lambda step, **more: {**deep, **ln, "start_from_step": step, **more}
     assert parts == [[handed(100), handed(100, handover="weights"), handed(100, handover="moments")],
