@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from tests.test_model import reference_forward
+from vvlib import model
 from vvlib.model import ModelConfig
 from vvlib.task_base import Batch
 from vvlib.tasks import TaskConfig
@@ -606,10 +607,42 @@ def test_a_handover_of_part_of_the_run_equals_the_whole_handover_with_the_other_
     assert not all(torch.equal(ended[k], whole_end[k]) for k in shared)
 
 
+@pytest.mark.parametrize("part", model.WEIGHT_PARTS)
+def test_a_handover_of_one_parts_weights_equals_the_weights_handover_with_the_other_parts_reset_by_hand(
+        small_dictionary, device, part):
+    """handover "<part> weights" carries the Baseline's values of that part's weights only: right after it they
+    are the Baseline's at the step and every other weight its initial value, AdamW is empty, and the run ends where
+    a handover of all the weights ends once the other parts' initial weights are put back by hand."""
+    baseline_cfg = dataclasses.replace(small_dictionary, heads=2, layers=2)
+    ln_cfg = dataclasses.replace(baseline_cfg, norm="layernorm")
+    cfg = small(steps=8, seed_group=1, start_from_step=3, handover="weights")
+    by_hand = Trainer(ln_cfg, cfg, device)
+    initial = {k: v.clone() for k, v in by_hand.weights().items()}
+    by_hand.take_over(progress=False)
+    baseline_at_step = by_hand.weights()
+    for g in by_hand.groups:
+        with torch.no_grad():
+            for name, p in g.params.items():
+                if model.weight_part(name) != part:
+                    p.copy_(initial[name][g.seeds.to(initial[name].device)])
+    partial = Trainer(ln_cfg, dataclasses.replace(cfg, handover=f"{part} weights"), device)
+    partial.take_over(progress=False)
+    assert partial.step == 3
+    handed = {k for k in initial if model.weight_part(k) == part}
+    assert handed and all(torch.equal(partial.weights()[k], baseline_at_step[k]) for k in handed)
+    assert not any(torch.equal(partial.weights()[k], initial[k]) for k in handed if not k.endswith(("gamma", "beta")))
+    assert all(torch.equal(partial.weights()[k], initial[k]) for k in set(initial) - handed)
+    assert all(not g.optimizer.state[p] for g in partial.groups for p in g.params.values())
+    expected, ended = by_hand.run(progress=False), partial.run(progress=False)
+    assert all(torch.equal(ended[k], expected[k]) for k in expected)
+    assert partial.loss_history == by_hand.loss_history
+
+
 def test_handover_is_refused_without_a_start_step_or_outside_its_values_and_kept_in_the_spec_only_when_set():
     with pytest.raises(ValueError, match=r"handover is read only with a start_from_step \(leave it 'all'\); got 'weights'"):
         small(handover="weights")
-    with pytest.raises(ValueError, match="handover must be one of all, weights, moments; got 'state'"):
+    with pytest.raises(ValueError, match="handover must be one of all, weights, moments, input weights, attention "
+                                         "weights, readout weights; got 'state'"):
         small(start_from_step=2, handover="state")
     assert "handover" not in weight_settings(small(start_from_step=2))
     assert weight_settings(small(start_from_step=2, handover="moments"))["handover"] == "moments"

@@ -37,6 +37,7 @@ Chapter 11 may swap the attention block (`attention`):
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass, field
 
 import torch
@@ -124,6 +125,22 @@ def normed(cfg: ModelConfig, layer: int) -> bool:
 def layer_prefix(layer: int) -> str:
     """Weight-name prefix of an attention layer: '' for the first (the paper's names), 'l1.', ..."""
     return "" if layer == 0 else f"l{layer}."
+
+
+# The three parts of the model (weight_part): what makes the items' and the query's vectors (the task's input weights
+# and the encoder), the attention layers, and the readout after the last of them
+WEIGHT_PARTS = ("input", "attention", "readout")
+# an attention layer's weights without their layer prefix: add_attention's, add_output_projection's and its norm's
+ATTENTION_WEIGHTS = {"wq", "wk", "wv", "bq", "bk", "bv", "wo", "bo", "ssmax.s",
+                     *(name for norm in NORM_TABLE.values() for name in norm.weights(1))}
+
+
+def weight_part(name: str) -> str:
+    """The part of the model (WEIGHT_PARTS) a weight belongs to, by its name."""
+    layer = re.match(r"l\d+\.", name)
+    if (name[layer.end():] if layer else name) in ATTENTION_WEIGHTS:
+        return "attention"
+    return "readout" if re.match(r"out\d", name) else "input"
 
 
 def _uniform(gen, shape, bound):

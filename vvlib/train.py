@@ -29,14 +29,16 @@ from tqdm import tqdm  # text bars (stderr): they work in terminals, notebooks a
 
 from . import draws as data_draws, graphdraw, graphstep, optim, seed_groups
 from .draws import CounterDraws
-from .model import ModelConfig, per_seed_loss, settings as model_settings
+from .model import WEIGHT_PARTS, ModelConfig, per_seed_loss, settings as model_settings, weight_part
 from .atomic import save_torch
 from .errors import check_fields, fraction, int_at_least, number_at_least, one_of, positive_number, true_or_false
 from .task_base import map_fields, stack
 from .tasks import sample
 
 CHECKPOINT_FORMAT = 1
-HANDOVERS = ("all", "weights", "moments")  # TrainConfig.handover: what start_from carries over (besides the data)
+# TrainConfig.handover: what start_from carries over besides the data: all of it, the weights or the moments only, or
+# only the weights of one part of the model (model.WEIGHT_PARTS), AdamW afresh
+HANDOVERS = ("all", "weights", "moments", *(f"{part} weights" for part in WEIGHT_PARTS))
 _DEADLINE = contextvars.ContextVar("deadline", default=None)  # (deadline, its clock) by which runs stop: stopping_at
 
 
@@ -87,7 +89,8 @@ class TrainConfig:
     start_from_step: int = 0
     # what the handover at start_from_step carries over besides the data streams: all (the weights and AdamW's
     # moments), weights (AdamW starts afresh) or moments (on this model's own initial weights); which of the two
-    # keeps a state the Baseline reached
+    # keeps a state the Baseline reached.  Or the weights of one part of the model only ("input weights",
+    # "attention weights", "readout weights": model.weight_part), the others initial, AdamW afresh: which part
     handover: str = "all"
 
     def __post_init__(self):
@@ -421,17 +424,20 @@ class Trainer:
     def start_from(self, source: "Trainer"):
         """Carry on from another run where it stands (source: the same seeds, groups and training settings, another
         model): each weight this model shares with it takes its value and its AdamW moments, or only one of the two
-        (cfg.handover: the other stays as this run has it, its initial value or fresh moments); a weight the source
-        lacks (a norm's gain and shift) keeps its initial value and fresh moments.  The data streams, the step and
-        the loss log are the source's, so the next batch is the one the source would draw next."""
+        (cfg.handover: the other stays as this run has it, its initial value or fresh moments), or only the values
+        of the weights of one part of the model; a weight the source lacks (a norm's gain and shift) keeps its
+        initial value and fresh moments.  The data streams, the step and the loss log are the source's, so the next
+        batch is the one the source would draw next."""
         same_settings = source_config(source.cfg) == source_config(self.cfg)
         if not same_settings or [g.seeds.tolist() for g in source.groups] != [g.seeds.tolist() for g in self.groups]:
             raise ValueError("start_from needs a source run with the same training settings and seed groups")
-        weights, moments = self.cfg.handover in ("all", "weights"), self.cfg.handover in ("all", "moments")
+        part = self.cfg.handover
+        moments = part in ("all", "moments")
+        takes_weight = lambda name: part in ("all", "weights") or part == f"{weight_part(name)} weights"
         with torch.no_grad():
             for mine, theirs in zip(self.groups, source.groups):
                 for name, p in theirs.params.items():
-                    if weights:
+                    if takes_weight(name):
                         mine.params[name].copy_(p)
                     if moments:
                         mine.optimizer.state[mine.params[name]] = {k: v.clone() for k, v in theirs.optimizer.state[p].items()}

@@ -24,7 +24,10 @@ from .runner import resolved
 
 # what a handover carries (train.HANDOVERS), as the page names it
 PART_NAMES = {"all": "its weights and AdamW moments", "weights": "its weights only (AdamW afresh)",
-              "moments": "its AdamW moments only (on the initial weights)"}
+              "moments": "its AdamW moments only (on the initial weights)",
+              "input weights": "its embeddings' and encoder's weights only (AdamW afresh)",
+              "attention weights": "its attention layers' weights only (AdamW afresh)",
+              "readout weights": "its readout's weights only (AdamW afresh)"}
 
 
 def row_label(row: dict) -> str:
