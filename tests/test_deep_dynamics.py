@@ -168,6 +168,39 @@ def test_chapter_10_draws_each_seed_of_the_partial_handovers_and_counts_those_th
     assert f"Not stored yet: {deep_dynamics.row_label(rows[2])}" in said
 
 
+def test_rows_that_take_one_parts_weights_over_form_a_panel_of_their_own_after_the_weights_row(tmp_path, monkeypatch):
+    """part_rows: the rows splitting the weights by part of the model follow the row of all the weights (which also
+    sits in its step's panel of the state's parts), after that panel; a step with no row of all of it or of all the
+    weights has its panels all the same; the panel says which kind it is."""
+    ln = {**DEEP, "variant": "layernorm"}
+    at = lambda step, part: {**ln, "start_from_step": step, **({} if part == "all" else {"handover": part})}
+    rows = [at(20, "attention weights"), at(20, "all"), at(20, "weights"), at(10, "input weights"),
+            at(20, "readout weights"), at(10, "moments")]
+    P = runner.resolved("10_beyond", "ci", {"store_dir": str(tmp_path), "deep_heads": 2, "deep_layers": 2})
+    monkeypatch.setattr(deep_dynamics, "resolved", lambda name, profile, overrides: runner.resolved(
+        name, profile, {"dynamics_rows": rows, "dynamics_seeds": 2, **overrides}))
+    assert deep_dynamics.part_rows(P, deep_dynamics.measured_params(P)) == [
+        [at(10, "moments")], [at(10, "input weights")], [at(20, "all"), at(20, "weights")],
+        [at(20, "weights"), at(20, "attention weights"), at(20, "readout weights")]]
+    assert [deep_dynamics.row_label(at(20, part)) for part in train.PART_HANDOVERS.values()] == [
+        "Deep (+ LN), from the Baseline's step 20, its embeddings' and encoder's weights only (AdamW afresh)",
+        "Deep (+ LN), from the Baseline's step 20, its attention layers' weights only (AdamW afresh)",
+        "Deep (+ LN), from the Baseline's step 20, its readout's weights only (AdamW afresh)"]
+
+
+def test_four_panels_of_seeds_or_more_are_drawn_two_to_a_row_with_the_entropy_on_each_rows_first():
+    frame = pd.DataFrame({"step": [100, 100, 200, 200], "seed": [0, 1] * 2, "entropy_layer1": [2.0, 2.5, 0.5, 2.4]})
+    for n, shape in ((3, (1, 3)), (4, (2, 2)), (5, (3, 2))):
+        figure = plots.seed_entropy_lines({f"panel {i}": {"all": frame} for i in range(n)}, 1, 16)
+        assert len(figure.axes) == n  # no empty axes left
+        assert [ax.get_title() for ax in figure.axes] == [f"panel {i}" for i in range(n)]
+        grid = figure.axes[0].get_subplotspec().get_gridspec()
+        assert (grid.nrows, grid.ncols) == shape
+        labelled = [ax.get_ylabel() != "" for ax in figure.axes]
+        assert labelled == [i % shape[1] == 0 for i in range(n)]
+        matplotlib.pyplot.close(figure)
+
+
 def test_the_seed_figure_draws_every_seed_in_its_runs_colour_with_uniform_and_half_of_it_marked():
     steps = np.arange(1, 5) * 100
     frame = lambda values: pd.DataFrame({"step": np.repeat(steps, 2), "seed": [0, 1] * 4, "entropy_layer1": values})

@@ -38,7 +38,8 @@ from .tasks import sample
 CHECKPOINT_FORMAT = 1
 # TrainConfig.handover: what start_from carries over besides the data: all of it, the weights or the moments only, or
 # only the weights of one part of the model (model.WEIGHT_PARTS), AdamW afresh
-HANDOVERS = ("all", "weights", "moments", *(f"{part} weights" for part in WEIGHT_PARTS))
+PART_HANDOVERS = {part: f"{part} weights" for part in WEIGHT_PARTS}  # {part of the model: its handover}
+HANDOVERS = ("all", "weights", "moments", *PART_HANDOVERS.values())
 _DEADLINE = contextvars.ContextVar("deadline", default=None)  # (deadline, its clock) by which runs stop: stopping_at
 
 
@@ -433,7 +434,7 @@ class Trainer:
             raise ValueError("start_from needs a source run with the same training settings and seed groups")
         part = self.cfg.handover
         moments = part in ("all", "moments")
-        takes_weight = lambda name: part in ("all", "weights") or part == f"{weight_part(name)} weights"
+        takes_weight = lambda name: part in ("all", "weights") or part == PART_HANDOVERS[weight_part(name)]
         with torch.no_grad():
             for mine, theirs in zip(self.groups, source.groups):
                 for name, p in theirs.params.items():

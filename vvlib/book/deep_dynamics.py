@@ -4,13 +4,14 @@ model into chapter 10's deep one, at the constant rate: the first seeds of chapt
 this page reads their tables from the store and never trains anything.  Chapter 11 trains both kinds of +LN
 taking the Baseline's run over (start_from_step) as rows of its own, which keep their weights: show_handover
 reads their accuracy at the test lengths.  Chapter 5 also measures +LN taking over only part of the Baseline's
-run, its weights or its AdamW moments (handover): show_parts draws each seed of those, since a mean over seeds
-would blend the seeds whose first layer attends with those whose does not.
+run, its weights or its AdamW moments, or the weights of one part of the model (handover): show_parts draws each
+seed of those, since a mean over seeds would blend the seeds whose first layer attends with those whose does not.
 """
 
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
+from .. import train
 from ..experiments.chapters import DICTIONARY_LOOKUP
 from ..experiments.reports import plots, report
 from ..experiments.reports.summary import device_kind
@@ -59,17 +60,28 @@ def deep_rows(P, P_measured) -> list:
 
 
 def part_rows(P, P_measured) -> list:
-    """[[rows]]: per run of chapter 5's measured rows of the deep model (P) in which +LN takes all of the Baseline's
-    run over and which some row repeats taking only part of it (handover), that row where chapter 5 has one, then
-    those, in chapter 5's order; ordered by the step they take over at, then by their number of seeds."""
+    """[[rows]]: chapter 5's measured rows of the deep model (P) in which +LN takes only part of the Baseline's run
+    over (handover), grouped by the run they take part of and by what they split: its state (the weights or the
+    AdamW moments, after the row taking all of it where chapter 5 has one) or its weights (one part of the model's,
+    after the row taking all the weights where chapter 5 has one); ordered by the step they take over at, then by
+    their number of seeds, the state before the weights."""
     parts = [row for row in P_measured.dynamics_rows if _of_deep_model(P, row) and row.get("handover", "all") != "all"]
-    whole = lambda row: {k: v for k, v in row.items() if k != "handover"}
-    wholes = []
+    key = lambda row: ({k: v for k, v in row.items() if k != "handover"}, _splits_weights(row))
+    keys = []
     for row in parts:
-        if whole(row) not in wholes:
-            wholes.append(whole(row))
-    wholes.sort(key=lambda row: (row["start_from_step"], row.get("n_seeds", 0)))
-    return [[w] * (w in P_measured.dynamics_rows) + [row for row in parts if whole(row) == w] for w in wholes]
+        if key(row) not in keys:
+            keys.append(key(row))
+    keys.sort(key=lambda k: (k[0]["start_from_step"], k[0].get("n_seeds", 0), k[1]))
+    groups = []
+    for whole, by_part in keys:
+        first = {**whole, "handover": "weights"} if by_part else whole
+        groups.append([first] * (first in P_measured.dynamics_rows) + [row for row in parts if key(row) == (whole, by_part)])
+    return groups
+
+
+def _splits_weights(row: dict) -> bool:
+    """Whether a row takes over the weights of one part of the model only."""
+    return row.get("handover") in train.PART_HANDOVERS.values()
 
 
 def measured_params(P):
@@ -139,7 +151,8 @@ def show_parts(P, device) -> dict:
         names = {row_label(row): PART_NAMES[row.get("handover", "all")] for row in rows}
         if tables:
             seeds = dynamics_runs.row_train_config(P_measured, rows[0]).n_seeds
-            panels[f"+LN from the Baseline's step {rows[0]['start_from_step']:,}, {seeds} seeds"] = {
+            which = ", which weights" if _splits_weights(rows[-1]) else ""
+            panels[f"+LN from the Baseline's step {rows[0]['start_from_step']:,}, {seeds} seeds{which}"] = {
                 names[label]: t for label, t in tables.items()}
         sources |= {f"handover_parts/{label}": p for label, p in provenance.items()}
         missing += absent

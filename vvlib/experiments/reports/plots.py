@@ -418,11 +418,16 @@ def seed_entropy_lines(panels: dict, layer: int, length: int, title=""):
     """One panel per key of panels, {panel title: {label: long-form frame with step, seed and entropy_layer<layer>}}:
     each seed's attention entropy in that layer along training, one colour per label, the steps on a log scale;
     dashed what uniform weights over `length` items give (ln N), dotted half of it.  Seeds apart, where a mean
-    over them would blend those that attend with those that do not."""
+    over them would blend those that attend with those that do not.  Up to three panels side by side, more in
+    rows of two."""
     sns.set_theme(style="whitegrid")
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), sharey=True, squeeze=False)
+    columns = len(panels) if len(panels) <= 3 else 2
+    rows = -(-len(panels) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(5.5 * columns, 4.2 * rows), sharey=True, squeeze=False)
+    for ax in axes.flat[len(panels):]:
+        fig.delaxes(ax)
     colours = sns.color_palette(n_colors=max(len(tables) for tables in panels.values()))
-    for ax, (name, tables) in zip(axes[0], panels.items()):
+    for ax, (name, tables) in zip(axes.flat, panels.items()):
         for colour, (label, frame) in zip(colours, tables.items()):
             by_seed = frame.pivot(index="step", columns="seed", values=f"entropy_layer{layer}")
             for i, seed in enumerate(by_seed.columns):
@@ -432,7 +437,8 @@ def seed_entropy_lines(panels: dict, layer: int, length: int, title=""):
         ax.set_xscale("log")
         ax.set(title=name, xlabel="training step (log scale)", ylim=(0, 1.05 * np.log(length)))
         ax.legend(fontsize=7)
-    axes[0, 0].set(ylabel=f"layer {layer}'s attention entropy (nats)")
+    for ax in axes[:, 0]:
+        ax.set(ylabel=f"layer {layer}'s attention entropy (nats)")
     fig.suptitle(title)
     fig.tight_layout()
     return fig
