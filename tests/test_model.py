@@ -219,3 +219,10 @@ def test_every_weight_falls_in_the_part_of_the_model_that_makes_it(task, changes
     assert bool(names - plain) == bool(set(changes) - {"query_table"})  # the weights a layer, a norm or a block adds
     assert all(parts[n] == "attention" for n in names - plain)
     assert set(model.WEIGHT_PARTS) == set(parts.values())
+
+
+def test_a_weights_layer_is_read_from_the_prefix_its_layer_gives_it():
+    for layer in (0, 1, 2, 11):
+        for name in ("wq", "ln.gamma", "ssmax.s"):
+            assert model.layer_of(model.layer_prefix(layer) + name) == layer
+    assert [model.layer_of(name) for name in ("ln.beta", "enc0.w", "out1.b", "emb_key")] == [0, 0, 0, 0]

@@ -127,6 +127,12 @@ def layer_prefix(layer: int) -> str:
     return "" if layer == 0 else f"l{layer}."
 
 
+def layer_of(name: str) -> int:
+    """The attention layer whose prefix (layer_prefix) a weight's name has: 0 where it has none."""
+    prefixed = re.match(r"l(\d+)\.", name)
+    return int(prefixed.group(1)) if prefixed else 0
+
+
 # The three parts of the model (weight_part): what makes the items' and the query's vectors (the task's input weights
 # and the encoder), the attention layers, and the readout after the last of them
 WEIGHT_PARTS = ("input", "attention", "readout")
@@ -136,9 +142,8 @@ ATTENTION_WEIGHTS = {"wq", "wk", "wv", "bq", "bk", "bv", "wo", "bo", "ssmax.s",
 
 
 def weight_part(name: str) -> str:
-    """The part of the model (WEIGHT_PARTS) a weight belongs to, by its name."""
-    layer = re.match(r"l\d+\.", name)
-    if (name[layer.end():] if layer else name) in ATTENTION_WEIGHTS:
+    """The part of the model (WEIGHT_PARTS) a weight belongs to, by its name (an attention layer's: layer_of)."""
+    if name.removeprefix(layer_prefix(layer_of(name))) in ATTENTION_WEIGHTS:
         return "attention"
     return "readout" if re.match(r"out\d", name) else "input"
 

@@ -29,7 +29,7 @@ from tqdm import tqdm  # text bars (stderr): they work in terminals, notebooks a
 
 from . import draws as data_draws, graphdraw, graphstep, optim, seed_groups
 from .draws import CounterDraws
-from .model import WEIGHT_PARTS, ModelConfig, per_seed_loss, settings as model_settings, weight_part
+from .model import ModelConfig, layer_of, per_seed_loss, settings as model_settings, weight_part
 from .atomic import save_torch
 from .errors import check_fields, fraction, int_at_least, number_at_least, one_of, positive_number, true_or_false
 from .task_base import map_fields, stack
@@ -37,9 +37,14 @@ from .tasks import sample
 
 CHECKPOINT_FORMAT = 1
 # TrainConfig.handover: what start_from carries over besides the data: all of it, the weights or the moments only, or
-# only the weights of one part of the model (model.WEIGHT_PARTS), AdamW afresh
-PART_HANDOVERS = {part: f"{part} weights" for part in WEIGHT_PARTS}  # {part of the model: its handover}
-HANDOVERS = ("all", "weights", "moments", *PART_HANDOVERS.values())
+# only the weights of one part of the model, AdamW afresh: {handover: whether it carries the weight of that name}
+# (model.weight_part; an attention layer's, model.layer_of: the first, or those after it)
+PART_HANDOVERS = {"input weights": lambda name: weight_part(name) == "input",
+                  "attention weights": lambda name: weight_part(name) == "attention",
+                  "first layer weights": lambda name: weight_part(name) == "attention" and layer_of(name) == 0,
+                  "later layer weights": lambda name: weight_part(name) == "attention" and layer_of(name) > 0,
+                  "readout weights": lambda name: weight_part(name) == "readout"}
+HANDOVERS = ("all", "weights", "moments", *PART_HANDOVERS)
 _DEADLINE = contextvars.ContextVar("deadline", default=None)  # (deadline, its clock) by which runs stop: stopping_at
 
 
@@ -90,8 +95,9 @@ class TrainConfig:
     start_from_step: int = 0
     # what the handover at start_from_step carries over besides the data streams: all (the weights and AdamW's
     # moments), weights (AdamW starts afresh) or moments (on this model's own initial weights); which of the two
-    # keeps a state the Baseline reached.  Or the weights of one part of the model only ("input weights",
-    # "attention weights", "readout weights": model.weight_part), the others initial, AdamW afresh: which part
+    # keeps a state the Baseline reached.  Or the weights of one part of the model only (PART_HANDOVERS: the
+    # input's, the attention layers', the first attention layer's, the later ones', the readout's), the others
+    # initial, AdamW afresh: which part
     handover: str = "all"
 
     def __post_init__(self):
@@ -434,7 +440,7 @@ class Trainer:
             raise ValueError("start_from needs a source run with the same training settings and seed groups")
         part = self.cfg.handover
         moments = part in ("all", "moments")
-        takes_weight = lambda name: part in ("all", "weights") or part == PART_HANDOVERS[weight_part(name)]
+        takes_weight = lambda name: part in ("all", "weights") or part in PART_HANDOVERS and PART_HANDOVERS[part](name)
         with torch.no_grad():
             for mine, theirs in zip(self.groups, source.groups):
                 for name, p in theirs.params.items():

@@ -28,6 +28,8 @@ PART_NAMES = {"all": "its weights and AdamW moments", "weights": "its weights on
               "moments": "its AdamW moments only (on the initial weights)",
               "input weights": "its embeddings' and encoder's weights only (AdamW afresh)",
               "attention weights": "its attention layers' weights only (AdamW afresh)",
+              "first layer weights": "its first attention layer's weights only (AdamW afresh)",
+              "later layer weights": "its later attention layers' weights only (AdamW afresh)",
               "readout weights": "its readout's weights only (AdamW afresh)"}
 
 
@@ -81,7 +83,7 @@ def part_rows(P, P_measured) -> list:
 
 def _splits_weights(row: dict) -> bool:
     """Whether a row takes over the weights of one part of the model only."""
-    return row.get("handover") in train.PART_HANDOVERS.values()
+    return row.get("handover") in train.PART_HANDOVERS
 
 
 def measured_params(P):
