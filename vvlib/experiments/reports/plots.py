@@ -416,19 +416,21 @@ def layer_dynamics(tables: dict, layers: int, length: int, title=""):
 
 def seed_entropy_lines(panels: dict, layer: int, length: int, title=""):
     """One panel per key of panels, {panel title: {label: long-form frame with step, seed and entropy_layer<layer>}}:
-    each seed's attention entropy in that layer along training, one colour per label, the steps on a log scale;
-    dashed what uniform weights over `length` items give (ln N), dotted half of it.  Seeds apart, where a mean
-    over them would blend those that attend with those that do not.  Up to three panels side by side, more in
-    rows of two."""
+    each seed's attention entropy in that layer along training, one colour per label (the same in every panel),
+    the steps on a log scale; dashed what uniform weights over `length` items give (ln N), dotted half of it.
+    Seeds apart, where a mean over them would blend those that attend with those that do not.  Up to three panels
+    side by side, more in rows of two."""
     sns.set_theme(style="whitegrid")
     columns = len(panels) if len(panels) <= 3 else 2
     rows = -(-len(panels) // columns)
     fig, axes = plt.subplots(rows, columns, figsize=(5.5 * columns, 4.2 * rows), sharey=True, squeeze=False)
     for ax in axes.flat[len(panels):]:
         fig.delaxes(ax)
-    colours = sns.color_palette(n_colors=max(len(tables) for tables in panels.values()))
+    labels = list(dict.fromkeys(label for tables in panels.values() for label in tables))
+    colour_of = dict(zip(labels, sns.color_palette(n_colors=len(labels))))  # a run's colour the same in every panel
     for ax, (name, tables) in zip(axes.flat, panels.items()):
-        for colour, (label, frame) in zip(colours, tables.items()):
+        for label, frame in tables.items():
+            colour = colour_of[label]
             by_seed = frame.pivot(index="step", columns="seed", values=f"entropy_layer{layer}")
             for i, seed in enumerate(by_seed.columns):
                 ax.plot(by_seed.index, by_seed[seed], color=colour, linewidth=1, alpha=0.8, label=label if i == 0 else None)
