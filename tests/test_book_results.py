@@ -1212,7 +1212,9 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
     """book/scale.md on +LN taking over only the deep Baseline's weights or only its AdamW moments (chapter 5's
     rows): from step 200 the weights attend in every seed, a step or so later than both parts, the moments in none;
     from step 100 neither alone in any of 4 seeds against 2 of 4 with both (Fisher's exact test p = 0.43), and on
-    12 seeds (their first 4 the same runs, bit for bit) both in 8, the weights alone in none (p = 0.001)."""
+    12 seeds (their first 4 the same runs, bit for bit) both in 8, the weights alone in none (p = 0.001); from step
+    200 the attention layers' weights alone in every seed, the first layer's alone too, and the input's, the
+    readout's or the second layer's alone in none."""
     import numpy as np
     from scipy.stats import fisher_exact
 
@@ -1236,12 +1238,21 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
             first_below[key] = sorted({int(entropy.index[entropy[s] < half][0]) for s in entropy if (entropy[s] < half).any()})
     assert attends == {(100, "all", 4): 2, (100, "weights", 4): 0, (100, "moments", 4): 0,
                        (100, "all", 12): 8, (100, "weights", 12): 0,
-                       (200, "all", 4): 4, (200, "weights", 4): 4, (200, "moments", 4): 0}
+                       (200, "all", 4): 4, (200, "weights", 4): 4, (200, "moments", 4): 0,
+                       (200, "input weights", 4): 0, (200, "attention weights", 4): 4, (200, "readout weights", 4): 0,
+                       (200, "first layer weights", 4): 4, (200, "later layer weights", 4): 0}
     assert first_below[(200, "weights", 4)] == [400, 500] and first_below[(200, "all", 4)] == [300, 400]
     assert ends[(200, "weights", 4)] == ["0.01"] * 4 and ends[(200, "all", 4)] == ["0.01"] * 4
     spread = lambda key: (min(ends[key]), max(ends[key]))
     assert spread((200, "moments", 4)) == ("2.38", "2.51") and spread((100, "moments", 4)) == ("2.40", "2.56")
     assert spread((100, "weights", 4)) == spread((100, "weights", 12)) == ("2.48", "2.61")
+    # one part's weights at step 200: the attention layers', the first layer's alone; not the input's, the readout's
+    # or the second layer's
+    assert first_below[(200, "attention weights", 4)] == [400, 500, 600] and first_below[(200, "first layer weights", 4)] == [400, 500]
+    assert spread((200, "attention weights", 4)) == ("0.01", "0.02") and ends[(200, "first layer weights", 4)] == ["0.01"] * 4
+    assert spread((200, "input weights", 4)) == ("2.53", "2.63") and spread((200, "readout weights", 4)) == ("2.37", "2.48")
+    assert spread((200, "later layer weights", 4)) == ("2.32", "2.55")
+    assert f"{fisher_exact([[4, 0], [0, 4]]).pvalue:.2f}" == "0.03"
     for part in ("all", "weights"):  # the 12-seed runs' first 4 seeds are the 4-seed runs
         four, twelve = tables[(100, part, 4)], tables[(100, part, 12)]
         assert four.equals(twelve[twelve["seed"] < 4].reset_index(drop=True)[four.columns]), part
@@ -1253,7 +1264,12 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
                    "nats at the end)", "From step 100 neither part alone does in any seed (2.48 to 2.61 nats at the "
                    "end with the weights, 2.40 to 2.56 with the moments), against 2 of 4 with both",
                    "(Fisher's exact test, $p = 0.43$)", "(seeds 0-3 are the same runs, bit for bit)",
-                   "attends in 8 of 12, with the weights alone in none (2.48 to 2.61 nats at the end; $p = 0.001$)"):
+                   "attends in 8 of 12, with the weights alone in none (2.48 to 2.61 nats at the end; $p = 0.001$)",
+                   "with both attention layers' weights +LN's first layer attends in every seed (first below 1.39 nats "
+                   "at step 400 to 600; 0.01 to 0.02 at the end), and with the first attention layer's alone too (step "
+                   "400 or 500; 0.01)", "with the key and value tables and the encoder it attends in none (2.53 to "
+                   "2.63 nats at the end), with the readout in none (2.37 to 2.48), and with the second attention "
+                   "layer's in none (2.32 to 2.55); 4 of 4 against 0 of 4 is Fisher's $p = 0.03$"):
         assert phrase in scale, phrase
 
 

@@ -40,7 +40,10 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
     handed = lambda step, **more: {**deep, **ln, "start_from_step": step, **more}
     assert parts == [[handed(100), handed(100, handover="weights"), handed(100, handover="moments")],
                      [handed(100, n_seeds=12), handed(100, n_seeds=12, handover="weights")],
-                     [handed(200), handed(200, handover="weights"), handed(200, handover="moments")]]
+                     [handed(200), handed(200, handover="weights"), handed(200, handover="moments")],
+                     [handed(200, handover=part) for part in ("weights", "input weights", "attention weights",
+                                                              "readout weights", "first layer weights",
+                                                              "later layer weights")]]
     assert [deep_dynamics.row_label(r) for r in parts[2]] == [
         "Deep (+ LN), from the Baseline's step 200", "Deep (+ LN), from the Baseline's step 200, its weights only (AdamW "
         "afresh)", "Deep (+ LN), from the Baseline's step 200, its AdamW moments only (on the initial weights)"]
@@ -182,13 +185,15 @@ def test_rows_that_take_one_parts_weights_over_form_a_panel_of_their_own_after_t
     assert deep_dynamics.part_rows(P, deep_dynamics.measured_params(P)) == [
         [at(10, "moments")], [at(10, "input weights")], [at(20, "all"), at(20, "weights")],
         [at(20, "weights"), at(20, "attention weights"), at(20, "readout weights")]]
-    assert [deep_dynamics.row_label(at(20, part)) for part in train.PART_HANDOVERS.values()] == [
+    assert [deep_dynamics.row_label(at(20, part)) for part in train.PART_HANDOVERS] == [
         "Deep (+ LN), from the Baseline's step 20, its embeddings' and encoder's weights only (AdamW afresh)",
         "Deep (+ LN), from the Baseline's step 20, its attention layers' weights only (AdamW afresh)",
+        "Deep (+ LN), from the Baseline's step 20, its first attention layer's weights only (AdamW afresh)",
+        "Deep (+ LN), from the Baseline's step 20, its later attention layers' weights only (AdamW afresh)",
         "Deep (+ LN), from the Baseline's step 20, its readout's weights only (AdamW afresh)"]
 
 
-def test_four_panels_of_seeds_or_more_are_drawn_two_to_a_row_with_the_entropy_on_each_rows_first():
+def test_four_panels_of_seeds_or_more_are_drawn_two_to_a_row_and_a_run_keeps_its_colour_in_every_panel():
     frame = pd.DataFrame({"step": [100, 100, 200, 200], "seed": [0, 1] * 2, "entropy_layer1": [2.0, 2.5, 0.5, 2.4]})
     for n, shape in ((3, (1, 3)), (4, (2, 2)), (5, (3, 2))):
         figure = plots.seed_entropy_lines({f"panel {i}": {"all": frame} for i in range(n)}, 1, 16)
@@ -199,6 +204,11 @@ def test_four_panels_of_seeds_or_more_are_drawn_two_to_a_row_with_the_entropy_on
         labelled = [ax.get_ylabel() != "" for ax in figure.axes]
         assert labelled == [i % shape[1] == 0 for i in range(n)]
         matplotlib.pyplot.close(figure)
+    # a run keeps its colour from panel to panel, whichever runs a panel has
+    figure = plots.seed_entropy_lines({"a": {"all": frame, "weights": frame}, "b": {"weights": frame, "moments": frame}}, 1, 16)
+    colour = lambda ax, label: next(line.get_color() for line in ax.lines if line.get_label() == label)
+    a, b = figure.axes
+    assert colour(a, "weights") == colour(b, "weights") and len({colour(a, "all"), colour(a, "weights"), colour(b, "moments")}) == 3
 
 
 def test_the_seed_figure_draws_every_seed_in_its_runs_colour_with_uniform_and_half_of_it_marked():
