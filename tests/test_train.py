@@ -606,7 +606,8 @@ def test_a_handover_of_part_of_the_run_equals_the_whole_handover_with_the_other_
     assert not all(torch.equal(ended[k], whole_end[k]) for k in shared)
 
 
-@pytest.mark.parametrize("part", ["input", "attention", "first layer", "later layer", "readout"])
+@pytest.mark.parametrize("part", ["input", "attention", "first layer", "first layer query and key", "first layer value",
+                                  "later layer", "readout"])
 def test_a_handover_of_one_parts_weights_equals_the_weights_handover_with_the_other_parts_reset_by_hand(
         small_dictionary, device, part):
     """handover "<part> weights" carries the Baseline's values of that part's weights only: right after it they
@@ -620,6 +621,8 @@ def test_a_handover_of_one_parts_weights_equals_the_weights_handover_with_the_ot
                "first layer": lambda name: name in {"wq", "wk", "wv", "ln.gamma", "ln.beta"},
                "later layer": lambda name: name.startswith(("l1.", "l2."))}
     of_part["attention"] = lambda name: of_part["first layer"](name) or of_part["later layer"](name)
+    of_part["first layer query and key"] = lambda name: name in {"wq", "wk"}
+    of_part["first layer value"] = lambda name: name in {"wv", "ln.gamma", "ln.beta"}
     by_hand = Trainer(ln_cfg, cfg, device)
     initial = {k: v.clone() for k, v in by_hand.weights().items()}
     by_hand.take_over(progress=False)
@@ -646,8 +649,8 @@ def test_handover_is_refused_without_a_start_step_or_outside_its_values_and_kept
     with pytest.raises(ValueError, match=r"handover is read only with a start_from_step \(leave it 'all'\); got 'weights'"):
         small(handover="weights")
     with pytest.raises(ValueError, match="handover must be one of all, weights, moments, input weights, attention "
-                                         "weights, first layer weights, later layer weights, readout weights; "
-                                         "got 'state'"):
+                                         "weights, first layer weights, first layer query and key weights, first "
+                                         "layer value weights, later layer weights, readout weights; got 'state'"):
         small(start_from_step=2, handover="state")
     assert "handover" not in weight_settings(small(start_from_step=2))
     assert weight_settings(small(start_from_step=2, handover="moments"))["handover"] == "moments"

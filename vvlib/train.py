@@ -29,7 +29,7 @@ from tqdm import tqdm  # text bars (stderr): they work in terminals, notebooks a
 
 from . import draws as data_draws, graphdraw, graphstep, optim, seed_groups
 from .draws import CounterDraws
-from .model import ModelConfig, layer_of, per_seed_loss, settings as model_settings, weight_part
+from .model import QUERY_KEY_WEIGHTS, ModelConfig, layer_of, per_seed_loss, settings as model_settings, weight_part
 from .atomic import save_torch
 from .errors import check_fields, fraction, int_at_least, number_at_least, one_of, positive_number, true_or_false
 from .task_base import map_fields, stack
@@ -38,10 +38,14 @@ from .tasks import sample
 CHECKPOINT_FORMAT = 1
 # TrainConfig.handover: what start_from carries over besides the data: all of it, the weights or the moments only, or
 # only the weights of one part of the model, AdamW afresh: {handover: whether it carries the weight of that name}
-# (model.weight_part; an attention layer's, model.layer_of: the first, or those after it)
+# (model.weight_part; an attention layer's, model.layer_of: the first, or those after it; of the first, those that set
+# its logits, model.QUERY_KEY_WEIGHTS, or the others)
+_first_layer = lambda name: weight_part(name) == "attention" and layer_of(name) == 0
 PART_HANDOVERS = {"input weights": lambda name: weight_part(name) == "input",
                   "attention weights": lambda name: weight_part(name) == "attention",
-                  "first layer weights": lambda name: weight_part(name) == "attention" and layer_of(name) == 0,
+                  "first layer weights": _first_layer,
+                  "first layer query and key weights": lambda name: _first_layer(name) and name in QUERY_KEY_WEIGHTS,
+                  "first layer value weights": lambda name: _first_layer(name) and name not in QUERY_KEY_WEIGHTS,
                   "later layer weights": lambda name: weight_part(name) == "attention" and layer_of(name) > 0,
                   "readout weights": lambda name: weight_part(name) == "readout"}
 HANDOVERS = ("all", "weights", "moments", *PART_HANDOVERS)
@@ -96,8 +100,8 @@ class TrainConfig:
     # what the handover at start_from_step carries over besides the data streams: all (the weights and AdamW's
     # moments), weights (AdamW starts afresh) or moments (on this model's own initial weights); which of the two
     # keeps a state the Baseline reached.  Or the weights of one part of the model only (PART_HANDOVERS: the
-    # input's, the attention layers', the first attention layer's, the later ones', the readout's), the others
-    # initial, AdamW afresh: which part
+    # input's, the attention layers', the first attention layer's (all, or its query and key weights, or the
+    # rest), the later ones', the readout's), the others initial, AdamW afresh: which part
     handover: str = "all"
 
     def __post_init__(self):

@@ -29,6 +29,8 @@ PART_NAMES = {"all": "its weights and AdamW moments", "weights": "its weights on
               "input weights": "its embeddings' and encoder's weights only (AdamW afresh)",
               "attention weights": "its attention layers' weights only (AdamW afresh)",
               "first layer weights": "its first attention layer's weights only (AdamW afresh)",
+              "first layer query and key weights": "its first attention layer's query and key weights only (AdamW afresh)",
+              "first layer value weights": "its first attention layer's value weights only (AdamW afresh)",
               "later layer weights": "its later attention layers' weights only (AdamW afresh)",
               "readout weights": "its readout's weights only (AdamW afresh)"}
 
