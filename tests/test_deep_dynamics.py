@@ -43,7 +43,9 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
                      [handed(200), handed(200, handover="weights"), handed(200, handover="moments")],
                      [handed(200, handover=part) for part in ("weights", "input weights", "attention weights",
                                                               "readout weights", "first layer weights",
-                                                              "later layer weights")]]
+                                                              "later layer weights",
+                                                              "first layer query and key weights",
+                                                              "first layer value weights")]]
     assert [deep_dynamics.row_label(r) for r in parts[2]] == [
         "Deep (+ LN), from the Baseline's step 200", "Deep (+ LN), from the Baseline's step 200, its weights only (AdamW "
         "afresh)", "Deep (+ LN), from the Baseline's step 200, its AdamW moments only (on the initial weights)"]
@@ -189,7 +191,9 @@ def test_rows_that_take_one_parts_weights_over_form_a_panel_of_their_own_after_t
         "Deep (+ LN), from the Baseline's step 20, its embeddings' and encoder's weights only (AdamW afresh)",
         "Deep (+ LN), from the Baseline's step 20, its attention layers' weights only (AdamW afresh)",
         "Deep (+ LN), from the Baseline's step 20, its first attention layer's weights only (AdamW afresh)",
-        "Deep (+ LN), from the Baseline's step 20, its later attention layers' weights only (AdamW afresh)",
+        "Deep (+ LN), from the Baseline's step 20, its first attention layer's query and key weights only (AdamW "
+        "afresh)", "Deep (+ LN), from the Baseline's step 20, its first attention layer's value weights only (AdamW "
+        "afresh)", "Deep (+ LN), from the Baseline's step 20, its later attention layers' weights only (AdamW afresh)",
         "Deep (+ LN), from the Baseline's step 20, its readout's weights only (AdamW afresh)"]
 
 

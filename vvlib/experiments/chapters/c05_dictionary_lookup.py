@@ -23,7 +23,8 @@ from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_SCALE_STORE, PAPER_T
 # weights alone from both, those two again on 12 seeds (seeds 0-3 the same runs as the 4-seed rows'); and at step
 # 200, where the weights alone suffice, the weights of one part of the model only (the tables and the encoder, the
 # attention layers, the readout), AdamW afresh: which part carries it; and, the attention layers' weights being
-# enough, the first attention layer's or the second's alone.  A smoke test of the same path in ci.
+# enough, the first attention layer's or the second's alone, and the first's query and key weights (which set its
+# attention) or its value weights alone.  A smoke test of the same path in ci.
 DEEP = {"heads": 4, "layers": 2}
 BOOK_DYNAMICS = {"dynamics_rows": [{}, {"variant": "layernorm"}, {"lr_schedule": "drop", "drop_step": 2000},
                                    {"adam_eps": 1e-5}, {"grad_clip": 1.0}, {"weight_decay": 0.1},
@@ -38,7 +39,8 @@ BOOK_DYNAMICS = {"dynamics_rows": [{}, {"variant": "layernorm"}, {"lr_schedule":
                                      for part in ({}, {"handover": "weights"})),
                                    *({**DEEP, "variant": "layernorm", "start_from_step": 200, "handover": part}
                                      for part in ("input weights", "attention weights", "readout weights",
-                                                  "first layer weights", "later layer weights"))],
+                                                  "first layer weights", "later layer weights",
+                                                  "first layer query and key weights", "first layer value weights"))],
                  "dynamics_seeds": 4, "dynamics_every": 100}
 CI_DYNAMICS = {"dynamics_rows": [{}, {"lr_schedule": "drop", "drop_step": 30},
                                  {**DEEP, "variant": "layernorm", "norm_layers": "last"},
