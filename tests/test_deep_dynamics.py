@@ -42,10 +42,14 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
                      [handed(100, n_seeds=12), handed(100, n_seeds=12, handover="weights")],
                      [handed(200), handed(200, handover="weights"), handed(200, handover="moments")],
                      [handed(200, handover=part) for part in ("weights", "input weights", "attention weights",
-                                                              "readout weights", "first layer weights",
+                                                              "readout weights")],
+                     [handed(200, handover=part) for part in ("attention weights", "first layer weights",
                                                               "later layer weights",
                                                               "first layer query and key weights",
                                                               "first layer value weights")]]
+    # every partial handover has its panel, once
+    assert sorted(deep_dynamics.PANEL_OF) == sorted(set(train.HANDOVERS) - {"all"})
+    assert sum(len(splits) for _, _, splits in deep_dynamics.PANELS.values()) == len(train.HANDOVERS) - 1
     assert [deep_dynamics.row_label(r) for r in parts[2]] == [
         "Deep (+ LN), from the Baseline's step 200", "Deep (+ LN), from the Baseline's step 200, its weights only (AdamW "
         "afresh)", "Deep (+ LN), from the Baseline's step 200, its AdamW moments only (on the initial weights)"]
@@ -173,20 +177,22 @@ def test_chapter_10_draws_each_seed_of_the_partial_handovers_and_counts_those_th
     assert f"Not stored yet: {deep_dynamics.row_label(rows[2])}" in said
 
 
-def test_rows_that_take_one_parts_weights_over_form_a_panel_of_their_own_after_the_weights_row(tmp_path, monkeypatch):
+def test_rows_that_split_the_weights_form_panels_of_their_own_after_the_whole_they_split(tmp_path, monkeypatch):
     """part_rows: the rows splitting the weights by part of the model follow the row of all the weights (which also
-    sits in its step's panel of the state's parts), after that panel; a step with no row of all of it or of all the
-    weights has its panels all the same; the panel says which kind it is."""
+    sits in its step's panel of the state's parts), and those splitting the attention layers' weights follow the row
+    of those (which also sits in the panel of the model's parts), panel after panel; a step with no row of the whole
+    has its panels all the same."""
     ln = {**DEEP, "variant": "layernorm"}
     at = lambda step, part: {**ln, "start_from_step": step, **({} if part == "all" else {"handover": part})}
-    rows = [at(20, "attention weights"), at(20, "all"), at(20, "weights"), at(10, "input weights"),
-            at(20, "readout weights"), at(10, "moments")]
+    rows = [at(20, "first layer weights"), at(20, "attention weights"), at(20, "all"), at(20, "weights"),
+            at(10, "input weights"), at(20, "readout weights"), at(10, "moments"), at(10, "later layer weights")]
     P = runner.resolved("10_beyond", "ci", {"store_dir": str(tmp_path), "deep_heads": 2, "deep_layers": 2})
     monkeypatch.setattr(deep_dynamics, "resolved", lambda name, profile, overrides: runner.resolved(
         name, profile, {"dynamics_rows": rows, "dynamics_seeds": 2, **overrides}))
     assert deep_dynamics.part_rows(P, deep_dynamics.measured_params(P)) == [
-        [at(10, "moments")], [at(10, "input weights")], [at(20, "all"), at(20, "weights")],
-        [at(20, "weights"), at(20, "attention weights"), at(20, "readout weights")]]
+        [at(10, "moments")], [at(10, "input weights")], [at(10, "later layer weights")],
+        [at(20, "all"), at(20, "weights")], [at(20, "weights"), at(20, "attention weights"), at(20, "readout weights")],
+        [at(20, "attention weights"), at(20, "first layer weights")]]
     assert [deep_dynamics.row_label(at(20, part)) for part in train.PART_HANDOVERS] == [
         "Deep (+ LN), from the Baseline's step 20, its embeddings' and encoder's weights only (AdamW afresh)",
         "Deep (+ LN), from the Baseline's step 20, its attention layers' weights only (AdamW afresh)",

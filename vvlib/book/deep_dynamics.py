@@ -11,7 +11,6 @@ seed of those, since a mean over seeds would blend the seeds whose first layer a
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from .. import train
 from ..experiments.chapters import DICTIONARY_LOOKUP
 from ..experiments.reports import plots, report
 from ..experiments.reports.summary import device_kind
@@ -63,29 +62,33 @@ def deep_rows(P, P_measured) -> list:
             and set(row) <= {"variant", "start_from_step", *dynamics_runs.model_changes(row)}]
 
 
+# How chapter 10 draws the partial handovers, a panel per kind at each step: {kind: (the handover its panel draws
+# first, as the whole its rows split; its title's end; the handovers it splits that whole into)}
+PANELS = {"state": ("all", "", ("weights", "moments")),
+          "parts": ("weights", ", which part's weights", ("input weights", "attention weights", "readout weights")),
+          "attention": ("attention weights", ", which attention weights",
+                        ("first layer weights", "later layer weights", "first layer query and key weights",
+                         "first layer value weights"))}
+PANEL_OF = {handover: kind for kind, (_, _, splits) in PANELS.items() for handover in splits}
+
+
 def part_rows(P, P_measured) -> list:
     """[[rows]]: chapter 5's measured rows of the deep model (P) in which +LN takes only part of the Baseline's run
-    over (handover), grouped by the run they take part of and by what they split: its state (the weights or the
-    AdamW moments, after the row taking all of it where chapter 5 has one) or its weights (one part of the model's,
-    after the row taking all the weights where chapter 5 has one); ordered by the step they take over at, then by
-    their number of seeds, the state before the weights."""
+    over (handover), grouped by the run they take part of and by the kind of split (PANELS), after the row of the
+    whole they split where chapter 5 has one; ordered by the step they take over at, then by their number of seeds,
+    then by kind."""
     parts = [row for row in P_measured.dynamics_rows if _of_deep_model(P, row) and row.get("handover", "all") != "all"]
-    key = lambda row: ({k: v for k, v in row.items() if k != "handover"}, _splits_weights(row))
+    key = lambda row: ({k: v for k, v in row.items() if k != "handover"}, PANEL_OF[row["handover"]])
     keys = []
     for row in parts:
         if key(row) not in keys:
             keys.append(key(row))
-    keys.sort(key=lambda k: (k[0]["start_from_step"], k[0].get("n_seeds", 0), k[1]))
+    keys.sort(key=lambda k: (k[0]["start_from_step"], k[0].get("n_seeds", 0), list(PANELS).index(k[1])))
     groups = []
-    for whole, by_part in keys:
-        first = {**whole, "handover": "weights"} if by_part else whole
-        groups.append([first] * (first in P_measured.dynamics_rows) + [row for row in parts if key(row) == (whole, by_part)])
+    for whole, kind in keys:
+        first = whole if PANELS[kind][0] == "all" else {**whole, "handover": PANELS[kind][0]}
+        groups.append([first] * (first in P_measured.dynamics_rows) + [row for row in parts if key(row) == (whole, kind)])
     return groups
-
-
-def _splits_weights(row: dict) -> bool:
-    """Whether a row takes over the weights of one part of the model only."""
-    return row.get("handover") in train.PART_HANDOVERS
 
 
 def measured_params(P):
@@ -155,7 +158,7 @@ def show_parts(P, device) -> dict:
         names = {row_label(row): PART_NAMES[row.get("handover", "all")] for row in rows}
         if tables:
             seeds = dynamics_runs.row_train_config(P_measured, rows[0]).n_seeds
-            which = ", which weights" if _splits_weights(rows[-1]) else ""
+            which = PANELS[PANEL_OF[rows[-1]["handover"]]][1]
             panels[f"+LN from the Baseline's step {rows[0]['start_from_step']:,}, {seeds} seeds{which}"] = {
                 names[label]: t for label, t in tables.items()}
         sources |= {f"handover_parts/{label}": p for label, p in provenance.items()}
