@@ -40,13 +40,16 @@ CHECKPOINT_FORMAT = 1
 # only the weights of one part of the model, AdamW afresh: {handover: whether it carries the weight of that name}
 # (model.weight_part; an attention layer's, model.layer_of: the first, or those after it; of the first, those that set
 # its logits, model.QUERY_KEY_WEIGHTS, or the others)
-_first_layer = lambda name: weight_part(name) == "attention" and layer_of(name) == 0
+def _first_layer(name: str) -> bool:
+    return weight_part(name) == "attention" and layer_of(name) == 0
+
+
 PART_HANDOVERS = {"input weights": lambda name: weight_part(name) == "input",
                   "attention weights": lambda name: weight_part(name) == "attention",
                   "first layer weights": _first_layer,
                   "first layer query and key weights": lambda name: _first_layer(name) and name in QUERY_KEY_WEIGHTS,
                   "first layer value weights": lambda name: _first_layer(name) and name not in QUERY_KEY_WEIGHTS,
-                  "later layer weights": lambda name: weight_part(name) == "attention" and layer_of(name) > 0,
+                  "later layer weights": lambda name: weight_part(name) == "attention" and not _first_layer(name),
                   "readout weights": lambda name: weight_part(name) == "readout"}
 HANDOVERS = ("all", "weights", "moments", *PART_HANDOVERS)
 _DEADLINE = contextvars.ContextVar("deadline", default=None)  # (deadline, its clock) by which runs stop: stopping_at
