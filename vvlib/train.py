@@ -106,6 +106,10 @@ class TrainConfig:
     # input's, the attention layers', the first attention layer's (all, or its query and key weights, or the
     # rest), the later ones', the readout's), the others initial, AdamW afresh: which part
     handover: str = "all"
+    # 0: after the handover the rate goes on as the schedule has it.  Else over this many steps from start_from_step
+    # it rises linearly from lr / N to the schedule's (optim.rewarmed), as at a run's start with warmup_steps: whether
+    # AdamW's first updates after a restart (a step of about the full rate on every weight) undo what was handed over
+    handover_warmup_steps: int = 0
 
     def __post_init__(self):
         check_fields(self, FIELD_RULES)
@@ -123,6 +127,12 @@ class TrainConfig:
                              f"got {self.start_from_step!r}")
         if self.handover != "all" and not self.start_from_step:
             raise ValueError(f"handover is read only with a start_from_step (leave it 'all'); got {self.handover!r}")
+        if self.handover_warmup_steps and not self.start_from_step:
+            raise ValueError(f"handover_warmup_steps is read only with a start_from_step (leave it 0); "
+                             f"got {self.handover_warmup_steps!r}")
+        if self.start_from_step and not self.handover_warmup_steps <= self.steps - self.start_from_step:
+            raise ValueError(f"handover_warmup_steps must be an int from 0 to steps - start_from_step "
+                             f"({self.steps - self.start_from_step}); got {self.handover_warmup_steps!r}")
         if self.lr_schedule != "drop" and self.drop_step != 0:
             raise ValueError(f"drop_step is read only with lr_schedule 'drop' (leave it 0); got {self.drop_step!r} "
                              f"with {self.lr_schedule!r}")
@@ -145,6 +155,7 @@ FIELD_RULES = {
     "tf32": true_or_false(),
     "start_from_step": int_at_least(0, " (0: from its initialization)"),
     "handover": one_of(HANDOVERS),
+    "handover_warmup_steps": int_at_least(0, " (0: none)"),
 }
 
 
@@ -168,7 +179,7 @@ def weight_settings(cfg: TrainConfig) -> dict:
 
 LATER_DEFAULTS = {"draws": "generators", "lr_schedule": "constant", "warmup_steps": 0, "grad_clip": 0.0, "dropout": 0.0,
                   "drop_step": 0, "adam_eps": 1e-8, "tf32": False,
-                  "start_from_step": 0, "handover": "all"}
+                  "start_from_step": 0, "handover": "all", "handover_warmup_steps": 0}
 
 
 def group_size(cfg: TrainConfig) -> int:
@@ -182,7 +193,7 @@ def baseline_of(model_cfg: ModelConfig) -> ModelConfig:
 
 def source_config(cfg: TrainConfig) -> TrainConfig:
     """The settings of the Baseline's run that a run with cfg takes over: cfg's own, from its initialization."""
-    return dataclasses.replace(cfg, start_from_step=0, handover="all")
+    return dataclasses.replace(cfg, start_from_step=0, handover="all", handover_warmup_steps=0)
 
 
 def check_start(model_cfg: ModelConfig, cfg: TrainConfig):
@@ -266,7 +277,8 @@ class Trainer:
         self.graph_step = (supported and graph_draws is None) if graph_step is None else graph_step
         self.graph_draws = not self.graph_step and (supported if graph_draws is None else graph_draws)
         # a schedule's learning rate lives in a tensor that every group's AdamW reads (and a CUDA graph with it)
-        self.lr = cfg.lr if cfg.lr_schedule == "constant" else torch.tensor(cfg.lr, device=self.device)
+        varies = cfg.lr_schedule != "constant" or cfg.handover_warmup_steps
+        self.lr = torch.tensor(cfg.lr, device=self.device) if varies else cfg.lr
         self.groups = seed_groups.make_groups(model_cfg, cfg, group_size(cfg), self.device, self.lr,
                                               capturable=self.graph_step)
         self.graphed = [None] * len(self.groups)  # each group's GraphedDraws or GraphedStep, made at first use
@@ -346,7 +358,8 @@ class Trainer:
         """One AdamW step of every seed; returns each seed's loss, (S,)."""
         if isinstance(self.lr, torch.Tensor):
             c = self.cfg
-            self.lr.fill_(optim.learning_rate(c.lr, c.lr_schedule, c.warmup_steps, c.steps, self.step, c.drop_step))
+            self.lr.fill_(optim.learning_rate(c.lr, c.lr_schedule, c.warmup_steps, c.steps, self.step, c.drop_step)
+                          * optim.rewarmed(self.step, c.start_from_step, c.handover_warmup_steps))
         with matmul_tf32(self.cfg.tf32):  # the step's products, and those a CUDA graph records in it
             losses = [self.graphed_step(i) if self.graph_step else self.group_step(i, self.draw(i))
                       for i in range(len(self.groups))]
