@@ -36,7 +36,8 @@ BOOK_DYNAMICS = {"dynamics_rows": [{}, {"variant": "layernorm"}, {"lr_schedule":
                                    *({**DEEP, "variant": "layernorm", "start_from_step": step, "handover": part}
                                      for step in (100, 200) for part in ("weights", "moments")),
                                    *({**DEEP, "variant": "layernorm", "start_from_step": 100, "n_seeds": 12, **part}
-                                     for part in ({}, {"handover": "weights"})),
+                                     for part in ({}, {"handover": "weights"},
+                                                  *({"handover": "weights", "handover_warmup_steps": n} for n in (100, 1000)))),
                                    *({**DEEP, "variant": "layernorm", "start_from_step": 200, "handover": part}
                                      for part in ("input weights", "attention weights", "readout weights",
                                                   "first layer weights", "later layer weights",
