@@ -110,6 +110,24 @@ def test_a_step_recorded_after_a_handover_has_no_host_traffic_and_its_state_stay
     assert states and {t.device for t in states if isinstance(t, torch.Tensor)} == {target.device}
 
 
+@pytest.mark.parametrize("draws_from", ["generators", "counter"])
+def test_a_step_recorded_while_the_rate_warms_up_again_after_a_handover_reads_the_rate_from_the_device(draws_from):
+    """handover_warmup_steps changes the rate every step after the handover: the rate is a tensor on the weights'
+    device that every AdamW holds itself (so a recorded step reads its value at each replay, not the value it was
+    recorded with), set outside the recorded step, which copies nothing from the host and reads nothing back."""
+    deep = ModelConfig(task=SMALL["argmax"], hidden=16, key_dim=8, value_dim=8, heads=4, layers=2)
+    ln = dataclasses.replace(deep, norm="layernorm")
+    cfg = TrainConfig(n_seeds=2, steps=10, batch_size=8, draws=draws_from, seed_group=1, start_from_step=1,
+                      handover="weights", handover_warmup_steps=4)
+    target = Trainer(ln, cfg)
+    target.take_over(progress=False)
+    target.train_step()  # the update taking step 1 on: a quarter of the rate
+    assert float(target.lr) == pytest.approx(cfg.lr / 4) and target.lr.device == target.device
+    assert all(group["lr"] is target.lr for g in target.groups for group in g.optimizer.param_groups)
+    assert host_traffic(lambda: target.recorded_step(0)(12)) == []
+    assert host_traffic(lambda: target.recorded_step(1)(12)) == []
+
+
 def test_the_dictionarys_fixed_draw_is_capture_safe():
     """The generator draw a GPU records for dictionary lookup (draws.sample_distinct on CUDA)."""
     gen = rng.generator("cpu", 0, "capture")

@@ -571,11 +571,13 @@ def test_a_run_stopped_at_its_deadline_saves_its_step_and_resumes_to_the_uninter
         Trainer(model, cfg, device).run(progress=False)
 
 
-@pytest.mark.parametrize("handover", ["weights", "moments"])
+@pytest.mark.parametrize("handover", ["weights", "moments", "weights and second moments"])
 def test_a_handover_of_part_of_the_run_equals_the_whole_handover_with_the_other_part_reset_by_hand(small_dictionary,
                                                                                                   device, handover):
     """handover "weights" ends where a whole handover ends once AdamW's state is emptied by hand (fresh moments, as
-    at a run's start); "moments" ends where a whole handover ends once the initial weights are put back by hand.
+    at a run's start); "moments" ends where a whole handover ends once the initial weights are put back by hand;
+    "weights and second moments" where it ends once AdamW's running mean gradients are zeroed by hand (its running
+    mean squares and step count the Baseline's).
     Either way the data streams and the step are the Baseline's, and the run ends elsewhere than the whole
     handover's (what is reset matters)."""
     baseline_cfg = dataclasses.replace(small_dictionary, heads=2, layers=2)
@@ -589,6 +591,9 @@ def test_a_handover_of_part_of_the_run_equals_the_whole_handover_with_the_other_
             for name, p in g.params.items():
                 if handover == "weights":
                     g.optimizer.state[p] = {}
+                elif handover == "weights and second moments":
+                    if g.optimizer.state[p]:  # a weight the Baseline has (the norm's have no state yet)
+                        g.optimizer.state[p]["exp_avg"].zero_()
                 else:
                     p.copy_(initial[name][g.seeds.to(initial[name].device)])
     partial = Trainer(ln_cfg, dataclasses.replace(cfg, handover=handover), device)
@@ -598,8 +603,13 @@ def test_a_handover_of_part_of_the_run_equals_the_whole_handover_with_the_other_
     assert shared < set(initial)  # the norms' gains and shifts are not the Baseline's
     if handover == "moments":
         assert all(torch.equal(partial.weights()[k], initial[k]) for k in initial)
-    else:
+    elif handover == "weights":
         assert all(not partial.groups[0].optimizer.state[p] for p in partial.groups[0].params.values())
+    else:  # the Baseline's second moments and step on its weights, no first moments; the norm's weights afresh
+        states = [partial.groups[0].optimizer.state[partial.groups[0].params[k]] for k in sorted(shared)]
+        expected_states = [by_hand.groups[0].optimizer.state[by_hand.groups[0].params[k]] for k in sorted(shared)]
+        assert all(torch.equal(a["exp_avg_sq"], b["exp_avg_sq"]) and a["exp_avg_sq"].abs().sum() > 0
+                   and not a["exp_avg"].any() and float(a["step"]) == 3 for a, b in zip(states, expected_states))
     expected, ended, whole_end = by_hand.run(progress=False), partial.run(progress=False), whole.run(progress=False)
     assert all(torch.equal(ended[k], expected[k]) for k in expected)
     assert partial.loss_history == by_hand.loss_history
@@ -648,12 +658,61 @@ def test_a_handover_of_one_parts_weights_equals_the_weights_handover_with_the_ot
 def test_handover_is_refused_without_a_start_step_or_outside_its_values_and_kept_in_the_spec_only_when_set():
     with pytest.raises(ValueError, match=r"handover is read only with a start_from_step \(leave it 'all'\); got 'weights'"):
         small(handover="weights")
-    with pytest.raises(ValueError, match="handover must be one of all, weights, moments, input weights, attention "
+    with pytest.raises(ValueError, match="handover must be one of all, weights, moments, weights and second moments, "
+                                         "input weights, attention "
                                          "weights, first layer weights, first layer query and key weights, first "
                                          "layer value weights, later layer weights, readout weights; got 'state'"):
         small(start_from_step=2, handover="state")
     assert "handover" not in weight_settings(small(start_from_step=2))
     assert weight_settings(small(start_from_step=2, handover="moments"))["handover"] == "moments"
+
+
+def test_the_rate_warms_up_again_linearly_over_its_steps_from_the_handover_and_is_whole_elsewhere():
+    from vvlib.optim import rewarmed
+
+    assert [rewarmed(step, 3, 4) for step in range(10)] == [1, 1, 1, 0.25, 0.5, 0.75, 1, 1, 1, 1]
+    assert {rewarmed(step, 3, 0) for step in range(10)} == {1.0}
+
+
+def test_a_handover_whose_rate_warms_up_again_trains_like_adamw_whose_rate_is_set_by_hand(small_dictionary, device):
+    """handover_warmup_steps 3 from step 3: the updates that take steps 3, 4 and 5 on are made at a third, two thirds
+    and all of the rate, as a run without it gives when its AdamW's rate is set so by hand; then the whole rate.
+    It is a run of its own (it ends elsewhere than without the warm-up); the Baseline before it is the same."""
+    baseline_cfg = dataclasses.replace(small_dictionary, heads=2, layers=2)
+    ln_cfg = dataclasses.replace(baseline_cfg, norm="layernorm")
+    cfg = small(steps=8, seed_group=1, start_from_step=3, handover="weights")
+    warmed = Trainer(ln_cfg, dataclasses.replace(cfg, handover_warmup_steps=3), device)
+    by_hand, plain = Trainer(ln_cfg, cfg, device), Trainer(ln_cfg, cfg, device)
+    by_hand.take_over(progress=False)
+    warmed.take_over(progress=False)
+    assert all(torch.equal(warmed.weights()[k], by_hand.weights()[k]) for k in by_hand.weights())
+    while by_hand.step < cfg.steps:
+        rate = cfg.lr * {3: 1 / 3, 4: 2 / 3}.get(by_hand.step, 1.0)
+        for g in by_hand.groups:
+            for group in g.optimizer.param_groups:
+                group["lr"] = rate
+        by_hand.train_step()
+    ended, expected, unwarmed = warmed.run(progress=False), by_hand.weights(), plain.run(progress=False)
+    assert float(warmed.lr) == pytest.approx(cfg.lr, rel=1e-7)  # the whole rate again (a float32 tensor)
+    assert all(torch.allclose(ended[k], expected[k], rtol=1e-5, atol=1e-7) for k in expected)
+    assert not all(torch.allclose(ended[k], unwarmed[k], rtol=1e-3, atol=1e-5) for k in expected)
+
+
+def test_handover_warmup_steps_is_refused_without_a_start_step_or_past_the_end_and_kept_in_the_spec_only_when_set():
+    from vvlib.train import source_config
+
+    with pytest.raises(ValueError, match=r"handover_warmup_steps is read only with a start_from_step \(leave it 0\); "
+                                         r"got 2"):
+        small(handover_warmup_steps=2)
+    with pytest.raises(ValueError, match=r"handover_warmup_steps must be an int from 0 to steps - start_from_step "
+                                         r"\(6\); got 7"):
+        small(start_from_step=2, handover_warmup_steps=7)
+    with pytest.raises(ValueError, match=r"handover_warmup_steps must be an int >= 0 \(0: none\); got -1"):
+        small(start_from_step=2, handover_warmup_steps=-1)
+    assert "handover_warmup_steps" not in weight_settings(small(start_from_step=2))
+    cfg = small(start_from_step=2, handover="weights", handover_warmup_steps=6)
+    assert weight_settings(cfg)["handover_warmup_steps"] == 6
+    assert source_config(cfg) == small()  # the Baseline it takes over is every other handover's
 
 
 def test_start_from_step_trains_the_baseline_to_that_step_then_hands_its_run_over(small_dictionary, device, tmp_path):

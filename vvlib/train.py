@@ -51,7 +51,10 @@ PART_HANDOVERS = {"input weights": lambda name: weight_part(name) == "input",
                   "first layer value weights": lambda name: _first_layer(name) and name not in QUERY_KEY_WEIGHTS,
                   "later layer weights": lambda name: weight_part(name) == "attention" and not _first_layer(name),
                   "readout weights": lambda name: weight_part(name) == "readout"}
-HANDOVERS = ("all", "weights", "moments", *PART_HANDOVERS)
+# the weights with AdamW's running mean square gradient (and its step count), its running mean gradient afresh: which
+# of the two moments the weights need beside them
+SECOND_MOMENTS = "weights and second moments"
+HANDOVERS = ("all", "weights", "moments", SECOND_MOMENTS, *PART_HANDOVERS)
 _DEADLINE = contextvars.ContextVar("deadline", default=None)  # (deadline, its clock) by which runs stop: stopping_at
 
 
@@ -102,7 +105,7 @@ class TrainConfig:
     start_from_step: int = 0
     # what the handover at start_from_step carries over besides the data streams: all (the weights and AdamW's
     # moments), weights (AdamW starts afresh) or moments (on this model's own initial weights); which of the two
-    # keeps a state the Baseline reached.  Or the weights of one part of the model only (PART_HANDOVERS: the
+    # keeps a state the Baseline reached.  Or the weights with the second moments only (SECOND_MOMENTS).  Or the weights of one part of the model only (PART_HANDOVERS: the
     # input's, the attention layers', the first attention layer's (all, or its query and key weights, or the
     # rest), the later ones', the readout's), the others initial, AdamW afresh: which part
     handover: str = "all"
@@ -451,23 +454,28 @@ class Trainer:
     def start_from(self, source: "Trainer"):
         """Carry on from another run where it stands (source: the same seeds, groups and training settings, another
         model): each weight this model shares with it takes its value and its AdamW moments, or only one of the two
-        (cfg.handover: the other stays as this run has it, its initial value or fresh moments), or only the values
-        of the weights of one part of the model; a weight the source lacks (a norm's gain and shift) keeps its
+        (cfg.handover: the other stays as this run has it, its initial value or fresh moments), or the values with
+        AdamW's second moments and step count (its first moments zero), or only the values of the weights of one part
+        of the model; a weight the source lacks (a norm's gain and shift) keeps its
         initial value and fresh moments.  The data streams, the step and the loss log are the source's, so the next
         batch is the one the source would draw next."""
         same_settings = source_config(source.cfg) == source_config(self.cfg)
         if not same_settings or [g.seeds.tolist() for g in source.groups] != [g.seeds.tolist() for g in self.groups]:
             raise ValueError("start_from needs a source run with the same training settings and seed groups")
         part = self.cfg.handover
-        moments = part in ("all", "moments")
-        takes_weight = lambda name: part in ("all", "weights") or part in PART_HANDOVERS and PART_HANDOVERS[part](name)
+        moments = part in ("all", "moments", SECOND_MOMENTS)
+        takes_weight = lambda name: (part in ("all", "weights", SECOND_MOMENTS)
+                                     or part in PART_HANDOVERS and PART_HANDOVERS[part](name))
         with torch.no_grad():
             for mine, theirs in zip(self.groups, source.groups):
                 for name, p in theirs.params.items():
                     if takes_weight(name):
                         mine.params[name].copy_(p)
                     if moments:
-                        mine.optimizer.state[mine.params[name]] = {k: v.clone() for k, v in theirs.optimizer.state[p].items()}
+                        state = {k: v.clone() for k, v in theirs.optimizer.state[p].items()}
+                        if part == SECOND_MOMENTS:  # with the step count carried, no bias correction inflates it
+                            state["exp_avg"].zero_()
+                        mine.optimizer.state[mine.params[name]] = state
                 for gen, other in zip(mine.generators, theirs.generators):
                     gen.set_state(other.get_state())
         self.step, self.loss_history = source.step, list(source.loss_history)

@@ -25,6 +25,7 @@ from .runner import resolved
 # what a handover carries (train.HANDOVERS), as the page names it
 PART_NAMES = {"all": "its weights and AdamW moments", "weights": "its weights only (AdamW afresh)",
               "moments": "its AdamW moments only (on the initial weights)",
+              "weights and second moments": "its weights and AdamW's second moments only (its first moments afresh)",
               "input weights": "its embeddings' and encoder's weights only (AdamW afresh)",
               "attention weights": "its attention layers' weights only (AdamW afresh)",
               "first layer weights": "its first attention layer's weights only (AdamW afresh)",
@@ -32,6 +33,14 @@ PART_NAMES = {"all": "its weights and AdamW moments", "weights": "its weights on
               "first layer value weights": "its first attention layer's value weights only (AdamW afresh)",
               "later layer weights": "its later attention layers' weights only (AdamW afresh)",
               "readout weights": "its readout's weights only (AdamW afresh)"}
+
+
+def part_name(row: dict) -> str:
+    """What a row's handover carries, as the page names it, and its rate's warm-up after the handover where it has
+    one (handover_warmup_steps)."""
+    warmup = row.get("handover_warmup_steps", 0)
+    warmed = f", the rate warmed up again over {warmup:,} steps" if warmup else ""
+    return PART_NAMES[row.get("handover", "all")] + warmed
 
 
 def row_label(row: dict) -> str:
@@ -42,10 +51,10 @@ def row_label(row: dict) -> str:
         name = LAST_LABEL
     else:
         name = variants.LABELS["deep_layernorm" if row.get("variant") == "layernorm" else "deep_baseline"]
-    start, part, seeds = row.get("start_from_step"), row.get("handover", "all"), row.get("n_seeds")
+    start, seeds, carried = row.get("start_from_step"), row.get("n_seeds"), part_name(row)
     if start is None:
         return name
-    return (f"{name}, from the Baseline's step {start:,}" + ("" if part == "all" else f", {PART_NAMES[part]}")
+    return (f"{name}, from the Baseline's step {start:,}" + ("" if carried == PART_NAMES["all"] else f", {carried}")
             + ("" if seeds is None else f", {seeds} seeds"))
 
 
@@ -64,12 +73,16 @@ def deep_rows(P, P_measured) -> list:
 
 # How chapter 10 draws the partial handovers, a panel per kind at each step: {kind: (the handover its panel draws
 # first, as the whole its rows split; its title's end; the handovers it splits that whole into)}
-PANELS = {"state": ("all", "", ("weights", "moments")),
+PANELS = {"state": ("all", "", ("weights", "moments", "weights and second moments")),
           "parts": ("weights", ", which part's weights", ("input weights", "attention weights", "readout weights")),
           "attention": ("attention weights", ", which attention weights",
                         ("first layer weights", "later layer weights", "first layer query and key weights",
                          "first layer value weights"))}
 PANEL_OF = {handover: kind for kind, (_, _, splits) in PANELS.items() for handover in splits}
+
+
+# the fields that say what a handover carries and how the run goes on from it: rows differing in them alone share a panel
+HANDOVER_FIELDS = ("handover", "handover_warmup_steps")
 
 
 def part_rows(P, P_measured) -> list:
@@ -78,7 +91,7 @@ def part_rows(P, P_measured) -> list:
     whole they split where chapter 5 has one; ordered by the step they take over at, then by their number of seeds,
     then by kind."""
     parts = [row for row in P_measured.dynamics_rows if _of_deep_model(P, row) and row.get("handover", "all") != "all"]
-    key = lambda row: ({k: v for k, v in row.items() if k != "handover"}, PANEL_OF[row["handover"]])
+    key = lambda row: ({k: v for k, v in row.items() if k not in HANDOVER_FIELDS}, PANEL_OF[row["handover"]])
     keys = []
     for row in parts:
         if key(row) not in keys:
@@ -155,7 +168,7 @@ def show_parts(P, device) -> dict:
     panels, sources, missing = {}, {}, []
     for rows in groups:
         tables, provenance, absent = read_rows(P_measured, rows, device)
-        names = {row_label(row): PART_NAMES[row.get("handover", "all")] for row in rows}
+        names = {row_label(row): part_name(row) for row in rows}
         if tables:
             seeds = dynamics_runs.row_train_config(P_measured, rows[0]).n_seeds
             which = PANELS[PANEL_OF[rows[-1]["handover"]]][1]
