@@ -242,6 +242,14 @@ def test_four_panels_of_seeds_or_more_are_drawn_two_to_a_row_and_a_run_keeps_its
     colour = lambda ax, label: next(line.get_color() for line in ax.lines if line.get_label() == label)
     a, b = figure.axes
     assert colour(a, "weights") == colour(b, "weights") and len({colour(a, "all"), colour(a, "weights"), colour(b, "moments")}) == 3
+    matplotlib.pyplot.close(figure)
+    # more runs than the default palette's 10 colours: still one colour each
+    many = {f"panel {i}": {f"run {j}": frame for j in range(4 * i, 4 * i + 4)} for i in range(4)}
+    figure = plots.seed_entropy_lines(many, 1, 16)
+    colours = {line.get_label(): line.get_color() for ax in figure.axes for line in ax.lines
+               if line.get_label().startswith("run")}
+    assert len(colours) == 16 and len(set(map(tuple, colours.values()))) == 16
+    matplotlib.pyplot.close(figure)
 
 
 def test_the_seed_figure_draws_every_seed_in_its_runs_colour_with_uniform_and_half_of_it_marked():

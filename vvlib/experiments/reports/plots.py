@@ -427,7 +427,9 @@ def seed_entropy_lines(panels: dict, layer: int, length: int, title=""):
     for ax in axes.flat[len(panels):]:
         fig.delaxes(ax)
     labels = list(dict.fromkeys(label for tables in panels.values() for label in tables))
-    colour_of = dict(zip(labels, sns.color_palette(n_colors=len(labels))))  # a run's colour the same in every panel
+    # a run's colour the same in every panel, and no two alike (the default palette has 10; more take evenly spaced hues)
+    palette = sns.color_palette() if len(labels) <= len(sns.color_palette()) else sns.color_palette("husl", len(labels))
+    colour_of = dict(zip(labels, palette))
     for ax, (name, tables) in zip(axes.flat, panels.items()):
         for label, frame in tables.items():
             colour = colour_of[label]
