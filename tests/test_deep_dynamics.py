@@ -41,7 +41,8 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
     assert parts == [[handed(100), handed(100, handover="weights"), handed(100, handover="moments")],
                      [handed(100, n_seeds=12), handed(100, n_seeds=12, handover="weights"),
                       handed(100, n_seeds=12, handover="weights and second moments"),
-                      *(handed(100, n_seeds=12, handover="weights", handover_warmup_steps=n) for n in (100, 1000))],
+                      *(handed(100, n_seeds=12, handover="weights", handover_warmup_steps=n) for n in (100, 1000)),
+                      handed(100, n_seeds=12, handover_warmup_steps=100)],
                      [handed(200), handed(200, handover="weights"), handed(200, handover="moments")],
                      [handed(200, handover=part) for part in ("weights", "input weights", "attention weights",
                                                               "readout weights")],
@@ -58,9 +59,9 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
     assert deep_dynamics.row_label(parts[1][1]) == ("Deep (+ LN), from the Baseline's step 100, its weights only (AdamW "
                                                     "afresh), 12 seeds")
     assert [dynamics_runs.row_configs(P_measured, task, r)[1].handover for r in parts[0]] == ["all", "weights", "moments"]
-    assert [dynamics_runs.row_configs(P_measured, task, r)[1].n_seeds for r in parts[1]] == [12] * 5
+    assert [dynamics_runs.row_configs(P_measured, task, r)[1].n_seeds for r in parts[1]] == [12] * 6
     assert [dynamics_runs.row_configs(P_measured, task, r)[1].handover_warmup_steps for r in parts[1]] == [0, 0, 0, 100,
-                                                                                                         1000]
+                                                                                                         1000, 100]
     assert all(train.baseline_of(m) == models[0] for m in models[3:])
     # the same runs as chapter 11's rows of the model, but for their number of seeds
     P_rows = runner.resolved("11_sensitivity", "book")
@@ -210,17 +211,18 @@ def test_rows_that_split_the_weights_form_panels_of_their_own_after_the_whole_th
 def test_rows_that_warm_the_rate_up_again_after_the_handover_share_its_panel_under_names_of_their_own(tmp_path,
                                                                                                         monkeypatch):
     """A row that differs from another only in handover_warmup_steps is drawn in the same panel, after it, and named
-    apart (the panel's legend and the sentence are keyed by these names, so two alike would hide a run)."""
+    apart (all of the run so warmed up too, beside all of it without) (the panel's legend and the sentence are keyed by these names, so two alike would hide a run)."""
     at = lambda **kw: {**DEEP, "variant": "layernorm", "start_from_step": 20, "n_seeds": 3, **kw}
     rows = [at(), at(handover="weights"), at(handover="weights", handover_warmup_steps=10),
-            at(handover="weights", handover_warmup_steps=1000)]
+            at(handover="weights", handover_warmup_steps=1000), at(handover_warmup_steps=10)]
     P = runner.resolved("10_beyond", "ci", {"store_dir": str(tmp_path), "deep_heads": 2, "deep_layers": 2})
     monkeypatch.setattr(deep_dynamics, "resolved", lambda name, profile, overrides: runner.resolved(
         name, profile, {"dynamics_rows": rows, "dynamics_seeds": 2, **overrides}))
     assert deep_dynamics.part_rows(P, deep_dynamics.measured_params(P)) == [rows]
     assert [deep_dynamics.part_name(row) for row in rows[1:]] == [
         "its weights only (AdamW afresh)", "its weights only (AdamW afresh), the rate warmed up again over 10 steps",
-        "its weights only (AdamW afresh), the rate warmed up again over 1,000 steps"]
+        "its weights only (AdamW afresh), the rate warmed up again over 1,000 steps",
+        "its weights and AdamW moments, the rate warmed up again over 10 steps"]
     assert deep_dynamics.row_label(rows[3]) == ("Deep (+ LN), from the Baseline's step 20, its weights only (AdamW "
                                                 "afresh), the rate warmed up again over 1,000 steps, 3 seeds")
     assert deep_dynamics.row_label(rows[0]) == "Deep (+ LN), from the Baseline's step 20, 3 seeds"

@@ -81,17 +81,23 @@ PANELS = {"state": ("all", "", ("weights", "moments", "weights and second moment
 PANEL_OF = {handover: kind for kind, (_, _, splits) in PANELS.items() for handover in splits}
 
 
+def panel_of(row: dict) -> str:
+    """The kind of panel a row taking over part of the Baseline's run is drawn in; all of it, with the rate warmed up
+    again after the handover, is drawn beside all of it without."""
+    return PANEL_OF.get(row.get("handover", "all"), "state")
+
+
 # the fields that say what a handover carries and how the run goes on from it: rows differing in them alone share a panel
 HANDOVER_FIELDS = ("handover", "handover_warmup_steps")
 
 
 def part_rows(P, P_measured) -> list:
     """[[rows]]: chapter 5's measured rows of the deep model (P) in which +LN takes only part of the Baseline's run
-    over (handover), grouped by the run they take part of and by the kind of split (PANELS), after the row of the
+    over (handover) or goes on from it with its rate warmed up again (handover_warmup_steps), grouped by the run they take part of and by the kind of split (PANELS), after the row of the
     whole they split where chapter 5 has one; ordered by the step they take over at, then by their number of seeds,
     then by kind."""
-    parts = [row for row in P_measured.dynamics_rows if _of_deep_model(P, row) and row.get("handover", "all") != "all"]
-    key = lambda row: ({k: v for k, v in row.items() if k not in HANDOVER_FIELDS}, PANEL_OF[row["handover"]])
+    parts = [row for row in P_measured.dynamics_rows if _of_deep_model(P, row) and set(row) & set(HANDOVER_FIELDS)]
+    key = lambda row: ({k: v for k, v in row.items() if k not in HANDOVER_FIELDS}, panel_of(row))
     keys = []
     for row in parts:
         if key(row) not in keys:
@@ -171,7 +177,7 @@ def show_parts(P, device) -> dict:
         names = {row_label(row): part_name(row) for row in rows}
         if tables:
             seeds = dynamics_runs.row_train_config(P_measured, rows[0]).n_seeds
-            which = PANELS[PANEL_OF[rows[-1]["handover"]]][1]
+            which = PANELS[panel_of(rows[-1])][1]
             panels[f"+LN from the Baseline's step {rows[0]['start_from_step']:,}, {seeds} seeds{which}"] = {
                 names[label]: t for label, t in tables.items()}
         sources |= {f"handover_parts/{label}": p for label, p in provenance.items()}
