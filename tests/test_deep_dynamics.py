@@ -5,6 +5,7 @@ import dataclasses
 import matplotlib
 import numpy as np
 import pandas as pd
+import pytest
 
 from vvlib import train
 from vvlib.book import deep_dynamics, norm_rows, runner
@@ -245,13 +246,21 @@ def test_four_panels_of_seeds_or_more_are_drawn_two_to_a_row_and_a_run_keeps_its
     a, b = figure.axes
     assert colour(a, "weights") == colour(b, "weights") and len({colour(a, "all"), colour(a, "weights"), colour(b, "moments")}) == 3
     matplotlib.pyplot.close(figure)
-    # more runs than the default palette's 10 colours: still one colour each
-    many = {f"panel {i}": {f"run {j}": frame for j in range(4 * i, 4 * i + 4)} for i in range(4)}
+    # more runs than the default palette's 10 colours (chapter 10 has 13), some in two panels: no two runs of a
+    # panel alike, each run one colour throughout
+    many = {f"panel {i}": {f"run {j}": frame for j in range(3 * i, 3 * i + 5)} for i in range(4)}
     figure = plots.seed_entropy_lines(many, 1, 16)
-    colours = {line.get_label(): line.get_color() for ax in figure.axes for line in ax.lines
-               if line.get_label().startswith("run")}
-    assert len(colours) == 16 and len(set(map(tuple, colours.values()))) == 16
+    seen = [{line.get_label(): tuple(line.get_color()) for line in ax.lines if line.get_label().startswith("run")}
+            for ax in figure.axes]
+    assert [len(set(panel.values())) for panel in seen] == [5] * 4
+    assert all(panel[run] == other[run] for panel in seen for other in seen for run in set(panel) & set(other))
+    assert len({run for panel in seen for run in panel}) == 14
     matplotlib.pyplot.close(figure)
+    # a panel of more runs than the palette has colours still gets one colour each
+    crowded = plots.run_colours({"a": {f"run {j}": None for j in range(20)}})
+    assert len(set(crowded.values())) == 20
+    with pytest.raises(ValueError, match="at most 20 runs apart; 'run 20' is one too many"):
+        plots.run_colours({"a": {f"run {j}": None for j in range(21)}})
 
 
 def test_the_seed_figure_draws_every_seed_in_its_runs_colour_with_uniform_and_half_of_it_marked():

@@ -414,6 +414,26 @@ def layer_dynamics(tables: dict, layers: int, length: int, title=""):
     return fig
 
 
+def run_colours(panels: dict) -> dict:
+    """{label: colour} for panels {title: {label: ...}}: a run the same colour in every panel it is in, and no two
+    runs of a panel alike.  Each run, in order, takes the default palette's first colour no run has yet; once its 10
+    clear colours are spent, the first that no run sharing a panel with it has (runs that never meet may share one),
+    and in a panel of more than 10 runs, the darker shades of the same 10."""
+    palette, colour_of = sns.color_palette() + sns.color_palette("dark"), {}
+    for tables in panels.values():
+        for label in tables:
+            if label in colour_of:
+                continue
+            taken = {colour_of[other] for others in panels.values() if label in others for other in others
+                     if other in colour_of}
+            unused = [c for c in palette[:10] if c not in colour_of.values()]
+            free = unused or [c for c in palette if c not in taken]
+            if not free:
+                raise ValueError(f"a panel may draw at most {len(palette)} runs apart; {label!r} is one too many")
+            colour_of[label] = free[0]
+    return colour_of
+
+
 def seed_entropy_lines(panels: dict, layer: int, length: int, title=""):
     """One panel per key of panels, {panel title: {label: long-form frame with step, seed and entropy_layer<layer>}}:
     each seed's attention entropy in that layer along training, one colour per label (the same in every panel),
@@ -426,10 +446,7 @@ def seed_entropy_lines(panels: dict, layer: int, length: int, title=""):
     fig, axes = plt.subplots(rows, columns, figsize=(5.5 * columns, 4.2 * rows), sharey=True, squeeze=False)
     for ax in axes.flat[len(panels):]:
         fig.delaxes(ax)
-    labels = list(dict.fromkeys(label for tables in panels.values() for label in tables))
-    # a run's colour the same in every panel, and no two alike (the default palette has 10; more take evenly spaced hues)
-    palette = sns.color_palette() if len(labels) <= len(sns.color_palette()) else sns.color_palette("husl", len(labels))
-    colour_of = dict(zip(labels, palette))
+    colour_of = run_colours(panels)
     for ax, (name, tables) in zip(axes.flat, panels.items()):
         for label, frame in tables.items():
             colour = colour_of[label]
