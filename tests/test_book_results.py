@@ -1212,7 +1212,9 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
     """book/scale.md on +LN taking over only the deep Baseline's weights or only its AdamW moments (chapter 5's
     rows): from step 200 the weights attend in every seed, a step or so later than both parts, the moments in none;
     from step 100 neither alone in any of 4 seeds against 2 of 4 with both (Fisher's exact test p = 0.43), and on
-    12 seeds (their first 4 the same runs, bit for bit) both in 8, the weights alone in none (p = 0.001); from step
+    12 seeds (their first 4 the same runs, bit for bit) both in 8, the weights alone in none (p = 0.001), nor with the
+    rate warmed up again, which leaves all of it attending in 1 (p = 0.009), and the weights with the second moments in
+    2 (p = 0.48 against none, 0.04 against 8), seeds among those 8; from step
     200 the attention layers' weights alone in every seed, the first layer's alone too, and its query and key
     weights alone too, while the input's, the readout's, the second layer's or the first's value weights alone in
     none."""
@@ -1232,13 +1234,15 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
         read, _, missing = deep_dynamics.read_rows(P_measured, rows, "cpu")
         assert not missing
         for row, table in zip(rows, read.values()):
-            key = (row["start_from_step"], row.get("handover", "all"), row.get("n_seeds", 4))
+            key = (row["start_from_step"], row.get("handover", "all"), row.get("n_seeds", 4),
+                   *([row["handover_warmup_steps"]] if "handover_warmup_steps" in row else []))
             end = report.entropy_at_end(table, 1)
             ends[key], attends[key], tables[key] = [f"{e:.2f}" for e in end], int((end < half).sum()), table
             entropy = table.pivot(index="step", columns="seed", values="entropy_layer1")
             first_below[key] = sorted({int(entropy.index[entropy[s] < half][0]) for s in entropy if (entropy[s] < half).any()})
     assert attends == {(100, "all", 4): 2, (100, "weights", 4): 0, (100, "moments", 4): 0,
-                       (100, "all", 12): 8, (100, "weights", 12): 0,
+                       (100, "all", 12): 8, (100, "weights", 12): 0, (100, "weights and second moments", 12): 2,
+                       (100, "weights", 12, 100): 0, (100, "weights", 12, 1000): 0, (100, "all", 12, 100): 1,
                        (200, "all", 4): 4, (200, "weights", 4): 4, (200, "moments", 4): 0,
                        (200, "input weights", 4): 0, (200, "attention weights", 4): 4, (200, "readout weights", 4): 0,
                        (200, "first layer weights", 4): 4, (200, "later layer weights", 4): 0,
@@ -1263,6 +1267,17 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
         assert four.equals(twelve[twelve["seed"] < 4].reset_index(drop=True)[four.columns]), part
     assert f"{fisher_exact([[0, 4], [2, 2]]).pvalue:.2f}" == "0.43"
     assert f"{fisher_exact([[0, 12], [8, 4]]).pvalue:.3f}" == "0.001"
+    # at step 100 on 12 seeds: the rate warmed up again after the handover; the weights with the second moments
+    assert spread((100, "weights", 12, 100)) == ("2.45", "2.62") and spread((100, "weights", 12, 1000)) == ("1.87", "2.63")
+    assert first_below[(100, "all", 12, 100)] == [2200] and first_below[(100, "weights and second moments", 12)] == [600, 3600]
+    entropy = tables[(100, "weights and second moments", 12)].pivot(index="step", columns="seed", values="entropy_layer1")
+    by_first_below = sorted((int(entropy.index[entropy[s] < half][0]), s) for s in entropy if (entropy[s] < half).any())
+    assert [ends[(100, "weights and second moments", 12)][s] for _, s in by_first_below] == ["0.02", "0.06"]
+    assert f"{fisher_exact([[1, 11], [8, 4]]).pvalue:.3f}" == "0.009"
+    assert f"{fisher_exact([[2, 10], [0, 12]]).pvalue:.2f}" == "0.48" and f"{fisher_exact([[2, 10], [8, 4]]).pvalue:.2f}" == "0.04"
+    seeds_attending = lambda key: set(np.flatnonzero(report.entropy_at_end(tables[key], 1) < half))
+    assert seeds_attending((100, "all", 12, 100)) | seeds_attending((100, "weights and second moments", 12)) == {4, 6, 7}
+    assert {4, 6, 7} < seeds_attending((100, "all", 12))
     scale = words("book/scale.md")
     for phrase in ("+LN's first layer attends in every seed (first below 1.39 nats at step 400 or 500, against 300 or "
                    "400 with both parts; 0.01 at the end)", "on the initial weights it attends in none (2.38 to 2.51 "
@@ -1270,6 +1285,11 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
                    "end with the weights, 2.40 to 2.56 with the moments), against 2 of 4 with both",
                    "(Fisher's exact test, $p = 0.43$)", "(seeds 0-3 are the same runs, bit for bit)",
                    "attends in 8 of 12, with the weights alone in none (2.48 to 2.61 nats at the end; $p = 0.001$)",
+                   "+LN's first layer attends in none with N = 100 (2.45 to 2.62 nats at the end) or N = 1,000 (1.87 to "
+                   "2.63)", "attends in 1 of 12 (first below 1.39 nats at step 2,200), against 8 of 12 without the "
+                   "warm-up (Fisher's $p = 0.009$)", "attend in 2 of 12 (first below 1.39 nats at steps 600 and 3,600; "
+                   "0.02 and 0.06 at the end): more than the weights alone (none; $p = 0.48$), fewer than with both "
+                   "moments (8; $p = 0.04$)", "(seeds 4, 6 and 7) are among the 8 that attend with all of it",
                    "with both attention layers' weights +LN's first layer attends in every seed (first below 1.39 nats "
                    "at step 400 to 600; 0.01 to 0.02 at the end), and with the first attention layer's alone too (step "
                    "400 or 500; 0.01)", "with the key and value tables and the encoder it attends in none (2.53 to "
