@@ -43,7 +43,7 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
                      [handed(100, n_seeds=12), handed(100, n_seeds=12, handover="weights"),
                       handed(100, n_seeds=12, handover="weights and second moments"),
                       *(handed(100, n_seeds=12, handover="weights", handover_warmup_steps=n) for n in (100, 1000)),
-                      handed(100, n_seeds=12, handover_warmup_steps=100), handed(100, n_seeds=12, handover_warmup_steps=20)],
+                      *(handed(100, n_seeds=12, handover_warmup_steps=n) for n in (100, 20))],
                      [handed(200), handed(200, handover="weights"), handed(200, handover="moments")],
                      [handed(200, handover=part) for part in ("weights", "input weights", "attention weights",
                                                               "readout weights")],
