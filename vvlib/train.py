@@ -105,9 +105,10 @@ class TrainConfig:
     start_from_step: int = 0
     # what the handover at start_from_step carries over besides the data streams: all (the weights and AdamW's
     # moments), weights (AdamW starts afresh) or moments (on this model's own initial weights); which of the two
-    # keeps a state the Baseline reached.  Or the weights with the second moments only (SECOND_MOMENTS).  Or the weights of one part of the model only (PART_HANDOVERS: the
-    # input's, the attention layers', the first attention layer's (all, or its query and key weights, or the
-    # rest), the later ones', the readout's), the others initial, AdamW afresh: which part
+    # keeps a state the Baseline reached.  Or the weights with the second moments only (SECOND_MOMENTS).  Or the
+    # weights of one part of the model only (PART_HANDOVERS: the input's, the attention layers', the first attention
+    # layer's (all, or its query and key weights, or the rest), the later ones', the readout's), the others
+    # initial, AdamW afresh: which part
     handover: str = "all"
     # 0: after the handover the rate goes on as the schedule has it.  Else over this many steps from start_from_step
     # it rises linearly from lr / N to the schedule's (optim.rewarmed), as at a run's start with warmup_steps: whether

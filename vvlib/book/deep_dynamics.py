@@ -93,9 +93,9 @@ HANDOVER_FIELDS = ("handover", "handover_warmup_steps")
 
 def part_rows(P, P_measured) -> list:
     """[[rows]]: chapter 5's measured rows of the deep model (P) in which +LN takes only part of the Baseline's run
-    over (handover) or goes on from it with its rate warmed up again (handover_warmup_steps), grouped by the run they take part of and by the kind of split (PANELS), after the row of the
-    whole they split where chapter 5 has one; ordered by the step they take over at, then by their number of seeds,
-    then by kind."""
+    over (handover) or goes on from it with its rate warmed up again (handover_warmup_steps), grouped by the run
+    they take part of and by the kind of split (PANELS), after the row of the whole they split where chapter 5 has
+    one; ordered by the step they take over at, then by their number of seeds, then by kind."""
     parts = [row for row in P_measured.dynamics_rows if _of_deep_model(P, row) and set(row) & set(HANDOVER_FIELDS)]
     key = lambda row: ({k: v for k, v in row.items() if k not in HANDOVER_FIELDS}, panel_of(row))
     keys = []

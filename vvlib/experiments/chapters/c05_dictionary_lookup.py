@@ -21,11 +21,12 @@ from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_SCALE_STORE, PAPER_T
 # Baseline's weights (AdamW afresh) or only its AdamW moments (on the initial weights, which both models share):
 # which of the two carries what the Baseline's first steps gave; and at step 100, where 4 seeds cannot tell the
 # weights alone from both, those two again on 12 seeds (seeds 0-3 the same runs as the 4-seed rows'), and the
-# weights alone with the rate warmed up again over 100 or 1,000 steps after the handover (AdamW afresh moves every
-# weight by about the full rate at first: is that what undoes them?), and all of it so warmed up over 100 (the
-# warm-up's own effect) or over 20 (as small first steps as zeroed first moments make), and the weights with AdamW's
-# second moments only (which moment they need); and at step 200, where the weights alone suffice, the weights of one part of the model only (the tables and the encoder, the
-# attention layers, the readout), AdamW afresh: which part carries it; and, the attention layers' weights being
+# weights with AdamW's second moments only (which moment they need), and the weights alone with the rate warmed up
+# again over 100 or 1,000 steps after the handover (AdamW afresh moves every weight by about the full rate at first:
+# is that what undoes them?), and all of it so warmed up over 100 (the warm-up's own effect) or over 20 (as small
+# first steps as zeroed first moments make); and at step 200, where the weights alone suffice, the weights of one
+# part of the model only (the tables and the encoder, the attention layers, the readout), AdamW afresh: which part
+# carries it; and, the attention layers' weights being
 # enough, the first attention layer's or the second's alone, and the first's query and key weights (which set its
 # attention) or its value weights alone.  A smoke test of the same path in ci.
 DEEP = {"heads": 4, "layers": 2}
@@ -40,7 +41,8 @@ BOOK_DYNAMICS = {"dynamics_rows": [{}, {"variant": "layernorm"}, {"lr_schedule":
                                      for step in (100, 200) for part in ("weights", "moments")),
                                    *({**DEEP, "variant": "layernorm", "start_from_step": 100, "n_seeds": 12, **part}
                                      for part in ({}, {"handover": "weights"}, {"handover": "weights and second moments"},
-                                                  *({"handover": "weights", "handover_warmup_steps": n} for n in (100, 1000)),
+                                                  *({"handover": "weights", "handover_warmup_steps": n}
+                                                    for n in (100, 1000)),
                                                   *({"handover_warmup_steps": n} for n in (100, 20)))),
                                    *({**DEEP, "variant": "layernorm", "start_from_step": 200, "handover": part}
                                      for part in ("input weights", "attention weights", "readout weights",
