@@ -43,7 +43,7 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
                      [handed(100, n_seeds=12), handed(100, n_seeds=12, handover="weights"),
                       handed(100, n_seeds=12, handover="weights and second moments"),
                       *(handed(100, n_seeds=12, handover="weights", handover_warmup_steps=n) for n in (100, 1000)),
-                      *(handed(100, n_seeds=12, handover_warmup_steps=n) for n in (100, 20))],
+                      *(handed(100, n_seeds=12, handover_warmup_steps=n) for n in (100, 20, 5))],
                      [handed(200), handed(200, handover="weights"), handed(200, handover="moments")],
                      [handed(200, handover=part) for part in ("weights", "input weights", "attention weights",
                                                               "readout weights")],
@@ -60,9 +60,9 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
     assert deep_dynamics.row_label(parts[1][1]) == ("Deep (+ LN), from the Baseline's step 100, its weights only (AdamW "
                                                     "afresh), 12 seeds")
     assert [dynamics_runs.row_configs(P_measured, task, r)[1].handover for r in parts[0]] == ["all", "weights", "moments"]
-    assert [dynamics_runs.row_configs(P_measured, task, r)[1].n_seeds for r in parts[1]] == [12] * 7
-    assert [dynamics_runs.row_configs(P_measured, task, r)[1].handover_warmup_steps for r in parts[1]] == [0, 0, 0, 100,
-                                                                                                         1000, 100, 20]
+    assert [dynamics_runs.row_configs(P_measured, task, r)[1].n_seeds for r in parts[1]] == [12] * 8
+    assert [dynamics_runs.row_configs(P_measured, task, r)[1].handover_warmup_steps for r in parts[1]] == [
+        0, 0, 0, 100, 1000, 100, 20, 5]
     assert all(train.baseline_of(m) == models[0] for m in models[3:])
     # the same runs as chapter 11's rows of the model, but for their number of seeds
     P_rows = runner.resolved("11_sensitivity", "book")

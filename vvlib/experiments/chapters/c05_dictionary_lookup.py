@@ -23,8 +23,8 @@ from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_SCALE_STORE, PAPER_T
 # weights alone from both, those two again on 12 seeds (seeds 0-3 the same runs as the 4-seed rows'), and the
 # weights with AdamW's second moments only (which moment they need), and the weights alone with the rate warmed up
 # again over 100 or 1,000 steps after the handover (AdamW afresh moves every weight by about the full rate at first:
-# is that what undoes them?), and all of it so warmed up over 100 (the warm-up's own effect) or over 20 (as small
-# first steps as zeroed first moments make); and at step 200, where the weights alone suffice, the weights of one
+# is that what undoes them?), and all of it so warmed up over 100 (the warm-up's own effect), over 20 (as small
+# first steps as zeroed first moments make) or over 5; and at step 200, where the weights alone suffice, the weights of one
 # part of the model only (the tables and the encoder, the attention layers, the readout), AdamW afresh: which part
 # carries it; and, the attention layers' weights being
 # enough, the first attention layer's or the second's alone, and the first's query and key weights (which set its
@@ -43,7 +43,7 @@ BOOK_DYNAMICS = {"dynamics_rows": [{}, {"variant": "layernorm"}, {"lr_schedule":
                                      for part in ({}, {"handover": "weights"}, {"handover": "weights and second moments"},
                                                   *({"handover": "weights", "handover_warmup_steps": n}
                                                     for n in (100, 1000)),
-                                                  *({"handover_warmup_steps": n} for n in (100, 20)))),
+                                                  *({"handover_warmup_steps": n} for n in (100, 20, 5)))),
                                    *({**DEEP, "variant": "layernorm", "start_from_step": 200, "handover": part}
                                      for part in ("input weights", "attention weights", "readout weights",
                                                   "first layer weights", "later layer weights",
