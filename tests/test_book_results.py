@@ -1213,8 +1213,8 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
     rows): from step 200 the weights attend in every seed, a step or so later than both parts, the moments in none;
     from step 100 neither alone in any of 4 seeds against 2 of 4 with both (Fisher's exact test p = 0.43), and on
     12 seeds (their first 4 the same runs, bit for bit) both in 8, the weights alone in none (p = 0.001), nor with the
-    rate warmed up again, which leaves all of it attending in 1 (p = 0.009), and the weights with the second moments in
-    2 (p = 0.48 against none, 0.04 against 8), seeds among those 8; from step
+    rate warmed up again, which leaves all of it attending in 1 (p = 0.009), over 20 or 5 steps in 4 each, and the
+    weights with the second moments in 2 (p = 0.48 against none, 0.04 against 8), seeds among those 8; from step
     200 the attention layers' weights alone in every seed, the first layer's alone too, and its query and key
     weights alone too, while the input's, the readout's, the second layer's or the first's value weights alone in
     none."""
@@ -1243,6 +1243,7 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
     assert attends == {(100, "all", 4): 2, (100, "weights", 4): 0, (100, "moments", 4): 0,
                        (100, "all", 12): 8, (100, "weights", 12): 0, (100, "weights and second moments", 12): 2,
                        (100, "weights", 12, 100): 0, (100, "weights", 12, 1000): 0, (100, "all", 12, 100): 1,
+                       (100, "all", 12, 20): 4, (100, "all", 12, 5): 4,
                        (200, "all", 4): 4, (200, "weights", 4): 4, (200, "moments", 4): 0,
                        (200, "input weights", 4): 0, (200, "attention weights", 4): 4, (200, "readout weights", 4): 0,
                        (200, "first layer weights", 4): 4, (200, "later layer weights", 4): 0,
@@ -1278,6 +1279,13 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
     seeds_attending = lambda key: set(np.flatnonzero(report.entropy_at_end(tables[key], 1) < half))
     assert seeds_attending((100, "all", 12, 100)) | seeds_attending((100, "weights and second moments", 12)) == {4, 6, 7}
     assert {4, 6, 7} < seeds_attending((100, "all", 12))
+    # all of it with the rate warmed up over 20 or 5 steps: 4 of 12 each, seeds among the 8 without a warm-up
+    assert first_below[(100, "all", 12, 20)] == [700, 800, 1100, 2700]
+    assert first_below[(100, "all", 12, 5)] == [400, 600, 700]
+    short_warmups = seeds_attending((100, "all", 12, 20)) | seeds_attending((100, "all", 12, 5))
+    assert short_warmups < seeds_attending((100, "all", 12))
+    assert f"{fisher_exact([[4, 8], [8, 4]]).pvalue:.2f}" == "0.22"
+    assert f"{fisher_exact([[4, 8], [2, 10]]).pvalue:.2f}" == "0.64"
     scale = words("book/scale.md")
     for phrase in ("+LN's first layer attends in every seed (first below 1.39 nats at step 400 or 500, against 300 or "
                    "400 with both parts; 0.01 at the end)", "on the initial weights it attends in none (2.38 to 2.51 "
@@ -1290,6 +1298,9 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
                    "warm-up (Fisher's $p = 0.009$)", "attend in 2 of 12 (first below 1.39 nats at steps 600 and 3,600; "
                    "0.02 and 0.06 at the end): more than the weights alone (none; $p = 0.48$), fewer than with both "
                    "moments (8; $p = 0.04$)", "(seeds 4, 6 and 7) are among the 8 that attend with all of it",
+                   "it attends in 4 of 12 either way (first below 1.39 nats at steps 700 to 2,700, and 400 to 700), "
+                   "seeds again among the 8, between the 8 without a warm-up ($p = 0.22$) and the 2 with zeroed first "
+                   "moments ($p = 0.64$)",
                    "with both attention layers' weights +LN's first layer attends in every seed (first below 1.39 nats "
                    "at step 400 to 600; 0.01 to 0.02 at the end), and with the first attention layer's alone too (step "
                    "400 or 500; 0.01)", "with the key and value tables and the encoder it attends in none (2.53 to "
