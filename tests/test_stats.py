@@ -5,7 +5,7 @@ import pytest
 from scipy import stats as sps
 
 from vvlib import compare
-from vvlib.stats import long_form, mean_and_sem, paired_ttest, relative_difference
+from vvlib.stats import long_form, mean_and_sem, one_sample_ttest, paired_ttest, relative_difference
 
 
 def test_paired_ttest_matches_the_textbook_formula():
@@ -20,6 +20,11 @@ def test_paired_ttest_matches_the_textbook_formula():
 
 def test_paired_ttest_undefined_cases_are_nan_and_shapes_checked():
     assert math.isnan(paired_ttest([0.5, 0.6], [0.5, 0.6]))
+    # every difference the same (0.25 each; 0.2 each but for float rounding): no spread, so no test, where scipy
+    # gives p = 0 or about 1e-16 and a two-seed run would count as a significant difference
+    assert math.isnan(paired_ttest([0.5, 0.25], [0.25, 0.0])) and math.isnan(paired_ttest([0.3, 0.2], [0.1, 0.0]))
+    assert math.isnan(one_sample_ttest([0.2, 0.2, 0.2])) and math.isnan(one_sample_ttest([0.3 - 0.1, 0.2 - 0.0]))
+    assert 0 < paired_ttest([0.5, 0.25, 0.3], [0.25, 0.0, 0.1]) < 0.05  # a spread, however small a p it gives
     assert math.isnan(paired_ttest([0.5], [0.6]))
     with pytest.raises(ValueError, match="equal shapes"):
         paired_ttest([1, 2, 3], [1, 2])

@@ -26,17 +26,23 @@ def paired_ttest(a, b) -> float:
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if a.shape != b.shape:
         raise ValueError(f"paired samples must have equal shapes; got {a.shape} and {b.shape}")
-    if len(a) < 2:
+    if len(a) < 2 or _no_spread(a - b):
         return float("nan")
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # zero variance of differences -> nan
+        warnings.simplefilter("ignore", RuntimeWarning)
         return float(stats.ttest_rel(a, b).pvalue)
+
+
+def _no_spread(values) -> bool:
+    """Whether the values are all the same but for float rounding: scipy then gives p = 0 (or about 1e-16 where
+    rounding leaves a spread), as if the sample had proved a difference, where the test is undefined."""
+    return bool(np.allclose(values, values[0], rtol=1e-9, atol=1e-12))
 
 
 def one_sample_ttest(values, mean=0.0) -> float:
     """Two-sided p-value of the t-test that the values' mean is `mean` (nan when undefined)."""
     values = np.asarray(values, dtype=float)
-    if len(values) < 2:
+    if len(values) < 2 or _no_spread(values):
         return float("nan")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
