@@ -24,8 +24,9 @@ from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_SCALE_STORE, PAPER_T
 # weights with AdamW's second moments only (which moment they need), and the weights alone with the rate warmed up
 # again over 100 or 1,000 steps after the handover (AdamW afresh moves every weight by about the full rate at first:
 # is that what undoes them?), and all of it so warmed up over 100 (the warm-up's own effect), over 20 (as small
-# first steps as zeroed first moments make) or over 5; and at step 200, where the weights alone suffice, the weights of one
-# part of the model only (the tables and the encoder, the attention layers, the readout), AdamW afresh: which part
+# first steps as zeroed first moments make) or over 5; and seeds 12-23 of three of these (all of it, the second
+# moments, all warmed up over 20), which the book pools with seeds 0-11, since 12 seeds could not tell them apart;
+# and at step 200, where the weights alone suffice, the weights of one part of the model only (the tables and the encoder, the attention layers, the readout), AdamW afresh: which part
 # carries it; and, the attention layers' weights being
 # enough, the first attention layer's or the second's alone, and the first's query and key weights (which set its
 # attention) or its value weights alone.  A smoke test of the same path in ci.
@@ -44,6 +45,10 @@ BOOK_DYNAMICS = {"dynamics_rows": [{}, {"variant": "layernorm"}, {"lr_schedule":
                                                   *({"handover": "weights", "handover_warmup_steps": n}
                                                     for n in (100, 1000)),
                                                   *({"handover_warmup_steps": n} for n in (100, 20, 5)))),
+                                   *({**DEEP, "variant": "layernorm", "start_from_step": 100, "n_seeds": 12,
+                                      "first_seed": 12, **part}
+                                     for part in ({}, {"handover": "weights and second moments"},
+                                                  {"handover_warmup_steps": 20})),
                                    *({**DEEP, "variant": "layernorm", "start_from_step": 200, "handover": part}
                                      for part in ("input weights", "attention weights", "readout weights",
                                                   "first layer weights", "later layer weights",
