@@ -571,13 +571,14 @@ def test_a_run_stopped_at_its_deadline_saves_its_step_and_resumes_to_the_uninter
         Trainer(model, cfg, device).run(progress=False)
 
 
-@pytest.mark.parametrize("handover", ["weights", "moments", "weights and second moments"])
+@pytest.mark.parametrize("handover", ["weights", "moments", "weights and second moments", "all, first moments negated"])
 def test_a_handover_of_part_of_the_run_equals_the_whole_handover_with_the_other_part_reset_by_hand(small_dictionary,
                                                                                                   device, handover):
     """handover "weights" ends where a whole handover ends once AdamW's state is emptied by hand (fresh moments, as
     at a run's start); "moments" ends where a whole handover ends once the initial weights are put back by hand;
     "weights and second moments" where it ends once AdamW's running mean gradients are zeroed by hand (its running
-    mean squares and step count the Baseline's).
+    mean squares and step count the Baseline's); "all, first moments negated" where it ends once they are negated
+    by hand.
     Either way the data streams and the step are the Baseline's, and the run ends elsewhere than the whole
     handover's (what is reset matters)."""
     baseline_cfg = dataclasses.replace(small_dictionary, heads=2, layers=2)
@@ -594,6 +595,9 @@ def test_a_handover_of_part_of_the_run_equals_the_whole_handover_with_the_other_
                 elif handover == "weights and second moments":
                     if g.optimizer.state[p]:  # a weight the Baseline has (the norm's have no state yet)
                         g.optimizer.state[p]["exp_avg"].zero_()
+                elif handover == "all, first moments negated":
+                    if g.optimizer.state[p]:
+                        g.optimizer.state[p]["exp_avg"].neg_()
                 else:
                     p.copy_(initial[name][g.seeds.to(initial[name].device)])
     partial = Trainer(ln_cfg, dataclasses.replace(cfg, handover=handover), device)
@@ -605,11 +609,15 @@ def test_a_handover_of_part_of_the_run_equals_the_whole_handover_with_the_other_
         assert all(torch.equal(partial.weights()[k], initial[k]) for k in initial)
     elif handover == "weights":
         assert all(not partial.groups[0].optimizer.state[p] for p in partial.groups[0].params.values())
-    else:  # the Baseline's second moments and step on its weights, no first moments; the norm's weights afresh
+    else:  # the Baseline's second moments and step on its weights, its first moments zeroed or negated
         states = [partial.groups[0].optimizer.state[partial.groups[0].params[k]] for k in sorted(shared)]
         expected_states = [by_hand.groups[0].optimizer.state[by_hand.groups[0].params[k]] for k in sorted(shared)]
+        whole.take_over(progress=False)
+        whole_states = [whole.groups[0].optimizer.state[whole.groups[0].params[k]] for k in sorted(shared)]
+        sign = 0 if handover == "weights and second moments" else -1
         assert all(torch.equal(a["exp_avg_sq"], b["exp_avg_sq"]) and a["exp_avg_sq"].abs().sum() > 0
-                   and not a["exp_avg"].any() and float(a["step"]) == 3 for a, b in zip(states, expected_states))
+                   and torch.equal(a["exp_avg"], sign * w["exp_avg"]) and w["exp_avg"].abs().sum() > 0
+                   and float(a["step"]) == 3 for a, b, w in zip(states, expected_states, whole_states))
     expected, ended, whole_end = by_hand.run(progress=False), partial.run(progress=False), whole.run(progress=False)
     assert all(torch.equal(ended[k], expected[k]) for k in expected)
     assert partial.loss_history == by_hand.loss_history
@@ -658,7 +666,7 @@ def test_a_handover_of_one_parts_weights_equals_the_weights_handover_with_the_ot
 def test_handover_is_refused_without_a_start_step_or_outside_its_values_and_kept_in_the_spec_only_when_set():
     with pytest.raises(ValueError, match=r"handover is read only with a start_from_step \(leave it 'all'\); got 'weights'"):
         small(handover="weights")
-    with pytest.raises(ValueError, match="handover must be one of all, weights, moments, weights and second moments, "
+    with pytest.raises(ValueError, match="handover must be one of all, weights, moments, weights and second moments, all, first moments negated, "
                                          "input weights, attention "
                                          "weights, first layer weights, first layer query and key weights, first "
                                          "layer value weights, later layer weights, readout weights; got 'state'"):

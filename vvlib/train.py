@@ -54,7 +54,10 @@ PART_HANDOVERS = {"input weights": lambda name: weight_part(name) == "input",
 # the weights with AdamW's running mean square gradient (and its step count), its running mean gradient afresh: which
 # of the two moments the weights need beside them
 SECOND_MOMENTS = "weights and second moments"
-HANDOVERS = ("all", "weights", "moments", SECOND_MOMENTS, *PART_HANDOVERS)
+# all of it with AdamW's running mean gradients negated: its first steps as large as the Baseline's AdamW would take
+# them, each weight's the other way: whether the first moments matter by their values or by the size of the steps
+NEGATED_FIRST_MOMENTS = "all, first moments negated"
+HANDOVERS = ("all", "weights", "moments", SECOND_MOMENTS, NEGATED_FIRST_MOMENTS, *PART_HANDOVERS)
 _DEADLINE = contextvars.ContextVar("deadline", default=None)  # (deadline, its clock) by which runs stop: stopping_at
 
 
@@ -105,7 +108,8 @@ class TrainConfig:
     start_from_step: int = 0
     # what the handover at start_from_step carries over besides the data streams: all (the weights and AdamW's
     # moments), weights (AdamW starts afresh) or moments (on this model's own initial weights); which of the two
-    # keeps a state the Baseline reached.  Or the weights with the second moments only (SECOND_MOMENTS).  Or the
+    # keeps a state the Baseline reached.  Or the weights with the second moments only (SECOND_MOMENTS), or all of it
+    # with the first moments negated (NEGATED_FIRST_MOMENTS).  Or the
     # weights of one part of the model only (PART_HANDOVERS: the input's, the attention layers', the first attention
     # layer's (all, or its query and key weights, or the rest), the later ones', the readout's), the others
     # initial, AdamW afresh: which part
@@ -456,7 +460,8 @@ class Trainer:
         """Carry on from another run where it stands (source: the same seeds, groups and training settings, another
         model): each weight this model shares with it takes its value and its AdamW moments, or only one of the two
         (cfg.handover: the other stays as this run has it, its initial value or fresh moments), or the values with
-        AdamW's second moments and step count (its first moments zero), or only the values of the weights of one part
+        AdamW's second moments and step count (its first moments zero), or all of it with the first moments negated,
+        or only the values of the weights of one part
         of the model; a weight the source lacks (a norm's gain and shift) keeps its
         initial value and fresh moments.  The data streams, the step and the loss log are the source's, so the next
         batch is the one the source would draw next."""
@@ -464,8 +469,8 @@ class Trainer:
         if not same_settings or [g.seeds.tolist() for g in source.groups] != [g.seeds.tolist() for g in self.groups]:
             raise ValueError("start_from needs a source run with the same training settings and seed groups")
         part = self.cfg.handover
-        moments = part in ("all", "moments", SECOND_MOMENTS)
-        takes_weight = lambda name: (part in ("all", "weights", SECOND_MOMENTS)
+        moments = part in ("all", "moments", SECOND_MOMENTS, NEGATED_FIRST_MOMENTS)
+        takes_weight = lambda name: (part in ("all", "weights", SECOND_MOMENTS, NEGATED_FIRST_MOMENTS)
                                      or part in PART_HANDOVERS and PART_HANDOVERS[part](name))
         with torch.no_grad():
             for mine, theirs in zip(self.groups, source.groups):
@@ -476,6 +481,8 @@ class Trainer:
                         state = {k: v.clone() for k, v in theirs.optimizer.state[p].items()}
                         if part == SECOND_MOMENTS:  # with the step count carried, no bias correction inflates it
                             state["exp_avg"].zero_()
+                        elif part == NEGATED_FIRST_MOMENTS:
+                            state["exp_avg"].neg_()
                         mine.optimizer.state[mine.params[name]] = state
                 for gen, other in zip(mine.generators, theirs.generators):
                     gen.set_state(other.get_state())

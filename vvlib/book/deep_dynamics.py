@@ -26,6 +26,7 @@ from .runner import resolved
 PART_NAMES = {"all": "its weights and AdamW moments", "weights": "its weights only (AdamW afresh)",
               "moments": "its AdamW moments only (on the initial weights)",
               "weights and second moments": "its weights and AdamW's second moments only (its first moments afresh)",
+              "all, first moments negated": "its weights and AdamW moments, the first moments negated",
               "input weights": "its embeddings' and encoder's weights only (AdamW afresh)",
               "attention weights": "its attention layers' weights only (AdamW afresh)",
               "first layer weights": "its first attention layer's weights only (AdamW afresh)",
@@ -73,7 +74,7 @@ def deep_rows(P, P_measured) -> list:
 
 # How chapter 10 draws the partial handovers, a panel per kind at each step: {kind: (the handover its panel draws
 # first, as the whole its rows split; its title's end; the handovers it splits that whole into)}
-PANELS = {"state": ("all", "", ("weights", "moments", "weights and second moments")),
+PANELS = {"state": ("all", "", ("weights", "moments", "weights and second moments", "all, first moments negated")),
           "parts": ("weights", ", which part's weights", ("input weights", "attention weights", "readout weights")),
           "attention": ("attention weights", ", which attention weights",
                         ("first layer weights", "later layer weights", "first layer query and key weights",

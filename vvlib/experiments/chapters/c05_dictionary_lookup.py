@@ -24,7 +24,8 @@ from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_SCALE_STORE, PAPER_T
 # weights with AdamW's second moments only (which moment they need), and the weights alone with the rate warmed up
 # again over 100 or 1,000 steps after the handover (AdamW afresh moves every weight by about the full rate at first:
 # is that what undoes them?), and all of it so warmed up over 100 (the warm-up's own effect), over 20 (as small
-# first steps as zeroed first moments make) or over 5; and seeds 12-23 of three of these (all of it, the second
+# first steps as zeroed first moments make) or over 5, and all of it with the first moments negated (first steps as
+# large as the Baseline's AdamW would take, each the other way: their values or their size?); and seeds 12-23 of three of these (all of it, the second
 # moments, all warmed up over 20), which the book pools with seeds 0-11, since 12 seeds could not tell them apart;
 # and at step 200, where the weights alone suffice, the weights of one part of the model only (the tables and the encoder, the attention layers, the readout), AdamW afresh: which part
 # carries it; and, the attention layers' weights being
@@ -44,7 +45,8 @@ BOOK_DYNAMICS = {"dynamics_rows": [{}, {"variant": "layernorm"}, {"lr_schedule":
                                      for part in ({}, {"handover": "weights"}, {"handover": "weights and second moments"},
                                                   *({"handover": "weights", "handover_warmup_steps": n}
                                                     for n in (100, 1000)),
-                                                  *({"handover_warmup_steps": n} for n in (100, 20, 5)))),
+                                                  *({"handover_warmup_steps": n} for n in (100, 20, 5)),
+                                                  {"handover": "all, first moments negated"})),
                                    *({**DEEP, "variant": "layernorm", "start_from_step": 100, "n_seeds": 12,
                                       "first_seed": 12, **part}
                                      for part in ({}, {"handover": "weights and second moments"},
