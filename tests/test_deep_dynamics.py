@@ -43,7 +43,11 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
                      [handed(100, n_seeds=12), handed(100, n_seeds=12, handover="weights"),
                       handed(100, n_seeds=12, handover="weights and second moments"),
                       *(handed(100, n_seeds=12, handover="weights", handover_warmup_steps=n) for n in (100, 1000)),
-                      *(handed(100, n_seeds=12, handover_warmup_steps=n) for n in (100, 20, 5))],
+                      *(handed(100, n_seeds=12, handover_warmup_steps=n) for n in (100, 20, 5)),
+                      handed(100, n_seeds=12, handover="all, first moments negated")],
+                     [handed(100, n_seeds=12, first_seed=12),
+                      handed(100, n_seeds=12, first_seed=12, handover="weights and second moments"),
+                      handed(100, n_seeds=12, first_seed=12, handover_warmup_steps=20)],
                      [handed(200), handed(200, handover="weights"), handed(200, handover="moments")],
                      [handed(200, handover=part) for part in ("weights", "input weights", "attention weights",
                                                               "readout weights")],
@@ -54,15 +58,22 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
     # every partial handover has its panel, once
     assert sorted(deep_dynamics.PANEL_OF) == sorted(set(train.HANDOVERS) - {"all"})
     assert sum(len(splits) for _, _, splits in deep_dynamics.PANELS.values()) == len(train.HANDOVERS) - 1
-    assert [deep_dynamics.row_label(r) for r in parts[2]] == [
+    assert [deep_dynamics.row_label(r) for r in parts[3]] == [
         "Deep (+ LN), from the Baseline's step 200", "Deep (+ LN), from the Baseline's step 200, its weights only (AdamW "
         "afresh)", "Deep (+ LN), from the Baseline's step 200, its AdamW moments only (on the initial weights)"]
     assert deep_dynamics.row_label(parts[1][1]) == ("Deep (+ LN), from the Baseline's step 100, its weights only (AdamW "
                                                     "afresh), 12 seeds")
     assert [dynamics_runs.row_configs(P_measured, task, r)[1].handover for r in parts[0]] == ["all", "weights", "moments"]
-    assert [dynamics_runs.row_configs(P_measured, task, r)[1].n_seeds for r in parts[1]] == [12] * 8
+    assert [dynamics_runs.row_configs(P_measured, task, r)[1].n_seeds for r in parts[1]] == [12] * 9
     assert [dynamics_runs.row_configs(P_measured, task, r)[1].handover_warmup_steps for r in parts[1]] == [
-        0, 0, 0, 100, 1000, 100, 20, 5]
+        0, 0, 0, 100, 1000, 100, 20, 5, 0]
+    # seeds 12-23 of three of them, each drawn with seeds 0-11 as one run of 24 seeds
+    assert [(c.first_seed, c.n_seeds) for c in (dynamics_runs.row_configs(P_measured, task, r)[1] for r in parts[2])] == [
+        (12, 12)] * 3
+    assert [deep_dynamics.seed_runs(P_measured, r) for r in parts[2]] == [
+        [{k: v for k, v in r.items() if k != "first_seed"}, r] for r in parts[2]]
+    assert deep_dynamics.row_label(parts[2][1]) == ("Deep (+ LN), from the Baseline's step 100, its weights and AdamW's "
+                                                    "second moments only (its first moments afresh), seeds 12-23")
     assert all(train.baseline_of(m) == models[0] for m in models[3:])
     # the same runs as chapter 11's rows of the model, but for their number of seeds
     P_rows = runner.resolved("11_sensitivity", "book")
@@ -179,8 +190,48 @@ def test_chapter_10_draws_each_seed_of_the_partial_handovers_and_counts_those_th
         entropy = table.pivot(index="step", columns="seed", values="entropy_layer1")
         end = entropy.iloc[-max(1, len(entropy) // 10):].mean()  # the last tenth of the measurements
         counted = int((end < np.log(length) / 2).sum())
-        assert f"{deep_dynamics.PART_NAMES[part]}, {counted} of 2 ({end.iloc[0]:.2f}, {end.iloc[1]:.2f})" in said
+        assert f"{deep_dynamics.PART_NAMES[part]}, {counted} of 2 ({end.iloc[0]:.2f}, {end.iloc[1]:.2f}" in said
     assert f"Not stored yet: {deep_dynamics.row_label(rows[2])}" in said
+
+
+def test_rows_on_later_seeds_are_drawn_with_the_rows_on_the_seeds_before_them_as_one_run(tmp_path, monkeypatch):
+    """A row on later seeds (first_seed) is read with the row of the same settings on the seeds before it: its panel
+    draws and counts both rows' seeds as one run, which measures what one run of all those seeds measures (the same
+    batches, data and initial weights per seed); the panel of the first seeds stays as it was."""
+    ln = {**DEEP, "variant": "layernorm", "start_from_step": 20, "n_seeds": 1}
+    rows = [ln, {**ln, "handover": "weights"}, {**ln, "first_seed": 1}, {**ln, "first_seed": 1, "handover": "weights"}]
+    measured = {"store_dir": str(tmp_path), "dynamics_rows": rows}
+    P = runner.resolved("10_beyond", "ci", {"store_dir": str(tmp_path), "deep_heads": 2, "deep_layers": 2})
+    monkeypatch.setattr(deep_dynamics, "resolved",
+                        lambda name, profile, overrides: runner.resolved(name, profile, {**measured, **overrides}))
+    P_measured = deep_dynamics.measured_params(P)
+    assert deep_dynamics.part_rows(P, P_measured) == [rows[:2], rows[2:]]
+    assert deep_dynamics.seed_runs(P_measured, rows[3]) == [rows[1], rows[3]] and deep_dynamics.seed_runs(
+        P_measured, rows[1]) == [rows[1]]
+    assert deep_dynamics.row_label(rows[3]).endswith("its weights only (AdamW afresh), seeds 1-1")
+    task = variants.task_config(P_measured, "dictionary")
+    for row in rows[:3]:  # the last row not stored: its pooled run is left out whole, and named
+        dynamics_runs.measured_row(P_measured, task, row, "cpu", progress=False)
+    shown = []
+    monkeypatch.setattr(deep_dynamics, "display", shown.append)
+    sources = deep_dynamics.show_parts(P, "cpu")
+    assert set(sources) == {f"handover_parts/{deep_dynamics.row_label(r)}" for r in rows[:3]}
+    figure = next(item for item in shown if isinstance(item, matplotlib.figure.Figure))
+    assert [ax.get_title() for ax in figure.axes] == ["+LN from the Baseline's step 20, 1 seed",
+                                                      "+LN from the Baseline's step 20, 2 seeds"]
+    pooled = figure.axes[1]
+    assert len([line for line in pooled.lines if line.get_linestyle() == "-"]) == 2  # one run of two seeds
+    said = " ".join(item.data for item in shown if isinstance(getattr(item, "data", None), str))
+    assert f"Not stored yet: {deep_dynamics.row_label(rows[3])}" in said
+    # the two rows of one seed each measure what one row of both seeds measures
+    both, _ = dynamics_runs.measured_row(P_measured, task, {**ln, "n_seeds": 2}, "cpu", progress=False)
+    tables, _, missing = deep_dynamics.read_pooled(P_measured, [rows[2]], "cpu")
+    assert missing == [] and list(tables) == [deep_dynamics.row_label(rows[2])]
+    joined = tables[deep_dynamics.row_label(rows[2])].sort_values(["step", "seed"]).reset_index(drop=True)
+    both = both.sort_values(["step", "seed"]).reset_index(drop=True)
+    assert list(joined["seed"].unique()) == [0, 1] and joined[["step", "seed"]].equals(both[["step", "seed"]])
+    assert np.allclose(joined["entropy_layer1"], both["entropy_layer1"], rtol=1e-4, atol=1e-5)
+    assert np.allclose(joined["train_loss"], both["train_loss"], rtol=1e-4, atol=1e-6)
 
 
 def test_rows_that_split_the_weights_form_panels_of_their_own_after_the_whole_they_split(tmp_path, monkeypatch):
@@ -275,5 +326,5 @@ def test_the_seed_figure_draws_every_seed_in_its_runs_colour_with_uniform_and_ha
     marks = sorted(line.get_ydata()[0] for line in ax.lines if line.get_linestyle() in ("--", ":"))
     assert np.allclose(marks, [np.log(16) / 2, np.log(16)])
     assert np.allclose(report.entropy_at_end(panels["from step 100"]["all"], 1), [0.1, 2.4])  # the last of 4
-    assert ("from step 100: all, 1 of 2 (0.10, 2.40); weights, 0 of 2 (2.70, 2.70)."
+    assert ("from step 100: all, 1 of 2 (0.10, 2.40); weights, 0 of 2 (2.70, 2.70; p = 1 against the first)."
             in report.seeds_below_sentence(panels, 1, 16))

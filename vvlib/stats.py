@@ -149,6 +149,12 @@ def welch(a, b) -> dict:
             "diff": float(b.mean() - a.mean()), "p": p}
 
 
+def fisher_p(hits_a: int, n_a: int, hits_b: int, n_b: int) -> float:
+    """Fisher's exact two-sided p-value that two counts of hits (hits_a of n_a, hits_b of n_b, e.g. seeds whose
+    layer attends) come from the same rate."""
+    return float(stats.fisher_exact([[hits_a, n_a - hits_a], [hits_b, n_b - hits_b]]).pvalue)
+
+
 def difference_at_equal_covariate(a, b, covariate_a, covariate_b, confidence=0.95) -> dict:
     """What is left of mean(b) - mean(a) between two sets of models once a quantity measured on each model
     (its covariate) is accounted for linearly, one slope for both sets: the coefficient of "a model of b" in the

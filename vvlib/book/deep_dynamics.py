@@ -9,6 +9,7 @@ seed of those, since a mean over seeds would blend the seeds whose first layer a
 """
 
 import matplotlib.pyplot as plt
+import pandas as pd
 from IPython.display import Markdown, display
 
 from ..experiments.chapters import DICTIONARY_LOOKUP
@@ -52,11 +53,15 @@ def row_label(row: dict) -> str:
         name = LAST_LABEL
     else:
         name = variants.LABELS["deep_layernorm" if row.get("variant") == "layernorm" else "deep_baseline"]
-    start, seeds, carried = row.get("start_from_step"), row.get("n_seeds"), part_name(row)
+    start, seeds, first, carried = row.get("start_from_step"), row.get("n_seeds"), row.get("first_seed"), part_name(row)
     if start is None:
         return name
+    if first is not None:
+        seeds = f"seeds {first}-{first + (seeds or 1) - 1}" if seeds else f"seeds from {first}"
+    elif seeds is not None:
+        seeds = f"{seeds} seeds"
     return (f"{name}, from the Baseline's step {start:,}" + ("" if carried == PART_NAMES["all"] else f", {carried}")
-            + ("" if seeds is None else f", {seeds} seeds"))
+            + ("" if seeds is None else f", {seeds}"))
 
 
 def _of_deep_model(P, row: dict) -> bool:
@@ -103,12 +108,29 @@ def part_rows(P, P_measured) -> list:
     for row in parts:
         if key(row) not in keys:
             keys.append(key(row))
-    keys.sort(key=lambda k: (k[0]["start_from_step"], k[0].get("n_seeds", 0), list(PANELS).index(k[1])))
+    keys.sort(key=lambda k: (k[0]["start_from_step"], k[0].get("n_seeds", 0), k[0].get("first_seed", 0),
+                             list(PANELS).index(k[1])))
     groups = []
     for whole, kind in keys:
         first = whole if PANELS[kind][0] == "all" else {**whole, "handover": PANELS[kind][0]}
         groups.append([first] * (first in P_measured.dynamics_rows) + [row for row in parts if key(row) == (whole, kind)])
     return groups
+
+
+def seed_runs(P_measured, row: dict) -> list:
+    """The rows whose seeds together are seeds 0 to a row's last, in seed order: a row on later seeds (first_seed)
+    extends the row of the same settings whose seeds end where its own begin, and so on down to seed 0.  A row on
+    seeds from 0 is its own; where no row ends where another begins, the chain stops there."""
+    seeds = lambda r: dynamics_runs.row_train_config(P_measured, r)
+    settings = lambda r: {k: v for k, v in r.items() if k not in ("first_seed", "n_seeds")}
+    chain = [row]
+    while seeds(chain[0]).first_seed:
+        before = [r for r in P_measured.dynamics_rows if settings(r) == settings(row)
+                  and seeds(r).first_seed + seeds(r).n_seeds == seeds(chain[0]).first_seed]
+        if not before:
+            break
+        chain.insert(0, before[0])
+    return chain
 
 
 def measured_params(P):
@@ -127,6 +149,20 @@ def read_rows(P_measured, rows: list, device) -> tuple:
                     P_measured, task, row, device, progress=False)
         except store.StoreError:
             missing.append(row_label(row))
+    return tables, provenance, missing
+
+
+def read_pooled(P_measured, rows: list, device) -> tuple:
+    """read_rows of each row with the rows that precede it on earlier seeds (seed_runs), their tables joined into
+    the row's: ({label: table of all their seeds}, {label: provenance} of every row read, [labels not stored]).  A
+    row any of whose runs is not stored is left out whole."""
+    tables, provenance, missing = {}, {}, []
+    for row in rows:
+        found, sources, absent = read_rows(P_measured, seed_runs(P_measured, row), device)
+        provenance |= sources
+        missing += absent
+        if not absent:
+            tables[row_label(row)] = pd.concat(found.values(), ignore_index=True)
     return tables, provenance, missing
 
 
@@ -174,12 +210,12 @@ def show_parts(P, device) -> dict:
         return {}
     panels, sources, missing = {}, {}, []
     for rows in groups:
-        tables, provenance, absent = read_rows(P_measured, rows, device)
+        tables, provenance, absent = read_pooled(P_measured, rows, device)
         names = {row_label(row): part_name(row) for row in rows}
         if tables:
-            seeds = dynamics_runs.row_train_config(P_measured, rows[0]).n_seeds
+            seeds = next(iter(tables.values()))["seed"].nunique()
             which = PANELS[panel_of(rows[-1])][1]
-            panels[f"+LN from the Baseline's step {rows[0]['start_from_step']:,}, {seeds} seeds{which}"] = {
+            panels[f"+LN from the Baseline's step {rows[0]['start_from_step']:,}, {seeds} seed{'s' * (seeds > 1)}{which}"] = {
                 names[label]: t for label, t in tables.items()}
         sources |= {f"handover_parts/{label}": p for label, p in provenance.items()}
         missing += absent

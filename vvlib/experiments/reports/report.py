@@ -12,7 +12,7 @@ from ..chapters import check_metrics
 from ...compare import (ALPHA, beyond_training, compare, format_interval, format_p, is_significant, pair_name,
                         power_of_two)
 from ...dynamics import MARGIN_CAP
-from ...stats import by_length, paired_difference, paired_ttest, welch
+from ...stats import by_length, fisher_p, paired_difference, paired_ttest, welch
 
 
 def _pct(mean, sem):
@@ -624,17 +624,22 @@ def entropy_at_end(frame: pd.DataFrame, layer: int) -> pd.Series:
 
 def seeds_below_sentence(panels: dict, layer: int, length: int) -> str:
     """Per panel of seed_entropy_lines' {panel: {label: measured run}}: in how many seeds each run's layer ends
-    (entropy_at_end) below half of ln N, which uniform weights over `length` items give, and each seed's entropy."""
+    (entropy_at_end) below half of ln N, which uniform weights over `length` items give, and each seed's entropy;
+    for each run after a panel's first, Fisher's exact p of its count against the first's."""
     half, said = np.log(length) / 2, []
     for name, tables in panels.items():
-        counts = []
+        counts, first = [], None
         for label, frame in tables.items():
             entropy = entropy_at_end(frame, layer)
-            counts.append(f"{label}, {(entropy < half).sum()} of {len(entropy)} ("
-                          + ", ".join(f"{e:.2f}" for e in entropy) + ")")
+            below = (int((entropy < half).sum()), len(entropy))
+            against = "" if first is None else f"; p = {format_p(fisher_p(*below, *first))} against the first"
+            first = first or below
+            counts.append(f"{label}, {below[0]} of {below[1]} (" + ", ".join(f"{e:.2f}" for e in entropy)
+                          + f"{against})")
         said.append(f"{name}: " + "; ".join(counts) + ".")
     return (f"Seeds whose layer {layer} ends with its attention entropy below {half:.2f} nats (half of ln {length}; "
-            f"each seed's entropy at the end in brackets, in seed order): " + " ".join(said))
+            f"each seed's entropy at the end in brackets, in seed order, and Fisher's exact p of each run's count "
+            f"against the panel's first run's): " + " ".join(said))
 
 
 def layer_dynamics_sentence(tables: dict, layers: int, length: int) -> str:
