@@ -68,8 +68,8 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
     assert [dynamics_runs.row_configs(P_measured, task, r)[1].handover_warmup_steps for r in parts[1]] == [
         0, 0, 0, 100, 1000, 100, 20, 5, 0]
     # seeds 12-23 of three of them, each drawn with seeds 0-11 as one run of 24 seeds
-    assert [(c.first_seed, c.n_seeds) for c in (dynamics_runs.row_configs(P_measured, task, r)[1] for r in parts[2])] == [
-        (12, 12)] * 3
+    configs = [dynamics_runs.row_configs(P_measured, task, r)[1] for r in parts[2]]
+    assert [(c.first_seed, c.n_seeds) for c in configs] == [(12, 12)] * 3
     assert [deep_dynamics.seed_runs(P_measured, r) for r in parts[2]] == [
         [{k: v for k, v in r.items() if k != "first_seed"}, r] for r in parts[2]]
     assert deep_dynamics.row_label(parts[2][1]) == ("Deep (+ LN), from the Baseline's step 100, its weights and AdamW's "

@@ -311,7 +311,8 @@ def test_a_row_that_takes_its_baselines_run_over_is_measured_from_that_step(smal
     assert dynamics_runs.row_configs(P, task, {**row, "handover": "weights"})[1].handover == "weights"
     assert dynamics_runs.row_folder(P, task, {**row, "handover": "weights"}, "cpu") != dynamics_runs.row_folder(
         P, task, row, "cpu")
-    with pytest.raises(ValueError, match="handover must be one of all, weights, moments, weights and second moments, all, first moments negated, "
+    with pytest.raises(ValueError, match="handover must be one of all, weights, moments, weights and second moments, "
+                                         "all, first moments negated, "
                                          "input weights, attention "
                                          "weights, first layer weights, first layer query and key weights, first "
                                          "layer value weights, later layer weights, readout weights; got 'both'"):

@@ -666,7 +666,8 @@ def test_a_handover_of_one_parts_weights_equals_the_weights_handover_with_the_ot
 def test_handover_is_refused_without_a_start_step_or_outside_its_values_and_kept_in_the_spec_only_when_set():
     with pytest.raises(ValueError, match=r"handover is read only with a start_from_step \(leave it 'all'\); got 'weights'"):
         small(handover="weights")
-    with pytest.raises(ValueError, match="handover must be one of all, weights, moments, weights and second moments, all, first moments negated, "
+    with pytest.raises(ValueError, match="handover must be one of all, weights, moments, weights and second moments, "
+                                         "all, first moments negated, "
                                          "input weights, attention "
                                          "weights, first layer weights, first layer query and key weights, first "
                                          "layer value weights, later layer weights, readout weights; got 'state'"):

@@ -215,7 +215,8 @@ def show_parts(P, device) -> dict:
         if tables:
             seeds = next(iter(tables.values()))["seed"].nunique()
             which = PANELS[panel_of(rows[-1])][1]
-            panels[f"+LN from the Baseline's step {rows[0]['start_from_step']:,}, {seeds} seed{'s' * (seeds > 1)}{which}"] = {
+            title = f"+LN from the Baseline's step {rows[0]['start_from_step']:,}, {seeds} seed{'s' * (seeds > 1)}{which}"
+            panels[title] = {
                 names[label]: t for label, t in tables.items()}
         sources |= {f"handover_parts/{label}": p for label, p in provenance.items()}
         missing += absent
