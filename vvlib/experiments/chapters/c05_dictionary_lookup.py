@@ -25,12 +25,13 @@ from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_SCALE_STORE, PAPER_T
 # again over 100 or 1,000 steps after the handover (AdamW afresh moves every weight by about the full rate at first:
 # is that what undoes them?), and all of it so warmed up over 100 (the warm-up's own effect), over 20 (as small
 # first steps as zeroed first moments make) or over 5, and all of it with the first moments negated (first steps as
-# large as the Baseline's AdamW would take, each the other way: their values or their size?); and seeds 12-23 of three of these (all of it, the second
-# moments, all warmed up over 20), which the book pools with seeds 0-11, since 12 seeds could not tell them apart;
-# and at step 200, where the weights alone suffice, the weights of one part of the model only (the tables and the encoder, the attention layers, the readout), AdamW afresh: which part
-# carries it; and, the attention layers' weights being
-# enough, the first attention layer's or the second's alone, and the first's query and key weights (which set its
-# attention) or its value weights alone.  A smoke test of the same path in ci.
+# large as the Baseline's AdamW would take, each the other way: their values or their size?); and seeds 12-23 of
+# three of these (all of it, the second moments, all warmed up over 20), which the book pools with seeds 0-11, since
+# 12 seeds could not tell them apart; and at step 200, where the weights alone suffice, the weights of one part of
+# the model only (the tables and the encoder, the attention layers, the readout), AdamW afresh: which part carries
+# it; and, the attention layers' weights being enough, the first attention layer's or the second's alone, and the
+# first's query and key weights (which set its attention) or its value weights alone.  A smoke test of the same path
+# in ci.
 DEEP = {"heads": 4, "layers": 2}
 BOOK_DYNAMICS = {"dynamics_rows": [{}, {"variant": "layernorm"}, {"lr_schedule": "drop", "drop_step": 2000},
                                    {"adam_eps": 1e-5}, {"grad_clip": 1.0}, {"weight_decay": 0.1},
