@@ -1214,7 +1214,9 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
     from step 100 neither alone in any of 4 seeds against 2 of 4 with both (Fisher's exact test p = 0.43), and on
     12 seeds (their first 4 the same runs, bit for bit) both in 8, the weights alone in none (p = 0.001), nor with the
     rate warmed up again, which leaves all of it attending in 1 (p = 0.009), over 20 or 5 steps in 4 each, and the
-    weights with the second moments in 2 (p = 0.48 against none, 0.04 against 8), seeds among those 8; from step
+    weights with the second moments in 2 (p = 0.48 against none, 0.04 against 8), seeds among those 8, and with the
+    first moments negated in 1 (p = 0.009); on seeds 12-23 all of it in 9, the second moments in 9, the 20-step
+    warm-up in 4 (17, 11 and 8 of 24 with seeds 0-11, as chapter 10 pools them); from step
     200 the attention layers' weights alone in every seed, the first layer's alone too, and its query and key
     weights alone too, while the input's, the readout's, the second layer's or the first's value weights alone in
     none."""
@@ -1235,7 +1237,8 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
         assert not missing
         for row, table in zip(rows, read.values()):
             key = (row["start_from_step"], row.get("handover", "all"), row.get("n_seeds", 4),
-                   *([row["handover_warmup_steps"]] if "handover_warmup_steps" in row else []))
+                   *([row["handover_warmup_steps"]] if "handover_warmup_steps" in row else []),
+                   *([f"from seed {row['first_seed']}"] if "first_seed" in row else []))
             end = report.entropy_at_end(table, 1)
             ends[key], attends[key], tables[key] = [f"{e:.2f}" for e in end], int((end < half).sum()), table
             entropy = table.pivot(index="step", columns="seed", values="entropy_layer1")
@@ -1243,7 +1246,9 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
     assert attends == {(100, "all", 4): 2, (100, "weights", 4): 0, (100, "moments", 4): 0,
                        (100, "all", 12): 8, (100, "weights", 12): 0, (100, "weights and second moments", 12): 2,
                        (100, "weights", 12, 100): 0, (100, "weights", 12, 1000): 0, (100, "all", 12, 100): 1,
-                       (100, "all", 12, 20): 4, (100, "all", 12, 5): 4,
+                       (100, "all", 12, 20): 4, (100, "all", 12, 5): 4, (100, "all, first moments negated", 12): 1,
+                       (100, "all", 12, "from seed 12"): 9, (100, "weights and second moments", 12, "from seed 12"): 9,
+                       (100, "all", 12, 20, "from seed 12"): 4,
                        (200, "all", 4): 4, (200, "weights", 4): 4, (200, "moments", 4): 0,
                        (200, "input weights", 4): 0, (200, "attention weights", 4): 4, (200, "readout weights", 4): 0,
                        (200, "first layer weights", 4): 4, (200, "later layer weights", 4): 0,
@@ -1286,6 +1291,28 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
     assert short_warmups < seeds_attending((100, "all", 12))
     assert f"{fisher_exact([[4, 8], [8, 4]]).pvalue:.2f}" == "0.22"
     assert f"{fisher_exact([[4, 8], [2, 10]]).pvalue:.2f}" == "0.64"
+    # all of it with the first moments negated: 1 of 12 against 8 of 12
+    negated = (100, "all, first moments negated", 12)
+    assert seeds_attending(negated) == {7} and first_below[negated] == [600]
+    assert f"{fisher_exact([[1, 11], [8, 4]]).pvalue:.3f}" == "0.009"
+    # seeds 12-23, pooled with seeds 0-11 as chapter 10 draws them: 17, 11 and 8 of 24
+    later = {part: (100, *part, "from seed 12") for part in (("all", 12), ("weights and second moments", 12),
+                                                               ("all", 12, 20))}
+    for key in later.values():
+        assert set(tables[key]["seed"]) == set(range(12, 24))
+    pooled = {part: attends[(100, *part)] + attends[key] for part, key in later.items()}
+    assert pooled == {("all", 12): 17, ("weights and second moments", 12): 11, ("all", 12, 20): 8}
+    assert f"{fisher_exact([[8, 16], [17, 7]]).pvalue:.2f}" == "0.02"
+    assert f"{fisher_exact([[11, 13], [17, 7]]).pvalue:.2f}" == "0.14"
+    assert f"{fisher_exact([[11, 13], [8, 16]]).pvalue:.2f}" == "0.56"
+    assert f"{fisher_exact([[2, 10], [9, 3]]).pvalue:.2f}" == "0.01"
+    never = set(range(12, 24)) - set().union(*(set(np.flatnonzero(report.entropy_at_end(tables[key], 1) < half) + 12)
+                                                for key in later.values()))
+    assert never == {20, 21}
+    rows_24 = next(rows for rows in deep_dynamics.part_rows(P, P_measured) if rows[0].get("first_seed") == 12)
+    read, _, missing = deep_dynamics.read_pooled(P_measured, rows_24, "cpu")
+    assert not missing and [t["seed"].nunique() for t in read.values()] == [24] * 3
+    assert [int((report.entropy_at_end(t, 1) < half).sum()) for t in read.values()] == [17, 11, 8]
     scale = words("book/scale.md")
     for phrase in ("+LN's first layer attends in every seed (first below 1.39 nats at step 400 or 500, against 300 or "
                    "400 with both parts; 0.01 at the end)", "on the initial weights it attends in none (2.38 to 2.51 "
@@ -1301,6 +1328,12 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
                    "it attends in 4 of 12 either way (first below 1.39 nats at steps 700 to 2,700, and 400 to 700), "
                    "seeds again among the 8, between the 8 without a warm-up ($p = 0.22$) and the 2 with zeroed first "
                    "moments ($p = 0.64$)",
+                   "attends in 1 of 12 (seed 7, first below 1.39 nats at step 600), against 8 of 12 with them as they "
+                   "are ($p = 0.009$)", "all of it attends in 9 of the new 12 (17 of 24), all of it with the 20-step "
+                   "warm-up in 4 (8 of 24; $p = 0.02$ against 17 of 24), and the weights with the second moments in 9 "
+                   "(11 of 24; $p = 0.14$ against 17, $p = 0.56$ against 8)", "2 of 12 on seeds 0-11 and 9 of 12 on "
+                   "seeds 12-23 ($p = 0.01$), where all of it (8 and 9) and the 20-step warm-up (4 and 4) agree",
+                   "Seeds 20 and 21 attend in none of the three runs",
                    "with both attention layers' weights +LN's first layer attends in every seed (first below 1.39 nats "
                    "at step 400 to 600; 0.01 to 0.02 at the end), and with the first attention layer's alone too (step "
                    "400 or 500; 0.01)", "with the key and value tables and the encoder it attends in none (2.53 to "

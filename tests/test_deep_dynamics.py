@@ -291,6 +291,12 @@ def test_four_panels_of_seeds_or_more_are_drawn_two_to_a_row_and_a_run_keeps_its
         labelled = [ax.get_ylabel() != "" for ax in figure.axes]
         assert labelled == [i % shape[1] == 0 for i in range(n)]
         matplotlib.pyplot.close(figure)
+    # a title too long for half the figure's width is drawn in two lines
+    long = "+LN from the Baseline's step 200, 4 seeds, which part's weights"
+    figure = plots.seed_entropy_lines({long: {"all": frame}, "short": {"all": frame}}, 1, 16)
+    assert [ax.get_title() for ax in figure.axes] == ["+LN from the Baseline's step 200, 4 seeds, which\npart's weights",
+                                                      "short"]
+    matplotlib.pyplot.close(figure)
     # a run keeps its colour from panel to panel, whichever runs a panel has
     figure = plots.seed_entropy_lines({"a": {"all": frame, "weights": frame}, "b": {"weights": frame, "moments": frame}}, 1, 16)
     colour = lambda ax, label: next(line.get_color() for line in ax.lines if line.get_label() == label)

@@ -1,5 +1,7 @@
 """Seaborn figures for the chapters."""
 
+import textwrap
+
 import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
@@ -456,7 +458,8 @@ def seed_entropy_lines(panels: dict, layer: int, length: int, title=""):
         ax.axhline(np.log(length), color="grey", linestyle="--", linewidth=1, label=f"uniform weights, N = {length}")
         ax.axhline(np.log(length) / 2, color="grey", linestyle=":", linewidth=1, label="half of ln N")
         ax.set_xscale("log")
-        ax.set(title=name, xlabel="training step (log scale)", ylim=(0, 1.05 * np.log(length)))
+        # a long title in two lines, so that two panels side by side keep theirs apart
+        ax.set(title=textwrap.fill(name, 50), xlabel="training step (log scale)", ylim=(0, 1.05 * np.log(length)))
         ax.legend(fontsize=7)
     for ax in axes[:, 0]:
         ax.set(ylabel=f"layer {layer}'s attention entropy (nats)")
