@@ -1216,7 +1216,8 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
     rate warmed up again, which leaves all of it attending in 1 (p = 0.009), over 20 or 5 steps in 4 each, and the
     weights with the second moments in 2 (p = 0.48 against none, 0.04 against 8), seeds among those 8, and with the
     first moments negated in 1 (p = 0.009); on seeds 12-23 all of it in 9, the second moments in 9, the 20-step
-    warm-up in 4 (17, 11 and 8 of 24 with seeds 0-11, as chapter 10 pools them); from step
+    warm-up in 4, the negated first moments in 4 (17, 11, 8 and 5 of 24 with seeds 0-11, as chapter 10 pools them),
+    and the second moments on seeds 24-35 in 6 (17 of 36); from step
     200 the attention layers' weights alone in every seed, the first layer's alone too, and its query and key
     weights alone too, while the input's, the readout's, the second layer's or the first's value weights alone in
     none."""
@@ -1248,7 +1249,8 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
                        (100, "weights", 12, 100): 0, (100, "weights", 12, 1000): 0, (100, "all", 12, 100): 1,
                        (100, "all", 12, 20): 4, (100, "all", 12, 5): 4, (100, "all, first moments negated", 12): 1,
                        (100, "all", 12, "from seed 12"): 9, (100, "weights and second moments", 12, "from seed 12"): 9,
-                       (100, "all", 12, 20, "from seed 12"): 4,
+                       (100, "all", 12, 20, "from seed 12"): 4, (100, "all, first moments negated", 12, "from seed 12"): 4,
+                       (100, "weights and second moments", 12, "from seed 24"): 6,
                        (200, "all", 4): 4, (200, "weights", 4): 4, (200, "moments", 4): 0,
                        (200, "input weights", 4): 0, (200, "attention weights", 4): 4, (200, "readout weights", 4): 0,
                        (200, "first layer weights", 4): 4, (200, "later layer weights", 4): 0,
@@ -1295,24 +1297,36 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
     negated = (100, "all, first moments negated", 12)
     assert seeds_attending(negated) == {7} and first_below[negated] == [600]
     assert f"{fisher_exact([[1, 11], [8, 4]]).pvalue:.3f}" == "0.009"
-    # seeds 12-23, pooled with seeds 0-11 as chapter 10 draws them: 17, 11 and 8 of 24
+    # seeds 12-23, pooled with seeds 0-11 as chapter 10 draws them: 17, 11, 8 and 5 of 24
     later = {part: (100, *part, "from seed 12") for part in (("all", 12), ("weights and second moments", 12),
-                                                               ("all", 12, 20))}
+                                                               ("all", 12, 20), ("all, first moments negated", 12))}
     for key in later.values():
         assert set(tables[key]["seed"]) == set(range(12, 24))
     pooled = {part: attends[(100, *part)] + attends[key] for part, key in later.items()}
-    assert pooled == {("all", 12): 17, ("weights and second moments", 12): 11, ("all", 12, 20): 8}
+    assert pooled == {("all", 12): 17, ("weights and second moments", 12): 11, ("all", 12, 20): 8,
+                      ("all, first moments negated", 12): 5}
+    assert f"{fisher_exact([[5, 19], [17, 7]]).pvalue:.3f}" == "0.001"
     assert f"{fisher_exact([[8, 16], [17, 7]]).pvalue:.2f}" == "0.02"
     assert f"{fisher_exact([[11, 13], [17, 7]]).pvalue:.2f}" == "0.14"
     assert f"{fisher_exact([[11, 13], [8, 16]]).pvalue:.2f}" == "0.56"
     assert f"{fisher_exact([[2, 10], [9, 3]]).pvalue:.2f}" == "0.01"
-    never = set(range(12, 24)) - set().union(*(set(np.flatnonzero(report.entropy_at_end(tables[key], 1) < half) + 12)
-                                                for key in later.values()))
-    assert never == {20, 21}
-    rows_24 = next(rows for rows in deep_dynamics.part_rows(P, P_measured) if rows[0].get("first_seed") == 12)
+    attending_later = lambda key: set(np.flatnonzero(report.entropy_at_end(tables[key], 1) < half) + 12)
+    assert set(range(12, 24)) - set().union(*(attending_later(later[part]) for part in list(later)[:3])) == {20, 21}
+    assert 21 in attending_later(later[("all, first moments negated", 12)])
+    # seeds 24-35 of the second moments: 6 of 12, 17 of 36 in all
+    third = tables[(100, "weights and second moments", 12, "from seed 24")]
+    assert set(third["seed"]) == set(range(24, 36))
+    assert f"{fisher_exact([[17, 19], [17, 7]]).pvalue:.2f}" == "0.11"
+    assert f"{fisher_exact([[17, 19], [8, 16]]).pvalue:.2f}" == "0.42"
+    groups = deep_dynamics.part_rows(P, P_measured)
+    rows_24 = next(rows for rows in groups if rows[0].get("first_seed") == 12)
     read, _, missing = deep_dynamics.read_pooled(P_measured, rows_24, "cpu")
-    assert not missing and [t["seed"].nunique() for t in read.values()] == [24] * 3
-    assert [int((report.entropy_at_end(t, 1) < half).sum()) for t in read.values()] == [17, 11, 8]
+    assert not missing and [t["seed"].nunique() for t in read.values()] == [24] * 4
+    assert [int((report.entropy_at_end(t, 1) < half).sum()) for t in read.values()] == [17, 11, 8, 5]
+    rows_36 = next(rows for rows in groups if rows[0].get("first_seed") == 24)
+    read, _, missing = deep_dynamics.read_pooled(P_measured, rows_36, "cpu")
+    assert not missing and [(t["seed"].nunique(), int((report.entropy_at_end(t, 1) < half).sum()))
+                            for t in read.values()] == [(36, 17)]
     scale = words("book/scale.md")
     for phrase in ("+LN's first layer attends in every seed (first below 1.39 nats at step 400 or 500, against 300 or "
                    "400 with both parts; 0.01 at the end)", "on the initial weights it attends in none (2.38 to 2.51 "
@@ -1329,11 +1343,15 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
                    "seeds again among the 8, between the 8 without a warm-up ($p = 0.22$) and the 2 with zeroed first "
                    "moments ($p = 0.64$)",
                    "attends in 1 of 12 (seed 7, first below 1.39 nats at step 600), against 8 of 12 with them as they "
-                   "are ($p = 0.009$)", "all of it attends in 9 of the new 12 (17 of 24), all of it with the 20-step "
-                   "warm-up in 4 (8 of 24; $p = 0.02$ against 17 of 24), and the weights with the second moments in 9 "
-                   "(11 of 24; $p = 0.14$ against 17, $p = 0.56$ against 8)", "2 of 12 on seeds 0-11 and 9 of 12 on "
-                   "seeds 12-23 ($p = 0.01$), where all of it (8 and 9) and the 20-step warm-up (4 and 4) agree",
-                   "Seeds 20 and 21 attend in none of the three runs",
+                   "are ($p = 0.009$)", "all of it attends in 9 of the new 12 (17 of 24), with the first moments "
+                   "negated in 4 (5 of 24; $p = 0.001$ against 17 of 24), all of it with the 20-step warm-up in 4 (8 of "
+                   "24; $p = 0.02$ against 17 of 24), and the weights with the second moments in 9 (11 of 24; $p = "
+                   "0.14$ against 17, $p = 0.56$ against 8)", "2 of 12 on seeds 0-11 and 9 of 12 on seeds 12-23 ($p = "
+                   "0.01$), where all of it (8 and 9) and the 20-step warm-up (4 and 4) agree",
+                   "seeds 24-35 attend in 6 of 12, between the two, 17 of 36 in all",
+                   "Seeds 20 and 21 attend with neither all of it, its 20-step warm-up nor the second moments; seed 21 "
+                   "attends with the first moments negated", "17 of 36, told apart from neither all of it ($p = 0.11$) "
+                   "nor the 20-step warm-up ($p = 0.42$)",
                    "with both attention layers' weights +LN's first layer attends in every seed (first below 1.39 nats "
                    "at step 400 to 600; 0.01 to 0.02 at the end), and with the first attention layer's alone too (step "
                    "400 or 500; 0.01)", "with the key and value tables and the encoder it attends in none (2.53 to "
