@@ -211,7 +211,7 @@ def test_rows_on_later_seeds_are_drawn_with_the_rows_on_the_seeds_before_them_as
     assert deep_dynamics.part_rows(P, P_measured) == [rows[:2], rows[2:]]
     assert deep_dynamics.seed_runs(P_measured, rows[3]) == [rows[1], rows[3]] and deep_dynamics.seed_runs(
         P_measured, rows[1]) == [rows[1]]
-    assert deep_dynamics.row_label(rows[3]).endswith("its weights only (AdamW afresh), seeds 1-1")
+    assert deep_dynamics.row_label(rows[3]).endswith("its weights only (AdamW afresh), seed 1")
     task = variants.task_config(P_measured, "dictionary")
     for row in rows[:3]:  # the last row not stored: its pooled run is left out whole, and named
         dynamics_runs.measured_row(P_measured, task, row, "cpu", progress=False)

@@ -56,8 +56,8 @@ def row_label(row: dict) -> str:
     start, seeds, first, carried = row.get("start_from_step"), row.get("n_seeds"), row.get("first_seed"), part_name(row)
     if start is None:
         return name
-    if first is not None:
-        seeds = f"seeds {first}-{first + (seeds or 1) - 1}" if seeds else f"seeds from {first}"
+    if first is not None:  # a row on later seeds: which ones
+        seeds = f"seed {first}" if seeds == 1 else f"seeds {first}-{first + seeds - 1}" if seeds else f"seeds from {first}"
     elif seeds is not None:
         seeds = f"{seeds} seeds"
     return (f"{name}, from the Baseline's step {start:,}" + ("" if carried == PART_NAMES["all"] else f", {carried}")
@@ -215,8 +215,8 @@ def show_parts(P, device) -> dict:
         if tables:
             seeds = next(iter(tables.values()))["seed"].nunique()
             which = PANELS[panel_of(rows[-1])][1]
-            title = f"+LN from the Baseline's step {rows[0]['start_from_step']:,}, {seeds} seed{'s' * (seeds > 1)}{which}"
-            panels[title] = {
+            start = rows[0]["start_from_step"]
+            panels[f"+LN from the Baseline's step {start:,}, {seeds} seed{'s' * (seeds > 1)}{which}"] = {
                 names[label]: t for label, t in tables.items()}
         sources |= {f"handover_parts/{label}": p for label, p in provenance.items()}
         missing += absent
