@@ -57,7 +57,9 @@ SECOND_MOMENTS = "weights and second moments"
 # all of it with AdamW's running mean gradients negated: its first steps as large as the Baseline's AdamW would take
 # them, each weight's the other way: whether the first moments matter by their values or by the size of the steps
 NEGATED_FIRST_MOMENTS = "all, first moments negated"
-HANDOVERS = ("all", "weights", "moments", SECOND_MOMENTS, NEGATED_FIRST_MOMENTS, *PART_HANDOVERS)
+# the handovers of the weights and AdamW's state whose first moments change on the way: {handover: the change}
+FIRST_MOMENTS_CHANGED = {SECOND_MOMENTS: torch.Tensor.zero_, NEGATED_FIRST_MOMENTS: torch.Tensor.neg_}
+HANDOVERS = ("all", "weights", "moments", *FIRST_MOMENTS_CHANGED, *PART_HANDOVERS)
 _DEADLINE = contextvars.ContextVar("deadline", default=None)  # (deadline, its clock) by which runs stop: stopping_at
 
 
@@ -109,10 +111,9 @@ class TrainConfig:
     # what the handover at start_from_step carries over besides the data streams: all (the weights and AdamW's
     # moments), weights (AdamW starts afresh) or moments (on this model's own initial weights); which of the two
     # keeps a state the Baseline reached.  Or the weights with the second moments only (SECOND_MOMENTS), or all of it
-    # with the first moments negated (NEGATED_FIRST_MOMENTS).  Or the
-    # weights of one part of the model only (PART_HANDOVERS: the input's, the attention layers', the first attention
-    # layer's (all, or its query and key weights, or the rest), the later ones', the readout's), the others
-    # initial, AdamW afresh: which part
+    # with the first moments negated (NEGATED_FIRST_MOMENTS).  Or the weights of one part of the model only
+    # (PART_HANDOVERS: the input's, the attention layers', the first attention layer's (all, or its query and key
+    # weights, or the rest), the later ones', the readout's), the others initial, AdamW afresh: which part
     handover: str = "all"
     # 0: after the handover the rate goes on as the schedule has it.  Else over this many steps from start_from_step
     # it rises linearly from lr / N to the schedule's (optim.rewarmed), as at a run's start with warmup_steps: whether
@@ -461,16 +462,15 @@ class Trainer:
         model): each weight this model shares with it takes its value and its AdamW moments, or only one of the two
         (cfg.handover: the other stays as this run has it, its initial value or fresh moments), or the values with
         AdamW's second moments and step count (its first moments zero), or all of it with the first moments negated,
-        or only the values of the weights of one part
-        of the model; a weight the source lacks (a norm's gain and shift) keeps its
-        initial value and fresh moments.  The data streams, the step and the loss log are the source's, so the next
+        or only the values of the weights of one part of the model; a weight the source lacks (a norm's gain and
+        shift) keeps its initial value and fresh moments.  The data streams, the step and the loss log are the source's, so the next
         batch is the one the source would draw next."""
         same_settings = source_config(source.cfg) == source_config(self.cfg)
         if not same_settings or [g.seeds.tolist() for g in source.groups] != [g.seeds.tolist() for g in self.groups]:
             raise ValueError("start_from needs a source run with the same training settings and seed groups")
         part = self.cfg.handover
-        moments = part in ("all", "moments", SECOND_MOMENTS, NEGATED_FIRST_MOMENTS)
-        takes_weight = lambda name: (part in ("all", "weights", SECOND_MOMENTS, NEGATED_FIRST_MOMENTS)
+        moments = part in ("all", "moments", *FIRST_MOMENTS_CHANGED)
+        takes_weight = lambda name: (part in ("all", "weights", *FIRST_MOMENTS_CHANGED)
                                      or part in PART_HANDOVERS and PART_HANDOVERS[part](name))
         with torch.no_grad():
             for mine, theirs in zip(self.groups, source.groups):
@@ -479,10 +479,9 @@ class Trainer:
                         mine.params[name].copy_(p)
                     if moments:
                         state = {k: v.clone() for k, v in theirs.optimizer.state[p].items()}
-                        if part == SECOND_MOMENTS:  # with the step count carried, no bias correction inflates it
-                            state["exp_avg"].zero_()
-                        elif part == NEGATED_FIRST_MOMENTS:
-                            state["exp_avg"].neg_()
+                        # (zeroed with the step count carried, so no bias correction inflates them)
+                        if part in FIRST_MOMENTS_CHANGED:
+                            FIRST_MOMENTS_CHANGED[part](state["exp_avg"])
                         mine.optimizer.state[mine.params[name]] = state
                 for gen, other in zip(mine.generators, theirs.generators):
                     gen.set_state(other.get_state())

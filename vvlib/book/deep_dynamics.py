@@ -121,12 +121,12 @@ def seed_runs(P_measured, row: dict) -> list:
     """The rows whose seeds together are seeds 0 to a row's last, in seed order: a row on later seeds (first_seed)
     extends the row of the same settings whose seeds end where its own begin, and so on down to seed 0.  A row on
     seeds from 0 is its own; where no row ends where another begins, the chain stops there."""
-    seeds = lambda r: dynamics_runs.row_train_config(P_measured, r)
+    config = lambda r: dynamics_runs.row_train_config(P_measured, r)
     settings = lambda r: {k: v for k, v in r.items() if k not in ("first_seed", "n_seeds")}
     chain = [row]
-    while seeds(chain[0]).first_seed:
+    while config(chain[0]).first_seed:
         before = [r for r in P_measured.dynamics_rows if settings(r) == settings(row)
-                  and seeds(r).first_seed + seeds(r).n_seeds == seeds(chain[0]).first_seed]
+                  and config(r).first_seed + config(r).n_seeds == config(chain[0]).first_seed]
         if not before:
             break
         chain.insert(0, before[0])

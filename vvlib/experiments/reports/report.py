@@ -633,7 +633,8 @@ def seeds_below_sentence(panels: dict, layer: int, length: int) -> str:
             entropy = entropy_at_end(frame, layer)
             below = (int((entropy < half).sum()), len(entropy))
             against = "" if first is None else f"; p = {format_p(fisher_p(*below, *first))} against the first"
-            first = first or below
+            if first is None:
+                first = below
             counts.append(f"{label}, {below[0]} of {below[1]} (" + ", ".join(f"{e:.2f}" for e in entropy)
                           + f"{against})")
         said.append(f"{name}: " + "; ".join(counts) + ".")
