@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vvlib import train
+from vvlib import compare, train
 from vvlib.book import deep_dynamics, norm_rows, runner
 from vvlib.experiments.reports import plots, report
 from vvlib.experiments.setups import dynamics_runs, sensitivity, variants
@@ -45,11 +45,11 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
                       *(handed(100, n_seeds=12, handover="weights", handover_warmup_steps=n) for n in (100, 1000)),
                       *(handed(100, n_seeds=12, handover_warmup_steps=n) for n in (100, 20, 5)),
                       handed(100, n_seeds=12, handover="all, first moments negated")],
-                     [handed(100, n_seeds=12, first_seed=12),
-                      handed(100, n_seeds=12, first_seed=12, handover="weights and second moments"),
-                      handed(100, n_seeds=12, first_seed=12, handover_warmup_steps=20),
-                      handed(100, n_seeds=12, first_seed=12, handover="all, first moments negated")],
-                     [handed(100, n_seeds=12, first_seed=24, handover="weights and second moments")],
+                     *([handed(100, n_seeds=12, first_seed=first),
+                        handed(100, n_seeds=12, first_seed=first, handover="weights and second moments"),
+                        handed(100, n_seeds=12, first_seed=first, handover_warmup_steps=20),
+                        handed(100, n_seeds=12, first_seed=first, handover="all, first moments negated")]
+                       for first in (12, 24)),
                      [handed(200), handed(200, handover="weights"), handed(200, handover="moments")],
                      [handed(200, handover=part) for part in ("weights", "input weights", "attention weights",
                                                               "readout weights")],
@@ -69,12 +69,14 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
     assert [dynamics_runs.row_configs(P_measured, task, r)[1].n_seeds for r in parts[1]] == [12] * 9
     assert [dynamics_runs.row_configs(P_measured, task, r)[1].handover_warmup_steps for r in parts[1]] == [
         0, 0, 0, 100, 1000, 100, 20, 5, 0]
-    # seeds 12-23 of four of them, each drawn with seeds 0-11 as one run of 24 seeds, and seeds 24-35 of one
+    # seeds 12-23 and 24-35 of four of them, each drawn with the seeds before it as one run of 24 or 36 seeds
     configs = [dynamics_runs.row_configs(P_measured, task, r)[1] for r in parts[2] + parts[3]]
-    assert [(c.first_seed, c.n_seeds) for c in configs] == [(12, 12)] * 4 + [(24, 12)]
+    assert [(c.first_seed, c.n_seeds) for c in configs] == [(12, 12)] * 4 + [(24, 12)] * 4
     assert [deep_dynamics.seed_runs(P_measured, r) for r in parts[2]] == [
         [{k: v for k, v in r.items() if k != "first_seed"}, r] for r in parts[2]]
-    assert deep_dynamics.seed_runs(P_measured, parts[3][0]) == [parts[1][2], parts[2][1], parts[3][0]]
+    assert [deep_dynamics.seed_runs(P_measured, r) for r in parts[3]] == [
+        [parts[1][0], parts[2][0], parts[3][0]], [parts[1][2], parts[2][1], parts[3][1]],
+        [parts[1][6], parts[2][2], parts[3][2]], [parts[1][8], parts[2][3], parts[3][3]]]
     assert deep_dynamics.row_label(parts[2][1]) == ("Deep (+ LN), from the Baseline's step 100, its weights and AdamW's "
                                                     "second moments only (its first moments afresh), seeds 12-23")
     assert all(train.baseline_of(m) == models[0] for m in models[3:])
@@ -335,5 +337,21 @@ def test_the_seed_figure_draws_every_seed_in_its_runs_colour_with_uniform_and_ha
     marks = sorted(line.get_ydata()[0] for line in ax.lines if line.get_linestyle() in ("--", ":"))
     assert np.allclose(marks, [np.log(16) / 2, np.log(16)])
     assert np.allclose(report.entropy_at_end(panels["from step 100"]["all"], 1), [0.1, 2.4])  # the last of 4
-    assert ("from step 100: all, 1 of 2 (0.10, 2.40); weights, 0 of 2 (2.70, 2.70; p = 1 against the first)."
-            in report.seeds_below_sentence(panels, 1, 16))
+    said = report.seeds_below_sentence(panels, 1, 16)
+    assert "from step 100: all, 1 of 2 (0.10, 2.40); weights, 0 of 2 (2.70, 2.70; p = 1 against the first)." in said
+    assert "The same seeds" not in said  # one run attending in some seeds only: nothing to coincide with
+
+
+def test_the_seed_sentence_says_whether_a_panels_runs_attend_in_the_same_seeds():
+    """shared_hits_p of the runs' attending seeds, where at least two runs on the same seeds attend in some but not
+    all; nothing where the runs' seeds differ."""
+    from vvlib.stats import shared_hits_p
+
+    ends = {"a": [0.1, 0.1, 0.1, 2.5, 2.5, 2.5], "b": [0.1, 0.1, 0.1, 2.5, 2.5, 2.5], "c": [0.1, 0.1, 2.5, 0.1, 2.5, 2.5]}
+    run = lambda end, seeds=range(6): pd.DataFrame({"step": [100] * 6, "seed": list(seeds), "entropy_layer1": end})
+    said = report.seeds_below_sentence({"p": {label: run(end) for label, end in ends.items()}}, 1, 16)
+    p = shared_hits_p([[e < np.log(16) / 2 for e in end] for end in ends.values()])
+    assert 0 < p < 0.1 and f"c, 3 of 6 (0.10, 0.10, 2.50, 0.10, 2.50, 2.50; p = 1 against the first). The same seeds " \
+        f"across its runs: p = {compare.format_p(p)}." in said
+    apart = report.seeds_below_sentence({"p": {"a": run(ends["a"]), "b": run(ends["b"], range(6, 12))}}, 1, 16)
+    assert "The same seeds" not in apart and "b, 3 of 6" in apart
