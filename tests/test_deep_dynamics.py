@@ -355,3 +355,32 @@ def test_the_seed_sentence_says_whether_a_panels_runs_attend_in_the_same_seeds()
         f"across its runs: p = {compare.format_p(p)}." in said
     apart = report.seeds_below_sentence({"p": {"a": run(ends["a"]), "b": run(ends["b"], range(6, 12))}}, 1, 16)
     assert "The same seeds" not in apart and "b, 3 of 6" in apart
+
+
+def test_the_seed_grid_colours_each_seeds_entropy_at_the_end_and_dots_the_seeds_that_attend(monkeypatch):
+    """shared_seed_ends: runs by seeds of entropy_at_end where the runs share their seeds and two of them attend in
+    some but not all; seed_grid draws it cell for cell, a dot where a seed attends and each run's count by its
+    name; show_parts' grid holds the panels that can be asked, and only those."""
+    ends = {"a": [0.1, 0.1, 0.1, 2.5, 2.5, 2.5], "b": [0.1, 2.6, 0.1, 2.5, 2.5, 2.7], "c": [2.6] * 6}
+    run = lambda end, seeds=range(6): pd.DataFrame({"step": [100] * 6, "seed": list(seeds), "entropy_layer1": end})
+    tables = {label: run(end) for label, end in ends.items()}
+    grid = report.shared_seed_ends(tables, 1, 16)
+    assert list(grid.index) == ["a", "b", "c"] and list(grid.columns) == list(range(6))
+    assert np.allclose(grid.to_numpy(), list(ends.values()))
+    assert report.shared_seed_ends({"a": tables["a"], "c": tables["c"]}, 1, 16) is None  # one run to place
+    assert report.shared_seed_ends({"a": tables["a"], "b": run(ends["b"], range(6, 12))}, 1, 16) is None  # other seeds
+    figure = plots.seed_grid({"panel": grid}, 16)
+    ax = figure.axes[0]
+    assert ax.get_title() == "panel" and np.allclose(ax.images[0].get_array(), grid.to_numpy())
+    dots = ax.collections[0].get_offsets()
+    assert sorted(map(tuple, np.asarray(dots).astype(int))) == [(0, 0), (0, 1), (1, 0), (2, 0), (2, 1)]  # (seed, run)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a: 3 of 6", "b: 2 of 6", "c: 0 of 6"]
+    matplotlib.pyplot.close(figure)
+    shown = []
+    monkeypatch.setattr(deep_dynamics, "display", shown.append)
+    deep_dynamics._show_seed_grid({"asked": tables, "not asked": {"a": tables["a"], "c": tables["c"]}}, 16)
+    (figure,) = shown
+    assert [ax.get_title() for ax in figure.axes if ax.images] == ["asked"]
+    shown.clear()
+    deep_dynamics._show_seed_grid({"not asked": {"a": tables["a"], "c": tables["c"]}}, 16)
+    assert shown == []

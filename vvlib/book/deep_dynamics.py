@@ -200,7 +200,8 @@ def show(P, device) -> dict:
 
 def show_parts(P, device) -> dict:
     """Per group of part_rows (a panel each): each seed's first-layer entropy along training with each part handed
-    over, and a sentence of how many seeds end with it below half of ln N; the rows not stored named.  Returns their
+    over, a sentence of how many seeds end with it below half of ln N, and where runs share their seeds, a grid of
+    every seed's entropy at the end run by run; the rows not stored named.  Returns their
     provenance {"handover_parts/<label>": provenance} for the chapter's results.json."""
     P_measured = measured_params(P)
     groups = part_rows(P, P_measured)
@@ -230,10 +231,23 @@ def show_parts(P, device) -> dict:
         display(figure)
         plt.close(figure)
         display(Markdown(report.seeds_below_sentence(panels, 1, P_measured.max_len)))
+        _show_seed_grid(panels, P_measured.max_len)
     if missing:
         display(Markdown(f"*Not stored yet: {'; '.join(missing)} (chapter 5 measures them: "
                          f"`python -m vvlib run 05_dictionary_lookup --profile {P.profile}`)*"))
     return sources
+
+
+def _show_seed_grid(panels: dict, length: int):
+    """The panels whose runs can be asked whether they attend in the same seeds (report.shared_seed_ends), each seed's
+    first-layer entropy at the end run by run: whether the seeds that attend are the same seeds from run to run."""
+    grids = {name: ends for name, tables in panels.items()
+             if (ends := report.shared_seed_ends(tables, 1, length)) is not None}
+    if grids:
+        figure = plots.seed_grid(grids, length, title="Each seed's first-layer entropy at the end, run by run (dotted "
+                                                       "where below half of ln N: it attends)")
+        display(figure)
+        plt.close(figure)
 
 
 def handover_rows(P, P_rows) -> list:

@@ -468,6 +468,31 @@ def seed_entropy_lines(panels: dict, layer: int, length: int, title=""):
     return fig
 
 
+def seed_grid(grids: dict, length: int, title=""):
+    """One panel per key of grids, {panel title: frame of runs (rows) by seeds (columns) of a layer's attention
+    entropy at the end}: each cell coloured by its entropy, from 0 to ln N (uniform weights over `length` items), and
+    dotted where it is below half of ln N, each run's count of such seeds beside its name.  A column dark all the way
+    down is a seed that attends whichever way it is handed over."""
+    sns.set_theme(style="white")
+    heights = [len(ends) + 1.5 for ends in grids.values()]
+    width = max(ends.shape[1] for ends in grids.values())
+    fig, axes = plt.subplots(len(grids), 1, figsize=(6 + 0.2 * width, 0.32 * sum(heights) + 1), layout="constrained",
+                             gridspec_kw={"height_ratios": heights}, squeeze=False)
+    half = np.log(length) / 2
+    for ax, (name, ends) in zip(axes[:, 0], grids.items()):
+        image = ax.imshow(ends.to_numpy(), cmap="viridis", vmin=0, vmax=np.log(length), aspect="auto")
+        rows, columns = np.nonzero(ends.to_numpy() < half)
+        ax.scatter(columns, rows, s=6, color="white")
+        counts = [f"{int((run < half).sum())} of {len(run)}" for _, run in ends.iterrows()]
+        ax.set_yticks(range(len(ends)), [textwrap.fill(f"{label}: {count}", 60)
+                                         for label, count in zip(ends.index, counts)], fontsize=7)
+        ax.set_xticks(range(ends.shape[1]), [str(seed) for seed in ends.columns], fontsize=7)
+        ax.set(title=name, xlabel="seed")
+    fig.colorbar(image, ax=axes[:, 0], shrink=0.6, label=f"entropy at the end (nats; ln {length} = uniform)")
+    fig.suptitle(title)
+    return fig
+
+
 def _mean_lines(ax, tables: dict, column: str, name: str):
     """One line per run: `column`'s mean over seeds at each step."""
     for label, frame in tables.items():

@@ -626,21 +626,20 @@ def seeds_below_sentence(panels: dict, layer: int, length: int) -> str:
     """Per panel of seed_entropy_lines' {panel: {label: measured run}}: in how many seeds each run's layer ends
     (entropy_at_end) below half of ln N, which uniform weights over `length` items give, and each seed's entropy;
     for each run after a panel's first, Fisher's exact p of its count against the first's; and where the panel's
-    runs share their seeds and place their attending seeds differently from run to run (shared_hits_p), the p that
-    they attend in the same seeds no more than chance would make them."""
+    runs can be asked it (shared_seed_ends), shared_hits_p's p that they attend in the same seeds no more than
+    chance would make them."""
     half, said = np.log(length) / 2, []
     for name, tables in panels.items():
-        counts, first, below_by_run = [], None, {}
+        counts, first = [], None
         for label, frame in tables.items():
             entropy = entropy_at_end(frame, layer)
-            below_by_run[label] = entropy < half
             below = (int((entropy < half).sum()), len(entropy))
             against = "" if first is None else f"; p = {format_p(fisher_p(*below, *first))} against the first"
             if first is None:
                 first = below
             counts.append(f"{label}, {below[0]} of {below[1]} (" + ", ".join(f"{e:.2f}" for e in entropy)
                           + f"{against})")
-        said.append(f"{name}: " + "; ".join(counts) + "." + _same_seeds_clause(below_by_run))
+        said.append(f"{name}: " + "; ".join(counts) + "." + _same_seeds_clause(tables, layer, length))
     return (f"Seeds whose layer {layer} ends with its attention entropy below {half:.2f} nats (half of ln {length}; "
             f"each seed's entropy at the end in brackets, in seed order, and Fisher's exact p of each run's count "
             f"against the panel's first run's; where a panel's runs could attend in other seeds than they do, the p "
@@ -648,16 +647,24 @@ def seeds_below_sentence(panels: dict, layer: int, length: int) -> str:
             f"the variance over seeds of how many runs attend, against 20,000 such draws): " + " ".join(said))
 
 
-def _same_seeds_clause(below_by_run: dict) -> str:
-    """seeds_below_sentence's clause on whether a panel's runs attend in the same seeds: none where they differ in
-    their seeds, or where fewer than two runs attend in some of their seeds but not all (a run attending in all or
-    none has nothing to place, and one run alone cannot coincide with another)."""
-    if len({tuple(below.index) for below in below_by_run.values()}) > 1:
+def shared_seed_ends(tables: dict, layer: int, length: int):
+    """{label: measured run} of one panel as a frame of runs (rows) by seeds (columns) of entropy_at_end, where the
+    runs can be asked whether they attend in the same seeds: all on the same seeds, and at least two of them
+    ending below half of ln N in some of their seeds but not all (a run attending in all or none has nothing to
+    place, and one run alone cannot coincide with another).  None otherwise."""
+    ends = pd.DataFrame({label: entropy_at_end(frame, layer) for label, frame in tables.items()}).T
+    if ends.isna().any().any():  # the runs' seeds differ
+        return None
+    below = (ends < np.log(length) / 2).to_numpy()
+    return ends if sum(0 < row.sum() < len(row) for row in below) >= 2 else None
+
+
+def _same_seeds_clause(tables: dict, layer: int, length: int) -> str:
+    """seeds_below_sentence's clause on whether a panel's runs attend in the same seeds (shared_seed_ends)."""
+    ends = shared_seed_ends(tables, layer, length)
+    if ends is None:
         return ""
-    hits = np.array([below.to_numpy() for below in below_by_run.values()])
-    if sum(0 < row.sum() < len(row) for row in hits) < 2:
-        return ""
-    return f" The same seeds across its runs: p = {format_p(shared_hits_p(hits))}."
+    return f" The same seeds across its runs: p = {format_p(shared_hits_p(ends.to_numpy() < np.log(length) / 2))}."
 
 
 def layer_dynamics_sentence(tables: dict, layers: int, length: int) -> str:
