@@ -49,7 +49,7 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
                         handed(100, n_seeds=12, first_seed=first, handover="weights and second moments"),
                         handed(100, n_seeds=12, first_seed=first, handover_warmup_steps=20),
                         handed(100, n_seeds=12, first_seed=first, handover="all, first moments negated")]
-                       for first in (12, 24)),
+                       for first in (12, 24, 36)),
                      [handed(200), handed(200, handover="weights"), handed(200, handover="moments")],
                      [handed(200, handover=part) for part in ("weights", "input weights", "attention weights",
                                                               "readout weights")],
@@ -60,7 +60,7 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
     # every partial handover has its panel, once
     assert sorted(deep_dynamics.PANEL_OF) == sorted(set(train.HANDOVERS) - {"all"})
     assert sum(len(splits) for _, _, splits in deep_dynamics.PANELS.values()) == len(train.HANDOVERS) - 1
-    assert [deep_dynamics.row_label(r) for r in parts[4]] == [
+    assert [deep_dynamics.row_label(r) for r in parts[5]] == [
         "Deep (+ LN), from the Baseline's step 200", "Deep (+ LN), from the Baseline's step 200, its weights only (AdamW "
         "afresh)", "Deep (+ LN), from the Baseline's step 200, its AdamW moments only (on the initial weights)"]
     assert deep_dynamics.row_label(parts[1][1]) == ("Deep (+ LN), from the Baseline's step 100, its weights only (AdamW "
@@ -69,14 +69,15 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
     assert [dynamics_runs.row_configs(P_measured, task, r)[1].n_seeds for r in parts[1]] == [12] * 9
     assert [dynamics_runs.row_configs(P_measured, task, r)[1].handover_warmup_steps for r in parts[1]] == [
         0, 0, 0, 100, 1000, 100, 20, 5, 0]
-    # seeds 12-23 and 24-35 of four of them, each drawn with the seeds before it as one run of 24 or 36 seeds
-    configs = [dynamics_runs.row_configs(P_measured, task, r)[1] for r in parts[2] + parts[3]]
-    assert [(c.first_seed, c.n_seeds) for c in configs] == [(12, 12)] * 4 + [(24, 12)] * 4
+    # seeds 12-23, 24-35 and 36-47 of four of them, each drawn with the seeds before it as one run of 24, 36 or 48
+    configs = [dynamics_runs.row_configs(P_measured, task, r)[1] for r in parts[2] + parts[3] + parts[4]]
+    assert [(c.first_seed, c.n_seeds) for c in configs] == [(12, 12)] * 4 + [(24, 12)] * 4 + [(36, 12)] * 4
     assert [deep_dynamics.seed_runs(P_measured, r) for r in parts[2]] == [
         [{k: v for k, v in r.items() if k != "first_seed"}, r] for r in parts[2]]
     assert [deep_dynamics.seed_runs(P_measured, r) for r in parts[3]] == [
         [parts[1][0], parts[2][0], parts[3][0]], [parts[1][2], parts[2][1], parts[3][1]],
         [parts[1][6], parts[2][2], parts[3][2]], [parts[1][8], parts[2][3], parts[3][3]]]
+    assert [deep_dynamics.seed_runs(P_measured, r)[-2:] for r in parts[4]] == [[a, b] for a, b in zip(parts[3], parts[4])]
     assert deep_dynamics.row_label(parts[2][1]) == ("Deep (+ LN), from the Baseline's step 100, its weights and AdamW's "
                                                     "second moments only (its first moments afresh), seeds 12-23")
     assert all(train.baseline_of(m) == models[0] for m in models[3:])

@@ -306,7 +306,7 @@ def test_shared_hits_p_matches_every_placement_of_the_hits_counted_by_hand():
     most = [[1, 1, 1, 0, 0, 0], [1, 1, 0, 1, 0, 0], [1, 1, 1, 0, 0, 0]]  # the same seeds, mostly
     apart = [[1, 1, 1, 0, 0, 0], [0, 0, 0, 1, 1, 1], [1, 0, 1, 0, 1, 0]]  # each seed hit once or twice
     for hits in (shared, most, apart):
-        assert shared_hits_p(hits) == pytest.approx(by_hand(hits), abs=0.01)  # 20,000 draws: an error of about 0.003
+        assert shared_hits_p(hits) == pytest.approx(by_hand(hits), abs=0.01)  # 20,000 draws: a standard error under 0.002
     assert shared_hits_p(shared) < 0.01 < shared_hits_p(most) < 0.1 < 0.9 < shared_hits_p(apart)
     assert shared_hits_p([[1, 1, 1, 1], [0, 0, 0, 0]]) == 1.0  # nothing to place: every draw is the one seen
     assert shared_hits_p(shared) == shared_hits_p(shared)  # a generator of its own

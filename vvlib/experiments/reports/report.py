@@ -12,7 +12,7 @@ from ..chapters import check_metrics
 from ...compare import (ALPHA, beyond_training, compare, format_interval, format_p, is_significant, pair_name,
                         power_of_two)
 from ...dynamics import MARGIN_CAP
-from ...stats import by_length, fisher_p, paired_difference, paired_ttest, shared_hits_p, welch
+from ...stats import SHARED_HITS_DRAWS, by_length, fisher_p, paired_difference, paired_ttest, shared_hits_p, welch
 
 
 def _pct(mean, sem):
@@ -644,7 +644,8 @@ def seeds_below_sentence(panels: dict, layer: int, length: int) -> str:
             f"each seed's entropy at the end in brackets, in seed order, and Fisher's exact p of each run's count "
             f"against the panel's first run's; where a panel's runs could attend in other seeds than they do, the p "
             f"that they attend in the same seeds no more than if each run's were drawn at random, its count kept: "
-            f"the variance over seeds of how many runs attend, against 20,000 such draws): " + " ".join(said))
+            f"the variance over seeds of how many runs attend, against {SHARED_HITS_DRAWS:,} such draws): "
+            + " ".join(said))
 
 
 def shared_seed_ends(tables: dict, layer: int, length: int):
