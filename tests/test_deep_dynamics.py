@@ -385,3 +385,15 @@ def test_the_seed_grid_colours_each_seeds_entropy_at_the_end_and_dots_the_seeds_
     shown.clear()
     deep_dynamics._show_seed_grid({"not asked": {"a": tables["a"], "c": tables["c"]}}, 16)
     assert shown == []
+
+
+def test_a_row_on_fresh_batches_after_its_handover_is_named_so_and_drawn_beside_the_whole_handover():
+    row = {**DEEP, "variant": "layernorm", "start_from_step": 100, "n_seeds": 12, "handover_data": "fresh"}
+    assert deep_dynamics.part_name(row) == "its weights and AdamW moments, fresh batches after it"
+    assert deep_dynamics.part_name({**row, "handover_warmup_steps": 20}) == (
+        "its weights and AdamW moments, the rate warmed up again over 20 steps, fresh batches after it")
+    assert deep_dynamics.panel_of(row) == "state"
+    P = runner.resolved("10_beyond", "ci", {"deep_heads": DEEP["heads"], "deep_layers": DEEP["layers"]})
+    whole = {k: v for k, v in row.items() if k != "handover_data"}
+    P_measured = runner.resolved("05_dictionary_lookup", "ci", {"dynamics_rows": [whole, row]})
+    assert deep_dynamics.part_rows(P, P_measured) == [[whole, row]]

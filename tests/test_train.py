@@ -676,6 +676,50 @@ def test_handover_is_refused_without_a_start_step_or_outside_its_values_and_kept
     assert weight_settings(small(start_from_step=2, handover="moments"))["handover"] == "moments"
 
 
+@pytest.mark.parametrize("draws", [{}, COUNTER])
+def test_a_handover_with_fresh_data_ends_where_a_carried_one_ends_once_its_streams_are_replaced_by_hand(
+        small_dictionary, device, draws):
+    """handover_data "fresh" hands the same weights and AdamW state over at the same step as "carried", and then
+    draws its batches from a stream of its own: it ends where the carried handover ends once its data streams are
+    set by hand to seed_groups.FRESH_DATA_STREAM (each seed's generator, or the counter stream's key), and elsewhere
+    than the carried one (the batches matter)."""
+    from vvlib import rng
+    from vvlib.draws import counter_key
+    from vvlib.seed_groups import FRESH_DATA_STREAM
+
+    ln_cfg = dataclasses.replace(small_dictionary, heads=2, layers=2, norm="layernorm")
+    cfg = small(steps=8, seed_group=1, start_from_step=3, **draws)
+    carried, by_hand = Trainer(ln_cfg, cfg, device), Trainer(ln_cfg, cfg, device)
+    fresh = Trainer(ln_cfg, dataclasses.replace(cfg, handover_data="fresh"), device)
+    for trainer in (carried, by_hand, fresh):
+        trainer.take_over(progress=False)
+    assert fresh.step == carried.step == 3
+    assert all(torch.equal(fresh.weights()[k], carried.weights()[k]) for k in carried.weights())
+    for g in by_hand.groups:
+        if draws:
+            g.counter_key = counter_key(cfg.seed, FRESH_DATA_STREAM)
+        for gen, seed in zip(g.generators, g.seeds.tolist()):
+            gen.set_state(rng.generator(device, cfg.seed, FRESH_DATA_STREAM, seed).get_state())
+    expected, ended, carried_end = by_hand.run(progress=False), fresh.run(progress=False), carried.run(progress=False)
+    assert all(torch.equal(ended[k], expected[k]) for k in expected)
+    assert fresh.loss_history == by_hand.loss_history
+    assert fresh.loss_history[:3] == carried.loss_history[:3] != fresh.loss_history
+    assert not any(torch.equal(ended[k], carried_end[k]) for k in ("wq", "wk"))
+
+
+def test_handover_data_is_refused_without_a_start_step_or_outside_its_values_and_kept_in_the_spec_only_when_set():
+    from vvlib.train import source_config
+
+    with pytest.raises(ValueError, match=r"handover_data is read only with a start_from_step \(leave it 'carried'\); "
+                                         r"got 'fresh'"):
+        small(handover_data="fresh")
+    with pytest.raises(ValueError, match="handover_data must be one of carried, fresh; got 'new'"):
+        small(start_from_step=2, handover_data="new")
+    assert "handover_data" not in weight_settings(small(start_from_step=2))
+    cfg = small(start_from_step=2, handover_data="fresh")
+    assert weight_settings(cfg)["handover_data"] == "fresh" and source_config(cfg) == small()
+
+
 def test_the_rate_warms_up_again_linearly_over_its_steps_from_the_handover_and_is_whole_elsewhere():
     from vvlib.optim import rewarmed
 

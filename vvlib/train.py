@@ -119,6 +119,10 @@ class TrainConfig:
     # it rises linearly from lr / N to the schedule's (optim.rewarmed), as at a run's start with warmup_steps: whether
     # AdamW's first updates after a restart (a step of about the full rate on every weight) undo what was handed over
     handover_warmup_steps: int = 0
+    # the batches after the handover: carried (those the Baseline would have drawn next) or fresh (a stream of their
+    # own, seed_groups.FRESH_DATA_STREAM, the same for every run with fresh data): whether what a seed's run does
+    # after the handover comes from where its Baseline stands or from the batches it sees next
+    handover_data: str = "carried"
 
     def __post_init__(self):
         check_fields(self, FIELD_RULES)
@@ -136,6 +140,9 @@ class TrainConfig:
                              f"got {self.start_from_step!r}")
         if self.handover != "all" and not self.start_from_step:
             raise ValueError(f"handover is read only with a start_from_step (leave it 'all'); got {self.handover!r}")
+        if self.handover_data != "carried" and not self.start_from_step:
+            raise ValueError(f"handover_data is read only with a start_from_step (leave it 'carried'); "
+                             f"got {self.handover_data!r}")
         if self.handover_warmup_steps and not self.start_from_step:
             raise ValueError(f"handover_warmup_steps is read only with a start_from_step (leave it 0); "
                              f"got {self.handover_warmup_steps!r}")
@@ -165,6 +172,7 @@ FIELD_RULES = {
     "start_from_step": int_at_least(0, " (0: from its initialization)"),
     "handover": one_of(HANDOVERS),
     "handover_warmup_steps": int_at_least(0, " (0: none)"),
+    "handover_data": one_of(seed_groups.HANDOVER_DATA),
 }
 
 
@@ -188,7 +196,7 @@ def weight_settings(cfg: TrainConfig) -> dict:
 
 LATER_DEFAULTS = {"draws": "generators", "lr_schedule": "constant", "warmup_steps": 0, "grad_clip": 0.0, "dropout": 0.0,
                   "drop_step": 0, "adam_eps": 1e-8, "tf32": False,
-                  "start_from_step": 0, "handover": "all", "handover_warmup_steps": 0}
+                  "start_from_step": 0, "handover": "all", "handover_warmup_steps": 0, "handover_data": "carried"}
 
 
 def group_size(cfg: TrainConfig) -> int:
@@ -202,7 +210,7 @@ def baseline_of(model_cfg: ModelConfig) -> ModelConfig:
 
 def source_config(cfg: TrainConfig) -> TrainConfig:
     """The settings of the Baseline's run that a run with cfg takes over: cfg's own, from its initialization."""
-    return dataclasses.replace(cfg, start_from_step=0, handover="all", handover_warmup_steps=0)
+    return dataclasses.replace(cfg, start_from_step=0, handover="all", handover_warmup_steps=0, handover_data="carried")
 
 
 def check_start(model_cfg: ModelConfig, cfg: TrainConfig):
@@ -463,8 +471,9 @@ class Trainer:
         (cfg.handover: the other stays as this run has it, its initial value or fresh moments), or the values with
         AdamW's second moments and step count (its first moments zero), or all of it with the first moments negated,
         or only the values of the weights of one part of the model; a weight the source lacks (a norm's gain and
-        shift) keeps its initial value and fresh moments.  The data streams, the step and the loss log are the source's, so the next
-        batch is the one the source would draw next."""
+        shift) keeps its initial value and fresh moments.  The step and the loss log are the source's, and so are the
+        data streams, so that the next batch is the one the source would draw next, unless cfg.handover_data is fresh
+        (this run's own streams, seed_groups.data_stream, go on from where they start)."""
         same_settings = source_config(source.cfg) == source_config(self.cfg)
         if not same_settings or [g.seeds.tolist() for g in source.groups] != [g.seeds.tolist() for g in self.groups]:
             raise ValueError("start_from needs a source run with the same training settings and seed groups")
@@ -483,8 +492,9 @@ class Trainer:
                         if part in FIRST_MOMENTS_CHANGED:
                             FIRST_MOMENTS_CHANGED[part](state["exp_avg"])
                         mine.optimizer.state[mine.params[name]] = state
-                for gen, other in zip(mine.generators, theirs.generators):
-                    gen.set_state(other.get_state())
+                if self.cfg.handover_data == "carried":
+                    for gen, other in zip(mine.generators, theirs.generators):
+                        gen.set_state(other.get_state())
         self.step, self.loss_history = source.step, list(source.loss_history)
         self.loss_window, self.window_steps = source.loss_window.clone(), source.window_steps
         self.graphed, self._counter_batch = [None] * len(self.groups), None

@@ -38,11 +38,12 @@ PART_NAMES = {"all": "its weights and AdamW moments", "weights": "its weights on
 
 
 def part_name(row: dict) -> str:
-    """What a row's handover carries, as the page names it, and its rate's warm-up after the handover where it has
-    one (handover_warmup_steps)."""
+    """What a row's handover carries, as the page names it, its rate's warm-up after the handover where it has one
+    (handover_warmup_steps), and its batches after it where they are not the Baseline's (handover_data)."""
     warmup = row.get("handover_warmup_steps", 0)
     warmed = f", the rate warmed up again over {warmup:,} steps" if warmup else ""
-    return PART_NAMES[row.get("handover", "all")] + warmed
+    fresh = ", fresh batches after it" if row.get("handover_data", "carried") == "fresh" else ""
+    return PART_NAMES[row.get("handover", "all")] + warmed + fresh
 
 
 def row_label(row: dict) -> str:
@@ -89,17 +90,18 @@ PANEL_OF = {handover: kind for kind, (_, _, splits) in PANELS.items() for handov
 
 def panel_of(row: dict) -> str:
     """The kind of panel a row taking over part of the Baseline's run is drawn in; all of it, with the rate warmed up
-    again after the handover, is drawn beside all of it without."""
+    again after the handover or on fresh batches, is drawn beside all of it as it is."""
     return PANEL_OF.get(row.get("handover", "all"), "state")
 
 
 # the fields that say what a handover carries and how the run goes on from it: rows differing in them alone share a panel
-HANDOVER_FIELDS = ("handover", "handover_warmup_steps")
+HANDOVER_FIELDS = ("handover", "handover_warmup_steps", "handover_data")
 
 
 def part_rows(P, P_measured) -> list:
     """[[rows]]: chapter 5's measured rows of the deep model (P) in which +LN takes only part of the Baseline's run
-    over (handover) or goes on from it with its rate warmed up again (handover_warmup_steps), grouped by the run
+    over (handover) or goes on from it with its rate warmed up again (handover_warmup_steps) or on fresh batches
+    (handover_data), grouped by the run
     they take part of and by the kind of split (PANELS), after the row of the whole they split where chapter 5 has
     one; ordered by the step they take over at, then by their number of seeds, then by kind."""
     parts = [row for row in P_measured.dynamics_rows if _of_deep_model(P, row) and set(row) & set(HANDOVER_FIELDS)]
