@@ -356,6 +356,11 @@ def test_the_seed_sentence_says_whether_a_panels_runs_attend_in_the_same_seeds()
         f"across its runs: p = {compare.format_p(p)}." in said
     apart = report.seeds_below_sentence({"p": {"a": run(ends["a"]), "b": run(ends["b"], range(6, 12))}}, 1, 16)
     assert "The same seeds" not in apart and "b, 3 of 6" in apart
+    # three runs attending in the same 6 of 12 seeds: by chance 1 in 924 x 924, so none of the 20,000 draws is as
+    # large, and the sentence gives the least p the draws can give as a bound
+    same = pd.DataFrame({"step": [100] * 12, "seed": range(12), "entropy_layer1": [0.1] * 6 + [2.5] * 6})
+    said = report.seeds_below_sentence({"p": {label: same for label in "abc"}}, 1, 16)
+    assert said.endswith("The same seeds across its runs: p < 0.0001 (no draw as large).")
 
 
 def test_the_seed_grid_colours_each_seeds_entropy_at_the_end_and_dots_the_seeds_that_attend(monkeypatch):

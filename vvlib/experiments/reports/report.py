@@ -665,7 +665,10 @@ def _same_seeds_clause(tables: dict, layer: int, length: int) -> str:
     ends = shared_seed_ends(tables, layer, length)
     if ends is None:
         return ""
-    return f" The same seeds across its runs: p = {format_p(shared_hits_p(ends.to_numpy() < np.log(length) / 2))}."
+    p = shared_hits_p(ends.to_numpy() < np.log(length) / 2)
+    if p * (SHARED_HITS_DRAWS + 1) < 1.5:  # no draw as large: the least p the draws can give
+        return f" The same seeds across its runs: p < {format_p(2 / (SHARED_HITS_DRAWS + 1))} (no draw as large)."
+    return f" The same seeds across its runs: p = {format_p(p)}."
 
 
 def layer_dynamics_sentence(tables: dict, layers: int, length: int) -> str:
