@@ -101,9 +101,9 @@ HANDOVER_FIELDS = ("handover", "handover_warmup_steps", "handover_data")
 def part_rows(P, P_measured) -> list:
     """[[rows]]: chapter 5's measured rows of the deep model (P) in which +LN takes only part of the Baseline's run
     over (handover) or goes on from it with its rate warmed up again (handover_warmup_steps) or on fresh batches
-    (handover_data), grouped by the run
-    they take part of and by the kind of split (PANELS), after the row of the whole they split where chapter 5 has
-    one; ordered by the step they take over at, then by their number of seeds, then by kind."""
+    (handover_data), grouped by the run they take part of and by the kind of split (PANELS), after the row of the
+    whole they split where chapter 5 has one; ordered by the step they take over at, then by their number of seeds,
+    then by kind."""
     parts = [row for row in P_measured.dynamics_rows if _of_deep_model(P, row) and set(row) & set(HANDOVER_FIELDS)]
     key = lambda row: ({k: v for k, v in row.items() if k not in HANDOVER_FIELDS}, panel_of(row))
     keys = []
@@ -203,8 +203,8 @@ def show(P, device) -> dict:
 def show_parts(P, device) -> dict:
     """Per group of part_rows (a panel each): each seed's first-layer entropy along training with each part handed
     over, a sentence of how many seeds end with it below half of ln N, and where runs share their seeds, a grid of
-    every seed's entropy at the end run by run; the rows not stored named.  Returns their
-    provenance {"handover_parts/<label>": provenance} for the chapter's results.json."""
+    every seed's entropy at the end run by run; the rows not stored named.  Returns their provenance
+    {"handover_parts/<label>": provenance} for the chapter's results.json."""
     P_measured = measured_params(P)
     groups = part_rows(P, P_measured)
     if not groups:
