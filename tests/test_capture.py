@@ -80,14 +80,15 @@ def test_every_variant_the_queue_trains_records_a_step_without_host_traffic(task
     assert host_traffic(lambda: trainer.recorded_step(0)(12)) == []
 
 
-@pytest.mark.parametrize("via", ["start_from", *HANDOVERS])
+@pytest.mark.parametrize("via", ["start_from", *HANDOVERS, "fresh data"])
 @pytest.mark.parametrize("draws_from", ["generators", "counter"])
 @pytest.mark.parametrize("norm_layers", ["all", "last"])
 def test_a_step_recorded_after_a_handover_has_no_host_traffic_and_its_state_stays_on_the_device(norm_layers, draws_from,
                                                                                                 via):
     """Trainer.start_from hands +LN (its norm after every layer, or after the last only) the deep Baseline's state,
     by hand or through start_from_step (Trainer.take_over, as the book's runs do) with each handover (all of it, the
-    weights only, the AdamW moments only, one part's weights only): the step a GPU then records for it must copy nothing from the host and
+    weights only, the AdamW moments only, one part's weights only, or all of it on fresh batches after it
+    (handover_data)): the step a GPU then records for it must copy nothing from the host and
     read nothing back, and every AdamW state tensor it carries must sit where the weights are (a capturable AdamW
     keeps its step count there)."""
     deep = ModelConfig(task=SMALL["argmax"], hidden=16, key_dim=8, value_dim=8, heads=4, layers=2)
@@ -100,7 +101,8 @@ def test_a_step_recorded_after_a_handover_has_no_host_traffic_and_its_state_stay
         target = Trainer(ln, cfg)
         target.start_from(source)
     else:
-        target = Trainer(ln, dataclasses.replace(cfg, start_from_step=1, handover=via))
+        handed = {"handover_data": "fresh"} if via == "fresh data" else {"handover": via}
+        target = Trainer(ln, dataclasses.replace(cfg, start_from_step=1, **handed))
         target.take_over(progress=False)
         assert target.step == 1
     target.train_step()  # as GraphedStep records after a first (warm-up) step: AdamW's state for the norm's weights
