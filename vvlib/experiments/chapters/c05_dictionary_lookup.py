@@ -48,13 +48,15 @@ BOOK_DYNAMICS = {"dynamics_rows": [{}, {"variant": "layernorm"}, {"lr_schedule":
                                                   *({"handover": "weights", "handover_warmup_steps": n}
                                                     for n in (100, 1000)),
                                                   *({"handover_warmup_steps": n} for n in (100, 20, 5)),
-                                                  {"handover": "all, first moments negated"})),
+                                                  {"handover": "all, first moments negated"},
+                                                  {"handover_data": "fresh"})),
                                    *({**DEEP, "variant": "layernorm", "start_from_step": 100, "n_seeds": 12,
                                       "first_seed": first, **part}
                                      for first in (12, 24, 36)
                                      for part in ({}, {"handover": "weights and second moments"},
                                                   {"handover_warmup_steps": 20},
-                                                  {"handover": "all, first moments negated"})),
+                                                  {"handover": "all, first moments negated"},
+                                                  {"handover_data": "fresh"})),
                                    *({**DEEP, "variant": "layernorm", "start_from_step": 200, "handover": part}
                                      for part in ("input weights", "attention weights", "readout weights",
                                                   "first layer weights", "later layer weights",
