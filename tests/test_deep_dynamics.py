@@ -44,11 +44,13 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
                       handed(100, n_seeds=12, handover="weights and second moments"),
                       *(handed(100, n_seeds=12, handover="weights", handover_warmup_steps=n) for n in (100, 1000)),
                       *(handed(100, n_seeds=12, handover_warmup_steps=n) for n in (100, 20, 5)),
-                      handed(100, n_seeds=12, handover="all, first moments negated")],
+                      handed(100, n_seeds=12, handover="all, first moments negated"),
+                      handed(100, n_seeds=12, handover_data="fresh")],
                      *([handed(100, n_seeds=12, first_seed=first),
                         handed(100, n_seeds=12, first_seed=first, handover="weights and second moments"),
                         handed(100, n_seeds=12, first_seed=first, handover_warmup_steps=20),
-                        handed(100, n_seeds=12, first_seed=first, handover="all, first moments negated")]
+                        handed(100, n_seeds=12, first_seed=first, handover="all, first moments negated"),
+                        handed(100, n_seeds=12, first_seed=first, handover_data="fresh")]
                        for first in (12, 24, 36)),
                      [handed(200), handed(200, handover="weights"), handed(200, handover="moments")],
                      [handed(200, handover=part) for part in ("weights", "input weights", "attention weights",
@@ -66,17 +68,20 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
     assert deep_dynamics.row_label(parts[1][1]) == ("Deep (+ LN), from the Baseline's step 100, its weights only (AdamW "
                                                     "afresh), 12 seeds")
     assert [dynamics_runs.row_configs(P_measured, task, r)[1].handover for r in parts[0]] == ["all", "weights", "moments"]
-    assert [dynamics_runs.row_configs(P_measured, task, r)[1].n_seeds for r in parts[1]] == [12] * 9
+    assert [dynamics_runs.row_configs(P_measured, task, r)[1].n_seeds for r in parts[1]] == [12] * 10
     assert [dynamics_runs.row_configs(P_measured, task, r)[1].handover_warmup_steps for r in parts[1]] == [
-        0, 0, 0, 100, 1000, 100, 20, 5, 0]
-    # seeds 12-23, 24-35 and 36-47 of four of them, each drawn with the seeds before it as one run of 24, 36 or 48
+        0, 0, 0, 100, 1000, 100, 20, 5, 0, 0]
+    assert [dynamics_runs.row_configs(P_measured, task, r)[1].handover_data for r in parts[1]] == [
+        "carried"] * 9 + ["fresh"]
+    # seeds 12-23, 24-35 and 36-47 of five of them, each drawn with the seeds before it as one run of 24, 36 or 48
     configs = [dynamics_runs.row_configs(P_measured, task, r)[1] for r in parts[2] + parts[3] + parts[4]]
-    assert [(c.first_seed, c.n_seeds) for c in configs] == [(12, 12)] * 4 + [(24, 12)] * 4 + [(36, 12)] * 4
+    assert [(c.first_seed, c.n_seeds) for c in configs] == [(12, 12)] * 5 + [(24, 12)] * 5 + [(36, 12)] * 5
     assert [deep_dynamics.seed_runs(P_measured, r) for r in parts[2]] == [
         [{k: v for k, v in r.items() if k != "first_seed"}, r] for r in parts[2]]
     assert [deep_dynamics.seed_runs(P_measured, r) for r in parts[3]] == [
         [parts[1][0], parts[2][0], parts[3][0]], [parts[1][2], parts[2][1], parts[3][1]],
-        [parts[1][6], parts[2][2], parts[3][2]], [parts[1][8], parts[2][3], parts[3][3]]]
+        [parts[1][6], parts[2][2], parts[3][2]], [parts[1][8], parts[2][3], parts[3][3]],
+        [parts[1][9], parts[2][4], parts[3][4]]]
     assert [deep_dynamics.seed_runs(P_measured, r)[-2:] for r in parts[4]] == [[a, b] for a, b in zip(parts[3], parts[4])]
     assert deep_dynamics.row_label(parts[2][1]) == ("Deep (+ LN), from the Baseline's step 100, its weights and AdamW's "
                                                     "second moments only (its first moments afresh), seeds 12-23")

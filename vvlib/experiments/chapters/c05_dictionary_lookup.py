@@ -28,7 +28,9 @@ from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_SCALE_STORE, PAPER_T
 # large as the Baseline's AdamW would take, each the other way: their values or their size?); and seeds 12-23 of
 # four of these (all of it, the second moments, all warmed up over 20, the first moments negated), and seeds 24-35
 # and 36-47 of the same four, which the book pools with seeds 0-11, since 12 seeds could not tell them apart (and
-# the second moments' first two sets of 12 disagreed); and at step 200, where the weights alone suffice, the
+# the second moments' first two sets of 12 disagreed), and all of it on fresh batches after the handover
+# (handover_data), seeds 0-47 in the same four sets: the same seeds attend in those rows, so does the Baseline's
+# state at step 100 pick them, or the batches that follow?; and at step 200, where the weights alone suffice, the
 # weights of one part of the model only (the tables and the encoder, the attention layers, the readout), AdamW
 # afresh: which part carries it; and, the attention layers' weights being enough, the first attention layer's or the second's alone, and the
 # first's query and key weights (which set its attention) or its value weights alone.  A smoke test of the same path
