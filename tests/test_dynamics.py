@@ -127,6 +127,13 @@ def test_a_layer_of_uniform_weights_measures_ln_n_and_one_in_n(small_dictionary)
     assert found["on_answer_layer1"].item() == pytest.approx((answer == 0).double().mean().item())
 
 
+def test_a_layer_attends_below_the_entropy_of_uniform_weights_over_the_root_of_n_items():
+    """attending_below(N), half of ln N: the entropy of weights spread evenly over sqrt(N) of the N items."""
+    for n in (4, 16, 256):
+        weights = torch.full((math.isqrt(n),), 1 / math.isqrt(n), dtype=torch.float64)
+        assert dynamics.attending_below(n) == pytest.approx(-(weights * weights.log()).sum().item(), rel=1e-12)
+
+
 def test_optimizer_measures_match_a_seed_by_seed_computation(small_dictionary):
     trainer = Trainer(small_dictionary, small(steps=3))
     trainer.run(progress=False)

@@ -43,6 +43,12 @@ FLOOR = torch.finfo(torch.float32).tiny
 MARGIN_CAP = -math.log(FLOOR)  # the largest margin a float32 attention weight can show (about 87.3)
 
 
+def attending_below(length: int) -> float:
+    """The attention entropy below which the book says a layer attends: half of ln N, where uniform weights over
+    `length` items give ln N.  Our choice, the paper gives none: halfway between uniform weights and all on one."""
+    return math.log(length) / 2
+
+
 def measure_names(model_cfg: ModelConfig) -> tuple:
     """The measures `measure` returns for this model: MEASURES, then each layer's where it has several."""
     if model_cfg.layers == 1:

@@ -7,6 +7,7 @@ import numpy as np
 import seaborn as sns
 
 from ...compare import ALPHA
+from ...dynamics import attending_below
 from ...stats import difference_at_equal_covariate, long_form, mean_interval
 from ..setups import sensitivity
 
@@ -456,7 +457,7 @@ def seed_entropy_lines(panels: dict, layer: int, length: int, title=""):
             for i, seed in enumerate(by_seed.columns):
                 ax.plot(by_seed.index, by_seed[seed], color=colour, linewidth=1, alpha=0.8, label=label if i == 0 else None)
         ax.axhline(np.log(length), color="grey", linestyle="--", linewidth=1, label=f"uniform weights, N = {length}")
-        ax.axhline(np.log(length) / 2, color="grey", linestyle=":", linewidth=1, label="half of ln N")
+        ax.axhline(attending_below(length), color="grey", linestyle=":", linewidth=1, label="half of ln N")
         ax.set_xscale("log")
         # a long title in two lines, so that two panels side by side keep theirs apart
         ax.set(title=textwrap.fill(name, 50), xlabel="training step (log scale)", ylim=(0, 1.05 * np.log(length)))
@@ -478,7 +479,7 @@ def seed_grid(grids: dict, length: int, title=""):
     width = max(ends.shape[1] for ends in grids.values())
     fig, axes = plt.subplots(len(grids), 1, figsize=(6 + 0.2 * width, 0.32 * sum(heights) + 1), layout="constrained",
                              gridspec_kw={"height_ratios": heights}, squeeze=False)
-    half = np.log(length) / 2
+    half = attending_below(length)
     for ax, (name, ends) in zip(axes[:, 0], grids.items()):
         image = ax.imshow(ends.to_numpy(), cmap="viridis", vmin=0, vmax=np.log(length), aspect="auto")
         rows, columns = np.nonzero(ends.to_numpy() < half)

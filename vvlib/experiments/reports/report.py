@@ -11,7 +11,7 @@ from ..setups import sensitivity
 from ..chapters import check_metrics
 from ...compare import (ALPHA, beyond_training, compare, format_interval, format_p, is_significant, pair_name,
                         power_of_two)
-from ...dynamics import MARGIN_CAP
+from ...dynamics import MARGIN_CAP, attending_below
 from ...stats import SHARED_HITS_DRAWS, by_length, fisher_p, paired_difference, paired_ttest, shared_hits_p, welch
 
 
@@ -628,7 +628,7 @@ def seeds_below_sentence(panels: dict, layer: int, length: int) -> str:
     for each run after a panel's first, Fisher's exact p of its count against the first's; and where the panel's
     runs can be asked it (shared_seed_ends), shared_hits_p's p that they attend in the same seeds no more than
     chance would make them."""
-    half, said = np.log(length) / 2, []
+    half, said = attending_below(length), []
     for name, tables in panels.items():
         counts, first = [], None
         for label, frame in tables.items():
@@ -656,7 +656,7 @@ def shared_seed_ends(tables: dict, layer: int, length: int):
     ends = pd.DataFrame({label: entropy_at_end(frame, layer) for label, frame in tables.items()}).T
     if ends.isna().any().any():  # the runs' seeds differ
         return None
-    below = (ends < np.log(length) / 2).to_numpy()
+    below = (ends < attending_below(length)).to_numpy()
     return ends if sum(0 < row.sum() < len(row) for row in below) >= 2 else None
 
 
@@ -665,7 +665,7 @@ def _same_seeds_clause(tables: dict, layer: int, length: int) -> str:
     ends = shared_seed_ends(tables, layer, length)
     if ends is None:
         return ""
-    p = shared_hits_p(ends.to_numpy() < np.log(length) / 2)
+    p = shared_hits_p(ends.to_numpy() < attending_below(length))
     if p * (SHARED_HITS_DRAWS + 1) < 1.5:  # no draw as large: the least p the draws can give
         return f" The same seeds across its runs: p < {format_p(2 / (SHARED_HITS_DRAWS + 1))} (no draw as large)."
     return f" The same seeds across its runs: p = {format_p(p)}."
@@ -679,7 +679,7 @@ def layer_dynamics_sentence(tables: dict, layers: int, length: int) -> str:
     the answer at its highest and at the end; the norm of its query and key weights at the first measurement, at
     its highest and at the end.  Then, for every run after the first, the step from which its first
     layer's entropy stays more than half of ln N from the first run's to the end, and both training losses there."""
-    half = np.log(length) / 2
+    half = attending_below(length)
     means = {label: frame.groupby("step").mean(numeric_only=True) for label, frame in tables.items()}
     parts = []
     for label, m in means.items():
