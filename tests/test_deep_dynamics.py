@@ -350,17 +350,25 @@ def test_the_seed_figure_draws_every_seed_in_its_runs_colour_with_uniform_and_ha
 
 def test_the_seed_sentence_says_whether_a_panels_runs_attend_in_the_same_seeds():
     """shared_hits_p of the runs' attending seeds, where at least two runs on the same seeds attend in some but not
-    all; nothing where the runs' seeds differ."""
+    all: for each run with the first, and across a panel of more than two; nothing where the runs' seeds differ."""
     from vvlib.stats import shared_hits_p
 
     ends = {"a": [0.1, 0.1, 0.1, 2.5, 2.5, 2.5], "b": [0.1, 0.1, 0.1, 2.5, 2.5, 2.5], "c": [0.1, 0.1, 2.5, 0.1, 2.5, 2.5]}
     run = lambda end, seeds=range(6): pd.DataFrame({"step": [100] * 6, "seed": list(seeds), "entropy_layer1": end})
     said = report.seeds_below_sentence({"p": {label: run(end) for label, end in ends.items()}}, 1, 16)
-    p = shared_hits_p([[e < np.log(16) / 2 for e in end] for end in ends.values()])
-    assert 0 < p < 0.1 and f"c, 3 of 6 (0.10, 0.10, 2.50, 0.10, 2.50, 2.50; p = 1 against the first). The same seeds " \
-        f"across its runs: p = {compare.format_p(p)}." in said
+    hits = {label: [e < np.log(16) / 2 for e in end] for label, end in ends.items()}
+    p, with_b, with_c = (shared_hits_p(h) for h in (list(hits.values()), [hits["a"], hits["b"]], [hits["a"], hits["c"]]))
+    assert 0 < p < 0.1 and f"c, 3 of 6 (0.10, 0.10, 2.50, 0.10, 2.50, 2.50; p = 1 against the first, the same seeds " \
+        f"as the first's: p = {compare.format_p(with_c)}). The same seeds across its runs: p = {compare.format_p(p)}." in said
+    # a and b attend in the same 3 of 6 seeds (by chance 1 in 20), a and c in 2 of their 3 (as often as not)
+    assert with_b == pytest.approx(1 / 20, abs=0.01) and with_c > 0.3
+    assert f"b, 3 of 6 (0.10, 0.10, 0.10, 2.50, 2.50, 2.50; p = 1 against the first, the same seeds as the first's: " \
+        f"p = {compare.format_p(with_b)})" in said
     apart = report.seeds_below_sentence({"p": {"a": run(ends["a"]), "b": run(ends["b"], range(6, 12))}}, 1, 16)
-    assert "The same seeds" not in apart and "b, 3 of 6" in apart
+    assert "The same seeds" not in apart and "same seeds as" not in apart and "b, 3 of 6" in apart
+    # two runs: the pair's p alone, not again across the panel
+    pair = report.seeds_below_sentence({"p": {"a": run(ends["a"]), "c": run(ends["c"])}}, 1, 16)
+    assert f"the same seeds as the first's: p = {compare.format_p(with_c)})." in pair and "The same seeds across" not in pair
     # three runs attending in the same 6 of 12 seeds: by chance 1 in 924 x 924, so none of the 20,000 draws is as
     # large, and the sentence gives the least p the draws can give as a bound
     same = pd.DataFrame({"step": [100] * 12, "seed": range(12), "entropy_layer1": [0.1] * 6 + [2.5] * 6})

@@ -624,35 +624,40 @@ def entropy_at_end(frame: pd.DataFrame, layer: int) -> pd.Series:
 
 def seeds_below_sentence(panels: dict, layer: int, length: int) -> str:
     """Per panel of seed_entropy_lines' {panel: {label: measured run}}: in how many seeds each run's layer ends
-    (entropy_at_end) below half of ln N, which uniform weights over `length` items give, and each seed's entropy;
-    for each run after a panel's first, Fisher's exact p of its count against the first's; and where the panel's
-    runs can be asked it (shared_seed_ends), shared_hits_p's p that they attend in the same seeds no more than
-    chance would make them."""
+    (entropy_at_end) below attending_below(length), half of ln N, and each seed's entropy; for each run after a
+    panel's first, Fisher's exact p of its count against the first's and, where the two can be asked it
+    (shared_seed_ends), shared_hits_p's p that they attend in the same seeds no more than chance would make them;
+    and that p across all of a panel's runs where it has more than two that can be asked it."""
     half, said = attending_below(length), []
     for name, tables in panels.items():
-        counts, first = [], None
+        counts, (first_label, first_frame) = [], next(iter(tables.items()))
         for label, frame in tables.items():
             entropy = entropy_at_end(frame, layer)
             below = (int((entropy < half).sum()), len(entropy))
-            against = "" if first is None else f"; p = {format_p(fisher_p(*below, *first))} against the first"
-            if first is None:
-                first = below
+            if label == first_label:
+                first, against = below, ""
+            else:
+                paired = _same_seeds_p({first_label: first_frame, label: frame}, layer, length)
+                against = (f"; p = {format_p(fisher_p(*below, *first))} against the first"
+                           + (f", the same seeds as the first's: {paired}" if paired else ""))
             counts.append(f"{label}, {below[0]} of {below[1]} (" + ", ".join(f"{e:.2f}" for e in entropy)
-                          + f"{against})")
-        said.append(f"{name}: " + "; ".join(counts) + "." + _same_seeds_clause(tables, layer, length))
+                          + against + ")")
+        across = _same_seeds_p(tables, layer, length) if len(tables) > 2 else ""
+        said.append(f"{name}: " + "; ".join(counts) + "." + (f" The same seeds across its runs: {across}." if across
+                                                             else ""))
     return (f"Seeds whose layer {layer} ends with its attention entropy below {half:.2f} nats (half of ln {length}; "
             f"each seed's entropy at the end in brackets, in seed order, and Fisher's exact p of each run's count "
-            f"against the panel's first run's; where a panel's runs could attend in other seeds than they do, the p "
-            f"that they attend in the same seeds no more than if each run's were drawn at random, its count kept: "
-            f"the variance over seeds of how many runs attend, against {SHARED_HITS_DRAWS:,} such draws): "
-            + " ".join(said))
+            f"against the panel's first run's; where runs could attend in other seeds than they do, the p that they "
+            f"attend in the same seeds no more than if each run's were drawn at random, its count kept: the variance "
+            f"over seeds of how many runs attend, against {SHARED_HITS_DRAWS:,} such draws, for each run with the "
+            f"first and, in a panel of more than two, across all of them): " + " ".join(said))
 
 
 def shared_seed_ends(tables: dict, layer: int, length: int):
     """{label: measured run} of one panel as a frame of runs (rows) by seeds (columns) of entropy_at_end, where the
     runs can be asked whether they attend in the same seeds: all on the same seeds, and at least two of them
-    ending below half of ln N in some of their seeds but not all (a run attending in all or none has nothing to
-    place, and one run alone cannot coincide with another).  None otherwise."""
+    ending below attending_below(length) in some of their seeds but not all (a run attending in all or none has
+    nothing to place, and one run alone cannot coincide with another).  None otherwise."""
     ends = pd.DataFrame({label: entropy_at_end(frame, layer) for label, frame in tables.items()}).T
     if ends.isna().any().any():  # the runs' seeds differ
         return None
@@ -660,15 +665,16 @@ def shared_seed_ends(tables: dict, layer: int, length: int):
     return ends if sum(0 < row.sum() < len(row) for row in below) >= 2 else None
 
 
-def _same_seeds_clause(tables: dict, layer: int, length: int) -> str:
-    """seeds_below_sentence's clause on whether a panel's runs attend in the same seeds (shared_seed_ends)."""
+def _same_seeds_p(tables: dict, layer: int, length: int) -> str:
+    """shared_hits_p of runs' attending seeds in words ("p = ..."), or "" where they cannot be asked it
+    (shared_seed_ends).  Where no draw is as large it gives the least p the draws can give, as a bound."""
     ends = shared_seed_ends(tables, layer, length)
     if ends is None:
         return ""
     p = shared_hits_p(ends.to_numpy() < attending_below(length))
     if p * (SHARED_HITS_DRAWS + 1) < 1.5:  # no draw as large: the least p the draws can give
-        return f" The same seeds across its runs: p < {format_p(2 / (SHARED_HITS_DRAWS + 1))} (no draw as large)."
-    return f" The same seeds across its runs: p = {format_p(p)}."
+        return f"p < {format_p(2 / (SHARED_HITS_DRAWS + 1))} (no draw as large)"
+    return f"p = {format_p(p)}"
 
 
 def layer_dynamics_sentence(tables: dict, layers: int, length: int) -> str:
