@@ -1121,7 +1121,7 @@ def test_the_scale_pages_lines_on_when_the_deep_runs_part_hold_in_the_committed_
     import pandas as pd
 
     from vvlib.book import deep_dynamics, norm_rows, runner
-    from vvlib.experiments.reports import report
+    from vvlib.experiments.reports import along_training
     from vvlib.experiments.setups import sensitivity
     from vvlib.experiments.storage.runs import STORED_ONLY
 
@@ -1147,7 +1147,7 @@ def test_the_scale_pages_lines_on_when_the_deep_runs_part_hold_in_the_committed_
         rows_losses = pd.DataFrame({step: losses[:4] for step, losses in history}).T
         measured = tables[label].pivot(index="step", columns="seed", values="train_loss")
         assert np.array_equal(measured.values, rows_losses.loc[measured.index].values), label
-    sentence = report.layer_dynamics_sentence(tables, 2, P_measured.max_len)
+    sentence = along_training.layer_dynamics_sentence(tables, 2, P_measured.max_len)
     for phrase in ("Deep: layer 1's entropy 2.77 nats at step 100, first below 1.39 at step 400, 0.01 at the end; its "
                    "share of largest weights on the answer at most 97% (step 3,400), 76% at the end",
                    "Deep (+ LN): layer 1's entropy 2.77 nats at step 100, never below 1.39 (lowest 2.22, at step 300), "
@@ -1227,7 +1227,7 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
     from scipy.stats import fisher_exact
 
     from vvlib.book import deep_dynamics, runner
-    from vvlib.experiments.reports import report
+    from vvlib.experiments.reports import along_training
     from vvlib.experiments.storage.runs import STORED_ONLY
     from vvlib.stats import shared_hits_p
 
@@ -1243,7 +1243,7 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
             key = (row["start_from_step"], row.get("handover", "all"), row.get("n_seeds", 4),
                    *([row["handover_warmup_steps"]] if "handover_warmup_steps" in row else []),
                    *([f"from seed {row['first_seed']}"] if "first_seed" in row else []))
-            end = report.entropy_at_end(table, 1)
+            end = along_training.entropy_at_end(table, 1)
             ends[key], attends[key], tables[key] = [f"{e:.2f}" for e in end], int((end < half).sum()), table
             entropy = table.pivot(index="step", columns="seed", values="entropy_layer1")
             first_below[key] = sorted({int(entropy.index[entropy[s] < half][0]) for s in entropy if (entropy[s] < half).any()})
@@ -1289,7 +1289,7 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
     assert [ends[(100, "weights and second moments", 12)][s] for _, s in by_first_below] == ["0.02", "0.06"]
     assert f"{fisher_exact([[1, 11], [8, 4]]).pvalue:.3f}" == "0.009"
     assert f"{fisher_exact([[2, 10], [0, 12]]).pvalue:.2f}" == "0.48" and f"{fisher_exact([[2, 10], [8, 4]]).pvalue:.2f}" == "0.04"
-    seeds_attending = lambda key: set(np.flatnonzero(report.entropy_at_end(tables[key], 1) < half))
+    seeds_attending = lambda key: set(np.flatnonzero(along_training.entropy_at_end(tables[key], 1) < half))
     assert seeds_attending((100, "all", 12, 100)) | seeds_attending((100, "weights and second moments", 12)) == {4, 6, 7}
     assert {4, 6, 7} < seeds_attending((100, "all", 12))
     # all of it with the rate warmed up over 20 or 5 steps: 4 of 12 each, seeds among the 8 without a warm-up
@@ -1316,7 +1316,7 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
     assert f"{fisher_exact([[11, 13], [17, 7]]).pvalue:.2f}" == "0.14"
     assert f"{fisher_exact([[11, 13], [8, 16]]).pvalue:.2f}" == "0.56"
     assert f"{fisher_exact([[2, 10], [9, 3]]).pvalue:.2f}" == "0.01"
-    attending_later = lambda key: set(np.flatnonzero(report.entropy_at_end(tables[key], 1) < half) + 12)
+    attending_later = lambda key: set(np.flatnonzero(along_training.entropy_at_end(tables[key], 1) < half) + 12)
     assert set(range(12, 24)) - set().union(*(attending_later(later[part]) for part in list(later)[:3])) == {20, 21}
     assert 21 in attending_later(later[("all, first moments negated", 12)])
     # seeds 24-35 and 36-47 of the same four: 30, 22, 16 and 13 of 48 in all
@@ -1335,13 +1335,13 @@ def test_the_scale_pages_lines_on_the_partial_handovers_hold_in_the_committed_ta
     rows_24 = next(rows for rows in groups if rows[0].get("first_seed") == 12)
     read, _, missing = deep_dynamics.read_pooled(P_measured, rows_24, "cpu")
     assert not missing and [t["seed"].nunique() for t in read.values()] == [24] * 4
-    assert [int((report.entropy_at_end(t, 1) < half).sum()) for t in read.values()] == [17, 11, 8, 5]
+    assert [int((along_training.entropy_at_end(t, 1) < half).sum()) for t in read.values()] == [17, 11, 8, 5]
     rows_48 = next(rows for rows in groups if rows[0].get("first_seed") == 36)
     read, _, missing = deep_dynamics.read_pooled(P_measured, rows_48, "cpu")
-    assert not missing and [(t["seed"].nunique(), int((report.entropy_at_end(t, 1) < half).sum()))
+    assert not missing and [(t["seed"].nunique(), int((along_training.entropy_at_end(t, 1) < half).sum()))
                             for t in read.values()] == [(48, 30), (48, 22), (48, 16), (48, 13)]
     # the same seeds across the four rows: none of shared_hits_p's 20,000 random placements varies as much
-    hits = np.array([(report.entropy_at_end(t, 1) < half).to_numpy() for t in read.values()])
+    hits = np.array([(along_training.entropy_at_end(t, 1) < half).to_numpy() for t in read.values()])
     assert round(shared_hits_p(hits) * 20_001) - 1 == 0
     rows_attending = hits.sum(axis=0)
     assert list(np.flatnonzero(rows_attending == 4)) == [7, 13, 17, 31, 33, 36, 46, 47]
@@ -1393,7 +1393,7 @@ def test_chapter_5s_lines_on_the_measured_runs_hold_in_the_committed_tables(monk
     clipping slows both; epsilon 1e-5 changes neither."""
     from vvlib.book import runner
     from vvlib.experiments.setups import dynamics_runs, variants
-    from vvlib.experiments.reports import report
+    from vvlib.experiments.reports import along_training
     from vvlib.experiments.storage.runs import STORED_ONLY
 
     monkeypatch.setenv(STORED_ONLY, "1")  # read the committed tables; never train
@@ -1402,7 +1402,7 @@ def test_chapter_5s_lines_on_the_measured_runs_hold_in_the_committed_tables(monk
     tables = {}
     for row in P.dynamics_rows:
         tables[dynamics_runs.label(row)] = dynamics_runs.measured_row(P, task, row, "cpu", progress=False)[0]
-    s = report.dynamics_summary(tables)
+    s = along_training.dynamics_summary(tables)
     constant = [s["Baseline"], s["Baseline (+ LN)"]]
     drop = s["Baseline (lr_schedule=drop, drop_step=2000)"]
     decay, clip, eps = s["Baseline (weight_decay=0.1)"], s["Baseline (grad_clip=1.0)"], s["Baseline (adam_eps=1e-05)"]

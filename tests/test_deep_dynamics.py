@@ -9,7 +9,7 @@ import pytest
 
 from vvlib import compare, train
 from vvlib.book import deep_dynamics, norm_rows, runner
-from vvlib.experiments.reports import plots, report
+from vvlib.experiments.reports import along_training, plots, report
 from vvlib.experiments.setups import dynamics_runs, sensitivity, variants
 
 matplotlib.use("Agg")
@@ -342,8 +342,8 @@ def test_the_seed_figure_draws_every_seed_in_its_runs_colour_with_uniform_and_ha
     assert seeds[0].get_color() == seeds[1].get_color() != seeds[2].get_color()
     marks = sorted(line.get_ydata()[0] for line in ax.lines if line.get_linestyle() in ("--", ":"))
     assert np.allclose(marks, [np.log(16) / 2, np.log(16)])
-    assert np.allclose(report.entropy_at_end(panels["from step 100"]["all"], 1), [0.1, 2.4])  # the last of 4
-    said = report.seeds_below_sentence(panels, 1, 16)
+    assert np.allclose(along_training.entropy_at_end(panels["from step 100"]["all"], 1), [0.1, 2.4])  # the last of 4
+    said = along_training.seeds_below_sentence(panels, 1, 16)
     assert "from step 100: all, 1 of 2 (0.10, 2.40); weights, 0 of 2 (2.70, 2.70; p = 1 against the first)." in said
     assert "The same seeds" not in said  # one run attending in some seeds only: nothing to coincide with
 
@@ -355,7 +355,7 @@ def test_the_seed_sentence_says_whether_a_panels_runs_attend_in_the_same_seeds()
 
     ends = {"a": [0.1, 0.1, 0.1, 2.5, 2.5, 2.5], "b": [0.1, 0.1, 0.1, 2.5, 2.5, 2.5], "c": [0.1, 0.1, 2.5, 0.1, 2.5, 2.5]}
     run = lambda end, seeds=range(6): pd.DataFrame({"step": [100] * 6, "seed": list(seeds), "entropy_layer1": end})
-    said = report.seeds_below_sentence({"p": {label: run(end) for label, end in ends.items()}}, 1, 16)
+    said = along_training.seeds_below_sentence({"p": {label: run(end) for label, end in ends.items()}}, 1, 16)
     hits = {label: [e < np.log(16) / 2 for e in end] for label, end in ends.items()}
     p, with_b, with_c = (shared_hits_p(h) for h in (list(hits.values()), [hits["a"], hits["b"]], [hits["a"], hits["c"]]))
     assert 0 < p < 0.1 and f"c, 3 of 6 (0.10, 0.10, 2.50, 0.10, 2.50, 2.50; p = 1 against the first, the same seeds " \
@@ -364,15 +364,15 @@ def test_the_seed_sentence_says_whether_a_panels_runs_attend_in_the_same_seeds()
     assert with_b == pytest.approx(1 / 20, abs=0.01) and with_c > 0.3
     assert f"b, 3 of 6 (0.10, 0.10, 0.10, 2.50, 2.50, 2.50; p = 1 against the first, the same seeds as the first's: " \
         f"p = {compare.format_p(with_b)})" in said
-    apart = report.seeds_below_sentence({"p": {"a": run(ends["a"]), "b": run(ends["b"], range(6, 12))}}, 1, 16)
+    apart = along_training.seeds_below_sentence({"p": {"a": run(ends["a"]), "b": run(ends["b"], range(6, 12))}}, 1, 16)
     assert "The same seeds" not in apart and "same seeds as" not in apart and "b, 3 of 6" in apart
     # two runs: the pair's p alone, not again across the panel
-    pair = report.seeds_below_sentence({"p": {"a": run(ends["a"]), "c": run(ends["c"])}}, 1, 16)
+    pair = along_training.seeds_below_sentence({"p": {"a": run(ends["a"]), "c": run(ends["c"])}}, 1, 16)
     assert f"the same seeds as the first's: p = {compare.format_p(with_c)})." in pair and "The same seeds across" not in pair
     # three runs attending in the same 6 of 12 seeds: by chance 1 in 924 x 924, so none of the 20,000 draws is as
     # large, and the sentence gives the least p the draws can give as a bound
     same = pd.DataFrame({"step": [100] * 12, "seed": range(12), "entropy_layer1": [0.1] * 6 + [2.5] * 6})
-    said = report.seeds_below_sentence({"p": {label: same for label in "abc"}}, 1, 16)
+    said = along_training.seeds_below_sentence({"p": {label: same for label in "abc"}}, 1, 16)
     assert said.endswith("The same seeds across its runs: p < 0.0001 (no draw as large).")
 
 
@@ -383,11 +383,11 @@ def test_the_seed_grid_colours_each_seeds_entropy_at_the_end_and_dots_the_seeds_
     ends = {"a": [0.1, 0.1, 0.1, 2.5, 2.5, 2.5], "b": [0.1, 2.6, 0.1, 2.5, 2.5, 2.7], "c": [2.6] * 6}
     run = lambda end, seeds=range(6): pd.DataFrame({"step": [100] * 6, "seed": list(seeds), "entropy_layer1": end})
     tables = {label: run(end) for label, end in ends.items()}
-    grid = report.shared_seed_ends(tables, 1, 16)
+    grid = along_training.shared_seed_ends(tables, 1, 16)
     assert list(grid.index) == ["a", "b", "c"] and list(grid.columns) == list(range(6))
     assert np.allclose(grid.to_numpy(), list(ends.values()))
-    assert report.shared_seed_ends({"a": tables["a"], "c": tables["c"]}, 1, 16) is None  # one run to place
-    assert report.shared_seed_ends({"a": tables["a"], "b": run(ends["b"], range(6, 12))}, 1, 16) is None  # other seeds
+    assert along_training.shared_seed_ends({"a": tables["a"], "c": tables["c"]}, 1, 16) is None  # one run to place
+    assert along_training.shared_seed_ends({"a": tables["a"], "b": run(ends["b"], range(6, 12))}, 1, 16) is None  # other seeds
     figure = plots.seed_grid({"panel": grid}, 16)
     ax = figure.axes[0]
     assert ax.get_title() == "panel" and np.allclose(ax.images[0].get_array(), grid.to_numpy())

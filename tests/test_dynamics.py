@@ -10,7 +10,7 @@ import torch
 
 from vvlib import dynamics, rng, tasks
 from vvlib.experiments.setups import dynamics_runs
-from vvlib.experiments.reports import report
+from vvlib.experiments.reports import along_training
 from vvlib.experiments.setups.params import Params
 from vvlib.model import features, forward, init_params, layer_prefix, linear, mlp
 from vvlib.train import TrainConfig, Trainer, baseline_of, train
@@ -243,7 +243,7 @@ def test_the_summary_averages_the_window_of_lowest_loss_and_the_last():
         frames.append(pd.DataFrame({"step": steps, "seed": seed, "train_loss": loss + shift, "missed": steps / 1e4,
                                     "probe_loss": 0.5, "loss_hit": 0.1, "margin": 5.0 * steps / 100, "grad_norm": 1.0,
                                     "adam_root": 1e-4, "adam_root_keys": 1e-7}))
-    summary = report.dynamics_summary({"run": dynamics_runs.with_loss_per_miss(pd.concat(frames))})["run"]
+    summary = along_training.dynamics_summary({"run": dynamics_runs.with_loss_per_miss(pd.concat(frames))})["run"]
     assert summary["lowest_steps"] == [1000, 1100] and summary["last_steps"] == [1900, 2000]
     assert summary["train_loss_at_lowest"] == pytest.approx((0.1 + 0.15) / 2 + 0.01)
     assert summary["train_loss_last"] == pytest.approx((0.55 + 0.6) / 2 + 0.01)
@@ -252,16 +252,16 @@ def test_the_summary_averages_the_window_of_lowest_loss_and_the_last():
     # lowest, 10.5% miss: 0.5 - 0.895 * 0.1 = 0.4105, 82% of it)
     assert summary["loss_from_misses_last"] == pytest.approx(0.5 - (1 - 0.195) * 0.1)
     assert summary["loss_missed_last"] == pytest.approx(np.mean([(0.5 - 0.81 * 0.1) / 0.19, (0.5 - 0.8 * 0.1) / 0.2]))
-    sentence = report.dynamics_sentences({"run": summary})
+    sentence = along_training.dynamics_sentences({"run": summary})
     assert "lowest over steps 1,000-1,100 (0.135)" in sentence and "4.3 times the lowest" in sentence
     assert "share of the probe loss: 82% and 84%" in sentence and "from 52.5 to 97.5 (near the most" in sentence
     assert dynamics.MARGIN_CAP == pytest.approx(87.34, abs=0.01)
     # a window in which no probe sequence missed: its loss per miss is unknown, and the windows still count
     none_missed = pd.concat(frames).assign(missed=lambda f: np.where(f.step > 1500, 0.0, f.missed),
                                            train_loss=lambda f: np.where(f.step > 1500, 0.03 - f.step * 1e-5, f.train_loss))
-    late = report.dynamics_summary({"run": dynamics_runs.with_loss_per_miss(none_missed)})["run"]
+    late = along_training.dynamics_summary({"run": dynamics_runs.with_loss_per_miss(none_missed)})["run"]
     assert late["lowest_steps"][-1] == 2000 and np.isnan(late["loss_missed_last"])
-    assert "the loss of a missed one" not in report.dynamics_sentences({"run": late})  # none missed in either
+    assert "the loss of a missed one" not in along_training.dynamics_sentences({"run": late})  # none missed in either
 
 
 def test_the_layer_sentence_finds_when_entropies_fall_and_when_runs_part():
@@ -276,7 +276,7 @@ def test_the_layer_sentence_finds_when_entropies_fall_and_when_runs_part():
                        "entropy_layer2": 0.5, "on_answer_layer1": share, "on_answer_layer2": 0.25,
                        "qk_norm_layer1": 10 + share, "qk_norm_layer2": 12.0,
                        "train_loss": loss / steps}) for seed in (0, 1)])
-    sentence = report.layer_dynamics_sentence({"Deep": frame(falling, 0.02, 100.0),
+    sentence = along_training.layer_dynamics_sentence({"Deep": frame(falling, 0.02, 100.0),
                                                "Deep (+ LN)": frame(flat, 0.0, 300.0)}, 2, 16)
     assert sentence.startswith("(At the end: over steps 1,000-1,000, the last tenth of the measurements.) Deep: ")
     assert ("Deep: layer 1's entropy 2.70 nats at step 100, first below 1.39 at step 600, 0.10 at the end; its share "
@@ -290,10 +290,10 @@ def test_the_layer_sentence_finds_when_entropies_fall_and_when_runs_part():
     assert sentence.endswith("The first layer of Deep (+ LN) is more than 1.39 nats above Deep's from step 700 to the end "
                              "(training loss at that step 0.43, against 0.14).")
     gap = lambda values: pd.Series(values, index=[100, 200, 300, 400, 500])
-    assert report._parted_from(gap([2.0, 2.0, 0.0, 2.0, 2.0]), 1.0) == 400  # the unbroken run at the end
-    assert report._parted_from(gap([2.0, 2.0, -2.0, -2.0, -2.0]), 1.0) == 300  # one sign
-    assert report._parted_from(gap([0.0, 0.0, 0.0, 0.0, 2.0]), 1.0) is None  # apart at the last measurement only
-    assert report._parted_from(gap([2.0, 2.0, 2.0, 2.0, 0.5]), 1.0) is None
+    assert along_training._parted_from(gap([2.0, 2.0, 0.0, 2.0, 2.0]), 1.0) == 400  # the unbroken run at the end
+    assert along_training._parted_from(gap([2.0, 2.0, -2.0, -2.0, -2.0]), 1.0) == 300  # one sign
+    assert along_training._parted_from(gap([0.0, 0.0, 0.0, 0.0, 2.0]), 1.0) is None  # apart at the last measurement only
+    assert along_training._parted_from(gap([2.0, 2.0, 2.0, 2.0, 0.5]), 1.0) is None
 
 
 def test_a_row_that_takes_its_baselines_run_over_is_measured_from_that_step(small_dictionary, tmp_path):

@@ -14,7 +14,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from .. import compare, rng, stats
-from ..experiments.reports import answers, plots, report, same_seeds
+from ..experiments.reports import along_training, answers, plots, report, same_seeds
 from ..experiments.setups import dynamics_runs, paper, sensitivity, variants
 from ..experiments.storage import runs, store
 from ..experiments.storage.store import StoreError
@@ -358,12 +358,12 @@ class AccuracyPage:
                              f"{'; '.join(other_models)}."))
         if not tables:
             return
-        self.dynamics_summary = report.dynamics_summary(tables)
+        self.dynamics_summary = along_training.dynamics_summary(tables)
         figure = plots.training_dynamics(tables, title=f"{self.name}, {P.dynamics_seeds} seeds x {P.long_steps:,} "
                                                        f"steps: measured every {P.dynamics_every} steps (mean over seeds)")
         display(figure)
         plt.close(figure)
-        display(Markdown(report.dynamics_sentences(self.dynamics_summary)))
+        display(Markdown(along_training.dynamics_sentences(self.dynamics_summary)))
 
     def rows_at_long_steps(self):
         """Chapter 11's rows of this task trained for the longer training's steps (a decaying rate, the

@@ -13,7 +13,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from ..experiments.chapters import DICTIONARY_LOOKUP
-from ..experiments.reports import plots, report
+from ..experiments.reports import along_training, plots, report
 from ..experiments.reports.summary import device_kind
 from ..experiments.setups import dynamics_runs, sensitivity, variants
 from ..experiments.storage import runs, store
@@ -193,7 +193,7 @@ def show(P, device) -> dict:
                                         f"sequences of {P_measured.max_len} items (mean over seeds)")
     display(figure)
     plt.close(figure)
-    said = [report.layer_dynamics_sentence(tables, P.deep_layers, P_measured.max_len)]
+    said = [along_training.layer_dynamics_sentence(tables, P.deep_layers, P_measured.max_len)]
     if missing:
         said.append(f"Not stored yet: {'; '.join(missing)}.")
     display(Markdown(" ".join(said)))
@@ -232,7 +232,7 @@ def show_parts(P, device) -> dict:
                                                 f"sequences of {P_measured.max_len} items")
         display(figure)
         plt.close(figure)
-        display(Markdown(report.seeds_below_sentence(panels, 1, P_measured.max_len)))
+        display(Markdown(along_training.seeds_below_sentence(panels, 1, P_measured.max_len)))
         _show_seed_grid(panels, P_measured.max_len)
     if missing:
         display(Markdown(f"*Not stored yet: {'; '.join(missing)} (chapter 5 measures them: "
@@ -241,10 +241,11 @@ def show_parts(P, device) -> dict:
 
 
 def _show_seed_grid(panels: dict, length: int):
-    """The panels whose runs can be asked whether they attend in the same seeds (report.shared_seed_ends), each seed's
-    first-layer entropy at the end run by run: whether the seeds that attend are the same seeds from run to run."""
+    """The panels whose runs can be asked whether they attend in the same seeds (along_training.shared_seed_ends),
+    each seed's first-layer entropy at the end run by run: whether the seeds that attend are the same from run to
+    run."""
     grids = {name: ends for name, tables in panels.items()
-             if (ends := report.shared_seed_ends(tables, 1, length)) is not None}
+             if (ends := along_training.shared_seed_ends(tables, 1, length)) is not None}
     if grids:
         figure = plots.seed_grid(grids, length, title="Each seed's first-layer entropy at the end, run by run (dotted "
                                                        "where below half of ln N: it attends)")

@@ -1,0 +1,186 @@
+"""Measured runs along training (vvlib/dynamics.py's tables, one per run) in words: where each run's loss is lowest
+and how far it rises after, each layer's attention along the way, and which seeds' first layer ends up attending."""
+
+import numpy as np
+import pandas as pd
+
+from ...compare import format_p
+from ...dynamics import MARGIN_CAP, attending_below
+from ...stats import SHARED_HITS_DRAWS, fisher_p, shared_hits_p
+
+
+DYNAMICS_READ = ("train_loss", "probe_loss", "missed", "loss_missed", "loss_from_misses", "margin", "grad_norm", "adam_root",
+                 "adam_root_keys")  # what dynamics_summary reports
+
+
+def dynamics_summary(tables: dict) -> dict:
+    """Per measured run ({label: frame}, vvlib/dynamics.py), each of DYNAMICS_READ (means over seeds)
+    averaged over two windows of a tenth of its measurements each: where the training loss is
+    lowest (the window whose mean loss is least) and the last.  Windows, not single steps: one
+    measurement of a few seeds is noisy."""
+    summary = {}
+    for label, frame in tables.items():
+        means = frame.groupby("step")[list(DYNAMICS_READ)].mean()
+        width = max(1, len(means) // 10)
+        windows = means["train_loss"].rolling(width).mean().dropna()  # indexed by each window's last step
+        low_end = windows.idxmin()
+        low = means.loc[:low_end].iloc[-width:]
+        last = means.iloc[-width:]
+        summary[label] = {"lowest_steps": [int(low.index[0]), int(low.index[-1])],
+                          "last_steps": [int(last.index[0]), int(last.index[-1])],
+                          "n_seeds": int(frame["seed"].nunique()),
+                          **{f"{c}_at_lowest": float(low[c].mean()) for c in DYNAMICS_READ},
+                          **{f"{c}_last": float(last[c].mean()) for c in DYNAMICS_READ}}
+    return summary
+
+
+def last_tenth(frame: pd.DataFrame) -> pd.DataFrame:
+    """A measured run's rows over the last tenth of its measurements (at least one): what "at the end" means."""
+    return frame.iloc[-max(1, len(frame) // 10):]
+
+
+def entropy_at_end(frame: pd.DataFrame, layer: int) -> pd.Series:
+    """Per seed of a measured run (long-form: step, seed, entropy_layer<layer>), that layer's attention entropy at
+    the end: its mean over last_tenth of the measurements."""
+    return last_tenth(frame.pivot(index="step", columns="seed", values=f"entropy_layer{layer}")).mean()
+
+
+def seeds_below_sentence(panels: dict, layer: int, length: int) -> str:
+    """Per panel of seed_entropy_lines' {panel: {label: measured run}}: in how many seeds each run's layer ends
+    (entropy_at_end) below attending_below(length), half of ln N, and each seed's entropy; for each run after a
+    panel's first, Fisher's exact p of its count against the first's and, where the two can be asked it
+    (shared_seed_ends), shared_hits_p's p that they attend in the same seeds no more than chance would make them;
+    and that p across all of a panel's runs where it has more than two that can be asked it."""
+    half, said = attending_below(length), []
+    for name, tables in panels.items():
+        counts, (first_label, first_frame) = [], next(iter(tables.items()))
+        for label, frame in tables.items():
+            entropy = entropy_at_end(frame, layer)
+            below = (int((entropy < half).sum()), len(entropy))
+            if label == first_label:
+                first, against = below, ""
+            else:
+                paired = _same_seeds_p({first_label: first_frame, label: frame}, layer, length)
+                against = (f"; p = {format_p(fisher_p(*below, *first))} against the first"
+                           + (f", the same seeds as the first's: {paired}" if paired else ""))
+            counts.append(f"{label}, {below[0]} of {below[1]} (" + ", ".join(f"{e:.2f}" for e in entropy)
+                          + against + ")")
+        across = _same_seeds_p(tables, layer, length) if len(tables) > 2 else ""
+        said.append(f"{name}: " + "; ".join(counts) + "." + (f" The same seeds across its runs: {across}." if across
+                                                             else ""))
+    return (f"Seeds whose layer {layer} ends with its attention entropy below {half:.2f} nats (half of ln {length}; "
+            f"each seed's entropy at the end in brackets, in seed order, and Fisher's exact p of each run's count "
+            f"against the panel's first run's; where runs could attend in other seeds than they do, the p that they "
+            f"attend in the same seeds no more than if each run's were drawn at random, its count kept: the variance "
+            f"over seeds of how many runs attend, against {SHARED_HITS_DRAWS:,} such draws, for each run with the "
+            f"first and, in a panel of more than two, across all of them): " + " ".join(said))
+
+
+def shared_seed_ends(tables: dict, layer: int, length: int):
+    """{label: measured run} of one panel as a frame of runs (rows) by seeds (columns) of entropy_at_end, where the
+    runs can be asked whether they attend in the same seeds: all on the same seeds, and at least two of them
+    ending below attending_below(length) in some of their seeds but not all (a run attending in all or none has
+    nothing to place, and one run alone cannot coincide with another).  None otherwise."""
+    ends = pd.DataFrame({label: entropy_at_end(frame, layer) for label, frame in tables.items()}).T
+    if ends.isna().any().any():  # the runs' seeds differ
+        return None
+    below = (ends < attending_below(length)).to_numpy()
+    return ends if sum(0 < row.sum() < len(row) for row in below) >= 2 else None
+
+
+def _same_seeds_p(tables: dict, layer: int, length: int) -> str:
+    """shared_hits_p of runs' attending seeds in words ("p = ..."), or "" where they cannot be asked it
+    (shared_seed_ends).  Where no draw is as large it gives the least p the draws can give, as a bound."""
+    ends = shared_seed_ends(tables, layer, length)
+    if ends is None:
+        return ""
+    p = shared_hits_p(ends.to_numpy() < attending_below(length))
+    if p * (SHARED_HITS_DRAWS + 1) < 1.5:  # no draw as large: the least p the draws can give
+        return f"p < {format_p(2 / (SHARED_HITS_DRAWS + 1))} (no draw as large)"
+    return f"p = {format_p(p)}"
+
+
+def layer_dynamics_sentence(tables: dict, layers: int, length: int) -> str:
+    """Each layer's attention along training (dynamics.measure_names' entropy_layerK and on_answer_layerK, means
+    over seeds) in words.  Per run and layer: the entropy at the first measurement, the first step at which it is
+    below half of ln N (uniform weights over the probe batch's `length` items give ln N) or, where it never is, its
+    lowest, and its mean over the last tenth of the measurements ("at the end"); the share of largest weights on
+    the answer at its highest and at the end; the norm of its query and key weights at the first measurement, at
+    its highest and at the end.  Then, for every run after the first, the step from which its first
+    layer's entropy stays more than half of ln N from the first run's to the end, and both training losses there."""
+    half = attending_below(length)
+    means = {label: frame.groupby("step").mean(numeric_only=True) for label, frame in tables.items()}
+    parts = []
+    for label, m in means.items():
+        end = last_tenth(m)
+        if not parts:
+            parts.append(f"(At the end: over steps {end.index[0]:,}-{end.index[-1]:,}, the last tenth of the measurements.)")
+        said = [f"{label}:"]
+        for k in range(1, layers + 1):
+            entropy, on_answer, qk = m[f"entropy_layer{k}"], m[f"on_answer_layer{k}"], m[f"qk_norm_layer{k}"]
+            below = entropy.index[entropy < half]
+            said.append(f"layer {k}'s entropy {entropy.iloc[0]:.2f} nats at step {entropy.index[0]:,}, "
+                        + (f"first below {half:.2f} at step {below[0]:,}" if len(below) else
+                           f"never below {half:.2f} (lowest {entropy.min():.2f}, at step {entropy.idxmin():,})")
+                        + f", {end[f'entropy_layer{k}'].mean():.2f} at the end; its share of largest weights on the "
+                          f"answer at most {on_answer.max():.0%} (step {on_answer.idxmax():,}), "
+                          f"{end[f'on_answer_layer{k}'].mean():.0%} at the end; the norm of its query and key weights "
+                          f"{qk.iloc[0]:.1f} at step {qk.index[0]:,}, at most {qk.max():.1f} (step {qk.idxmax():,}), "
+                          f"{end[f'qk_norm_layer{k}'].mean():.1f} at the end" + (";" if k < layers else "."))
+        parts.append(" ".join(said))
+    (first_label, first), *others = means.items()
+    for label, m in others:
+        gap = m["entropy_layer1"] - first["entropy_layer1"]
+        step = _parted_from(gap, half)
+        parts.append(f"The first layer of {label} is more than {half:.2f} nats {'above' if gap.iloc[-1] > 0 else 'below'} "
+                     f"{first_label}'s from step {step:,} to the end (training loss at that step "
+                     f"{m.loc[step, 'train_loss']:.2f}, against {first.loc[step, 'train_loss']:.2f})." if step is not None
+                     else f"The first layer of {label} does not stay more than {half:.2f} nats from {first_label}'s "
+                          f"to the end.")
+    return " ".join(parts)
+
+
+def _parted_from(gap: pd.Series, size: float):
+    """The first step from which |gap| stays above `size` with one sign to the last step (None if it does not
+    by the second to last)."""
+    apart = (gap.abs() > size) & (np.sign(gap) == np.sign(gap.iloc[-1]))
+    if not apart.iloc[-1]:
+        return None
+    start = len(apart) - int(apart[::-1].astype(int).cumprod().sum())  # where the unbroken run at the end begins
+    return None if start == len(apart) - 1 else int(apart.index[start])
+
+
+def dynamics_sentences(summary: dict) -> str:
+    """A sentence per measured run: how far its training loss rises after its lowest point, and
+    what the misses (probe sequences whose attention's top item is not the answer) do meanwhile:
+    how many there are, what each costs, and the answer's logit margin."""
+    parts = []
+    for label, s in summary.items():
+        (a, b), (first, final) = s["lowest_steps"], s["last_steps"]
+        parts.append(
+            f"{label}: training loss lowest over steps {a:,}-{b:,} ({s['train_loss_at_lowest']:.3g}), over steps "
+            f"{first:,}-{final:,} {s['train_loss_last']:.3g} ({s['train_loss_last'] / s['train_loss_at_lowest']:.1f} "
+            f"times the lowest); from the one to the other, the probe sequences missed go from "
+            f"{100 * s['missed_at_lowest']:.2f}% to {100 * s['missed_last']:.2f}%{_miss_cost(s)}, and the answer's "
+            f"logit margin from "
+            f"{s['margin_at_lowest']:.1f} to {s['margin_last']:.1f}{_capped(s['margin_last'])}.")
+    return " ".join(parts)
+
+
+def _miss_cost(s: dict) -> str:
+    """What a missed probe sequence costs in the two windows, and the misses' share of the probe loss."""
+    before, after = s["loss_missed_at_lowest"], s["loss_missed_last"]
+    if np.isnan(before) and np.isnan(after):
+        return ""
+    nats = lambda loss: "none missed" if np.isnan(loss) else f"{loss:.1f} nats"
+    return (f", the loss of a missed one from {nats(before)} to {nats(after)} (the misses' share of the probe loss: "
+            f"{_miss_share(s, 'at_lowest'):.0%} and {_miss_share(s, 'last'):.0%})")
+
+
+def _capped(margin: float) -> str:
+    """A note where a mean margin is near the float32 floor of the attention weights (dynamics.MARGIN_CAP)."""
+    return " (near the most a float32 attention weight can show, so at least that)" if margin > 0.8 * MARGIN_CAP else ""
+
+
+def _miss_share(s: dict, when: str) -> float:
+    return s[f"loss_from_misses_{when}"] / s[f"probe_loss_{when}"]
