@@ -30,7 +30,8 @@ from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_SCALE_STORE, PAPER_T
 # and 36-47 of the same four, which the book pools with seeds 0-11, since 12 seeds could not tell them apart (and
 # the second moments' first two sets of 12 disagreed), and all of it on fresh batches after the handover
 # (handover_data), seeds 0-47 in the same four sets: the same seeds attend in those rows, so does the Baseline's
-# state at step 100 pick them, or the batches that follow?; and at step 200, where the weights alone suffice, the
+# state at step 100 pick them, or the batches that follow? (48 seeds could not tell, so seeds 48-59 of all of it,
+# carried and fresh, follow); and at step 200, where the weights alone suffice, the
 # weights of one part of the model only (the tables and the encoder, the attention layers, the readout), AdamW
 # afresh: which part carries it; and, the attention layers' weights being enough, the first attention layer's or the second's alone, and the
 # first's query and key weights (which set its attention) or its value weights alone.  A smoke test of the same path
@@ -59,6 +60,8 @@ BOOK_DYNAMICS = {"dynamics_rows": [{}, {"variant": "layernorm"}, {"lr_schedule":
                                                   {"handover_warmup_steps": 20},
                                                   {"handover": "all, first moments negated"},
                                                   {"handover_data": "fresh"})),
+                                   *({**DEEP, "variant": "layernorm", "start_from_step": 100, "n_seeds": 12,
+                                      "first_seed": 48, **part} for part in ({}, {"handover_data": "fresh"})),
                                    *({**DEEP, "variant": "layernorm", "start_from_step": 200, "handover": part}
                                      for part in ("input weights", "attention weights", "readout weights",
                                                   "first layer weights", "later layer weights",
