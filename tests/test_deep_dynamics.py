@@ -52,6 +52,7 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
                         handed(100, n_seeds=12, first_seed=first, handover="all, first moments negated"),
                         handed(100, n_seeds=12, first_seed=first, handover_data="fresh")]
                        for first in (12, 24, 36)),
+                     [handed(100, n_seeds=12, first_seed=48), handed(100, n_seeds=12, first_seed=48, handover_data="fresh")],
                      [handed(200), handed(200, handover="weights"), handed(200, handover="moments")],
                      [handed(200, handover=part) for part in ("weights", "input weights", "attention weights",
                                                               "readout weights")],
@@ -62,7 +63,7 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
     # every partial handover has its panel, once
     assert sorted(deep_dynamics.PANEL_OF) == sorted(set(train.HANDOVERS) - {"all"})
     assert sum(len(splits) for _, _, splits in deep_dynamics.PANELS.values()) == len(train.HANDOVERS) - 1
-    assert [deep_dynamics.row_label(r) for r in parts[5]] == [
+    assert [deep_dynamics.row_label(r) for r in parts[6]] == [
         "Deep (+ LN), from the Baseline's step 200", "Deep (+ LN), from the Baseline's step 200, its weights only (AdamW "
         "afresh)", "Deep (+ LN), from the Baseline's step 200, its AdamW moments only (on the initial weights)"]
     assert deep_dynamics.row_label(parts[1][1]) == ("Deep (+ LN), from the Baseline's step 100, its weights only (AdamW "
@@ -83,6 +84,10 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
         [parts[1][6], parts[2][2], parts[3][2]], [parts[1][8], parts[2][3], parts[3][3]],
         [parts[1][9], parts[2][4], parts[3][4]]]
     assert [deep_dynamics.seed_runs(P_measured, r)[-2:] for r in parts[4]] == [[a, b] for a, b in zip(parts[3], parts[4])]
+    # and seeds 48-59 of all of it, carried and fresh, each the fifth of its chain
+    assert [deep_dynamics.seed_runs(P_measured, r)[-2:] for r in parts[5]] == [[parts[4][0], parts[5][0]],
+                                                                              [parts[4][4], parts[5][1]]]
+    assert [len(deep_dynamics.seed_runs(P_measured, r)) for r in parts[5]] == [5, 5]
     assert deep_dynamics.row_label(parts[2][1]) == ("Deep (+ LN), from the Baseline's step 100, its weights and AdamW's "
                                                     "second moments only (its first moments afresh), seeds 12-23")
     assert all(train.baseline_of(m) == models[0] for m in models[3:])
