@@ -31,11 +31,11 @@ from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_SCALE_STORE, PAPER_T
 # the second moments' first two sets of 12 disagreed), and all of it on fresh batches after the handover
 # (handover_data), seeds 0-47 in the same four sets: the same seeds attend in those rows, so does the Baseline's
 # state at step 100 pick them, or the batches that follow? (48 seeds could not tell, so seeds 48-59 of all of it,
-# carried and fresh, follow); and at step 200, where the weights alone suffice, the
-# weights of one part of the model only (the tables and the encoder, the attention layers, the readout), AdamW
-# afresh: which part carries it; and, the attention layers' weights being enough, the first attention layer's or the second's alone, and the
-# first's query and key weights (which set its attention) or its value weights alone.  A smoke test of the same path
-# in ci.
+# carried and fresh, follow); and at step 200, where the weights alone suffice, the weights of one part of the
+# model only (the tables and the encoder, the attention layers, the readout), AdamW afresh: which part carries it;
+# and, the attention layers' weights being enough, the first attention layer's or the second's alone, and the
+# first's query and key weights (which set its attention) or its value weights alone.  A smoke test of the same
+# path in ci.
 DEEP = {"heads": 4, "layers": 2}
 BOOK_DYNAMICS = {"dynamics_rows": [{}, {"variant": "layernorm"}, {"lr_schedule": "drop", "drop_step": 2000},
                                    {"adam_eps": 1e-5}, {"grad_clip": 1.0}, {"weight_decay": 0.1},
