@@ -274,8 +274,7 @@ class AccuracyPage:
             display(Markdown("*Nothing to compare: the counter arm's settings differ from the paper profile's "
                              "(other than its seeds), so its seeds are not the GPU's.*"))
             return
-        history = self.counter["runs"][PAIRS[0][0]][0]["loss_history"]
-        steps = [history[k][0] for k in (0, 1, 4, 9, 19, len(history) - 1) if k < len(history)]
+        steps = same_seeds.parting_steps(self.counter["runs"][PAIRS[0][0]][0]["loss_history"])
         parting = same_seeds.loss_parting(self.counter["runs"], gpu_runs, steps)
         display(same_seeds.parting_table(parting, LABELS))
         with runs.stored_only():

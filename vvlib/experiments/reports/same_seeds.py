@@ -10,6 +10,8 @@ kernels).  Two questions, each answered from stored records alone:
 - paired_on_shared_blocks: the accuracy difference between the devices, paired over the shared
   seeds and scored on the test blocks both evaluated (the same sequences), so neither the seeds
   nor the test set can make it: what is left is the arithmetic, amplified by training, and chance.
+
+Chapter 9 reads loss_parting too, for seeds trained twice on CPUs (reports/reruns.py).
 """
 
 import numpy as np
@@ -48,6 +50,12 @@ def seed_losses(records: list) -> dict:
 
 def _relative_gap(a: dict, b: dict, step: int) -> float:
     return abs(a[step] - b[step]) / abs(b[step])
+
+
+def parting_steps(history: list) -> list:
+    """The logged steps loss_parting compares: the 1st, 2nd, 5th, 10th and 20th logs and the last, of a
+    training record's loss history [(step, per-seed losses)]."""
+    return [history[k][0] for k in (0, 1, 4, 9, 19, len(history) - 1) if k < len(history)]
 
 
 def loss_parting(first: dict, second: dict, steps) -> pd.DataFrame:

@@ -1,0 +1,90 @@
+"""Seeds trained a second time, each in a run of its own (chapter 9's rerun_seeds): does a seed's score follow its
+draws, or does the rounding move it?
+
+A rerun draws the same batches and test sequences as the seed's first run (variants.rerun_train_configs); only
+the arithmetic can differ: another CPU, another number of threads, another seed group.  same_seeds.loss_parting
+tells whether the two runs started alike and how far apart their losses went; this module sets each rerun's
+scores beside its first run's, and the change beside how far the first runs' seeds lie from one another.
+"""
+
+import numpy as np
+import pandas as pd
+
+from ...compare import power_of_two
+
+
+def first_run_loss(records: list, seed: int) -> float:
+    """The seed's final logged training loss in the first run that holds it, from that run's record."""
+    for record in records:
+        train = record["spec"]["train"]
+        if train["first_seed"] <= seed < train["first_seed"] + train["n_seeds"]:
+            return record["final_loss"][seed - train["first_seed"]]
+    raise ValueError(f"no run holds seed {seed}")
+
+
+def changes(first: dict, again: dict, seeds, lengths, n: int) -> dict:
+    """{variant: rerun score minus first score at length n, in points, one per rerun seed}.
+    first: {variant: (the first runs' seeds 0.., lengths)}; again: {variant: (rerun seeds, lengths)}."""
+    at = list(lengths).index(n)
+    return {v: 100 * (np.asarray(again[v])[:, at] - np.asarray(first[v])[list(seeds), at]) for v in again}
+
+
+def scores_table(first: dict, again: dict, seeds, lengths, shown, labels: dict, first_records: dict,
+                 again_records: dict) -> pd.DataFrame:
+    """Per rerun seed and variant: the first run's score and the rerun's at each length of `shown` (in %), and
+    each one's final training loss."""
+    rows = []
+    for variant in again:
+        for k, seed in enumerate(seeds):
+            row = {"seed": seed, "variant": labels[variant]}
+            for n in shown:
+                at = list(lengths).index(n)
+                row[f"{power_of_two(n)}: first"] = round(100 * float(first[variant][seed, at]), 1)
+                row[f"{power_of_two(n)}: alone"] = round(100 * float(again[variant][k, at]), 1)
+            row["final loss: first"] = round(first_run_loss(first_records[variant], seed), 4)
+            row["final loss: alone"] = round(again_records[variant][k]["final_loss"][0], 4)
+            rows.append(row)
+    return pd.DataFrame(rows).set_index(["seed", "variant"])
+
+
+def _where(records: list) -> str:
+    """Where runs were trained: each distinct CPU and thread count their provenance names."""
+    def place(provenance):
+        threads = provenance["device"].rpartition(", ")[2].rstrip(")")  # 'cpu (x86_64, 2 threads)' -> '2 threads'
+        return f"{provenance.get('cpu', 'a CPU not recorded')}, {threads}"
+    return " and ".join(dict.fromkeys(place(r["provenance"]) for r in records))
+
+
+def _lowest_first(first: dict, seeds, at: int, labels: dict) -> tuple | None:
+    """(variant, seed) of the first runs' lowest score at length index `at`, where that seed was trained again."""
+    variant = min(first, key=lambda v: np.min(np.asarray(first[v])[:, at]))
+    seed = int(np.argmin(np.asarray(first[variant])[:, at]))
+    return (variant, seed) if seed in seeds else None
+
+
+def summary(first: dict, again: dict, seeds, lengths, labels: dict, first_records: dict, again_records: dict,
+            in_distribution: int) -> str:
+    """What the reruns show, in numbers read from the scores: whether any rerun ended on its first run's loss to
+    the bit, how far the scores moved at the training length and at the longest, what became of the first runs'
+    lowest model at the training length (where it was trained again), and the first runs' spread there for scale."""
+    seeds, longest = list(seeds), max(lengths)
+    at_in, at_long = list(lengths).index(in_distribution), list(lengths).index(longest)
+    same_bits = sum(first_run_loss(first_records[v], s) == again_records[v][k]["final_loss"][0]
+                    for v in again for k, s in enumerate(seeds))
+    moved_in = np.concatenate(list(changes(first, again, seeds, lengths, in_distribution).values()))
+    moved_long = np.concatenate(list(changes(first, again, seeds, lengths, longest).values()))
+    spread = {v: 100 * np.std(np.asarray(first[v])[:, at_long], ddof=1) for v in again}
+    text = (f"Trained again, each alone ({_where(sum(again_records.values(), []))}; the first runs: "
+            f"{_where(sum(first_records.values(), []))}), {same_bits} of the {moved_in.size} models end on their "
+            f"first run's final loss to the bit. At {in_distribution} items their scores moved by a median of "
+            f"{np.median(np.abs(moved_in)):.1f} points (from {moved_in.min():+.1f} to {moved_in.max():+.1f}). ")
+    lowest = _lowest_first(first, seeds, at_in, labels)
+    if lowest:
+        variant, seed = lowest
+        text += (f"Seed {seed}'s {labels[variant]}, the first runs' lowest there "
+                 f"({100 * first[variant][seed, at_in]:.1f}%), scores {100 * again[variant][seeds.index(seed), at_in]:.1f}% "
+                 f"alone. ")
+    return text + (f"At {power_of_two(longest)} the scores moved by a median of {np.median(np.abs(moved_long)):.1f} "
+                   f"points (from {moved_long.min():+.1f} to {moved_long.max():+.1f}), where the first runs' "
+                   f"{len(next(iter(first.values())))} seeds spread with a standard deviation of "
+                   + " and ".join(f"{spread[v]:.1f} points ({labels[v]})" for v in again) + ".")
