@@ -90,6 +90,9 @@ def test_the_rerun_sentence_gives_the_moves_the_lowest_model_and_the_seeds_sprea
     spread = [100 * np.std(FIRST[v][:, 2], ddof=1) for v in ("baseline", "layernorm")]
     assert (f"At 2¹⁴ the scores moved by a median of 3.5 points (from -2.0 to +32.0), where the first runs' 4 seeds "
             f"spread with a standard deviation of {spread[0]:.1f} points (Baseline) and {spread[1]:.1f} points (+LN).") in text
+    # +LN minus Baseline at 2^14 over seeds 2 and 3: first (-40 + 20) / 2, alone (-8 + 13) / 2
+    assert text.endswith("Over these seeds +LN minus Baseline at 2¹⁴ averages -10.0 points in the first runs and +2.5 "
+                         "alone.")
     # the lowest model not among the reruns: no clause about it
     assert "lowest" not in reruns.summary(FIRST, {v: a[1:] for v, a in AGAIN.items()}, [3], LENGTHS, LABELS, FIRST_RUNS,
                                           {v: r[1:] for v, r in AGAIN_RUNS.items()}, 256)
@@ -99,3 +102,29 @@ def test_parting_steps_are_the_first_logs_and_the_last():
     history = [(100 * (k + 1), [0.0]) for k in range(100)]
     assert same_seeds.parting_steps(history) == [100, 200, 500, 1000, 2000, 10_000]
     assert same_seeds.parting_steps(history[:3]) == [100, 200, 300]
+
+
+def _parting(rows):
+    import pandas as pd
+
+    return pd.DataFrame([{"variant": v, "step": step, "seeds": 2, "same seed: median": same, "same seed: largest": largest,
+                          "different seeds: median": other} for v, step, same, largest, other in rows]
+                        ).set_index(["variant", "step"])
+
+
+def test_the_parting_sentence_says_whether_the_reruns_started_alike_and_when_they_parted():
+    parting = _parting([("baseline", 100, 0.003, 0.006, 0.6), ("baseline", 500, 7.0, 14.0, 13.0),
+                        ("baseline", 1000, 16.0, 22.0, 20.0),
+                        ("layernorm", 100, 0.009, 0.02, 2.0), ("layernorm", 500, 2.0, 8.0, 4.4),
+                        ("layernorm", 1000, 17.0, 29.0, 15.0)])
+    text = reruns.parting_sentence(parting, LABELS)
+    assert text.startswith("At step 100 the same seed's logged training loss differs between its two runs by at most "
+                           "0.020%, where different seeds differ by a median of 0.60% or more: the reruns started on "
+                           "their first runs' draws.")
+    # at 500 +LN's 2.0 is under half of 4.4: both variants are half as far apart only from step 1,000
+    assert text.endswith("By step 1,000 they lie at least half as far apart as different seeds (a median of 16.0% "
+                         "against 20.0% for Baseline, 17.0% against 15.0% for +LN).")
+    never = reruns.parting_sentence(_parting([("baseline", 100, 0.5, 1.5, 1.2), ("baseline", 500, 1.0, 2.0, 13.0)]),
+                                    LABELS)
+    assert "0.60%" not in never and ": the reruns did not start alike." in never
+    assert never.endswith("At no step shown do they lie half as far apart as different seeds.")

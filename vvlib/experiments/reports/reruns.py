@@ -84,7 +84,37 @@ def summary(first: dict, again: dict, seeds, lengths, labels: dict, first_record
         text += (f"Seed {seed}'s {labels[variant]}, the first runs' lowest there "
                  f"({100 * first[variant][seed, at_in]:.1f}%), scores {100 * again[variant][seeds.index(seed), at_in]:.1f}% "
                  f"alone. ")
-    return text + (f"At {power_of_two(longest)} the scores moved by a median of {np.median(np.abs(moved_long)):.1f} "
-                   f"points (from {moved_long.min():+.1f} to {moved_long.max():+.1f}), where the first runs' "
-                   f"{len(next(iter(first.values())))} seeds spread with a standard deviation of "
-                   + " and ".join(f"{spread[v]:.1f} points ({labels[v]})" for v in again) + ".")
+    text += (f"At {power_of_two(longest)} the scores moved by a median of {np.median(np.abs(moved_long)):.1f} "
+             f"points (from {moved_long.min():+.1f} to {moved_long.max():+.1f}), where the first runs' "
+             f"{len(next(iter(first.values())))} seeds spread with a standard deviation of "
+             + " and ".join(f"{spread[v]:.1f} points ({labels[v]})" for v in again) + ".")
+    if len(again) == 2:
+        second, first_v = list(again)[1], list(again)[0]
+        gap = {name: 100 * (acc[second][rows, at_long] - acc[first_v][rows, at_long]).mean()
+               for name, acc, rows in (("first", first, seeds), ("alone", again, slice(None)))}
+        text += (f" Over these seeds {labels[second]} minus {labels[first_v]} at {power_of_two(longest)} averages "
+                 f"{gap['first']:+.1f} points in the first runs and {gap['alone']:+.1f} alone.")
+    return text
+
+
+def parting_sentence(parting: pd.DataFrame, labels: dict) -> str:
+    """same_seeds.loss_parting of first runs and reruns in words: how close the same seed's logged losses are at
+    the first step (against different seeds': equal draws show as a far smaller gap), and the first step at which
+    every variant's same-seed gap reaches half the gap between different seeds (the rounding's difference grown as
+    large as a new seed's, near enough), if any."""
+    steps = list(dict.fromkeys(parting.index.get_level_values("step")))
+    early = parting.xs(steps[0], level="step")
+    text = (f"At step {steps[0]:,} the same seed's logged training loss differs between its two runs by at most "
+            f"{early['same seed: largest'].max():.3f}%, where different seeds differ by a median of "
+            f"{early['different seeds: median'].min():.2f}% or more")
+    alike = early["same seed: largest"].max() < early["different seeds: median"].min()
+    text += ": the reruns started on their first runs' draws. " if alike else ": the reruns did not start alike. "
+    apart = [step for step in steps
+             if (parting.xs(step, level="step")["same seed: median"]
+                 >= parting.xs(step, level="step")["different seeds: median"] / 2).all()]
+    if not apart:
+        return text + "At no step shown do they lie half as far apart as different seeds."
+    at = parting.xs(apart[0], level="step")
+    return text + (f"By step {apart[0]:,} they lie at least half as far apart as different seeds (a median of "
+                   + ", ".join(f"{at.loc[v, 'same seed: median']:.1f}% against {at.loc[v, 'different seeds: median']:.1f}%"
+                               f" for {labels[v]}" for v in at.index) + ").")
