@@ -98,6 +98,18 @@ def test_the_rerun_sentence_gives_the_moves_the_lowest_model_and_the_seeds_sprea
                                           {v: r[1:] for v, r in AGAIN_RUNS.items()}, 256)
 
 
+def test_the_rerun_sentence_gives_how_closely_a_seeds_two_scores_go_together_from_three_seeds():
+    """At 2^14, seeds 1, 0, 2: Baseline first 30, 40, 50 and alone 40, 30, 50 (deviations -1, 0, +1 and 0, -1, +1:
+    r = 1 / 2); +LN alone equal to first (r = 1). With two seeds r is always +-1, so no sentence."""
+    again = {"baseline": np.array([[1.0, 0.98, 0.40], [1.0, 0.98, 0.30], [1.0, 0.98, 0.50]]),
+             "layernorm": FIRST["layernorm"][[1, 0, 2]]}
+    records = {v: [_record(s, [0.3], "CPU B", "1 thread") for s in (1, 0, 2)] for v in again}
+    text = reruns.summary(FIRST, again, [1, 0, 2], LENGTHS, LABELS, FIRST_RUNS, records, 256)
+    assert ("Over the 3 seeds a model's first score there and its score alone correlate by r = 0.50 (Baseline) and "
+            "1.00 (+LN).") in text
+    assert "correlate" not in reruns.summary(FIRST, AGAIN, [2, 3], LENGTHS, LABELS, FIRST_RUNS, AGAIN_RUNS, 256)
+
+
 def test_parting_steps_are_the_first_logs_and_the_last():
     history = [(100 * (k + 1), [0.0]) for k in range(100)]
     assert same_seeds.parting_steps(history) == [100, 200, 500, 1000, 2000, 10_000]

@@ -55,7 +55,7 @@ def _where(records: list) -> str:
     return " and ".join(dict.fromkeys(place(r["provenance"]) for r in records))
 
 
-def _lowest_first(first: dict, seeds, at: int, labels: dict) -> tuple | None:
+def _lowest_first(first: dict, seeds, at: int) -> tuple | None:
     """(variant, seed) of the first runs' lowest score at length index `at`, where that seed was trained again."""
     variant = min(first, key=lambda v: np.min(np.asarray(first[v])[:, at]))
     seed = int(np.argmin(np.asarray(first[variant])[:, at]))
@@ -66,7 +66,8 @@ def summary(first: dict, again: dict, seeds, lengths, labels: dict, first_record
             in_distribution: int) -> str:
     """What the reruns show, in numbers read from the scores: whether any rerun ended on its first run's loss to
     the bit, how far the scores moved at the training length and at the longest, what became of the first runs'
-    lowest model at the training length (where it was trained again), and the first runs' spread there for scale."""
+    lowest model at the training length (where it was trained again), the first runs' spread at the longest for
+    scale, and how closely a seed's two scores there go together (were a score its draws' alone, r would be 1)."""
     seeds, longest = list(seeds), max(lengths)
     at_in, at_long = list(lengths).index(in_distribution), list(lengths).index(longest)
     same_bits = sum(first_run_loss(first_records[v], s) == again_records[v][k]["final_loss"][0]
@@ -78,7 +79,7 @@ def summary(first: dict, again: dict, seeds, lengths, labels: dict, first_record
             f"{_where(sum(first_records.values(), []))}), {same_bits} of the {moved_in.size} models end on their "
             f"first run's final loss to the bit. At {in_distribution} items their scores moved by a median of "
             f"{np.median(np.abs(moved_in)):.1f} points (from {moved_in.min():+.1f} to {moved_in.max():+.1f}). ")
-    lowest = _lowest_first(first, seeds, at_in, labels)
+    lowest = _lowest_first(first, seeds, at_in)
     if lowest:
         variant, seed = lowest
         text += (f"Seed {seed}'s {labels[variant]}, the first runs' lowest there "
@@ -88,6 +89,10 @@ def summary(first: dict, again: dict, seeds, lengths, labels: dict, first_record
              f"points (from {moved_long.min():+.1f} to {moved_long.max():+.1f}), where the first runs' "
              f"{len(next(iter(first.values())))} seeds spread with a standard deviation of "
              + " and ".join(f"{spread[v]:.1f} points ({labels[v]})" for v in again) + ".")
+    if len(seeds) >= 3:  # two points always correlate by +1 or -1
+        r = {v: np.corrcoef(np.asarray(first[v])[seeds, at_long], np.asarray(again[v])[:, at_long])[0, 1] for v in again}
+        text += (f" Over the {len(seeds)} seeds a model's first score there and its score alone correlate by r = "
+                 + " and ".join(f"{r[v]:.2f} ({labels[v]})" for v in again) + ".")
     if len(again) == 2:
         second, first_v = list(again)[1], list(again)[0]
         gap = {name: 100 * (acc[second][rows, at_long] - acc[first_v][rows, at_long]).mean()
