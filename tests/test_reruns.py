@@ -51,7 +51,7 @@ def test_a_seed_alone_in_its_first_run_cannot_be_trained_again():
     """ci trains its longer runs one seed a run: a rerun would be that run's own store entry."""
     with pytest.raises(ParameterError, match=r"rerun_seeds\['dictionary'\]: expected .*\(none at this profile\), got \[0\]"):
         checked_parameters("09_longer_training", "ci", {"rerun_seeds": {"dictionary": [0]}})
-    assert resolved("09_longer_training", "book").rerun_seeds == {"argmax": [], "dictionary": list(range(12))}
+    assert resolved("09_longer_training", "book").rerun_seeds == {"argmax": [], "dictionary": list(range(16))}
 
 
 def _record(first_seed, losses, cpu="CPU A", threads="2 threads"):
