@@ -130,13 +130,19 @@ def test_the_parting_sentence_says_whether_the_reruns_started_alike_and_when_the
                         ("layernorm", 100, 0.009, 0.02, 2.0), ("layernorm", 500, 2.0, 8.0, 4.4),
                         ("layernorm", 1000, 17.0, 29.0, 15.0)])
     text = reruns.parting_sentence(parting, LABELS)
-    assert text.startswith("At step 100 the same seed's logged training loss differs between its two runs by at most "
-                           "0.020%, where different seeds differ by a median of 0.60% or more: the reruns started on "
-                           "their first runs' draws.")
+    assert text.startswith("At step 100 the same seed's logged training loss differs between its two runs by a median "
+                           "of 0.009% or less and at most 0.020%, where different seeds differ by a median of 0.60% or "
+                           "more: the reruns started on their first runs' draws. By")
     # at 500 +LN's 2.0 is under half of 4.4: both variants are half as far apart only from step 1,000
     assert text.endswith("By step 1,000 they lie at least half as far apart as different seeds (a median of 16.0% "
                          "against 20.0% for Baseline, 17.0% against 15.0% for +LN).")
     never = reruns.parting_sentence(_parting([("baseline", 100, 0.5, 1.5, 1.2), ("baseline", 500, 1.0, 2.0, 13.0)]),
                                     LABELS)
     assert "0.60%" not in never and ": the reruns did not start alike." in never
+    # the median seed starts alike (0.003% against 0.71%), one run had parted within the first 100 steps
+    one_parted = reruns.parting_sentence(_parting([("baseline", 100, 0.003, 0.69, 0.71),
+                                                   ("baseline", 500, 9.0, 20.0, 13.0)]), LABELS)
+    assert ("by a median of 0.003% or less and at most 0.690%, where different seeds differ by a median of 0.71% or "
+            "more: the reruns started on their first runs' draws, but at least one had parted from its first run "
+            "within those steps. By step 500") in one_parted
     assert never.endswith("At no step shown do they lie half as far apart as different seeds.")

@@ -104,16 +104,24 @@ def summary(first: dict, again: dict, seeds, lengths, labels: dict, first_record
 
 def parting_sentence(parting: pd.DataFrame, labels: dict) -> str:
     """same_seeds.loss_parting of first runs and reruns in words: how close the same seed's logged losses are at
-    the first step (against different seeds': equal draws show as a far smaller gap), and the first step at which
+    the first step (against different seeds': equal draws show as a far smaller gap, taken here as under a tenth
+    of theirs for the median seed; a run whose gap is larger had parted already), and the first step at which
     every variant's same-seed gap reaches half the gap between different seeds (the rounding's difference grown as
     large as a new seed's, near enough), if any."""
     steps = list(dict.fromkeys(parting.index.get_level_values("step")))
     early = parting.xs(steps[0], level="step")
-    text = (f"At step {steps[0]:,} the same seed's logged training loss differs between its two runs by at most "
-            f"{early['same seed: largest'].max():.3f}%, where different seeds differ by a median of "
-            f"{early['different seeds: median'].min():.2f}% or more")
-    alike = early["same seed: largest"].max() < early["different seeds: median"].min()
-    text += ": the reruns started on their first runs' draws. " if alike else ": the reruns did not start alike. "
+    typical, largest = early["same seed: median"].max(), early["same seed: largest"].max()
+    others = early["different seeds: median"].min()
+    text = (f"At step {steps[0]:,} the same seed's logged training loss differs between its two runs by a median of "
+            f"{typical:.3f}% or less and at most {largest:.3f}%, where different seeds differ by a median of "
+            f"{others:.2f}% or more")
+    if typical >= others / 10:
+        text += ": the reruns did not start alike. "
+    elif largest >= others / 10:
+        text += (": the reruns started on their first runs' draws, but at least one had parted from its first run "
+                 "within those steps. ")
+    else:
+        text += ": the reruns started on their first runs' draws. "
     apart = [step for step in steps
              if (parting.xs(step, level="step")["same seed: median"]
                  >= parting.xs(step, level="step")["different seeds: median"] / 2).all()]
