@@ -6,9 +6,11 @@ import torch
 from vvlib.model import ModelConfig
 from vvlib.tasks import TaskConfig
 
-# Two threads a test unless OMP_NUM_THREADS says otherwise: .ci/run sets 1, since its two test processes and the
-# book build beside them share two cores, and more threads than cores make torch's small products slower.
-THREADS = int(os.environ.get("OMP_NUM_THREADS") or 2)
+# The cores shared among the test processes (pytest-xdist's workers), unless OMP_NUM_THREADS says otherwise:
+# more threads than cores make torch's small products slower.  No test's outcome may depend on this number; a test
+# of equal bits takes the one_thread fixture.
+WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
+THREADS = int(os.environ.get("OMP_NUM_THREADS") or max(1, (os.cpu_count() or 1) // WORKERS))
 # The file whose module fixture executes every chapter (most of the suite's time) runs first, so that with two
 # processes (pytest -n 2 --dist loadfile --no-loadscope-reorder) the other one takes the rest of the files meanwhile.
 FIRST = "test_chapters.py"

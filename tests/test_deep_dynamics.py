@@ -210,7 +210,7 @@ def test_chapter_10_draws_each_seed_of_the_partial_handovers_and_counts_those_th
     assert f"Not stored yet: {deep_dynamics.row_label(rows[2])}" in said
 
 
-def test_rows_on_later_seeds_are_drawn_with_the_rows_on_the_seeds_before_them_as_one_run(tmp_path, monkeypatch):
+def test_rows_on_later_seeds_are_drawn_with_the_rows_on_the_seeds_before_them_as_one_run(tmp_path, monkeypatch, one_thread):
     """A row on later seeds (first_seed) is read with the row of the same settings on the seeds before it: its panel
     draws and counts both rows' seeds as one run, which measures what one run of all those seeds measures (the same
     batches, data and initial weights per seed); the panel of the first seeds stays as it was."""

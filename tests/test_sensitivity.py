@@ -75,7 +75,7 @@ def test_a_row_without_the_learned_scale_and_shift_trains_std_against_the_same_b
     assert len(list(tmp_path.glob("train-*"))) == 3
 
 
-def test_a_row_that_starts_from_a_step_hands_its_baselines_run_to_ln_and_shares_that_baseline(tmp_path):
+def test_a_row_that_starts_from_a_step_hands_its_baselines_run_to_ln_and_shares_that_baseline(tmp_path, one_thread):
     """start_from_step: the row's +LN side takes its Baseline's run over at that step (its weights are those of a
     run of that setting); the Baseline side is the row's Baseline without it, the same stored run; a step outside
     training is refused before anything trains."""
