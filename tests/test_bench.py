@@ -549,3 +549,46 @@ def test_the_counter_streams_step_part_draws_a_new_batch_each_time():
     draw = run.next_step_draws(trainer)
     first, second = draw(), draw()
     assert trainer.step == 2 and not torch.equal(first.target, second.target)
+
+
+def test_the_readmes_current_figures_are_what_the_committed_records_give():
+    """bench/README.md's block is rendered from the records; edit a record, rerun `python -m bench.current --write`."""
+    from bench import current
+
+    assert current.written(current.README.read_text()) == current.README.read_text()
+
+
+def _check(path, device, created, task_ms, loop=None):
+    provenance = {"device": device, "created": created, "git_commit": "abcdef0123"}
+    rows = [{"task": t, "draws": "counter", "philox": "fused", "n_seeds": 100, "ms_per_step": ms,
+             "model_steps_per_s": 100 * 1000 / ms} for t, ms in task_ms.items()]
+    rows.append({"task": "argmax", "draws": "generators", "philox": "fused", "n_seeds": 100, "ms_per_step": 9.0,
+                 "model_steps_per_s": 1.0})  # not the paper-scale step: left out
+    path.with_name(path.name + "-step.json").write_text(json.dumps({"provenance": provenance, "rows": rows}))
+    if loop:
+        path.with_name(path.name + "-loop.json").write_text(json.dumps({"provenance": provenance, "rows": loop}))
+
+
+def test_the_gpu_table_takes_each_cards_newest_check_and_divides_its_floor_by_its_step(tmp_path):
+    from bench import current
+
+    floors = {"argmax": 1.0, "dictionary": 3.0}
+    traffic = {"rows": [{"task": t, "gpus": {gpu: {"floor_ms": f, "floor_ms_others_fused": f / 2}
+                                             for gpu in ("GPU A", "GPU B")}} for t, f in floors.items()]}
+    (tmp_path / "step-traffic-cpu.json").write_text(json.dumps(traffic))
+    _check(tmp_path / "gpu-check-a-old", "GPU A", "2026-01-01T00:00:00", {"argmax": 8.0, "dictionary": 8.0})
+    steady = {"task": "argmax", "draws": "counter", "philox": "fused", "n_seeds": 100, "steady_model_steps_per_s": 1234.4,
+              "long_steps": 900, "model_steps_per_s_without_checkpoints": 1.0}
+    _check(tmp_path / "gpu-check-a-new", "GPU A", "2026-02-01T00:00:00", {"argmax": 4.0, "dictionary": 4.0}, [steady])
+    _check(tmp_path / "gpu-check-b", "GPU B", "2026-01-01T00:00:00", {"argmax": 2.0})
+    rows = [line.split(" | ") for line in current.gpu_table(tmp_path).splitlines()[2:]]
+    assert [(r[0].strip("| "), r[1], r[2], r[6]) for r in rows] == [
+        ("GPU A", "argmax", "4.00", "25%"), ("GPU A", "dictionary", "4.00", "75%"), ("GPU B", "argmax", "2.00", "50%")]
+    assert rows[0][4] == "1,234 (steady, 900 steps)" and rows[1][4] == "not measured"
+
+
+def test_the_readme_without_its_markers_is_refused():
+    from bench import current
+
+    with pytest.raises(ValueError, match="markers"):
+        current.written("# a README with no block\n")

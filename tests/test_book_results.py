@@ -7,7 +7,6 @@ or mismatched record instead of recomputing it."""
 
 import json
 import math
-import statistics
 
 import pytest
 
@@ -1508,97 +1507,6 @@ def test_chapter_5s_lines_on_the_rows_that_stop_the_rise_hold_in_the_committed_r
     assert [round(first_10["diff"], 1), round(first_10["p"], 3)] == [-4.1, 0.054]
 
 
-def test_the_lines_on_the_second_gpu_check_hold_in_the_committed_records():
-    """bench/README.md, book/scale.md and README on 2026-11-27's GPU session: the dictionary units of 100 seeds
-    (chapter 11's rows, code of 24a36d3) trained at 15,661-18,069 model-steps/s where the check's 300-step loop
-    said 7,005; chapter 9's first dictionary unit at 3,126 where its miniature said 1,488; the deep argmax model
-    at 9,297 against the one-layer model's 26,552."""
-    check = {name: json.loads((store.REPO_ROOT / "bench" / f"gpu-check-h100-2026-11-27-{name}.json").read_text())
-             for name in ("loop", "curriculum")}
-    loop = {(r["task"], r["philox"], r.get("layers", 1)): r for r in check["loop"]["rows"] if r["draws"] == "counter"}
-    assert round(loop["dictionary", "fused", 1]["model_steps_per_s"]) == 7_005
-    assert round(loop["argmax", "fused", 1]["model_steps_per_s"]) == 26_552
-    assert round(loop["argmax", "fused", 2]["model_steps_per_s"]) == 9_297
-    curriculum = {r["task"]: r for r in check["curriculum"]["rows"]}
-    assert round(curriculum["dictionary"]["model_steps_per_s"]) == 1_488
-    runs = [json.loads(p.read_text()) for p in PAPER_SCALE.glob("train-*/run.json")]
-    session = [r for r in runs if r["provenance"]["git_commit"].startswith("24a36d3")]
-    wide = sorted(round(r["model_steps_per_s"]) for r in session if r["spec"]["train"]["n_seeds"] == 100)
-    assert len(wide) == 7 and (wide[0], wide[-1]) == (15_661, 18_069)
-    [chapter9] = [r for r in session if r["spec"]["train"]["n_seeds"] == 10]
-    assert chapter9["spec"]["train"]["max_len"] == 256 and round(chapter9["model_steps_per_s"]) == 3_126
-
-
-def test_the_lines_on_the_third_gpu_check_hold_in_the_committed_records():
-    """bench/README.md, book/scale.md and README on the H200 session of 2026-11-27 (code of de2d56f): the steady
-    rates against the 300-step ones, the units' real loop beside them, and the trial that set chapter 9's
-    argmax runs to 20 seeds (4.1 minutes of training against 3.4 for 10)."""
-    check = {name: json.loads((store.REPO_ROOT / "bench" / f"gpu-check-h200-2026-11-27-{name}.json").read_text())
-             for name in ("step", "loop", "curriculum")}
-    assert {check[name]["provenance"]["device"] for name in check} == {"NVIDIA H200"}
-    step = {(r["task"], r["philox"]): r for r in check["step"]["rows"]
-            if r["draws"] == "counter" and r["n_seeds"] == 100}
-    assert (step["argmax", "fused"]["ms_per_step"], step["dictionary", "fused"]["ms_per_step"]) == (2.135, 4.759)
-    loop = {(r["task"], r["philox"], r.get("layers", 1)): r for r in check["loop"]["rows"] if r["draws"] == "counter"}
-    figures = {key: (round(loop[key]["model_steps_per_s"]), round(loop[key]["steady_model_steps_per_s"]))
-               for key in (("argmax", "fused", 1), ("dictionary", "fused", 1), ("argmax", "fused", 2))}
-    assert figures == {("argmax", "fused", 1): (29_138, 42_857), ("dictionary", "fused", 1): (5_777, 20_339),
-                       ("argmax", "fused", 2): (9_351, 13_333)}
-    curriculum = {(r["task"], r["n_seeds"], "trial" in r): r for r in check["curriculum"]["rows"]}
-    assert {key: (round(r["model_steps_per_s"]), round(r["steady_model_steps_per_s"]), r["unit_training_min"])
-            for key, r in curriculum.items()} == {("argmax", 10, False): (1_610, 4_918, 3.4),
-                                                  ("dictionary", 10, False): (1_310, 3_315, 0.5),
-                                                  ("argmax", 20, True): (3_152, 8_163, 4.1)}
-    runs = [json.loads(p.read_text()) for p in PAPER_SCALE.glob("train-*/run.json")]
-    session = [r for r in runs if r["provenance"]["git_commit"].startswith("de2d56f")]
-    assert {r["provenance"]["device"] for r in session} == {"NVIDIA H200"}
-    wide = sorted(round(r["model_steps_per_s"]) for r in session if r["spec"]["train"]["n_seeds"] == 100)
-    assert len(wide) == 6 and (wide[0], wide[-1]) == (14_163, 20_038)
-    assert round(statistics.median(wide)) == 17_573  # 14% under the dictionary row's steady 20,339
-    ninth = sorted(round(r["model_steps_per_s"]) for r in session if r["spec"]["train"]["max_len"] == 256)
-    assert ninth == [3_291, 3_294]
-
-
-def test_the_lines_on_the_fourth_gpu_check_hold_in_the_committed_records():
-    """bench/README.md, results/paper/README.md, book/scale.md and README on the H200 session of 2026-11-27 18:10
-    (code of 8a329df): the check's tests and rates, the first argmax units' real loop, the trials that leave the
-    seed chunks as they are, and the first profile of the step against the datasheet floors."""
-    name = "gpu-check-h200-2026-11-27-1810"
-    check = {part: json.loads((store.REPO_ROOT / "bench" / f"{name}-{part}.json").read_text())
-             for part in ("tests", "step", "loop", "curriculum", "kernels")}
-    assert {check[part]["provenance"]["git_commit"][:7] for part in check} == {"8a329df"}
-    tests = check["tests"]["rows"]
-    summary = tests["summary"].split(" in ")[0]
-    assert (summary, tests["seconds"], tests["processes"]) == ("1 failed, 212 passed", 29.8, 4)
-    step = {r["task"]: r for r in check["step"]["rows"] if r["draws"] == "counter"}
-    assert [(step[t]["ms_per_step"], round(step[t]["model_steps_per_s"])) for t in ("argmax", "dictionary")] == [
-        (2.119, 47_192), (4.722, 21_178)]
-    loop = {(r["task"], r.get("layers", 1), r["n_seeds"]): round(r["steady_model_steps_per_s"])
-            for r in check["loop"]["rows"] if r["draws"] == "counter"}
-    assert loop == {("argmax", 1, 100): 48_000, ("dictionary", 1, 100): 21_661, ("argmax", 2, 50): 19_231,
-                    ("argmax", 2, 100): 22_727}
-    assert round(100 * 100_000 / 22_727 / 60, 1) == 7.3  # 100 deep seeds' training, in minutes
-    curriculum = {(r["task"], r["n_seeds"]): (round(r["steady_model_steps_per_s"]), r["unit_training_min"])
-                  for r in check["curriculum"]["rows"]}
-    assert curriculum == {("argmax", 20): (7_101, 4.7), ("dictionary", 10): (3_448, 0.5), ("argmax", 40): (8_922, 7.5)}
-    runs = [json.loads(p.read_text()) for p in PAPER_SCALE.glob("train-*/run.json")]
-    session = {(r["spec"]["model"]["task"]["name"], r["spec"]["model"]["norm"], r["spec"]["train"]["first_seed"]):
-               (round(r["model_steps_per_s"]), r["resumed_from_step"])
-               for r in runs if r["provenance"]["git_commit"].startswith("8a329df")}
-    assert session == {("argmax", "none", 0): (46_061, 0), ("argmax", "standardize", 0): (41_763, 51_892),
-                       ("dictionary", "rescale", 0): (20_446, 0), ("dictionary", "none", 30): (3_355, 0)}
-    profile = {r["task"]: r for r in check["kernels"]["rows"]}
-    assert (profile["argmax"]["device_ms_per_step"], profile["dictionary"]["device_ms_per_step"]) == (2.028, 4.556)
-    [copies] = [k for k in profile["argmax"]["kernels"] if k["name"] == "aten::copy_"]
-    assert (copies["calls_per_step"], round(copies["us_per_step"])) == (16, 176)
-    traffic = json.loads((store.REPO_ROOT / "bench" / "step-traffic-h200-2026-11-27-kernels.json").read_text())
-    assert traffic["kernels"].endswith(f"{name}-kernels.json")
-    parts = {r["task"]: [(round(p["us_measured"]), round(p["of_floor"], 2)) for p in r["parts"]]
-             for r in traffic["rows"]}
-    assert parts == {"argmax": [(1_371, 0.43), (95, 0.52), (562, 0.5)],
-                     "dictionary": [(1_826, 0.47), (1_136, 0.59), (1_594, 0.56)]}
-
-
 def test_chapter_11s_words_on_its_paper_scale_rows_hold_in_the_committed_records():
     """The paragraph under chapter 11's paper-scale table (typed, so held here): every row of the one-layer model
     is in; no row's 95% interval reaches the paper's gain; with a cosine decay both variants far out-score the
@@ -1676,70 +1584,6 @@ def test_the_scale_pages_line_on_dictionary_std_at_the_papers_scale_holds_in_the
     text = words("book/scale.md")
     assert ("+std is behind the Baseline at every length, significantly (at $2^{14}$ 35.2% against 37.0%), and level "
             "with +LN (35.5%): +LN minus +std lies within 2.1 points of zero at every length beyond training") in text
-
-
-
-def test_the_lines_on_a_steps_traffic_hold_in_its_committed_record():
-    """bench/README.md's table of what a step moves, its floors and the targets against them, from
-    bench/step-traffic-cpu.json (bench.step_traffic)."""
-    record = json.loads((store.REPO_ROOT / "bench" / "step-traffic-cpu.json").read_text())
-    text = words("bench/README.md")
-    rows = {r["task"]: r for r in record["rows"]}
-    h100, h200 = "NVIDIA H100 80GB HBM3", "NVIDIA H200"
-    for task, row in rows.items():
-        g = row["gpus"][h100]
-        line = (f"| {task} | {row['gbytes']:.2f} GB | {row['gflop']:.3g} G | {g['floor_ms']:.2f} ms | "
-                f"{g['measured_ms']:.2f} ms | {g['target_ms']:.2f} ms")
-        assert line in text, line
-        assert f"{g['floor_ms_others_fused']:.2f} ms |" in text
-    share = {(task, gpu): round(100 * r["gpus"][gpu]["floor_ms"] / r["gpus"][gpu]["measured_ms"])
-             for task, r in rows.items() for gpu in (h100, h200)}
-    assert share == {("argmax", h100): 50, ("dictionary", h100): 58, ("argmax", h200): 43, ("dictionary", h200): 51}
-    needed = {task: round(100 * r["gpus"][h100]["floor_ms"] / r["gpus"][h100]["target_ms"]) for task, r in rows.items()}
-    assert needed == {"argmax": 87, "dictionary": 96}
-    readme = words("README.md")
-    assert "would need 87% and 96% of it" in text and "would need 87% and 96% of it on an H100" in readme
-    dictionary = rows["dictionary"]
-    assert round(dictionary["by_category"]["AdamW"]["gbytes"], 2) == 3.25
-    gradient = [h["gbytes"] for h in dictionary["heaviest"] if h["call"] in ("new_zeros", "add") and h["gbytes"] > 0.4]
-    assert round(sum(gradient), 1) == 2.1 and round(max(gradient), 2) == 1.26
-    argmax = rows["argmax"]["by_category"]
-    assert (round(argmax["other"]["gbytes"], 2), round(argmax["matrix products"]["gbytes"], 2)) == (1.35, 1.89)
-
-
-def test_the_overrun_quoted_is_the_committed_queue_records():
-    """README and bench/README.md quote units.overrun of bench/gpu-queue-*.json, and the unit that sets it."""
-    from vvlib.experiments.paper_scale import units
-
-    records = sorted((store.REPO_ROOT / "bench").glob("gpu-queue-*.json"))
-    factor = units.overrun(records)
-    worst = max((u for r in records for u in json.loads(r.read_text())["units"]),
-                key=lambda u: u["minutes"] / u["estimated_min"])
-    assert (round(factor, 2), worst["unit"], worst["minutes"], worst["estimated_min"]) == (1.17, 14, 1.53, 1.31)
-    for name in ("README.md", "bench/README.md"):
-        text = words(name)
-        assert f"(`units.overrun`: {factor:.2f}" in text, name
-
-
-def test_the_lines_on_heads_that_share_their_products_hold_in_their_committed_record():
-    """bench/README.md's table of the deep model's step before and after its heads shared their products, from
-    bench/heads-ab-cpu.json (bench.heads_ab), and the floors it quotes from bench.step_traffic's rules."""
-    record = json.loads((store.REPO_ROOT / "bench" / "heads-ab-cpu.json").read_text())
-    text = words("bench/README.md")
-    names = {(2, 4): "2 layers x 4 heads", (1, 1): "the paper's model (1 x 1)"}
-    for r in record["rows"]:
-        line = (f"| {r['task']}, {names[(r['layers'], r['heads'])]} | {r['ms_before']} | {r['ms_after']} | "
-                f"{r['after_over_before']:.2f} | {r['gbytes_before']:.2f} | {r['gbytes_after']:.2f} | "
-                f"{r['calls_before']} / {r['calls_after']} |")
-        assert line in text, line
-    one_head = [r for r in record["rows"] if r["heads"] == 1]
-    assert one_head and all(r["calls_before"] == r["calls_after"] for r in one_head)  # the same calls
-    assert record["before"] == "bb3af3a" and record["rows"][0]["traffic_seeds"] == 50
-    deep = record["rows"][0]
-    floors = [deep[f"floor_ms_{arm}"][gpu] for gpu in ("NVIDIA H100 80GB HBM3", "NVIDIA H200")
-              for arm in ("before", "after")]
-    assert (deep["task"], deep["heads"]) == ("argmax", 4)
-    assert "falls from {:.2f} to {:.2f} ms on an H100 ({:.2f} to {:.2f} on an H200)".format(*floors) in text
 
 
 def _chapter_9_longer(monkeypatch, task_name: str):

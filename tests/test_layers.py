@@ -5,7 +5,6 @@ import re
 from pathlib import Path
 
 import vvlib
-from vvlib.experiments.storage import store
 
 PACKAGE = Path(vvlib.__file__).parent
 FOLDERS = ["", "experiments", "book"]  # the science, the experiments, the book: top to bottom
@@ -100,15 +99,21 @@ def test_the_experiment_rooms_import_only_the_rooms_listed_before_them():
     assert later == set(), f"rooms importing a room listed after them: {sorted(later)}"
 
 
-def test_the_readme_layout_names_every_module_in_its_folders_row():
-    readme = (store.REPO_ROOT / "README.md").read_text()
+def test_the_docstring_lists_every_module_of_every_room():
+    """A room (a package inside a layer) lists its modules indented under it, each once."""
+    lines = vvlib.__doc__.splitlines()
     for folder, layer in zip(FOLDERS, listed_layers()):
-        row = next(line for line in readme.splitlines() if line.startswith(f"| `vvlib/{folder}{'/' if folder else ''}` |"))
-        in_rooms = [p.stem for m in layer if m != "chapters" and (PACKAGE / folder / m).is_dir()
-                    for p in (PACKAGE / folder / m).glob("*.py")]  # a room's modules; chapter files aside
-        modules = layer + in_rooms
-        missing = [m for m in modules if not m.startswith("__") and f"`{m}`" not in row]
-        assert not missing, f"README's `vvlib/{folder}` row does not name {missing}"
+        for room in [m for m in layer if m != "chapters" and (PACKAGE / folder / m).is_dir()]:
+            at = next(i for i, line in enumerate(lines) if re.match(rf"^ {{4}}{room}\s", line))
+            under = []
+            for line in lines[at + 1:]:
+                if not (m := re.match(r"^ {8}(\w+)\s", line)):
+                    if re.match(r"^ {4}\S", line) or not line.strip():
+                        break
+                    continue
+                under.append(m.group(1))
+            on_disk = sorted(p.stem for p in (PACKAGE / folder / room).glob("*.py") if p.stem != "__init__")
+            assert sorted(under) == on_disk, f"vvlib/{folder}/{room}: the docstring lists {sorted(under)}"
 
 
 def top_level_imports(path: Path) -> set[str]:

@@ -47,6 +47,8 @@ importing only from the rooms listed before it:
         probes          the probe tables of chapters 6, 7 and 10, each defined once for its chapter and the plan
         sensitivity     chapter 11: one unstated setting at a time, +LN against the Baseline per configuration
         migrate         a results store rewritten once in today's spec format
+        computed        chapter 2's tables, stored under its parameters
+        pretrained_probe chapter 3's measurements of a pretrained model, stored as the tables it shows
     chapters        one file per chapter: its record, profiles and checks; the scales they share
     reports         what a page shows
         report          tables beside the paper's, verdict sentences, results.json
@@ -58,6 +60,9 @@ importing only from the rooms listed before it:
         explore         slider views that work on the static page
         same_seeds      the same counter-stream seeds on two devices: where their losses part, accuracy paired
         probed          what chapters 6 and 7 keep of their probe tables in results.json, at each scale
+        along_training  runs measured along training, in words: the loss's rise, each layer's attention
+        attention_gain  how much of +LN's gain goes with its sharper attention (chapter 7)
+        reruns          chapter 9's seeds trained again alone, their scores beside their first runs'
     paper_scale     the paper's scale, planned
         plan            the store entries a training chapter will compute, and how far each has got
         units           the plan cut into units that fit one GPU command, with estimates from measured speeds
