@@ -77,6 +77,7 @@ The book, vvlib/book/ (and the command line):
                     and chapter 11's rows that take its Baseline's run over, tested at every length
     webassets       offline MathJax and widget scripts
     build           executing every chapter, then Jupyter Book
+    generated       blocks of docs rendered from records between markers (results/paper/README.md's runs)
     readable        what a reader should never see in a built page (a table cut short, raw TeX), over a book
     paper_run       python -m vvlib paper: the training chapters at the paper's scale, one progress bar
     paper_queue     python -m vvlib paper --for-minutes: the next units in order, while they fit a GPU command

@@ -29,9 +29,11 @@ def _defaults() -> dict:
 
 
 def _variant(model: dict) -> str:
-    """The variant a run's model settings name (variants.VARIANT_OPTIONS), 'other' for none."""
+    """The variant a run's model settings name (variants.VARIANT_OPTIONS): its options set as it says and every
+    other variant setting at its default (log N logits with no norm are not the Baseline); 'other' for none."""
+    default = ModelConfig()
     for name, options in VARIANT_OPTIONS.items():
-        if all(model.get(k, getattr(ModelConfig(), k)) == v for k, v in options.items()):
+        if all(model.get(k, getattr(default, k)) == options.get(k, getattr(default, k)) for k in VARIANT_FIELDS):
             return name
     return "other"
 
@@ -39,20 +41,27 @@ def _variant(model: dict) -> str:
 def committed_runs(store_dirs) -> list[dict]:
     """One row per run.json in the stores: store, task, variant, configuration (its settings that
     differ from the configs' defaults, variant and seeding aside), steps, seeds, device, wall time."""
-    defaults, rows = _defaults(), []
+    rows = []
     for store_dir in store_dirs:
-        for path in sorted(Path(store_dir).glob("train-*/run.json")):
-            record = json.loads(path.read_text())
-            model, train = record["spec"]["model"], record["spec"]["train"]
-            settings = {**{k: v for k, v in model.items() if k not in VARIANT_FIELDS}, **train}
-            changed = {k: v for k, v in settings.items() if k not in NOT_A_SETTING and defaults.get(k, v) != v
-                       and not (k == "max_len" and v == TrainConfig.max_len)}
-            rows.append({"store": Path(store_dir).name, "task": model["task"]["name"], "variant": _variant(model),
-                         "configuration": ", ".join(f"{k}={v}" for k, v in sorted(changed.items())) or "defaults",
-                         "steps": train["steps"],
-                         "seeds": frozenset(range(train.get("first_seed", 0), train.get("first_seed", 0) + train["n_seeds"])),
-                         "device": device_kind(record["provenance"]["device"]),
-                         "wall_min": training_seconds(record) / 60})
+        records = [json.loads(path.read_text()) for path in sorted(Path(store_dir).glob("train-*/run.json"))]
+        rows += [{"store": Path(store_dir).name, **row} for row in committed_runs_of(records)]
+    return rows
+
+
+def committed_runs_of(records: list[dict]) -> list[dict]:
+    """committed_runs' rows (without the store) of run records already read."""
+    defaults, rows = _defaults(), []
+    for record in records:
+        model, train = record["spec"]["model"], record["spec"]["train"]
+        settings = {**{k: v for k, v in model.items() if k not in VARIANT_FIELDS}, **train}
+        changed = {k: v for k, v in settings.items() if k not in NOT_A_SETTING and defaults.get(k, v) != v
+                   and not (k == "max_len" and v == TrainConfig.max_len)}
+        first = train.get("first_seed", 0)
+        rows.append({"task": model["task"]["name"], "variant": _variant(model),
+                     "configuration": ", ".join(f"{k}={v}" for k, v in sorted(changed.items())) or "defaults",
+                     "steps": train["steps"], "seeds": frozenset(range(first, first + train["n_seeds"])),
+                     "device": device_kind(record["provenance"]["device"]),
+                     "wall_min": training_seconds(record) / 60})
     return rows
 
 
@@ -86,4 +95,23 @@ def markdown(frame: pd.DataFrame) -> str:
     lines.append("")
     lines.append(f"{len(frame)} groups, {int(frame['runs'].sum())} runs; recorded wall time of their training "
                  + "; ".join(f"{h:.1f} h on the {device}" for device, h in total.items()) + ".")
+    return "\n".join(lines)
+
+
+def run_table(store_dir: Path) -> str:
+    """One row per run in a store, oldest first: what it trained, where, at which code, and how fast its real
+    loop ran (a run resumed from a checkpoint times only the steps after it)."""
+    records = sorted((json.loads(p.read_text()) for p in Path(store_dir).glob("train-*/run.json")),
+                     key=lambda r: r["provenance"]["created"])
+    rows = {id(r): row for r, row in zip(records, committed_runs_of(records))}
+    lines = ["| trained | task | variant | configuration | seeds | steps | device | code | model-steps/s | "
+             "training (min) | resumed from step |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for record in records:
+        row, train = rows[id(record)], record["spec"]["train"]
+        first = train.get("first_seed", 0)
+        lines.append(f"| {record['provenance']['created'][:10]} | {row['task']} | {LABELS.get(row['variant'], row['variant'])} "
+                     f"| {row['configuration']} | {first}-{first + train['n_seeds'] - 1} | {train['steps']:,} | "
+                     f"{record['provenance']['device']} | {record['provenance']['git_commit'][:7]} | "
+                     f"{record.get('model_steps_per_s', 0):,.0f} | {row['wall_min']:.1f} | "
+                     f"{record.get('resumed_from_step') or ''} |")
     return "\n".join(lines)

@@ -1,0 +1,53 @@
+"""A block of a Markdown doc rendered from records: the text between two markers, written anew by code,
+so that a doc's figures are read from the JSON that holds them, never typed.
+
+    python -m vvlib.book.generated          # say which blocks are stale
+    python -m vvlib.book.generated --write  # render them anew (results/paper/README.md's table of runs)
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..experiments.reports import run_groups
+from ..experiments.storage.store import REPO_ROOT
+
+
+def markers(name: str) -> tuple[str, str]:
+    return f"<!-- {name}: generated from the records; do not edit by hand -->", f"<!-- end of {name} -->"
+
+
+def replaced(text: str, name: str, block: str, where: str = "the doc") -> str:
+    """`text` with the block called `name` rendered anew; a doc without both markers is refused."""
+    begin, end = markers(name)
+    if begin not in text or end not in text:
+        raise ValueError(f"{where}: the markers of the generated block {name!r} are missing")
+    head, rest = text.split(begin, 1)
+    return f"{head}{begin}\n\n{block}\n\n{end}{rest.split(end, 1)[1]}"
+
+
+PAPER_STORE = REPO_ROOT / "results" / "paper"
+# every generated block of the vvlib docs: (file, block name, the function that renders it)
+BLOCKS = [(PAPER_STORE / "README.md", "runs", lambda: run_groups.run_table(PAPER_STORE))]
+
+
+def stale(blocks=BLOCKS) -> list[Path]:
+    """The docs whose blocks differ from what their records give now."""
+    return [path for path, name, render in blocks
+            if replaced(path.read_text(), name, render(), str(path)) != path.read_text()]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="render every stale block anew")
+    args = parser.parse_args(argv)
+    for path in stale():
+        if args.write:
+            name, render = next((n, r) for p, n, r in BLOCKS if p == path)
+            path.write_text(replaced(path.read_text(), name, render(), str(path)))
+        print(f"{'rewrote' if args.write else 'stale'}: {path.relative_to(REPO_ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
