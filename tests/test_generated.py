@@ -39,3 +39,43 @@ def test_the_run_table_names_each_runs_variant_by_all_its_variant_settings(tmp_p
         ("2026-01-01", "Baseline", "0-3"), ("2026-01-02", "log N logits", "4-7"),
         ("2026-01-03", "log N logits (+ LN)", "0-3")]
     assert rows[0][8:10] == ["1,234", "1.5"]  # model-steps/s; 90 s of training in minutes
+
+
+def test_pending_units_read_as_spans_and_add_up_to_the_introductions_line():
+    from vvlib.book.pending import Pending, markdown, sentence, spans
+
+    assert spans([15, 16, 17, 20, 35, 36]) == "15-17, 20, 35-36" and spans([4]) == "4"
+    rows = [Pending("11_sensitivity, 10_beyond", [15, 16], 1, 2.6), Pending("09_longer_training", [35, 36, 50], 3, 10.2)]
+    assert "| 11 sensitivity, 10 beyond | 15-16 | 1 | 3 |" in markdown(rows)
+    assert sentence(rows).startswith("Still to run at the paper's scale: 5 GPU units for chapters 09, 10, 11, "
+                                     "about 13 GPU minutes")
+    assert sentence([]) == "Every run of the paper's scale is committed." and "Nothing" in markdown([])
+
+
+def test_the_key_results_are_paired_differences_and_the_verdict_over_the_lengths_beyond_training(monkeypatch):
+    """Two runs whose +LN is ahead by 2 points at every length, with noise: the box's interval is the paired t
+    interval computed here by hand, and the verdict is supported at every length beyond training."""
+    import numpy as np
+    from scipy import stats as scipy_stats
+
+    from types import SimpleNamespace
+
+    from vvlib.book import key_results
+    from vvlib.experiments.setups.paper_tasks import ARGMAX
+
+    lengths = [16, 32, 1024, 16384]
+    rng = np.random.default_rng(0)
+    base = rng.uniform(0.2, 0.6, (30, 4))
+    ln = base + 0.02 + rng.normal(0, 0.01, (30, 4))
+    records = {"baseline": {"provenance": {"device": "GPU X"}}}
+    P = SimpleNamespace(eval_lengths=lengths, max_len=16, n_seeds=30, steps=100)
+    monkeypatch.setattr(key_results, "latest_accuracy_runs",
+                        lambda name, task, store: ("counter", P, {"baseline": base, "layernorm": ln}, records))
+    h = key_results.headline(ARGMAX, "store")
+    d = 100 * (ln[:, 3] - base[:, 3])
+    half = scipy_stats.t.ppf(0.975, 29) * d.std(ddof=1) / np.sqrt(30)
+    got = h.differences[16384]
+    assert np.isclose(got["diff"], d.mean()) and np.isclose(got["high"] - got["diff"], half)
+    assert h.verdict == "supported" and h.evidence.startswith("ahead at 3 of 3 lengths (3 with")
+    assert h.paper[16384] == ARGMAX.accuracy["layernorm"][-1] - ARGMAX.accuracy["baseline"][-1]
+    assert ("holds" in key_results.size_words(h)) == (got["low"] <= h.paper[16384] <= got["high"])

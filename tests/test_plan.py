@@ -130,11 +130,9 @@ def test_the_paper_plan_counts_the_papers_runs():
     assert [job.units for job in evaluations] == [100 * 1024 * sum(2**k for k in range(4, 15))] * 4
 
 
-def test_the_scale_page_states_the_plans_totals():
+def test_the_plan_cuts_by_seeds_only_the_runs_too_long_for_one_gpu_command():
     jobs = paper_run.planned_jobs(paper_run.paper_chapters(), {"device": "cpu"})
     training = [job for job in jobs if job.steps]
-    items = sum(job.units for job in jobs if not job.steps)
-    text = " ".join((REPO_ROOT / "book" / "scale.md").read_text().split())
     seeds = {chapter: {job.n_seeds for job in training if job.chapter == chapter} for chapter in {j.chapter for j in training}}
     chunked = {chapter: sizes for chapter, sizes in seeds.items() if sizes != {100}}
     # the runs cut by seeds: chapter 9's curriculum (seed_chunk), chapter 10's deep argmax runs (deep_seed_chunk)
@@ -143,17 +141,6 @@ def test_the_scale_page_states_the_plans_totals():
                                                                               "train argmax deep_layernorm"}
     ninth = {(j.label.split()[1], j.n_seeds) for j in training if j.chapter == "09_longer_training"}
     assert ninth == {("argmax", 20), ("dictionary", 10)}
-    expected = (f"train {sum(j.units for j in training) / 1e6:.0f} million model-steps in {len(training)} runs (of "
-                f"100 seeds, except chapter 9's of 20 seeds each for argmax and 10 for dictionary, and chapter "
-                f"10's deep argmax runs of 50"
-                f"|evaluate {items / 1e9:.0f} billion seed x sequence x length items"
-                f"|cuts the work into {len(training)} units")
-    probing = [job for job in jobs if job.kind.endswith("probing")]
-    probed_by = sorted({int(job.chapter[:2]) for job in probing})
-    expected += (f"|{sum(job.units for job in probing) / 1e9:.0f} billion of them in the probes of chapters "
-                 f"{', '.join(map(str, probed_by[:-1]))} and {probed_by[-1]};")
-    for phrase in expected.split("|"):
-        assert phrase in text
 
 
 def test_the_plan_reads_the_store_the_chapters_write_from_any_folder(tmp_path, monkeypatch):

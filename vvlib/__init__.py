@@ -77,6 +77,8 @@ The book, vvlib/book/ (and the command line):
                     and chapter 11's rows that take its Baseline's run over, tested at every length
     webassets       offline MathJax and widget scripts
     build           executing every chapter, then Jupyter Book
+    key_results     the introduction's key-result box: the headline tables at the paper's scale, with intervals
+    pending         what of the paper's scale is still to run: the GPU queue's units not yet stored, per chapter
     generated       blocks of docs rendered from records between markers (results/paper/README.md's runs)
     readable        what a reader should never see in a built page (a table cut short, raw TeX), over a book
     paper_run       python -m vvlib paper: the training chapters at the paper's scale, one progress bar

@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 import matplotlib.pyplot as plt
 
-from . import webassets
+from . import key_results, pending, webassets
 from .paper_scale import latest_accuracy_runs
 from .runner import resolved, run_chapter
 from ..experiments.chapters import BY_TASK, CHAPTERS, SUMMARY, get_chapter
@@ -35,6 +35,8 @@ ANSWER_FIGURE = Path("book") / "chapters" / "answer.png"  # written by the build
 ANSWER_VARIANTS = ("baseline", "layernorm")
 STREAM_WORDS = {"counter": "counter stream", "generators": "a generator per seed"}  # a panel's data, in its title
 RUN_GROUPS = Path("book") / "chapters" / "run-groups.md"  # written by the build, included by book/scale.md
+PENDING = Path("book") / "chapters" / "pending.md"  # the same, what of the paper's scale is still to run
+KEY_RESULTS = Path("book") / "chapters" / "key-results.md"  # the same, the box book/intro.md opens with
 
 
 def github_repository(environ=os.environ) -> tuple[str, str] | None:
@@ -175,12 +177,22 @@ def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Pa
     write_claims_table(root, output_root)
     write_answer_figure(root)
     write_run_groups(root)
+    write_status(root)
 
 
 def write_run_groups(root: Path, stores=(REPO_ROOT / PAPER_SCALE_STORE, REPO_ROOT / BOOK_STORE)):
     """The scale page's table of every committed training run, grouped, from the run records."""
     (Path(root) / RUN_GROUPS).parent.mkdir(parents=True, exist_ok=True)
     (Path(root) / RUN_GROUPS).write_text(run_groups.markdown(run_groups.groups(run_groups.committed_runs(stores))) + "\n")
+
+
+def write_status(root: Path, store_dir: Path = REPO_ROOT / PAPER_SCALE_STORE):
+    """The introduction's key-result box (the headline tables at the paper's scale, and what is still to run)
+    and the scale page's table of the GPU queue's units not yet stored."""
+    rows = pending.pending()
+    (Path(root) / PENDING).write_text(pending.markdown(rows) + "\n")
+    (Path(root) / KEY_RESULTS).write_text(key_results.markdown(key_results.headlines(store_dir),
+                                                               pending.sentence(rows)) + "\n")
 
 
 def write_answer_figure(root: Path, store_dir: Path = REPO_ROOT / PAPER_SCALE_STORE):

@@ -79,23 +79,34 @@ def groups(rows: list[dict]) -> pd.DataFrame:
     per_variant = frame.groupby(keys + ["variant"], as_index=False).agg(
         seeds=("seeds", lambda s: len(frozenset().union(*s))), runs=("seeds", "size"), wall_min=("wall_min", "sum"))
     grouped = per_variant.groupby(keys, as_index=False).agg(
-        variants=("variant", lambda v: ", ".join(LABELS.get(x, x) for x in v)), seeds=("seeds", "max"),
+        variants=("variant", lambda v: ", ".join(short_label(x) for x in v)), seeds=("seeds", "max"),
         runs=("runs", "sum"), wall_min=("wall_min", "sum"))
     return grouped.sort_values(["store", "task", "steps", "seeds"], ascending=[False, True, False, False])
 
 
+def short_label(variant: str) -> str:
+    """A variant's label without the words every +LN row repeats: 'Baseline (+ LN)' -> '+LN'."""
+    label = LABELS.get(variant, variant)
+    if label.startswith("Baseline (+ "):
+        return "+" + label.removeprefix("Baseline (+ ").removesuffix(")").removesuffix(".")
+    return label
+
+
 def markdown(frame: pd.DataFrame) -> str:
-    """The groups as one Markdown table (seeds: per variant, the most any variant has)."""
-    lines = ["| store | task | configuration | steps | seeds per variant | variants | runs | device | wall time (min) |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for g in frame.itertuples():
-        lines.append(f"| `results/{g.store}` | {g.task} | {g.configuration} | {g.steps:,} | {g.seeds} | {g.variants} | "
-                     f"{g.runs} | {g.device} | {g.wall_min:,.0f} |")
+    """The groups as one Markdown table per store, narrow enough for the page's column (seeds: per variant, the
+    most any variant has), and the recorded hours per kind of device."""
+    parts = []
+    for store, part in frame.groupby("store", sort=False):
+        lines = [f"`results/{store}`:", "", "| task | configuration | steps | seeds | variants | device | minutes |",
+                 "|---|---|---|---|---|---|---|"]
+        for g in part.itertuples():
+            lines.append(f"| {g.task} | {g.configuration} | {g.steps:,} | "
+                         f"{g.seeds} | {g.variants} | {g.device} | {g.wall_min:,.0f} |")
+        parts.append("\n".join(lines))
     total = frame.groupby("device")["wall_min"].sum() / 60
-    lines.append("")
-    lines.append(f"{len(frame)} groups, {int(frame['runs'].sum())} runs; recorded wall time of their training "
-                 + "; ".join(f"{h:.1f} h on the {device}" for device, h in total.items()) + ".")
-    return "\n".join(lines)
+    return "\n\n".join(parts) + (f"\n\n{len(frame)} groups, {int(frame['runs'].sum())} runs; recorded wall time of their "
+                                  "training " + "; ".join(f"{h:.1f} h on the {device}" for device, h in total.items())
+                                  + ".")
 
 
 def run_table(store_dir: Path) -> str:
