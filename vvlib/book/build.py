@@ -190,6 +190,7 @@ def write_status(root: Path, store_dir: Path = REPO_ROOT / PAPER_SCALE_STORE):
     """The introduction's key-result box (the headline tables at the paper's scale, and what is still to run)
     and the scale page's table of the GPU queue's units not yet stored."""
     rows = pending.pending()
+    (Path(root) / PENDING).parent.mkdir(parents=True, exist_ok=True)
     (Path(root) / PENDING).write_text(pending.markdown(rows) + "\n")
     (Path(root) / KEY_RESULTS).write_text(key_results.markdown(key_results.headlines(store_dir),
                                                                pending.sentence(rows)) + "\n")
