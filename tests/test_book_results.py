@@ -21,12 +21,6 @@ RECORDS = sorted(p for folder in (BOOK, PAPER_SCALE) if folder.exists() for p in
                  if not p.name.endswith(".partial.json"))
 
 
-def words(path: str) -> str:
-    """A text file of the repository (path from its root) with every run of spaces and line breaks made one space,
-    as the tests quote its sentences."""
-    return " ".join((store.REPO_ROOT / path).read_text().split())
-
-
 def test_results_are_committed_for_every_training_chapter():
     assert any(p.name == "run.json" for p in RECORDS)
     assert [c for c in CHAPTERS.values() if c.profiles.get("book", {}).get("store_dir") == BOOK_STORE]
@@ -69,14 +63,8 @@ def book_results(monkeypatch, chapter: str, task: str, long=False):
     return P, compute(P, variants.task_config(P, task), ["baseline", "layernorm"], ["fixed", "adaptive"], "cpu")
 
 
-def behind_beyond_training(P, accuracy, prefix=""):
-    """Lengths beyond training where +LN's mean accuracy is below the Baseline's, and how many there are."""
-    lengths = [j for j, n in enumerate(P.eval_lengths) if n > P.max_len]
-    base, ln = accuracy[f"{prefix}baseline"].mean(0), accuracy[f"{prefix}layernorm"].mean(0)
-    return sum(ln[j] < base[j] for j in lengths), len(lengths)
-
-
-@pytest.mark.parametrize("chapter, task", [("04_argmax_retrieval", "argmax"), ("05_dictionary_lookup", "dictionary")])
+@pytest.mark.parametrize("path", [p for p in RECORDS if p.name == "run.json"],
+                         ids=lambda p: str(p.parent.relative_to(store.REPO_ROOT)))
 def test_todays_code_names_every_committed_run_as_it_was_stored(path):
     """Rebuild each committed run's configs from its stored settings: the code must compute the
     very spec (and so the folder) the run is stored under, or a refactor has silently stranded
@@ -91,14 +79,6 @@ def test_todays_code_names_every_committed_run_as_it_was_stored(path):
     train = TrainConfig(**spec["train"])
     assert training_spec(model, train, spec["device_type"]) == spec
     assert run_dir(path.parent.parent, model, train, spec["device_type"]) == path.parent
-
-
-def paper_scale_results(chapter: str, task: str, draws: str = "generators"):
-    """(parameters, accuracy) of chapter's paper profile, from the committed GPU records only (the
-    earlier runs by default; draws counter: the GPU queue's)."""
-
-    P, accuracy, _ = paper_scale.accuracy_runs(chapter, task, PAPER_SCALE, draws)
-    return P, accuracy
 
 
 def test_the_argmax_training_loss_does_not_rise_as_chapter_5_says(monkeypatch):
