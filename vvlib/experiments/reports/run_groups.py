@@ -114,11 +114,10 @@ def run_table(store_dir: Path) -> str:
     loop ran (a run resumed from a checkpoint times only the steps after it)."""
     records = sorted((json.loads(p.read_text()) for p in Path(store_dir).glob("train-*/run.json")),
                      key=lambda r: r["provenance"]["created"])
-    rows = {id(r): row for r, row in zip(records, committed_runs_of(records))}
     lines = ["| trained | task | variant | configuration | seeds | steps | device | code | model-steps/s | "
              "training (min) | resumed from step |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for record in records:
-        row, train = rows[id(record)], record["spec"]["train"]
+    for record, row in zip(records, committed_runs_of(records)):
+        train = record["spec"]["train"]
         first = train.get("first_seed", 0)
         lines.append(f"| {record['provenance']['created'][:10]} | {row['task']} | {LABELS.get(row['variant'], row['variant'])} "
                      f"| {row['configuration']} | {first}-{first + train['n_seeds'] - 1} | {train['steps']:,} | "
