@@ -9,7 +9,7 @@ import pytest
 
 from vvlib import compare, train
 from vvlib.book import deep_dynamics, norm_rows, runner
-from vvlib.experiments.reports import along_training, plots, report
+from vvlib.experiments.reports import along_training, dynamics_plots, report
 from vvlib.experiments.setups import dynamics_runs, sensitivity, variants
 
 matplotlib.use("Agg")
@@ -127,7 +127,7 @@ def test_the_layer_figure_has_each_layers_entropy_and_share_on_the_answer_beside
                           "grad_norm": 3.0, "weight_norm": 4.0,
                           **{f"{c}_layer{k}": np.linspace(2.0, 0.5, 5) for c in ("entropy", "on_answer", "qk_grad",
                                                                                   "qk_norm") for k in (1, 2)}})
-    figure = plots.layer_dynamics({"Deep": frame}, 2, 16)
+    figure = dynamics_plots.layer_dynamics({"Deep": frame}, 2, 16)
     axes = figure.axes
     assert [ax.get_title() for ax in axes] == [
         "training loss", "layer 1: attention entropy (nats)", "layer 2: attention entropy (nats)",
@@ -299,7 +299,7 @@ def test_rows_that_warm_the_rate_up_again_after_the_handover_share_its_panel_und
 def test_four_panels_of_seeds_or_more_are_drawn_two_to_a_row_and_a_run_keeps_its_colour_in_every_panel():
     frame = pd.DataFrame({"step": [100, 100, 200, 200], "seed": [0, 1] * 2, "entropy_layer1": [2.0, 2.5, 0.5, 2.4]})
     for n, shape in ((3, (1, 3)), (4, (2, 2)), (5, (3, 2))):
-        figure = plots.seed_entropy_lines({f"panel {i}": {"all": frame} for i in range(n)}, 1, 16)
+        figure = dynamics_plots.seed_entropy_lines({f"panel {i}": {"all": frame} for i in range(n)}, 1, 16)
         assert len(figure.axes) == n  # no empty axes left
         assert [ax.get_title() for ax in figure.axes] == [f"panel {i}" for i in range(n)]
         grid = figure.axes[0].get_subplotspec().get_gridspec()
@@ -309,12 +309,12 @@ def test_four_panels_of_seeds_or_more_are_drawn_two_to_a_row_and_a_run_keeps_its
         matplotlib.pyplot.close(figure)
     # a title too long for half the figure's width is drawn in two lines
     long = "+LN from the Baseline's step 200, 4 seeds, which part's weights"
-    figure = plots.seed_entropy_lines({long: {"all": frame}, "short": {"all": frame}}, 1, 16)
+    figure = dynamics_plots.seed_entropy_lines({long: {"all": frame}, "short": {"all": frame}}, 1, 16)
     assert [ax.get_title() for ax in figure.axes] == ["+LN from the Baseline's step 200, 4 seeds, which\npart's weights",
                                                       "short"]
     matplotlib.pyplot.close(figure)
     # a run keeps its colour from panel to panel, whichever runs a panel has
-    figure = plots.seed_entropy_lines({"a": {"all": frame, "weights": frame}, "b": {"weights": frame, "moments": frame}}, 1, 16)
+    figure = dynamics_plots.seed_entropy_lines({"a": {"all": frame, "weights": frame}, "b": {"weights": frame, "moments": frame}}, 1, 16)
     colour = lambda ax, label: next(line.get_color() for line in ax.lines if line.get_label() == label)
     a, b = figure.axes
     assert colour(a, "weights") == colour(b, "weights") and len({colour(a, "all"), colour(a, "weights"), colour(b, "moments")}) == 3
@@ -322,7 +322,7 @@ def test_four_panels_of_seeds_or_more_are_drawn_two_to_a_row_and_a_run_keeps_its
     # more runs than the default palette's 10 colours (chapter 10 has 13), some in two panels: no two runs of a
     # panel alike, each run one colour throughout
     many = {f"panel {i}": {f"run {j}": frame for j in range(3 * i, 3 * i + 5)} for i in range(4)}
-    figure = plots.seed_entropy_lines(many, 1, 16)
+    figure = dynamics_plots.seed_entropy_lines(many, 1, 16)
     seen = [{line.get_label(): tuple(line.get_color()) for line in ax.lines if line.get_label().startswith("run")}
             for ax in figure.axes]
     assert [len(set(panel.values())) for panel in seen] == [5] * 4
@@ -330,17 +330,17 @@ def test_four_panels_of_seeds_or_more_are_drawn_two_to_a_row_and_a_run_keeps_its
     assert len({run for panel in seen for run in panel}) == 14
     matplotlib.pyplot.close(figure)
     # a panel of more runs than the palette has colours still gets one colour each
-    crowded = plots.run_colours({"a": {f"run {j}": None for j in range(20)}})
+    crowded = dynamics_plots.run_colours({"a": {f"run {j}": None for j in range(20)}})
     assert len(set(crowded.values())) == 20
     with pytest.raises(ValueError, match="at most 20 runs apart; 'run 20' is one too many"):
-        plots.run_colours({"a": {f"run {j}": None for j in range(21)}})
+        dynamics_plots.run_colours({"a": {f"run {j}": None for j in range(21)}})
 
 
 def test_the_seed_figure_draws_every_seed_in_its_runs_colour_with_uniform_and_half_of_it_marked():
     steps = np.arange(1, 5) * 100
     frame = lambda values: pd.DataFrame({"step": np.repeat(steps, 2), "seed": [0, 1] * 4, "entropy_layer1": values})
     panels = {"from step 100": {"all": frame([2.0, 2.5, 1.0, 2.5, 0.5, 2.4, 0.1, 2.4]), "weights": frame([2.7] * 8)}}
-    figure = plots.seed_entropy_lines(panels, 1, 16)
+    figure = dynamics_plots.seed_entropy_lines(panels, 1, 16)
     (ax,) = figure.axes
     seeds = [line for line in ax.lines if line.get_linestyle() == "-"]
     assert [list(line.get_ydata()) for line in seeds[:2]] == [[2.0, 1.0, 0.5, 0.1], [2.5, 2.5, 2.4, 2.4]]
@@ -393,7 +393,7 @@ def test_the_seed_grid_colours_each_seeds_entropy_at_the_end_and_dots_the_seeds_
     assert np.allclose(grid.to_numpy(), list(ends.values()))
     assert along_training.shared_seed_ends({"a": tables["a"], "c": tables["c"]}, 1, 16) is None  # one run to place
     assert along_training.shared_seed_ends({"a": tables["a"], "b": run(ends["b"], range(6, 12))}, 1, 16) is None  # other seeds
-    figure = plots.seed_grid({"panel": grid}, 16)
+    figure = dynamics_plots.seed_grid({"panel": grid}, 16)
     ax = figure.axes[0]
     assert ax.get_title() == "panel" and np.allclose(ax.images[0].get_array(), grid.to_numpy())
     dots = ax.collections[0].get_offsets()

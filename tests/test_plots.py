@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vvlib.experiments.reports import plots
+from vvlib.experiments.reports import attention_plots, plots
 from vvlib.stats import long_form
 
 
@@ -39,7 +39,7 @@ def test_component_grid_has_one_panel_per_variant_and_length_sharing_x_by_row():
 def test_heatmaps_share_one_colour_scale_from_zero_to_one():
     weights = {v: {n: np.sort(np.random.default_rng(1).dirichlet(np.ones(n), 4))[:, ::-1][:, :16] for n in (16, 64)}
                for v in ("B", "L")}
-    fig = plots.attention_heatmaps(weights)
+    fig = attention_plots.attention_heatmaps(weights)
     meshes = [ax.collections[0] for ax in fig.axes if ax.get_title()]  # colour bars have no title
     assert len(meshes) == 4 and all(m.get_clim() == (0, 1) for m in meshes)
 
@@ -133,13 +133,13 @@ def test_the_entropy_figures_draw_a_panel_per_length_and_the_fits_lines_share_on
 
     labels = {"baseline": "Baseline", "layernorm": "+LN"}
     frame = pd.concat([sharpness_made_up(0.0), sharpness_made_up(0.0).assign(N=16384)])
-    fig = plots.accuracy_along_sharpness(frame, labels, title="t")
+    fig = attention_plots.accuracy_along_sharpness(frame, labels, title="t")
     assert [ax.get_title() for ax in fig.axes] == ["N = 1024", "N = 16384"]
     assert all(len(ax.lines) == 8 for ax in fig.axes)  # a line per model: 4 seeds x 2 variants
     rng = np.random.default_rng(1)
     models = {1024: {"baseline": (rng.normal(70, 3, 9), rng.normal(1.3, 0.2, 9)),
                      "layernorm": (rng.normal(78, 3, 9), rng.normal(1.0, 0.2, 9))}}
-    fig = plots.accuracy_against_entropy(models, labels)
+    fig = attention_plots.accuracy_against_entropy(models, labels)
     (ax,) = fig.axes
     slopes = [np.diff(line.get_ydata())[0] / np.diff(line.get_xdata())[0] for line in ax.lines]
     assert len(slopes) == 2 and slopes[0] == pytest.approx(slopes[1])

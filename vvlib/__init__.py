@@ -57,11 +57,15 @@ importing only from the rooms listed before it:
         provisional     the rule that marks a verdict resting on fewer steps than the paper's as provisional
         run_groups      every committed training run, grouped from its records, for the scale page
         plots           seaborn figures
+        attention_plots the attention's figures (chapter 7): Figure 4's heatmaps, accuracy against entropy and
+                        against each account's measure, the sharpness test
+        dynamics_plots  figures of runs measured along training (chapters 5 and 10)
         explore         slider views that work on the static page
         same_seeds      the same counter-stream seeds on two devices: where their losses part, accuracy paired
         probed          what chapters 6 and 7 keep of their probe tables in results.json, at each scale
         along_training  runs measured along training, in words: the loss's rise, each layer's attention
         attention_gain  how much of +LN's gain goes with its sharper attention (chapter 7)
+        two_accounts    the variance account and attention dispersion read on the same models (chapter 7)
         reruns          chapter 9's seeds trained again alone, their scores beside their first runs'
     paper_scale     the paper's scale, planned
         plan            the store entries a training chapter will compute, and how far each has got
@@ -71,6 +75,7 @@ The book, vvlib/book/ (and the command line):
     runner          the papermill runner: a chapter resolved at a profile, checked, executed
     paper_scale     a chapter's results at its paper profile, read where the GPU queue committed them
     accuracy_page   chapters 4 and 5 as one body: each notebook's prose calls its sections
+    accounts_page   chapter 7's two accounts side by side on the paper-scale models
     decay_rows      chapter 10's deep model at a constant and a decaying rate, read from chapter 11's rows
     norm_rows       chapter 10's deep +LN with its norm after the last layer only, read from chapter 11's rows
     deep_dynamics   chapter 10's deep model along training, each layer's attention, read from chapter 5's measured runs,

@@ -197,3 +197,17 @@ def difference_at_equal_covariate(a, b, covariate_a, covariate_b, confidence=0.9
     p = float(2 * stats.t.sf(abs(coef[1]) / se, dof)) if se > 0 else float("nan")
     return {"diff": float(coef[1]), "low": float(coef[1] - half), "high": float(coef[1] + half), "p": p,
             "slope": float(coef[2])}
+
+
+def correlation(x, y, confidence=0.95) -> dict:
+    """Pearson's r between x and y with its two-sided interval from Fisher's z (r's arctanh is about normal with
+    standard error 1 / sqrt(n - 3)): {"r", "low", "high", "n"}; nan bounds for fewer than four points."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"paired samples must have equal shapes; got {x.shape} and {y.shape}")
+    r = float(np.corrcoef(x, y)[0, 1])
+    if len(x) < 4:
+        return {"r": r, "low": float("nan"), "high": float("nan"), "n": len(x)}
+    half = stats.norm.ppf(0.5 + confidence / 2) / np.sqrt(len(x) - 3)
+    z = np.arctanh(np.clip(r, -1 + 1e-15, 1 - 1e-15))
+    return {"r": r, "low": float(np.tanh(z - half)), "high": float(np.tanh(z + half)), "n": len(x)}

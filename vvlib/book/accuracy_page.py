@@ -14,7 +14,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from .. import compare, rng, stats
-from ..experiments.reports import along_training, answers, plots, report, same_seeds
+from ..experiments.reports import along_training, answers, dynamics_plots, plots, report, same_seeds
 from ..experiments.setups import dynamics_runs, paper, sensitivity, variants
 from ..experiments.storage import runs, store
 from ..experiments.storage.store import StoreError
@@ -358,7 +358,7 @@ class AccuracyPage:
         if not tables:
             return
         self.dynamics_summary = along_training.dynamics_summary(tables)
-        figure = plots.training_dynamics(tables, title=f"{self.name}, {P.dynamics_seeds} seeds x {P.long_steps:,} "
+        figure = dynamics_plots.training_dynamics(tables, title=f"{self.name}, {P.dynamics_seeds} seeds x {P.long_steps:,} "
                                                        f"steps: measured every {P.dynamics_every} steps (mean over seeds)")
         display(figure)
         plt.close(figure)

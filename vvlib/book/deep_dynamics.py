@@ -13,7 +13,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from ..experiments.chapters import DICTIONARY_LOOKUP
-from ..experiments.reports import along_training, plots, report
+from ..experiments.reports import along_training, dynamics_plots, plots, report
 from ..experiments.reports.summary import device_kind
 from ..experiments.setups import dynamics_runs, sensitivity, variants
 from ..experiments.storage import runs, store
@@ -186,7 +186,7 @@ def show(P, device) -> dict:
                                           f"`python -m vvlib run 05_dictionary_lookup --profile {P.profile}`)*"))
         return {}
     kind = device_kind(next(iter(provenance.values()))["device"])
-    figure = plots.layer_dynamics(tables, P.deep_layers, P_measured.max_len,
+    figure = dynamics_plots.layer_dynamics(tables, P.deep_layers, P_measured.max_len,
                                   title=f"{TASK}, H={P.deep_heads} L={P.deep_layers}, constant rate: "
                                         f"{P_measured.dynamics_seeds} seeds x {P_measured.long_steps:,} steps ({kind}), measured "
                                         f"every {P_measured.dynamics_every} steps on {dynamics_runs.PROBE_ROWS} "
@@ -225,7 +225,7 @@ def show_parts(P, device) -> dict:
         missing += absent
     if panels:
         kind = device_kind(next(iter(sources.values()))["device"])
-        figure = plots.seed_entropy_lines(panels, 1, P_measured.max_len,
+        figure = dynamics_plots.seed_entropy_lines(panels, 1, P_measured.max_len,
                                           title=f"{TASK}, H={P.deep_heads} L={P.deep_layers}, constant rate: "
                                                 f"{P_measured.long_steps:,} steps ({kind}), measured every "
                                                 f"{P_measured.dynamics_every} steps on {dynamics_runs.PROBE_ROWS} "
@@ -247,7 +247,7 @@ def _show_seed_grid(panels: dict, length: int):
     grids = {name: ends for name, tables in panels.items()
              if (ends := along_training.shared_seed_ends(tables, 1, length)) is not None}
     if grids:
-        figure = plots.seed_grid(grids, length, title="Each seed's first-layer entropy at the end, run by run (dotted "
+        figure = dynamics_plots.seed_grid(grids, length, title="Each seed's first-layer entropy at the end, run by run (dotted "
                                                        "where below half of ln N: it attends)")
         display(figure)
         plt.close(figure)

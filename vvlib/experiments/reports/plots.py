@@ -1,14 +1,11 @@
 """Seaborn figures for the chapters."""
 
-import textwrap
-
 import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 
 from ...compare import ALPHA
-from ...dynamics import attending_below
-from ...stats import difference_at_equal_covariate, long_form, mean_interval
+from ...stats import long_form, mean_interval
 from ..setups import sensitivity
 
 
@@ -124,29 +121,6 @@ def global_statistics(df, title=""):
     right.axhline(1, color="k", linewidth=0.8)
     right.set_yscale("log")
     _finish(fig, right, "test length N (items)", "variance / variance at training N", "global variance")
-    fig.suptitle(title)
-    fig.tight_layout()
-    return fig
-
-
-def attention_heatmaps(top_weights: dict, title=""):
-    """Figure 4: for each variant (row) and length (column), the sorted largest attention
-    weights (columns of a panel) of each test example (rows of a panel), on one colour scale.
-
-    top_weights: {variant label: {N: array (examples, k)}}.
-    """
-    sns.set_theme(style="white")
-    variants = list(top_weights)
-    lengths = list(top_weights[variants[0]])
-    fig, axes = plt.subplots(len(variants), len(lengths), figsize=(2.6 * len(lengths) + 1, 3.0 * len(variants)),
-                             squeeze=False)
-    for i, variant in enumerate(variants):
-        for j, n in enumerate(lengths):
-            ax = axes[i, j]
-            sns.heatmap(top_weights[variant][n], vmin=0, vmax=1, cmap="viridis", ax=ax, cbar=(j == len(lengths) - 1),
-                        xticklabels=False, yticklabels=False, cbar_kws={"label": "attention weight"})
-            ax.set(title=f"{variant}, N = {n}", xlabel="rank (largest first)" if i == len(variants) - 1 else "",
-                   ylabel="test example" if j == 0 else "")
     fig.suptitle(title)
     fig.tight_layout()
     return fig
@@ -349,159 +323,6 @@ def device_distributions(frame, labels: dict, title=""):
     return fig
 
 
-DYNAMICS_PANELS = [("train_loss", "training loss", True), ("missed", "share of probe sequences missed", True),
-                   ("loss_missed", "probe loss of a missed sequence", False),
-                   ("margin", "answer's logit minus the largest other (cap 87)", False), ("grad_norm", "gradient norm", True),
-                   ("adam_root_keys", "AdamW's median sqrt(v), key embeddings", True)]
-
-
-def training_dynamics(tables: dict, title=""):
-    """Measures along training (vvlib/dynamics.py), the mean over seeds, one line per run.
-
-    tables: {label: long-form frame with columns step, seed and the measures}.
-    """
-    sns.set_theme(style="whitegrid")
-    fig, axes = plt.subplots(2, 3, figsize=(12, 6.4), sharex=True)
-    for ax, (column, ylabel, log_y) in zip(axes.flat, DYNAMICS_PANELS):
-        for label, frame in tables.items():
-            mean = frame.groupby("step")[column].mean()
-            ax.plot(mean.index, mean.values, label=label)
-        if log_y:
-            ax.set_yscale("log")
-        ax.set(ylabel=ylabel)
-    for ax in axes[-1]:
-        ax.set(xlabel="training step")
-    axes.flat[0].legend(fontsize=7)
-    fig.suptitle(title)
-    fig.tight_layout()
-    return fig
-
-
-def layer_dynamics(tables: dict, layers: int, length: int, title=""):
-    """Each layer along training (dynamics.measure_names' _layerK columns) beside the whole model, the mean over
-    seeds, one line per run, the steps on a log scale.  Rows: the training loss and each layer's attention entropy;
-    the probe loss and each layer's share of largest weights on the answer (dashed, what uniform weights over the
-    probe batch's `length` items give: ln N and 1/N); the gradient norm over all weights and over each layer's
-    query and key weights; the norms of those weights.
-
-    tables: {label: long-form frame with columns step, seed and the measures}.
-    """
-    sns.set_theme(style="whitegrid")
-    fig, axes = plt.subplots(4, 1 + layers, figsize=(4 * (1 + layers), 12), sharex=True)
-    uniform = {"entropy": np.log(length), "on_answer": 1 / length}  # and each axis' top: 5% above ln N, and 1
-    top = {"entropy": 1.05 * np.log(length), "on_answer": 1.0}
-    # per row: the whole model's column, its title and y scale; each layer's measure, its title and y scale
-    rows = [("train_loss", "training loss", "log", "entropy", "attention entropy (nats)", "linear"),
-            ("probe_loss", "probe loss", "log", "on_answer", "share of largest weights on the answer", "linear"),
-            ("grad_norm", "gradient norm, all weights", "log", "qk_grad", "gradient norm, query and key", "log"),
-            ("weight_norm", "weight norm, all weights", "linear", "qk_norm", "norm of query and key weights", "linear")]
-    for i, (whole, whole_title, whole_scale, measure, name, scale) in enumerate(rows):
-        _mean_lines(axes[i, 0], tables, whole, whole_title)
-        axes[i, 0].set_yscale(whole_scale)
-        for k in range(1, layers + 1):
-            ax = axes[i, k]
-            _mean_lines(ax, tables, f"{measure}_layer{k}", f"layer {k}: {name}")
-            ax.set_yscale(scale)
-            if measure in uniform:
-                ax.axhline(uniform[measure], color="grey", linestyle="--", linewidth=1,
-                           label=f"uniform weights, N = {length}")
-                ax.set_ylim(0, top[measure])
-    for ax in axes.flat:  # where runs part, early, is as legible as the rest
-        ax.set_xscale("log")
-    for ax in axes[-1]:
-        ax.set(xlabel="training step (log scale)")
-    handles, labels = axes[0, 1].get_legend_handles_labels()  # below the panels, where it hides no line
-    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
-    return fig
-
-
-def run_colours(panels: dict) -> dict:
-    """{label: colour} for panels {title: {label: ...}}: a run the same colour in every panel it is in, and no two
-    runs of a panel alike.  Each run, in order, takes the default palette's first colour no run has yet; once its 10
-    clear colours are spent, the first that no run sharing a panel with it has (runs that never meet may share one),
-    and in a panel of more than 10 runs, the darker shades of the same 10."""
-    palette, colour_of = sns.color_palette() + sns.color_palette("dark"), {}
-    for tables in panels.values():
-        for label in tables:
-            if label in colour_of:
-                continue
-            taken = {colour_of[other] for others in panels.values() if label in others for other in others
-                     if other in colour_of}
-            unused = [c for c in palette[:10] if c not in colour_of.values()]
-            free = unused or [c for c in palette if c not in taken]
-            if not free:
-                raise ValueError(f"a panel may draw at most {len(palette)} runs apart; {label!r} is one too many")
-            colour_of[label] = free[0]
-    return colour_of
-
-
-def seed_entropy_lines(panels: dict, layer: int, length: int, title=""):
-    """One panel per key of panels, {panel title: {label: long-form frame with step, seed and entropy_layer<layer>}}:
-    each seed's attention entropy in that layer along training, one colour per label (the same in every panel),
-    the steps on a log scale; dashed what uniform weights over `length` items give (ln N), dotted half of it.
-    Seeds apart, where a mean over them would blend those that attend with those that do not.  Up to three panels
-    side by side, more in rows of two."""
-    sns.set_theme(style="whitegrid")
-    columns = len(panels) if len(panels) <= 3 else 2
-    rows = -(-len(panels) // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(5.5 * columns, 4.2 * rows), sharey=True, squeeze=False)
-    for ax in axes.flat[len(panels):]:
-        fig.delaxes(ax)
-    colour_of = run_colours(panels)
-    for ax, (name, tables) in zip(axes.flat, panels.items()):
-        for label, frame in tables.items():
-            colour = colour_of[label]
-            by_seed = frame.pivot(index="step", columns="seed", values=f"entropy_layer{layer}")
-            for i, seed in enumerate(by_seed.columns):
-                ax.plot(by_seed.index, by_seed[seed], color=colour, linewidth=1, alpha=0.8, label=label if i == 0 else None)
-        ax.axhline(np.log(length), color="grey", linestyle="--", linewidth=1, label=f"uniform weights, N = {length}")
-        ax.axhline(attending_below(length), color="grey", linestyle=":", linewidth=1, label="half of ln N")
-        ax.set_xscale("log")
-        # a long title in two lines, so that two panels side by side keep theirs apart
-        ax.set(title=textwrap.fill(name, 50), xlabel="training step (log scale)", ylim=(0, 1.05 * np.log(length)))
-        ax.legend(fontsize=7)
-    for ax in axes[:, 0]:
-        ax.set(ylabel=f"layer {layer}'s attention entropy (nats)")
-    fig.suptitle(title)
-    fig.tight_layout()
-    return fig
-
-
-def seed_grid(grids: dict, length: int, title=""):
-    """One panel per key of grids, {panel title: frame of runs (rows) by seeds (columns) of a layer's attention
-    entropy at the end}: each cell coloured by its entropy, from 0 to ln N (uniform weights over `length` items), and
-    dotted where it is below half of ln N, each run's count of such seeds beside its name.  A column dark all the way
-    down is a seed that attends whichever way it is handed over."""
-    sns.set_theme(style="white")
-    heights = [len(ends) + 1.5 for ends in grids.values()]
-    width = max(ends.shape[1] for ends in grids.values())
-    fig, axes = plt.subplots(len(grids), 1, figsize=(6 + 0.2 * width, 0.32 * sum(heights) + 1), layout="constrained",
-                             gridspec_kw={"height_ratios": heights}, squeeze=False)
-    half = attending_below(length)
-    for ax, (name, ends) in zip(axes[:, 0], grids.items()):
-        image = ax.imshow(ends.to_numpy(), cmap="viridis", vmin=0, vmax=np.log(length), aspect="auto")
-        rows, columns = np.nonzero(ends.to_numpy() < half)
-        ax.scatter(columns, rows, s=6, color="white")
-        counts = [f"{int((run < half).sum())} of {len(run)}" for _, run in ends.iterrows()]
-        ax.set_yticks(range(len(ends)), [textwrap.fill(f"{label}: {count}", 60)
-                                         for label, count in zip(ends.index, counts)], fontsize=7)
-        ax.set_xticks(range(ends.shape[1]), [str(seed) for seed in ends.columns], fontsize=7)
-        ax.set(title=name, xlabel="seed")
-    fig.colorbar(image, ax=axes[:, 0], shrink=0.6, label=f"entropy at the end (nats; ln {length} = uniform)")
-    fig.suptitle(title)
-    return fig
-
-
-def _mean_lines(ax, tables: dict, column: str, name: str):
-    """One line per run: `column`'s mean over seeds at each step."""
-    for label, frame in tables.items():
-        mean = frame.groupby("step")[column].mean()
-        ax.plot(mean.index, mean.values, label=label)
-    ax.set_title(name, fontsize=10)
-
-
 def variants_accuracy(accuracy: dict, variants, labels: dict, lengths, title=""):
     """accuracy_vs_length for some of a chapter's variants: accuracy {variant: (seeds, lengths) fractions}."""
     return accuracy_vs_length(long_form({v: accuracy[v] for v in variants}, lengths), {v: labels[v] for v in variants},
@@ -529,57 +350,3 @@ def sensitivity_forest(records: list, task: str, lengths, scale: str):
     marks = {n: sensitivity.paper_gain(task, n) for n in lengths}
     return forest(sensitivity.forest_frame(records, task), lengths, "defaults", marks=marks, mark_label="the paper",
                   title=f"{task}: +LN minus Baseline per configuration ({scale})")
-
-
-def _entropy_panels(lengths, labels: dict):
-    """A panel per length for accuracy (%) against attention entropy (nats): (the figure, {N: its panel},
-    {variant: its colour})."""
-    sns.set_theme(style="whitegrid")
-    fig, axes = plt.subplots(1, len(lengths), figsize=(5 * len(lengths), 4.2), squeeze=False)
-    for ax, n in zip(axes[0], lengths):
-        ax.set(xlabel="attention entropy (nats)", ylabel="accuracy (%)", title=f"N = {n}")
-    return fig, dict(zip(lengths, axes[0])), dict(zip(labels, sns.color_palette("deep", len(labels))))
-
-
-def _finish_panels(fig, panels: dict, title: str):
-    for ax in panels.values():
-        ax.legend(fontsize=8)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    return fig
-
-
-def accuracy_against_entropy(models: dict, labels: dict, title=""):
-    """Each trained model as a point, its attention entropy (nats) against its accuracy (%), one panel per
-    length, with the linear fit of stats.difference_at_equal_covariate: one slope, a line per variant through
-    its models' means, so the vertical gap between the lines is the gain at equal entropy.
-
-    models: {N: {variant: (accuracy in percent, entropy), the first variant the fit's first}}."""
-    fig, panels, colours = _entropy_panels(list(models), labels)
-    for n, by_variant in models.items():
-        (acc_a, ent_a), (acc_b, ent_b) = by_variant.values()
-        slope = difference_at_equal_covariate(acc_a, acc_b, ent_a, ent_b)["slope"]
-        span = np.linspace(min(ent_a.min(), ent_b.min()), max(ent_a.max(), ent_b.max()), 2)
-        for variant, (accuracy, entropy) in by_variant.items():
-            panels[n].scatter(entropy, accuracy, s=12, alpha=0.6, color=colours[variant], label=labels[variant])
-            panels[n].plot(span, accuracy.mean() + slope * (span - entropy.mean()), color=colours[variant])
-    return _finish_panels(fig, panels, title)
-
-
-def accuracy_along_sharpness(frame, labels: dict, title=""):
-    """Chapter 7's sharpness test: each model's accuracy (%) against its attention entropy (nats) as its logits
-    are scaled by each beta, a line per model, one panel per length; the model as trained (beta 1) as a large dot.
-
-    frame: the probe-sharpness table (variant, seed, N, beta, accuracy, entropy)."""
-    fig, panels, colours = _entropy_panels(sorted(frame["N"].unique()), labels)
-    for n, ax in panels.items():
-        named = set()
-        for (variant, _), curve in frame[frame["N"] == n].groupby(["variant", "seed"]):
-            curve = curve.sort_values("beta")
-            ax.plot(curve["entropy"], 100 * curve["accuracy"], color=colours[variant], alpha=0.7, marker=".",
-                    label=None if variant in named else labels[variant])
-            named.add(variant)
-            trained = curve[curve["beta"] == 1]
-            ax.scatter(trained["entropy"], 100 * trained["accuracy"], s=60, color=colours[variant], zorder=3)
-    return _finish_panels(fig, panels, title)
