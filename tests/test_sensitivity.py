@@ -9,6 +9,7 @@ from scipy import stats as scipy_stats
 
 from vvlib.book import paper_scale
 from vvlib.book import runner
+from vvlib.experiments.reports import paper_rows
 from vvlib.experiments.setups import sensitivity, variants
 from vvlib.experiments.chapters.scales import PAPER_SCALE_STORE
 from vvlib.experiments.setups.params import ParameterError
@@ -349,7 +350,7 @@ def test_the_paper_scale_rows_read_what_is_committed_and_mark_the_rest_pending()
 
     P = runner.resolved("11_sensitivity", "paper", {"store_dir": PAPER_SCALE_STORE, "draws": "generators",
                                                       "dictionary_rows": [{}, {"grad_clip": 1.0}]})
-    table = sensitivity.paper_scale_rows(sensitivity.paper_scale_records(P, [1024]), [1024])
+    table = paper_rows.table(sensitivity.paper_scale_records(P, [1024]), [1024])
     column = "+LN − Baseline, N = 1,024"
     assert table.loc[("dictionary", "grad_clip=1.0"), column] == sensitivity.PENDING
     P5, accuracy, _ = paper_scale.accuracy_runs("05_dictionary_lookup", "dictionary", PAPER_SCALE_STORE)
@@ -360,7 +361,7 @@ def test_the_paper_scale_rows_read_what_is_committed_and_mark_the_rest_pending()
 
 def test_the_papers_scale_status_names_pending_rows_and_gives_committed_ones_their_difference(monkeypatch):
     P = runner.resolved("11_sensitivity", "paper", {"store_dir": PAPER_SCALE_STORE})
-    status = sensitivity.paper_scale_status(P, "dictionary", 16384)
+    status = paper_rows.status(P, "dictionary", 16384)
     rows = [sensitivity.label(row) for row in P.dictionary_rows]
     committed, _, pending = status.partition("; pending in the GPU queue: ")
     waiting = pending.removesuffix(".").split("; ") if pending else []
@@ -371,7 +372,7 @@ def test_the_papers_scale_status_names_pending_rows_and_gives_committed_ones_the
     assert given[:4] == ["defaults", "lr_schedule=cosine", "lr_schedule=drop, drop_step=2000",
                          "lr_schedule=cosine, warmup_steps=1000"]
     assert "points [95%]: defaults -" in committed  # +LN behind at N = 16,384 (chapter 5's answer)
-    assert sensitivity.paper_scale_status(P, "argmax", 16384) == ""  # the paper profile has no argmax rows
+    assert paper_rows.status(P, "argmax", 16384) == ""  # the paper profile has no argmax rows
 
     def one_committed(P_, task, row, at, device="cpu"):  # only the cosine row, as if the GPU queue had run it
         if row != {"lr_schedule": "cosine"}:
@@ -379,7 +380,7 @@ def test_the_papers_scale_status_names_pending_rows_and_gives_committed_ones_the
         return {"difference": {"16384": {"diff": 1.25, "low": -0.5, "high": 3.0, "p": 0.2}}}, {}
 
     monkeypatch.setattr(sensitivity, "stored_row", one_committed)
-    said = sensitivity.paper_scale_status(P, "dictionary", 16384)
+    said = paper_rows.status(P, "dictionary", 16384)
     assert "points [95%]: lr_schedule=cosine +1.2 [-0.5, +3.0]; pending" in said
     assert "; ".join(r for r in rows if r != "lr_schedule=cosine") + "." in said
 
@@ -400,7 +401,7 @@ def test_the_paper_scale_verdict_counts_committed_rows_by_sign_and_tests_the_pap
         return None if d is None else ({"difference": {"16384": dict(diff=diff, low=low, high=high, p=p)}}, {})
 
     monkeypatch.setattr(sensitivity, "stored_row", stored)
-    verdict = lambda: sensitivity.paper_scale_verdict(sensitivity.paper_scale_records(P, [16384]), "dictionary", 16384)
+    verdict = lambda: paper_rows.verdict(sensitivity.paper_scale_records(P, [16384]), "dictionary", 16384)
     said = verdict()
     assert said.startswith("At the paper's scale (100 seeds x 10,000 steps, on a GPU), N = 16,384: of the 3 ")
     assert "significantly ahead in 1 (lr_schedule=cosine: +3.0), significantly behind in 1 (defaults: -1.5) " \
@@ -412,7 +413,7 @@ def test_the_paper_scale_verdict_counts_committed_rows_by_sign_and_tests_the_pap
     monkeypatch.setattr(sensitivity, "stored_row", lambda *a, **k: None)
     assert verdict() == ""  # nothing committed: nothing said
     records = sensitivity.paper_scale_records(P, [16384])
-    assert sensitivity.paper_scale_verdict(records, "argmax", 16384) == ""  # the paper profile has no argmax rows
+    assert paper_rows.verdict(records, "argmax", 16384) == ""  # the paper profile has no argmax rows
 
 
 def test_the_rows_are_built_and_checked_once_for_the_same_parameters(monkeypatch):
@@ -439,10 +440,10 @@ def test_the_paper_scale_row_closest_to_the_papers_baseline_is_named_with_its_di
 
     records = [record("defaults", 11.1, -1.8), record("weight_decay=0.1", 6.9, -15.6), record("pending", None)]
     records[1]["changes"] = {"weight_decay": 0.1}
-    said = sensitivity.paper_scale_closest(records, "dictionary", [1024])
+    said = paper_rows.closest(records, "dictionary", [1024])
     assert said.startswith("Of the rows at the paper's scale, the configuration closest to the paper's Baseline, "
                            "*weight_decay=0.1*, lies 6.9 points from it (root mean square). There at N = 1024 +LN is "
                            "behind (-15.6 points")
     assert said.endswith("the paper: +4.1).")
-    assert sensitivity.paper_scale_closest(records, "argmax", [1024]) == ""
-    assert sensitivity.paper_scale_closest([record("pending", None)], "dictionary", [1024]) == ""
+    assert paper_rows.closest(records, "argmax", [1024]) == ""
+    assert paper_rows.closest([record("pending", None)], "dictionary", [1024]) == ""

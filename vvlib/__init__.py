@@ -67,6 +67,7 @@ importing only from the rooms listed before it:
         attention_gain  how much of +LN's gain goes with its sharper attention (chapter 7)
         two_accounts    the variance account and attention dispersion read on the same models (chapter 7)
         reruns          chapter 9's seeds trained again alone, their scores beside their first runs'
+        paper_rows      chapter 11's rows at the paper's scale as the pages show them, each judged at every length
     paper_scale     the paper's scale, planned
         plan            the store entries a training chapter will compute, and how far each has got
         units           the plan cut into units that fit one GPU command, with estimates from measured speeds

@@ -14,7 +14,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from .. import compare, rng, stats
-from ..experiments.reports import along_training, answers, dynamics_plots, plots, report, same_seeds
+from ..experiments.reports import along_training, answers, dynamics_plots, paper_rows, plots, report, same_seeds
 from ..experiments.setups import dynamics_runs, paper, sensitivity, variants
 from ..experiments.storage import runs, store
 from ..experiments.storage.store import StoreError
@@ -82,7 +82,7 @@ class AccuracyPage:
         if "paper" not in SENSITIVITY.profiles:
             return ""
         P_paper = runner.resolved(SENSITIVITY.name, "paper", {"store_dir": self.P.paper_scale_dir})
-        return sensitivity.paper_scale_status(P_paper, self.task.name, max(P_paper.eval_lengths))
+        return paper_rows.status(P_paper, self.task.name, max(P_paper.eval_lengths))
 
     def _read_paper_scale(self):
         """The newest committed paper-scale runs: on the counter stream where the GPU queue has committed
@@ -354,7 +354,7 @@ class AccuracyPage:
         self.dynamics_provenance = provenance
         if other_models:
             display(Markdown(f"Measured here for chapter 10, which shows each layer's attention along training: "
-                             f"{'; '.join(other_models)}."))
+                             f"{len(other_models)} runs of its deep model."))
         if not tables:
             return
         self.dynamics_summary = along_training.dynamics_summary(tables)

@@ -164,73 +164,9 @@ def paper_scale_sources(P_paper: Params) -> dict:
             for side, record in found[1].items()}
 
 
-def paper_scale_rows(records: list, at) -> pd.DataFrame:
-    """paper_scale_records as a table: per row its budget and +LN minus Baseline at each N of `at` (the
-    paired difference, its 95% interval and p), or PENDING where the row is not committed."""
-    lines = []
-    for r in records:
-        line = {"task": r["task"], "configuration": r["row"], "seeds x steps": f"{r['n_seeds']} x {r['steps']:,}"}
-        for n in at:
-            d = None if r["difference"] is None else r["difference"][str(n)]
-            shown = PENDING if d is None else f"{format_interval(d)}, p = {format_p(d['p'])}"
-            line[f"+LN − Baseline, N = {n:,}"] = shown
-        lines.append(line)
-    return pd.DataFrame(lines).set_index(["task", "configuration"])
-
-
 def budget(record: dict) -> str:
     """A row's seeds and steps, as the pages name a scale: '100 seeds x 10,000 steps'."""
     return f"{record['n_seeds']} seeds x {record['steps']:,} steps"
-
-
-def paper_scale_status(P_paper: Params, task: str, n: int) -> str:
-    """One sentence for another chapter's answer: at the paper's scale, what chapter 11's rows of `task`
-    (P_paper: its paper profile, reading P_paper.store_dir) say of +LN minus Baseline at length n, row by
-    row where committed, and which rows are still pending.  Nothing is trained or evaluated."""
-    rows = [r for r in paper_scale_records(P_paper, [n]) if r["task"] == task]
-    if not rows:
-        return ""
-    committed = [f"{r['row']} {format_interval(r['difference'][str(n)])}" for r in rows
-                 if r["difference"] is not None]
-    pending = [r["row"] for r in rows if r["difference"] is None]
-    said = [f"+LN minus Baseline at N = {n:,}, points [95%]: {'; '.join(committed)}"] if committed else []
-    said += [f"pending in the GPU queue: {'; '.join(pending)}"] if pending else []
-    return (f"Which of the settings the paper leaves unstated decide the sign at its scale (chapter 11's rows, "
-            f"{budget(rows[0])}): " + "; ".join(said) + ".")
-
-
-def paper_scale_verdict(records: list, task: str, n: int) -> str:
-    """One sentence under the paper-scale table (records: paper_scale_records): at length n, in how many of
-    `task`'s committed rows +LN is significantly ahead, behind or neither, and whether any row's 95% interval
-    holds the paper's +LN minus Baseline; '' where no row of `task` is committed."""
-    rows = [r for r in records if r["task"] == task]
-    committed = [r for r in rows if r["difference"] is not None]
-    if not committed:
-        return ""
-    groups, holding, paper = {"ahead": [], "behind": [], "cannot tell": []}, [], paper_gain(task, n)
-    for r in committed:
-        d = r["difference"][str(n)]
-        groups[_side(d)].append(f"{r['row']}: {d['diff']:+.1f}")
-        if paper is not None and d["low"] <= paper <= d["high"]:
-            holding.append(r["row"])
-    total, pending = len(committed), len(rows) - len(committed)
-    said = (f"At the paper's scale ({budget(committed[0])}, on a GPU), N = {n:,}: of the "
-            f"{total} configurations of {task} committed, +LN is significantly ahead in {len(groups['ahead'])} "
-            f"({_names(groups['ahead'])}), significantly behind in {len(groups['behind'])} "
-            f"({_names(groups['behind'])}) and not significantly different in {len(groups['cannot tell'])} (if +LN "
-            f"changed nothing anywhere, about {ALPHA * total:.1f} would pass p < {ALPHA} by chance).")
-    if paper is not None:
-        said += (f" The paper's +LN minus Baseline there is {paper:+.1f} points; "
-                 + (f"the 95% interval of {_names(holding)} holds it." if holding
-                    else "no committed configuration's 95% interval reaches it."))
-    return said + (f" {pending} more {'is' if pending == 1 else 'are'} pending in the GPU queue." if pending else "")
-
-
-def paper_scale_closest(records: list, task: str, at) -> str:
-    """closest_sentence among `task`'s committed paper-scale rows (records: paper_scale_records): the one
-    whose Baseline comes closest to the paper's, and +LN minus Baseline there; '' where none is committed."""
-    best = closest_to_paper([r for r in records if r["difference"] is not None], task)
-    return "" if best is None else closest_sentence(best, at, among="Of the rows at the paper's scale, ")
 
 
 def train_row(P: Params, task: str, device) -> tuple[dict, dict]:
@@ -341,7 +277,7 @@ def sorted_by_sign(records: list, task: str, n: int) -> dict:
     for r in most_seeded(records, task):
         d = r["difference"].get(str(n))
         if d is not None:
-            groups[_side(d)].append(_configuration_name(r))
+            groups[side_of(d)].append(_configuration_name(r))
     return groups
 
 
@@ -351,7 +287,7 @@ def _configuration_name(r: dict) -> str:
     return f"{name} ({r['n_seeds']} seeds)" if "n_seeds" in r["changes"] else name
 
 
-def _side(d: dict) -> str:
+def side_of(d: dict) -> str:
     """Where +LN stands in one paired difference: ahead, behind, or cannot tell (p >= ALPHA)."""
     return ("ahead" if d["diff"] > 0 else "behind") if is_significant(d["p"]) else "cannot tell"
 
@@ -359,7 +295,7 @@ def _side(d: dict) -> str:
 def described(d: dict, aside: str = "") -> str:
     """'ahead (+1.5 points, 95% interval [+0.4, +3.4], p = 0.01)', or 'not significantly different (...)';
     `aside` is added inside the brackets."""
-    side = _side(d).replace("cannot tell", "not significantly different")
+    side = side_of(d).replace("cannot tell", "not significantly different")
     return (f"{side} ({d['diff']:+.1f} points, 95% interval [{d['low']:+.1f}, {d['high']:+.1f}], "
             f"p = {format_p(d['p'])}{aside})")
 
@@ -368,8 +304,8 @@ def verdict(records: list, task: str, n: int) -> str:
     """One sentence per task and length, computed from the rows."""
     groups = sorted_by_sign(records, task, n)
     total = sum(map(len, groups.values()))
-    parts = [f"significantly ahead in {len(groups['ahead'])} ({_names(groups['ahead'])})",
-             f"significantly behind in {len(groups['behind'])} ({_names(groups['behind'])})",
+    parts = [f"significantly ahead in {len(groups['ahead'])} ({names(groups['ahead'])})",
+             f"significantly behind in {len(groups['behind'])} ({names(groups['behind'])})",
              f"not significantly different in {len(groups['cannot tell'])}"]
     # Each row is its own test: with many rows, a few pass the threshold by chance alone.
     chance = f"if +LN changed nothing anywhere, about {ALPHA * total:.1f} would pass p < {ALPHA} by chance"
@@ -389,12 +325,12 @@ def unlearned_sentence(records: list, task: str) -> str:
                          f"{r['chance']:.1f}%)")
     if not found:
         return ""
-    return (f"Neither variant learned the task at the training lengths in {_names(found)}: "
+    return (f"Neither variant learned the task at the training lengths in {names(found)}: "
             f"{'that row compares' if len(found) == 1 else 'those rows compare'} two models that guess, and "
             "say nothing about +LN.")
 
 
-def _names(labels: list) -> str:
+def names(labels: list) -> str:
     return "; ".join(labels) if labels else "none"
 
 

@@ -1,0 +1,93 @@
+"""Chapter 11's rows at the paper's scale (sensitivity.paper_scale_records), as the pages show them: a table, a
+sentence per length, the row closest to the paper's Baseline, each row's verdict over every length beyond
+training, and one line for another chapter's answer."""
+
+import pandas as pd
+
+from ...compare import ALPHA, compare, format_interval, format_p, power_of_two
+from ..setups.params import Params
+from ..setups.sensitivity import (PENDING, budget, closest_sentence, closest_to_paper, names, paper_gain,
+                                  paper_scale_records, side_of)
+
+
+def table(records: list, at) -> pd.DataFrame:
+    """sensitivity.paper_scale_records as a table: per row its budget and +LN minus Baseline at each N of `at` (the
+    paired difference, its 95% interval and p), or PENDING where the row is not committed."""
+    lines = []
+    for r in records:
+        line = {"task": r["task"], "configuration": r["row"], "seeds x steps": f"{r['n_seeds']} x {r['steps']:,}"}
+        for n in at:
+            d = None if r["difference"] is None else r["difference"][str(n)]
+            shown = PENDING if d is None else f"{format_interval(d)}, p = {format_p(d['p'])}"
+            line[f"+LN − Baseline, N = {n:,}"] = shown
+        lines.append(line)
+    return pd.DataFrame(lines).set_index(["task", "configuration"])
+
+
+def status(P_paper: Params, task: str, n: int) -> str:
+    """One sentence for another chapter's answer: at the paper's scale, what chapter 11's rows of `task`
+    (P_paper: its paper profile, reading P_paper.store_dir) say of +LN minus Baseline at length n, row by
+    row where committed, and which rows are still pending.  Nothing is trained or evaluated."""
+    rows = [r for r in paper_scale_records(P_paper, [n]) if r["task"] == task]
+    if not rows:
+        return ""
+    committed = [f"{r['row']} {format_interval(r['difference'][str(n)])}" for r in rows
+                 if r["difference"] is not None]
+    pending = [r["row"] for r in rows if r["difference"] is None]
+    said = [f"+LN minus Baseline at N = {n:,}, points [95%]: {'; '.join(committed)}"] if committed else []
+    said += [f"pending in the GPU queue: {'; '.join(pending)}"] if pending else []
+    return (f"Which of the settings the paper leaves unstated decide the sign at its scale (chapter 11's rows, "
+            f"{budget(rows[0])}): " + "; ".join(said) + ".")
+
+
+def verdict(records: list, task: str, n: int) -> str:
+    """One sentence under the paper-scale table (records: sensitivity.paper_scale_records): at length n, in how many of
+    `task`'s committed rows +LN is significantly ahead, behind or neither, and whether any row's 95% interval
+    holds the paper's +LN minus Baseline; '' where no row of `task` is committed."""
+    rows = [r for r in records if r["task"] == task]
+    committed = [r for r in rows if r["difference"] is not None]
+    if not committed:
+        return ""
+    groups, holding, paper = {"ahead": [], "behind": [], "cannot tell": []}, [], paper_gain(task, n)
+    for r in committed:
+        d = r["difference"][str(n)]
+        groups[side_of(d)].append(f"{r['row']}: {d['diff']:+.1f}")
+        if paper is not None and d["low"] <= paper <= d["high"]:
+            holding.append(r["row"])
+    total, pending = len(committed), len(rows) - len(committed)
+    said = (f"At the paper's scale ({budget(committed[0])}, on a GPU), N = {n:,}: of the "
+            f"{total} configurations of {task} committed, +LN is significantly ahead in {len(groups['ahead'])} "
+            f"({names(groups['ahead'])}), significantly behind in {len(groups['behind'])} "
+            f"({names(groups['behind'])}) and not significantly different in {len(groups['cannot tell'])} (if +LN "
+            f"changed nothing anywhere, about {ALPHA * total:.1f} would pass p < {ALPHA} by chance).")
+    if paper is not None:
+        said += (f" The paper's +LN minus Baseline there is {paper:+.1f} points; "
+                 + (f"the 95% interval of {names(holding)} holds it." if holding
+                    else "no committed configuration's 95% interval reaches it."))
+    return said + (f" {pending} more {'is' if pending == 1 else 'are'} pending in the GPU queue." if pending else "")
+
+
+def closest(records: list, task: str, at) -> str:
+    """closest_sentence among `task`'s committed paper-scale rows (records: sensitivity.paper_scale_records): the one
+    whose Baseline comes closest to the paper's, and +LN minus Baseline there; '' where none is committed."""
+    best = closest_to_paper([r for r in records if r["difference"] is not None], task)
+    return "" if best is None else closest_sentence(best, at, among="Of the rows at the paper's scale, ")
+
+
+def lengths_sentence(records: list, task: str, beyond) -> str:
+    """Each committed row of `task` (records: sensitivity.paper_scale_records at the lengths `beyond`, those past
+    training) by the book's verdict rule over all of them (compare.Evidence): at how many +LN is significantly
+    ahead and behind, and the verdict; '' where none is committed.  A row judged at two lengths alone can read
+    otherwise at the others."""
+    said = []
+    for r in (r for r in records if r["task"] == task and r["difference"] is not None):
+        found = [n for n in map(str, beyond) if n in r["difference"]]
+        gains = {n: r["difference"][n]["diff"] for n in found}
+        evidence = compare(gains, dict.fromkeys(found, 0.0), {n: r["difference"][n]["p"] for n in found}, found)
+        said.append(f"{r['row']}: ahead at {evidence.ahead_significant} and behind at {evidence.behind_significant} "
+                    f"of {evidence.lengths}, {evidence.verdict()}")
+    if not said:
+        return ""
+    span = f"{power_of_two(min(map(int, beyond)))} to {power_of_two(max(map(int, beyond)))}"
+    return (f"Over every length beyond training ({span}), where +LN is significantly ahead or behind (p < {ALPHA}) "
+            f"and the book's verdict: " + "; ".join(said) + ".")
