@@ -22,3 +22,13 @@ def test_each_committed_row_is_counted_at_every_length_and_given_the_books_verdi
     assert "behind: ahead at 0 and behind at 3 of 4, contradicted" in said
     assert "pending" not in said and "other task" not in said
     assert paper_rows.lengths_sentence(records[3:4], "dictionary", BEYOND) == ""
+
+
+def test_the_table_names_each_rows_card_and_both_where_its_variants_trained_on_two():
+    assert paper_rows.card("NVIDIA H100 80GB HBM3") == "H100" and paper_rows.card("cpu (x86_64, 2 threads)") == (
+        "cpu (x86_64, 2 threads)")
+    one = {**row("one card", [1] * 4, [0.5] * 4), "n_seeds": 100, "steps": 10, "trained_on": ["NVIDIA H200"]}
+    two = {**one, "row": "two cards", "trained_on": ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]}
+    pending = {"task": "dictionary", "row": "pending", "n_seeds": 100, "steps": 10, "difference": None}
+    shown = paper_rows.table([one, two, pending], [32])["trained on"]
+    assert list(shown) == ["H200", "H100 and H200", "—"]

@@ -10,12 +10,20 @@ from ..setups.sensitivity import (PENDING, budget, closest_sentence, closest_to_
                                   paper_scale_records, side_of)
 
 
+def card(device: str) -> str:
+    """A device as a table names it: 'NVIDIA H100 80GB HBM3' -> 'H100'; anything else as it is."""
+    parts = device.split()
+    return parts[1] if len(parts) > 1 and parts[0] == "NVIDIA" else device
+
+
 def table(records: list, at) -> pd.DataFrame:
-    """sensitivity.paper_scale_records as a table: per row its budget and +LN minus Baseline at each N of `at` (the
-    paired difference, its 95% interval and p), or PENDING where the row is not committed."""
+    """sensitivity.paper_scale_records as a table: per row its budget, the cards its two variants trained on (two
+    where they differ: the same seeds, data and initial weights on two cards), and +LN minus Baseline at each N
+    of `at` (the paired difference, its 95% interval and p), or PENDING where the row is not committed."""
     lines = []
     for r in records:
-        line = {"task": r["task"], "configuration": r["row"], "seeds x steps": f"{r['n_seeds']} x {r['steps']:,}"}
+        line = {"task": r["task"], "configuration": r["row"], "seeds x steps": f"{r['n_seeds']} x {r['steps']:,}",
+                "trained on": " and ".join(card(d) for d in r.get("trained_on", [])) or "—"}
         for n in at:
             d = None if r["difference"] is None else r["difference"][str(n)]
             shown = PENDING if d is None else f"{format_interval(d)}, p = {format_p(d['p'])}"

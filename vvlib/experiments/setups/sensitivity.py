@@ -136,7 +136,7 @@ def rows_of_model(P: Params, task: str, model: dict) -> list:
     return [row for row in P[ROW_PARAMETERS[task]] if model_changes(row) == model]
 
 
-PENDING = "pending: in the GPU queue, not yet run"
+PENDING = "pending: not all of it committed yet (the scale page lists the GPU queue)"
 
 
 def _paper_scale_found(P_paper: Params, at):
