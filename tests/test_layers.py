@@ -145,3 +145,52 @@ def test_the_cycle_check_sees_a_cycle(tmp_path):
     (tmp_path / "a.py").write_text("from .b import x\n")
     (tmp_path / "b.py").write_text("def f():\n    from .a import y\nfrom .c import z\n")
     assert top_level_imports(tmp_path / "a.py") == {"b"} and top_level_imports(tmp_path / "b.py") == {"c"}
+
+
+def module_graph() -> dict[str, set[str]]:
+    """{module: the vvlib modules it imports}, dotted names from the package's top, counting relative imports
+    anywhere in a file (inside functions too) and resolving `from . import x` to the module x where it is one."""
+    graph = {}
+    for path in PACKAGE.rglob("*.py"):
+        name = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
+        package = name if path.stem == "__init__" else name.rsplit(".", 1)[0]
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1])
+                target = f"{base}.{node.module}" if node.module else base
+                for alias in node.names:
+                    sub = f"{target}.{alias.name}"
+                    found.add(sub if (PACKAGE.parent / Path(*sub.split("."))).with_suffix(".py").exists() else target)
+        graph[name] = found - {name}
+    return graph
+
+
+def cycles(graph: dict) -> list:
+    """Every import cycle among the graph's modules, each as the list of modules around it (depth-first search)."""
+    found, state = [], {}
+
+    def visit(node, path):
+        state[node] = "open"
+        for other in sorted(graph.get(node, ())):
+            if state.get(other) == "open":
+                found.append(path[path.index(other):] + [other])
+            elif other not in state:
+                visit(other, path + [other])
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    return found
+
+
+def test_no_two_modules_import_each_other_even_inside_a_function():
+    # a package's __init__ imports its own modules; a module importing its package's names is not a cycle of ours
+    graph = {m: {o for o in targets if not m.startswith(o + ".")} for m, targets in module_graph().items()}
+    assert cycles(graph) == []
+
+
+def test_the_cycle_check_finds_a_cycle_hidden_inside_a_function():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []

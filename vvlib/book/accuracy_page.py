@@ -18,7 +18,7 @@ from ..experiments.reports import along_training, answers, dynamics_plots, paper
 from ..experiments.setups import dynamics_runs, paper, sensitivity, variants
 from ..experiments.storage import runs, store
 from ..experiments.storage.store import StoreError
-from ..experiments.reports.summary import device_kind as summary_device
+from ..experiments.reports.answers import device_kind as summary_device
 from ..experiments.chapters import SENSITIVITY, Chapter
 from ..experiments.setups.params import task_value
 from ..experiments.chapters.scales import EARLIER_PAPER_RUN

@@ -10,7 +10,7 @@ from IPython.display import Markdown, display
 
 from ..experiments.chapters import SENSITIVITY
 from ..experiments.reports import plots, report
-from ..experiments.reports.summary import device_kind
+from ..experiments.reports.answers import device_kind
 from ..experiments.setups import probes, sensitivity, variants
 from ..experiments.setups.paper_tasks import DICTIONARY
 from ..experiments.storage import runs, store

@@ -14,7 +14,7 @@ from IPython.display import Markdown, display
 
 from ..experiments.chapters import DICTIONARY_LOOKUP
 from ..experiments.reports import along_training, dynamics_plots, plots, report
-from ..experiments.reports.summary import device_kind
+from ..experiments.reports.answers import device_kind
 from ..experiments.setups import dynamics_runs, sensitivity, variants
 from ..experiments.storage import runs, store
 from . import decay_rows

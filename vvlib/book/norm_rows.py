@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from ..experiments.reports import plots, report
-from ..experiments.reports.summary import device_kind
+from ..experiments.reports.answers import device_kind
 from ..experiments.setups import variants
 from . import decay_rows
 

@@ -168,8 +168,11 @@ def probed_evidence(frame: pd.DataFrame, value: str, pair, lengths, in_distribut
     return compare(s["mean"][pair[1]], s["mean"][pair[0]], s["p_value"][pair_name(pair)], ood, higher_is_better)
 
 
+def device_kind(device: str) -> str:
+    """'CPU' or 'GPU' from a record's device description ('cpu (x86_64, 2 threads)', 'cuda', 'NVIDIA ...')."""
+    return "CPU" if device.startswith("cpu") else "GPU"
+
+
 def scale_text(n_seeds: int, steps: int, device: str) -> str:
     """'8 seeds x 3,000 steps, CPU' from a run's record (device: its provenance's description)."""
-    from .summary import device_kind
-
     return f"{n_seeds} seeds x {steps:,} steps, {device_kind(device)}"

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ...model import ModelConfig
 from ...train import TrainConfig
-from .summary import device_kind
+from .answers import device_kind
 from ..setups.variants import LABELS, VARIANT_OPTIONS
 
 # what tells a run's variant (its model settings), and what says only how many seeds and how they were stepped

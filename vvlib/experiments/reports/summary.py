@@ -13,6 +13,7 @@ from pathlib import Path
 from .. import chapters as records
 from ..setups import paper, sensitivity
 from . import probed, provisional, report
+from .answers import device_kind, scale_text
 from ..chapters import BY_TASK
 from ..chapters.scales import PAPER_TRAINING
 from ..setups.paper_tasks import ARGMAX, DICTIONARY, NAMES, TASKS, PaperTask
@@ -52,11 +53,6 @@ class Reading:
                 "evidence": self.evidence.text(), "n_seeds": self.n_seeds,
                 "steps": self.steps, "device": self.device, "profile": self.profile, "scale": self.scale(),
                 "longest": self.longest}
-
-
-def device_kind(device: str) -> str:
-    """'CPU' or 'GPU' from a record's device description ('cpu (x86_64, 2 threads)', 'cuda', 'NVIDIA ...')."""
-    return "CPU" if device.startswith("cpu") else "GPU"
 
 
 @dataclass
@@ -409,8 +405,6 @@ def slope_claim(results_dir) -> tuple:
     """Fixed components still shrink with LN: the +LN models' mean log-log slope of a component's std,
     its standard error over seeds, whether it is 2 s.e. below 0, and the scale that says so ('100 seeds x
     100,000 steps, GPU'): chapter 6's paper-scale probe where its results hold one, else its own runs'."""
-    from .answers import scale_text  # answers reads this module's device_kind: imported here, not at the top
-
     results = load(results_dir, records.DISTRIBUTION_SHIFT.name)
     m, P = results["metrics"], results["parameters"]
     big = m.get("paper_scale", {})
