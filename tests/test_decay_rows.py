@@ -7,7 +7,7 @@ from scipy import stats as scipy_stats
 
 from vvlib.book import decay_rows, runner
 from vvlib.compare import format_p
-from vvlib.experiments.reports import report
+from vvlib.experiments.reports import layer_rows
 from vvlib.experiments.setups import sensitivity, variants
 from vvlib.experiments.setups.params import ParameterError
 
@@ -52,7 +52,7 @@ def test_the_schedule_sentence_is_a_paired_comparison_over_the_same_seeds():
     lengths = [16, 64, 256]
     constant = {side: rng.uniform(0, 1, (6, 3)) for side in sensitivity.PAIR}
     decayed = {side: np.clip(a + rng.normal(0.05, 0.03, a.shape), 0, 1) for side, a in constant.items()}
-    said = report.schedule_sentence([("constant rate", constant), ("lr_schedule=cosine", decayed)], lengths, [64, 256])
+    said = layer_rows.schedule_sentence([("constant rate", constant), ("lr_schedule=cosine", decayed)], lengths, [64, 256])
     for side in sensitivity.PAIR:
         for j, n in ((1, 64), (2, 256)):
             diff = 100 * (decayed[side][:, j] - constant[side][:, j])
@@ -102,7 +102,7 @@ def _layer_rows(rng, n_seeds, lengths, layers=2):
 def test_the_layer_table_and_sentence_are_means_over_seeds_and_a_paired_comparison():
     rng = np.random.default_rng(3)
     probed = [("constant rate", _layer_rows(rng, 5, [16, 1024])), ("cosine", _layer_rows(rng, 5, [16, 1024]))]
-    table = report.layer_table(probed, {"baseline": "Deep", "layernorm": "Deep (+ LN)"})
+    table = layer_rows.layer_table(probed, {"baseline": "Deep", "layernorm": "Deep (+ LN)"})
     for name, frame in probed:
         for side, label in (("baseline", "Deep"), ("layernorm", "Deep (+ LN)")):
             for layer in (0, 1):
@@ -110,12 +110,12 @@ def test_the_layer_table_and_sentence_are_means_over_seeds_and_a_paired_comparis
                 for n in (16, 1024):
                     assert table.loc[(name, label, layer + 1), f"N = {n:,}"] == round(mine[mine["N"] == n]["entropy"].mean(), 3)
     assert table.loc[("uniform weights (ln N)", "", ""), "N = 1,024"] == round(np.log(1024), 3)
-    shares = report.layer_table(probed, {"baseline": "Deep", "layernorm": "Deep (+ LN)"}, "on_answer")
+    shares = layer_rows.layer_table(probed, {"baseline": "Deep", "layernorm": "Deep (+ LN)"}, "on_answer")
     mine = probed[1][1]
     mine = mine[(mine["variant"] == "layernorm") & (mine["layer"] == 0) & (mine["N"] == 16)]
     assert shares.loc[("cosine", "Deep (+ LN)", 1), "N = 16"] == round(100 * mine["on_answer"].mean(), 2)
     assert shares.loc[("largest weight on a random item (%)", "", ""), "N = 1,024"] == round(100 / 1024, 2)
-    said = report.layer_sentence(probed, 16)
+    said = layer_rows.layer_sentence(probed, 16)
     for name, frame in probed:
         first = frame[(frame["layer"] == 0) & (frame["N"] == 16)]
         base, ln = (first[first["variant"] == v].sort_values("seed")["entropy"].to_numpy() for v in sensitivity.PAIR)

@@ -9,7 +9,7 @@ import pytest
 
 from vvlib import compare, train
 from vvlib.book import deep_dynamics, norm_rows, runner
-from vvlib.experiments.reports import along_training, dynamics_plots, report
+from vvlib.experiments.reports import along_training, dynamics_plots, layer_rows
 from vvlib.experiments.setups import dynamics_runs, sensitivity, variants
 
 matplotlib.use("Agg")
@@ -166,7 +166,7 @@ def test_chapter_10_reads_the_rows_that_take_the_baselines_run_over_beside_their
     sources = deep_dynamics.show_handover(P, "cpu")
     label = "Deep (+ LN), from the Baseline's step 2"
     said = " ".join(item.data for item in shown if isinstance(getattr(item, "data", None), str))
-    assert report.paired_rows_sentence([(label, trained[0][0], trained[2][0])], [16, 64], [64], "taken over",
+    assert layer_rows.paired_rows_sentence([(label, trained[0][0], trained[2][0])], [16, 64], [64], "taken over",
                                        "+LN from its own start's") in said  # the row taken over against its own start
     assert f"not stored yet: {norm_rows.LAST_LABEL}, from the Baseline's step 2" in said
     assert f"Each layer's attention not probed yet: {label} (" in said

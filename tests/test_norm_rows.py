@@ -6,7 +6,7 @@ from scipy import stats as scipy_stats
 
 from vvlib.book import decay_rows, norm_rows, runner
 from vvlib.compare import format_p
-from vvlib.experiments.reports import report
+from vvlib.experiments.reports import layer_rows
 from vvlib.experiments.setups import sensitivity
 
 DEEP = {"heads": 2, "layers": 2}
@@ -17,7 +17,7 @@ def test_the_sentence_compares_the_last_layers_norm_with_every_layers_and_the_ba
     lengths = [16, 64, 256]
     every = {side: rng.uniform(0, 1, (6, 3)) for side in sensitivity.PAIR}
     last = {"baseline": every["baseline"], "layernorm": np.clip(every["layernorm"] + rng.normal(0.1, 0.05, (6, 3)), 0, 1)}
-    said = report.norm_layers_sentence([("constant rate", every, last)], lengths, [64, 256])
+    said = layer_rows.norm_layers_sentence([("constant rate", every, last)], lengths, [64, 256])
     assert said.startswith("*constant rate* (6 seeds), +LN after the last layer only: ")
     for j, n in ((1, 64), (2, 256)):
         ours = 100 * last["layernorm"][:, j]
@@ -67,7 +67,7 @@ def test_the_placement_sentence_pairs_the_first_layers_of_both_placements_seed_b
                              for layer in (0, 1)])
 
     every, last = frame(), frame()
-    said = report.placement_sentence([("constant rate", every, last)], 16)
+    said = layer_rows.placement_sentence([("constant rate", every, last)], 16)
     a, b = (f[(f["variant"] == "layernorm") & (f["layer"] == 0) & (f["N"] == 16)].sort_values("seed")["entropy"].to_numpy()
             for f in (every, last))
     d, p = b - a, scipy_stats.ttest_rel(b, a).pvalue

@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vvlib.experiments.reports import attention_plots, plots
+from vvlib.experiments.reports import along_training, attention_plots, devices, plots
 from vvlib.stats import long_form
 
 
@@ -52,7 +52,6 @@ def test_global_statistics_has_drift_and_log_variance_panels():
 
 
 def test_loss_curves_join_runs_by_seed_and_band_the_seeds_spread():
-    from vvlib.experiments.reports import report
     from vvlib.experiments.storage import runs
 
     first = {"loss_history": [(100, [1.0, 3.0]), (200, [0.5, 0.7])]}
@@ -66,10 +65,10 @@ def test_loss_curves_join_runs_by_seed_and_band_the_seeds_spread():
     assert np.isclose(band.min(), np.percentile([0.5, 0.7, 0.9], 10))
     assert np.isclose(band.max(), np.percentile([1.0, 3.0, 2.0], 90))
     rising = [(100, [0.04, 0.04]), (200, [0.03, 0.03]), (300, [0.09, 0.09])]
-    assert report.loss_rise({"B": rising}) == ("Mean training loss over seeds. B: lowest 0.03 at step 200, 0.09 at "
+    assert along_training.loss_rise({"B": rising}) == ("Mean training loss over seeds. B: lowest 0.03 at step 200, 0.09 at "
                                               "step 300 (3.0 times the lowest).")
     falling = [(100, [0.5]), (200, [0.0014])]
-    assert report.loss_rise({"C": falling}) == "Mean training loss over seeds. C: lowest at the last step, 200: 0.0014."
+    assert along_training.loss_rise({"C": falling}) == "Mean training loss over seeds. C: lowest at the last step, 200: 0.0014."
     with pytest.raises(ValueError, match="different steps"):
         runs.joined_history([first, {"loss_history": [(50, [1.0])]}])
 
@@ -81,9 +80,9 @@ def test_devices_are_compared_by_welchs_test_and_drawn_seed_by_seed():
 
     cpu = {"baseline": np.array([[0.9, 0.40], [0.8, 0.42], [0.85, 0.44]])}
     gpu = {"baseline": np.array([[0.9, 0.30, 0.2], [0.7, 0.36, 0.2], [0.8, 0.33, 0.2], [0.9, 0.35, 0.2]])}
-    frame = report.device_frame({"CPU": ([16, 16384], cpu), "GPU": ([16, 16384, 99], gpu)}, [16384])
+    frame = devices.device_frame({"CPU": ([16, 16384], cpu), "GPU": ([16, 16384, 99], gpu)}, [16384])
     assert len(frame) == 7 and set(frame["N"]) == {16384}
-    table = report.device_table(frame, "CPU", "GPU", {"baseline": "B"})
+    table = devices.device_table(frame, "CPU", "GPU", {"baseline": "B"})
     row = table.loc[("B", report.power_of_two(16384))]
     assert row["CPU"] == "42.0 ± 2.0 (3)" and row["GPU minus CPU"] == "-8.5"
     assert row["Welch p"] == f"{ttest_ind([40, 42, 44], [30, 36, 33, 35], equal_var=False).pvalue:.1g}"

@@ -6,7 +6,7 @@ import pytest
 
 from vvlib import evaluate
 from vvlib.book.runner import checked_parameters
-from vvlib.experiments.reports import report
+from vvlib.experiments.reports import devices
 from vvlib.experiments.storage import runs
 from vvlib.experiments.setups.params import ParameterError
 from vvlib.task_base import EVAL_BLOCK
@@ -20,7 +20,7 @@ def test_the_first_blocks_of_a_larger_test_set_are_the_sequences_a_smaller_one_s
     larger = evaluate.EvalConfig(lengths=(8, 32), n_sequences=4 * EVAL_BLOCK, seed=5)
     blocks = run.correct_per_block(larger)
     assert blocks.shape == (3, 2, 4)
-    first, others = report.split_blocks(blocks, 1, EVAL_BLOCK)
+    first, others = devices.split_blocks(blocks, 1, EVAL_BLOCK)
     np.testing.assert_allclose(first, 100 * run.evaluated(scored))  # evaluated on its own, the same numbers
     np.testing.assert_allclose(others, 100 * blocks[..., 1:].sum(-1) / (3 * EVAL_BLOCK))
     np.testing.assert_allclose((first + 3 * others) / 4, 100 * run.evaluated(larger))
@@ -28,7 +28,7 @@ def test_the_first_blocks_of_a_larger_test_set_are_the_sequences_a_smaller_one_s
 
 def test_the_summary_pairs_each_seed_on_the_two_parts():
     counts = np.array([[[10, 20, 20]], [[30, 20, 40]]])  # 2 seeds, 1 length, 3 blocks of 40
-    summary = report.recheck_summary({"baseline": counts}, [16], 1, 40)["baseline"]["16"]
+    summary = devices.recheck_summary({"baseline": counts}, [16], 1, 40)["baseline"]["16"]
     assert summary["seeds"] == 2
     assert summary["scored"] == pytest.approx(100 * (10 + 30) / 80)
     assert summary["others"] == pytest.approx(100 * (40 / 80 + 60 / 80) / 2)

@@ -62,8 +62,11 @@ importing only from the rooms listed before it:
         dynamics_plots  figures of runs measured along training (chapters 5 and 10)
         explore         slider views that work on the static page
         same_seeds      the same counter-stream seeds on two devices: where their losses part, accuracy paired
+        devices         chapter 5's two devices by Welch's test, and the CPU's test set scored again
+        layer_rows      chapter 10's deep model row against row, and each layer's attention, in tables and words
         probed          what chapters 6 and 7 keep of their probe tables in results.json, at each scale
-        along_training  runs measured along training, in words: the loss's rise, each layer's attention
+        along_training  runs measured along training, in words: the loss's rise, each layer's attention, the
+                        rows that stop the rise
         attention_gain  how much of +LN's gain goes with its sharper attention (chapter 7)
         two_accounts    the variance account and attention dispersion read on the same models (chapter 7)
         reruns          chapter 9's seeds trained again alone, their scores beside their first runs'

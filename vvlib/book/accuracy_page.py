@@ -14,7 +14,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from .. import compare, rng, stats
-from ..experiments.reports import along_training, answers, dynamics_plots, paper_rows, plots, report, same_seeds
+from ..experiments.reports import along_training, answers, devices, dynamics_plots, paper_rows, plots, report, same_seeds
 from ..experiments.setups import dynamics_runs, paper, sensitivity, variants
 from ..experiments.storage import runs, store
 from ..experiments.storage.store import StoreError
@@ -236,8 +236,8 @@ class AccuracyPage:
         runs = {f"CPU ({P.long_seeds} seeds)": (P.eval_lengths, {v: self.long["accuracy"][v] for v in PAIRS[0]}),
                 f"GPU ({P_paper.n_seeds} seeds)": (P_paper.eval_lengths, {v: paper_accuracy[v] for v in PAIRS[0]})}
         beyond = [n for n in compare.beyond_training(P.eval_lengths, P.max_len) if n in P_paper.eval_lengths]
-        display(report.device_table(report.device_frame(runs, beyond), *runs, LABELS))
-        plots.device_distributions(report.device_frame(runs, shown), LABELS,
+        display(devices.device_table(devices.device_frame(runs, beyond), *runs, LABELS))
+        plots.device_distributions(devices.device_frame(runs, shown), LABELS,
                                    title=f"{self.name} at {P.long_steps:,} steps: each seed's accuracy on each device")
 
     def counter_arm(self):
@@ -255,7 +255,7 @@ class AccuracyPage:
         streams = {f"generators ({P.long_seeds} seeds)": (P.eval_lengths, {v: self.long["accuracy"][v] for v in PAIRS[0]}),
                    f"counter stream ({arm.long_seeds} seeds)": (P.eval_lengths, {v: accuracy[v] for v in PAIRS[0]})}
         beyond = compare.beyond_training(P.eval_lengths, P.max_len)
-        display(report.device_table(report.device_frame(streams, beyond), *streams, LABELS))
+        display(devices.device_table(devices.device_frame(streams, beyond), *streams, LABELS))
 
     def same_seeds_on_a_gpu(self):
         """The counter arm's seeds beside the same seeds of the paper-scale runs, where those ran on the
@@ -299,11 +299,11 @@ class AccuracyPage:
                              "the store does not keep, so it is made in the sitting that trains them.*"))
             return
         cfg, blocks = variants.recheck_config(P), variants.rechecked(P, self.task, PAIRS[0], self.device)
-        self.recheck_summary = report.recheck_summary(blocks, cfg.lengths, P.n_eval_sequences // EVAL_BLOCK, EVAL_BLOCK)
+        self.recheck_summary = devices.recheck_summary(blocks, cfg.lengths, P.n_eval_sequences // EVAL_BLOCK, EVAL_BLOCK)
         last = rechecked[-1].first_seed + rechecked[-1].n_seeds - 1
         display(Markdown(f"The longer training's seeds {rechecked[0].first_seed}-{last}, on {cfg.n_sequences:,} test "
                          f"sequences per length:"))
-        display(report.recheck_table(self.recheck_summary, P.n_eval_sequences, cfg.n_sequences - P.n_eval_sequences,
+        display(devices.recheck_table(self.recheck_summary, P.n_eval_sequences, cfg.n_sequences - P.n_eval_sequences,
                                      LABELS))
 
     def losses(self):
@@ -326,7 +326,7 @@ class AccuracyPage:
             histories.update({f"{LABELS[v]}, {P_rows.n_seeds} seeds ({r['spec']['device_type']}), rate decayed":
                               r["loss_history"] for v, r in training.items()})
         plots.training_curves(histories, band=True, title=f"{self.name}: training loss (mean over seeds, 10-90% band)")
-        display(Markdown(report.loss_rise(histories)))
+        display(Markdown(along_training.loss_rise(histories)))
         if decayed:
             longest = str(max(P_rows.eval_lengths))
             display(Markdown(
@@ -378,7 +378,7 @@ class AccuracyPage:
         records = [row for row, _ in found]
         display(sensitivity.row_table(records, self.task.name, self._row_lengths(P_rows)))
         longest = str(max(P_rows.eval_lengths))
-        display(Markdown(report.rise_rows_sentence(found, self.long["metrics"]["accuracy"], self.long["runs"], longest,
+        display(Markdown(along_training.rise_rows_sentence(found, self.long["metrics"]["accuracy"], self.long["runs"], longest,
                                                    self.P.long_seeds)))
 
     def _stored_long_rows(self) -> tuple[list, object]:

@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from ..experiments.chapters import SENSITIVITY
-from ..experiments.reports import plots, report
+from ..experiments.reports import along_training, layer_rows, plots
 from ..experiments.reports.answers import device_kind
 from ..experiments.setups import probes, sensitivity, variants
 from ..experiments.setups.paper_tasks import DICTIONARY
@@ -75,9 +75,9 @@ def show(P, device) -> dict:
         plots.training_curves(histories, band=True, title=f"{TASK}, H={P.deep_heads} L={P.deep_layers}: {n_seeds} "
                                                           f"seeds ({kind}), chapter 11's rows")
         plt.show()
-        said = [f"**At {where}** ({n_seeds} seeds, {kind}): " + report.loss_rise(histories)]
+        said = [f"**At {where}** ({n_seeds} seeds, {kind}): " + along_training.loss_rise(histories)]
         if len(found) > 1 and rows[0][2] is not None:  # compared with the first row, the constant rate
-            said.append("Accuracy, " + report.schedule_sentence([(name, acc) for name, _, acc, _ in found],
+            said.append("Accuracy, " + layer_rows.schedule_sentence([(name, acc) for name, _, acc, _ in found],
                                                                 P_rows.eval_lengths, P_rows.compared_lengths))
         if missing:
             said.append(f"Not yet committed: {'; '.join(missing)}.")
@@ -116,11 +116,11 @@ def show_layers(P_rows, rows: list, device, where: str, kind: str, labels: dict 
         labels = labels or {side: variants.LABELS[f"deep_{side}"] for side in sensitivity.PAIR}
         display(Markdown(f"**Each layer's attention at {where}** ({kind}, {probes.LAYER_PROBE_SEQUENCES} test sequences "
                          "per length, means over the seeds and heads): its entropy in nats,"))
-        display(report.layer_table(probed, labels))
+        display(layer_rows.layer_table(probed, labels))
         display(Markdown("and how often a head's largest weight is on the item that holds the answer (%, a mean over "
                          "the layer's heads):"))
-        display(report.layer_table(probed, labels, "on_answer"))
-        said.append(report.layer_sentence(probed, P_rows.max_len, labels))
+        display(layer_rows.layer_table(probed, labels, "on_answer"))
+        said.append(layer_rows.layer_sentence(probed, P_rows.max_len, labels))
     if missing:
         how = ("each row's GPU unit probes it with its run" if P_rows.profile == "paper" else
                f"`python -m vvlib paper --chapters 11 --profile {P_rows.profile}` probes them")

@@ -13,7 +13,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from ..experiments.chapters import DICTIONARY_LOOKUP
-from ..experiments.reports import along_training, dynamics_plots, plots, report
+from ..experiments.reports import along_training, dynamics_plots, layer_rows, plots
 from ..experiments.reports.answers import device_kind
 from ..experiments.setups import dynamics_runs, sensitivity, variants
 from ..experiments.storage import runs, store
@@ -307,7 +307,7 @@ def _show_handed(P, P_rows, where: str, found: list, device) -> dict:
     display(figure)
     plt.close(figure)
     compared = [(_ln_label(row), start, handed) for row, _, _, (handed, _), (start, _) in found]
-    display(Markdown(f"**At {where}**, accuracy: " + report.paired_rows_sentence(
+    display(Markdown(f"**At {where}**, accuracy: " + layer_rows.paired_rows_sentence(
         compared, P_rows.eval_lengths, P_rows.compared_lengths, "taken over", "+LN from its own start's")))
     sources = {f"handover/{where}/{_ln_label(row)}/{side}": record["provenance"]
                for row, _, _, (_, training), _ in found for side, record in training.items()}

@@ -8,7 +8,7 @@ the page's own store and at the paper's scale, and never trains or evaluates any
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from ..experiments.reports import plots, report
+from ..experiments.reports import along_training, layer_rows, plots
 from ..experiments.reports.answers import device_kind
 from ..experiments.setups import variants
 from . import decay_rows
@@ -49,8 +49,8 @@ def show(P, device) -> dict:
         plots.training_curves(histories, band=True, title=f"{decay_rows.TASK}, H={P.deep_heads} L={P.deep_layers}: "
                                                           f"{n_seeds} seeds ({kind}), chapter 11's rows")
         plt.show()
-        said = [f"**At {where}** ({n_seeds} seeds, {kind}): " + report.loss_rise(histories),
-                "Accuracy, " + report.norm_layers_sentence([(name, every[2], last[2]) for name, last, every in found],
+        said = [f"**At {where}** ({n_seeds} seeds, {kind}): " + along_training.loss_rise(histories),
+                "Accuracy, " + layer_rows.norm_layers_sentence([(name, every[2], last[2]) for name, last, every in found],
                                                            P_rows.eval_lengths, P_rows.compared_lengths)]
         if missing:
             said.append(f"Not yet committed: {'; '.join(missing)}.")
@@ -63,5 +63,5 @@ def show(P, device) -> dict:
                   for name, last, every in found]
         placed = [(name, every, last) for name, every, last in placed if every is not None and last is not None]
         if placed:
-            display(Markdown(report.placement_sentence(placed, P_rows.max_len)))
+            display(Markdown(layer_rows.placement_sentence(placed, P_rows.max_len)))
     return sources

@@ -4,6 +4,8 @@ and how far it rises after, each layer's attention along the way, and which seed
 import numpy as np
 import pandas as pd
 
+from ..setups import sensitivity
+from ..storage import runs
 from ...compare import format_p
 from ...dynamics import MARGIN_CAP, attending_below
 from ...stats import SHARED_HITS_DRAWS, fisher_p, shared_hits_p
@@ -184,3 +186,39 @@ def _capped(margin: float) -> str:
 
 def _miss_share(s: dict, when: str) -> float:
     return s[f"loss_from_misses_{when}"] / s[f"probe_loss_{when}"]
+
+
+def loss_rise(histories: dict) -> str:
+    """A sentence per run: the lowest mean training loss, its step, and the last one."""
+    parts = []
+    for label, history in histories.items():
+        means = [float(np.mean(losses)) for _, losses in history]
+        best = int(np.argmin(means))
+        if best == len(history) - 1:  # still falling at the end
+            parts.append(f"{label}: lowest at the last step, {history[-1][0]:,}: {means[-1]:.2g}")
+            continue
+        parts.append(f"{label}: lowest {means[best]:.2g} at step {history[best][0]:,}, {means[-1]:.2g} at step "
+                     f"{history[-1][0]:,} ({means[-1] / means[best]:.1f} times the lowest)")
+    return "Mean training loss over seeds. " + "; ".join(parts) + "."
+
+
+def last_mean_loss(history: list) -> float:
+    """The mean over seeds of a loss history's last logged loss."""
+    return float(np.mean(history[-1][1]))
+
+
+def rise_rows_sentence(found: list, constant_accuracy: dict, constant_runs: dict, n: str, constant_seeds: int) -> str:
+    """A sentence per row of `found` [(row record, training records {side: record})], trained as long as
+    the constant-rate runs {side: [run record]} (accuracy {side: {N: %}}, constant_seeds seeds): its last
+    training loss, both sides' accuracy at N = n and +LN minus Baseline there, the constant rate's beside."""
+    constant_loss = {v: last_mean_loss(runs.joined_history(rs)) for v, rs in constant_runs.items()}
+    parts = []
+    for row, training in found:
+        loss = {v: last_mean_loss(r["loss_history"]) for v, r in training.items()}
+        parts.append(f"*{row['row']}* ({row['n_seeds']} seeds): last training loss {loss['baseline']:.2g} (Baseline) "
+                     f"and {loss['layernorm']:.2g} (+LN); at N = {int(n):,}, Baseline {row['accuracy']['baseline'][n]:.1f}%, "
+                     f"+LN {row['accuracy']['layernorm'][n]:.1f}%: +LN is {sensitivity.described(row['difference'][n])}")
+    return (f"At the constant rate ({constant_seeds} seeds) the last training loss is {constant_loss['baseline']:.2g} "
+            f"(Baseline) and {constant_loss['layernorm']:.2g} (+LN), and at N = {int(n):,} the Baseline reaches "
+            f"{constant_accuracy['baseline'][n]:.1f}% and +LN {constant_accuracy['layernorm'][n]:.1f}%. "
+            + "; ".join(parts) + ".")

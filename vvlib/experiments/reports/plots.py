@@ -306,7 +306,7 @@ def forest(frame, lengths, reference: str, title="", marks: dict | None = None, 
 
 def device_distributions(frame, labels: dict, title=""):
     """Per-seed accuracy of each variant on each device, a panel per test length: every seed
-    as a dot, and the mean ± one standard deviation beside them (frame: report.device_frame)."""
+    as a dot, and the mean ± one standard deviation beside them (frame: devices.device_frame)."""
     sns.set_theme(style="whitegrid")
     lengths = list(dict.fromkeys(frame["N"]))
     fig, axes = plt.subplots(1, len(lengths), figsize=(3.6 * len(lengths), 3.8), sharey=False, squeeze=False)
