@@ -228,7 +228,7 @@ def test_rows_left_out_and_the_cost_of_more_steps():
 
 
 def test_the_summary_counts_each_tasks_rows_by_sign():
-    from vvlib.experiments.reports import summary
+    from vvlib.experiments.reports import summary_tables
 
     def record(task, changes, p_by_n):
         return {"task": task, "row": sensitivity.label(changes), "changes": changes,
@@ -240,7 +240,7 @@ def test_the_summary_counts_each_tasks_rows_by_sign():
         record("argmax", {"hidden": 64}, {"1024": (-3.0, 0.001), "16384": (-2.0, 0.03)}),
         record("dictionary", {}, {"1024": (-1.0, 0.2), "16384": (-4.0, 0.001)}),
         record("dictionary", {"n_seeds": 20}, {"1024": (-1.0, 0.01), "16384": (-3.0, 0.001)})]}}
-    lines = summary.sensitivity_table(results)
+    lines = summary_tables.sensitivity_table(results)
     counts = [(l["task"], l["N"], l["configurations"], l["+LN significantly ahead"], l["+LN significantly behind"],
                l["no significant difference"]) for l in lines]
     assert counts == [("argmax", 1024, 2, 1, 1, 0), ("argmax", 16384, 2, 0, 1, 1),
@@ -250,7 +250,7 @@ def test_the_summary_counts_each_tasks_rows_by_sign():
 def test_the_summary_counts_the_paper_scale_rows_committed_by_sign_beside_those_pending():
     """Chapter 11's results.json keeps its paper-profile rows (sensitivity.paper_scale_records); the summary
     counts the committed ones as it counts the book's, and says how many wait in the GPU queue."""
-    from vvlib.experiments.reports import summary
+    from vvlib.experiments.reports import summary_tables
 
     P = runner.resolved("11_sensitivity", "paper", {"store_dir": PAPER_SCALE_STORE})
     records = sensitivity.paper_scale_records(P, [1024, 16384])
@@ -272,21 +272,21 @@ def test_the_summary_counts_the_paper_scale_rows_committed_by_sign_beside_those_
                 "steps": 10_000, "difference": None}]
     results = {"parameters": {"compared_lengths": [16384], "profile": "book"},
                "metrics": {"rows": [], "paper_scale": made_up}}
-    assert summary.paper_scale_table(results) == [
+    assert summary_tables.paper_scale_table(results) == [
         {"task": "dictionary", "N": 16384, "configurations": 2, "+LN significantly ahead": 0,
          "+LN significantly behind": 1, "no significant difference": 1, "pending in the GPU queue": 1}]
-    assert summary.sensitivity_budgets(results, "paper_scale") == (
+    assert summary_tables.sensitivity_budgets(results, "paper_scale") == (
         "dictionary: 3 of 100 seeds x 10,000 steps (profile paper, trained on a GPU)")
-    assert summary.paper_scale_table({**results, "metrics": {"rows": []}}) == []  # an older results.json
+    assert summary_tables.paper_scale_table({**results, "metrics": {"rows": []}}) == []  # an older results.json
 
 
 def test_the_summary_counts_each_tasks_rows_by_budget():
-    from vvlib.experiments.reports import summary
+    from vvlib.experiments.reports import summary_tables
 
     rows = [{"task": "argmax", "n_seeds": 10, "steps": 4000}, {"task": "argmax", "n_seeds": 20, "steps": 4000},
             {"task": "argmax", "n_seeds": 10, "steps": 4000}, {"task": "dictionary", "n_seeds": 10, "steps": 1500}]
     results = {"parameters": {"profile": "book"}, "metrics": {"rows": rows}}
-    assert summary.sensitivity_budgets(results) == ("argmax: 2 of 10 seeds x 4,000 steps, 1 of 20 seeds x 4,000 steps; "
+    assert summary_tables.sensitivity_budgets(results) == ("argmax: 2 of 10 seeds x 4,000 steps, 1 of 20 seeds x 4,000 steps; "
                                                     "dictionary: 1 of 10 seeds x 1,500 steps (profile book)")
 
 

@@ -2,7 +2,7 @@
 tables that set the scales side by side."""
 
 from vvlib.compare import CONTRADICTED, SUPPORTED
-from vvlib.experiments.reports import answers, summary
+from vvlib.experiments.reports import answers, summary, summary_tables
 from vvlib.experiments.setups import paper, paper_tasks
 
 LENGTHS = [16, 32, 64]
@@ -148,7 +148,7 @@ def test_training_minutes_of_different_machines_are_not_added_up(tmp_path):
                                   "c": {"device": gpu, "wall_time_s": 30}})
     shared = {"device": cpu, "wall_time_s": 90, "created": "2026-11-24T17:31:00+00:00"}
     write("05_dictionary_lookup", {"a": shared, "b (the same run, cited twice)": dict(shared)})
-    rows = {r["chapter"]: r for r in summary.compute_table(tmp_path, ["04_argmax_retrieval", "05_dictionary_lookup"])}
+    rows = {r["chapter"]: r for r in summary_tables.compute_table(tmp_path, ["04_argmax_retrieval", "05_dictionary_lookup"])}
     assert rows["04_argmax_retrieval"]["training time (min)"] == f"0.5 on {gpu}; 3.0 on {cpu}"
     assert rows["04_argmax_retrieval"]["device"] == f"{gpu}; {cpu}" and rows["04_argmax_retrieval"]["training runs"] == 3
     assert rows["05_dictionary_lookup"]["training time (min)"] == 1.5  # counted once
@@ -232,7 +232,7 @@ def test_the_slope_claim_rests_on_the_largest_scale_chapter_6_probed_and_names_i
 
     def claim(metrics):
         (folder / "results.json").write_text(json.dumps({**chapter, "metrics": metrics}))
-        return summary.slope_claim(tmp_path)
+        return summary_tables.slope_claim(tmp_path)
 
     assert claim(book) == (-0.39, 0.002, SUPPORTED, "20 seeds x 4,000 steps, CPU")
     big = {**flat, "n_seeds": 100, "steps": 100_000, "device_type": "cuda"}

@@ -54,6 +54,7 @@ importing only from the rooms listed before it:
         report          tables beside the paper's, verdict sentences, results.json
         answers         the answer a chapter page opens with: a few rows beside the paper's, one verdict
         summary         the paper's claims against the chapters' results
+        summary_tables  the summary's other tables: +LN against +std, chapter 11's rows by sign, compute spent
         provisional     the rule that marks a verdict resting on fewer steps than the paper's as provisional
         run_groups      every committed training run, grouped from its records, for the scale page
         plots           seaborn figures

@@ -282,7 +282,7 @@ def ablation_sentence(task: str, metrics: dict, lengths, in_distribution: int, n
                       ln_over_std_claimed: bool = True, device: str = "") -> str:
     """Chapter 8's reading of one task at one scale: at how many lengths beyond training +std and +LN
     beat the Baseline, and +LN beats +std (paired), with the verdict on that where the paper claims it
-    (PaperTask.ln_beats_std; on dictionary lookup it claims the two about equal: summary.table6_sentence).
+    (PaperTask.ln_beats_std; on dictionary lookup it claims the two about equal: summary_tables.table6_sentence).
     device: where the runs trained ('GPU'), named beside the scale where given."""
     ood = [str(n) for n in beyond_training(lengths, in_distribution)]
     gain = metrics["relative_gain"]

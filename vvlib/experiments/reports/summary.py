@@ -6,19 +6,18 @@ summary page).
 """
 
 import json
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import chapters as records
-from ..setups import paper, sensitivity
+from ..setups import paper
 from . import probed, provisional, report
-from .answers import device_kind, scale_text
+from .answers import device_kind
 from ..chapters import BY_TASK
 from ..chapters.scales import PAPER_TRAINING
-from ..setups.paper_tasks import ARGMAX, DICTIONARY, NAMES, TASKS, PaperTask
+from ..setups.paper_tasks import ARGMAX, NAMES, TASKS, PaperTask
 from ..setups.params import task_value
-from ...compare import SUPPORTED, UNCLEAR, Evidence, compare, is_significant, pair_name
+from ...compare import Evidence, compare, is_significant, pair_name
 from ...compare import beyond_training as lengths_beyond_training
 
 
@@ -188,7 +187,7 @@ def headline(rows: list) -> str:
     return "\n".join(items)
 
 
-def _ablation_views(ablation: dict) -> list:
+def ablation_views(ablation: dict) -> list:
     """Chapter 8's comparisons per task and scale: [(task, n_seeds, steps, metrics, scale, device,
     profile)], the longer training's (where it ran) after the book scale's, then the paper profile's
     (where its runs are committed); metrics hold accuracy, p_value_vs_baseline, p_value_ln_vs_std and
@@ -209,7 +208,7 @@ def _ablation_views(ablation: dict) -> list:
 def _ablation_claims(ablation: dict) -> list:
     """Tables 3 and 6: +std against the Baseline on both tasks, and +LN against +std where the
     paper claims +LN ahead (argmax; on dictionary lookup it claims them equal: see equivalence())."""
-    lengths, views = beyond_training(ablation), _ablation_views(ablation)
+    lengths, views = beyond_training(ablation), ablation_views(ablation)
     longest = int(max(lengths, key=int))
     rows = []
     for task in TASKS:
@@ -374,117 +373,3 @@ def _claims_rows(records: dict, shared: str) -> str:
                  f"**{c['verdict'].split(' (')[0]}**" + (f" ({note})" if note else "")]
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return "\n".join(lines)
-
-
-def equivalence(results_dir, task=DICTIONARY.name) -> dict:
-    """Table 6's claim that +LN and +std are about equal, at each scale chapter 8 ran:
-    {scale: {N: paired difference +LN - +std (points) with its 95% interval and p}} beyond the
-    training length."""
-    ablation = load(results_dir, records.ABLATIONS.name)
-    return {where: {n: m["ln_minus_std"][n] for n in beyond_training(ablation)}
-            for t, _, _, m, where, _, _ in _ablation_views(ablation) if t == task and "ln_minus_std" in m}
-
-
-def equivalence_text(differences: dict) -> str:
-    """How close +LN and +std are: where the interval holds zero, and its widest reach."""
-    holds_zero = [n for n, d in differences.items() if d["low"] is not None and d["low"] <= 0 <= d["high"]]
-    reach = max(max(abs(d["low"]), abs(d["high"])) for d in differences.values() if d["low"] is not None)
-    return (f"The 95% interval of +LN minus +std contains zero at {len(holds_zero)} of {len(differences)} lengths "
-            f"beyond the training lengths; every interval lies within ±{reach:.1f} points. Differences larger "
-            f"than that are ruled out at this scale; smaller ones are not.")
-
-
-def table6_sentence(metrics: dict, lengths, in_distribution: int) -> str:
-    """Table 6 reads "no significant difference" as "about equal"; the interval of +LN minus +std
-    beyond training says how equal (chapter 8)."""
-    differences = {str(n): metrics["ln_minus_std"][str(n)] for n in lengths_beyond_training(lengths, in_distribution)}
-    return "**dictionary, +LN against +std (Table 6)**: " + equivalence_text(differences)
-
-
-def slope_claim(results_dir) -> tuple:
-    """Fixed components still shrink with LN: the +LN models' mean log-log slope of a component's std,
-    its standard error over seeds, whether it is 2 s.e. below 0, and the scale that says so ('100 seeds x
-    100,000 steps, GPU'): chapter 6's paper-scale probe where its results hold one, else its own runs'."""
-    results = load(results_dir, records.DISTRIBUTION_SHIFT.name)
-    m, P = results["metrics"], results["parameters"]
-    big = m.get("paper_scale", {})
-    if "component_std_slope" in big:  # written since the paper-scale probe's slopes were kept (2026-11-28)
-        m, scale = big, scale_text(big["n_seeds"], big["steps"], big["device_type"])
-    else:
-        scale = scale_text(P["n_seeds"], P["steps"], results["provenance"]["device"])
-    slope, sem = m["component_std_slope"]["layernorm"], m["component_std_slope_sem"]["layernorm"]
-    return slope, sem, SUPPORTED if slope + 2 * sem < 0 else UNCLEAR, scale
-
-
-def sensitivity_table(results: dict) -> list:
-    """Chapter 11 (its results.json) in one line per task and compared length: in how many of its
-    configurations +LN is significantly ahead of the Baseline, significantly behind, or neither."""
-    return _counted_by_sign(results["metrics"]["rows"], results["parameters"]["compared_lengths"])
-
-
-def paper_scale_table(results: dict) -> list:
-    """Chapter 11's rows at the paper's scale (its results.json's paper_scale, trained on a GPU) counted as
-    sensitivity_table counts the book's, with each task's rows still pending; [] where none is committed."""
-    rows = results["metrics"].get("paper_scale", [])
-    pending = Counter(r["task"] for r in rows if r["difference"] is None)
-    lines = _counted_by_sign([r for r in rows if r["difference"] is not None],
-                             results["parameters"]["compared_lengths"])
-    return [{**line, "pending in the GPU queue": pending[line["task"]]} for line in lines]
-
-
-def _counted_by_sign(rows: list, lengths) -> list:
-    lines = []
-    for task in dict.fromkeys(r["task"] for r in rows):
-        for n in lengths:
-            groups = sensitivity.sorted_by_sign(rows, task, n)
-            lines.append({"task": task, "N": n, "configurations": sum(map(len, groups.values())),
-                          "+LN significantly ahead": len(groups["ahead"]),
-                          "+LN significantly behind": len(groups["behind"]),
-                          "no significant difference": len(groups["cannot tell"])})
-    return lines
-
-
-def sensitivity_budgets(results: dict, key: str = "rows") -> str:
-    """Chapter 11's rows (metrics[key]: the book's rows, or paper_scale) counted by budget, per task:
-    'argmax: 14 of 10 seeds x 4,000 steps, 1 of 20 seeds x 4,000 steps; dictionary: ... (profile book)'
-    (a row may set its seeds or steps)."""
-    rows, parts = results["metrics"][key], []
-    for task in dict.fromkeys(r["task"] for r in rows):
-        budgets = Counter((r["n_seeds"], r["steps"]) for r in rows if r["task"] == task)
-        parts.append(f"{task}: " + ", ".join(f"{count} of {seeds} seeds x {steps:,} steps"
-                                             for (seeds, steps), count in budgets.items()))
-    profile = "paper, trained on a GPU" if key == "paper_scale" else results["parameters"]["profile"]
-    return "; ".join(parts) + f" (profile {profile})"
-
-
-def compute_table(results_dir, chapters) -> list:
-    """Per chapter: its profile, scale, the training time of the models it used (from the
-    training records it cites), per device where they ran on more than one, and its own run
-    time, for the summary's scale table."""
-    rows = []
-    for chapter in chapters:
-        res = load(results_dir, chapter)
-        runs = _distinct_runs(res["provenance"].get("sources", {}))
-        minutes = Counter()
-        for s in runs:
-            minutes[s["device"]] += (s.get("wall_time_s") or 0) / 60
-        rows.append({"chapter": chapter, "scale": scale(res), "training runs": len(runs),
-                     "training time (min)": _per_device(minutes),
-                     "page run time (min)": round((res["provenance"]["wall_time_s"] or 0) / 60, 1),
-                     "device": "; ".join(sorted(minutes) or [res["provenance"]["device"]])})
-    return rows
-
-
-def _distinct_runs(sources: dict) -> list:
-    """Each training record once: a chapter may cite one run under several names (chapter 11's
-    ln_affine rows share the defaults' Baseline), and a record's provenance says when and where it
-    was made, so equal provenance means one run."""
-    return list({json.dumps(s, sort_keys=True): s for s in sources.values()}.values())
-
-
-def _per_device(minutes: Counter):
-    """A total in minutes, or one per device ('312.4 on cpu (...); 16.1 on NVIDIA H100 ...'):
-    minutes of different machines are not added up."""
-    if len(minutes) <= 1:
-        return round(sum(minutes.values()), 1)
-    return "; ".join(f"{m:.1f} on {device}" for device, m in sorted(minutes.items()))
