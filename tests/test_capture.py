@@ -15,7 +15,8 @@ from vvlib.capture_safety import host_traffic
 from vvlib.experiments.setups.variants import VARIANT_OPTIONS
 from vvlib.model import ModelConfig
 from vvlib.tasks import TaskConfig, sample as tasks_sample
-from vvlib.train import HANDOVERS, TrainConfig, Trainer
+from vvlib.handover import HANDOVERS
+from vvlib.train import TrainConfig, Trainer
 
 X = torch.arange(6)
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vvlib import compare, train
+from vvlib import compare, handover
 from vvlib.book import deep_dynamics, norm_rows, runner
 from vvlib.experiments.reports import along_training, dynamics_plots, layer_rows
 from vvlib.experiments.setups import dynamics_runs, sensitivity, variants
@@ -36,7 +36,7 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
     starts = [dynamics_runs.row_configs(P_measured, task, r)[1].start_from_step for r in rows]
     assert starts == [0, 0, 0, 400, 400, 50, 100, 200, 300]
     # and, in a figure of their own, +LN taking over only the Baseline's weights or only its AdamW moments
-    assert list(deep_dynamics.PART_NAMES) == list(train.HANDOVERS)  # the page names every handover train.py knows
+    assert list(deep_dynamics.PART_NAMES) == list(handover.HANDOVERS)  # the page names every handover train.py knows
     parts = deep_dynamics.part_rows(P, P_measured)
     handed = lambda step, **more: {**deep, **ln, "start_from_step": step, **more}
     assert parts == [[handed(100), handed(100, handover="weights"), handed(100, handover="moments")],
@@ -61,8 +61,8 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
                                                               "first layer query and key weights",
                                                               "first layer value weights")]]
     # every partial handover has its panel, once
-    assert sorted(deep_dynamics.PANEL_OF) == sorted(set(train.HANDOVERS) - {"all"})
-    assert sum(len(splits) for _, _, splits in deep_dynamics.PANELS.values()) == len(train.HANDOVERS) - 1
+    assert sorted(deep_dynamics.PANEL_OF) == sorted(set(handover.HANDOVERS) - {"all"})
+    assert sum(len(splits) for _, _, splits in deep_dynamics.PANELS.values()) == len(handover.HANDOVERS) - 1
     assert [deep_dynamics.row_label(r) for r in parts[6]] == [
         "Deep (+ LN), from the Baseline's step 200", "Deep (+ LN), from the Baseline's step 200, its weights only (AdamW "
         "afresh)", "Deep (+ LN), from the Baseline's step 200, its AdamW moments only (on the initial weights)"]
@@ -90,7 +90,7 @@ def test_the_book_measures_the_deep_baseline_and_both_placements_of_its_norm_at_
     assert [len(deep_dynamics.seed_runs(P_measured, r)) for r in parts[5]] == [5, 5]
     assert deep_dynamics.row_label(parts[2][1]) == ("Deep (+ LN), from the Baseline's step 100, its weights and AdamW's "
                                                     "second moments only (its first moments afresh), seeds 12-23")
-    assert all(train.baseline_of(m) == models[0] for m in models[3:])
+    assert all(handover.baseline_of(m) == models[0] for m in models[3:])
     # the same runs as chapter 11's rows of the model, but for their number of seeds
     P_rows = runner.resolved("11_sensitivity", "book")
     row11 = sensitivity.rows_of_model(P_rows, "dictionary", {"heads": 4, "layers": 2})[0]
@@ -266,7 +266,7 @@ def test_rows_that_split_the_weights_form_panels_of_their_own_after_the_whole_th
         [at(10, "moments")], [at(10, "input weights")], [at(10, "later layer weights")],
         [at(20, "all"), at(20, "weights")], [at(20, "weights"), at(20, "attention weights"), at(20, "readout weights")],
         [at(20, "attention weights"), at(20, "first layer weights")]]
-    assert [deep_dynamics.row_label(at(20, part)) for part in train.PART_HANDOVERS] == [
+    assert [deep_dynamics.row_label(at(20, part)) for part in handover.PART_HANDOVERS] == [
         "Deep (+ LN), from the Baseline's step 20, its embeddings' and encoder's weights only (AdamW afresh)",
         "Deep (+ LN), from the Baseline's step 20, its attention layers' weights only (AdamW afresh)",
         "Deep (+ LN), from the Baseline's step 20, its first attention layer's weights only (AdamW afresh)",

@@ -235,17 +235,17 @@ def test_every_chapter_documents_every_parameter_with_a_rule_or_type():
 
 def test_each_rule_is_written_once_and_a_config_field_keeps_its_configs_rule():
     """A parameter named as a config field is checked by the rule the config checks itself with
-    (train.FIELD_RULES ...), and RULES holds only names no config has."""
-    from vvlib import evaluate, model, train
+    (train_config.FIELD_RULES ...), and RULES holds only names no config has."""
+    from vvlib import evaluate, model, train_config
     from vvlib.experiments.setups.params import CONFIG_RULES, EVAL_FIELDS, RULES, rule_of
 
     assert not set(RULES) & set(CONFIG_RULES), "a rule written twice"
-    assert rule_of("lr") is train.FIELD_RULES["lr"] and rule_of("hidden") is model.FIELD_RULES["hidden"]
+    assert rule_of("lr") is train_config.FIELD_RULES["lr"] and rule_of("hidden") is model.FIELD_RULES["hidden"]
     assert rule_of("n_eval_sequences") is evaluate.FIELD_RULES["n_sequences"]  # each task's value, in chapters 8-11
-    assert rule_of("steps") is train.FIELD_RULES["steps"] and rule_of("long_steps") is RULES["long_steps"]
+    assert rule_of("steps") is train_config.FIELD_RULES["steps"] and rule_of("long_steps") is RULES["long_steps"]
     assert set(EVAL_FIELDS.values()) <= set(evaluate.FIELD_RULES)
     with pytest.raises(ValueError, match="steps must be an int >= 1; got 0"):  # the same rule, in the config
-        train.TrainConfig(steps=0)
+        train_config.TrainConfig(steps=0)
 
 
 def test_every_chapters_parameters_read_as_papermill_reads_them():

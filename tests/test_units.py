@@ -101,7 +101,7 @@ def test_a_probe_part_that_says_its_size_is_timed_without_the_training_it_waited
 
 
 def test_runs_on_the_counter_stream_are_timed_apart_and_estimated_from_the_generators_until_timed(tmp_path):
-    """A record that leaves its draws unsaid drew from the generators (train.LATER_DEFAULTS): the two
+    """A record that leaves its draws unsaid drew from the generators (train_config.LATER_DEFAULTS): the two
     sources of data are timed apart, and a counter-stream kind without a record of its own takes the
     generators' speed of the same runs, marked estimated."""
     train = {"device_type": "cuda", "model": {"task": {"name": "argmax"}},

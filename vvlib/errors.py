@@ -15,7 +15,7 @@ def require(ok: bool, name: str, accepted: str, value):
 
 
 # A rule for one value: (does it accept the value?, the accepted values in words).  The configs hold one
-# per field (train.FIELD_RULES, model.FIELD_RULES, evaluate.FIELD_RULES) and check themselves with it;
+# per field (train_config.FIELD_RULES, model.FIELD_RULES, evaluate.FIELD_RULES) and check themselves with it;
 # a chapter's parameters of the same names are checked by the same rules before anything runs
 # (experiments/setups/params.py), so each rule is written once.
 def _is_int(v) -> bool:

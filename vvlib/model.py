@@ -102,7 +102,7 @@ SSMAX_INIT = 0.43  # s at initialisation: s ln N = 1 at N = 10, inside the train
 
 
 # Fields added after results were committed, left out of a spec at their default so that no
-# stored entry moves (as train.LATER_DEFAULTS).
+# stored entry moves (as train_config.LATER_DEFAULTS).
 LATER_DEFAULTS = {"query_table": False, "attention": "paper", "norm_layers": "all"}
 
 

@@ -19,47 +19,22 @@ training at the deadline saves its checkpoint and raises TimeUp, and a later com
 
 import contextlib
 import contextvars
-import dataclasses
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 from tqdm import tqdm  # text bars (stderr): they work in terminals, notebooks and papermill alike
 
-from . import draws as data_draws, graphdraw, graphstep, optim, seed_groups
+from . import draws as data_draws, graphdraw, graphstep, handover, optim, seed_groups
 from .draws import CounterDraws
-from .model import QUERY_KEY_WEIGHTS, ModelConfig, layer_of, per_seed_loss, settings as model_settings, weight_part
+from .model import ModelConfig, per_seed_loss, settings as model_settings
 from .atomic import save_torch
-from .errors import check_fields, fraction, int_at_least, number_at_least, one_of, positive_number, true_or_false
 from .task_base import map_fields, stack
 from .tasks import sample
+from .handover import baseline_of, check_start, source_config
+from .train_config import TrainConfig, group_size, max_len_at, weight_settings
 
 CHECKPOINT_FORMAT = 1
-# TrainConfig.handover: what start_from carries over besides the data: all of it, the weights or the moments only, or
-# only the weights of one part of the model, AdamW afresh: {handover: whether it carries the weight of that name}
-# (model.weight_part; an attention layer's, model.layer_of: the first, or those after it; of the first, those that set
-# its logits, model.QUERY_KEY_WEIGHTS, or the others)
-def _first_layer(name: str) -> bool:
-    return weight_part(name) == "attention" and layer_of(name) == 0
-
-
-PART_HANDOVERS = {"input weights": lambda name: weight_part(name) == "input",
-                  "attention weights": lambda name: weight_part(name) == "attention",
-                  "first layer weights": _first_layer,
-                  "first layer query and key weights": lambda name: _first_layer(name) and name in QUERY_KEY_WEIGHTS,
-                  "first layer value weights": lambda name: _first_layer(name) and name not in QUERY_KEY_WEIGHTS,
-                  "later layer weights": lambda name: weight_part(name) == "attention" and not _first_layer(name),
-                  "readout weights": lambda name: weight_part(name) == "readout"}
-# the weights with AdamW's running mean square gradient (and its step count), its running mean gradient afresh: which
-# of the two moments the weights need beside them
-SECOND_MOMENTS = "weights and second moments"
-# all of it with AdamW's running mean gradients negated: its first steps as large as the Baseline's AdamW would take
-# them, each weight's the other way: whether the first moments matter by their values or by the size of the steps
-NEGATED_FIRST_MOMENTS = "all, first moments negated"
-# the handovers of the weights and AdamW's state whose first moments change on the way: {handover: the change}
-FIRST_MOMENTS_CHANGED = {SECOND_MOMENTS: torch.Tensor.zero_, NEGATED_FIRST_MOMENTS: torch.Tensor.neg_}
-HANDOVERS = ("all", "weights", "moments", *FIRST_MOMENTS_CHANGED, *PART_HANDOVERS)
 _DEADLINE = contextvars.ContextVar("deadline", default=None)  # (deadline, its clock) by which runs stop: stopping_at
 
 
@@ -76,159 +51,6 @@ def stopping_at(deadline: float | None, clock=time.monotonic):
         yield
     finally:
         _DEADLINE.reset(token)
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    n_seeds: int = 4
-    steps: int = 2000
-    batch_size: int = 128
-    lr: float = 1e-3  # AdamW (UNCONFIRMED: third-party reproductions of Velickovic et al.)
-    weight_decay: float = 1e-3
-    min_len: int = 5  # training set sizes ~ U{min_len .. max_len} (UNCONFIRMED)
-    max_len: int = 16
-    curriculum_steps: int = 0  # 0: no curriculum; else the cap grows to max_len over these steps
-    curriculum_start_len: int = 16  # the cap at step 0 when a curriculum is used
-    seed: int = 0  # names the init and data streams; seed index s uses (seed, s)
-    first_seed: int = 0  # seed indices first_seed .. first_seed + n_seeds - 1
-    checkpoint_every: int = 500  # checkpoints fall on multiples of this step ...
-    checkpoint_gap_s: float = 120.0  # ... at least this many seconds apart (0: at every multiple)
-    seed_group: int = 0  # seeds stepped together; 0: all of them (see the module docstring)
-    draws: str = "generators"  # the data's source: generators (per seed, as every committed run) or counter (draws.py)
-    lr_schedule: str = "constant"  # constant; cosine: linear warmup over warmup_steps, then cosine to 0; drop (optim.py)
-    warmup_steps: int = 0
-    drop_step: int = 0  # lr_schedule "drop": the step from which the rate is lr * optim.DROP_FACTOR
-    adam_eps: float = 1e-8  # AdamW's epsilon (torch's default; the paper names none)
-    grad_clip: float = 0.0  # 0: none; else each seed's gradient norm is clipped to this (optim.clip_per_seed)
-    dropout: float = 0.0  # the chance that an MLP's hidden activation is zeroed in a training step (dropout_masks)
-    # float32 matrix products in TF32 on a CUDA GPU (10-bit mantissa inputs, float32 sums): faster, and a
-    # different run, so it is a weight setting; off by default and refused on a CPU (bench/tf32_ab.py compares)
-    tf32: bool = False
-    # 0: the run starts from its initialization.  Else it first trains its model's Baseline (the same model without
-    # its norm, on the same settings) to this step and carries on from where that run stands (Trainer.take_over):
-    # whether a state the Baseline reached stays put once a norm is added
-    start_from_step: int = 0
-    # what the handover at start_from_step carries over besides the data streams: all (the weights and AdamW's
-    # moments), weights (AdamW starts afresh) or moments (on this model's own initial weights); which of the two
-    # keeps a state the Baseline reached.  Or the weights with the second moments only (SECOND_MOMENTS), or all of it
-    # with the first moments negated (NEGATED_FIRST_MOMENTS).  Or the weights of one part of the model only
-    # (PART_HANDOVERS: the input's, the attention layers', the first attention layer's (all, or its query and key
-    # weights, or the rest), the later ones', the readout's), the others initial, AdamW afresh: which part
-    handover: str = "all"
-    # 0: after the handover the rate goes on as the schedule has it.  Else over this many steps from start_from_step
-    # it rises linearly from lr / N to the schedule's (optim.rewarmed), as at a run's start with warmup_steps: whether
-    # AdamW's first updates after a restart (a step of about the full rate on every weight) undo what was handed over
-    handover_warmup_steps: int = 0
-    # the batches after the handover: carried (those the Baseline would have drawn next) or fresh (a stream of their
-    # own, seed_groups.FRESH_DATA_STREAM, the same for every run with fresh data): whether what a seed's run does
-    # after the handover comes from where its Baseline stands or from the batches it sees next
-    handover_data: str = "carried"
-
-    def __post_init__(self):
-        check_fields(self, FIELD_RULES)
-        if self.min_len > self.max_len:
-            raise ValueError(f"min_len ({self.min_len}) must be <= max_len ({self.max_len})")
-        if self.curriculum_start_len < self.min_len:
-            raise ValueError(f"curriculum_start_len must be >= min_len ({self.min_len}); got {self.curriculum_start_len}")
-        if not self.warmup_steps <= self.steps:
-            raise ValueError(f"warmup_steps must be an int from 0 to steps ({self.steps}); got {self.warmup_steps!r}")
-        if self.lr_schedule == "drop" and not 1 <= self.drop_step < self.steps:
-            raise ValueError(f"drop_step must be an int from 1 to steps - 1 ({self.steps - 1}) with lr_schedule "
-                             f"'drop'; got {self.drop_step!r}")
-        if not self.start_from_step < self.steps:
-            raise ValueError(f"start_from_step must be an int from 0 to steps - 1 ({self.steps - 1}); "
-                             f"got {self.start_from_step!r}")
-        if self.handover != "all" and not self.start_from_step:
-            raise ValueError(f"handover is read only with a start_from_step (leave it 'all'); got {self.handover!r}")
-        if self.handover_data != "carried" and not self.start_from_step:
-            raise ValueError(f"handover_data is read only with a start_from_step (leave it 'carried'); "
-                             f"got {self.handover_data!r}")
-        if self.handover_warmup_steps and not self.start_from_step:
-            raise ValueError(f"handover_warmup_steps is read only with a start_from_step (leave it 0); "
-                             f"got {self.handover_warmup_steps!r}")
-        if self.start_from_step and not self.handover_warmup_steps <= self.steps - self.start_from_step:
-            raise ValueError(f"handover_warmup_steps must be an int from 0 to steps - start_from_step "
-                             f"({self.steps - self.start_from_step}); got {self.handover_warmup_steps!r}")
-        if self.lr_schedule != "drop" and self.drop_step != 0:
-            raise ValueError(f"drop_step is read only with lr_schedule 'drop' (leave it 0); got {self.drop_step!r} "
-                             f"with {self.lr_schedule!r}")
-
-
-# Each field's own values (errors.py): TrainConfig checks itself with them, and a chapter's parameter of
-# the same name is checked by the same rule before anything runs.  The checks between fields are above.
-FIELD_RULES = {
-    "n_seeds": int_at_least(1), "steps": int_at_least(1), "batch_size": int_at_least(1),
-    "lr": positive_number(), "weight_decay": number_at_least(0),
-    "min_len": int_at_least(1), "max_len": int_at_least(1),
-    "curriculum_steps": int_at_least(0), "curriculum_start_len": int_at_least(1),
-    "seed": int_at_least(0), "first_seed": int_at_least(0), "checkpoint_every": int_at_least(1),
-    "checkpoint_gap_s": number_at_least(0, " (0: a checkpoint at every multiple of checkpoint_every)"),
-    "seed_group": int_at_least(0, " (0: all seeds at once)"),
-    "draws": one_of(data_draws.DRAWS), "lr_schedule": one_of(optim.SCHEDULES),
-    "warmup_steps": int_at_least(0), "drop_step": int_at_least(0),
-    "adam_eps": positive_number(), "grad_clip": number_at_least(0, " (0: no clipping)"),
-    "dropout": fraction(one_included=False, note=" (none)"),
-    "tf32": true_or_false(),
-    "start_from_step": int_at_least(0, " (0: from its initialization)"),
-    "handover": one_of(HANDOVERS),
-    "handover_warmup_steps": int_at_least(0, " (0: none)"),
-    "handover_data": one_of(seed_groups.HANDOVER_DATA),
-}
-
-
-def weight_settings(cfg: TrainConfig) -> dict:
-    """The settings that decide the trained weights: all but checkpoint_every and
-    checkpoint_gap_s, which only say how often progress is saved (so runs that differ in them
-    share a store entry), with
-    seed_group 0 wherever the seeds form one group (4 seeds in groups of 4 or of 8 train the
-    same weights as 4 seeds at once, so they share the entry too).  Settings added later are
-    left unsaid at their defaults (the generator draws, a constant learning rate, no clipping),
-    so every run stored before them keeps its entry."""
-    settings = dataclasses.asdict(cfg)
-    del settings["checkpoint_every"], settings["checkpoint_gap_s"]
-    for name, default in LATER_DEFAULTS.items():
-        if settings[name] == default:
-            del settings[name]
-    if group_size(cfg) == cfg.n_seeds:
-        settings["seed_group"] = 0
-    return settings
-
-
-LATER_DEFAULTS = {"draws": "generators", "lr_schedule": "constant", "warmup_steps": 0, "grad_clip": 0.0, "dropout": 0.0,
-                  "drop_step": 0, "adam_eps": 1e-8, "tf32": False,
-                  "start_from_step": 0, "handover": "all", "handover_warmup_steps": 0, "handover_data": "carried"}
-
-
-def group_size(cfg: TrainConfig) -> int:
-    return min(cfg.seed_group or cfg.n_seeds, cfg.n_seeds)
-
-
-def baseline_of(model_cfg: ModelConfig) -> ModelConfig:
-    """The model whose run a run with start_from_step takes over: the same model without its norm."""
-    return dataclasses.replace(model_cfg, norm="none", norm_layers="all")
-
-
-def source_config(cfg: TrainConfig) -> TrainConfig:
-    """The settings of the Baseline's run that a run with cfg takes over: cfg's own, from its initialization."""
-    return dataclasses.replace(cfg, start_from_step=0, handover="all", handover_warmup_steps=0, handover_data="carried")
-
-
-def check_start(model_cfg: ModelConfig, cfg: TrainConfig):
-    """ValueError where cfg.start_from_step would hand a run to the model it came from (one without a norm)."""
-    if cfg.start_from_step and model_cfg.norm == "none":
-        raise ValueError(f"start_from_step ({cfg.start_from_step}) hands a Baseline's run to a model with a norm; "
-                         f"this model has norm 'none', so it would take over its own run")
-
-
-def max_len_at(cfg: TrainConfig, step: int) -> int:
-    """The longest training sequence at `step`: doubles in equal stages, then stays at max_len."""
-    if cfg.curriculum_steps == 0 or cfg.curriculum_start_len >= cfg.max_len:
-        return cfg.max_len
-    doublings = 0
-    while cfg.curriculum_start_len * 2**doublings < cfg.max_len:
-        doublings += 1
-    stage = min(doublings, step * (doublings + 1) // cfg.curriculum_steps)
-    return min(cfg.max_len, cfg.curriculum_start_len * 2**stage)
 
 
 def training_batch(model_cfg: ModelConfig, cfg: TrainConfig, source, step, device):
@@ -466,38 +288,8 @@ class Trainer:
         return None if self.earlier_s is None else self.earlier_s + time.perf_counter() - self.sitting_start
 
     def start_from(self, source: "Trainer"):
-        """Carry on from another run where it stands (source: the same seeds, groups and training settings, another
-        model): each weight this model shares with it takes its value and its AdamW moments, or only one of the two
-        (cfg.handover: the other stays as this run has it, its initial value or fresh moments), or the values with
-        AdamW's second moments and step count (its first moments zero), or all of it with the first moments negated,
-        or only the values of the weights of one part of the model; a weight the source lacks (a norm's gain and
-        shift) keeps its initial value and fresh moments.  The step and the loss log are the source's, and so are the
-        data streams, so that the next batch is the one the source would draw next, unless cfg.handover_data is fresh
-        (this run's own streams, seed_groups.data_stream, go on from where they start)."""
-        same_settings = source_config(source.cfg) == source_config(self.cfg)
-        if not same_settings or [g.seeds.tolist() for g in source.groups] != [g.seeds.tolist() for g in self.groups]:
-            raise ValueError("start_from needs a source run with the same training settings and seed groups")
-        part = self.cfg.handover
-        moments = part in ("all", "moments", *FIRST_MOMENTS_CHANGED)
-        takes_weight = lambda name: (part in ("all", "weights", *FIRST_MOMENTS_CHANGED)
-                                     or part in PART_HANDOVERS and PART_HANDOVERS[part](name))
-        with torch.no_grad():
-            for mine, theirs in zip(self.groups, source.groups):
-                for name, p in theirs.params.items():
-                    if takes_weight(name):
-                        mine.params[name].copy_(p)
-                    if moments:
-                        state = {k: v.clone() for k, v in theirs.optimizer.state[p].items()}
-                        # (zeroed with the step count carried, so no bias correction inflates them)
-                        if part in FIRST_MOMENTS_CHANGED:
-                            FIRST_MOMENTS_CHANGED[part](state["exp_avg"])
-                        mine.optimizer.state[mine.params[name]] = state
-                if self.cfg.handover_data == "carried":
-                    for gen, other in zip(mine.generators, theirs.generators):
-                        gen.set_state(other.get_state())
-        self.step, self.loss_history = source.step, list(source.loss_history)
-        self.loss_window, self.window_steps = source.loss_window.clone(), source.window_steps
-        self.graphed, self._counter_batch = [None] * len(self.groups), None
+        """Carry on from another run where it stands: handover.carry_over."""
+        handover.carry_over(self, source)
 
     def resume(self, path: Path) -> bool:
         """Load `path` if it exists; refuse one written for other settings."""

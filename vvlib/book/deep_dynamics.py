@@ -23,7 +23,7 @@ from .norm_rows import LAST, LAST_LABEL
 from .runner import resolved
 
 
-# what a handover carries (train.HANDOVERS), as the page names it
+# what a handover carries (handover.HANDOVERS), as the page names it
 PART_NAMES = {"all": "its weights and AdamW moments", "weights": "its weights only (AdamW afresh)",
               "moments": "its AdamW moments only (on the initial weights)",
               "weights and second moments": "its weights and AdamW's second moments only (its first moments afresh)",

@@ -257,7 +257,7 @@ def _record_size(path: Path, device_type: str) -> tuple:
             return None, 0, 0
         task, t, model = train["model"]["task"]["name"], train["train"], _shape(train["model"])
         if path.name == "run.json":
-            # a record leaves its draws unsaid at the default (train.LATER_DEFAULTS)
+            # a record leaves its draws unsaid at the default (train_config.LATER_DEFAULTS)
             run = SimpleNamespace(max_len=t["max_len"], draws=t.get("draws", TrainConfig.draws))
             # a run resumed from a checkpoint (a paused unit's) timed only the steps after it
             steps = t["steps"] - record.get("resumed_from_step", 0)

@@ -12,7 +12,7 @@ import dataclasses
 
 import pandas as pd
 
-from ... import dynamics, train
+from ... import dynamics, handover, train
 from ...model import ModelConfig
 from ...train import TrainConfig
 from ..storage import runs, store
@@ -136,7 +136,7 @@ def row_configs(P, task, row: dict):
     its start_from_step (a Baseline row has no Baseline to take over)."""
     model = variants.model_config(Params({**P, **model_changes(row)}), task, row.get("variant", "baseline"))
     train_cfg = row_train_config(P, row)
-    train.check_start(model, train_cfg)
+    handover.check_start(model, train_cfg)
     return model, train_cfg
 
 

@@ -18,7 +18,7 @@ from .paper_tasks import NAMES as TASK_NAMES
 from ...errors import ParameterError, fraction, int_at_least, ints_at_least, require, true_or_false  # noqa: F401  (ParameterError, require: read here by the upper layers)
 from ...evaluate import FIELD_RULES as EVAL_RULES
 from ...model import FIELD_RULES as MODEL_RULES
-from ...train import FIELD_RULES as TRAIN_RULES
+from ...train_config import FIELD_RULES as TRAIN_RULES
 
 DEFAULT_PROFILE = "default"  # the values written in the parameters cell
 DEVICES = ("auto", "cpu", "cuda")

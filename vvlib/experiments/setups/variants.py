@@ -10,7 +10,7 @@ import dataclasses
 import numpy as np
 import torch
 
-from ... import tasks, train
+from ... import handover, tasks
 from ...evaluate import EvalConfig
 from ...model import ModelConfig
 from .params import EVAL_FIELDS, MODEL_PARAMETERS, ROW_MODEL_FIELDS, Params
@@ -102,7 +102,7 @@ def train_configs(P, variant: str = "") -> list:
     deep = P.get("deep_seed_chunk", 0) if is_deep(variant) else 0
     cfg = train_config(P)
     if VARIANT_OPTIONS.get(variant, {}).get("norm", "none") == "none":  # start_from_step hands a run of a model
-        cfg = train.source_config(cfg)  # without a norm to its variant with one: that run starts at 0
+        cfg = handover.source_config(cfg)  # without a norm to its variant with one: that run starts at 0
     return seed_chunks(cfg, deep or P.get("seed_chunk", 0))
 
 
