@@ -55,6 +55,7 @@ def test_matrix_product_share_counts_the_models_products():
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_both_benchmarks_run_end_to_end_on_the_cpu(tmp_path):
     """A smoke run of each benchmark's command line: every table is measured and written (a
     signature change in the engine that a benchmark calls fails here, not on a GPU day)."""
@@ -246,6 +247,7 @@ def test_the_checks_test_counts_add_up_over_processes():
     assert [device_tests.processes_for(cores) for cores in (1, 2, 3, 8, 16, 64)] == [1, 1, 1, 4, 4, 4]
 
 
+@pytest.mark.heavy
 def test_the_gpu_check_tries_twice_the_runs_seeds_where_it_may_when_asked(tmp_path, monkeypatch):
     """With --trials and room under --seeds, the deep model's loop is timed again at twice the seeds its paper-scale
     runs hold, and chapter 9's argmax unit likewise, each marked a trial, which the plan's rates leave alone (here
@@ -525,6 +527,7 @@ def test_the_step_traffic_command_writes_its_rows(tmp_path, capsys):
     assert "floor" in capsys.readouterr().out
 
 
+@pytest.mark.heavy
 def test_the_heads_comparison_runs_each_arm_with_its_own_code(tmp_path):
     """bench.heads_ab's earlier arm imports vvlib from the commit's tree, not from this checkout (a python on
     whose path this checkout is installed finds it first unless told otherwise), and reports a step's time,

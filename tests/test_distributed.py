@@ -102,6 +102,7 @@ def test_two_ranks_give_the_single_process_run_bit_for_bit(spread_run, tmp_path,
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_a_chapter_runs_under_torchrun_and_rank_0_alone_writes_its_results(tmp_path):
     """The README's command, shrunk: chapter 4 at its ci profile on two ranks."""
     from vvlib.experiments.storage.store import REPO_ROOT

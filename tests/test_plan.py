@@ -205,6 +205,7 @@ SMALL = {"device": "cpu", "n_seeds": 2, "steps": 40, "long_steps": 20, "long_see
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_the_command_computes_what_it_planned_and_a_second_run_finds_it_stored(tmp_path, capsys):
     """Chapter 4, tiny: every planned entry is written, and the plan then finds them all stored."""
     parameters = {**SMALL, "store_dir": str(tmp_path / "store")}

@@ -181,6 +181,7 @@ def _smollm2():
     return model_files.describe(model_files.SMOLLM2)
 
 
+@pytest.mark.heavy
 def test_bundled_smollm2_is_described_from_its_gguf_header_and_as_a_file_path():
     info = _smollm2()
     assert (info.model_type, info.n_layers, info.n_heads, info.hidden, info.max_positions) == ("llama", 30, 9, 576, 8192)
@@ -190,6 +191,7 @@ def test_bundled_smollm2_is_described_from_its_gguf_header_and_as_a_file_path():
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_bundled_smollm2_loads_its_dequantized_weights_and_tokenizer():
     """The loaded value projection of layer 0 equals the GGUF tensor dequantized independently
     (gguf.quants), and layer 0 of the real model shows Figure 1's decay on random tokens."""
