@@ -11,6 +11,9 @@ from vvlib.tasks import TaskConfig
 # of equal bits takes the one_thread fixture.
 WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
 THREADS = int(os.environ.get("OMP_NUM_THREADS") or max(1, (os.cpu_count() or 1) // WORKERS))
+# ... and the processes a test starts (the chapters' kernels, the command line, torchrun) inherit the same share:
+# with torch's default of a thread per core in each, a chapter ran ten times slower beside the other tests.
+os.environ["OMP_NUM_THREADS"] = str(THREADS)
 # The file whose module fixture executes every chapter (most of the suite's time) runs first, so that with two
 # processes (pytest -n 2 --dist loadfile --no-loadscope-reorder) the other one takes the rest of the files meanwhile.
 FIRST = "test_chapters.py"

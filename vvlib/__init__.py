@@ -83,6 +83,9 @@ The book, vvlib/book/ (and the command line):
     paper_scale     a chapter's results at its paper profile, read where the GPU queue committed them
     accuracy_page   chapters 4 and 5 as one body: each notebook's prose calls its sections
     device_sections chapters 4 and 5's sections on the two devices, a part of that body
+    sensitivity_page chapter 11's page: each unstated setting's row, at the paper's scale and this page's
+    distribution_page chapter 6's page: Figures 2 and 3 at each scale, and what +LN's norm does
+    dispersion_page chapter 7's page: Figure 4, the gain at equal entropy, the sharpness test
     accounts_page   chapter 7's two accounts side by side on the paper-scale models
     decay_rows      chapter 10's deep model at a constant and a decaying rate, read from chapter 11's rows
     norm_rows       chapter 10's deep +LN with its norm after the last layer only, read from chapter 11's rows

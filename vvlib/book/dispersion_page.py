@@ -1,0 +1,177 @@
+"""Chapter 7's page: Figure 4 (how the attention spreads as sets grow) on chapter 4's models, at this page's profile
+and at the paper's scale where its probe is committed; the two accounts side by side; how much of +LN's gain goes
+with its sharper attention; the sharpness test.  The notebook holds the prose and calls one method per cell."""
+
+import time
+
+import numpy as np
+from IPython.display import Markdown, display
+
+from .. import probing, rng, stats
+from ..experiments.chapters import c07_dispersion
+from ..experiments.reports import answers, attention_gain, attention_plots, plots, probed, provisional, report
+from ..experiments.setups import probes, variants
+from ..experiments.storage import store
+from . import accounts_page, paper_scale, runner
+
+LABELS = variants.LABELS
+PAIRS = [probes.PAIR, tuple(variants.run_name(v, "adaptive") for v in probes.PAIR)]  # without, with adaptive θ
+RUNS = [run for pair in PAIRS for run in pair]
+QUANTITIES = ("top1_weight", "entropy")
+
+
+class DispersionPage:
+    """Chapter 7 being executed: its parameters, its probe's tables, and the paper-scale probe where committed."""
+
+    def __init__(self, namespace: dict):
+        self.started = time.perf_counter()
+        self.P = runner.configure("07_dispersion", namespace)  # profile + overrides, every value checked
+        self.device = rng.resolve_device(self.P.device)
+        self.probe = probes.dispersion(self.P, self.device)  # nothing is loaded or trained until needed
+        self.trained = self.probe.records()  # {variant: its training record, its runs joined}
+        self.tables = self.probe.tables(self.P.store_dir, self.device)
+        self.raw = self.tables["attention"]  # one row per model, temperature and N
+        self.summary = {q: stats.summary_by_length(self.raw, q, PAIRS) for q in QUANTITIES}
+        # the paper profile's probe: (its parameters, tables, {variant: training record}) or None
+        self.big = paper_scale.probe("07_dispersion", self.P.paper_scale_dir) if self.P.paper_scale_dir else None
+
+    def _both_at_paper_scale(self) -> bool:
+        return bool(self.big) and "layernorm" in self.big[2]
+
+    def answer(self):
+        """Figure 4's answer: at the paper's scale where the Baseline's probe is committed (+LN's beside it where it
+        is), then at this page's."""
+        display(Markdown("The entropy of the attention in nats (lower: less dispersed), fixed temperature. The "
+                         "paper's Figure 4 prints no numbers; its heatmaps show +LN's attention less dispersed than "
+                         "the Baseline's."))
+        for P_shown, tables_shown, trained_shown in ([self.big] if self.big else []) + [(self.P, self.tables,
+                                                                                          self.trained)]:
+            attention = tables_shown["attention"]
+            scale = answers.scale_text(P_shown.n_seeds, P_shown.steps, trained_shown["baseline"]["provenance"]["device"])
+            if self.big:  # two scales: each table says whose it is
+                display(Markdown(f"*{scale}:*"))
+            if "layernorm" not in trained_shown:  # +LN's probe at this scale is still in the GPU queue
+                display(answers.attention_table(attention, {"baseline": "Baseline", "adaptive_baseline": "adaptive θ"},
+                                                P_shown.eval_lengths))
+                display(Markdown("The Baseline alone, with and without adaptive temperature: +LN's probe at this "
+                                 "scale is still in the GPU queue, so Figure 4's comparison waits for it."))
+                continue
+            display(answers.paired_table(attention, "entropy", probes.PAIR, answers.SHORT_LABELS, P_shown.eval_lengths))
+            sharper = answers.probed_evidence(attention, "entropy", probes.PAIR, P_shown.eval_lengths, P_shown.max_len,
+                                              higher_is_better=False)
+            display(Markdown(answers.claim_sentence(
+                "Figure 4", scale, "+LN's attention has a lower entropy than the Baseline's beyond the training lengths",
+                sharper, "argmax", P_shown.steps)))
+
+    def heatmaps(self):
+        """Figure 4 itself: the largest attention weights of each test example, for one model."""
+        P = self.P
+        maps = {LABELS[v]: found for v, found in probing.heatmap_arrays(self.tables["heatmaps"]).items()}
+        attention_plots.attention_heatmaps(maps, title=f"16 largest attention weights of {P.n_examples} test "
+                                                       f"examples, model {P.shown_seed}, fixed temperature")
+
+    def across_seeds(self):
+        """Entropy and largest weight against N, mean over the seeds, with and without adaptive temperature."""
+        P = self.P
+        frame = self.tables["attention"].replace({"variant": LABELS})
+        lengths = np.array(P.eval_lengths, dtype=float)
+        plots.quantity_vs_length(frame, "entropy", "attention entropy (nats)",
+                                 reference=("uniform, ln N", lengths, np.log(lengths)),
+                                 title=f"Entropy of the attention ({P.n_seeds} models x {P.n_probe_sequences} "
+                                       f"sequences per N)")
+        plots.quantity_vs_length(frame, "top1_weight", "largest attention weight", log_y=True,
+                                 title="Largest attention weight")
+
+    def quantity_tables(self):
+        """The same numbers as tables, with the paired t-test; the paper-scale probe's below them, where committed."""
+        P = self.P
+        display(Markdown("**Entropy (nats)**"),
+                report.quantity_table(self.summary["entropy"], RUNS, PAIRS, LABELS, P.eval_lengths),
+                Markdown("**Largest attention weight**"),
+                report.quantity_table(self.summary["top1_weight"], RUNS, PAIRS, LABELS, P.eval_lengths))
+        if self._both_at_paper_scale():
+            P_paper, paper_tables, _ = self.big
+            found = {q: stats.summary_by_length(paper_tables["attention"], q, PAIRS) for q in QUANTITIES}
+            display(Markdown(f"**At the paper's scale** ({P_paper.n_seeds} seeds x {P_paper.steps:,} steps, "
+                             f"{P_paper.n_probe_sequences:,} test sequences per length): **entropy (nats)**"),
+                    report.quantity_table(found["entropy"], RUNS, PAIRS, LABELS, P_paper.eval_lengths),
+                    Markdown("**Largest attention weight**"),
+                    report.quantity_table(found["top1_weight"], RUNS, PAIRS, LABELS, P_paper.eval_lengths))
+
+    def what_the_numbers_say(self):
+        """The verdict of this page's run, by the summary page's rule, and what adaptive temperature does."""
+        P, lines = self.P, []
+        for a, b in PAIRS:
+            e = answers.probed_evidence(self.raw, "entropy", (a, b), P.eval_lengths, P.max_len, higher_is_better=False)
+            lines.append(f"{LABELS[b]} has a lower attention entropy than {LABELS[a]} at {e.ahead} of {e.lengths} "
+                         f"lengths beyond training ({e.ahead_significant} with p < {e.alpha}, paired over "
+                         f"{P.n_seeds} seeds); that it is less dispersed is, by the rule of the summary page, "
+                         f"{provisional.qualified(e.verdict(), 'argmax', P.steps)}.")
+        longest, e = str(max(P.eval_lengths)), self.summary["entropy"]["mean"]
+        lines.append(f"At $N = {longest}$ the adaptive temperature lowers the Baseline's entropy from "
+                     f"{e['baseline'][longest]:.2f} to {e['adaptive_baseline'][longest]:.2f} nats (uniform: "
+                     f"{np.log(int(longest)):.2f}).")
+        display(Markdown(" ".join(lines)))
+
+    def two_accounts(self):
+        accounts_page.show(self.P.paper_scale_dir)
+
+    def gain_and_entropy(self):
+        """At the paper's scale: +LN's gain, and what is left of it among models of equal attention entropy."""
+        scored = (paper_scale.accuracy_of_probed(self.big[2], self.P.paper_scale_dir)
+                  if self._both_at_paper_scale() else None)
+        if not scored:
+            display(Markdown("This section reads the paper-scale runs and their probe (`paper_scale_dir`; the book "
+                             "profile reads results/paper/); none are committed where this run looked, so it has "
+                             "nothing to show."))
+            return
+        P_paper, paper_tables, paper_trained = self.big
+        lengths, accuracy = scored
+        gains = attention_gain.gain_and_entropy(accuracy, paper_tables["attention"], lengths, P_paper.max_len)
+        scale = answers.scale_text(P_paper.n_seeds, P_paper.steps, paper_trained["baseline"]["provenance"]["device"])
+        display(attention_gain.gain_table(gains), Markdown(attention_gain.gain_sentence(gains, scale)))
+        models = {n: attention_gain.per_model(accuracy, paper_tables["attention"], lengths, n)
+                  for n in answers.answer_lengths(lengths)}
+        attention_plots.accuracy_against_entropy(models, answers.SHORT_LABELS,
+                                                 title=f"Each model's accuracy against its attention entropy ({scale})")
+
+    def sharpness(self):
+        """The sharpness test on each set of runs the profile names."""
+        P, device = self.P, self.device
+        tests = c07_dispersion.sharpness_tests(P, device)
+        for sharp, seeds, steps in tests:
+            frame = sharp.tables(P.store_dir, device)["sharpness"]
+            scale = answers.scale_text(seeds, steps, sharp.records()["baseline"]["provenance"]["device"])
+            matched = attention_gain.matched_sharpness(frame)
+            display(attention_gain.sharpness_table(matched), Markdown(attention_gain.sharpness_sentence(matched, scale)))
+            attention_plots.accuracy_along_sharpness(frame, answers.SHORT_LABELS,
+                                                     title=f"Each model as its attention is sharpened or spread "
+                                                           f"({scale}; large dots: as trained)")
+        if not tests:
+            display(Markdown("The sharpness test reads chapter 4's main runs where `sharpness_main` is set and its "
+                             "longer training where `long_steps` names it (the book profile: both); this run leaves "
+                             "it out."))
+
+    def scale(self):
+        """Which of the paper profile's store entries are committed, and what this page shows of them."""
+        shows = ""
+        if self.big:
+            shows = "Figure 4's answer at the top" + ("" if "layernorm" in self.big[2] else ", the Baseline's alone")
+        display(Markdown(paper_scale.pending("07_dispersion", self.P, self.P.paper_scale_dir, shows=shows)))
+
+    def show_parameters(self):
+        display(report.parameters_frame(self.P))
+        print(f"device: {store.device_name(self.device)}")
+
+    def write(self):
+        """results.json: Figure 4's metrics at this page's scale, and at the paper's where both probes are read."""
+        results = probed.figure4_metrics(self.raw, PAIRS)
+        sources = {f"training/{v}": record["provenance"] for v, record in self.trained.items()}
+        if self._both_at_paper_scale():  # the summary's claims table reads it there
+            P_paper, paper_tables, paper_trained = self.big
+            results["paper_scale"] = probed.at_paper_scale(probed.figure4_metrics(paper_tables["attention"], PAIRS),
+                                                           P_paper)
+            sources.update({f"training/paper_scale/{v}": record["provenance"] for v, record in paper_trained.items()})
+        path = report.write_results(self.P.output_dir, "07_dispersion", self.P, self.device, results,
+                                    wall_time_s=time.perf_counter() - self.started, sources=sources)
+        print(f"wrote {path}")

@@ -1,0 +1,193 @@
+"""Chapter 6's page: Figures 2 and 3 (what the readout sees at long lengths) on chapter 4's models, at this page's
+profile, at chapter 4's longer training where the profile probes it, and at the paper's scale where its probe is
+committed.  The notebook holds the prose and calls one method per cell."""
+
+import time
+
+import numpy as np
+import pandas as pd
+from IPython.display import Markdown, display
+
+from .. import rng
+from ..compare import power_of_two
+from ..experiments.reports import answers, explore, plots, probed, report
+from ..experiments.setups import probes, variants
+from ..experiments.storage import store
+from . import paper_scale, runner
+
+VARIANTS = list(probes.PAIR)  # chapter 4's Baseline and +LN
+LABELS = variants.LABELS
+SLOPE_LABELS = {**LABELS, "layernorm_before_norm": "Baseline (+ LN), before the norm"}
+
+
+class DistributionPage:
+    """Chapter 6 being executed: its parameters, its probe's tables, the longer runs' and the paper scale's."""
+
+    def __init__(self, namespace: dict):
+        self.started = time.perf_counter()
+        P = self.P = runner.configure("06_distribution_shift", namespace)  # profile + overrides, every value checked
+        self.device = rng.resolve_device(P.device)
+        self.probe = probes.distribution(P, self.device)  # nothing is loaded or trained until needed
+        self.trained = self.probe.records()  # {variant: its training record, its runs joined}
+        self.tables = self.probe.tables(P.store_dir, self.device)
+        # chapter 4's longer runs, probed where long_steps names them: Figure 3 and what +LN's norm does
+        self.longer = probes.longer(P, self.device) if P.long_steps else None
+        self.longer_view = ((probes.longer_scale(P), self.longer.tables(P.store_dir, self.device),
+                             self.longer.records()) if self.longer else None)
+        # the paper profile's probe: (its parameters, tables, {variant: training record}) or None
+        self.big = paper_scale.probe("06_distribution_shift", P.paper_scale_dir) if P.paper_scale_dir else None
+        self.frame = self.tables["global"].replace({"variant": LABELS})
+        std = self.tables["component_std"]
+        self.component_std = {v: {str(n): std[(std.variant == v) & (std.N == n)].sort_values("component")["std"].tolist()
+                                  for n in P.eval_lengths} for v in VARIANTS}
+        self.slopes = {v: part["slope"].to_numpy() for v, part in self.tables["slopes"].groupby("variant", sort=False)}
+
+    def answer(self):
+        """Figure 3's answer: at the paper's scale where the Baseline's probe is committed (+LN's beside it where it
+        is), then at chapter 4's longer training where this profile probes both variants, then at this page's."""
+        display(Markdown("The readout's input at length $N$: its global variance over its value at the training "
+                         "length (1 = no shift). The paper's Figure 3 prints no numbers; it shows +LN's ratio staying "
+                         "closer to 1 than the Baseline's, and the Baseline's global mean drifting."))
+        paired_longer = self.longer_view if self.longer_view and set(probes.PAIR) <= set(self.longer_view[2]) else None
+        for P_shown, tables_shown, trained_shown in [view for view in (self.big, paired_longer,
+                                                                       (self.P, self.tables, self.trained)) if view]:
+            shift = tables_shown["global"]
+            scale = answers.scale_text(P_shown.n_seeds, P_shown.steps, trained_shown["baseline"]["provenance"]["device"])
+            if self.big or paired_longer:  # several scales: each table says whose it is
+                display(Markdown(f"*{scale}:*"))
+            drift = answers.drift_sentence(shift, P_shown.eval_lengths, P_shown.max_len, scale, P_shown.steps)
+            if "layernorm" not in trained_shown:  # +LN's probe at this scale is still in the GPU queue
+                display(answers.drift_table(shift, P_shown.eval_lengths, P_shown.max_len))
+                display(Markdown(drift + " +LN's probe at this scale is still in the GPU queue."))
+                continue
+            display(answers.paired_table(shift, "relative_variance", probes.PAIR, answers.SHORT_LABELS,
+                                         P_shown.eval_lengths))
+            kept = answers.probed_evidence(shift, "relative_variance", probes.PAIR, P_shown.eval_lengths, P_shown.max_len)
+            display(Markdown(answers.claim_sentence(
+                "Figure 3", scale, "+LN keeps more of the global variance than the Baseline beyond the training lengths",
+                kept, "argmax", P_shown.steps)))
+            display(Markdown(drift + " " + answers.drift_size_sentence(shift, P_shown.eval_lengths, answers.SHORT_LABELS)))
+
+    def components(self):
+        """Figure 2: fixed components of the readout's input, one model, at a few lengths."""
+        values = self.tables["values"].replace({"variant": LABELS})
+        plots.component_distributions(values, title=f"Fixed components of the readout's input, model "
+                                                    f"{self.P.shown_seed} ({self.P.n_probe_sequences} test sequences per "
+                                                    f"panel)")
+
+    def component_tables(self):
+        """Each fixed component's standard deviation at the shown lengths, and the log-log slope over N."""
+        P = self.P
+        display(pd.DataFrame({f"{LABELS[v]}, N = {n}": self.component_std[v][str(n)] for v in VARIANTS
+                              for n in P.distribution_lengths}, index=pd.Index(P.components, name="component")).round(4))
+        display(pd.DataFrame({"slope of log std vs log N": {
+            SLOPE_LABELS[v]: f"{s.mean():.3f} ± {s.std(ddof=1) / np.sqrt(len(s)):.3f}"
+            for v, s in self.slopes.items() if v in SLOPE_LABELS}}))
+
+    def histograms(self):
+        """The slider view: each fixed component's histogram at every length (one image per length, made now)."""
+        histograms = self.tables["histograms"]
+        display(explore.figure_explorer(lambda N: plots.component_histograms(histograms, VARIANTS, LABELS, N),
+                                        {"N": sorted(histograms["N"].unique().tolist())},
+                                        labels={"N": "sequence length N"}))
+
+    def global_statistics(self):
+        """Figure 3 at this page's scale, and its means as a table."""
+        P = self.P
+        plots.global_statistics(self.frame, title=f"Readout input, {P.n_seeds} models x {P.n_probe_sequences} test "
+                                                  f"sequences per N")
+        summary = self.frame.groupby(["variant", "N"])[["mean_drift", "relative_variance"]].mean().unstack("variant")
+        summary.index = [power_of_two(n) for n in summary.index]
+        display(summary.round(3))
+
+    def paper_scale_figure(self):
+        """Figure 3 at the paper's scale, where both variants' probes are committed."""
+        if not (self.big and "layernorm" in self.big[2]):
+            display(Markdown("Not committed yet: the probe of both variants at the paper's scale is still in the GPU "
+                             "queue."))
+            return
+        P_paper, paper_tables, _ = self.big
+        plots.global_statistics(paper_tables["global"].replace({"variant": LABELS}),
+                                title=f"Readout input at the paper's scale, {P_paper.n_seeds} models x "
+                                      f"{P_paper.n_probe_sequences} test sequences per N")
+        at_training = paper_tables["global"].query(f"N == {P_paper.max_len}").groupby("variant")["global_variance"].mean()
+        display(Markdown(
+            f"At the training length the global variance of +LN's readout input is "
+            f"{at_training['layernorm']:.3g}, the Baseline's {at_training['baseline']:.3g} (mean over seeds). What "
+            f"sets +LN's ratio at longer $N$ is not measured at this scale: its probe records the normalized output, "
+            f"not the norm's learned gain and bias, nor how the spread of $\\mathbf{{O}}$ over its features compares "
+            f"with the norm's $\\epsilon = 10^{{-5}}$. The next section measures them for chapter 4's longer runs (the "
+            f"paper's steps, on a CPU){'' if self.P.long_steps else ', where `long_steps` names them'}; a GPU probe "
+            f"of these runs would measure them here."))
+
+    def longer_runs(self):
+        """Figure 3 at chapter 4's longer training, and what +LN's norm does there."""
+        if not self.longer_view:
+            display(Markdown("*Skipped at this profile (`long_steps` = 0).*"))
+            return
+        P_long, long_tables, long_trained = self.longer_view
+        plots.global_statistics(long_tables["global"].replace({"variant": LABELS}),
+                                title=f"Readout input at {P_long.steps:,} steps, {P_long.n_seeds} models x "
+                                      f"{P_long.n_probe_sequences} test sequences per N (CPU)")
+        if "baseline" not in long_trained:
+            display(Markdown("*The Baseline's longer runs are not probed at this profile yet (`long_variants`): each "
+                             "takes an hour or more of 2 CPU cores to train again for its weights.*"))
+        if "norm" in long_tables:
+            display(probed.norm_table(long_tables["norm"], P_long.eval_lengths, P_long.max_len))
+            display(Markdown(probed.norm_sentence(probed.norm_metrics(long_tables["norm"], P_long.eval_lengths),
+                                                  P_long.max_len, max(P_long.eval_lengths), P_long.n_seeds)))
+
+    def what_the_numbers_say(self):
+        """This page's run in sentences: the variance kept at the longest length, the components' slopes, the drift."""
+        P, frame, slopes = self.P, self.frame, self.slopes
+        longest = max(P.eval_lengths)
+        ratio = {v: frame[(frame.variant == LABELS[v]) & (frame.N == longest)]["relative_variance"].to_numpy()
+                 for v in VARIANTS}
+        steadier = sum(ratio["layernorm"] > ratio["baseline"])  # paired by seed index
+        drift = {v: frame[frame.variant == LABELS[v]].groupby("N")["mean_drift"].mean().abs().max() for v in VARIANTS}
+        size = {v: max(probed.drift_size(frame, LABELS[v], n)[0] for n in P.eval_lengths) for v in VARIANTS}
+        display(Markdown(
+            f"At $N = {longest}$ the Baseline's readout input keeps {ratio['baseline'].mean():.0%} of its global "
+            f"variance at the training length and the +LN model's keeps {ratio['layernorm'].mean():.0%} (the +LN "
+            f"ratio is the larger for {steadier} of {P.n_seeds} paired seeds). Single components shrink in both: the "
+            f"median log-log slope of a component's standard deviation is {slopes['baseline'].mean():.2f} for the "
+            f"Baseline and {slopes['layernorm'].mean():.2f} for +LN ({slopes['layernorm_before_norm'].mean():.2f} "
+            f"before the norm). The global mean hardly moves in either model: its largest drift over all lengths is "
+            f"{drift['baseline']:.3f} (Baseline) and {drift['layernorm']:.3f} (+LN) training standard deviations, "
+            f"mean over seeds, and each seed's own drift averages at most {size['baseline']:.3f} and "
+            f"{size['layernorm']:.3f} in size."))
+
+    def scale(self):
+        """Which of the paper profile's store entries are committed, and what this page shows of them."""
+        shows = ""
+        if self.big:
+            shows = "Figure 3's answer at the top" + ("" if "layernorm" in self.big[2] else ", the Baseline's alone")
+        display(Markdown(paper_scale.pending("06_distribution_shift", self.P, self.P.paper_scale_dir, shows=shows)))
+
+    def show_parameters(self):
+        display(report.parameters_frame(self.P))
+        print(f"device: {store.device_name(self.device)}")
+
+    def write(self):
+        """results.json: Figure 3's metrics at this page's scale, at the paper's and at the longer runs' where read."""
+        P = self.P
+        results = {**probed.figure3_metrics(self.tables["global"], P.eval_lengths), "component_std": self.component_std,
+                   **probed.slope_metrics(self.tables["slopes"])}
+        sources = {f"training/{v}": record["provenance"] for v, record in self.trained.items()}
+        if self.big:  # the summary's claims table reads it at that scale
+            P_paper, paper_tables, paper_trained = self.big
+            results["paper_scale"] = probed.at_paper_scale(
+                {**probed.figure3_metrics(paper_tables["global"], P_paper.eval_lengths),
+                 **probed.slope_metrics(paper_tables["slopes"])}, P_paper)
+            sources.update({f"training/paper_scale/{v}": record["provenance"] for v, record in paper_trained.items()})
+        if self.longer_view:  # chapter 4's longer runs: the summary's claims table reads Figure 3 at their scale too
+            P_long, long_tables, _ = self.longer_view
+            results["longer"] = {**probed.figure3_metrics(long_tables["global"], P_long.eval_lengths),
+                                 "n_seeds": P_long.n_seeds, "steps": P_long.steps}
+            if "norm" in long_tables:
+                results["longer"]["norm"] = probed.norm_metrics(long_tables["norm"], P_long.eval_lengths)
+            sources.update({f"training/long/{v}/{i}": run.record["provenance"]  # chapter 4's keys for the same runs
+                            for v, runs_ in self.longer.models.items() for i, run in enumerate(runs_)})
+        path = report.write_results(P.output_dir, "06_distribution_shift", P, self.device, results,
+                                    wall_time_s=time.perf_counter() - self.started, sources=sources)
+        print(f"wrote {path}")

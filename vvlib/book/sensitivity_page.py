@@ -1,0 +1,132 @@
+"""Chapter 11's page: one unstated setting at a time, +LN against the Baseline per configuration, at the paper's
+scale (read from results/paper) and at this page's profile (trained here or read from the store).  The notebook
+holds the prose and calls one method per cell."""
+
+import time
+
+import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
+
+from .. import rng, stats
+from ..experiments.chapters import SENSITIVITY, scales
+from ..experiments.reports import paper_rows, plots, report
+from ..experiments.setups import paper, sensitivity
+from ..experiments.storage import store
+from . import runner
+
+
+class SensitivityPage:
+    """Chapter 11 being executed: its parameters, its rows (every config checked before anything trains), what
+    they gave, and the rows at the paper's scale."""
+
+    def __init__(self, namespace: dict):
+        self.started = time.perf_counter()
+        self.P = runner.configure("11_sensitivity", namespace)
+        self.plan = sensitivity.check_rows(self.P)  # every row's configs built and checked before anything trains
+        self.device = rng.resolve_device(self.P.device)
+        self.records, self.accuracies, self.sources = [], {}, {}
+        self.P_paper = runner.resolved("11_sensitivity", "paper", {"store_dir": scales.PAPER_SCALE_STORE})
+        self.at_paper_scale = sensitivity.paper_scale_records(self.P_paper, self.P.compared_lengths)  # read once
+
+    def train(self):
+        """Each row's two variants, trained or read from the store, evaluated at every length."""
+        for i, (task, row, P_row) in enumerate(self.plan):
+            print(f"[{i + 1}/{len(self.plan)}] {task}: {sensitivity.label(row)}", flush=True)
+            accuracy, training = sensitivity.train_row(P_row, task, self.device)
+            self.accuracies[task, sensitivity.label(row)] = accuracy
+            self.records.append(sensitivity.row_record(task, row, P_row, accuracy, training, self.P.compared_lengths))
+            self.sources |= {f"{task}/{sensitivity.label(row)}/{v}": r["provenance"] for v, r in training.items()}
+
+    def paper_scale_answer(self):
+        """The rows at the paper's scale: a forest per task, the table, and what they say at the compared lengths
+        and at every length beyond training."""
+        P, P_paper, found = self.P, self.P_paper, self.at_paper_scale
+        committed = [r for r in found if r["difference"] is not None]
+        for task in sensitivity.tasks_with_rows(committed):
+            first = next(r for r in committed if r["task"] == task)
+            plots.sensitivity_forest(committed, task, P.compared_lengths, f"{sensitivity.budget(first)}, on a GPU")
+            plt.show()
+        display(paper_rows.table(found, P.compared_lengths))
+        tasks = list(sensitivity.ROW_PARAMETERS)
+        said = [paper_rows.verdict(found, task, n) for task in tasks for n in P.compared_lengths]
+        said += [paper_rows.closest(found, task, P.compared_lengths) for task in tasks]
+        beyond = [n for n in P_paper.eval_lengths if n > P_paper.max_len]  # every row judged at every length past training
+        every_length = sensitivity.paper_scale_records(P_paper, beyond)
+        said += [paper_rows.lengths_sentence(every_length, task, beyond) for task in tasks]
+        display(Markdown(" ".join(filter(None, said))))  # a task with no rows says nothing
+
+    def answer(self):
+        """This page's rows: +LN minus Baseline per configuration, a forest per task and its verdicts."""
+        for task in sensitivity.tasks_with_rows(self.records):
+            plots.sensitivity_forest(self.records, task, self.P.compared_lengths,
+                                     f"{self.P.n_seeds} seeds unless the row sets n_seeds")
+            plt.show()  # here, not at the end of the cell
+            display(Markdown(" ".join(sensitivity.verdict(self.records, task, n) for n in self.P.compared_lengths)))
+
+    def training_time(self):
+        minutes = 60 * sensitivity.hours_at(self.records)
+        display(Markdown(f"Training all {len(sensitivity.trained_runs(self.records))} runs took {minutes:.0f} minutes "
+                         f"on {sensitivity.devices(self.records)} (each run's recorded wall-clock time, kept in the "
+                         "store with the run; it includes any time a run was paused or shared its cores, and a run "
+                         "resumed from a checkpoint is counted at its time per step), not counting the evaluations."))
+
+    def row_tables(self):
+        """One table per task: each row's budget, both variants' accuracy and the paired difference."""
+        for task in sensitivity.tasks_with_rows(self.records):
+            display(Markdown(f"### {task}"))
+            display(sensitivity.row_table(self.records, task, self.P.compared_lengths))
+            display(Markdown(" ".join([sensitivity.more_seeds_sentence(self.records, task, self.P.compared_lengths),
+                                       sensitivity.unlearned_sentence(self.records, task)])))
+
+    def argmax_cost(self):
+        """What the argmax rows would cost at the paper's steps, scaled from what they took."""
+        if "argmax" not in sensitivity.tasks_with_rows(self.records):
+            return
+        steps, records = paper.STEPS["argmax"], self.records
+        hours, took = sensitivity.hours_at(records, "argmax", steps), sensitivity.hours_at(records, "argmax")
+        display(Markdown(f"Trained for the paper's {steps:,} steps instead, the "
+                         f"{sum(r['task'] == 'argmax' for r in records)} argmax rows above would take about "
+                         f"{hours:.0f} hours of {sensitivity.devices(records, 'argmax')} (the {took:.1f} hours they "
+                         "took, scaled by steps). That is why the map stops at the book's steps on a CPU; a GPU is the "
+                         "way to redraw it (bench/README.md gives its throughput)."))
+
+    def closest_to_paper(self):
+        """Per task, every row's distance to the paper's Baseline, and the closest row beside the paper's table."""
+        P = self.P
+        for task in sensitivity.tasks_with_rows(self.records):
+            display(Markdown(f"### {task}"))
+            display(sensitivity.distance_table(self.records, task))
+            best = sensitivity.closest_to_paper(self.records, task)
+            if best is None:
+                continue
+            plots.accuracy_vs_length(
+                stats.long_form(self.accuracies[task, best["row"]], P.eval_lengths),
+                {"baseline": "Baseline", "layernorm": "Baseline (+ LN)"},
+                paper={"lengths": paper.LENGTHS, "rows": {v: sensitivity.PAPER_TABLES[task][v] for v in sensitivity.PAIR}},
+                title=f"{task}, closest to the paper: {best['row']} (dashed: the paper)")
+            plt.show()
+            display(Markdown(sensitivity.closest_sentence(best, P.compared_lengths)))
+
+    def show_parameters(self):
+        """The parameters, and which of the chapter's own rows this run leaves out."""
+        P = self.P
+        display(report.parameters_frame(P))
+        print(f"this run: {store.device_name(self.device)}; {len(self.plan)} rows, "
+              f"each Baseline and +LN, {P.n_seeds} seeds unless the row sets n_seeds")
+        planned = SENSITIVITY.parameters()  # the chapter's own lists of rows
+        for task, name in sensitivity.ROW_PARAMETERS.items():
+            left_out = sensitivity.not_run(P[name], planned[name].default)
+            if left_out:
+                display(Markdown(f"**{task}**: {len(left_out)} of the chapter's rows are not in this run: "
+                                 f"{'; '.join(left_out)}."))
+
+    def write(self):
+        """results.json: the rows, the closest per task, and the rows at the paper's scale (the summary counts them)."""
+        records = self.records
+        metrics = {"rows": records, "closest": {t: (sensitivity.closest_to_paper(records, t) or {}).get("row")
+                                                for t in sensitivity.tasks_with_rows(records)},
+                   "paper_scale": self.at_paper_scale}
+        path = report.write_results(self.P.output_dir, "11_sensitivity", self.P, self.device, metrics,
+                                    wall_time_s=time.perf_counter() - self.started,
+                                    sources=self.sources | sensitivity.paper_scale_sources(self.P_paper))
+        print(f"wrote {path}")
