@@ -4,6 +4,7 @@ variance) and attention dispersion's (the attention loses the item it should pic
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
+from ..experiments.chapters import DISPERSION, DISTRIBUTION_SHIFT
 from ..experiments.reports import answers, attention_plots, two_accounts
 from . import paper_scale
 
@@ -17,8 +18,8 @@ CAPTION = ("**Figure.** Accuracy against each account's measure: every dot is on
 def cells(store_dir):
     """(two_accounts.cells of the paper-scale models, the training length, the scale in words), or None where
     chapter 6's or chapter 7's probe of both variants, or chapter 4's scores of the same runs, is not committed."""
-    dispersion = paper_scale.probe("07_dispersion", store_dir, needed=("baseline", "layernorm"))
-    distribution = paper_scale.probe("06_distribution_shift", store_dir, needed=("baseline", "layernorm"))
+    dispersion = paper_scale.probe(DISPERSION.name, store_dir, needed=("baseline", "layernorm"))
+    distribution = paper_scale.probe(DISTRIBUTION_SHIFT.name, store_dir, needed=("baseline", "layernorm"))
     if not (dispersion and distribution):
         return None
     P, attention, trained = dispersion

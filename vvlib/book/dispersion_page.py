@@ -8,12 +8,14 @@ import numpy as np
 from IPython.display import Markdown, display
 
 from .. import probing, rng, stats
-from ..experiments.chapters import c07_dispersion
+from ..experiments.chapters import DISPERSION, c07_dispersion
+from ..experiments.setups.paper_tasks import ARGMAX
 from ..experiments.reports import answers, attention_gain, attention_plots, plots, probed, provisional, report
 from ..experiments.setups import probes, variants
 from ..experiments.storage import store
 from . import accounts_page, paper_scale, runner
 
+NAME = DISPERSION.name
 LABELS = variants.LABELS
 PAIRS = [probes.PAIR, tuple(variants.run_name(v, "adaptive") for v in probes.PAIR)]  # without, with adaptive θ
 RUNS = [run for pair in PAIRS for run in pair]
@@ -25,7 +27,7 @@ class DispersionPage:
 
     def __init__(self, namespace: dict):
         self.started = time.perf_counter()
-        self.P = runner.configure("07_dispersion", namespace)  # profile + overrides, every value checked
+        self.P = runner.configure(NAME, namespace)  # profile + overrides, every value checked
         self.device = rng.resolve_device(self.P.device)
         self.probe = probes.dispersion(self.P, self.device)  # nothing is loaded or trained until needed
         self.trained = self.probe.records()  # {variant: its training record, its runs joined}
@@ -33,7 +35,7 @@ class DispersionPage:
         self.raw = self.tables["attention"]  # one row per model, temperature and N
         self.summary = {q: stats.summary_by_length(self.raw, q, PAIRS) for q in QUANTITIES}
         # the paper profile's probe: (its parameters, tables, {variant: training record}) or None
-        self.big = paper_scale.probe("07_dispersion", self.P.paper_scale_dir) if self.P.paper_scale_dir else None
+        self.big = paper_scale.probe(NAME, self.P.paper_scale_dir) if self.P.paper_scale_dir else None
 
     def _both_at_paper_scale(self) -> bool:
         return bool(self.big) and "layernorm" in self.big[2]
@@ -61,7 +63,7 @@ class DispersionPage:
                                               higher_is_better=False)
             display(Markdown(answers.claim_sentence(
                 "Figure 4", scale, "+LN's attention has a lower entropy than the Baseline's beyond the training lengths",
-                sharper, "argmax", P_shown.steps)))
+                sharper, ARGMAX.name, P_shown.steps)))
 
     def heatmaps(self):
         """Figure 4 itself: the largest attention weights of each test example, for one model."""
@@ -106,7 +108,7 @@ class DispersionPage:
             lines.append(f"{LABELS[b]} has a lower attention entropy than {LABELS[a]} at {e.ahead} of {e.lengths} "
                          f"lengths beyond training ({e.ahead_significant} with p < {e.alpha}, paired over "
                          f"{P.n_seeds} seeds); that it is less dispersed is, by the rule of the summary page, "
-                         f"{provisional.qualified(e.verdict(), 'argmax', P.steps)}.")
+                         f"{provisional.qualified(e.verdict(), ARGMAX.name, P.steps)}.")
         longest, e = str(max(P.eval_lengths)), self.summary["entropy"]["mean"]
         lines.append(f"At $N = {longest}$ the adaptive temperature lowers the Baseline's entropy from "
                      f"{e['baseline'][longest]:.2f} to {e['adaptive_baseline'][longest]:.2f} nats (uniform: "
@@ -157,7 +159,7 @@ class DispersionPage:
         shows = ""
         if self.big:
             shows = "Figure 4's answer at the top" + ("" if "layernorm" in self.big[2] else ", the Baseline's alone")
-        display(Markdown(paper_scale.pending("07_dispersion", self.P, self.P.paper_scale_dir, shows=shows)))
+        display(Markdown(paper_scale.pending(NAME, self.P, self.P.paper_scale_dir, shows=shows)))
 
     def show_parameters(self):
         display(report.parameters_frame(self.P))
@@ -172,6 +174,6 @@ class DispersionPage:
             results["paper_scale"] = probed.at_paper_scale(probed.figure4_metrics(paper_tables["attention"], PAIRS),
                                                            P_paper)
             sources.update({f"training/paper_scale/{v}": record["provenance"] for v, record in paper_trained.items()})
-        path = report.write_results(self.P.output_dir, "07_dispersion", self.P, self.device, results,
+        path = report.write_results(self.P.output_dir, NAME, self.P, self.device, results,
                                     wall_time_s=time.perf_counter() - self.started, sources=sources)
         print(f"wrote {path}")

@@ -10,11 +10,14 @@ from IPython.display import Markdown, display
 
 from .. import rng
 from ..compare import power_of_two
+from ..experiments.chapters import DISTRIBUTION_SHIFT
 from ..experiments.reports import answers, explore, plots, probed, report
+from ..experiments.setups.paper_tasks import ARGMAX
 from ..experiments.setups import probes, variants
 from ..experiments.storage import store
 from . import paper_scale, runner
 
+NAME = DISTRIBUTION_SHIFT.name
 VARIANTS = list(probes.PAIR)  # chapter 4's Baseline and +LN
 LABELS = variants.LABELS
 SLOPE_LABELS = {**LABELS, "layernorm_before_norm": "Baseline (+ LN), before the norm"}
@@ -25,7 +28,7 @@ class DistributionPage:
 
     def __init__(self, namespace: dict):
         self.started = time.perf_counter()
-        P = self.P = runner.configure("06_distribution_shift", namespace)  # profile + overrides, every value checked
+        P = self.P = runner.configure(NAME, namespace)  # profile + overrides, every value checked
         self.device = rng.resolve_device(P.device)
         self.probe = probes.distribution(P, self.device)  # nothing is loaded or trained until needed
         self.trained = self.probe.records()  # {variant: its training record, its runs joined}
@@ -35,7 +38,7 @@ class DistributionPage:
         self.longer_view = ((probes.longer_scale(P), self.longer.tables(P.store_dir, self.device),
                              self.longer.records()) if self.longer else None)
         # the paper profile's probe: (its parameters, tables, {variant: training record}) or None
-        self.big = paper_scale.probe("06_distribution_shift", P.paper_scale_dir) if P.paper_scale_dir else None
+        self.big = paper_scale.probe(NAME, P.paper_scale_dir) if P.paper_scale_dir else None
         self.frame = self.tables["global"].replace({"variant": LABELS})
         std = self.tables["component_std"]
         self.component_std = {v: {str(n): std[(std.variant == v) & (std.N == n)].sort_values("component")["std"].tolist()
@@ -65,7 +68,7 @@ class DistributionPage:
             kept = answers.probed_evidence(shift, "relative_variance", probes.PAIR, P_shown.eval_lengths, P_shown.max_len)
             display(Markdown(answers.claim_sentence(
                 "Figure 3", scale, "+LN keeps more of the global variance than the Baseline beyond the training lengths",
-                kept, "argmax", P_shown.steps)))
+                kept, ARGMAX.name, P_shown.steps)))
             display(Markdown(drift + " " + answers.drift_size_sentence(shift, P_shown.eval_lengths, answers.SHORT_LABELS)))
 
     def components(self):
@@ -162,7 +165,7 @@ class DistributionPage:
         shows = ""
         if self.big:
             shows = "Figure 3's answer at the top" + ("" if "layernorm" in self.big[2] else ", the Baseline's alone")
-        display(Markdown(paper_scale.pending("06_distribution_shift", self.P, self.P.paper_scale_dir, shows=shows)))
+        display(Markdown(paper_scale.pending(NAME, self.P, self.P.paper_scale_dir, shows=shows)))
 
     def show_parameters(self):
         display(report.parameters_frame(self.P))
@@ -188,6 +191,6 @@ class DistributionPage:
                 results["longer"]["norm"] = probed.norm_metrics(long_tables["norm"], P_long.eval_lengths)
             sources.update({f"training/long/{v}/{i}": run.record["provenance"]  # chapter 4's keys for the same runs
                             for v, runs_ in self.longer.models.items() for i, run in enumerate(runs_)})
-        path = report.write_results(P.output_dir, "06_distribution_shift", P, self.device, results,
+        path = report.write_results(P.output_dir, NAME, P, self.device, results,
                                     wall_time_s=time.perf_counter() - self.started, sources=sources)
         print(f"wrote {path}")

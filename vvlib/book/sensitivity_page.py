@@ -11,6 +11,7 @@ from .. import rng, stats
 from ..experiments.chapters import SENSITIVITY, scales
 from ..experiments.reports import paper_rows, plots, report
 from ..experiments.setups import paper, sensitivity
+from ..experiments.setups.paper_tasks import ARGMAX
 from ..experiments.storage import store
 from . import runner
 
@@ -21,11 +22,11 @@ class SensitivityPage:
 
     def __init__(self, namespace: dict):
         self.started = time.perf_counter()
-        self.P = runner.configure("11_sensitivity", namespace)
+        self.P = runner.configure(SENSITIVITY.name, namespace)
         self.plan = sensitivity.check_rows(self.P)  # every row's configs built and checked before anything trains
         self.device = rng.resolve_device(self.P.device)
         self.records, self.accuracies, self.sources = [], {}, {}
-        self.P_paper = runner.resolved("11_sensitivity", "paper", {"store_dir": scales.PAPER_SCALE_STORE})
+        self.P_paper = runner.resolved(SENSITIVITY.name, "paper", {"store_dir": scales.PAPER_SCALE_STORE})
         self.at_paper_scale = sensitivity.paper_scale_records(self.P_paper, self.P.compared_lengths)  # read once
 
     def train(self):
@@ -80,13 +81,14 @@ class SensitivityPage:
 
     def argmax_cost(self):
         """What the argmax rows would cost at the paper's steps, scaled from what they took."""
-        if "argmax" not in sensitivity.tasks_with_rows(self.records):
+        task = ARGMAX.name
+        if task not in sensitivity.tasks_with_rows(self.records):
             return
-        steps, records = paper.STEPS["argmax"], self.records
-        hours, took = sensitivity.hours_at(records, "argmax", steps), sensitivity.hours_at(records, "argmax")
+        steps, records = paper.STEPS[task], self.records
+        hours, took = sensitivity.hours_at(records, task, steps), sensitivity.hours_at(records, task)
         display(Markdown(f"Trained for the paper's {steps:,} steps instead, the "
-                         f"{sum(r['task'] == 'argmax' for r in records)} argmax rows above would take about "
-                         f"{hours:.0f} hours of {sensitivity.devices(records, 'argmax')} (the {took:.1f} hours they "
+                         f"{sum(r['task'] == task for r in records)} {task} rows above would take about "
+                         f"{hours:.0f} hours of {sensitivity.devices(records, task)} (the {took:.1f} hours they "
                          "took, scaled by steps). That is why the map stops at the book's steps on a CPU; a GPU is the "
                          "way to redraw it (bench/README.md gives its throughput)."))
 
@@ -126,7 +128,7 @@ class SensitivityPage:
         metrics = {"rows": records, "closest": {t: (sensitivity.closest_to_paper(records, t) or {}).get("row")
                                                 for t in sensitivity.tasks_with_rows(records)},
                    "paper_scale": self.at_paper_scale}
-        path = report.write_results(self.P.output_dir, "11_sensitivity", self.P, self.device, metrics,
+        path = report.write_results(self.P.output_dir, SENSITIVITY.name, self.P, self.device, metrics,
                                     wall_time_s=time.perf_counter() - self.started,
                                     sources=self.sources | sensitivity.paper_scale_sources(self.P_paper))
         print(f"wrote {path}")

@@ -1,0 +1,142 @@
+"""Chapter 8's page: Baseline, +std and +LN on both tasks (the paper's Tables 3 and 6), at this page's profile, at the
+longer training where the profile has one, and at the paper's scale where its runs are committed.  The notebook
+holds the prose and calls one method per cell."""
+
+import time
+
+import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
+
+from .. import rng, stats
+from ..experiments.chapters import ABLATIONS
+from ..experiments.reports import answers, plots, report, summary_tables
+from ..experiments.setups import paper_tasks, variants
+from ..experiments.storage import store
+from . import paper_scale, runner
+
+LABELS = variants.LABELS
+
+
+def _title(task) -> str:
+    return task.title[0].upper() + task.title[1:]
+
+
+class AblationPage:
+    """Chapter 8 being executed: its parameters, each task's runs and their metrics, and the paper scale's."""
+
+    def __init__(self, namespace: dict):
+        self.started = time.perf_counter()
+        P = self.P = runner.configure(ABLATIONS.name, namespace)
+        self.device = rng.resolve_device(P.device)
+        self.tasks = {t.name: variants.task_params(P, t.name) for t in paper_tasks.TASKS}  # as chapters 4-5 name them
+        self.long_tasks = [t for t, P_task in self.tasks.items() if P_task.long_steps]  # those with a longer training
+        self.variants = list(ABLATIONS.work.variants)  # Baseline, +std, +LN
+        self.accuracy, self.training, self.metrics = {}, {}, {}
+        self.long_accuracy, self.long_runs, self.long_metrics = {}, {}, {}
+        self.P_paper, self.big = (paper_scale.trained(ABLATIONS.name, P.paper_scale_dir) if P.paper_scale_dir
+                                  else (None, {}))
+        self.big_metrics = {t: report.ablation_metrics(acc, self.P_paper.eval_lengths)
+                            for t, (_, acc, _) in self.big.items()}
+
+    def train(self):
+        """Each task's three variants, trained or read from the store, and evaluated."""
+        for name, P_task in self.tasks.items():
+            self.accuracy[name], self.training[name] = variants.train_and_evaluate(
+                P_task, variants.task_config(P_task, name), self.variants, ["fixed"], self.device)
+        self.metrics = {name: report.ablation_metrics(acc, self.P.eval_lengths) for name, acc in self.accuracy.items()}
+
+    def train_longer(self):
+        """The longer training, where the profile has one (shown further down)."""
+        for name in self.long_tasks:
+            P_task = self.tasks[name]
+            self.long_accuracy[name], _, self.long_runs[name] = variants.long_training(
+                P_task, variants.task_config(P_task, name), self.variants, ["fixed"], self.device)
+            self.long_metrics[name] = report.ablation_metrics(self.long_accuracy[name], self.P.eval_lengths)
+
+    def answer(self):
+        """Each task at the paper's scale where its Baseline and +std are committed (+LN beside them where it is),
+        then at the largest scale this page trained."""
+        P = self.P
+        for task in paper_tasks.TASKS:
+            P_task, longer = self.tasks[task.name], task.name in self.long_tasks
+            shown = ([(self.big_metrics[task.name], self.P_paper, self.P_paper.n_seeds, self.big[task.name][0].steps,
+                       "GPU")] if task.name in self.big else [])
+            shown.append((self.long_metrics[task.name], P, P_task.long_seeds, P_task.long_steps, "") if longer else
+                         (self.metrics[task.name], P, P.n_seeds, P_task.steps, ""))
+            for m, P_shown, seeds, steps, where in shown:
+                display(report.ablation_table(m, answers.answer_lengths(P_shown.eval_lengths), LABELS, task.ablation))
+                table6 = ("" if task.ln_beats_std or "ln_minus_std" not in m else
+                          " " + summary_tables.table6_sentence(m, P_shown.eval_lengths, P_shown.max_len))
+                display(Markdown(report.ablation_sentence(task.name, m, P_shown.eval_lengths, P_shown.max_len, seeds,
+                                                          steps, task.ln_beats_std, where) + table6))
+
+    def tables(self):
+        """Each task's table beside the paper's, and each variant's change against the Baseline."""
+        P = self.P
+        for task in paper_tasks.TASKS:
+            display(Markdown(f"### {_title(task)} (the paper's {task.ablation_table})"))
+            display(report.ablation_table(self.metrics[task.name], P.eval_lengths, LABELS, task.ablation))
+            plots.relative_gain_vs_length(stats.relative_gains(self.accuracy[task.name], P.eval_lengths), LABELS,
+                                          title=f"{_title(task)}: change vs Baseline ({P.n_seeds} seeds x "
+                                                f"{self.tasks[task.name].steps} steps)")
+            plt.show()  # here, under its table
+
+    def sentences(self):
+        P = self.P
+        display(Markdown("\n\n".join(report.ablation_sentence(t, self.metrics[t], P.eval_lengths, P.max_len,
+                                                             P.n_seeds, self.tasks[t].steps,
+                                                             paper_tasks.BY_NAME[t].ln_beats_std)
+                                     for t in self.tasks)))
+        display(Markdown(summary_tables.table6_sentence(self.metrics[paper_tasks.DICTIONARY.name], P.eval_lengths, P.max_len)))
+
+    def longer(self):
+        """The longer training's runs, table and sentences, where the profile has one."""
+        P = self.P
+        for name in self.long_tasks:
+            P_task, task = self.tasks[name], paper_tasks.BY_NAME[name]
+            display(Markdown(f"### {name}: {P_task.long_seeds} seeds x {P_task.long_steps:,} steps"))
+            display(report.runs_table(self.long_runs[name], LABELS))
+            display(report.ablation_table(self.long_metrics[name], P.eval_lengths, LABELS, task.ablation))
+            display(Markdown(report.ablation_sentence(name, self.long_metrics[name], P.eval_lengths, P.max_len,
+                                                      P_task.long_seeds, P_task.long_steps, task.ln_beats_std)))
+            if not task.ln_beats_std:
+                display(Markdown(summary_tables.table6_sentence(self.long_metrics[name], P.eval_lengths, P.max_len)))
+        if not self.long_tasks:
+            display(Markdown("*Skipped at this profile (`long_steps` is 0 for both tasks).*"))
+
+    def scale(self):
+        """Which of the paper profile's store entries are committed, and what this page shows of them."""
+        shown = [t if "layernorm" in runs else f"{t}'s +std against the Baseline (+LN still in the GPU queue)"
+                 for t, (_, _, runs) in self.big.items()]
+        shows = f"the ablation of {' and '.join(shown)} at the top" if self.big else ""
+        display(Markdown(paper_scale.pending(ABLATIONS.name, self.P, self.P.paper_scale_dir, shows=shows)))
+
+    def show_parameters(self):
+        display(report.parameters_frame(self.P))
+        print(f"device: {store.device_name(self.device)}")
+
+    def write(self):
+        """results.json: each task's metrics at this page's scale, the longer training's and the paper scale's."""
+        P, metrics = self.P, self.metrics
+        results = {
+            "relative_gain": {t: m["relative_gain"] for t, m in metrics.items()},
+            "p_value_ln_vs_std": {t: m["p_value_ln_vs_std"] for t, m in metrics.items()},
+            "p_value_vs_baseline": {t: m["p_value_vs_baseline"] for t, m in metrics.items()},
+            "accuracy": {t: report.per_length(acc, P.eval_lengths, [])["accuracy"] for t, acc in self.accuracy.items()},
+            "ln_minus_std": {t: m["ln_minus_std"] for t, m in metrics.items()},
+        }
+        results["long"] = {t: {**self.long_metrics[t], "steps": self.tasks[t]["long_steps"],
+                               "accuracy": report.per_length(self.long_accuracy[t], P.eval_lengths, [])["accuracy"]}
+                           for t in self.long_tasks}
+        sources = {f"training/{t}/{v}": r["provenance"] for t, runs in self.training.items() for v, r in runs.items()}
+        for t, runs in self.long_runs.items():
+            sources.update(report.run_sources(f"training/long/{t}", runs))
+        if self.big:  # the summary's claims table reads them at that scale
+            results["paper_scale"] = {t: {**self.big_metrics[t], "steps": P_t.steps, "device_type": "cuda",
+                                          "accuracy": report.per_length(acc, self.P_paper.eval_lengths, [])["accuracy"]}
+                                      for t, (P_t, acc, _) in self.big.items()}
+            sources.update({f"training/paper_scale/{t}/{v}": r["provenance"] for t, (_, _, runs) in self.big.items()
+                            for v, r in runs.items()})
+        path = report.write_results(P.output_dir, ABLATIONS.name, P, self.device, results,
+                                    wall_time_s=time.perf_counter() - self.started, sources=sources)
+        print(f"wrote {path}")
