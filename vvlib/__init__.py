@@ -85,6 +85,7 @@ The book, vvlib/book/ (and the command line):
     device_sections chapters 4 and 5's sections on the two devices, a part of that body
     summary_page    the summary page: the claims, chapter 11's rows by sign, Table 6, what the runs cost
     sensitivity_page chapter 11's page: each unstated setting's row, at the paper's scale and this page's
+    longer_page     chapter 9's page: both tasks on longer sets, the longer training and its reruns
     ablation_page   chapter 8's page: Baseline, +std and +LN on both tasks at each scale
     distribution_page chapter 6's page: Figures 2 and 3 at each scale, and what +LN's norm does
     dispersion_page chapter 7's page: Figure 4, the gain at equal entropy, the sharpness test

@@ -1,0 +1,186 @@
+"""Chapter 9's page: both tasks trained on longer sets with a curriculum (the paper's Tables 4 and 5), at this page's
+profile, at the longer training and its seeds trained again alone where the profile has them, and at the paper's
+scale where its runs are committed.  The notebook holds the prose and calls one method per cell."""
+
+import time
+
+import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
+
+from .. import compare, rng, stats, train
+from ..experiments.chapters import LONGER_TRAINING
+from ..experiments.reports import answers, plots, report, reruns, same_seeds
+from ..experiments.setups import paper, paper_tasks, variants
+from ..experiments.storage import runs, store
+from . import paper_scale, runner
+
+NAME = LONGER_TRAINING.name
+VARIANTS, LABELS = list(LONGER_TRAINING.work.variants), variants.LABELS
+PAIR = tuple(VARIANTS)
+
+
+def _title(task) -> str:
+    return task.title[0].upper() + task.title[1:]
+
+
+class LongerTrainingPage:
+    """Chapter 9 being executed: its parameters, each task's runs, the longer training's, the reruns, the paper's."""
+
+    def __init__(self, namespace: dict):
+        self.started = time.perf_counter()
+        P = self.P = runner.configure(NAME, namespace)  # profile + overrides, every value checked
+        self.device = rng.resolve_device(P.device)
+        self.tasks = {t.name: variants.task_params(P, t.name) for t in paper_tasks.TASKS}  # steps, curriculum per task
+        self.long_tasks = [t for t, P_task in self.tasks.items() if P_task.long_steps]  # those with a longer training
+        self.accuracy, self.training, self.metrics = {}, {}, {}
+        self.long_accuracy, self.long_runs, self.long_metrics, self.rerun = {}, {}, {}, {}
+        self.P_paper, self.big = paper_scale.trained(NAME, P.paper_scale_dir) if P.paper_scale_dir else (None, {})
+
+    def train(self):
+        for name, P_task in self.tasks.items():
+            self.accuracy[name], self.training[name] = variants.train_and_evaluate(
+                P_task, variants.task_config(P_task, name), VARIANTS, ["fixed"], self.device)
+        self.metrics = {t: report.per_length(acc, self.P.eval_lengths, [PAIR]) for t, acc in self.accuracy.items()}
+
+    def train_longer(self):
+        """The longer training where the profile has one, and its seeds trained again alone (rerun_seeds)."""
+        for name in self.long_tasks:
+            P_task = self.tasks[name]
+            self.long_accuracy[name], _, self.long_runs[name] = variants.long_training(
+                P_task, variants.task_config(P_task, name), VARIANTS, ["fixed"], self.device)
+        for name in self.long_tasks:
+            P_task = self.tasks[name]
+            if P_task.rerun_seeds:
+                self.rerun[name] = variants.reruns(P_task, variants.task_config(P_task, name), VARIANTS, self.device)
+        self.long_metrics = {t: report.per_length(acc, self.P.eval_lengths, [PAIR])
+                             for t, acc in self.long_accuracy.items()}
+
+    def answer(self):
+        """Each task against the paper's table: at the paper's scale where all its runs are committed, then at the
+        most steps this page trained (its longer training where it has one)."""
+        P = self.P
+        for task in paper_tasks.TASKS:
+            P_task, shown = self.tasks[task.name], []
+            if task.name in self.big:
+                P_big, acc, big_runs = self.big[task.name]
+                shown.append((self.P_paper, self.P_paper.n_seeds, P_big.steps, acc,
+                              big_runs["baseline"]["provenance"]["device"]))
+            if task.name in self.long_tasks:
+                shown.append((P, P_task.long_seeds, P_task.long_steps, self.long_accuracy[task.name],
+                              self.long_runs[task.name]["baseline"][0]["provenance"]["device"]))
+            else:
+                shown.append((P, P.n_seeds, P_task.steps, self.accuracy[task.name],
+                              self.training[task.name]["baseline"]["provenance"]["device"]))
+            for P_shown, seeds, steps, acc, trained_on in shown:
+                display(answers.answer_table(acc, P_shown.eval_lengths, PAIR, answers.SHORT_LABELS, task.longer))
+                scale = answers.scale_text(seeds, steps, trained_on) + f", on up to {P_shown.max_len} items"
+                display(Markdown(answers.answer_sentence(acc, P_shown.eval_lengths, PAIR, answers.SHORT_LABELS,
+                                                        P_shown.max_len, task.longer_table, task.name, steps, scale)))
+
+    def losses(self):
+        """Each task's training loss, with the curriculum's longest set along the steps."""
+        for name, P_task in self.tasks.items():
+            cfg = variants.train_config(P_task)
+            steps = range(cfg.steps)
+            plots.training_curves({LABELS[v]: r["loss_history"] for v, r in self.training[name].items()},
+                                  (steps, [train.max_len_at(cfg, s) for s in steps]),
+                                  title=f"{name}: {self.P.n_seeds} seeds x {cfg.steps} steps")
+
+    def tables(self):
+        """Each task's table beside the paper's, its verdict and its figure."""
+        P = self.P
+        for task in paper_tasks.TASKS:
+            display(Markdown(f"### {_title(task)} (the paper's {task.longer_table})"))
+            display(report.comparison_table(self.metrics[task.name], P.eval_lengths, PAIR, LABELS, task.longer,
+                                            "p_value"))
+            display(Markdown(report.verdict(self.metrics[task.name], P.eval_lengths, PAIR, LABELS, P.max_len,
+                                            P.n_seeds, paper_table=task.longer)))
+            plots.accuracy_vs_length(stats.long_form(self.accuracy[task.name], P.eval_lengths),
+                                     {v: LABELS[v] for v in VARIANTS},
+                                     paper={"lengths": paper.LENGTHS, "rows": {v: task.longer[v] for v in VARIANTS}},
+                                     title=f"{_title(task)} trained on up to {P.max_len} items ({P.n_seeds} seeds; "
+                                           f"dashed: the paper)")
+            plt.show()  # here, under its table
+
+    def longer(self):
+        """The longer training: its runs, table, verdict, each seed's difference and the loss."""
+        P = self.P
+        for name in self.long_tasks:
+            P_task, task = self.tasks[name], paper_tasks.BY_NAME[name]
+            display(Markdown(f"### {_title(task)}: {P_task.long_seeds} seeds x {P_task.long_steps:,} steps, "
+                             f"{variants.long_eval_params(P_task).n_eval_sequences:,} test sequences per length"))
+            display(report.runs_table(self.long_runs[name], LABELS))
+            display(report.comparison_table(self.long_metrics[name], P.eval_lengths, PAIR, LABELS, task.longer,
+                                            "p_value"))
+            display(Markdown(report.verdict(self.long_metrics[name], P.eval_lengths, PAIR, LABELS, P.max_len,
+                                            P_task.long_seeds, paper_table=task.longer)))
+            plots.seed_differences(self.long_accuracy[name], P.eval_lengths, PAIR, LABELS,
+                                   {n: paper.difference(task.longer, PAIR, n) for n in P.eval_lengths},
+                                   title=f"{name}: seed by seed, {P_task.long_steps:,} steps (crosses: the paper's "
+                                         f"difference)")
+            plt.show()
+            cfg = variants.long_train_configs(P_task)[0]
+            schedule = (range(cfg.steps), [train.max_len_at(cfg, s) for s in range(cfg.steps)])
+            plots.training_curves({LABELS[v]: runs.joined_record(found)["loss_history"]
+                                   for v, found in self.long_runs[name].items()},
+                                  schedule, title=f"{name}: {P_task.long_seeds} seeds x {cfg.steps:,} steps")
+            plt.show()  # here, under its table
+        if not self.long_tasks:
+            display(Markdown("*Skipped at this profile (`long_steps` is 0 for both tasks).*"))
+
+    def reruns(self):
+        """Seeds of the longer training trained again, each alone: where their losses part, and their scores."""
+        P = self.P
+        for name, (again, again_runs) in self.rerun.items():
+            P_task, task, first_runs = self.tasks[name], paper_tasks.BY_NAME[name], self.long_runs[name]
+            seeds = P_task.rerun_seeds
+            display(Markdown(f"### {_title(task)}: seeds {', '.join(map(str, seeds))} trained again, each alone, "
+                             f"{P_task.long_steps:,} steps"))
+            steps = same_seeds.parting_steps(first_runs[VARIANTS[0]][0]["loss_history"])
+            parting = same_seeds.loss_parting(first_runs, again_runs, steps)
+            display(same_seeds.parting_table(parting, LABELS))
+            display(Markdown(reruns.parting_sentence(parting, LABELS)))
+            first = {v: self.long_accuracy[name][v] for v in VARIANTS}
+            display(reruns.scores_table(first, again, seeds, P.eval_lengths, [P.max_len, max(P.eval_lengths)], LABELS,
+                                        first_runs, again_runs))
+            display(Markdown(reruns.summary(first, again, seeds, P.eval_lengths, LABELS, first_runs, again_runs,
+                                            P.max_len)))
+            display(report.runs_table(again_runs, LABELS))
+        if not self.rerun:
+            display(Markdown("*None at this profile (`rerun_seeds` is empty for both tasks).*"))
+
+    def scale(self):
+        shows = f"the answer for {' and '.join(self.big)} at the top" if self.big else ""
+        display(Markdown(paper_scale.pending(NAME, self.P, self.P.paper_scale_dir, shows=shows)))
+
+    def show_parameters(self):
+        display(report.parameters_frame(self.P))
+        print(f"device: {store.device_name(self.device)}")
+
+    def write(self):
+        """results.json: each task's scores at this page's scale, the longer training's and the paper scale's."""
+        P, pair = self.P, compare.pair_name(PAIR)
+
+        def scored(m, **scale):
+            """One task's accuracies, their errors and the pair's p per length, with the scale they rest on."""
+            return {"accuracy": m["accuracy"], "accuracy_sem": m["accuracy_sem"], "p_value": m["p_value"][pair], **scale}
+
+        results = {"accuracy": {t: m["accuracy"] for t, m in self.metrics.items()},
+                   "accuracy_sem": {t: m["accuracy_sem"] for t, m in self.metrics.items()},
+                   "p_value": {t: m["p_value"][pair] for t, m in self.metrics.items()}}
+        results["long"] = {t: scored(m, n_seeds=self.tasks[t].long_seeds, steps=self.tasks[t].long_steps,
+                                     n_sequences=variants.long_eval_params(self.tasks[t]).n_eval_sequences)
+                           for t, m in self.long_metrics.items()}
+        sources = {f"training/{t}/{v}": r["provenance"] for t, found in self.training.items() for v, r in found.items()}
+        for t, found in self.long_runs.items():
+            sources.update(report.run_sources(f"training/long/{t}", found))
+        for t, (_, again_runs) in self.rerun.items():
+            sources.update(report.run_sources(f"training/rerun/{t}", again_runs))
+        for t, (P_t, acc, big_runs) in self.big.items():  # the summary reads them at that scale
+            results.setdefault("paper_scale", {})[t] = scored(report.per_length(acc, self.P_paper.eval_lengths, [PAIR]),
+                                                              n_seeds=self.P_paper.n_seeds, steps=P_t.steps,
+                                                              device_type="cuda")
+            sources.update({f"training/paper_scale/{t}/{v}": r["provenance"] for v, r in big_runs.items()})
+        path = report.write_results(P.output_dir, NAME, P, self.device, results,
+                                    wall_time_s=time.perf_counter() - self.started, sources=sources)
+        print(f"wrote {path}")
