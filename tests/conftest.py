@@ -10,7 +10,9 @@ from vvlib.tasks import TaskConfig
 # more threads than cores make torch's small products slower.  No test's outcome may depend on this number; a test
 # of equal bits takes the one_thread fixture.
 WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
-THREADS = int(os.environ.get("OMP_NUM_THREADS") or max(1, (os.cpu_count() or 1) // WORKERS))
+# the count the caller gave, kept apart from the one set below: xdist's workers inherit the controller's environment
+GIVEN = os.environ.setdefault("VVLIB_GIVEN_THREADS", os.environ.get("OMP_NUM_THREADS", ""))
+THREADS = int(GIVEN or max(1, (os.cpu_count() or 1) // WORKERS))
 # ... and the processes a test starts (the chapters' kernels, the command line, torchrun) inherit the same share:
 # with torch's default of a thread per core in each, a chapter ran ten times slower beside the other tests.
 os.environ["OMP_NUM_THREADS"] = str(THREADS)
