@@ -81,6 +81,7 @@ importing only from the rooms listed before it:
 The book, vvlib/book/ (and the command line):
     runner          the papermill runner: a chapter resolved at a profile, checked, executed
     paper_scale     a chapter's results at its paper profile, read where the GPU queue committed them
+    pretrained_page chapter 3's page: Figure 1 on the pretrained models, per head, deeper layers, positions
     accuracy_page   chapters 4 and 5 as one body: each notebook's prose calls its sections
     device_sections chapters 4 and 5's sections on the two devices, a part of that body
     summary_page    the summary page: the claims, chapter 11's rows by sign, Table 6, what the runs cost
@@ -90,6 +91,7 @@ The book, vvlib/book/ (and the command line):
     distribution_page chapter 6's page: Figures 2 and 3 at each scale, and what +LN's norm does
     dispersion_page chapter 7's page: Figure 4, the gain at equal entropy, the sharpness test
     accounts_page   chapter 7's two accounts side by side on the paper-scale models
+    beyond_page     chapter 10's page: the variance-keeping output, the deep model, its dynamics and rows
     decay_rows      chapter 10's deep model at a constant and a decaying rate, read from chapter 11's rows
     norm_rows       chapter 10's deep +LN with its norm after the last layer only, read from chapter 11's rows
     deep_dynamics   chapter 10's deep model along training, each layer's attention, read from chapter 5's measured runs,

@@ -1,0 +1,253 @@
+"""Chapter 10's page: variants beyond the paper's two (an output that keeps its variance, length-aware logits, a
+deep model with heads), on both tasks at this page's profile and at the paper's scale where its runs are committed,
+with the random module's Monte Carlo and the deep model's rows read from chapters 5 and 11.  The notebook holds
+the prose and calls one method per cell."""
+
+import time
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import Markdown, display
+
+from .. import beyond, compare, montecarlo, rng
+from ..experiments.chapters import BEYOND, c10_beyond
+from ..experiments.reports import along_training, answers, plots, provisional, report
+from ..experiments.setups import paper_tasks, probes, variants
+from ..experiments.storage import store
+from . import decay_rows, deep_dynamics, norm_rows, paper_scale, runner
+
+NAME = BEYOND.name
+ONE_LAYER, DEEP, PAIRS = list(c10_beyond.ONE_LAYER), list(c10_beyond.DEEP), list(c10_beyond.PAIRS)
+
+
+def _title(task) -> str:
+    return task.title[0].upper() + task.title[1:]
+
+
+class BeyondPage:
+    """Chapter 10 being executed: its parameters, each task's variants, the paper scale's, the rows it reads."""
+
+    def __init__(self, namespace: dict):
+        self.started = time.perf_counter()
+        P = self.P = runner.configure(NAME, namespace)  # profile + overrides, every value checked
+        self.device = rng.resolve_device(P.device)
+        self.tasks = {t.name: variants.task_params(P, t.name) for t in paper_tasks.TASKS}  # as chapters 4-5 name them
+        self.labels = c10_beyond.labels(P)
+        self.accuracy, self.training, self.metrics, self.best = {}, {}, {}, {}
+        self.P_paper, self.big = paper_scale.trained(NAME, P.paper_scale_dir) if P.paper_scale_dir else (None, {})
+        self.pending = {t: [self.labels[v] for v in ONE_LAYER + DEEP if v not in found]
+                        for t, (_, _, found) in self.big.items()}  # each task's variants still in the GPU queue
+        self.sources, self.slopes_shown = {}, []
+
+    def train(self):
+        P = self.P
+        for name, P_task in self.tasks.items():
+            self.accuracy[name], self.training[name] = variants.train_and_evaluate(
+                P_task, variants.task_config(P_task, name), ONE_LAYER + DEEP, ["fixed"], self.device)
+        self.metrics = {t: report.per_length(acc, P.eval_lengths, PAIRS) for t, acc in self.accuracy.items()}
+        self.best = {t: beyond.best_by_length(self.accuracy[t], P.eval_lengths, self.labels) for t in self.tasks}
+
+    def _paper_scale_text(self, task: str) -> str:
+        """'100 seeds x 10,000 steps, GPU' for a task's committed paper-scale runs."""
+        P_task, _, found = self.big[task]
+        return answers.scale_text(self.P_paper.n_seeds, P_task.steps, found["baseline"]["provenance"]["device"])
+
+    def answer(self):
+        """Every variant at the lengths the paper reports, beside the paper's two: at the paper's scale first, for
+        each task whose Baseline and +LN are committed (its other variants 'pending' until they are), then here."""
+        P, labels, P_paper = self.P, self.labels, self.P_paper
+        if self.big:
+            display(answers.variants_table({t: acc for t, (_, acc, _) in self.big.items()}, P_paper.eval_lengths,
+                                           labels, {t: paper_tasks.BY_NAME[t].accuracy for t in self.big})
+                    .fillna("pending"))
+            sentences = []
+            for t, (_, acc, _) in self.big.items():
+                waiting = (f"; {len(acc)} of its {len(ONE_LAYER + DEEP)} variants committed, "
+                           f"{' and '.join(self.pending[t])} still in the GPU queue") if self.pending[t] else ""
+                best = beyond.best_by_length(acc, P_paper.eval_lengths, labels)
+                sentences.append(f"**{t}** ({self._paper_scale_text(t)}{waiting}): "
+                                 + report.best_sentence(best, P_paper.eval_lengths, P_paper.max_len))
+            display(Markdown(" ".join(sentences) + " At this page's scale:"))
+        display(answers.variants_table(self.accuracy, P.eval_lengths, labels,
+                                       {t.name: t.accuracy for t in paper_tasks.TASKS}))
+        sentences = []
+        for t, P_task in self.tasks.items():
+            scale = answers.scale_text(P.n_seeds, P_task.steps, self.training[t]["baseline"]["provenance"]["device"])
+            note = provisional.note(t, P_task.steps)
+            sentences.append(f"**{t}** ({scale}{f'; {note}' if note else ''}): "
+                             + report.best_sentence(self.best[t], P.eval_lengths, P.max_len))
+        display(Markdown(" ".join(sentences) + " Mean accuracy (%) over seeds; the paper tested only the Baseline "
+                                               "and +LN."))
+
+    def random_module(self):
+        """The random module's output std against N, plain and rescaled, and the fitted log-log slopes."""
+        P = self.P
+        module = montecarlo.RandomAttention(d_model=P.mc_d_model, vocab_size=P.mc_vocab_size, seed=P.seed)
+        curves = beyond.mc_curves(module, P.mc_lengths, P.mc_sequences, P.mc_components, self.device)
+        self.mc_fits, self.theory = beyond.mc_slopes(curves), beyond.mc_theory(module, curves, self.device)
+        plots.std_vs_length(curves.assign(component=curves["component"].astype(str)), hue="setting",
+                            reference_slope=-0.5,
+                            title=f"Random module (D={P.mc_d_model}, vocabulary {P.mc_vocab_size}), "
+                                  f"{P.mc_sequences} sequences per N, components {P.mc_components}")
+        plt.show()
+        fits = self.mc_fits
+        display(fits.assign(**{"95% interval": [f"[{lo:.3f}, {hi:.3f}]" for lo, hi in zip(fits["low"], fits["high"])]})
+                .drop(columns=["low", "high"]).round(3).set_index(["output", "component"]))
+
+    def rescaled_mean(self):
+        """The rescaled output at the longest N against theory, and how far its mean moves from 0."""
+        theory, longest, shortest = self.theory, max(self.P.mc_lengths), min(self.P.mc_lengths)
+        display(theory[theory["N"] == longest].set_index("component").round(4))
+        drift = theory["mean / sqrt(N)"].abs().groupby(theory["N"]).mean()
+        display(Markdown(
+            f"At $N = {longest}$ the rescaled output's mean is about {drift.iloc[-1] * longest ** 0.5:.2f} per "
+            f"component in absolute value (mean over the followed components), against "
+            f"{drift.iloc[0] * shortest ** 0.5:.2f} at $N = {shortest}$: the variance is kept, and the mean moves away."))
+
+    def one_layer(self):
+        """Each task's one-layer variants: accuracy, each pair's difference and p, and the figure."""
+        P = self.P
+        for task in paper_tasks.TASKS:
+            display(Markdown(f"### {_title(task)}"))
+            display(report.quantity_table(self.metrics[task.name], ONE_LAYER, [], self.labels, P.eval_lengths,
+                                          digits=1, mean="accuracy", sem="accuracy_sem"))
+            display(report.quantity_table(self.metrics[task.name], [], PAIRS[:6], self.labels, P.eval_lengths))
+            plots.variants_accuracy(self.accuracy[task.name], ONE_LAYER, self.labels, P.eval_lengths,
+                                    title=f"{task.name}: one-layer variants ({P.n_seeds} seeds x "
+                                          f"{self.tasks[task.name].steps} steps)")
+            plt.show()  # here, under its tables
+
+    def deep(self):
+        """The deep variants on both tasks: accuracy, pairs, and each task's figure against one layer."""
+        P, labels = self.P, self.labels
+        display(pd.concat({t: report.quantity_table(self.metrics[t], DEEP, [], labels, P.eval_lengths, digits=1,
+                                                    mean="accuracy", sem="accuracy_sem") for t in self.tasks}, axis=1))
+        display(pd.concat({t: report.quantity_table(self.metrics[t], [], PAIRS[6:], labels, P.eval_lengths)
+                           for t in self.tasks}, axis=1))
+        for t, P_task in self.tasks.items():
+            plots.variants_accuracy(self.accuracy[t], ["baseline", "layernorm", *DEEP], labels, P.eval_lengths,
+                                    title=f"{t}: H={P.deep_heads} L={P.deep_layers} against one layer "
+                                          f"({P.n_seeds} seeds x {P_task.steps} steps)")
+            plt.show()
+
+    def paper_losses(self):
+        """The training loss of every committed paper-scale variant, with where it rises after its lowest point."""
+        for t, (P_t, _, found) in self.big.items():
+            histories = {self.labels[v]: record["loss_history"] for v, record in found.items()}
+            plots.training_curves(histories, title=f"{t}: {self.P_paper.n_seeds} seeds x {P_t.steps:,} steps, GPU",
+                                  band=True)
+            plt.show()  # here, above its sentence
+            display(Markdown(f"**{t}**: " + along_training.loss_rise(histories)))
+        if not self.big:
+            why = ("none of this chapter's is committed yet." if self.P.paper_scale_dir
+                   else "this run reads none (`paper_scale_dir` is empty).")
+            display(Markdown(f"*No paper-scale runs are shown: {why}*"))
+
+    # the deep model's rows from chapters 5 and 11, read from their stores (never trained here)
+    def decay_rows(self):
+        self.sources.update(decay_rows.show(self.P, self.device))
+
+    def norm_rows(self):
+        self.sources.update(norm_rows.show(self.P, self.device))
+
+    def dynamics(self):
+        self.sources.update(deep_dynamics.show(self.P, self.device))
+
+    def parts(self):
+        self.sources.update(deep_dynamics.show_parts(self.P, self.device))
+
+    def handover(self):
+        self.sources.update(deep_dynamics.show_handover(self.P, self.device))
+
+    def best_variants(self):
+        """Per task and length: the best variant, the runner-up and the p of their difference."""
+        frames = {t: b.assign(N=[report.power_of_two(n) for n in b["N"]], best=b["label"],
+                              **{"runner-up": [self.labels[v] for v in b["runner-up"]],
+                                 "p": [compare.format_p(p) for p in b["p"]]})
+                  .drop(columns=["label"]).set_index("N").round(1) for t, b in self.best.items()}
+        display(pd.concat(frames, axis=0))
+
+    def slopes(self):
+        """The trained models' log-log slopes of component std against N: this page's, then the paper scale's."""
+        P = self.P
+        frames = {t: probes.slopes(P, P_task, t, ONE_LAYER + DEEP, self.device).tables(P.store_dir, self.device)
+                  ["slopes"] for t, P_task in self.tasks.items()}
+        self.variance_slope = {t: beyond.slope_summary(f) for t, f in frames.items()}
+        display(pd.DataFrame({t: {self.labels[v]: f"{s:.3f}" for v, s in by_variant.items()}
+                              for t, by_variant in self.variance_slope.items()})
+                .rename_axis(f"log-log slope of component std, N >= {P.max_len} ({P.probe_sequences} sequences)"))
+
+    def paper_slopes(self):
+        P, labels = self.P, self.labels
+        if not P.paper_scale_dir:
+            paper = pd.DataFrame({t: [] for t in self.tasks})
+        else:
+            paper, self.P_paper = paper_scale.slopes(NAME, {t: ONE_LAYER + DEEP for t in self.tasks}, P.paper_scale_dir)
+        self.slopes_shown = [f"{labels[v]} ({t})" for t in self.tasks for v in paper.index if pd.notna(paper.loc[v, t])]
+        columns = {f"{t}: this page ({P.n_seeds} seeds)": {labels[v]: f"{s:.3f}" for v, s in by_variant.items()}
+                   for t, by_variant in self.variance_slope.items()}
+        if P.paper_scale_dir:
+            columns.update({f"{t}: paper scale ({self.P_paper.n_seeds} seeds x {self.P_paper.steps[t]:,} steps, GPU)":
+                            {labels[v]: "pending" if pd.isna(s) else f"{s:.3f}" for v, s in paper[t].items()}
+                            for t in self.tasks})
+        display(pd.DataFrame(columns).rename_axis(f"log-log slope of component std, N >= {P.max_len}"))
+
+    def says(self):
+        """Each pair's verdict: at the paper's scale for the pairs committed there, then at this page's."""
+        P, P_paper, labels = self.P, self.P_paper, self.labels
+        self.paper_pairs = {t: c10_beyond.pairs_in(acc) for t, (_, acc, _) in self.big.items()}
+        self.paper_metrics = {t: report.per_length(acc, P_paper.eval_lengths, self.paper_pairs[t])
+                              for t, (_, acc, _) in self.big.items()}
+        blocks = []
+        for t in self.big:
+            waiting = f"; the pairs with {' and '.join(self.pending[t])} wait in the GPU queue" if self.pending[t] else ""
+            lines = report.pair_sentences(self.paper_metrics[t], self.paper_pairs[t], labels, P_paper.eval_lengths,
+                                          P_paper.max_len)
+            blocks.append(f"**{t}** at the paper's scale ({self._paper_scale_text(t)}{waiting}):\n\n"
+                          + "\n".join(f"- {line}" for line in lines))
+        for t in self.tasks:
+            lines = [*report.pair_sentences(self.metrics[t], PAIRS, labels, P.eval_lengths, P.max_len),
+                     report.best_sentence(self.best[t], P.eval_lengths, P.max_len)]
+            blocks.append(f"**{t}** at this page's scale ({P.n_seeds} paired seeds):\n\n"
+                          + "\n".join(f"- {line}" for line in lines))
+        display(Markdown("\n\n".join(blocks)))
+
+    def scale(self):
+        shown = []
+        if self.big:
+            tasks = " and ".join(t if not self.pending[t] else t + " committed so far" for t in self.big)
+            shown.append(f"the variants of {tasks} at the top")
+        if self.slopes_shown:
+            shown.append(f"the slope probes of {'; '.join(self.slopes_shown)}, beside its own slopes")
+        display(Markdown(paper_scale.pending(NAME, self.P, self.P.paper_scale_dir, shows="; ".join(shown))))
+
+    def show_parameters(self):
+        display(report.parameters_frame(self.P))
+        print(f"device: {store.device_name(self.device)}")
+
+    def write(self):
+        """results.json: every variant's scores per task, the slopes, the best per length, the paper scale's."""
+        P, metrics = self.P, self.metrics
+        results = {
+            "accuracy": {t: m["accuracy"] for t, m in metrics.items()},
+            "accuracy_sem": {t: m["accuracy_sem"] for t, m in metrics.items()},
+            "p_value": {t: m["p_value"] for t, m in metrics.items()},
+            "variance_slope": self.variance_slope,
+            "mc_slope": beyond.mean_slope(self.mc_fits),
+            "best": {t: {str(r.N): {"variant": r.best, "runner_up": r["runner-up"], "p_value": r.p}
+                         for _, r in b.iterrows()} for t, b in self.best.items()},
+            "n_seeds": P.n_seeds,
+        }
+        sources = {f"training/{t}/{v}": r["provenance"] for t, found in self.training.items() for v, r in found.items()}
+        for t, (P_t, _, found) in self.big.items():
+            if self.pending[t]:
+                continue  # the summary reads a task at the paper's scale once every variant is in
+            m = self.paper_metrics[t]
+            results.setdefault("paper_scale", {})[t] = {"accuracy": m["accuracy"], "p_value": m["p_value"],
+                                                        "n_seeds": self.P_paper.n_seeds, "steps": P_t.steps,
+                                                        "device_type": "cuda"}
+            sources.update({f"training/paper_scale/{t}/{v}": r["provenance"] for v, r in found.items()})
+        sources.update(self.sources)  # the rows of chapters 5 and 11 shown on the page
+        path = report.write_results(P.output_dir, NAME, P, self.device, results,
+                                    wall_time_s=time.perf_counter() - self.started, sources=sources)
+        print(f"wrote {path}")
