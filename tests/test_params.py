@@ -248,21 +248,46 @@ def test_each_rule_is_written_once_and_a_config_field_keeps_its_configs_rule():
         train_config.TrainConfig(steps=0)
 
 
-def test_every_chapters_parameters_read_as_papermill_reads_them():
-    """read_parameters needs no Jupyter (a lent GPU has none); papermill, which runs the chapters, must
-    find the same names, types, defaults and help."""
+def test_every_chapters_cell_is_written_from_its_declaration_and_papermill_reads_it_so():
+    """The declaration in a chapter's file is the one source: its notebook's cell says the same (else
+    `python -m vvlib.book.generated --write`), and papermill, which runs the chapters, reads the same names,
+    types, defaults and help from that cell."""
     from papermill.inspection import inspect_notebook
 
+    from vvlib.book import generated
     from vvlib.experiments.chapters import CHAPTERS
     from vvlib.experiments.setups.params import read_parameters
 
+    assert [c.name for c in generated.stale_cells()] == []
     for chapter in CHAPTERS.values():
-        ours = read_parameters(chapter.notebook)
+        declared, ours = chapter.parameters(), read_parameters(chapter.notebook)
         theirs = inspect_notebook(str(chapter.notebook))
-        assert list(ours) == list(theirs), chapter.name
+        assert list(declared) == list(ours) == list(theirs), chapter.name
         for name, p in theirs.items():
-            assert (ours[name].type, ours[name].default, ours[name].help) == (
+            assert (declared[name].type, declared[name].default, declared[name].help) == (
                 p["inferred_type_name"], ast.literal_eval(p["default"]), p["help"]), (chapter.name, name)
+            assert ours[name] == declared[name], (chapter.name, name)
+
+
+def test_a_cell_edited_by_hand_is_found_and_written_back(tmp_path, monkeypatch):
+    import json
+    import shutil
+
+    from vvlib.book import generated
+    from vvlib.experiments.chapters import ARGMAX_RETRIEVAL
+
+    committed = ARGMAX_RETRIEVAL.notebook
+    monkeypatch.setattr("vvlib.experiments.chapters.record.NOTEBOOKS", tmp_path)
+    shutil.copy(committed, ARGMAX_RETRIEVAL.notebook)
+    notebook = json.loads(ARGMAX_RETRIEVAL.notebook.read_text())
+    cell = next(c for c in notebook["cells"] if "parameters" in c["metadata"].get("tags", []))
+    cell["source"] = [line.replace("lr: float = 0.001", "lr: float = 0.003") for line in cell["source"]]
+    ARGMAX_RETRIEVAL.notebook.write_text(json.dumps(notebook))
+    chapters = {ARGMAX_RETRIEVAL.name: ARGMAX_RETRIEVAL}
+    assert generated.stale_cells(chapters) == [ARGMAX_RETRIEVAL]
+    generated.write_cell(ARGMAX_RETRIEVAL)
+    assert generated.stale_cells(chapters) == []
+    assert "lr: float = 0.001  # AdamW learning rate" in ARGMAX_RETRIEVAL.notebook.read_text()
 
 
 def test_unreadable_parameter_line_is_reported(tmp_path):

@@ -95,21 +95,26 @@ def cell_differences() -> dict:
     return {key: cells for key, cells in seen.items() if len({repr(v) for v in cells.values()}) > 1}
 
 
-def test_the_cells_are_the_one_source_of_a_shared_default_and_agree():
-    """A default two training chapters share has one value in every cell that declares it: to change one
-    for every chapter, change it in each cell this test names."""
+def test_the_training_chapters_declare_one_value_for_a_default_they_share():
+    """A default two training chapters share has one value in every chapter that declares it (most are written
+    once, in declare.DEFAULTS; a per-task value such as steps[dictionary] sits in each two-task chapter's dict):
+    to change one for every chapter, change it where this test names."""
     assert cell_differences() == {}
 
 
-def test_the_agreement_check_names_the_cells_that_differ(monkeypatch):
-    def with_lr(notebook):  # chapter 8's cell as if edited alone
-        found = params.read_parameters(notebook)
-        if notebook.stem == "08_ablations":
+def test_the_agreement_check_names_the_chapters_that_differ(monkeypatch):
+    from vvlib.experiments.chapters.record import Chapter
+
+    declared = Chapter.parameters
+
+    def with_lr(chapter):  # chapter 8's declaration as if edited alone
+        found = declared(chapter)
+        if chapter.name == "08_ablations":
             found["lr"] = dataclasses.replace(found["lr"], default=0.003)
             found["steps"] = dataclasses.replace(found["steps"], default={"argmax": 3000, "dictionary": 999})
         return found
 
-    monkeypatch.setattr("vvlib.experiments.chapters.record.read_parameters", with_lr)
+    monkeypatch.setattr(Chapter, "parameters", with_lr)
     found = cell_differences()
     assert found[(None, "lr")]["08_ablations"] == 0.003 and found[(None, "lr")]["04_argmax_retrieval"] == 0.001
     assert found[("dictionary", "steps")] == {"05_dictionary_lookup": 1500, "08_ablations": 999, "10_beyond": 1500,

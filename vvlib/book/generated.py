@@ -3,12 +3,17 @@ so that a doc's figures are read from the JSON that holds them, never typed.
 
     python -m vvlib.book.generated          # say which blocks are stale
     python -m vvlib.book.generated --write  # render them anew (results/paper/README.md's table of runs)
+
+The notebooks' `parameters` cells are generated the same way, from each chapter's declared parameters.
 """
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
+from ..experiments.chapters import CHAPTERS
+from ..experiments.chapters.declare import cell_source
 from ..experiments.reports import run_groups
 from ..experiments.storage.store import REPO_ROOT
 
@@ -37,6 +42,23 @@ def stale(blocks=BLOCKS) -> list[Path]:
             if replaced(path.read_text(), name, render(), str(path)) != path.read_text()]
 
 
+def _parameters_cell(notebook: dict) -> dict:
+    return next(c for c in notebook["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
+
+
+def stale_cells(chapters=CHAPTERS) -> list:
+    """The chapters whose notebook's `parameters` cell is not what their declared parameters give."""
+    return [chapter for chapter in chapters.values()
+            if "".join(_parameters_cell(json.loads(chapter.notebook.read_text()))["source"]) != cell_source(chapter.params)]
+
+
+def write_cell(chapter):
+    notebook = json.loads(chapter.notebook.read_text())
+    lines = cell_source(chapter.params).split("\n")
+    _parameters_cell(notebook)["source"] = [line + "\n" for line in lines[:-1]] + lines[-1:]
+    chapter.notebook.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="render every stale block anew")
@@ -46,6 +68,10 @@ def main(argv=None) -> int:
             name, render = next((n, r) for p, n, r in BLOCKS if p == path)
             path.write_text(replaced(path.read_text(), name, render(), str(path)))
         print(f"{'rewrote' if args.write else 'stale'}: {path.relative_to(REPO_ROOT)}")
+    for chapter in stale_cells():
+        if args.write:
+            write_cell(chapter)
+        print(f"{'rewrote' if args.write else 'stale'}: the parameters cell of {chapter.notebook.relative_to(REPO_ROOT)}")
     return 0
 
 

@@ -2,8 +2,54 @@
 
 from ..setups.paper_tasks import ARGMAX
 from . import checks
+from .declare import param, shared, task_param
 from .record import ACCURACY_METRICS, Chapter, accuracy_work
 from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_SCALE_STORE, PAPER_TRAINING, task_scale
+
+# its parameters: the notebook's `parameters` cell is written from these (declare.py)
+PARAMETERS = (
+    shared("profile"),
+    shared("n_seeds"),
+    shared("steps", "AdamW steps per run (the paper: 100,000)"),
+    shared("seed_chunk", "seeds per stored run: 0 trains all n_seeds in one run (as the paper profile does); k "
+                         "trains k at a time, e.g. so that each run fits one command on a lent GPU"),
+    shared("batch_size"),
+    shared("hidden"),
+    shared("n_classes", "classes an item can carry (chance accuracy is 1/n_classes)"),
+    shared("min_len"),
+    shared("max_len"),
+    shared("lr"),
+    shared("weight_decay"),
+    shared("eval_lengths"),
+    task_param(ARGMAX, "n_eval_sequences", "test sequences per length, the same ones for every variant and seed"),
+    shared("seed"),
+    shared("eval_seed"),
+    shared("checkpoint_every"),
+    shared("seed_group"),
+    shared("draws"),
+    shared("tf32"),
+    shared("long_steps", "a longer training of both variants beside the main one: AdamW steps per run (the paper: "
+                         "100,000); 0 skips it"),
+    shared("long_seeds", "seeds of the longer training (the paper: 100)"),
+    shared("long_seed_chunk", "seeds per stored run of the longer training: several runs make up long_seeds, so "
+                              "that each fits in one sitting"),
+    shared("long_seed_group"),
+    param("ladder_steps", [500, 1000, 2000, 5000, 10000, 20000, 50000, 100000],
+          "steps at which the longer training is also evaluated (each at most long_steps)"),
+    shared("ladder_lengths"),
+    shared("dynamics_rows", "runs of the longer training measured along the way (the loss section): each a dict of "
+                            "a variant (default baseline), TrainConfig fields it changes, the model's heads, "
+                            "layers and norm_layers (chapter 10's deep model), and start_from_step (its variant "
+                            "takes its Baseline's run over at that step), e.g. {\"lr_schedule\": \"drop\", "
+                            "\"drop_step\": 2000}; [] skips them"),
+    shared("dynamics_seeds"),
+    shared("dynamics_every"),
+    shared("device"),
+    shared("store_dir"),
+    param("output_dir", "_output/04_argmax_retrieval", "results.json goes here (relative paths: from the "
+                                                       "repository root)"),
+    shared("paper_scale_dir"),
+)
 
 CHAPTER = Chapter(
     "04_argmax_retrieval", "Argmax retrieval: Baseline vs LayerNorm (Table 1)", ACCURACY_METRICS,
@@ -18,4 +64,5 @@ CHAPTER = Chapter(
         "paper": {**PAPER_TRAINING, **task_scale(ARGMAX, "paper")},
     },
     checks=(checks.ladder_within_long_training, checks.measured_rows_fit(ARGMAX.name), checks.paper_scale_store_exists),
+    params=PARAMETERS,
 )

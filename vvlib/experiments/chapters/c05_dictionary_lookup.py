@@ -4,6 +4,7 @@ from ...task_base import EVAL_BLOCK
 from ..setups.paper_tasks import DICTIONARY
 from ..setups.params import require
 from . import checks
+from .declare import param, shared, task_param
 from .record import ACCURACY_METRICS, Chapter, accuracy_work
 from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_SCALE_STORE, PAPER_TRAINING, task_scale
 
@@ -115,6 +116,68 @@ def counter_arm_fits(P):
             f"a multiple of long_seed_group ({P.long_seed_group}), one stored run per group", P.counter_seeds)
 
 
+# its parameters: the notebook's `parameters` cell is written from these (declare.py)
+PARAMETERS = (
+    shared("profile"),
+    shared("n_seeds"),
+    task_param(DICTIONARY, "steps", "AdamW steps per run (the paper: 10,000)"),
+    shared("seed_chunk", "seeds per stored run: 0 trains all n_seeds in one run (as every profile does here); runs "
+                         "of fewer seeds join into the same accuracies"),
+    shared("batch_size"),
+    shared("hidden"),
+    shared("n_keys", "key classes C_K (the paper: 16384); test lengths may not exceed it"),
+    shared("n_values", "value classes C_V (the paper: 64; chance accuracy is 1/n_values)"),
+    shared("min_len"),
+    shared("max_len"),
+    shared("lr"),
+    shared("weight_decay"),
+    shared("eval_lengths"),
+    task_param(DICTIONARY, "n_eval_sequences", "test sequences per length, the same ones for every variant and seed"),
+    shared("seed"),
+    shared("eval_seed"),
+    shared("checkpoint_every"),
+    shared("seed_group"),
+    shared("draws"),
+    shared("tf32"),
+    shared("long_steps", "a longer training of both variants beside the main one: AdamW steps per run (the paper: "
+                         "10,000); 0 skips it"),
+    task_param(DICTIONARY, "long_seeds", "seeds of the longer training (the paper: 100)"),
+    task_param(DICTIONARY, "long_seed_chunk", "seeds per stored run of the longer training: several runs make up long_seeds, so "
+                                 "that each fits in one sitting"),
+    shared("long_seed_group"),
+    param("ladder_steps", [500, 1000, 2000, 5000, 10000], "steps at which the longer training is also evaluated "
+                                                          "(each at most long_steps)"),
+    shared("ladder_lengths"),
+    param("recheck_sequences", 0, "the longer training evaluated again on this many test sequences per length (0: "
+                                  "not); the first n_eval_sequences are the ones scored above, so the others tell "
+                                  "an easy test set from a hard one"),
+    param("recheck_from_seed", 0, "that evaluation takes the runs of the longer training that hold this seed or "
+                                  "later ones (those whose weights are at hand)"),
+    param("recheck_lengths", [1024, 16384], "its test lengths N (each one of eval_lengths)"),
+    param("counter_seeds", 0, "the longer training again on the counter stream (draws counter: the same batches "
+                              "and test sequences on a CPU and a GPU) for its first counter_seeds seeds, in runs "
+                              "of long_seed_group seeds (0: not)"),
+    shared("dynamics_rows", "runs of the longer training measured along the way (the loss section): each a dict of "
+                            "a variant (default baseline), TrainConfig fields it changes, the model's heads, "
+                            "layers and norm_layers (chapter 10's deep model), and start_from_step (its variant "
+                            "takes its Baseline's run over at that step) with handover (what it takes over: all, "
+                            "weights or moments, weights and second moments (AdamW's running mean squares, its "
+                            "running means afresh), all, first moments negated (all of it, AdamW's running means "
+                            "negated), or the weights of one part of the model: input weights, attention weights, "
+                            "first layer weights, first layer query and key weights, first layer value weights, "
+                            "later layer weights or readout weights) handover_warmup_steps (the rate warmed up "
+                            "again over that many steps after the handover) and handover_data (the batches after "
+                            "it: carried, the Baseline's next, or fresh, a stream of their own), e.g. "
+                            "{\"lr_schedule\": \"drop\", \"drop_step\": 2000}; [] skips them"),
+    shared("dynamics_seeds"),
+    shared("dynamics_every"),
+    shared("device"),
+    shared("store_dir"),
+    param("output_dir", "_output/05_dictionary_lookup", "results.json goes here (relative paths: from the "
+                                                        "repository root)"),
+    shared("paper_scale_dir"),
+)
+
 CHAPTER = Chapter(
     "05_dictionary_lookup", "Dictionary lookup: Baseline vs LayerNorm (Table 2)", ACCURACY_METRICS,
     accuracy_work(DICTIONARY), reproduces=DICTIONARY,
@@ -128,4 +191,5 @@ CHAPTER = Chapter(
     },
     checks=(checks.keys_cover_lengths, checks.ladder_within_long_training, checks.measured_rows_fit(DICTIONARY.name),
             recheck_fits, counter_arm_fits, checks.paper_scale_store_exists),
+    params=PARAMETERS,
 )

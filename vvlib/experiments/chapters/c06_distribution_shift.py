@@ -4,6 +4,7 @@ from ..setups import probes
 from ..setups.paper_tasks import ARGMAX
 from ..setups.params import require
 from . import checks
+from .declare import param, shared
 from .record import Chapter, Work, keys
 from .scales import CI_LONG, longer, probed_longer, probing_profiles
 
@@ -31,6 +32,48 @@ def components_within_hidden(P):
     require(max(P.components) < P.hidden, "components", f"indices < hidden ({P.hidden})", P.components)
 
 
+# its parameters: the notebook's `parameters` cell is written from these (declare.py)
+PARAMETERS = (
+    shared("profile"),
+    shared("n_seeds", "trained models per variant (chapter 4's default, so its models are reused)"),
+    shared("steps"),
+    shared("seed_chunk"),
+    shared("long_steps", "chapter 4's longer training, probed too: AdamW steps per run (the book: the paper's "
+                         "100,000); 0 skips it"),
+    shared("long_seeds"),
+    shared("long_seed_chunk"),
+    shared("long_seed_group", "seed_group of the longer training (chapter 4's)"),
+    param("long_variants", ["baseline", "layernorm"], "the variants whose longer runs are probed"),
+    shared("batch_size"),
+    shared("hidden"),
+    shared("n_classes", "classes an item can carry"),
+    shared("min_len"),
+    shared("max_len", "longest training sequence; also the reference length of Figure 3 (must be one of "
+                      "eval_lengths)"),
+    shared("lr"),
+    shared("weight_decay"),
+    shared("seed"),
+    shared("eval_lengths", "lengths N probed"),
+    param("n_probe_sequences", 256, "test sequences per length and seed (the paper: 32k for Figure 3)"),
+    shared("eval_seed", "names the test sequences (the ones chapter 4 scores)"),
+    shared("components", "the fixed components d shown in Figure 2 (each < hidden)"),
+    param("distribution_lengths", [16, 4096, 16384], "the lengths of Figure 2 (each one of eval_lengths)"),
+    shared("shown_seed", "the trained model (seed index) whose components Figure 2 shows"),
+    param("histogram_bins", 40, "the length slider: bins of each precomputed histogram (one range per component "
+                                "over all N)"),
+    shared("checkpoint_every", "steps between checkpoints, if the models must be trained here"),
+    shared("seed_group"),
+    shared("draws"),
+    shared("tf32"),
+    shared("device"),
+    shared("store_dir", "trained weights are cached here (relative paths: from the repository root)"),
+    shared("paper_scale_dir", "a results store holding the paper profile's probe of chapter 4's runs (trained on a "
+                              "GPU), whose answer opens the page once the Baseline's is in (+LN's beside it where "
+                              "it is); \"\" leaves it out (the book profile: results/paper)"),
+    param("output_dir", "_output/06_distribution_shift", "results.json goes here (relative paths: from the "
+                                                         "repository root)"),
+)
+
 CHAPTER = Chapter(
     "06_distribution_shift", "Distribution shift of the attention output (Figures 2 and 3)",
     keys("global_mean global_variance global_mean_drift relative_global_variance component_std component_std_slope "
@@ -43,4 +86,5 @@ CHAPTER = Chapter(
     profiles=profiles(),
     checks=(checks.training_length_is_tested, distribution_lengths_tested, components_within_hidden,
             long_variants_probed, checks.shown_seed_exists, checks.paper_scale_store_exists),
+    params=PARAMETERS,
 )

@@ -4,6 +4,7 @@ from ..setups import probes
 from ..setups.paper_tasks import ARGMAX
 from ..setups.params import require
 from . import checks
+from .declare import param, shared
 from .record import Chapter, Work, keys
 from .scales import CI_LONG, longer, probed_longer, probing_profiles
 
@@ -50,6 +51,52 @@ def examples_within_probes(P):
             f"an int <= n_probe_sequences ({P.n_probe_sequences})", P.n_examples)
 
 
+# its parameters: the notebook's `parameters` cell is written from these (declare.py)
+PARAMETERS = (
+    shared("profile"),
+    shared("n_seeds", "trained models per variant (chapter 4's default, so its models are reused)"),
+    shared("steps"),
+    shared("seed_chunk"),
+    shared("batch_size"),
+    shared("hidden"),
+    shared("n_classes", "classes an item can carry"),
+    shared("min_len"),
+    shared("max_len", "longest training sequence"),
+    shared("lr"),
+    shared("weight_decay"),
+    shared("seed"),
+    shared("eval_lengths", "lengths N probed (each at least 16)"),
+    param("n_probe_sequences", 128, "test sequences per length and seed for the averages"),
+    shared("eval_seed", "names the test sequences (the ones chapter 4 scores)"),
+    param("n_examples", 32, "test examples per heatmap (the paper: 32; at most n_probe_sequences)"),
+    param("heatmap_lengths", [16, 256, 4096, 16384], "the lengths shown as heatmaps (each one of eval_lengths)"),
+    shared("shown_seed", "the trained model (seed index) whose heatmaps are shown"),
+    shared("long_steps", "chapter 4's longer training, probed for the sharpness test: AdamW steps per run (the "
+                         "book: the paper's 100,000); 0 skips it"),
+    shared("long_seeds"),
+    shared("long_seed_chunk"),
+    shared("long_seed_group", "seed_group of the longer training (chapter 4's)"),
+    param("sharpness_main", False, "the sharpness test on chapter 4's main runs (n_seeds x steps) too; it probes "
+                                   "each model at every beta"),
+    param("sharpness_betas", [0.4, 0.6, 0.8, 0.9, 1.0, 1.1, 1.25, 1.6, 2.0, 2.5],
+          "the sharpness test: factors on the attention's logits, a softmax temperature of 1/beta (1: the models "
+          "as trained); each is stored apart, so a beta added computes only its own"),
+    param("sharpness_lengths", [1024, 16384], "lengths N of the sharpness test (each one of eval_lengths, beyond "
+                                              "max_len)"),
+    param("sharpness_sequences", 1024, "test sequences per length and beta in the sharpness test"),
+    shared("checkpoint_every", "steps between checkpoints, if the models must be trained here"),
+    shared("seed_group"),
+    shared("draws"),
+    shared("tf32"),
+    shared("device"),
+    shared("store_dir", "trained weights are cached here (relative paths: from the repository root)"),
+    shared("paper_scale_dir", "a results store holding the paper profile's probe of chapter 4's runs (trained on a "
+                              "GPU), whose answer opens the page once the Baseline's is in (+LN's beside it where "
+                              "it is); \"\" leaves it out (the book profile: results/paper)"),
+    param("output_dir", "_output/07_dispersion", "results.json goes here (relative paths: from the repository "
+                                                 "root)"),
+)
+
 CHAPTER = Chapter(
     "07_dispersion", "Dispersion of the attention weights (Figure 4)",
     keys("top1_weight entropy p_value_top1_weight p_value_entropy", "paper_scale"),
@@ -61,4 +108,5 @@ CHAPTER = Chapter(
     profiles=profiles(),
     checks=(lengths_hold_top_k, heatmap_lengths_tested, examples_within_probes, sharpness_fits,
             checks.shown_seed_exists, checks.paper_scale_store_exists),
+    params=PARAMETERS,
 )

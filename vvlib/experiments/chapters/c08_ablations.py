@@ -2,9 +2,47 @@
 
 from ..setups.paper_tasks import ARGMAX, DICTIONARY, NAMES
 from . import checks
+from .declare import each_task, param, shared
 from .record import Chapter, Work, keys
 from .scales import (BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_BOTH_TASKS, PAPER_SCALE_STORE, both_tasks, longer,
                      per_task)
+
+# its parameters: the notebook's `parameters` cell is written from these (declare.py)
+PARAMETERS = (
+    shared("profile"),
+    shared("n_seeds", "independent training runs per variant and task (the paper: 100)"),
+    each_task("steps", "AdamW steps per run, per task (chapters 4 and 5's defaults, so their models are reused)"),
+    each_task("seed_chunk", "seeds per stored run, per task, 0: all in one (chapters 4 and 5's)"),
+    each_task("long_steps", "a longer training of the three variants beside the main one: AdamW steps per run, per "
+                            "task (chapters 4-5's long_steps, so their Baseline and +LN runs are reused; the paper: "
+                            "100,000 and 10,000); 0 skips a task's"),
+    each_task("long_seeds", "seeds of the longer training, per task (chapters 4-5's long_seeds)"),
+    each_task("long_seed_chunk", "seeds per stored run of it, per task (chapters 4-5's long_seed_chunk)"),
+    shared("long_seed_group", "seed_group of the longer training (chapters 4-5's long_seed_group)"),
+    shared("batch_size"),
+    shared("hidden"),
+    shared("n_classes"),
+    shared("n_keys"),
+    shared("n_values"),
+    shared("min_len"),
+    shared("max_len"),
+    shared("lr"),
+    shared("weight_decay"),
+    shared("eval_lengths"),
+    each_task("n_eval_sequences"),
+    shared("seed"),
+    shared("eval_seed"),
+    shared("checkpoint_every"),
+    shared("seed_group"),
+    shared("draws"),
+    shared("tf32"),
+    shared("device"),
+    shared("store_dir"),
+    shared("paper_scale_dir", "a results store holding this chapter's runs at the paper profile (trained on a "
+                              "GPU), each task's shown first once its Baseline and +std are in (+LN beside them "
+                              "where it is); \"\" leaves them out (the book profile: results/paper)"),
+    param("output_dir", "_output/08_ablations", "results.json goes here (relative paths: from the repository root)"),
+)
 
 CHAPTER = Chapter(
     "08_ablations", "Ablations: standardization vs layer normalization (Tables 3 and 6)",
@@ -22,4 +60,5 @@ CHAPTER = Chapter(
         "paper": PAPER_BOTH_TASKS,
     },
     checks=(checks.keys_cover_lengths, checks.paper_scale_store_exists),
+    params=PARAMETERS,
 )

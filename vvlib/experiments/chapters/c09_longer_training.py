@@ -5,6 +5,7 @@ from ..setups.paper_tasks import ARGMAX, DICTIONARY, NAMES
 from ..setups.params import require
 from ..setups.sensitivity import PAIR
 from . import checks
+from .declare import each_task, param, shared
 from .record import Chapter, Work, keys
 from .scales import BOOK_TRAINING, PAPER_BOTH_TASKS, PAPER_SCALE_STORE, per_task
 
@@ -40,6 +41,56 @@ BOOK_LONG = {ARGMAX: {"long_steps": 10_000, "long_seeds": 24, "long_seed_chunk":
                           "rerun_seeds": list(range(16))}}
 
 
+# its parameters: the notebook's `parameters` cell is written from these (declare.py)
+PARAMETERS = (
+    shared("profile"),
+    param("n_seeds", 4, "independent training runs per variant and task (the paper: 100)"),
+    each_task("steps", "AdamW steps per run, per task (the paper: 100,000 and 10,000)",
+              {ARGMAX: 1000, DICTIONARY: 600}),
+    each_task("seed_chunk", "seeds per stored run, per task: 0 trains all n_seeds in one run; the paper profile "
+                            "trains argmax's 20 at a time and dictionary's 10, so that each run fits a lent GPU's "
+                            "commands"),
+    each_task("long_steps", "a longer training of both variants beside the main one, its curriculum stretched over "
+                            "it: AdamW steps per run, per task (the paper: 100,000 and 10,000); 0 skips a task's"),
+    each_task("long_seeds", "seeds of the longer training, per task (the paper: 100)"),
+    each_task("long_seed_chunk",
+              "seeds per stored run of it, per task: several runs make up long_seeds, so that each fits in one sitting"),
+    each_task("long_eval_sequences",
+              "test sequences per length scoring the longer training, per task: 0 takes n_eval_sequences; more "
+              "scores those same sequences first, then new ones", 0),
+    each_task("rerun_seeds", "seeds of the longer training trained again, each in a run of its own, per task, and "
+                             "scored on the same test sequences: the same draws, other rounding (another sitting, "
+                             "CPU, threads or seed group); each must share a run of the longer training with other "
+                             "seeds", []),
+    shared("long_seed_group"),
+    param("curriculum_fraction", 1.0, "share of the steps over which the length cap doubles up to max_len"),
+    param("curriculum_start_len", 16, "the length cap at the first step"),
+    shared("batch_size"),
+    shared("hidden"),
+    shared("n_classes"),
+    shared("n_keys"),
+    shared("n_values"),
+    shared("min_len"),
+    param("max_len", 256, "longest training sequence at the end of the curriculum (the paper: 256)"),
+    shared("lr"),
+    shared("weight_decay"),
+    shared("eval_lengths"),
+    each_task("n_eval_sequences", "test sequences per length, per task"),
+    shared("seed"),
+    shared("eval_seed"),
+    param("checkpoint_every", 100, "steps between checkpoints (an interrupted run resumes from the last)"),
+    shared("seed_group"),
+    shared("draws"),
+    shared("tf32"),
+    shared("device"),
+    shared("store_dir"),
+    shared("paper_scale_dir", "a results store holding this chapter's runs at the paper profile (trained on a "
+                              "GPU), each task's shown first where all its runs are in; \"\" leaves them out (the "
+                              "book profile: results/paper)"),
+    param("output_dir", "_output/09_longer_training", "results.json goes here (relative paths: from the repository "
+                                                      "root)"),
+)
+
 CHAPTER = Chapter(
     "09_longer_training", "Training on longer sequences with a length curriculum (Tables 4 and 5)",
     keys("accuracy accuracy_sem p_value", "long paper_scale"), Work(NAMES, PAIR, long=True),
@@ -71,4 +122,5 @@ CHAPTER = Chapter(
         "paper": {**PAPER_BOTH_TASKS, "seed_chunk": {ARGMAX.name: 20, DICTIONARY.name: 10}},
     },
     checks=(curriculum_start_within_training, reruns_fit, checks.keys_cover_lengths, checks.paper_scale_store_exists),
+    params=PARAMETERS,
 )

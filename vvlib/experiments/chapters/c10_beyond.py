@@ -4,6 +4,7 @@ from ..setups import probes, variants
 from ..setups.paper_tasks import ARGMAX, DICTIONARY, NAMES
 from ..setups.params import require
 from . import checks
+from .declare import each_task, param, shared
 from .record import PER_LENGTH, Chapter, Work, keys
 from .scales import BOOK_TRAINING, CI_SEEDS, PAPER_BOTH_TASKS, PAPER_SCALE_STORE, both_tasks
 
@@ -31,6 +32,49 @@ def heads_divide_hidden(P):
     require(P.hidden % P.deep_heads == 0, "deep_heads", f"a divisor of hidden ({P.hidden})", P.deep_heads)
 
 
+# its parameters: the notebook's `parameters` cell is written from these (declare.py)
+PARAMETERS = (
+    shared("profile"),
+    shared("n_seeds", "independent training runs per variant and task (the paper: 100)"),
+    each_task("steps", "AdamW steps per run, per task (chapters 4 and 5's defaults, so their models are reused)"),
+    each_task("seed_chunk", "seeds per stored run, per task, 0: all in one (chapters 4 and 5's)"),
+    each_task("deep_seed_chunk", "seeds per stored run of the deep variants, per task (0: as seed_chunk); the paper "
+                                 "profile stores argmax's in runs of 50, so that each fits one command on a lent "
+                                 "GPU", 0),
+    shared("batch_size"),
+    shared("hidden"),
+    param("deep_heads", 4, "H of the deep variants (section 3); must divide hidden"),
+    param("deep_layers", 2, "L of the deep variants (section 3)"),
+    shared("n_classes"),
+    shared("n_keys"),
+    shared("n_values"),
+    shared("min_len"),
+    shared("max_len"),
+    shared("lr"),
+    shared("weight_decay"),
+    shared("eval_lengths"),
+    each_task("n_eval_sequences"),
+    param("probe_sequences", 64, "test sequences per length for the trained models' variance slopes"),
+    param("mc_d_model", 64, "Monte Carlo (section 1): width D of the random module"),
+    param("mc_vocab_size", 32, "Monte Carlo: size of the finite vocabulary"),
+    param("mc_lengths", [16, 64, 256, 1024, 4096, 16384], "Monte Carlo: sequence lengths N"),
+    param("mc_sequences", 8192, "Monte Carlo: sequences per length"),
+    param("mc_components", [0, 1, 2, 3], "Monte Carlo: output components followed"),
+    shared("seed", "training seed; seed index s draws from the streams (seed, s); also draws the random module"),
+    shared("eval_seed"),
+    shared("checkpoint_every"),
+    shared("seed_group"),
+    shared("draws"),
+    shared("tf32"),
+    shared("device"),
+    shared("store_dir"),
+    shared("paper_scale_dir", "a results store holding this chapter's runs and slope probes at the paper profile "
+                              "(trained on a GPU): each task's variants shown first once its Baseline and +LN are "
+                              "in (the rest as they land), the slopes beside this page's; \"\" leaves them out "
+                              "(the book profile: results/paper)"),
+    param("output_dir", "_output/10_beyond", "results.json goes here (relative paths: from the repository root)"),
+)
+
 CHAPTER = Chapter(
     "10_beyond", "Beyond the paper: a variance-preserving output, length-aware logits, depth and heads",
     keys(f"{PER_LENGTH} variance_slope mc_slope best", "paper_scale"), Work(NAMES, DEEPER),
@@ -49,4 +93,5 @@ CHAPTER = Chapter(
     },
     checks=(checks.keys_cover_lengths, heads_divide_hidden, checks.training_length_is_tested,
             checks.paper_scale_store_exists),
+    params=PARAMETERS,
 )

@@ -3,6 +3,7 @@
 from ..setups import probes, sensitivity
 from ..setups.paper_tasks import ARGMAX, DICTIONARY, NAMES
 from ..setups.params import require
+from .declare import each_task, param, shared
 from .record import Chapter, keys
 from .scales import BOOK_TRAINING, PAPER_TRAINING, per_task, task_scale
 
@@ -29,6 +30,127 @@ def compared_lengths_tested(P):
             f"lengths among eval_lengths ({P.eval_lengths})", P.compared_lengths)
 
 
+# its parameters: the notebook's `parameters` cell is written from these (declare.py)
+PARAMETERS = (
+    shared("profile", "named parameter set: default (these values), ci (a few minutes on 2 CPU cores) or book (the "
+                      "published page: every row below at the book's scale, all committed in results/book); a -p "
+                      "value wins over the profile"),
+    param("n_seeds", 10, "seeds per variant and row; Baseline and +LN share them"),
+    each_task("steps", "AdamW steps of a row that does not set steps, per task"),
+    shared("batch_size"),
+    shared("hidden"),
+    param("encoder_layers", 2, "Linear layers of the item encoder"),
+    param("readout_layers", 2, "Linear layers of the readout MLP"),
+    param("encode_query", True, "the query through the item encoder (our choice); False: its features go straight "
+                                "to W_Q"),
+    shared("n_classes"),
+    shared("n_keys"),
+    shared("n_values"),
+    param("key_dim", 64, "dictionary: size of a key embedding"),
+    param("value_dim", 64, "dictionary: size of a value embedding"),
+    shared("min_len"),
+    shared("max_len"),
+    shared("lr"),
+    shared("weight_decay"),
+    param("argmax_rows", [{},
+                          {"min_len": 1},
+                          {"min_len": 12},
+                          {"hidden": 64},
+                          {"hidden": 256},
+                          {"encoder_layers": 1},
+                          {"encoder_layers": 3},
+                          {"readout_layers": 1},
+                          {"readout_layers": 3},
+                          {"lr": 0.0003},
+                          {"lr": 0.003},
+                          {"weight_decay": 0.0},
+                          {"weight_decay": 0.01},
+                          {"batch_size": 32},
+                          {"batch_size": 512},
+                          {"n_classes": 100},
+                          {"encode_query": False},
+                          {"ln_affine": False},
+                          {"n_seeds": 20},
+                          {"lr_schedule": "cosine", "warmup_steps": 400},
+                          {"grad_clip": 1.0},
+                          {"dropout": 0.1},
+                          {"attention": "torch"},
+                          {"grad_clip": 1.0, "n_seeds": 20}],
+          "argmax configurations: each a dict of settings changed from the values above ({}: none; ln_affine "
+          "False: the +LN side without its learned scale and shift, i.e. +std; n_seeds: more seeds for a "
+          "borderline row; the last five: the second round, as for dictionary lookup, its clipping row borderline "
+          "at 10 seeds and again with 20)"),
+    param("dictionary_rows", [{},
+                              {"min_len": 1},
+                              {"min_len": 12},
+                              {"hidden": 64},
+                              {"hidden": 256},
+                              {"encoder_layers": 1},
+                              {"encoder_layers": 3},
+                              {"readout_layers": 1},
+                              {"readout_layers": 3},
+                              {"lr": 0.0003},
+                              {"lr": 0.003},
+                              {"weight_decay": 0.0},
+                              {"weight_decay": 0.01},
+                              {"batch_size": 32},
+                              {"batch_size": 512},
+                              {"encode_query": False},
+                              {"key_dim": 16, "value_dim": 16},
+                              {"key_dim": 256, "value_dim": 256},
+                              {"ln_affine": False},
+                              {"n_seeds": 20},
+                              {"min_len": 1, "n_seeds": 20},
+                              {"ln_affine": False, "n_seeds": 20},
+                              {"key_dim": 256, "value_dim": 256, "n_seeds": 20},
+                              {"steps": 10000, "lr_schedule": "cosine"},
+                              {"lr_schedule": "cosine", "warmup_steps": 150},
+                              {"grad_clip": 1.0},
+                              {"attention": "torch"},
+                              {"query_table": True},
+                              {"dropout": 0.1},
+                              {"lr_schedule": "cosine", "warmup_steps": 150, "lr": 0.0003},
+                              {"grad_clip": 1.0, "lr": 0.0003},
+                              {"attention": "torch", "lr": 0.0003},
+                              {"dropout": 0.1, "lr": 0.0003},
+                              {"query_table": True, "lr": 0.0003},
+                              {"steps": 10000, "lr_schedule": "drop", "drop_step": 2000},
+                              {"steps": 10000, "weight_decay": 0.1},
+                              {"grad_clip": 1.0, "n_seeds": 20},
+                              {"dropout": 0.1, "n_seeds": 20},
+                              {"steps": 10000, "weight_decay": 0.1, "n_seeds": 20},
+                              {"heads": 4, "layers": 2, "steps": 10000, "n_seeds": 8},
+                              {"heads": 4, "layers": 2, "steps": 10000, "lr_schedule": "cosine", "n_seeds": 8},
+                              {"heads": 4, "layers": 2, "steps": 2600, "n_seeds": 8},
+                              {"heads": 4, "layers": 2, "norm_layers": "last", "steps": 10000, "n_seeds": 8},
+                              {"heads": 4, "layers": 2, "norm_layers": "last", "steps": 10000, "lr_schedule": "cosine", "n_seeds": 8},
+                              {"heads": 4, "layers": 2, "steps": 10000, "n_seeds": 8, "start_from_step": 400},
+                              {"heads": 4, "layers": 2, "norm_layers": "last", "steps": 10000, "n_seeds": 8, "start_from_step": 400}],
+          "dictionary configurations, likewise (then four borderline rows, p near 0.05, again with 20 seeds; then "
+          "the second round: settings the paper does not name, alone and each with lr 0.0003; then two more "
+          "changes that stop chapter 5's loss rise, at the paper's 10,000 steps; then three later rows borderline "
+          "at 10 seeds, again with 20; then chapter 10's deep model, 4 heads x 2 layers, on 8 seeds: 10,000 steps "
+          "at a constant and a cosine rate, does a decaying rate stop its loss climb?, and the constant rate "
+          "stopped at step 2,600, before the climb; then +LN's norm after its last layer only, at both rates: is "
+          "the first layer's norm what sets the deep +LN apart?; then both kinds of +LN taking the Baseline's run "
+          "over at step 400, where its first layer already attends (start_from_step): does a norm added then help "
+          "at long lengths?)"),
+    shared("eval_lengths"),
+    param("compared_lengths", [1024, 16384], "lengths at which each row's +LN minus Baseline is reported"),
+    each_task("n_eval_sequences", "test sequences per length, per task", 128),
+    shared("seed"),
+    shared("eval_seed"),
+    shared("checkpoint_every"),
+    param("seed_group", 4, "seeds trained in one batch (4 trains fastest on a CPU; recorded in each run's "
+                           "settings)"),
+    shared("draws"),
+    shared("tf32"),
+    shared("device"),
+    shared("store_dir"),
+    param("output_dir", "_output/11_sensitivity", "results.json goes here (relative paths: from the repository "
+                                                  "root)"),
+)
+
 CHAPTER = Chapter(
     "11_sensitivity", "When does the claim hold? One unstated setting at a time", keys("rows closest paper_scale"),
     row_tasks=NAMES,
@@ -45,4 +167,5 @@ CHAPTER = Chapter(
         "paper": PAPER,
     },
     checks=(compared_lengths_tested, sensitivity.check_rows),
+    params=PARAMETERS,
 )

@@ -1,14 +1,14 @@
 """What a chapter is: its record (name, title, the keys its results.json promises, what it trains
 and probes), its named profiles, and the checks between its parameters.  One `Chapter` per file of
-this package; its parameters themselves (names, types, defaults, help) are the literal
-`parameters` cell of its notebook."""
+this package, with its parameters (names, defaults, help: declare.py), from which its notebook's
+`parameters` cell is written."""
 
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from ..setups.paper_tasks import PaperTask
-from ..setups.params import DEFAULT_PROFILE, Params, read_parameters
+from ..setups.params import DEFAULT_PROFILE, Param, Params
 from ..storage.store import REPO_ROOT
 
 NOTEBOOKS = REPO_ROOT / "notebooks"
@@ -58,6 +58,7 @@ class Chapter:
     # ParameterError
     checks: tuple[Callable[[Params], object], ...] = field(default=(), compare=False)
     in_book: bool = True  # False: runnable and tested, but not yet a page of the published book
+    params: tuple[Param, ...] = field(default=(), compare=False)  # its parameters, in the order its cell lists them
 
     @property
     def tasks(self) -> tuple:
@@ -68,8 +69,8 @@ class Chapter:
     def notebook(self) -> Path:
         return NOTEBOOKS / f"{self.name}.ipynb"
 
-    def parameters(self):
-        return read_parameters(self.notebook)
+    def parameters(self) -> dict[str, Param]:
+        return {p.name: p for p in self.params}
 
     def profile_names(self):
         return [DEFAULT_PROFILE, *self.profiles]

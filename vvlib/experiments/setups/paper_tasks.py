@@ -22,9 +22,10 @@ class PaperTask:
     ln_beats_std: bool  # whether the paper claims +LN more accurate than +std here (Table 6 claims they are equal)
     longer_table: str  # trained on up to 256 items (chapter 9)
     longer: dict
-    # its runs at each named scale (the profiles ci, book and paper of every chapter that trains it): steps,
-    # test sequences per length, seeds per stored run where not all in one (seed_chunk), and at the book's scale
-    # the longer training beside the main one (chapters 4-5's long_* parameters; chapter 8 reuses them)
+    # its runs at each named scale (the profiles default, ci, book and paper of every chapter that trains it):
+    # steps, test sequences per length, seeds per stored run where not all in one (seed_chunk), the longer
+    # training's seeds by default, and at the book's scale the longer training beside the main one (chapters 4-5's
+    # long_* parameters; chapter 8 reuses them)
     scales: dict = field(default_factory=dict)
 
 
@@ -35,7 +36,8 @@ ARGMAX = PaperTask(
     "Table 3", paper.TABLE3_ARGMAX_ABLATION, True, "Table 4", paper.TABLE4_ARGMAX_LONG,
     # ci, a smoke test: 32 test sequences a length (with 128, testing up to 16,384 items took half of chapter 4's
     # ci run, profiled with py-spy)
-    {"ci": {"steps": 1000, "n_eval_sequences": 32},
+    {"default": {"steps": 3000, "n_eval_sequences": 256, "long_seeds": 4, "long_seed_chunk": 4},
+     "ci": {"steps": 1000, "n_eval_sequences": 32},
      # the longer training at the paper's 100,000 steps takes most of an hour per variant and 4 seeds on 2 CPU cores
      # (measured times in book/scale.md): runs of 4 seeds, added a sitting at a time (long_seeds grows as they are
      # committed; the paper has 100)
@@ -51,7 +53,8 @@ DICTIONARY = PaperTask(
     DICTIONARY_NAME, "dictionary lookup", "Table 2", paper.TABLE2_DICTIONARY,
     "Table 6", paper.TABLE6_DICTIONARY_ABLATION, False, "Table 5", paper.TABLE5_DICTIONARY_LONG,
     # (chapter 5's recheck wants whole test blocks of 64: its ci profile keeps 64)
-    {"ci": {"steps": 400, "n_eval_sequences": 64},
+    {"default": {"steps": 1500, "n_eval_sequences": 128, "long_seeds": 20, "long_seed_chunk": 20},
+     "ci": {"steps": 400, "n_eval_sequences": 64},
      # the longer training at the paper's 10,000 steps and, like the paper, 100 seeds, stored as runs of 20 that
      # each fit in one sitting on one CPU core a variant, the two variants side by side (their records time them)
      "book": {"steps": 1500, "n_eval_sequences": 128,

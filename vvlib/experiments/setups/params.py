@@ -1,10 +1,11 @@
-"""Chapter parameters: each notebook's literal `parameters` cell declares them.
+"""Chapter parameters: each chapter's file declares them (chapters/declare.py), and its notebook's
+`parameters` cell is written from that declaration.
 
 Each line of that cell reads `name: type = value  # help`; papermill parses the same
-lines for `papermill --help-notebook`.  The cell is the one source of a default: a value the
-training chapters share has the same literal in each of their cells (tests/test_shared_settings.py
-names any cell that differs).  On top of the cell's values sit named profiles (e.g. `ci`, `paper`); a value given explicitly (`-p NAME VALUE`)
-always wins over the profile's.  Every value is checked here, before any computation starts.
+lines for `papermill --help-notebook`.  A default that several chapters share is written once
+(declare.DEFAULTS).  On top of the declared values sit named profiles (e.g. `ci`, `paper`); a value given
+explicitly (`-p NAME VALUE`) always wins over the profile's.  Every value is checked here, before any
+computation starts.
 """
 
 import ast
@@ -38,10 +39,9 @@ _CELL_LINE = re.compile(r"^(?P<head>(?P<name>\w+): (?P<type>\w+) = )(?P<value>.+
 
 def read_parameters(notebook: Path) -> dict[str, Param]:
     """The documented parameters of a notebook, from its cell tagged `parameters`: one
-    `name: type = value  # help` line each.  Read with the standard library alone, so that a
-    machine without Jupyter (a lent GPU) runs `python -m vvlib paper --unit K`; a line papermill
-    could not read (no type, or a help text with '=') is refused here too, and
-    tests/test_params.py checks that papermill reads every chapter's cell as this does."""
+    `name: type = value  # help` line each, read with the standard library alone.  A line papermill
+    could not read (no type, or a help text with '=') is refused here too; tests/test_params.py checks
+    that papermill reads every chapter's cell as this does, and as its file declares."""
     declared = _assigned_names(notebook)
     found = {}
     for line in _parameters_source(notebook).split("\n"):

@@ -1,0 +1,145 @@
+"""A chapter's parameters, declared in its file: a name, a default and a help text each (the type is the
+default's).  A value several chapters share is written once, in DEFAULTS; its help once too where the chapters
+say the same (HELP).  The notebook's `parameters` cell is generated from the declaration
+(`python -m vvlib.book.generated --write`); tests/test_params.py fails on a cell that differs."""
+
+import json
+
+from ..setups.paper_tasks import ARGMAX, TASKS, PaperTask
+from ..setups.params import Param
+
+TYPES = {bool: "bool", int: "int", float: "float", str: "str", list: "list", dict: "dict"}
+CELL_HEADER = "# Parameters of this chapter. Run with papermill: -p NAME VALUE; see `python -m vvlib list`."
+
+# the defaults that two chapters or more share (each chapter's cell repeats them; this is their one definition)
+DEFAULTS = {
+    "profile": "default",
+    "d_model": 64,
+    "vocab_size": 32,
+    "lengths": [16, 64, 256, 1024, 4096, 16384],
+    "n_sequences": 20000,
+    "seed": 0,
+    "device": "auto",
+    "components": [0, 1, 2, 3, 4],
+    "store_dir": "results/store",
+    "n_seeds": 8,
+    # chapter 4's (its record's default scale): chapters 6-7 probe its models
+    "steps": ARGMAX.scales["default"]["steps"],
+    "seed_chunk": 0,
+    "batch_size": 128,
+    "hidden": 128,
+    "n_classes": 10,
+    "min_len": 5,
+    "max_len": 16,
+    "lr": 0.001,
+    "weight_decay": 0.001,
+    "eval_lengths": [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384],
+    "eval_seed": 12345,
+    "checkpoint_every": 500,
+    "seed_group": 0,
+    "draws": "generators",
+    "tf32": False,
+    "long_steps": 0,
+    "long_seeds": ARGMAX.scales["default"]["long_seeds"],
+    "long_seed_chunk": ARGMAX.scales["default"]["long_seed_chunk"],
+    "long_seed_group": 4,
+    "ladder_lengths": [16, 256, 2048, 16384],
+    "dynamics_rows": [],
+    "dynamics_seeds": 4,
+    "dynamics_every": 100,
+    "paper_scale_dir": "",
+    "n_keys": 16384,
+    "n_values": 64,
+    "shown_seed": 0,
+}
+
+# the help texts that chapters sharing a default also share
+HELP = {
+    "profile": "named parameter set: default (these values), ci (a few minutes on 2 CPU cores), book (the published "
+        "book's scale; its results are committed in results/book) or paper (the paper's scale; wants a GPU); a -p "
+        "value wins over the profile",
+    "vocab_size": "size of the finite vocabulary",
+    "lengths": "sequence lengths N",
+    "seed": "training seed; seed index s draws from the streams (seed, s)",
+    "device": "auto, cpu or cuda",
+    "store_dir": "trained weights and evaluations are cached here (relative paths: from the repository root)",
+    "n_seeds": "independent training runs per variant (the paper: 100)",
+    "steps": "AdamW steps per run (chapter 4's default)",
+    "seed_chunk": "seeds per stored run (chapter 4's, so its models are reused; 0: all in one run)",
+    "batch_size": "training sequences per step and seed",
+    "hidden": "width D of the encoder, the attention and the readout",
+    "n_classes": "argmax: classes an item can carry",
+    "min_len": "shortest training sequence",
+    "max_len": "longest training sequence (the paper: 16)",
+    "lr": "AdamW learning rate",
+    "weight_decay": "AdamW weight decay",
+    "eval_lengths": "test lengths N",
+    "n_eval_sequences": "test sequences per length, per task (chapters 4 and 5's defaults)",
+    "eval_seed": "names the test sequences",
+    "checkpoint_every": "steps between checkpoints (an interrupted run resumes from the last)",
+    "seed_group": "seeds trained in one batch: 0 all (as every stored result); on a CPU 4 trains faster but rounds "
+        "differently, so it gets its own store entries",
+    "draws": "where training and test data come from: generators (a torch generator per seed; every committed result) "
+        "or counter (a Philox counter stream: the same bits on CPU and GPU, every seed drawn at once)",
+    "tf32": "float32 matrix products in TF32 on a CUDA GPU: faster, and a different run with store entries of its own; "
+        "off until a paired comparison on the same seeds is committed (bench/tf32_ab.py)",
+    "long_seeds": "seeds of the longer training probed: its first ones (chapter 4's runs, so they are reused)",
+    "long_seed_chunk": "seeds per stored run of the longer training (chapter 4's)",
+    "long_seed_group": "seed_group of the longer training (4 trains faster on a CPU)",
+    "ladder_lengths": "test lengths N of those evaluations",
+    "dynamics_seeds": "seeds of each measured run (seeds 0..dynamics_seeds-1, long_steps steps, in groups of long_seed_group)",
+    "dynamics_every": "steps between measurements (must divide checkpoint_every)",
+    "paper_scale_dir": "a results store holding this chapter's runs at the paper profile (trained on a GPU), shown in the first "
+        "section; \"\" leaves that section out (the book profile: results/paper)",
+    "n_keys": "dictionary: key classes C_K",
+    "n_values": "dictionary: value classes C_V",
+}
+
+
+def param(name: str, default, help_text: str) -> Param:
+    """One parameter of a chapter's own: its type is its default's."""
+    if type(default) not in TYPES:
+        raise TypeError(f"{name}: a default must be one of {', '.join(t.__name__ for t in TYPES)}; got {default!r}")
+    return Param(name, TYPES[type(default)], default, help_text)
+
+
+def shared(name: str, help_text: str = "") -> Param:
+    """A parameter whose default is the one in DEFAULTS, with its help from HELP unless a chapter says its own."""
+    return param(name, DEFAULTS[name], help_text or HELP[name])
+
+
+def task_param(task: PaperTask, name: str, help_text: str) -> Param:
+    """A parameter of one task's chapter whose default is that task's (its record's default scale)."""
+    return param(name, task.scales["default"][name], help_text)
+
+
+def each_task(name: str, help_text: str = "", values=None) -> Param:
+    """A parameter of a chapter that trains every task: a value per task, keyed by the task's name.  `values` is
+    {task record: value}, or one value for every task; without it each task's default (its record's default
+    scale), else the shared one."""
+    def default(task):
+        if isinstance(values, dict):
+            return values[task]
+        if values is not None:
+            return values
+        own = task.scales["default"]
+        return own[name] if name in own else DEFAULTS[name]
+    return param(name, {task.name: default(task) for task in TASKS}, help_text or HELP[name])
+
+
+def literal(value) -> str:
+    """A default as the cell writes it: Python, with strings in double quotes."""
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ", ".join(literal(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+def cell_source(params) -> str:
+    """The notebook's `parameters` cell: one `name: type = value  # help` line per parameter."""
+    return "\n".join([CELL_HEADER, *(f"{p.name}: {p.type} = {literal(p.default)}  # {p.help}" for p in params)])
