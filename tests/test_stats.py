@@ -312,3 +312,21 @@ def test_shared_hits_p_matches_every_placement_of_the_hits_counted_by_hand():
     assert shared_hits_p(shared) == shared_hits_p(shared)  # a generator of its own
     with pytest.raises(ValueError, match="at least 2 runs"):
         shared_hits_p([[1, 0, 1]])
+
+
+def test_the_ablation_reads_whichever_norms_its_record_names():
+    """A new norm reaches chapter 8's tables and sentences through the Ablation record alone: here the rescaled
+    output stands in for +std."""
+    from vvlib.experiments.reports.report import ablation_metrics, ablation_sentence, ablation_table
+    from vvlib.experiments.setups import paper_tasks, variants
+
+    rng = np.random.default_rng(3)
+    base = rng.uniform(0.3, 0.6, size=(8, 3))
+    acc = {"baseline": base, "rescale": base + 0.02 + rng.normal(0, 0.01, (8, 3)), "layernorm": base + 0.1}
+    ablation = variants.Ablation("baseline", "rescale", "layernorm")
+    m = ablation_metrics(acc, [16, 32, 64], ablation)
+    assert m["p_value_ln_vs_std"]["64"] == pytest.approx(paired_ttest(acc["layernorm"][:, 2], acc["rescale"][:, 2]))
+    text = ablation_sentence("argmax", m, [16, 32, 64], 16, 8, 100_000, ablation=ablation)
+    assert "Rescaled output beats the Baseline at" in text and "+LN beats Rescaled output at" in text
+    table = ablation_table(m, [64], variants.LABELS, paper_tasks.ARGMAX.ablation, ablation)
+    assert "p, LN vs Rescaled output (ours)" in table and "Δ Rescaled output (ours, 8 seeds)" in table

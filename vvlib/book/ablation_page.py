@@ -106,7 +106,9 @@ class AblationPage:
 
     def scale(self):
         """Which of the paper profile's store entries are committed, and what this page shows of them."""
-        shown = [t if "layernorm" in runs else f"{t}'s +std against the Baseline (+LN still in the GPU queue)"
+        base, plain, learned = (variants.short_label(v) for v in variants.ABLATION.variants)
+        shown = [t if variants.ABLATION.learned in runs else
+                 f"{t}'s {plain} against the {base} ({learned} still in the GPU queue)"
                  for t, (_, _, runs) in self.big.items()]
         shows = f"the ablation of {' and '.join(shown)} at the top" if self.big else ""
         display(Markdown(paper_scale.pending(ABLATIONS.name, self.P, self.P.paper_scale_dir, shows=shows)))

@@ -1,6 +1,7 @@
 """Chapter 8: the paper's Tables 3 and 6, standardization without parameters against layer normalization."""
 
 from ..setups.paper_tasks import ARGMAX, DICTIONARY, NAMES
+from ..setups.variants import ABLATION
 from . import checks
 from .declare import each_task, param, shared
 from .record import Chapter, Work, keys
@@ -47,10 +48,10 @@ PARAMETERS = (
 CHAPTER = Chapter(
     "08_ablations", "Ablations: standardization vs layer normalization (Tables 3 and 6)",
     keys("relative_gain p_value_ln_vs_std p_value_vs_baseline accuracy ln_minus_std long", "paper_scale"),
-    Work(NAMES, ("baseline", "standardize", "layernorm"), long=True),
+    Work(NAMES, ABLATION.variants, long=True),
     # at the paper's scale a task is shown once its Baseline and +std are committed (+std against the Baseline is a
     # claim of its own in Tables 3 and 6); +LN, chapters 4-5's runs, joins them when the GPU queue has committed it
-    paper_scale_needs=("baseline", "standardize"),
+    paper_scale_needs=(ABLATION.base, ABLATION.plain),
     profiles={
         "ci": {"n_seeds": CI_SEEDS, **both_tasks("ci"), **per_task({ARGMAX: longer(CI_LONG), DICTIONARY: longer(CI_LONG)})},
         "book": {**BOOK_TRAINING, **both_tasks("book"),

@@ -10,12 +10,14 @@ import numpy as np
 import pandas as pd
 
 from . import provisional
+from ..setups import variants
+from ..setups.sensitivity import PAIR
 from .report import per_length
 from ...compare import beyond_training, compare, format_interval, format_p, pair_name, power_of_two
 from ...stats import paired_difference, summary_by_length
 
 ANSWER_LENGTHS = (1024, 16384)  # the lengths a page's answer names: 64 and 1,024 times the training length
-SHORT_LABELS = {"baseline": "Baseline", "layernorm": "+LN"}  # an answer's labels, short enough for its table's headers
+SHORT_LABELS = {v: variants.SHORT_LABELS[v] for v in PAIR}  # an answer's two labels, short enough for its headers
 
 
 def answer_lengths(lengths, at=ANSWER_LENGTHS) -> list:

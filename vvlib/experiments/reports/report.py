@@ -8,6 +8,7 @@ import pandas as pd
 from . import provisional
 from ..storage import store
 from ..setups import sensitivity
+from ..setups.variants import ABLATION, Ablation, short_label
 from ..chapters import check_metrics
 from ...compare import (ALPHA, beyond_training, compare, format_interval, format_p, is_significant, pair_name,
                         power_of_two)
@@ -252,73 +253,77 @@ def overtaking(frame: pd.DataFrame, pair, labels: dict, in_distribution: int, al
             f"seeds): " + "; ".join(sentences) + ".")
 
 
-def ablation_metrics(accuracy: dict, lengths, variants=("standardize", "layernorm")) -> dict:
-    """{"relative_gain": {variant: {N: %}}, "p_value_vs_baseline": ..., and where both +std and +LN are in
-    `accuracy`, "p_value_ln_vs_std": {N: p} and "ln_minus_std": {N: paired_difference}}.  Of `variants`, those
-    `accuracy` holds (at the paper's scale +LN's runs may still wait in the GPU queue: paper_scale.trained)."""
+def ablation_metrics(accuracy: dict, lengths, ablation: Ablation = ABLATION) -> dict:
+    """{"relative_gain": {variant: {N: %}}, "p_value_vs_baseline": ..., and where both norms are in `accuracy`,
+    "p_value_ln_vs_std": {N: p} and "ln_minus_std": {N: paired_difference}} (the learned norm against the plain
+    one).  Of the two norms, those `accuracy` holds (at the paper's scale the learned one's runs may still wait in
+    the GPU queue: paper_scale.trained)."""
     from ...stats import relative_difference
 
-    variants = [v for v in variants if v in accuracy]
-    base = np.asarray(accuracy["baseline"])
+    norms = [v for v in (ablation.plain, ablation.learned) if v in accuracy]
+    base = np.asarray(accuracy[ablation.base])
     gain = {v: {str(n): relative_difference(base[:, j], np.asarray(accuracy[v])[:, j]) for j, n in enumerate(lengths)}
-            for v in variants}
+            for v in norms}
     metrics = {
         "relative_gain": gain,
         "p_value_vs_baseline": {v: {str(n): paired_ttest(np.asarray(accuracy[v])[:, j], base[:, j])
-                                    for j, n in enumerate(lengths)} for v in variants},
+                                    for j, n in enumerate(lengths)} for v in norms},
         "n_seeds": len(base),
     }
-    if not {"standardize", "layernorm"} <= set(variants):
+    if len(norms) < 2:
         return metrics
-    ln, std = np.asarray(accuracy["layernorm"]), np.asarray(accuracy["standardize"])
+    learned, plain = np.asarray(accuracy[ablation.learned]), np.asarray(accuracy[ablation.plain])
     return metrics | {
-        "p_value_ln_vs_std": {str(n): paired_ttest(ln[:, j], std[:, j]) for j, n in enumerate(lengths)},
-        # +LN minus +std in points with its 95% interval: Table 6 reads "no significant difference" as "about equal"
-        "ln_minus_std": {str(n): paired_difference(100 * std[:, j], 100 * ln[:, j]) for j, n in enumerate(lengths)},
+        "p_value_ln_vs_std": {str(n): paired_ttest(learned[:, j], plain[:, j]) for j, n in enumerate(lengths)},
+        # learned minus plain in points with its 95% interval: Table 6 reads "no significant difference" as "about equal"
+        "ln_minus_std": {str(n): paired_difference(100 * plain[:, j], 100 * learned[:, j]) for j, n in enumerate(lengths)},
     }
 
 
 def ablation_sentence(task: str, metrics: dict, lengths, in_distribution: int, n_seeds: int, steps: int,
-                      ln_over_std_claimed: bool = True, device: str = "") -> str:
-    """Chapter 8's reading of one task at one scale: at how many lengths beyond training +std and +LN
-    beat the Baseline, and +LN beats +std (paired), with the verdict on that where the paper claims it
-    (PaperTask.ln_beats_std; on dictionary lookup it claims the two about equal: summary_tables.table6_sentence).
-    device: where the runs trained ('GPU'), named beside the scale where given."""
+                      ln_over_std_claimed: bool = True, device: str = "", ablation: Ablation = ABLATION) -> str:
+    """Chapter 8's reading of one task at one scale: at how many lengths beyond training each norm beats the
+    Baseline, and the learned norm beats the plain one (paired), with the verdict on that where the paper claims
+    it (PaperTask.ln_beats_std; on dictionary lookup it claims the two about equal:
+    summary_tables.table6_sentence).  device: where the runs trained ('GPU'), named beside the scale where given."""
     ood = [str(n) for n in beyond_training(lengths, in_distribution)]
     gain = metrics["relative_gain"]
+    base, plain, learned = (short_label(v) for v in ablation.variants)
     scale = f"**{task}** ({n_seeds} seeds x {steps:,} steps{', ' + device if device else ''})"
-    if "layernorm" not in gain:  # +LN's runs at this scale wait in the GPU queue: +std against the Baseline alone
-        e = compare(gain["standardize"], dict.fromkeys(ood, 0.0), metrics["p_value_vs_baseline"]["standardize"], ood)
-        return (f"{scale}: beyond the training lengths, +std is ahead of the Baseline at {e.ahead} of {len(ood)} "
+    if ablation.learned not in gain:  # its runs at this scale wait in the GPU queue: the plain norm alone
+        e = compare(gain[ablation.plain], dict.fromkeys(ood, 0.0), metrics["p_value_vs_baseline"][ablation.plain], ood)
+        return (f"{scale}: beyond the training lengths, {plain} is ahead of the {base} at {e.ahead} of {len(ood)} "
                 f"lengths ({e.ahead_significant} with p < {ALPHA}), behind at {e.behind} ({e.behind_significant} with "
-                f"p < {ALPHA}), paired t-test over {n_seeds} seeds: that +std is more accurate than the Baseline is "
-                f"{provisional.qualified(e.verdict(), task, steps)}. +LN's runs at this scale are still in the GPU "
+                f"p < {ALPHA}), paired t-test over {n_seeds} seeds: that {plain} is more accurate than the {base} is "
+                f"{provisional.qualified(e.verdict(), task, steps)}. {learned}'s runs at this scale are still in the GPU "
                 f"queue.")
-    std_up, ln_up = (sum(gain[v][n] > 0 for n in ood) for v in ("standardize", "layernorm"))
-    ln_over_std = compare(gain["layernorm"], gain["standardize"], metrics["p_value_ln_vs_std"], ood)
+    plain_up, learned_up = (sum(gain[v][n] > 0 for n in ood) for v in (ablation.plain, ablation.learned))
+    over = compare(gain[ablation.learned], gain[ablation.plain], metrics["p_value_ln_vs_std"], ood)
     return (f"{scale}: beyond the training "
-            f"lengths, +std beats the Baseline at "
-            f"{std_up} of {len(ood)} lengths and +LN at {ln_up}; +LN beats +std at {ln_over_std.ahead} "
-            f"({ln_over_std.ahead_significant} with p < {ALPHA}, paired t-test over {n_seeds} seeds)"
-            + (f": that +LN is more accurate than +std is {provisional.qualified(ln_over_std.verdict(), task, steps)}."
+            f"lengths, {plain} beats the {base} at "
+            f"{plain_up} of {len(ood)} lengths and {learned} at {learned_up}; {learned} beats {plain} at {over.ahead} "
+            f"({over.ahead_significant} with p < {ALPHA}, paired t-test over {n_seeds} seeds)"
+            + (f": that {learned} is more accurate than {plain} is {provisional.qualified(over.verdict(), task, steps)}."
                if ln_over_std_claimed else "."))
 
 
-def ablation_table(metrics: dict, lengths, labels: dict, paper_table: dict) -> pd.DataFrame:
-    """One row per length: relative gains over Baseline (ours, paper) and LN-vs-std p-values."""
+def ablation_table(metrics: dict, lengths, labels: dict, paper_table: dict, ablation: Ablation = ABLATION) -> pd.DataFrame:
+    """One row per length: relative gains over the Baseline (ours, paper) and the two norms' p-values."""
     from ..setups.paper import column
 
     rows, gain = [], metrics["relative_gain"]
+    norms = (ablation.plain, ablation.learned)
+    learned, plain = short_label(ablation.learned).lstrip("+"), short_label(ablation.plain).lstrip("+")
     for n in lengths:
         key, row = str(n), {"N": power_of_two(n)}
-        for v in ("standardize", "layernorm"):  # a variant still in the GPU queue (ablation_metrics): 'pending'
+        for v in norms:  # a variant still in the GPU queue (ablation_metrics): 'pending'
             row[f"Δ {labels[v]} (ours, {metrics['n_seeds']} seeds)"] = f"{gain[v][key]:+.2f}" if v in gain else "pending"
-        row["p, LN vs std (ours)"] = format_p(metrics["p_value_ln_vs_std"][key]) if "p_value_ln_vs_std" in metrics \
-            else "pending"
-        for v in ("standardize", "layernorm"):
-            paper = column(paper_table, v, n)
+        row[f"p, {learned} vs {plain} (ours)"] = format_p(metrics["p_value_ln_vs_std"][key]) \
+            if "p_value_ln_vs_std" in metrics else "pending"
+        for v in norms:
+            paper = column(paper_table, v, n) if v in paper_table else None  # a norm the paper did not ablate
             row[f"Δ {labels[v]} (paper)"] = "n/a" if paper is None else f"{paper:+.2f}"
-        row["p, LN vs std (paper)"] = format_p(column(paper_table, "p_value", n))
+        row[f"p, {learned} vs {plain} (paper)"] = format_p(column(paper_table, "p_value", n))
         rows.append(row)
     return pd.DataFrame(rows).set_index("N")
 

@@ -6,6 +6,7 @@ Chapter parameters map to configs here, so every training chapter reads the same
 """
 
 import dataclasses
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -35,6 +36,29 @@ LABELS = {"baseline": "Baseline", "layernorm": "Baseline (+ LN)", "standardize":
           "adaptive_standardize": "Adaptive θ (+ std.)",
           "rescale": "Rescaled output", "log_n": "log N logits", "log_n_layernorm": "log N logits (+ LN)",
           "deep_baseline": "Deep", "deep_layernorm": "Deep (+ LN)"}
+
+SHORT_LABELS = {"baseline": "Baseline", "layernorm": "+LN", "standardize": "+std"}  # for sentences and narrow tables
+
+
+def short_label(variant: str) -> str:
+    """A variant's name in a sentence: its short label, else its label."""
+    return SHORT_LABELS.get(variant, LABELS.get(variant, variant))
+
+
+@dataclass(frozen=True)
+class Ablation:
+    """Chapter 8's comparison (the paper's Tables 3 and 6): the Baseline, a norm without parameters and the
+    same norm with learned ones; each against the Baseline, and the learned one against the plain one."""
+    base: str
+    plain: str
+    learned: str
+
+    @property
+    def variants(self) -> tuple:
+        return self.base, self.plain, self.learned
+
+
+ABLATION = Ablation("baseline", "standardize", "layernorm")
 
 
 def task_config(P, name: str) -> TaskConfig:
