@@ -11,7 +11,10 @@ import pandas as pd
 
 from . import provisional
 from ..setups import variants
+from ..setups.paper import column
+from ..setups.paper_tasks import ARGMAX
 from ..setups.sensitivity import PAIR
+from .probed import DRIFT_CLAIM, drift_sides, drift_size, figure3_metrics
 from .report import per_length
 from ...compare import beyond_training, compare, format_interval, format_p, pair_name, power_of_two
 from ...stats import paired_difference, summary_by_length
@@ -30,8 +33,6 @@ def answer_table(accuracy: dict, lengths, pair, labels: dict, paper_table: dict,
     them is), the paper's two means, ours (over seeds, in percent) and our paired difference second -
     first with its 95% interval and p.
     accuracy: {run: per-seed accuracy (seeds, lengths)}."""
-    from ..setups.paper import column
-
     first, second = pair
     rows = []
     for n in answer_lengths(lengths, at):
@@ -91,8 +92,6 @@ def drift_table(frame: pd.DataFrame, lengths, reference: int, variant: str = "ba
     training length `reference`, and of its global mean's drift (in sd at `reference`) with the drift's
     95% interval and its p against none, and the drift's size seed by seed (probed.drift_size).
     frame: chapter 6's `global` table (variant, seed, N, ...)."""
-    from .probed import drift_size
-
     rows = []
     for n in answer_lengths(lengths, at):
         here = frame[(frame["variant"] == variant) & (frame["N"] == n)]
@@ -108,8 +107,6 @@ def drift_size_sentence(frame: pd.DataFrame, lengths, labels: dict, at=ANSWER_LE
     """Beside drift_sentence: at the longest length of `at` tested, how far each of `labels`' runs moves its
     global mean seed by seed (probed.drift_size), so that a small mean over seeds is not read as cancelling
     drifts.  frame: chapter 6's `global` table; labels: {variant: label}, those of the frame."""
-    from .probed import drift_size
-
     n = answer_lengths(lengths, at)[-1]
     sizes = [f"{mean:.4f} ({label}; the largest seed's {largest:.4f})" for label, (mean, largest) in
              ((label, drift_size(frame, v, n)) for v, label in labels.items())]
@@ -136,11 +133,9 @@ def attention_table(frame: pd.DataFrame, runs: dict, lengths, at=ANSWER_LENGTHS)
 def drift_sentence(frame: pd.DataFrame, lengths, in_distribution: int, scale: str, steps: int) -> str:
     """The verdict under drift_table: Figure 3's claim that the Baseline's global mean drifts (probed.DRIFT_CLAIM)
     by the summary's rule, from chapter 6's `global` table at one scale."""
-    from .probed import DRIFT_CLAIM, drift_sides, figure3_metrics
-
     ood = [str(n) for n in beyond_training(lengths, in_distribution)]
     evidence = compare(*drift_sides(figure3_metrics(frame, lengths)), ood)
-    return claim_sentence("Figure 3", scale, DRIFT_CLAIM, evidence, "argmax", steps,
+    return claim_sentence("Figure 3", scale, DRIFT_CLAIM, evidence, ARGMAX.name, steps,
                           test="a one-sample t-test over seeds against no drift")  # one variant: nothing to pair
 
 
@@ -148,8 +143,6 @@ def variants_table(accuracy: dict, lengths, labels: dict, papers: dict, at=ANSWE
     """Several variants on several tasks at the answer's lengths: one row per variant, one column per
     (task, N), mean accuracy over seeds in percent; the paper's Baseline and +LN where it has them.
     accuracy: {task: {variant: (seeds, lengths)}}; papers: {task: the paper's table of that task}."""
-    from ..setups.paper import column
-
     shown = answer_lengths(lengths, at)
     columns = {}
     for task, by_variant in accuracy.items():

@@ -8,11 +8,12 @@ import pandas as pd
 from . import provisional
 from ..storage import store
 from ..setups import sensitivity
+from ..setups.paper import column
 from ..setups.variants import ABLATION, Ablation, short_label
 from ..chapters import check_metrics
 from ...compare import (ALPHA, beyond_training, compare, format_interval, format_p, is_significant, pair_name,
                         power_of_two)
-from ...stats import by_length, paired_difference, paired_ttest
+from ...stats import by_length, paired_difference, paired_ttest, relative_difference
 
 
 def _pct(mean, sem):
@@ -62,8 +63,6 @@ def comparison_table(metrics: dict, lengths, pair, labels: dict, paper_table: di
     """One row per length: ours (mean ± s.e. over seeds) for both runs of `pair` and our paired p,
     then the paper's numbers (`paper_p` names the paper's p-value row), under a two-row header
     ("ours, 20 seeds" / "paper" over the runs' labels), so the table fits the text column."""
-    from ..setups.paper import column
-
     ours = f"ours, {metrics['n_seeds']} seeds" if "n_seeds" in metrics else "ours"
     rows = []
     for n in lengths:
@@ -85,8 +84,6 @@ def scales_table(columns: dict, lengths, pair, labels: dict, paper_table: dict, 
     """One row per length: the paper's two runs of `pair`, then ours at each scale of `columns`
     ({scale label: per_length metrics}), each with its paired p-value, under a two-row header (the
     source over the runs' labels: give short ones), so that two scales beside the paper fit the text column."""
-    from ..setups.paper import column
-
     rows = []
     for n in lengths:
         key, row = str(n), {"N": power_of_two(n)}
@@ -258,8 +255,6 @@ def ablation_metrics(accuracy: dict, lengths, ablation: Ablation = ABLATION) -> 
     "p_value_ln_vs_std": {N: p} and "ln_minus_std": {N: paired_difference}} (the learned norm against the plain
     one).  Of the two norms, those `accuracy` holds (at the paper's scale the learned one's runs may still wait in
     the GPU queue: paper_scale.trained)."""
-    from ...stats import relative_difference
-
     norms = [v for v in (ablation.plain, ablation.learned) if v in accuracy]
     base = np.asarray(accuracy[ablation.base])
     gain = {v: {str(n): relative_difference(base[:, j], np.asarray(accuracy[v])[:, j]) for j, n in enumerate(lengths)}
@@ -309,8 +304,6 @@ def ablation_sentence(task: str, metrics: dict, lengths, in_distribution: int, n
 
 def ablation_table(metrics: dict, lengths, labels: dict, paper_table: dict, ablation: Ablation = ABLATION) -> pd.DataFrame:
     """One row per length: relative gains over the Baseline (ours, paper) and the two norms' p-values."""
-    from ..setups.paper import column
-
     rows, gain = [], metrics["relative_gain"]
     norms = (ablation.plain, ablation.learned)
     learned, plain = short_label(ablation.learned).lstrip("+"), short_label(ablation.plain).lstrip("+")
@@ -344,8 +337,6 @@ def verdict(metrics: dict, lengths, pair, labels: dict, in_distribution: int, n_
             f"p < {alpha}) and less accurate at {e.behind} ({e.behind_significant} with p < {alpha}); "
             f"paired t-test over {n_seeds} seeds.")
     if paper_table is not None:
-        from ..setups.paper import column
-
         compared = [n for n in ood if column(paper_table, first, int(n)) is not None
                     and column(paper_table, second, int(n)) is not None]
         paper_better = [n for n in compared if column(paper_table, second, int(n)) > column(paper_table, first, int(n))]
