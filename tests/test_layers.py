@@ -194,3 +194,15 @@ def test_no_two_modules_import_each_other_even_inside_a_function():
 def test_the_cycle_check_finds_a_cycle_hidden_inside_a_function():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_generic_reports_import_the_package_at_the_top_only():
+    """An import of the package inside a function can hide a cycle; the reports, which every chapter reads,
+    keep theirs at the top of the module."""
+    hidden = []
+    for path in sorted((PACKAGE / "experiments" / "reports").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                hidden += [f"{path.name}:{inner.lineno}" for inner in ast.walk(node)
+                           if isinstance(inner, ast.ImportFrom) and inner.level > 0]
+    assert not hidden, hidden
