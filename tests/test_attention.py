@@ -3,7 +3,8 @@ import math
 import pytest
 import torch
 
-from vvlib.attention import adaptive_beta, attention_weights, entropy, layernorm, standardize
+from vvlib.attention import (adaptive_beta, attention_weights, beta_at_entropy, entropy, layernorm, sharpening_band,
+                             standardize)
 
 
 def test_standardize_gives_zero_mean_unit_variance_per_row():
@@ -68,3 +69,14 @@ def test_masked_items_get_no_weight_and_bad_temperature_is_named():
     assert torch.allclose(weights[0], torch.tensor([0.5, 0.5, 0, 0]))
     with pytest.raises(ValueError, match="temperature must be one of"):
         attention_weights(logits, "cold")
+
+
+def test_the_adaptive_rule_sharpens_only_between_the_quartics_two_real_crossings_of_one():
+    """beta > 1 exactly inside the band (the quartic's real crossings of 1), which the published values put at
+    about 0.85 to 5.9 nats; and beta_at_entropy is adaptive_beta's rule applied to a given entropy."""
+    low, high = sharpening_band()
+    h = torch.tensor([low - 1e-3, low + 1e-3, (low + high) / 2, high - 1e-3, high + 1e-3, 9.7], dtype=torch.float64)
+    assert (beta_at_entropy(h) > 1).tolist() == [False, True, True, True, False, False]
+    assert low == pytest.approx(0.85, abs=0.01) and high == pytest.approx(5.94, abs=0.01)
+    probs = uniform(64)
+    assert torch.equal(beta_at_entropy(entropy(probs)), adaptive_beta(probs))

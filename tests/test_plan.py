@@ -192,11 +192,14 @@ def test_the_plan_command_lists_every_chapter_and_a_total(capsys):
 def test_a_plan_at_a_gpus_speeds_lists_the_gpus_entries_so_its_committed_runs_count_as_stored():
     """Chapter 5's paper-scale runs were trained on a GPU and committed where every chapter's paper
     profile stores (results/paper, with no -p store_dir): keyed by the device type, they are stored
-    for a plan of cuda's entries and absent from a plan of this CPU's."""
+    for a plan of cuda's entries and absent from a plan of this CPU's.  Its probe of where adaptive temperature
+    acts (one part per variant) waits in the GPU queue."""
     on_gpu = paper_run.run_paper(["05"], {}, dry_run=True, speeds_of="cuda")
     on_cpu = paper_run.run_paper(["05"], {"device": "cpu"}, dry_run=True)
-    assert len(on_gpu) == len(on_cpu) == 6
-    assert all(job.path.exists() for job in on_gpu) and not any(job.path.exists() for job in on_cpu)
+    assert len(on_gpu) == len(on_cpu) == 8
+    runs = [job for job in on_gpu if not job.kind.endswith("probing")]
+    assert len(runs) == 6 and all(job.path.exists() for job in runs)
+    assert not any(job.path.exists() for job in on_cpu)
     assert {job.path.parents[1] for job in on_gpu} == {REPO_ROOT / PAPER_SCALE_STORE}
     assert {resolved(name, "paper")["store_dir"] for name in paper_run.paper_chapters()} == {PAPER_SCALE_STORE}
 

@@ -265,3 +265,31 @@ def test_the_layer_frame_gives_the_cpus_table_on_any_device(small_argmax, device
     np.testing.assert_allclose(there[["entropy", "top1_weight"]], here[["entropy", "top1_weight"]], rtol=1e-4, atol=1e-6)
     # which item is largest may flip where two weights are within rounding: a share, within one sequence of 70
     np.testing.assert_allclose(there["on_answer"], here["on_answer"], atol=1 / 70 + 1e-9)
+
+
+def test_the_adaptive_frame_counts_the_sequences_whose_head_the_rule_sharpens(small_dictionary, monkeypatch):
+    """Entropies set by hand: ln 1 = 0 and ln 1000 (about 6.9) lie outside the band where the rule sharpens
+    (about 0.85 to 5.94 nats), ln 8 (about 2.1) inside it."""
+    h = torch.tensor([[0.0, math.log(8), math.log(8), math.log(1000)], [math.log(8)] * 4])
+    monkeypatch.setattr(probing, "probe", lambda *args, **kwargs: {64: {"entropy": h}})
+    monkeypatch.setattr(evaluate, "accuracy", lambda model_cfg, params, cfg, device: torch.tensor(
+        [[0.25], [0.5]]) + (cfg.temperature == "adaptive"))
+    frame = probing.adaptive_frame(small_dictionary, {}, EvalConfig(lengths=(64,)), "baseline")
+    assert list(frame["seed"]) == [0, 1] and set(frame["N"]) == {64} and set(frame["variant"]) == {"baseline"}
+    assert frame["sharpened"].tolist() == [0.5, 1.0]
+    assert frame["entropy"].tolist() == pytest.approx([float(h[0].mean()), math.log(8)])
+    assert frame["beta"][1] > 1 and frame["beta"][0] == pytest.approx((2 * frame["beta"][1] + 2) / 4)
+    assert frame["accuracy_fixed"].tolist() == [0.25, 0.5] and frame["accuracy_adaptive"].tolist() == [1.25, 1.5]
+
+
+def test_the_adaptive_frame_scores_the_models_it_probes_as_evaluate_does(small_dictionary):
+    params = init_params(small_dictionary, [0, 1, 2])
+    cfg = EvalConfig(lengths=(16, 32), n_sequences=16)
+    frame = probing.adaptive_frame(small_dictionary, params, cfg, "baseline")
+    for t in ("fixed", "adaptive"):
+        expected = evaluate.accuracy(small_dictionary, params, EvalConfig(lengths=(16, 32), n_sequences=16, temperature=t))
+        got = frame.pivot(index="seed", columns="N", values=f"accuracy_{t}").to_numpy()
+        np.testing.assert_allclose(got, expected.numpy())
+    probed = probing.probe(small_dictionary, params, cfg, progress=False)
+    np.testing.assert_allclose(frame.pivot(index="seed", columns="N", values="entropy").to_numpy()[:, 1],
+                               probed[32]["entropy"].mean(dim=1).numpy(), rtol=1e-6)

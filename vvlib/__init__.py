@@ -68,6 +68,7 @@ importing only from the rooms listed before it:
         devices         chapter 5's two devices by Welch's test, and the CPU's test set scored again
         layer_rows      chapter 10's deep model row against row, and each layer's attention, in tables and words
         probed          what chapters 6 and 7 keep of their probe tables in results.json, at each scale
+        adaptive_reach  where adaptive temperature acts: the heads' entropy per length beside what it changes
         along_training  runs measured along training, in words: the loss's rise, each layer's attention, the
                         rows that stop the rise
         attention_gain  how much of +LN's gain goes with its sharper attention (chapter 7)

@@ -56,12 +56,27 @@ def entropy(probs: torch.Tensor) -> torch.Tensor:
 
 def adaptive_beta(probs: torch.Tensor) -> torch.Tensor:
     """Inverse temperature from the entropy of `probs`; never below 1."""
-    h = entropy(probs)
+    return beta_at_entropy(entropy(probs))
+
+
+def beta_at_entropy(h: torch.Tensor) -> torch.Tensor:
+    """The adaptive rule's inverse temperature for a head whose entropy is h (nats).  The quartic
+    exceeds 1 only between about 0.85 and 5.94 nats, so a head outside that band is left alone too."""
     poly = torch.zeros_like(h)
     for coefficient in ADAPTIVE_POLY:  # Horner's rule
         poly = poly * h + coefficient
     sharpen = torch.clamp_min(poly, 1.0)
     return torch.where(h > ADAPTIVE_MIN_ENTROPY, sharpen, torch.ones_like(h))
+
+
+def sharpening_band() -> tuple[float, float]:
+    """(low, high): the entropies (nats) between which the adaptive rule sets beta above 1, the real roots of
+    the quartic minus 1."""
+    import numpy as np  # only here: the model's path needs torch alone
+
+    roots = np.roots([*ADAPTIVE_POLY[:-1], ADAPTIVE_POLY[-1] - 1])
+    low, high = sorted(float(r.real) for r in roots if abs(r.imag) < 1e-9)
+    return max(low, ADAPTIVE_MIN_ENTROPY), high
 
 
 def attention_weights(logits, temperature: str = "fixed", mask=None) -> torch.Tensor:

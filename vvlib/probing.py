@@ -14,6 +14,7 @@ first head's); layer_frame summarizes every layer's attention, over all its head
 weights themselves (S, B, N) are reduced chunk by chunk, so N = 2^14 costs time, not memory.
 """
 
+import dataclasses
 import math
 
 import numpy as np
@@ -21,7 +22,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from .attention import EPS, entropy, standardize
+from .attention import EPS, beta_at_entropy, entropy, standardize
 from . import evaluate, tasks
 from .evaluate import EvalConfig, forward_in_chunks, test_block
 from .model import ModelConfig, layer_prefix, n_seeds
@@ -264,6 +265,25 @@ def attention_frame(probes: dict) -> pd.DataFrame:
             top1, ent = probe_n["top_weights"][..., 0].mean(dim=1), probe_n["entropy"].mean(dim=1)
             rows += [{"variant": run, "seed": s, "N": n, "top1_weight": float(top1[s]), "entropy": float(ent[s])}
                      for s in range(len(top1))]
+    return pd.DataFrame(rows)
+
+
+def adaptive_frame(model_cfg: ModelConfig, params, cfg: EvalConfig, label: str, device="cpu") -> pd.DataFrame:
+    """Where adaptive temperature acts, one row per (seed, N) of models trained with the fixed temperature: the
+    attention's mean entropy (nats) at that temperature, the share of test sequences whose head the rule
+    sharpens (inverse temperature above 1), the mean inverse temperature it sets, and the same models' accuracy
+    at each temperature on the same test sequences (so that what the rule changes is read on these weights)."""
+    by_length = probe(model_cfg, params, cfg, device)
+    accuracy = {t: evaluate.accuracy(model_cfg, params, dataclasses.replace(cfg, temperature=t), device)
+                for t in ("fixed", "adaptive")}
+    rows = []
+    for j, (n, probe_n) in enumerate(by_length.items()):
+        h = probe_n["entropy"]
+        beta = beta_at_entropy(h)
+        rows += [{"variant": label, "seed": s, "N": n, "entropy": float(h[s].mean()),
+                  "sharpened": float((beta[s] > 1).double().mean()), "beta": float(beta[s].mean()),
+                  **{f"accuracy_{t}": float(a[s, j]) for t, a in accuracy.items()}}
+                 for s in range(h.shape[0])]
     return pd.DataFrame(rows)
 
 

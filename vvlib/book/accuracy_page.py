@@ -14,7 +14,8 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from .. import rng, stats
-from ..experiments.reports import along_training, answers, dynamics_plots, paper_rows, plots, report
+from ..attention import sharpening_band
+from ..experiments.reports import adaptive_reach, along_training, answers, dynamics_plots, paper_rows, plots, report
 from ..experiments.setups import dynamics_runs, paper, sensitivity, variants
 from ..experiments.storage import runs, store
 from ..experiments.storage.store import StoreError
@@ -49,6 +50,7 @@ class AccuracyPage(DeviceSections):
         self.paper_scale = self.long = self.counter = self.dynamics_summary = self.recheck_summary = None
         self.earlier = None  # the earlier paper-scale runs (per-seed generators), where newer ones are shown
         self.training = None  # set by train()
+        self.reach = self.reach_paper = None  # set by adaptive_reach()
 
     # --- the answer first, then the paper's scale, trained on a GPU and committed ----------------
 
@@ -166,6 +168,39 @@ class AccuracyPage(DeviceSections):
         for pair, title in zip(PAIRS, ["without test-time adaptation", "with adaptive temperature"]):
             self._figure(self.accuracy, self.P.eval_lengths, pair,
                          f"{self.name}, {title} ({self.P.n_seeds} seeds x {self.P.steps} steps; dashed: the paper)")
+
+    def adaptive_reach(self):
+        """Where adaptive temperature acts (the chapter's probe), at the paper's scale where its probe is
+        committed, then on this page's runs: per length, the attention's entropy, the share of test sequences
+        the rule sharpens and the accuracy it adds, beside the paper's; a captioned figure of the share."""
+        labels = {v: SHORT[v] for v in PAIRS[0]}
+        if self.paper_scale:
+            P_paper, accuracy = self.paper_scale["P"], self.paper_scale["accuracy"]
+            scale = f"{P_paper.n_seeds} seeds x {P_paper.steps:,} steps, GPU"
+            display(Markdown(adaptive_reach.unchanged_sentence(accuracy, labels, f"the paper's scale ({scale})")))
+            found = paper_scale.probe(self.record.name, self.P.paper_scale_dir)
+            if found:
+                self.reach_paper = self._reach(found[1]["adaptive"], P_paper, scale)
+            else:
+                display(Markdown("*The heads' entropy at the paper's scale waits for the GPU queue.*"))
+        [(_, probe)] = self.record.probes(self.P, self.device)
+        self.reach = self._reach(probe.tables(self.P.store_dir, self.device)["adaptive"], self.P,
+                                 f"{self.P.n_seeds} seeds x {self.P.steps:,} steps, {self.device.type.upper()}")
+
+    def _reach(self, frame, P, scale: str) -> dict:
+        """One scale's section of adaptive_reach: its sentence, table and captioned figure; returns its numbers."""
+        measured = adaptive_reach.reach(frame, P.eval_lengths, self.table)
+        labels = {v: SHORT[v] for v in measured}
+        display(Markdown(adaptive_reach.reach_sentence(measured, labels, max(P.eval_lengths))))
+        display(adaptive_reach.reach_table(measured, labels, P.eval_lengths[::2]))
+        low, high = sharpening_band()
+        plots.quantity_vs_length(adaptive_reach.sharpened_frame(frame, LABELS), "sharpened",
+                                 "test sequences sharpened (%)", title=f"{self.name}: where adaptive temperature acts")
+        display(Markdown(f"*The share of test sequences whose attention the adaptive rule sharpens, mean ± s.e. over "
+                         f"seeds ({scale}, {P.n_eval_sequences} test sequences per length). The rule sharpens a head "
+                         f"only when its entropy lies between {low:.2f} and {high:.2f} nats; elsewhere the model's "
+                         f"output is unchanged.*"))
+        return measured
 
     # --- the longer training --------------------------------------------------------------------
 
@@ -330,9 +365,13 @@ class AccuracyPage(DeviceSections):
             training.update({f"dynamics/{label}": {"provenance": p} for label, p in self.dynamics_provenance.items()})
         if self.recheck_summary:
             metrics["recheck"] = self.recheck_summary
+        if self.reach:
+            metrics["adaptive_reach"] = self.reach
         if self.paper_scale:
             metrics["paper_scale"] = {**self.paper_scale["metrics"], "steps": self.paper_scale["P"].steps,
                                       "device_type": "cuda", "draws": self.paper_scale["draws"]}
+            if self.reach_paper:
+                metrics["paper_scale"]["adaptive_reach"] = self.reach_paper
             training.update({f"paper_scale/{v}": r for v, r in self.paper_scale["runs"].items()})
         path = report.write_results(self.P.output_dir, self.record.name, self.P, self.device, metrics,
                                     wall_time_s=time.perf_counter() - self.started,

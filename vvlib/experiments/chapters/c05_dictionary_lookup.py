@@ -1,6 +1,7 @@
 """Chapter 5: the paper's Table 2, Baseline against +LN on dictionary lookup, and why its loss rises."""
 
 from ...task_base import EVAL_BLOCK
+from ..setups import probes
 from ..setups.paper_tasks import DICTIONARY
 from ..setups.params import require
 from . import checks
@@ -181,6 +182,8 @@ PARAMETERS = (
 CHAPTER = Chapter(
     "05_dictionary_lookup", "Dictionary lookup: Baseline vs LayerNorm (Table 2)", ACCURACY_METRICS,
     accuracy_work(DICTIONARY), reproduces=DICTIONARY,
+    # where adaptive temperature acts on its main runs: the heads' entropy per length
+    probes=lambda P, device: [(DICTIONARY.name, probes.adaptive_reach(P, device, DICTIONARY.name))],
     profiles={
         "ci": {"n_seeds": CI_SEEDS, **task_scale(DICTIONARY, "ci"), **CI_LONG,
                **CI_DYNAMICS, **CI_RECHECK, **CI_COUNTER},

@@ -81,7 +81,7 @@ class Chapter:
         return profile if profile in self.profile_names() else DEFAULT_PROFILE
 
 
-ACCURACY_METRICS = keys(PER_LENGTH, "long ladder paper_scale dynamics recheck")
+ACCURACY_METRICS = keys(PER_LENGTH, "long ladder paper_scale dynamics recheck adaptive_reach")
 
 
 def accuracy_work(task: PaperTask) -> Work:

@@ -206,6 +206,21 @@ def dispersion(P, device) -> Probe:
     return _parts("probe-dispersion", models, cfgs["fixed"], choices, tables_of, passes=len(TEMPERATURES))
 
 
+def adaptive_reach(P, device, task: str) -> Probe:
+    """Chapters 4-5's main runs (n_seeds x steps): where adaptive temperature acts, per seed and length, and
+    what it changes in those models' accuracy (probing.adaptive_frame), on the very test sequences the
+    chapter scores."""
+    models = variants.trained_models(P, variants.task_config(P, task), PAIR, device)
+    cfg = variants.eval_config(P)
+
+    def tables_of(variant, run, first):
+        return {"adaptive": probing.adaptive_frame(run.model_cfg, run.weights, cfg, variant, device)}
+
+    # a probe pass and an evaluation at each temperature
+    return _parts("probe-adaptive", models, cfg, dict(temperatures=list(TEMPERATURES)), tables_of,
+                  passes=1 + len(TEMPERATURES))
+
+
 def slopes(P, P_task, task: str, trained: list, device) -> Probe:
     """Chapter 10: per variant, how the attention output's components shrink with N beyond the
     training length.  P: the chapter's parameters; P_task: one task's view of them."""
