@@ -17,9 +17,13 @@ from ..chapters import BY_TASK
 from ..chapters.scales import PAPER_TRAINING
 from ..setups.paper_tasks import ARGMAX, NAMES, TASKS, PaperTask
 from ..setups.params import task_value
-from ..setups.variants import ABLATION, Ablation, short_label
+from ..setups.sensitivity import PAIR
+from ..setups.variants import ABLATION, Ablation, run_name, short_label
 from ...compare import Evidence, compare, is_significant, pair_name
 from ...compare import beyond_training as lengths_beyond_training
+
+BASE, NORMED = PAIR  # the paper's comparison: the Baseline and +LN
+ADAPTIVE_BASE, ADAPTIVE_NORMED = (run_name(v, "adaptive") for v in PAIR)
 
 
 @dataclass(frozen=True)
@@ -160,9 +164,9 @@ def _accuracy_claims(task: PaperTask, results) -> list:
         views.append((m["long"], P["long_seeds"], m["long"]["steps"], "", ""))
     if "paper_scale" in m:
         views.append((m["paper_scale"], *_paper_scale(results, m["paper_scale"])))
-    pairs = [(HEADLINE, "baseline", "layernorm"),
-             ("with adaptive θ, +LN is more accurate than without LN", "adaptive_baseline", "adaptive_layernorm"),
-             ("adaptive θ improves +LN further", "layernorm", "adaptive_layernorm")]
+    pairs = [(HEADLINE, BASE, NORMED),
+             ("with adaptive θ, +LN is more accurate than without LN", ADAPTIVE_BASE, ADAPTIVE_NORMED),
+             ("adaptive θ improves +LN further", NORMED, ADAPTIVE_NORMED)]
     claims = []
     for text, other, claimed in pairs:
         readings = []
@@ -247,7 +251,7 @@ def claims(results_dir) -> list:
         n = max(readings, key=Reading.size).longest["N"]
         rows.append(Claim(f"{task.name}, trained up to N = {longer['parameters']['max_len']}: +LN beats the Baseline",
                           task.longer_table, longer["chapter"], readings,
-                          _paper_numbers(task.longer, "layernorm", "baseline", n)))
+                          _paper_numbers(task.longer, NORMED, BASE, n)))
     return rows + _figure_claims(r)
 
 
@@ -256,15 +260,15 @@ def _longer_readings(longer: dict, task: str) -> list:
     training's where that ran (its results' long), then at the paper profile's where all of that task's
     runs are committed (its results' paper_scale)."""
     P, m, lengths = longer["parameters"], longer["metrics"], beyond_training(longer)
-    readings = [_reading(task, m["accuracy"][task]["layernorm"], m["accuracy"][task]["baseline"], m["p_value"][task],
+    readings = [_reading(task, m["accuracy"][task][NORMED], m["accuracy"][task][BASE], m["p_value"][task],
                          lengths, longer, P["n_seeds"], task_value(P, "steps", task))]
     if task in m.get("long", {}):
         v = m["long"][task]
-        readings.append(_reading(task, v["accuracy"]["layernorm"], v["accuracy"]["baseline"], v["p_value"], lengths,
+        readings.append(_reading(task, v["accuracy"][NORMED], v["accuracy"][BASE], v["p_value"], lengths,
                                  longer, v["n_seeds"], v["steps"]))
     if task in m.get("paper_scale", {}):
         big = m["paper_scale"][task]
-        readings.append(_reading(task, big["accuracy"]["layernorm"], big["accuracy"]["baseline"], big["p_value"],
+        readings.append(_reading(task, big["accuracy"][NORMED], big["accuracy"][BASE], big["p_value"],
                                  lengths, longer, *_paper_scale(longer, big, f"training/paper_scale/{task}/")))
     return readings
 
@@ -292,7 +296,7 @@ def _figure_claims(r: dict) -> list:
         drifts.append(_reading(ARGMAX.name, *probed.drift_sides(m), lengths, shift, n_seeds, steps, device, profile))
         if "p_value_relative_global_variance" in m:  # at the paper's scale +LN's probe may still be queued
             ratio = m["relative_global_variance"]
-            variances.append(_reading(ARGMAX.name, ratio["layernorm"], ratio["baseline"],
+            variances.append(_reading(ARGMAX.name, ratio[NORMED], ratio[BASE],
                                       m["p_value_relative_global_variance"], lengths, shift, n_seeds, steps, device,
                                       profile))
     rows = [Claim(probed.DRIFT_CLAIM, "Figure 3",
@@ -300,15 +304,15 @@ def _figure_claims(r: dict) -> list:
             Claim("+LN keeps more of the global variance of the readout's input", "Figure 3", shift["chapter"],
                   variances, None, "global variance / its value at the training length")]
     dispersion = r[records.DISPERSION.name]
-    spread = [_reading(ARGMAX.name, d["entropy"]["layernorm"], d["entropy"]["baseline"],
-                       d["p_value_entropy"][pair_name(("baseline", "layernorm"))], beyond_training(dispersion),
+    spread = [_reading(ARGMAX.name, d["entropy"][NORMED], d["entropy"][BASE],
+                       d["p_value_entropy"][pair_name(PAIR)], beyond_training(dispersion),
                        dispersion, n_seeds, steps, device, profile, higher_is_better=False)
               for d, n_seeds, steps, device, profile in _probe_views(dispersion)]
     rows.append(Claim("+LN makes the attention less dispersed (lower entropy)", "Figure 4", dispersion["chapter"],
                       spread, None, "attention entropy, in nats"))
     argmax = r[BY_TASK[ARGMAX.name].name]
-    kept = [_reading(ARGMAX.name, m["accuracy"]["layernorm"], m["accuracy"]["baseline"],
-                     m["p_value"][pair_name(("baseline", "layernorm"))], _more_variance_kept(s, lengths), argmax,
+    kept = [_reading(ARGMAX.name, m["accuracy"][NORMED], m["accuracy"][BASE],
+                     m["p_value"][pair_name(PAIR)], _more_variance_kept(s, lengths), argmax,
                      n_seeds, steps, device, profile)
             for s, m, n_seeds, steps, device, profile in _probed_and_scored(shift, argmax)]
     if kept:
@@ -335,8 +339,8 @@ def _probed_and_scored(shift: dict, argmax: dict) -> list:
 def _more_variance_kept(metrics: dict, lengths) -> list:
     """The lengths of `lengths` at which +LN keeps significantly more global variance than the Baseline."""
     ratio, p = metrics["relative_global_variance"], metrics["p_value_relative_global_variance"]
-    return [n for n in lengths if n in ratio["baseline"] and is_significant(p.get(n))
-            and ratio["layernorm"][n] > ratio["baseline"][n]]
+    return [n for n in lengths if n in ratio[BASE] and is_significant(p.get(n))
+            and ratio[NORMED][n] > ratio[BASE][n]]
 
 
 def _means(numbers: dict | None, quantity: str) -> str:
