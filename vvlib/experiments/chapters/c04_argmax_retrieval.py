@@ -2,7 +2,7 @@
 
 from ..setups.paper_tasks import ARGMAX
 from . import checks
-from .declare import param, shared, task_param
+from .declare import param, shared, shared_each, task_param
 from .record import ACCURACY_METRICS, Chapter, accuracy_work
 from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_SCALE_STORE, PAPER_TRAINING, task_scale
 
@@ -16,18 +16,9 @@ PARAMETERS = (
     shared("batch_size"),
     shared("hidden"),
     shared("n_classes", "classes an item can carry (chance accuracy is 1/n_classes)"),
-    shared("min_len"),
-    shared("max_len"),
-    shared("lr"),
-    shared("weight_decay"),
-    shared("eval_lengths"),
+    *shared_each("min_len", "max_len", "lr", "weight_decay", "eval_lengths"),
     task_param(ARGMAX, "n_eval_sequences", "test sequences per length, the same ones for every variant and seed"),
-    shared("seed"),
-    shared("eval_seed"),
-    shared("checkpoint_every"),
-    shared("seed_group"),
-    shared("draws"),
-    shared("tf32"),
+    *shared_each("seed", "eval_seed", "checkpoint_every", "seed_group", "draws", "tf32"),
     shared("long_steps", "a longer training of both variants beside the main one: AdamW steps per run (the paper: "
                          "100,000); 0 skips it"),
     shared("long_seeds", "seeds of the longer training (the paper: 100)"),
@@ -42,10 +33,7 @@ PARAMETERS = (
                             "layers and norm_layers (chapter 10's deep model), and start_from_step (its variant "
                             "takes its Baseline's run over at that step), e.g. {\"lr_schedule\": \"drop\", "
                             "\"drop_step\": 2000}; [] skips them"),
-    shared("dynamics_seeds"),
-    shared("dynamics_every"),
-    shared("device"),
-    shared("store_dir"),
+    *shared_each("dynamics_seeds", "dynamics_every", "device", "store_dir"),
     param("output_dir", "_output/04_argmax_retrieval", "results.json goes here (relative paths: from the "
                                                        "repository root)"),
     shared("paper_scale_dir"),

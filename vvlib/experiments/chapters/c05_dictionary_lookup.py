@@ -5,7 +5,7 @@ from ..setups import probes
 from ..setups.paper_tasks import DICTIONARY
 from ..setups.params import require
 from . import checks
-from .declare import param, shared, task_param
+from .declare import param, shared, shared_each, task_param
 from .record import ACCURACY_METRICS, Chapter, accuracy_work
 from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_SCALE_STORE, PAPER_TRAINING, task_scale
 
@@ -128,18 +128,9 @@ PARAMETERS = (
     shared("hidden"),
     shared("n_keys", "key classes C_K (the paper: 16384); test lengths may not exceed it"),
     shared("n_values", "value classes C_V (the paper: 64; chance accuracy is 1/n_values)"),
-    shared("min_len"),
-    shared("max_len"),
-    shared("lr"),
-    shared("weight_decay"),
-    shared("eval_lengths"),
+    *shared_each("min_len", "max_len", "lr", "weight_decay", "eval_lengths"),
     task_param(DICTIONARY, "n_eval_sequences", "test sequences per length, the same ones for every variant and seed"),
-    shared("seed"),
-    shared("eval_seed"),
-    shared("checkpoint_every"),
-    shared("seed_group"),
-    shared("draws"),
-    shared("tf32"),
+    *shared_each("seed", "eval_seed", "checkpoint_every", "seed_group", "draws", "tf32"),
     shared("long_steps", "a longer training of both variants beside the main one: AdamW steps per run (the paper: "
                          "10,000); 0 skips it"),
     task_param(DICTIONARY, "long_seeds", "seeds of the longer training (the paper: 100)"),
@@ -170,10 +161,7 @@ PARAMETERS = (
                             "again over that many steps after the handover) and handover_data (the batches after "
                             "it: carried, the Baseline's next, or fresh, a stream of their own), e.g. "
                             "{\"lr_schedule\": \"drop\", \"drop_step\": 2000}; [] skips them"),
-    shared("dynamics_seeds"),
-    shared("dynamics_every"),
-    shared("device"),
-    shared("store_dir"),
+    *shared_each("dynamics_seeds", "dynamics_every", "device", "store_dir"),
     param("output_dir", "_output/05_dictionary_lookup", "results.json goes here (relative paths: from the "
                                                         "repository root)"),
     shared("paper_scale_dir"),

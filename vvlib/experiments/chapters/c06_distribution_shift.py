@@ -4,7 +4,7 @@ from ..setups import probes
 from ..setups.paper_tasks import ARGMAX
 from ..setups.params import require
 from . import checks
-from .declare import param, shared
+from .declare import param, shared, shared_each
 from .record import Chapter, Work, keys
 from .scales import CI_LONG, longer, probed_longer, probing_profiles
 
@@ -50,9 +50,7 @@ PARAMETERS = (
     shared("min_len"),
     shared("max_len", "longest training sequence; also the reference length of Figure 3 (must be one of "
                       "eval_lengths)"),
-    shared("lr"),
-    shared("weight_decay"),
-    shared("seed"),
+    *shared_each("lr", "weight_decay", "seed"),
     shared("eval_lengths", "lengths N probed"),
     param("n_probe_sequences", 256, "test sequences per length and seed (the paper: 32k for Figure 3)"),
     shared("eval_seed", "names the test sequences (the ones chapter 4 scores)"),
@@ -62,10 +60,7 @@ PARAMETERS = (
     param("histogram_bins", 40, "the length slider: bins of each precomputed histogram (one range per component "
                                 "over all N)"),
     shared("checkpoint_every", "steps between checkpoints, if the models must be trained here"),
-    shared("seed_group"),
-    shared("draws"),
-    shared("tf32"),
-    shared("device"),
+    *shared_each("seed_group", "draws", "tf32", "device"),
     shared("store_dir", "trained weights are cached here (relative paths: from the repository root)"),
     shared("paper_scale_dir", "a results store holding the paper profile's probe of chapter 4's runs (trained on a "
                               "GPU), whose answer opens the page once the Baseline's is in (+LN's beside it where "

@@ -4,7 +4,7 @@ from ..setups import probes
 from ..setups.paper_tasks import ARGMAX
 from ..setups.params import require
 from . import checks
-from .declare import param, shared
+from .declare import param, shared, shared_each
 from .record import Chapter, Work, keys
 from .scales import CI_LONG, longer, probed_longer, probing_profiles
 
@@ -55,16 +55,11 @@ def examples_within_probes(P):
 PARAMETERS = (
     shared("profile"),
     shared("n_seeds", "trained models per variant (chapter 4's default, so its models are reused)"),
-    shared("steps"),
-    shared("seed_chunk"),
-    shared("batch_size"),
-    shared("hidden"),
+    *shared_each("steps", "seed_chunk", "batch_size", "hidden"),
     shared("n_classes", "classes an item can carry"),
     shared("min_len"),
     shared("max_len", "longest training sequence"),
-    shared("lr"),
-    shared("weight_decay"),
-    shared("seed"),
+    *shared_each("lr", "weight_decay", "seed"),
     shared("eval_lengths", "lengths N probed (each at least 16)"),
     param("n_probe_sequences", 128, "test sequences per length and seed for the averages"),
     shared("eval_seed", "names the test sequences (the ones chapter 4 scores)"),
@@ -85,10 +80,7 @@ PARAMETERS = (
                                               "max_len)"),
     param("sharpness_sequences", 1024, "test sequences per length and beta in the sharpness test"),
     shared("checkpoint_every", "steps between checkpoints, if the models must be trained here"),
-    shared("seed_group"),
-    shared("draws"),
-    shared("tf32"),
-    shared("device"),
+    *shared_each("seed_group", "draws", "tf32", "device"),
     shared("store_dir", "trained weights are cached here (relative paths: from the repository root)"),
     shared("paper_scale_dir", "a results store holding the paper profile's probe of chapter 4's runs (trained on a "
                               "GPU), whose answer opens the page once the Baseline's is in (+LN's beside it where "

@@ -3,7 +3,7 @@
 from ..setups.paper_tasks import ARGMAX, DICTIONARY, NAMES
 from ..setups.variants import ABLATION
 from . import checks
-from .declare import each_task, param, shared
+from .declare import each_task, param, shared, shared_each
 from .record import Chapter, Work, keys
 from .scales import (BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_BOTH_TASKS, PAPER_SCALE_STORE, both_tasks, longer,
                      per_task)
@@ -20,25 +20,10 @@ PARAMETERS = (
     each_task("long_seeds", "seeds of the longer training, per task (chapters 4-5's long_seeds)"),
     each_task("long_seed_chunk", "seeds per stored run of it, per task (chapters 4-5's long_seed_chunk)"),
     shared("long_seed_group", "seed_group of the longer training (chapters 4-5's long_seed_group)"),
-    shared("batch_size"),
-    shared("hidden"),
-    shared("n_classes"),
-    shared("n_keys"),
-    shared("n_values"),
-    shared("min_len"),
-    shared("max_len"),
-    shared("lr"),
-    shared("weight_decay"),
-    shared("eval_lengths"),
+    *shared_each("batch_size", "hidden", "n_classes", "n_keys", "n_values", "min_len", "max_len", "lr", "weight_decay",
+                 "eval_lengths"),
     each_task("n_eval_sequences"),
-    shared("seed"),
-    shared("eval_seed"),
-    shared("checkpoint_every"),
-    shared("seed_group"),
-    shared("draws"),
-    shared("tf32"),
-    shared("device"),
-    shared("store_dir"),
+    *shared_each("seed", "eval_seed", "checkpoint_every", "seed_group", "draws", "tf32", "device", "store_dir"),
     shared("paper_scale_dir", "a results store holding this chapter's runs at the paper profile (trained on a "
                               "GPU), each task's shown first once its Baseline and +std are in (+LN beside them "
                               "where it is); \"\" leaves them out (the book profile: results/paper)"),

@@ -5,7 +5,7 @@ from ..setups.paper_tasks import ARGMAX, DICTIONARY, NAMES
 from ..setups.params import require
 from ..setups.sensitivity import PAIR
 from . import checks
-from .declare import each_task, param, shared
+from .declare import each_task, param, shared, shared_each
 from .record import Chapter, Work, keys
 from .scales import BOOK_TRAINING, PAPER_BOTH_TASKS, PAPER_SCALE_STORE, per_task
 
@@ -65,25 +65,14 @@ PARAMETERS = (
     shared("long_seed_group"),
     param("curriculum_fraction", 1.0, "share of the steps over which the length cap doubles up to max_len"),
     param("curriculum_start_len", 16, "the length cap at the first step"),
-    shared("batch_size"),
-    shared("hidden"),
-    shared("n_classes"),
-    shared("n_keys"),
-    shared("n_values"),
-    shared("min_len"),
+    *shared_each("batch_size", "hidden", "n_classes", "n_keys", "n_values", "min_len"),
     param("max_len", 256, "longest training sequence at the end of the curriculum (the paper: 256)"),
-    shared("lr"),
-    shared("weight_decay"),
-    shared("eval_lengths"),
+    *shared_each("lr", "weight_decay", "eval_lengths"),
     each_task("n_eval_sequences", "test sequences per length, per task"),
     shared("seed"),
     shared("eval_seed"),
     param("checkpoint_every", 100, "steps between checkpoints (an interrupted run resumes from the last)"),
-    shared("seed_group"),
-    shared("draws"),
-    shared("tf32"),
-    shared("device"),
-    shared("store_dir"),
+    *shared_each("seed_group", "draws", "tf32", "device", "store_dir"),
     shared("paper_scale_dir", "a results store holding this chapter's runs at the paper profile (trained on a "
                               "GPU), each task's shown first where all its runs are in; \"\" leaves them out (the "
                               "book profile: results/paper)"),

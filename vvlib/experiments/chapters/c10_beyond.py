@@ -4,7 +4,7 @@ from ..setups import probes, variants
 from ..setups.paper_tasks import ARGMAX, DICTIONARY, NAMES
 from ..setups.params import require
 from . import checks
-from .declare import each_task, param, shared
+from .declare import each_task, param, shared, shared_each
 from .record import PER_LENGTH, Chapter, Work, keys
 from .scales import BOOK_TRAINING, CI_SEEDS, PAPER_BOTH_TASKS, PAPER_SCALE_STORE, both_tasks
 
@@ -45,14 +45,7 @@ PARAMETERS = (
     shared("hidden"),
     param("deep_heads", 4, "H of the deep variants (section 3); must divide hidden"),
     param("deep_layers", 2, "L of the deep variants (section 3)"),
-    shared("n_classes"),
-    shared("n_keys"),
-    shared("n_values"),
-    shared("min_len"),
-    shared("max_len"),
-    shared("lr"),
-    shared("weight_decay"),
-    shared("eval_lengths"),
+    *shared_each("n_classes", "n_keys", "n_values", "min_len", "max_len", "lr", "weight_decay", "eval_lengths"),
     each_task("n_eval_sequences"),
     param("probe_sequences", 64, "test sequences per length for the trained models' variance slopes"),
     param("mc_d_model", 64, "Monte Carlo (section 1): width D of the random module"),
@@ -61,13 +54,7 @@ PARAMETERS = (
     param("mc_sequences", 8192, "Monte Carlo: sequences per length"),
     param("mc_components", [0, 1, 2, 3], "Monte Carlo: output components followed"),
     shared("seed", "training seed; seed index s draws from the streams (seed, s); also draws the random module"),
-    shared("eval_seed"),
-    shared("checkpoint_every"),
-    shared("seed_group"),
-    shared("draws"),
-    shared("tf32"),
-    shared("device"),
-    shared("store_dir"),
+    *shared_each("eval_seed", "checkpoint_every", "seed_group", "draws", "tf32", "device", "store_dir"),
     shared("paper_scale_dir", "a results store holding this chapter's runs and slope probes at the paper profile "
                               "(trained on a GPU): each task's variants shown first once its Baseline and +LN are "
                               "in (the rest as they land), the slopes beside this page's; \"\" leaves them out "

@@ -3,7 +3,7 @@
 from ..setups import probes, sensitivity
 from ..setups.paper_tasks import ARGMAX, DICTIONARY, NAMES
 from ..setups.params import require
-from .declare import each_task, param, shared
+from .declare import each_task, param, shared, shared_each
 from .record import Chapter, keys
 from .scales import BOOK_TRAINING, PAPER_TRAINING, per_task, task_scale
 
@@ -30,6 +30,26 @@ def compared_lengths_tested(P):
             f"lengths among eval_lengths ({P.eval_lengths})", P.compared_lengths)
 
 
+# the settings changed one at a time on both tasks: the first rows of each task's list
+BOTH_TASKS_ROWS = [
+    {},
+    {"min_len": 1},
+    {"min_len": 12},
+    {"hidden": 64},
+    {"hidden": 256},
+    {"encoder_layers": 1},
+    {"encoder_layers": 3},
+    {"readout_layers": 1},
+    {"readout_layers": 3},
+    {"lr": 0.0003},
+    {"lr": 0.003},
+    {"weight_decay": 0.0},
+    {"weight_decay": 0.01},
+    {"batch_size": 32},
+    {"batch_size": 512},
+]
+
+
 # its parameters: the notebook's `parameters` cell is written from these (declare.py)
 PARAMETERS = (
     shared("profile", "named parameter set: default (these values), ci (a few minutes on 2 CPU cores) or book (the "
@@ -43,30 +63,11 @@ PARAMETERS = (
     param("readout_layers", 2, "Linear layers of the readout MLP"),
     param("encode_query", True, "the query through the item encoder (our choice); False: its features go straight "
                                 "to W_Q"),
-    shared("n_classes"),
-    shared("n_keys"),
-    shared("n_values"),
+    *shared_each("n_classes", "n_keys", "n_values"),
     param("key_dim", 64, "dictionary: size of a key embedding"),
     param("value_dim", 64, "dictionary: size of a value embedding"),
-    shared("min_len"),
-    shared("max_len"),
-    shared("lr"),
-    shared("weight_decay"),
-    param("argmax_rows", [{},
-                          {"min_len": 1},
-                          {"min_len": 12},
-                          {"hidden": 64},
-                          {"hidden": 256},
-                          {"encoder_layers": 1},
-                          {"encoder_layers": 3},
-                          {"readout_layers": 1},
-                          {"readout_layers": 3},
-                          {"lr": 0.0003},
-                          {"lr": 0.003},
-                          {"weight_decay": 0.0},
-                          {"weight_decay": 0.01},
-                          {"batch_size": 32},
-                          {"batch_size": 512},
+    *shared_each("min_len", "max_len", "lr", "weight_decay"),
+    param("argmax_rows", [*BOTH_TASKS_ROWS,
                           {"n_classes": 100},
                           {"encode_query": False},
                           {"ln_affine": False},
@@ -80,21 +81,7 @@ PARAMETERS = (
           "False: the +LN side without its learned scale and shift, i.e. +std; n_seeds: more seeds for a "
           "borderline row; the last five: the second round, as for dictionary lookup, its clipping row borderline "
           "at 10 seeds and again with 20)"),
-    param("dictionary_rows", [{},
-                              {"min_len": 1},
-                              {"min_len": 12},
-                              {"hidden": 64},
-                              {"hidden": 256},
-                              {"encoder_layers": 1},
-                              {"encoder_layers": 3},
-                              {"readout_layers": 1},
-                              {"readout_layers": 3},
-                              {"lr": 0.0003},
-                              {"lr": 0.003},
-                              {"weight_decay": 0.0},
-                              {"weight_decay": 0.01},
-                              {"batch_size": 32},
-                              {"batch_size": 512},
+    param("dictionary_rows", [*BOTH_TASKS_ROWS,
                               {"encode_query": False},
                               {"key_dim": 16, "value_dim": 16},
                               {"key_dim": 256, "value_dim": 256},
@@ -138,15 +125,10 @@ PARAMETERS = (
     shared("eval_lengths"),
     param("compared_lengths", [1024, 16384], "lengths at which each row's +LN minus Baseline is reported"),
     each_task("n_eval_sequences", "test sequences per length, per task", 128),
-    shared("seed"),
-    shared("eval_seed"),
-    shared("checkpoint_every"),
+    *shared_each("seed", "eval_seed", "checkpoint_every"),
     param("seed_group", 4, "seeds trained in one batch (4 trains fastest on a CPU; recorded in each run's "
                            "settings)"),
-    shared("draws"),
-    shared("tf32"),
-    shared("device"),
-    shared("store_dir"),
+    *shared_each("draws", "tf32", "device", "store_dir"),
     param("output_dir", "_output/11_sensitivity", "results.json goes here (relative paths: from the repository "
                                                   "root)"),
 )

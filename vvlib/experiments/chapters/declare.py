@@ -108,6 +108,11 @@ def shared(name: str, help_text: str = "") -> Param:
     return param(name, DEFAULTS[name], help_text or HELP[name])
 
 
+def shared_each(*names: str) -> tuple:
+    """Several parameters with their shared defaults and help texts, in the order given."""
+    return tuple(shared(name) for name in names)
+
+
 def task_param(task: PaperTask, name: str, help_text: str) -> Param:
     """A parameter of one task's chapter whose default is that task's (its record's default scale)."""
     return param(name, task.scales["default"][name], help_text)
