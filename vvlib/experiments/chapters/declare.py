@@ -3,19 +3,34 @@ default's).  A value several chapters share is written once, in DEFAULTS; its he
 say the same (HELP).  The notebook's `parameters` cell is generated from the declaration
 (`python -m vvlib.book.generated --write`); tests/test_params.py fails on a cell that differs."""
 
+import dataclasses
 import json
 
+from ...evaluate import EvalConfig
+from ...model import ModelConfig
+from ...montecarlo import RandomAttention
+from ...tasks import TaskConfig
+from ...train_config import TrainConfig
 from ..setups.paper_tasks import ARGMAX, TASKS, PaperTask
 from ..setups.params import Param
 
 TYPES = {bool: "bool", int: "int", float: "float", str: "str", list: "list", dict: "dict"}
 CELL_HEADER = "# Parameters of this chapter. Run with papermill: -p NAME VALUE; see `python -m vvlib list`."
 
+
+def science_default(config, name: str):
+    """The default the science layer's dataclass `config` gives its field `name` (so each lives once)."""
+    for field in dataclasses.fields(config):
+        if field.name == name:
+            return field.default
+    raise KeyError(f"{config.__name__} has no field {name!r}")
+
+
 # the defaults that two chapters or more share (each chapter's cell repeats them; this is their one definition)
 DEFAULTS = {
     "profile": "default",
-    "d_model": 64,
-    "vocab_size": 32,
+    "d_model": science_default(RandomAttention, "d_model"),
+    "vocab_size": science_default(RandomAttention, "vocab_size"),
     "lengths": [16, 64, 256, 1024, 4096, 16384],
     "n_sequences": 20000,
     "seed": 0,
@@ -26,18 +41,18 @@ DEFAULTS = {
     # chapter 4's (its record's default scale): chapters 6-7 probe its models
     "steps": ARGMAX.scales["default"]["steps"],
     "seed_chunk": 0,
-    "batch_size": 128,
-    "hidden": 128,
-    "n_classes": 10,
-    "min_len": 5,
-    "max_len": 16,
-    "lr": 0.001,
-    "weight_decay": 0.001,
+    "batch_size": science_default(TrainConfig, "batch_size"),
+    "hidden": science_default(ModelConfig, "hidden"),
+    "n_classes": science_default(TaskConfig, "n_classes"),
+    "min_len": science_default(TrainConfig, "min_len"),
+    "max_len": science_default(TrainConfig, "max_len"),
+    "lr": science_default(TrainConfig, "lr"),
+    "weight_decay": science_default(TrainConfig, "weight_decay"),
     "eval_lengths": [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384],
-    "eval_seed": 12345,
-    "checkpoint_every": 500,
-    "seed_group": 0,
-    "draws": "generators",
+    "eval_seed": science_default(EvalConfig, "seed"),
+    "checkpoint_every": science_default(TrainConfig, "checkpoint_every"),
+    "seed_group": science_default(TrainConfig, "seed_group"),
+    "draws": science_default(TrainConfig, "draws"),
     "tf32": False,
     "long_steps": 0,
     "long_seeds": ARGMAX.scales["default"]["long_seeds"],
@@ -48,8 +63,8 @@ DEFAULTS = {
     "dynamics_seeds": 4,
     "dynamics_every": 100,
     "paper_scale_dir": "",
-    "n_keys": 16384,
-    "n_values": 64,
+    "n_keys": science_default(TaskConfig, "n_keys"),
+    "n_values": science_default(TaskConfig, "n_values"),
     "shown_seed": 0,
 }
 
