@@ -26,8 +26,8 @@ from ..experiments.chapters.scales import EARLIER_PAPER_RUN
 from . import paper_scale, runner
 from .device_sections import DeviceSections
 
-PAIRS = [("baseline", "layernorm"), ("adaptive_baseline", "adaptive_layernorm")]  # without, with adaptive temperature
-COMPARED = [*PAIRS, ("layernorm", "adaptive_layernorm")]  # and: does adaptive temperature help +LN? (the summary asks)
+PAIRS = [variants.PAIR, tuple(variants.run_name(v, "adaptive") for v in variants.PAIR)]  # without, with adaptive temperature
+COMPARED = [*PAIRS, (PAIRS[0][1], PAIRS[1][1])]  # and: does adaptive temperature help +LN? (the summary asks)
 P_VALUE_KEYS = ("p_value", "adaptive_p_value")  # each pair's p-values in the metrics
 LABELS = variants.LABELS
 SHORT = answers.SHORT_LABELS

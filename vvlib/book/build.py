@@ -25,14 +25,14 @@ from ..experiments.paper_scale.plan import chapter_entries
 from ..experiments.setups import paper
 from ..experiments.reports import plots, report, run_groups, summary
 from ..experiments.setups.paper_tasks import TASKS
-from ..experiments.setups.variants import LABELS
+from ..experiments.setups.variants import LABELS, PAIR
 from ..experiments.setups.params import DEFAULT_PROFILE, ParameterError
 from ..experiments.storage.store import REPO_ROOT
 
 BOOK_FILES = ("_config.yml", "_toc.yml", "book")
 CLAIMS_TABLE = Path("book") / "chapters" / "claims-table.md"  # written by the build, included by book/intro.md
 ANSWER_FIGURE = Path("book") / "chapters" / "answer.png"  # written by the build, the intro's first figure
-ANSWER_VARIANTS = ("baseline", "layernorm")
+ANSWER_VARIANTS = PAIR
 STREAM_WORDS = {"counter": "counter stream", "generators": "a generator per seed"}  # a panel's data, in its title
 RUN_GROUPS = Path("book") / "chapters" / "run-groups.md"  # written by the build, included by book/scale.md
 PENDING = Path("book") / "chapters" / "pending.md"  # the same, what of the paper's scale is still to run

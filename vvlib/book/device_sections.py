@@ -10,7 +10,7 @@ from ..experiments.setups import variants
 from ..experiments.storage import runs
 from ..task_base import EVAL_BLOCK
 
-PAIR = ("baseline", "layernorm")  # the devices are compared without adaptive temperature
+PAIR = variants.PAIR  # the devices are compared without adaptive temperature
 LABELS = variants.LABELS
 
 

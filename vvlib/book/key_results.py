@@ -12,6 +12,7 @@ from ..experiments.chapters import BY_TASK
 from ..experiments.reports.report import power_of_two
 from ..experiments.setups import paper
 from ..experiments.setups.paper_tasks import TASKS
+from ..experiments.setups.variants import BASE, PAIR
 from ..stats import paired_difference
 from .paper_scale import latest_accuracy_runs
 
@@ -35,16 +36,15 @@ class Headline:
 def headline(task, store_dir) -> Headline:
     """One task's headline from the committed paper-scale runs of its chapter (chapter 4 or 5)."""
     _, P, accuracy, records = latest_accuracy_runs(BY_TASK[task.name].name, task.name, store_dir)
-    base, ln = 100 * np.asarray(accuracy["baseline"]), 100 * np.asarray(accuracy["layernorm"])
+    base, ln = (100 * np.asarray(accuracy[v]) for v in PAIR)
     column = {n: j for j, n in enumerate(P.eval_lengths)}
     differences = {n: paired_difference(base[:, j], ln[:, j]) for n, j in column.items()}
     beyond = beyond_training(P.eval_lengths, P.max_len)
     evidence = compare({n: ln[:, column[n]].mean() for n in beyond}, {n: base[:, column[n]].mean() for n in beyond},
                        {n: differences[n]["p"] for n in beyond}, beyond)
-    pair = ("baseline", "layernorm")
-    return Headline(task.table, task.title, P.n_seeds, P.steps, records["baseline"]["provenance"]["device"],
-                    {n: differences[n] for n in SHOWN}, {n: paper.difference(task.accuracy, pair, n) for n in SHOWN},
-                    {n: (base[:, column[n]].mean(), paper.column(task.accuracy, "baseline", n)) for n in SHOWN},
+    return Headline(task.table, task.title, P.n_seeds, P.steps, records[BASE]["provenance"]["device"],
+                    {n: differences[n] for n in SHOWN}, {n: paper.difference(task.accuracy, PAIR, n) for n in SHOWN},
+                    {n: (base[:, column[n]].mean(), paper.column(task.accuracy, BASE, n)) for n in SHOWN},
                     evidence.verdict(), evidence.text())
 
 

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 
 from ..setups import sensitivity
+from ..setups.variants import BASE, NORMED
 from ..storage import runs
 from ...compare import format_p
 from ...dynamics import MARGIN_CAP, attending_below
@@ -215,10 +216,10 @@ def rise_rows_sentence(found: list, constant_accuracy: dict, constant_runs: dict
     parts = []
     for row, training in found:
         loss = {v: last_mean_loss(r["loss_history"]) for v, r in training.items()}
-        parts.append(f"*{row['row']}* ({row['n_seeds']} seeds): last training loss {loss['baseline']:.2g} (Baseline) "
-                     f"and {loss['layernorm']:.2g} (+LN); at N = {int(n):,}, Baseline {row['accuracy']['baseline'][n]:.1f}%, "
-                     f"+LN {row['accuracy']['layernorm'][n]:.1f}%: +LN is {sensitivity.described(row['difference'][n])}")
-    return (f"At the constant rate ({constant_seeds} seeds) the last training loss is {constant_loss['baseline']:.2g} "
-            f"(Baseline) and {constant_loss['layernorm']:.2g} (+LN), and at N = {int(n):,} the Baseline reaches "
-            f"{constant_accuracy['baseline'][n]:.1f}% and +LN {constant_accuracy['layernorm'][n]:.1f}%. "
+        parts.append(f"*{row['row']}* ({row['n_seeds']} seeds): last training loss {loss[BASE]:.2g} (Baseline) "
+                     f"and {loss[NORMED]:.2g} (+LN); at N = {int(n):,}, Baseline {row['accuracy'][BASE][n]:.1f}%, "
+                     f"+LN {row['accuracy'][NORMED][n]:.1f}%: +LN is {sensitivity.described(row['difference'][n])}")
+    return (f"At the constant rate ({constant_seeds} seeds) the last training loss is {constant_loss[BASE]:.2g} "
+            f"(Baseline) and {constant_loss[NORMED]:.2g} (+LN), and at N = {int(n):,} the Baseline reaches "
+            f"{constant_accuracy[BASE][n]:.1f}% and +LN {constant_accuracy[NORMED][n]:.1f}%. "
             + "; ".join(parts) + ".")

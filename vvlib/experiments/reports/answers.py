@@ -86,7 +86,7 @@ def paired_table(frame: pd.DataFrame, value: str, pair, labels: dict, lengths, d
     return pd.DataFrame(rows).set_index("N")
 
 
-def drift_table(frame: pd.DataFrame, lengths, reference: int, variant: str = "baseline", at=ANSWER_LENGTHS):
+def drift_table(frame: pd.DataFrame, lengths, reference: int, variant: str = PAIR[0], at=ANSWER_LENGTHS):
     """Figure 3 for one probed run alone (at the paper's scale its partner's probe may still be in the GPU
     queue): at each length of `at`, the means over seeds of its global variance over its value at the
     training length `reference`, and of its global mean's drift (in sd at `reference`) with the drift's

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 
 from ..setups import sensitivity
+from ..setups.variants import BASE, NORMED, PAIR, short_label
 from ...compare import format_interval, format_p
 from ...stats import paired_difference
 
@@ -17,7 +18,7 @@ def schedule_sentence(rows: list, lengths, at) -> str:
     (reference, base), parts = rows[0], []
     for name, accuracy in rows[1:]:
         said = []
-        for side, shown in (("baseline", "Baseline"), ("layernorm", "+LN")):
+        for side, shown in ((v, short_label(v)) for v in PAIR):
             at_n = []
             for n in at:
                 j = list(lengths).index(n)
@@ -25,7 +26,7 @@ def schedule_sentence(rows: list, lengths, at) -> str:
                 at_n.append(f"{100 * accuracy[side][:, j].mean():.1f}% at N = {n:,} against "
                             f"{100 * base[side][:, j].mean():.1f}% ({format_interval(d)} points, p = {format_p(d['p'])})")
             said.append(f"{shown} {' and '.join(at_n)}")
-        parts.append(f"*{name}* against *{reference}* ({len(base['baseline'])} seeds, row minus reference with its "
+        parts.append(f"*{name}* against *{reference}* ({len(base[BASE])} seeds, row minus reference with its "
                      f"95% interval): " + "; ".join(said))
     return ". ".join(parts) + "."
 
@@ -47,9 +48,9 @@ def paired_rows_sentence(rows: list, lengths, at, ours: str, theirs: str) -> str
         at_n = []
         for n in at:
             j = list(lengths).index(n)
-            mine = 100 * compared["layernorm"][:, j]
+            mine = 100 * compared[NORMED][:, j]
             against = []
-            for other, shown in ((reference["layernorm"], theirs), (reference["baseline"], "the Baseline's")):
+            for other, shown in ((reference[NORMED], theirs), (reference[BASE], f"the {short_label(BASE)}'s")):
                 d = paired_difference(100 * other[:, j], mine)
                 against.append(f"{shown} {100 * other[:, j].mean():.1f}% ({format_interval(d)} points, p = {format_p(d['p'])})")
             at_n.append(f"{mine.mean():.1f}% at N = {n:,} against " + " and ".join(against))
@@ -96,8 +97,8 @@ def layer_sentence(probed: list, n: int, labels: dict | None = None) -> str:
     """Per row of `probed` (as layer_table's): the first layer's mean entropy at N = n for both sides, as a share
     of ln n, with the second side minus the first paired over the seeds (nats, 95% interval, p); `labels`
     {side: its name}, default Baseline and +LN."""
-    names = tuple((labels or {"baseline": "Baseline", "layernorm": "+LN"})[side] for side in sensitivity.PAIR)
-    parts = [f"*{name}*: " + _entropy_pair(*(first_layer_entropy(frame, side, n) for side in sensitivity.PAIR), names, n)
+    names = tuple((labels or {v: short_label(v) for v in PAIR})[side] for side in PAIR)
+    parts = [f"*{name}*: " + _entropy_pair(*(first_layer_entropy(frame, side, n) for side in PAIR), names, n)
              for name, frame in probed]
     return (f"The first layer's attention entropy at N = {n:,} (ln N = {np.log(n):.2f}, uniform weights), means over "
             "the seeds, paired seed by seed: " + "; ".join(parts) + ".")
@@ -106,8 +107,8 @@ def layer_sentence(probed: list, n: int, labels: dict | None = None) -> str:
 def placement_sentence(rows: list, n: int) -> str:
     """rows [(rate name, layer_frame rows of the row with +LN's norm after every layer, the same with it after the
     last layer only)]: +LN's first-layer entropy at N = n in both, paired seed by seed (the same seeds and data)."""
-    parts = [f"*{name}*: " + _entropy_pair(first_layer_entropy(every, "layernorm", n),
-                                           first_layer_entropy(last, "layernorm", n),
+    parts = [f"*{name}*: " + _entropy_pair(first_layer_entropy(every, NORMED, n),
+                                           first_layer_entropy(last, NORMED, n),
                                            ("norm after every layer", "after the last only"), n)
              for name, every, last in rows]
     return f"+LN's first layer at N = {n:,}, by where its norm is: " + "; ".join(parts) + "."

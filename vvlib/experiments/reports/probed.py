@@ -123,7 +123,7 @@ def alignment_sentence(metrics: dict, reference: int, longest: int) -> str:
 DRIFT_CLAIM = "the Baseline's global mean drifts away from its value at the training length"  # Figure 3's
 
 
-def drift_sides(metrics: dict, variant: str = "baseline") -> tuple:
+def drift_sides(metrics: dict, variant: str = PAIR[0]) -> tuple:
     """Figure 3's claim that `variant`'s global mean drifts away from its value at the training length, as
     compare's (claimed, other, p_values) from figure3_metrics: the size of its mean drift (in sd at the
     training length) against none, with the one-sample p of the drift."""

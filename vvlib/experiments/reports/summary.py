@@ -17,12 +17,10 @@ from ..chapters import BY_TASK
 from ..chapters.scales import PAPER_TRAINING
 from ..setups.paper_tasks import ARGMAX, NAMES, TASKS, PaperTask
 from ..setups.params import task_value
-from ..setups.sensitivity import PAIR
-from ..setups.variants import ABLATION, Ablation, run_name, short_label
+from ..setups.variants import ABLATION, BASE, NORMED, PAIR, Ablation, run_name, short_label
 from ...compare import Evidence, compare, is_significant, pair_name
 from ...compare import beyond_training as lengths_beyond_training
 
-BASE, NORMED = PAIR  # the paper's comparison: the Baseline and +LN
 ADAPTIVE_BASE, ADAPTIVE_NORMED = (run_name(v, "adaptive") for v in PAIR)
 
 

@@ -7,6 +7,7 @@ from collections import Counter
 
 from ..setups import sensitivity
 from ..setups.paper_tasks import DICTIONARY
+from ..setups.variants import NORMED
 from ...compare import SUPPORTED, UNCLEAR
 from ...compare import beyond_training as lengths_beyond_training
 from .answers import scale_text
@@ -50,7 +51,7 @@ def slope_claim(results_dir) -> tuple:
         m, scale = big, scale_text(big["n_seeds"], big["steps"], big["device_type"])
     else:
         scale = scale_text(P["n_seeds"], P["steps"], results["provenance"]["device"])
-    slope, sem = m["component_std_slope"]["layernorm"], m["component_std_slope_sem"]["layernorm"]
+    slope, sem = m["component_std_slope"][NORMED], m["component_std_slope_sem"][NORMED]
     return slope, sem, SUPPORTED if slope + 2 * sem < 0 else UNCLEAR, scale
 
 

@@ -124,7 +124,7 @@ def row_train_config(P, row: dict) -> TrainConfig:
     if unknown:
         raise ValueError(f"a measured row may set variant, {', '.join(ROW_MODEL_FIELDS)} and TrainConfig fields "
                          f"(start_from_step among them); got {sorted(unknown)}")
-    variant = row.get("variant", "baseline")
+    variant = row.get("variant", variants.BASE)
     if variant not in variants.VARIANT_OPTIONS:
         raise ValueError(f"variant: expected one of {', '.join(variants.VARIANT_OPTIONS)}; got {variant!r}")
     return dataclasses.replace(base_config(P), **{k: v for k, v in row.items() if k not in ("variant", *ROW_MODEL_FIELDS)})
@@ -134,7 +134,7 @@ def row_configs(P, task, row: dict):
     """(model config, train config) of a measured row (its variant defaults to the Baseline).  ValueError
     names what is wrong with its model (norm_layers with one layer, heads that do not divide hidden) or with
     its start_from_step (a Baseline row has no Baseline to take over)."""
-    model = variants.model_config(Params({**P, **model_changes(row)}), task, row.get("variant", "baseline"))
+    model = variants.model_config(Params({**P, **model_changes(row)}), task, row.get("variant", variants.BASE))
     train_cfg = row_train_config(P, row)
     handover.check_start(model, train_cfg)
     return model, train_cfg
@@ -143,5 +143,5 @@ def row_configs(P, task, row: dict):
 def label(row: dict) -> str:
     """'Baseline' plus its changes, as the figure and the sentences name a row."""
     changes = ", ".join(f"{k}={v}" for k, v in row.items() if k != "variant")
-    name = variants.LABELS[row.get("variant", "baseline")]
+    name = variants.LABELS[row.get("variant", variants.BASE)]
     return name + (f" ({changes})" if changes else "")

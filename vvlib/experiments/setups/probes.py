@@ -24,7 +24,7 @@ from . import sensitivity, variants
 from .paper_tasks import ARGMAX
 from .params import Params
 
-PAIR = ("baseline", "layernorm")  # chapters 6 and 7 probe chapter 4's two variants
+PAIR = variants.PAIR  # chapters 6 and 7 probe chapter 4's two variants
 TEMPERATURES = ("fixed", "adaptive")  # chapter 7 probes each under both
 
 

@@ -22,7 +22,7 @@ from ..storage import runs, store
 from .paper_tasks import TASKS
 from .params import MODEL_PARAMETERS, ROW_MODEL_FIELDS, ParameterError, Params, model_changes
 
-PAIR = ("baseline", "layernorm")  # the two sides of every row, as its results name them
+PAIR = BASE, NORMED = variants.PAIR  # the two sides of every row, as its results name them
 ROW_PARAMETERS = {t.name: f"{t.name}_rows" for t in TASKS}  # the chapter's list of rows per task
 PAPER_TABLES = {t.name: t.accuracy for t in TASKS}  # Tables 1 and 2
 # What a row may change: the training and model settings every task has (the attention's heads and layers
@@ -44,7 +44,7 @@ def tasks_with_rows(records: list) -> list[str]:
 def trained_variants(P) -> tuple:
     """The variants a row trains for PAIR's two sides: the Baseline, and LayerNorm with or
     without its learned scale and shift (ln_affine)."""
-    return ("baseline", "layernorm" if P.get("ln_affine", True) else "standardize")
+    return BASE, (NORMED if P.get("ln_affine", True) else variants.ABLATION.plain)
 
 
 def settings_of(task: str) -> tuple:
@@ -192,7 +192,7 @@ def paper_row(task: str, variant: str) -> dict:
 
 def paper_gain(task: str, n: int) -> float | None:
     """The paper's +LN minus Baseline at N = n (points), or None where it reports no such length."""
-    ln, base = (paper.column(PAPER_TABLES[task], variant, n) for variant in ("layernorm", "baseline"))
+    ln, base = (paper.column(PAPER_TABLES[task], variant, n) for variant in (NORMED, BASE))
     return None if ln is None or base is None else ln - base
 
 
@@ -211,7 +211,7 @@ def row_record(task: str, row: dict, P: Params, accuracy: dict, training: dict, 
         "chance": 100 / variants.task_config(P, task).n_outputs,  # accuracy (%) of a uniform guess
         "difference": {str(n): paired_difference(base[:, column[str(n)]], ln[:, column[str(n)]])
                        for n in at if str(n) in column},
-        "distance_to_paper": rms_distance(mean["baseline"], paper_row(task, "baseline")),
+        "distance_to_paper": rms_distance(mean[BASE], paper_row(task, BASE)),
         "runs": {v: store.spec_hash(training[v]["spec"]) for v in PAIR},  # rows may share a run
         "training_s": {v: training[v]["provenance"]["wall_time_s"] for v in PAIR},
         # a run resumed from a checkpoint timed only the steps after it
@@ -230,8 +230,7 @@ def row_table(records: list, task: str, at) -> pd.DataFrame:
             d = r["difference"][n]
             lines.append({"configuration": r["row"], "N": power_of_two(int(n)),
                           "budget": f"{r['n_seeds']} x {r['steps']:,}",
-                          "Baseline": round(r["accuracy"]["baseline"][n], 1),
-                          "+LN": round(r["accuracy"]["layernorm"][n], 1),
+                          **{variants.short_label(v): round(r["accuracy"][v][n], 1) for v in PAIR},
                           "+LN − Baseline [95%]": format_interval(d),
                           "p": format_p(d["p"])})
     return pd.DataFrame(lines).set_index(["configuration", "N"])
@@ -318,7 +317,7 @@ def unlearned_sentence(records: list, task: str) -> str:
     twice a uniform guess there): their comparisons say nothing about +LN.  '' if none."""
     found = []
     for r in (r for r in records if r["task"] == task and "chance" in r):
-        shortest = min(r["accuracy"]["baseline"], key=int)
+        shortest = min(r["accuracy"][BASE], key=int)
         accuracy = [r["accuracy"][side][shortest] for side in PAIR]
         if max(accuracy) < 2 * r["chance"]:
             found.append(f"{r['row']} (N = {shortest}: {accuracy[0]:.1f}% and {accuracy[1]:.1f}%, a guess "

@@ -59,6 +59,7 @@ class Ablation:
 
 
 ABLATION = Ablation("baseline", "standardize", "layernorm")
+PAIR = BASE, NORMED = ABLATION.base, ABLATION.learned  # the paper's comparison: the Baseline and +LN
 
 
 def task_config(P, name: str) -> TaskConfig:
