@@ -82,6 +82,7 @@ importing only from the rooms listed before it:
 The book, vvlib/book/ (and the command line):
     runner          the papermill runner: a chapter resolved at a profile, checked, executed
     paper_scale     a chapter's results at its paper profile, read where the GPU queue committed them
+    page            what every chapter's page begins and ends with: checked parameters, device, results.json
     pretrained_page chapter 3's page: Figure 1 on the pretrained models, per head, deeper layers, positions
     accuracy_page   chapters 4 and 5 as one body: each notebook's prose calls its sections
     device_sections chapters 4 and 5's sections on the two devices, a part of that body

@@ -2,32 +2,28 @@
 longer training where the profile has one, and at the paper's scale where its runs are committed.  The notebook
 holds the prose and calls one method per cell."""
 
-import time
 
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from .. import rng, stats
+from .. import stats
 from ..experiments.chapters import ABLATIONS
 from ..experiments.reports import answers, plots, report, summary_tables
 from ..experiments.setups import paper_tasks, variants
-from ..experiments.storage import store
-from . import paper_scale, runner
+from . import paper_scale
+from .page import ChapterPage, task_title
 
 LABELS = variants.LABELS
 
 
-def _title(task) -> str:
-    return task.title[0].upper() + task.title[1:]
-
-
-class AblationPage:
+class AblationPage(ChapterPage):
     """Chapter 8 being executed: its parameters, each task's runs and their metrics, and the paper scale's."""
 
+    chapter = ABLATIONS.name
+
     def __init__(self, namespace: dict):
-        self.started = time.perf_counter()
-        P = self.P = runner.configure(ABLATIONS.name, namespace)
-        self.device = rng.resolve_device(P.device)
+        super().__init__(namespace)
+        P = self.P
         self.tasks = {t.name: variants.task_params(P, t.name) for t in paper_tasks.TASKS}  # as chapters 4-5 name them
         self.long_tasks = [t for t, P_task in self.tasks.items() if P_task.long_steps]  # those with a longer training
         self.variants = list(ABLATIONS.work.variants)  # Baseline, +std, +LN
@@ -74,10 +70,10 @@ class AblationPage:
         """Each task's table beside the paper's, and each variant's change against the Baseline."""
         P = self.P
         for task in paper_tasks.TASKS:
-            display(Markdown(f"### {_title(task)} (the paper's {task.ablation_table})"))
+            display(Markdown(f"### {task_title(task)} (the paper's {task.ablation_table})"))
             display(report.ablation_table(self.metrics[task.name], P.eval_lengths, LABELS, task.ablation))
             plots.relative_gain_vs_length(stats.relative_gains(self.accuracy[task.name], P.eval_lengths), LABELS,
-                                          title=f"{_title(task)}: change vs Baseline ({P.n_seeds} seeds x "
+                                          title=f"{task_title(task)}: change vs Baseline ({P.n_seeds} seeds x "
                                                 f"{self.tasks[task.name].steps} steps)")
             plt.show()  # here, under its table
 
@@ -113,10 +109,6 @@ class AblationPage:
         shows = f"the ablation of {' and '.join(shown)} at the top" if self.big else ""
         display(Markdown(paper_scale.pending(ABLATIONS.name, self.P, self.P.paper_scale_dir, shows=shows)))
 
-    def show_parameters(self):
-        display(report.parameters_frame(self.P))
-        print(f"device: {store.device_name(self.device)}")
-
     def write(self):
         """results.json: each task's metrics at this page's scale, the longer training's and the paper scale's."""
         P, metrics = self.P, self.metrics
@@ -139,6 +131,4 @@ class AblationPage:
                                       for t, (P_t, acc, _) in self.big.items()}
             sources.update({f"training/paper_scale/{t}/{v}": r["provenance"] for t, (_, _, runs) in self.big.items()
                             for v, r in runs.items()})
-        path = report.write_results(P.output_dir, ABLATIONS.name, P, self.device, results,
-                                    wall_time_s=time.perf_counter() - self.started, sources=sources)
-        print(f"wrote {path}")
+        self.write_results(results, sources)

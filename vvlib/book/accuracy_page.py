@@ -7,17 +7,16 @@ computes and keeps what results.json needs.  A third task is a PaperTask record,
 that reproduces it, and a notebook of prose around these calls.
 """
 
-import time
 
 import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from .. import rng, stats
+from .. import stats
 from ..attention import sharpening_band
 from ..experiments.reports import adaptive_reach, along_training, answers, dynamics_plots, paper_rows, plots, report
 from ..experiments.setups import dynamics_runs, paper, sensitivity, variants
-from ..experiments.storage import runs, store
+from ..experiments.storage import runs
 from ..experiments.storage.store import StoreError
 from ..experiments.reports.answers import device_kind as summary_device
 from ..experiments.chapters import SENSITIVITY, Chapter
@@ -25,6 +24,7 @@ from ..experiments.setups.params import task_value
 from ..experiments.chapters.scales import EARLIER_PAPER_RUN
 from . import paper_scale, runner
 from .device_sections import DeviceSections
+from .page import ChapterPage, task_title
 
 PAIRS = [variants.PAIR, tuple(variants.run_name(v, "adaptive") for v in variants.PAIR)]  # without, with adaptive temperature
 COMPARED = [*PAIRS, (PAIRS[0][1], PAIRS[1][1])]  # and: does adaptive temperature help +LN? (the summary asks)
@@ -35,18 +35,16 @@ SHORT = answers.SHORT_LABELS
 SHORT_BY_RUN = {variants.run_name(v, t): SHORT[v] for v in SHORT for t in ("fixed", "adaptive")}
 
 
-class AccuracyPage(DeviceSections):
+class AccuracyPage(ChapterPage, DeviceSections):
     """One accuracy chapter being executed: its parameters, what it has computed so far, and
     the sections that show it."""
 
     def __init__(self, record: Chapter, namespace: dict):
-        self.started = time.perf_counter()
-        self.record, self.task_record = record, record.reproduces
-        self.P = runner.configure(record.name, namespace)  # profile + overrides, every value checked
-        self.device = rng.resolve_device(self.P.device)
+        self.record, self.task_record, self.chapter = record, record.reproduces, record.name
+        super().__init__(namespace)
         self.task = variants.task_config(self.P, self.task_record.name)
         self.table = self.task_record.accuracy  # the paper's numbers for this task
-        self.name = self.task_record.title[0].upper() + self.task_record.title[1:]  # "Argmax retrieval"
+        self.name = task_title(self.task_record)  # "Argmax retrieval"
         self.paper_scale = self.long = self.counter = self.dynamics_summary = self.recheck_summary = None
         self.earlier = None  # the earlier paper-scale runs (per-seed generators), where newer ones are shown
         self.training = None  # set by train()
@@ -140,10 +138,6 @@ class AccuracyPage(DeviceSections):
                          "dashed: the paper)")
 
     # --- this page's own run ---------------------------------------------------------------------
-
-    def show_parameters(self):
-        display(report.parameters_frame(self.P))
-        print(f"device: {store.device_name(self.device)}")
 
     def train(self, show=True):
         """Both variants trained (or loaded) and evaluated, with and without adaptive temperature, once
@@ -373,10 +367,7 @@ class AccuracyPage(DeviceSections):
             if self.reach_paper:
                 metrics["paper_scale"]["adaptive_reach"] = self.reach_paper
             training.update({f"paper_scale/{v}": r for v, r in self.paper_scale["runs"].items()})
-        path = report.write_results(self.P.output_dir, self.record.name, self.P, self.device, metrics,
-                                    wall_time_s=time.perf_counter() - self.started,
-                                    sources={f"training/{v}": r["provenance"] for v, r in training.items()})
-        print(f"wrote {path}")
+        self.write_results(metrics, {f"training/{v}": r["provenance"] for v, r in training.items()})
 
     # --- pieces -----------------------------------------------------------------------------------
 

@@ -3,34 +3,30 @@ deep model with heads), on both tasks at this page's profile and at the paper's 
 with the random module's Monte Carlo and the deep model's rows read from chapters 5 and 11.  The notebook holds
 the prose and calls one method per cell."""
 
-import time
 
 import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from .. import beyond, compare, montecarlo, rng
+from .. import beyond, compare, montecarlo
 from ..experiments.chapters import BEYOND, c10_beyond
 from ..experiments.reports import along_training, answers, plots, provisional, report
 from ..experiments.setups import paper_tasks, probes, variants
-from ..experiments.storage import store
-from . import decay_rows, deep_dynamics, norm_rows, paper_scale, runner
+from . import decay_rows, deep_dynamics, norm_rows, paper_scale
+from .page import ChapterPage, task_title
 
 NAME = BEYOND.name
 ONE_LAYER, DEEP, PAIRS = list(c10_beyond.ONE_LAYER), list(c10_beyond.DEEP), list(c10_beyond.PAIRS)
 
 
-def _title(task) -> str:
-    return task.title[0].upper() + task.title[1:]
-
-
-class BeyondPage:
+class BeyondPage(ChapterPage):
     """Chapter 10 being executed: its parameters, each task's variants, the paper scale's, the rows it reads."""
 
+    chapter = NAME
+
     def __init__(self, namespace: dict):
-        self.started = time.perf_counter()
-        P = self.P = runner.configure(NAME, namespace)  # profile + overrides, every value checked
-        self.device = rng.resolve_device(P.device)
+        super().__init__(namespace)
+        P = self.P
         self.tasks = {t.name: variants.task_params(P, t.name) for t in paper_tasks.TASKS}  # as chapters 4-5 name them
         self.labels = c10_beyond.labels(P)
         self.accuracy, self.training, self.metrics, self.best = {}, {}, {}, {}
@@ -108,7 +104,7 @@ class BeyondPage:
         """Each task's one-layer variants: accuracy, each pair's difference and p, and the figure."""
         P = self.P
         for task in paper_tasks.TASKS:
-            display(Markdown(f"### {_title(task)}"))
+            display(Markdown(f"### {task_title(task)}"))
             display(report.quantity_table(self.metrics[task.name], ONE_LAYER, [], self.labels, P.eval_lengths,
                                           digits=1, mean="accuracy", sem="accuracy_sem"))
             display(report.quantity_table(self.metrics[task.name], [], PAIRS[:6], self.labels, P.eval_lengths))
@@ -221,10 +217,6 @@ class BeyondPage:
             shown.append(f"the slope probes of {'; '.join(self.slopes_shown)}, beside its own slopes")
         display(Markdown(paper_scale.pending(NAME, self.P, self.P.paper_scale_dir, shows="; ".join(shown))))
 
-    def show_parameters(self):
-        display(report.parameters_frame(self.P))
-        print(f"device: {store.device_name(self.device)}")
-
     def write(self):
         """results.json: every variant's scores per task, the slopes, the best per length, the paper scale's."""
         P, metrics = self.P, self.metrics
@@ -248,6 +240,4 @@ class BeyondPage:
                                                         "device_type": "cuda"}
             sources.update({f"training/paper_scale/{t}/{v}": r["provenance"] for v, r in found.items()})
         sources.update(self.sources)  # the rows of chapters 5 and 11 shown on the page
-        path = report.write_results(P.output_dir, NAME, P, self.device, results,
-                                    wall_time_s=time.perf_counter() - self.started, sources=sources)
-        print(f"wrote {path}")
+        self.write_results(results, sources)

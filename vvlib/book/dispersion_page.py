@@ -2,18 +2,17 @@
 and at the paper's scale where its probe is committed; the two accounts side by side; how much of +LN's gain goes
 with its sharper attention; the sharpness test.  The notebook holds the prose and calls one method per cell."""
 
-import time
 
 import numpy as np
 from IPython.display import Markdown, display
 
-from .. import probing, rng, stats
+from .. import probing, stats
 from ..experiments.chapters import DISPERSION, c07_dispersion
 from ..experiments.setups.paper_tasks import ARGMAX
 from ..experiments.reports import answers, attention_gain, attention_plots, plots, probed, provisional, report
 from ..experiments.setups import probes, variants
-from ..experiments.storage import store
-from . import accounts_page, paper_scale, runner
+from . import accounts_page, paper_scale
+from .page import ChapterPage
 
 NAME = DISPERSION.name
 LABELS = variants.LABELS
@@ -22,13 +21,13 @@ RUNS = [run for pair in PAIRS for run in pair]
 QUANTITIES = ("top1_weight", "entropy")
 
 
-class DispersionPage:
+class DispersionPage(ChapterPage):
     """Chapter 7 being executed: its parameters, its probe's tables, and the paper-scale probe where committed."""
 
+    chapter = NAME
+
     def __init__(self, namespace: dict):
-        self.started = time.perf_counter()
-        self.P = runner.configure(NAME, namespace)  # profile + overrides, every value checked
-        self.device = rng.resolve_device(self.P.device)
+        super().__init__(namespace)
         self.probe = probes.dispersion(self.P, self.device)  # nothing is loaded or trained until needed
         self.trained = self.probe.records()  # {variant: its training record, its runs joined}
         self.tables = self.probe.tables(self.P.store_dir, self.device)
@@ -161,10 +160,6 @@ class DispersionPage:
             shows = "Figure 4's answer at the top" + ("" if "layernorm" in self.big[2] else ", the Baseline's alone")
         display(Markdown(paper_scale.pending(NAME, self.P, self.P.paper_scale_dir, shows=shows)))
 
-    def show_parameters(self):
-        display(report.parameters_frame(self.P))
-        print(f"device: {store.device_name(self.device)}")
-
     def write(self):
         """results.json: Figure 4's metrics at this page's scale, and at the paper's where both probes are read."""
         results = probed.figure4_metrics(self.raw, PAIRS)
@@ -174,6 +169,4 @@ class DispersionPage:
             results["paper_scale"] = probed.at_paper_scale(probed.figure4_metrics(paper_tables["attention"], PAIRS),
                                                            P_paper)
             sources.update({f"training/paper_scale/{v}": record["provenance"] for v, record in paper_trained.items()})
-        path = report.write_results(self.P.output_dir, NAME, self.P, self.device, results,
-                                    wall_time_s=time.perf_counter() - self.started, sources=sources)
-        print(f"wrote {path}")
+        self.write_results(results, sources)

@@ -2,20 +2,18 @@
 profile, at chapter 4's longer training where the profile probes it, and at the paper's scale where its probe is
 committed.  The notebook holds the prose and calls one method per cell."""
 
-import time
 
 import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from .. import rng
 from ..compare import power_of_two
 from ..experiments.chapters import DISTRIBUTION_SHIFT
-from ..experiments.reports import answers, explore, plots, probed, report
+from ..experiments.reports import answers, explore, plots, probed
 from ..experiments.setups.paper_tasks import ARGMAX
 from ..experiments.setups import probes, variants
-from ..experiments.storage import store
-from . import paper_scale, runner
+from . import paper_scale
+from .page import ChapterPage
 
 NAME = DISTRIBUTION_SHIFT.name
 VARIANTS = list(probes.PAIR)  # chapter 4's Baseline and +LN
@@ -23,13 +21,14 @@ LABELS = variants.LABELS
 SLOPE_LABELS = {**LABELS, "layernorm_before_norm": "Baseline (+ LN), before the norm"}
 
 
-class DistributionPage:
+class DistributionPage(ChapterPage):
     """Chapter 6 being executed: its parameters, its probe's tables, the longer runs' and the paper scale's."""
 
+    chapter = NAME
+
     def __init__(self, namespace: dict):
-        self.started = time.perf_counter()
-        P = self.P = runner.configure(NAME, namespace)  # profile + overrides, every value checked
-        self.device = rng.resolve_device(P.device)
+        super().__init__(namespace)
+        P = self.P
         self.probe = probes.distribution(P, self.device)  # nothing is loaded or trained until needed
         self.trained = self.probe.records()  # {variant: its training record, its runs joined}
         self.tables = self.probe.tables(P.store_dir, self.device)
@@ -167,10 +166,6 @@ class DistributionPage:
             shows = "Figure 3's answer at the top" + ("" if "layernorm" in self.big[2] else ", the Baseline's alone")
         display(Markdown(paper_scale.pending(NAME, self.P, self.P.paper_scale_dir, shows=shows)))
 
-    def show_parameters(self):
-        display(report.parameters_frame(self.P))
-        print(f"device: {store.device_name(self.device)}")
-
     def write(self):
         """results.json: Figure 3's metrics at this page's scale, at the paper's and at the longer runs' where read."""
         P = self.P
@@ -191,6 +186,4 @@ class DistributionPage:
                 results["longer"]["norm"] = probed.norm_metrics(long_tables["norm"], P_long.eval_lengths)
             sources.update({f"training/long/{v}/{i}": run.record["provenance"]  # chapter 4's keys for the same runs
                             for v, runs_ in self.longer.models.items() for i, run in enumerate(runs_)})
-        path = report.write_results(P.output_dir, NAME, P, self.device, results,
-                                    wall_time_s=time.perf_counter() - self.started, sources=sources)
-        print(f"wrote {path}")
+        self.write_results(results, sources)

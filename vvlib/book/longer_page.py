@@ -2,34 +2,31 @@
 profile, at the longer training and its seeds trained again alone where the profile has them, and at the paper's
 scale where its runs are committed.  The notebook holds the prose and calls one method per cell."""
 
-import time
 
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from .. import compare, rng, stats, train
+from .. import compare, stats, train
 from ..experiments.chapters import LONGER_TRAINING
 from ..experiments.reports import answers, plots, report, reruns, same_seeds
 from ..experiments.setups import paper, paper_tasks, variants
-from ..experiments.storage import runs, store
-from . import paper_scale, runner
+from ..experiments.storage import runs
+from . import paper_scale
+from .page import ChapterPage, task_title
 
 NAME = LONGER_TRAINING.name
 VARIANTS, LABELS = list(LONGER_TRAINING.work.variants), variants.LABELS
 PAIR = tuple(VARIANTS)
 
 
-def _title(task) -> str:
-    return task.title[0].upper() + task.title[1:]
-
-
-class LongerTrainingPage:
+class LongerTrainingPage(ChapterPage):
     """Chapter 9 being executed: its parameters, each task's runs, the longer training's, the reruns, the paper's."""
 
+    chapter = NAME
+
     def __init__(self, namespace: dict):
-        self.started = time.perf_counter()
-        P = self.P = runner.configure(NAME, namespace)  # profile + overrides, every value checked
-        self.device = rng.resolve_device(P.device)
+        super().__init__(namespace)
+        P = self.P
         self.tasks = {t.name: variants.task_params(P, t.name) for t in paper_tasks.TASKS}  # steps, curriculum per task
         self.long_tasks = [t for t, P_task in self.tasks.items() if P_task.long_steps]  # those with a longer training
         self.accuracy, self.training, self.metrics = {}, {}, {}
@@ -90,7 +87,7 @@ class LongerTrainingPage:
         """Each task's table beside the paper's, its verdict and its figure."""
         P = self.P
         for task in paper_tasks.TASKS:
-            display(Markdown(f"### {_title(task)} (the paper's {task.longer_table})"))
+            display(Markdown(f"### {task_title(task)} (the paper's {task.longer_table})"))
             display(report.comparison_table(self.metrics[task.name], P.eval_lengths, PAIR, LABELS, task.longer,
                                             "p_value"))
             display(Markdown(report.verdict(self.metrics[task.name], P.eval_lengths, PAIR, LABELS, P.max_len,
@@ -98,7 +95,7 @@ class LongerTrainingPage:
             plots.accuracy_vs_length(stats.long_form(self.accuracy[task.name], P.eval_lengths),
                                      {v: LABELS[v] for v in VARIANTS},
                                      paper={"lengths": paper.LENGTHS, "rows": {v: task.longer[v] for v in VARIANTS}},
-                                     title=f"{_title(task)} trained on up to {P.max_len} items ({P.n_seeds} seeds; "
+                                     title=f"{task_title(task)} trained on up to {P.max_len} items ({P.n_seeds} seeds; "
                                            f"dashed: the paper)")
             plt.show()  # here, under its table
 
@@ -107,7 +104,7 @@ class LongerTrainingPage:
         P = self.P
         for name in self.long_tasks:
             P_task, task = self.tasks[name], paper_tasks.BY_NAME[name]
-            display(Markdown(f"### {_title(task)}: {P_task.long_seeds} seeds x {P_task.long_steps:,} steps, "
+            display(Markdown(f"### {task_title(task)}: {P_task.long_seeds} seeds x {P_task.long_steps:,} steps, "
                              f"{variants.long_eval_params(P_task).n_eval_sequences:,} test sequences per length"))
             display(report.runs_table(self.long_runs[name], LABELS))
             display(report.comparison_table(self.long_metrics[name], P.eval_lengths, PAIR, LABELS, task.longer,
@@ -134,7 +131,7 @@ class LongerTrainingPage:
         for name, (again, again_runs) in self.rerun.items():
             P_task, task, first_runs = self.tasks[name], paper_tasks.BY_NAME[name], self.long_runs[name]
             seeds = P_task.rerun_seeds
-            display(Markdown(f"### {_title(task)}: seeds {', '.join(map(str, seeds))} trained again, each alone, "
+            display(Markdown(f"### {task_title(task)}: seeds {', '.join(map(str, seeds))} trained again, each alone, "
                              f"{P_task.long_steps:,} steps"))
             steps = same_seeds.parting_steps(first_runs[VARIANTS[0]][0]["loss_history"])
             parting = same_seeds.loss_parting(first_runs, again_runs, steps)
@@ -153,13 +150,9 @@ class LongerTrainingPage:
         shows = f"the answer for {' and '.join(self.big)} at the top" if self.big else ""
         display(Markdown(paper_scale.pending(NAME, self.P, self.P.paper_scale_dir, shows=shows)))
 
-    def show_parameters(self):
-        display(report.parameters_frame(self.P))
-        print(f"device: {store.device_name(self.device)}")
-
     def write(self):
         """results.json: each task's scores at this page's scale, the longer training's and the paper scale's."""
-        P, pair = self.P, compare.pair_name(PAIR)
+        pair = compare.pair_name(PAIR)
 
         def scored(m, **scale):
             """One task's accuracies, their errors and the pair's p per length, with the scale they rest on."""
@@ -181,6 +174,4 @@ class LongerTrainingPage:
                                                               n_seeds=self.P_paper.n_seeds, steps=P_t.steps,
                                                               device_type="cuda")
             sources.update({f"training/paper_scale/{t}/{v}": r["provenance"] for v, r in big_runs.items()})
-        path = report.write_results(P.output_dir, NAME, P, self.device, results,
-                                    wall_time_s=time.perf_counter() - self.started, sources=sources)
-        print(f"wrote {path}")
+        self.write_results(results, sources)

@@ -2,32 +2,32 @@
 N per model and input, per head, per layer).  The notebook holds the prose and calls one method per cell."""
 
 import os
-import time
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for the network: the models are local
 import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from .. import model_files, montecarlo, pretrained, rng
+from .. import model_files, montecarlo, pretrained
 from ..experiments.chapters import PRETRAINED
 from ..experiments.reports import plots, report
 from ..experiments.setups import pretrained_probe
-from . import runner
+from .page import ChapterPage
 
 NAME = PRETRAINED.name
 LABELS = {"random_no_pe": "random tokens, no positions", "random_pe": "random tokens, with positions",
           "sentences_pe": "real text, with positions"}
 
 
-class PretrainedPage:
+class PretrainedPage(ChapterPage):
     """Chapter 3 being executed: its parameters, the models checked before loading, each model's probe."""
 
+    chapter = NAME
+
     def __init__(self, namespace: dict):
-        self.started = time.perf_counter()
-        P = self.P = runner.configure(NAME, namespace)  # profile + overrides, every value checked
+        super().__init__(namespace)
+        P = self.P
         self.infos = model_files.check(P.models, P.layer, P.lengths + P.depth_lengths, P.components, P.heads)
-        self.device = rng.resolve_device(P.device)
         self.probes, self.fits, self.std_by_length, self.head_slopes = [], {}, {}, {}
 
     def models(self):
@@ -96,7 +96,4 @@ class PretrainedPage:
                           "weights": p.info.weights},
                 "positions_removed": p.positions_removed}
 
-        path = report.write_results(self.P.output_dir, NAME, self.P, self.device,
-                                    {"models": {p.info.name: model(p) for p in self.probes}},
-                                    wall_time_s=time.perf_counter() - self.started)
-        print(f"wrote {path}")
+        self.write_results({"models": {p.info.name: model(p) for p in self.probes}})

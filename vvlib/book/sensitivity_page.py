@@ -2,29 +2,29 @@
 scale (read from results/paper) and at this page's profile (trained here or read from the store).  The notebook
 holds the prose and calls one method per cell."""
 
-import time
 
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from .. import rng, stats
+from .. import stats
 from ..experiments.chapters import SENSITIVITY, scales
 from ..experiments.reports import paper_rows, plots, report
 from ..experiments.setups import paper, sensitivity
 from ..experiments.setups.paper_tasks import ARGMAX
 from ..experiments.storage import store
 from . import runner
+from .page import ChapterPage
 
 
-class SensitivityPage:
+class SensitivityPage(ChapterPage):
     """Chapter 11 being executed: its parameters, its rows (every config checked before anything trains), what
     they gave, and the rows at the paper's scale."""
 
+    chapter = SENSITIVITY.name
+
     def __init__(self, namespace: dict):
-        self.started = time.perf_counter()
-        self.P = runner.configure(SENSITIVITY.name, namespace)
+        super().__init__(namespace)
         self.plan = sensitivity.check_rows(self.P)  # every row's configs built and checked before anything trains
-        self.device = rng.resolve_device(self.P.device)
         self.records, self.accuracies, self.sources = [], {}, {}
         self.P_paper = runner.resolved(SENSITIVITY.name, "paper", {"store_dir": scales.PAPER_SCALE_STORE})
         self.at_paper_scale = sensitivity.paper_scale_records(self.P_paper, self.P.compared_lengths)  # read once
@@ -128,7 +128,4 @@ class SensitivityPage:
         metrics = {"rows": records, "closest": {t: (sensitivity.closest_to_paper(records, t) or {}).get("row")
                                                 for t in sensitivity.tasks_with_rows(records)},
                    "paper_scale": self.at_paper_scale}
-        path = report.write_results(self.P.output_dir, SENSITIVITY.name, self.P, self.device, metrics,
-                                    wall_time_s=time.perf_counter() - self.started,
-                                    sources=self.sources | sensitivity.paper_scale_sources(self.P_paper))
-        print(f"wrote {path}")
+        self.write_results(metrics, self.sources | sensitivity.paper_scale_sources(self.P_paper))

@@ -2,23 +2,24 @@
 counted by sign, Table 6's +LN against +std, and what each chapter's runs cost.  The notebook holds the prose and
 calls one method per cell."""
 
-import time
 
 import pandas as pd
 from IPython.display import Markdown, display
 
 from .. import compare
 from ..experiments.chapters import SENSITIVITY, SUMMARY
-from ..experiments.reports import plots, report, summary, summary_tables
-from . import runner
+from ..experiments.reports import plots, summary, summary_tables
+from .page import ChapterPage
 
 
-class SummaryPage:
+class SummaryPage(ChapterPage):
     """The summary being executed: its parameters, the claims read from the chapters' results, and what it shows."""
 
+    chapter = SUMMARY.name
+    uses_device = False  # it reads the chapters' results only
+
     def __init__(self, namespace: dict):
-        self.started = time.perf_counter()
-        self.P = runner.configure(SUMMARY.name, namespace)
+        super().__init__(namespace)
         self.rows = summary.claims(self.P.results_dir)
         self.records = {c.claim: c.record() for c in self.rows}
         self.chapters = sorted({c.chapter for c in self.rows} | {SENSITIVITY.name})
@@ -96,6 +97,4 @@ class SummaryPage:
                                    "counts": summary_tables.sensitivity_table(explored),
                                    "paper_scale_counts": summary_tables.paper_scale_table(explored)},
                    "sources": {name: summary.load(self.P.results_dir, name)["provenance"] for name in self.chapters}}
-        path = report.write_results(self.P.output_dir, SUMMARY.name, self.P, "cpu", results,
-                                    wall_time_s=time.perf_counter() - self.started)
-        print(f"wrote {path}")
+        self.write_results(results)

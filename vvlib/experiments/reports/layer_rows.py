@@ -4,7 +4,6 @@
 import numpy as np
 import pandas as pd
 
-from ..setups import sensitivity
 from ..setups.variants import BASE, NORMED, PAIR, short_label
 from ...compare import format_interval, format_p
 from ...stats import paired_difference
