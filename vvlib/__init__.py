@@ -104,6 +104,7 @@ The book, vvlib/book/ (and the command line):
     pending         what of the paper's scale is still to run: the GPU queue's units not yet stored, per chapter
     generated       blocks of docs rendered from records between markers (results/paper/README.md's runs)
     readable        what a reader should never see in a built page (a table cut short, raw TeX), over a book
+    sentences       how long the book's written sentences run: each page's share over 40 words
     paper_run       python -m vvlib paper: the training chapters at the paper's scale, one progress bar
     paper_queue     python -m vvlib paper --for-minutes: the next units in order, while they fit a GPU command
     __main__        vvlib/__main__.py: python -m vvlib {list, run, book, paper, metric, migrate-store}
