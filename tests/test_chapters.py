@@ -476,6 +476,9 @@ def test_the_page_check_catches_each_problem_it_names(tmp_path, capsys):
     assert stopped.value.code == 2 and "build the book first" in capsys.readouterr().err
     assert readable_text_problems("<td>[{}, {'min_len': 1}]</td>")[0].startswith("a Python list")
     assert readable_text_problems("<p>Chance is $100/\\text{n\\_classes}$</p>")[0].startswith("TeX outside math")
+    drawn = '<img src="a.png"/><p>text</p><img src="b.png"/><p><strong>Figure.</strong> b</p>'
+    assert readable_text_problems(drawn) == ["a figure without its caption: a.png"]  # b's caption is not a's
+    assert readable_text_problems('<figure><img src="c.png"/><figcaption>c</figcaption></figure>') == []
     assert readable_text_problems("<td>[NVIDIA H100 80GB HBM3, cpu (x86_64, 2 threads)]</td>")[0].startswith("a Python")
     assert readable_text_problems('<span class="math notranslate">\\(n\\_c\\)</span><td>-2.6 [-4.0, -1.2]</td>') == []
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from vvlib import compare, handover
-from vvlib.book import deep_dynamics, norm_rows, runner
+from vvlib.book import deep_dynamics, norm_rows, page, runner
 from vvlib.experiments.reports import along_training, dynamics_plots, layer_rows
 from vvlib.experiments.setups import dynamics_runs, sensitivity, variants
 
@@ -162,6 +162,7 @@ def test_chapter_10_reads_the_rows_that_take_the_baselines_run_over_beside_their
     assert np.array_equal(trained[0][0]["baseline"], trained[2][0]["baseline"])
     shown = []
     monkeypatch.setattr(deep_dynamics, "display", shown.append)
+    monkeypatch.setattr(page, "display", lambda *items: shown.extend(items))  # show_figure's
     monkeypatch.setattr(decay_rows, "display", shown.append)  # each layer's attention (decay_rows.show_layers)
     sources = deep_dynamics.show_handover(P, "cpu")
     label = "Deep (+ LN), from the Baseline's step 2"
@@ -188,6 +189,7 @@ def test_chapter_10_draws_each_seed_of_the_partial_handovers_and_counts_those_th
     assert deep_dynamics.part_rows(P, P_measured) == [rows[:3]]
     shown = []
     monkeypatch.setattr(deep_dynamics, "display", shown.append)
+    monkeypatch.setattr(page, "display", lambda *items: shown.extend(items))  # show_figure's
     assert deep_dynamics.show_parts(P, "cpu") == {} and not list(tmp_path.iterdir())  # reading trains nothing
     task = variants.task_config(P_measured, "dictionary")
     computed = {r.get("handover", "all"): dynamics_runs.measured_row(P_measured, task, r, "cpu", progress=False)[0]
@@ -230,6 +232,7 @@ def test_rows_on_later_seeds_are_drawn_with_the_rows_on_the_seeds_before_them_as
         dynamics_runs.measured_row(P_measured, task, row, "cpu", progress=False)
     shown = []
     monkeypatch.setattr(deep_dynamics, "display", shown.append)
+    monkeypatch.setattr(page, "display", lambda *items: shown.extend(items))  # show_figure's
     sources = deep_dynamics.show_parts(P, "cpu")
     assert set(sources) == {f"handover_parts/{deep_dynamics.row_label(r)}" for r in rows[:3]}
     figure = next(item for item in shown if isinstance(item, matplotlib.figure.Figure))
@@ -402,8 +405,10 @@ def test_the_seed_grid_colours_each_seeds_entropy_at_the_end_and_dots_the_seeds_
     matplotlib.pyplot.close(figure)
     shown = []
     monkeypatch.setattr(deep_dynamics, "display", shown.append)
+    monkeypatch.setattr(page, "display", lambda *items: shown.extend(items))  # show_figure's
     deep_dynamics._show_seed_grid({"asked": tables, "not asked": {"a": tables["a"], "c": tables["c"]}}, 16)
-    (figure,) = shown
+    figure, caption = shown
+    assert caption.data.startswith("**Figure.**")
     assert [ax.get_title() for ax in figure.axes if ax.images] == ["asked"]
     shown.clear()
     deep_dynamics._show_seed_grid({"not asked": {"a": tables["a"], "c": tables["c"]}}, 16)

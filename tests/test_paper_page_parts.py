@@ -10,6 +10,7 @@ from IPython.display import Markdown
 
 from tests.paper_records import made_up_runs
 from vvlib.book import accuracy_page, paper_scale
+from vvlib.book import page as page_module
 from vvlib.book.accuracy_page import AccuracyPage
 from vvlib.experiments.chapters import ARGMAX_RETRIEVAL
 from vvlib.experiments.setups import variants
@@ -28,6 +29,7 @@ def test_the_page_reads_the_counter_streams_paper_runs_and_shows_every_paper_sca
 
     shown = []
     monkeypatch.setattr(accuracy_page, "display", lambda *objects: shown.extend(objects))
+    monkeypatch.setattr(page_module, "display", lambda *items: shown.extend(items))  # show_figure's
     page = AccuracyPage(ARGMAX_RETRIEVAL, {"profile": "ci", "paper_scale_dir": str(tmp_path)})
     page.answer()
     page.load_paper_scale()

@@ -3,7 +3,6 @@ longer training where the profile has one, and at the paper's scale where its ru
 holds the prose and calls one method per cell."""
 
 
-import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from .. import stats
@@ -11,7 +10,7 @@ from ..experiments.chapters import ABLATIONS
 from ..experiments.reports import answers, plots, report, summary_tables
 from ..experiments.setups import paper_tasks, variants
 from . import paper_scale
-from .page import ChapterPage, task_title
+from .page import ChapterPage, show_figure, task_title
 
 LABELS = variants.LABELS
 
@@ -65,6 +64,19 @@ class AblationPage(ChapterPage):
                           " " + summary_tables.table6_sentence(m, P_shown.eval_lengths, P_shown.max_len))
                 display(Markdown(report.ablation_sentence(task.name, m, P_shown.eval_lengths, P_shown.max_len, seeds,
                                                           steps, task.ln_beats_std, where) + table6))
+                if where == "GPU":
+                    self._gain_figure(task, self.big[task.name][1], P_shown.eval_lengths, f"{seeds} seeds x {steps:,} "
+                                      "steps, GPU")
+
+    def _gain_figure(self, task, accuracy: dict, lengths, scale: str):
+        """Each norm's accuracy change against the Baseline along N, captioned."""
+        base, plain, learned = (variants.short_label(v) for v in variants.ABLATION.variants)
+        plots.relative_gain_vs_length(stats.relative_gains(accuracy, lengths, variants.ABLATION.base), LABELS,
+                                      title=f"{task_title(task)}: change vs Baseline ({scale})")
+        show_figure(f"{task_title(task)} ({scale}): each norm's accuracy minus the {base}'s, as a percentage of the "
+                    f"{base}'s mean accuracy at that length, mean ± s.e. over seeds paired by seed, against the test "
+                    f"length N. Above zero the norm helps; {plain} and {learned} apart show what the learned gain and "
+                    "shift add (the paper's Tables 3 and 6).")
 
     def tables(self):
         """Each task's table beside the paper's, and each variant's change against the Baseline."""
@@ -72,10 +84,8 @@ class AblationPage(ChapterPage):
         for task in paper_tasks.TASKS:
             display(Markdown(f"### {task_title(task)} (the paper's {task.ablation_table})"))
             display(report.ablation_table(self.metrics[task.name], P.eval_lengths, LABELS, task.ablation))
-            plots.relative_gain_vs_length(stats.relative_gains(self.accuracy[task.name], P.eval_lengths), LABELS,
-                                          title=f"{task_title(task)}: change vs Baseline ({P.n_seeds} seeds x "
-                                                f"{self.tasks[task.name].steps} steps)")
-            plt.show()  # here, under its table
+            self._gain_figure(task, self.accuracy[task.name], P.eval_lengths,
+                              f"{P.n_seeds} seeds x {self.tasks[task.name].steps:,} steps, {self.device.type.upper()}")
 
     def sentences(self):
         P = self.P

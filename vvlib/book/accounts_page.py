@@ -1,14 +1,14 @@
 """Chapter 7's two accounts side by side, on the paper-scale models: the paper's (the readout's input loses
 variance) and attention dispersion's (the attention loses the item it should pick), per model and length."""
 
-import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from ..experiments.chapters import DISPERSION, DISTRIBUTION_SHIFT
 from ..experiments.reports import answers, attention_plots, two_accounts
 from . import paper_scale
+from .page import show_figure
 
-CAPTION = ("**Figure.** Accuracy against each account's measure: every dot is one model (seed) at one length, the "
+CAPTION = ("Accuracy against each account's measure ({scale}): every dot is one model (seed) at one length, the "
            "large dots each variant's mean at a length, joined from the training length (top) to 2¹⁴. Left, the "
            "largest attention weight (chapter 7's probe); right, the global variance of the readout's input over its "
            "value at the training length (chapter 6's probe). An account fits where the dots of both variants fall "
@@ -47,7 +47,6 @@ def show(store_dir):
     display(Markdown(two_accounts.verdict(frame, reference, scale)))
     figure = attention_plots.two_accounts(frame, answers.SHORT_LABELS, two_accounts.MEASURES,
                                           title=f"Two accounts, one set of models ({scale})")
-    display(figure, Markdown(CAPTION))  # now, above the tables, not when the cell ends
-    plt.close(figure)
+    show_figure(CAPTION.format(scale=scale), figure)  # now, above the tables, not when the cell ends
     display(two_accounts.correlation_table(frame, reference),
             two_accounts.difference_table(two_accounts.between_variants(frame, reference)))

@@ -8,7 +8,6 @@ that reproduces it, and a notebook of prose around these calls.
 """
 
 
-import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
@@ -24,7 +23,7 @@ from ..experiments.setups.params import task_value
 from ..experiments.chapters.scales import EARLIER_PAPER_RUN
 from . import paper_scale, runner
 from .device_sections import DeviceSections
-from .page import ChapterPage, task_title
+from .page import ChapterPage, show_figure, task_title
 
 PAIRS = [variants.PAIR, tuple(variants.run_name(v, "adaptive") for v in variants.PAIR)]  # without, with adaptive temperature
 COMPARED = [*PAIRS, (PAIRS[0][1], PAIRS[1][1])]  # and: does adaptive temperature help +LN? (the summary asks)
@@ -135,7 +134,7 @@ class AccuracyPage(ChapterPage, DeviceSections):
             P_paper = self.paper_scale["P"]
             self._figure(self.paper_scale["accuracy"], P_paper.eval_lengths, PAIRS[0],
                          f"{self.name} at the paper's scale ({P_paper.n_seeds} seeds x {P_paper.steps:,} steps, GPU; "
-                         "dashed: the paper)")
+                         "dashed: the paper)", f"{P_paper.n_seeds} seeds x {P_paper.steps:,} steps, GPU")
 
     # --- this page's own run ---------------------------------------------------------------------
 
@@ -159,9 +158,11 @@ class AccuracyPage(ChapterPage, DeviceSections):
         self._comparison(self.metrics, self.P, pair, self.P.n_seeds)
 
     def figures(self):
+        scale = f"{self.P.n_seeds} seeds x {self.P.steps:,} steps, {self.device.type.upper()}"
         for pair, title in zip(PAIRS, ["without test-time adaptation", "with adaptive temperature"]):
             self._figure(self.accuracy, self.P.eval_lengths, pair,
-                         f"{self.name}, {title} ({self.P.n_seeds} seeds x {self.P.steps} steps; dashed: the paper)")
+                         f"{self.name}, {title} ({self.P.n_seeds} seeds x {self.P.steps} steps; dashed: the paper)",
+                         f"{scale}, {title}")
 
     def adaptive_reach(self):
         """Where adaptive temperature acts (the chapter's probe), at the paper's scale where its probe is
@@ -190,10 +191,10 @@ class AccuracyPage(ChapterPage, DeviceSections):
         low, high = sharpening_band()
         plots.quantity_vs_length(adaptive_reach.sharpened_frame(frame, LABELS), "sharpened",
                                  "test sequences sharpened (%)", title=f"{self.name}: where adaptive temperature acts")
-        display(Markdown(f"*The share of test sequences whose attention the adaptive rule sharpens, mean ± s.e. over "
-                         f"seeds ({scale}, {P.n_eval_sequences} test sequences per length). The rule sharpens a head "
-                         f"only when its entropy lies between {low:.2f} and {high:.2f} nats; elsewhere the model's "
-                         f"output is unchanged.*"))
+        show_figure(f"The share of test sequences whose attention the adaptive rule sharpens, mean ± s.e. over "
+                    f"seeds ({scale}, {P.n_eval_sequences} test sequences per length). The rule sharpens a head only "
+                    f"when its entropy lies between {low:.2f} and {high:.2f} nats; elsewhere the model's output is "
+                    "unchanged.")
         return measured
 
     # --- the longer training --------------------------------------------------------------------
@@ -225,8 +226,10 @@ class AccuracyPage(ChapterPage, DeviceSections):
             ladder = self.long["ladder"]
             figure = plots.ladder_differences(ladder, LABELS, PAIRS[0],
                                               title=f"{self.name}: +LN minus Baseline along training ({self.P.long_seeds} seeds)")
-            display(figure)  # now, above the sentence and the table, not when the cell ends
-            plt.close(figure)
+            show_figure(f"+LN's accuracy minus the Baseline's (mean over {self.P.long_seeds} seeds paired by seed, "
+                        f"with its 95% interval) at each checkpoint of the longer training ({self.P.long_steps:,} "
+                        f"steps, {self.device.type.upper()}), one line per test length. Where a line crosses zero, "
+                        "the verdict at that length depends on the training budget.", figure)
             display(Markdown(report.overtaking(ladder, PAIRS[0], LABELS, self.P.max_len)))
             display(report.ladder_table(ladder, PAIRS[0], LABELS))
 
@@ -271,6 +274,9 @@ class AccuracyPage(ChapterPage, DeviceSections):
             histories.update({f"{LABELS[v]}, {P_rows.n_seeds} seeds ({r['spec']['device_type']}), rate decayed":
                               r["loss_history"] for v, r in training.items()})
         plots.training_curves(histories, band=True, title=f"{self.name}: training loss (mean over seeds, 10-90% band)")
+        show_figure("The training loss along training, mean over seeds with the band from the 10th to the 90th "
+                    "percentile seed, for each run named in the legend (its seeds and device there). A loss that "
+                    "falls and then climbs again is the rise the text below measures.")
         display(Markdown(along_training.loss_rise(histories)))
         if decayed:
             longest = str(max(P_rows.eval_lengths))
@@ -305,8 +311,12 @@ class AccuracyPage(ChapterPage, DeviceSections):
         self.dynamics_summary = along_training.dynamics_summary(tables)
         figure = dynamics_plots.training_dynamics(tables, title=f"{self.name}, {P.dynamics_seeds} seeds x {P.long_steps:,} "
                                                        f"steps: measured every {P.dynamics_every} steps (mean over seeds)")
-        display(figure)
-        plt.close(figure)
+        show_figure(f"Each measured run ({P.dynamics_seeds} seeds x {P.long_steps:,} steps, {self.device.type.upper()}), "
+                    f"every {P.dynamics_every} steps, mean over seeds: the training loss; on a fixed probe batch, the share of "
+                    "sequences whose largest attention weight misses the answer, their loss, and the answer's logit "
+                    "margin; the gradient norm; AdamW's running gradient scale. Look for the step where the loss "
+                    "turns up and what moves with it.",
+                    figure)
         display(Markdown(along_training.dynamics_sentences(self.dynamics_summary)))
 
     def rows_at_long_steps(self):
@@ -376,6 +386,9 @@ class AccuracyPage(ChapterPage, DeviceSections):
         display(Markdown(report.verdict(metrics, P.eval_lengths, PAIRS[pair], LABELS, P.max_len, n_seeds,
                                         paper_table=self.table)))
 
-    def _figure(self, accuracy, lengths, pair, title):
+    def _figure(self, accuracy, lengths, pair, title, scale: str):
         plots.accuracy_vs_length(stats.long_form({r: accuracy[r] for r in pair}, lengths), {r: LABELS[r] for r in pair},
                                  paper={"lengths": paper.LENGTHS, "rows": {r: self.table[r] for r in pair}}, title=title)
+        show_figure(f"{self.name}: mean test accuracy ± s.e. over seeds against the test length N ({scale}); dashed, "
+                    f"the paper's {self.task_record.table} for the same two variants. The paper's claim is the solid "
+                    f"{SHORT_BY_RUN[pair[1]]} line above the {SHORT_BY_RUN[pair[0]]} beyond the training lengths.")

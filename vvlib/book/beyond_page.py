@@ -4,7 +4,6 @@ with the random module's Monte Carlo and the deep model's rows read from chapter
 the prose and calls one method per cell."""
 
 
-import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
@@ -13,7 +12,7 @@ from ..experiments.chapters import BEYOND, c10_beyond
 from ..experiments.reports import along_training, answers, plots, provisional, report
 from ..experiments.setups import paper_tasks, probes, variants
 from . import decay_rows, deep_dynamics, norm_rows, paper_scale
-from .page import ChapterPage, task_title
+from .page import ChapterPage, show_figure, task_title
 
 NAME = BEYOND.name
 ONE_LAYER, DEEP, PAIRS = list(c10_beyond.ONE_LAYER), list(c10_beyond.DEEP), list(c10_beyond.PAIRS)
@@ -85,7 +84,10 @@ class BeyondPage(ChapterPage):
                             reference_slope=-0.5,
                             title=f"Random module (D={P.mc_d_model}, vocabulary {P.mc_vocab_size}), "
                                   f"{P.mc_sequences} sequences per N, components {P.mc_components}")
-        plt.show()
+        show_figure(f"A random attention module (width {P.mc_d_model}, vocabulary {P.mc_vocab_size}, {P.mc_sequences} "
+                    "sequences per N): the standard deviation of a few output components against N (log-log), the "
+                    "plain output beside the variance-keeping one; the dotted line falls as N^-0.5. The plain "
+                    "output follows it; the rescaled one stays flat.")
         fits = self.mc_fits
         display(fits.assign(**{"95% interval": [f"[{lo:.3f}, {hi:.3f}]" for lo, hi in zip(fits["low"], fits["high"])]})
                 .drop(columns=["low", "high"]).round(3).set_index(["output", "component"]))
@@ -111,7 +113,9 @@ class BeyondPage(ChapterPage):
             plots.variants_accuracy(self.accuracy[task.name], ONE_LAYER, self.labels, P.eval_lengths,
                                     title=f"{task.name}: one-layer variants ({P.n_seeds} seeds x "
                                           f"{self.tasks[task.name].steps} steps)")
-            plt.show()  # here, under its tables
+            show_figure(f"{task_title(task)}, one-layer variants ({P.n_seeds} seeds x "
+                        f"{self.tasks[task.name].steps:,} steps, {self.device.type.upper()}): mean test accuracy ± "
+                        "s.e. over seeds against N. The table above gives each pair's paired difference and p.")
 
     def deep(self):
         """The deep variants on both tasks: accuracy, pairs, and each task's figure against one layer."""
@@ -124,7 +128,9 @@ class BeyondPage(ChapterPage):
             plots.variants_accuracy(self.accuracy[t], ["baseline", "layernorm", *DEEP], labels, P.eval_lengths,
                                     title=f"{t}: H={P.deep_heads} L={P.deep_layers} against one layer "
                                           f"({P.n_seeds} seeds x {P_task.steps} steps)")
-            plt.show()
+            show_figure(f"{t}: the deep model ({P.deep_heads} heads x {P.deep_layers} layers) with and without +LN "
+                        f"beside the one-layer Baseline and +LN ({P.n_seeds} seeds x {P_task.steps:,} steps, "
+                        f"{self.device.type.upper()}), mean test accuracy ± s.e. over seeds against N.")
 
     def paper_losses(self):
         """The training loss of every committed paper-scale variant, with where it rises after its lowest point."""
@@ -132,7 +138,10 @@ class BeyondPage(ChapterPage):
             histories = {self.labels[v]: record["loss_history"] for v, record in found.items()}
             plots.training_curves(histories, title=f"{t}: {self.P_paper.n_seeds} seeds x {P_t.steps:,} steps, GPU",
                                   band=True)
-            plt.show()  # here, above its sentence
+            show_figure(f"{t}: the training loss of every committed paper-scale variant ({self.P_paper.n_seeds} seeds "
+                        f"x {P_t.steps:,} steps, GPU), mean over seeds with the band from the 10th to the 90th "
+                        "percentile seed. A loss that climbs after its lowest point is the rise the sentence "
+                        "measures.")
             display(Markdown(f"**{t}**: " + along_training.loss_rise(histories)))
         if not self.big:
             why = ("none of this chapter's is committed yet." if self.P.paper_scale_dir

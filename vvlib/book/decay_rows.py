@@ -5,7 +5,6 @@ before the climb); this page reads them from the store, on the page's own store 
 and never trains or evaluates anything.
 """
 
-import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from ..experiments.chapters import SENSITIVITY
@@ -14,6 +13,7 @@ from ..experiments.reports.answers import device_kind
 from ..experiments.setups import probes, sensitivity, variants
 from ..experiments.setups.paper_tasks import DICTIONARY
 from ..experiments.storage import runs, store
+from .page import show_figure
 from .runner import resolved
 
 TASK = DICTIONARY.name  # the task whose deep model's loss climbs at the paper's scale
@@ -74,7 +74,10 @@ def show(P, device) -> dict:
         kind = device_kind(found[0][3]["baseline"]["provenance"]["device"])
         plots.training_curves(histories, band=True, title=f"{TASK}, H={P.deep_heads} L={P.deep_layers}: {n_seeds} "
                                                           f"seeds ({kind}), chapter 11's rows")
-        plt.show()
+        show_figure(f"The deep model's training loss in chapter 11's rows ({n_seeds} seeds, {kind}), at the "
+                    "constant rate and with the rate decayed along half a cosine, each with and without +LN: mean over "
+                    "seeds with the 10-90% band. Compare the constant-rate lines with the decayed ones late in "
+                    "training.")
         said = [f"**At {where}** ({n_seeds} seeds, {kind}): " + along_training.loss_rise(histories)]
         if len(found) > 1 and rows[0][2] is not None:  # compared with the first row, the constant rate
             said.append("Accuracy, " + layer_rows.schedule_sentence([(name, acc) for name, _, acc, _ in found],

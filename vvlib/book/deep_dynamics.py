@@ -8,7 +8,6 @@ run, its weights or its AdamW moments, or the weights of one part of the model (
 seed of those, since a mean over seeds would blend the seeds whose first layer attends with those whose does not.
 """
 
-import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
@@ -20,6 +19,7 @@ from ..experiments.storage import runs, store
 from . import decay_rows
 from .decay_rows import TASK, deep_model
 from .norm_rows import LAST, LAST_LABEL
+from .page import show_figure
 from .runner import resolved
 
 
@@ -191,8 +191,11 @@ def show(P, device) -> dict:
                                         f"{P_measured.dynamics_seeds} seeds x {P_measured.long_steps:,} steps ({kind}), measured "
                                         f"every {P_measured.dynamics_every} steps on {dynamics_runs.PROBE_ROWS} "
                                         f"sequences of {P_measured.max_len} items (mean over seeds)")
-    display(figure)
-    plt.close(figure)
+    show_figure(f"The deep model ({P.deep_heads} heads x {P.deep_layers} layers) along training at the constant rate "
+                f"({P_measured.dynamics_seeds} seeds x {P_measured.long_steps:,} steps, {kind}), mean over seeds, one "
+                "line per run, steps on a log scale. Left, the whole model: training and probe loss, gradient and "
+                "weight norms; then each layer: its attention entropy, its share of largest weights on the answer "
+                "(dashed: uniform weights), and its query and key weights' gradient and norm.", figure)
     said = [along_training.layer_dynamics_sentence(tables, P.deep_layers, P_measured.max_len)]
     if missing:
         said.append(f"Not stored yet: {'; '.join(missing)}.")
@@ -230,8 +233,10 @@ def show_parts(P, device) -> dict:
                                                 f"{P_measured.long_steps:,} steps ({kind}), measured every "
                                                 f"{P_measured.dynamics_every} steps on {dynamics_runs.PROBE_ROWS} "
                                                 f"sequences of {P_measured.max_len} items")
-        display(figure)
-        plt.close(figure)
+        show_figure(f"Each seed's first-layer attention entropy along training ({P_measured.long_steps:,} steps, "
+                    f"{kind}), a panel per start of +LN, a colour per run; dashed, ln N (uniform weights over "
+                    f"{P_measured.max_len} items), dotted, half of it. A seed whose line ends below the dotted line "
+                    "attends.", figure)
         display(Markdown(along_training.seeds_below_sentence(panels, 1, P_measured.max_len)))
         _show_seed_grid(panels, P_measured.max_len)
     if missing:
@@ -249,8 +254,10 @@ def _show_seed_grid(panels: dict, length: int):
     if grids:
         figure = dynamics_plots.seed_grid(grids, length, title="Each seed's first-layer entropy at the end, run by run (dotted "
                                                        "where below half of ln N: it attends)")
-        display(figure)
-        plt.close(figure)
+        show_figure(f"Each seed (column) of each run (row): its first-layer attention entropy at the end, from 0 to "
+                    f"ln {length} (uniform weights); a white dot where it is below half of ln N, so the seed "
+                    "attends, with each run's count beside its name. A column dotted all the way down is a seed that "
+                    "attends however it is handed over.", figure)
 
 
 def handover_rows(P, P_rows) -> list:
@@ -304,8 +311,9 @@ def _show_handed(P, P_rows, where: str, found: list, device) -> dict:
     figure = plots.variants_accuracy(accuracy, list(accuracy), names, P_rows.eval_lengths,
                                      title=f"{TASK}, H={P.deep_heads} L={P.deep_layers}, constant rate: {P_row.n_seeds} "
                                            f"seeds x {P_row.steps:,} steps ({kind}), chapter 11's rows")
-    display(figure)
-    plt.close(figure)
+    show_figure(f"The deep model's accuracy against N ({P_row.n_seeds} seeds x {P_row.steps:,} steps, {kind}, "
+                "chapter 11's rows), mean ± s.e. over seeds: its Baseline, each +LN from its own start, and each +LN "
+                "that takes the Baseline's run over. The sentence below pairs them seed by seed.", figure)
     compared = [(_ln_label(row), start, handed) for row, _, _, (handed, _), (start, _) in found]
     display(Markdown(f"**At {where}**, accuracy: " + layer_rows.paired_rows_sentence(
         compared, P_rows.eval_lengths, P_rows.compared_lengths, "taken over", "+LN from its own start's")))

@@ -12,7 +12,7 @@ from ..experiments.setups.paper_tasks import ARGMAX
 from ..experiments.reports import answers, attention_gain, attention_plots, plots, probed, provisional, report
 from ..experiments.setups import probes, variants
 from . import accounts_page, paper_scale
-from .page import ChapterPage
+from .page import ChapterPage, show_figure
 
 NAME = DISPERSION.name
 LABELS = variants.LABELS
@@ -70,18 +70,28 @@ class DispersionPage(ChapterPage):
         maps = {LABELS[v]: found for v, found in probing.heatmap_arrays(self.tables["heatmaps"]).items()}
         attention_plots.attention_heatmaps(maps, title=f"16 largest attention weights of {P.n_examples} test "
                                                        f"examples, model {P.shown_seed}, fixed temperature")
+        show_figure(f"The paper's Figure 4 on one model (seed {P.shown_seed}, {P.n_seeds} seeds x {P.steps:,} steps, "
+                    f"{self.device.type.upper()}): for {P.n_examples} test examples (rows), the 16 largest attention "
+                    "weights, largest first (columns), a row of panels per variant and a column per length N. A bright "
+                    "first column is attention on one item; a dim, even row is dispersed attention.")
 
     def across_seeds(self):
         """Entropy and largest weight against N, mean over the seeds, with and without adaptive temperature."""
         P = self.P
         frame = self.tables["attention"].replace({"variant": LABELS})
         lengths = np.array(P.eval_lengths, dtype=float)
+        scale = f"{P.n_seeds} seeds x {P.steps:,} steps, {self.device.type.upper()}"
         plots.quantity_vs_length(frame, "entropy", "attention entropy (nats)",
                                  reference=("uniform, ln N", lengths, np.log(lengths)),
                                  title=f"Entropy of the attention ({P.n_seeds} models x {P.n_probe_sequences} "
                                        f"sequences per N)")
+        show_figure(f"The attention's entropy against the test length N, mean ± s.e. over seeds ({scale}, "
+                    f"{P.n_probe_sequences} test sequences per N), with and without adaptive temperature; the "
+                    "reference line is ln N, the entropy of uniform weights. Lower is sharper, less dispersed.")
         plots.quantity_vs_length(frame, "top1_weight", "largest attention weight", log_y=True,
                                  title="Largest attention weight")
+        show_figure(f"The largest attention weight against N, mean ± s.e. over seeds ({scale}), log scale. A weight "
+                    "that falls like 1/N is attention spread evenly; one that stays near 1 is attention on one item.")
 
     def quantity_tables(self):
         """The same numbers as tables, with the paired t-test; the paper-scale probe's below them, where committed."""
@@ -135,6 +145,9 @@ class DispersionPage(ChapterPage):
                   for n in answers.answer_lengths(lengths)}
         attention_plots.accuracy_against_entropy(models, answers.SHORT_LABELS,
                                                  title=f"Each model's accuracy against its attention entropy ({scale})")
+        show_figure(f"Each model ({scale}) as a dot, its accuracy against its attention entropy, a panel per length, "
+                    "with one fitted slope for both variants and a line per variant. The vertical gap between the "
+                    "lines is +LN's gain among models of equal entropy; no gap means sharper attention explains it.")
 
     def sharpness(self):
         """The sharpness test on each set of runs the profile names."""
@@ -148,6 +161,10 @@ class DispersionPage(ChapterPage):
             attention_plots.accuracy_along_sharpness(frame, answers.SHORT_LABELS,
                                                      title=f"Each model as its attention is sharpened or spread "
                                                            f"({scale}; large dots: as trained)")
+            show_figure(f"Each model ({scale}) as its attention logits are multiplied by β at test time: a line per "
+                        "model through its accuracy against its attention entropy, a panel per length, the model as "
+                        "trained as a large dot. Where a Baseline line sharpened to +LN's entropy reaches +LN's "
+                        "accuracy, sharpness accounts for the gap.")
         if not tests:
             display(Markdown("The sharpness test reads chapter 4's main runs where `sharpness_main` is set and its "
                              "longer training where `long_steps` names it (the book profile: both); this run leaves "

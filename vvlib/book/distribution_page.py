@@ -13,12 +13,20 @@ from ..experiments.reports import answers, explore, plots, probed
 from ..experiments.setups.paper_tasks import ARGMAX
 from ..experiments.setups import probes, variants
 from . import paper_scale
-from .page import ChapterPage
+from .page import ChapterPage, show_figure
 
 NAME = DISTRIBUTION_SHIFT.name
 VARIANTS = list(probes.PAIR)  # chapter 4's Baseline and +LN
 LABELS = variants.LABELS
 SLOPE_LABELS = {**LABELS, "layernorm_before_norm": "Baseline (+ LN), before the norm"}
+
+
+def figure3_caption(scale: str) -> str:
+    """The caption of the paper's Figure 3 drawn at one scale."""
+    return (f"The paper's Figure 3 ({scale}), mean ± s.e. over seeds against the test length N. Left, the drift of "
+            "the readout input's global mean from its value at the training length, in units of its global standard "
+            "deviation there; right, its global variance over its value at the training length (log scale). The "
+            "paper's claim is that +LN's variance stays nearer 1 than the Baseline's.")
 
 
 class DistributionPage(ChapterPage):
@@ -76,6 +84,11 @@ class DistributionPage(ChapterPage):
         plots.component_distributions(values, title=f"Fixed components of the readout's input, model "
                                                     f"{self.P.shown_seed} ({self.P.n_probe_sequences} test sequences per "
                                                     f"panel)")
+        show_figure(f"The paper's Figure 2 on one model (seed {self.P.shown_seed}, {self.P.n_seeds} seeds x "
+                    f"{self.P.steps:,} steps, {self.device.type.upper()}): the distribution over "
+                    f"{self.P.n_probe_sequences} test sequences of a few fixed components of the readout's input, a row "
+                    "per variant and a column per length N, each row on one x axis. The paper's claim is that each "
+                    "component narrows as N grows.")
 
     def component_tables(self):
         """Each fixed component's standard deviation at the shown lengths, and the log-log slope over N."""
@@ -92,12 +105,16 @@ class DistributionPage(ChapterPage):
         display(explore.figure_explorer(lambda N: plots.component_histograms(histograms, VARIANTS, LABELS, N),
                                         {"N": sorted(histograms["N"].unique().tolist())},
                                         labels={"N": "sequence length N"}))
+        display(Markdown(f"**Figure.** Each fixed component's histogram over the {self.P.n_probe_sequences} test "
+                         f"sequences of model {self.P.shown_seed}, a panel per variant, at the length N the slider "
+                         "picks: Figure 2 at every length probed."))
 
     def global_statistics(self):
         """Figure 3 at this page's scale, and its means as a table."""
         P = self.P
         plots.global_statistics(self.frame, title=f"Readout input, {P.n_seeds} models x {P.n_probe_sequences} test "
                                                   f"sequences per N")
+        show_figure(figure3_caption(f"{P.n_seeds} seeds x {P.steps:,} steps, {self.device.type.upper()}"))
         summary = self.frame.groupby(["variant", "N"])[["mean_drift", "relative_variance"]].mean().unstack("variant")
         summary.index = [power_of_two(n) for n in summary.index]
         display(summary.round(3))
@@ -112,6 +129,7 @@ class DistributionPage(ChapterPage):
         plots.global_statistics(paper_tables["global"].replace({"variant": LABELS}),
                                 title=f"Readout input at the paper's scale, {P_paper.n_seeds} models x "
                                       f"{P_paper.n_probe_sequences} test sequences per N")
+        show_figure(figure3_caption(f"{P_paper.n_seeds} seeds x {P_paper.steps:,} steps, GPU"))
         at_training = paper_tables["global"].query(f"N == {P_paper.max_len}").groupby("variant")["global_variance"].mean()
         display(Markdown(
             f"At the training length the global variance of +LN's readout input is "
@@ -131,6 +149,7 @@ class DistributionPage(ChapterPage):
         plots.global_statistics(long_tables["global"].replace({"variant": LABELS}),
                                 title=f"Readout input at {P_long.steps:,} steps, {P_long.n_seeds} models x "
                                       f"{P_long.n_probe_sequences} test sequences per N (CPU)")
+        show_figure(figure3_caption(f"{P_long.n_seeds} seeds x {P_long.steps:,} steps, CPU"))
         if "baseline" not in long_trained:
             display(Markdown("*The Baseline's longer runs are not probed at this profile yet (`long_variants`): each "
                              "takes an hour or more of 2 CPU cores to train again for its weights.*"))

@@ -3,7 +3,6 @@ profile, at the longer training and its seeds trained again alone where the prof
 scale where its runs are committed.  The notebook holds the prose and calls one method per cell."""
 
 
-import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from .. import compare, stats, train
@@ -12,7 +11,7 @@ from ..experiments.reports import answers, plots, report, reruns, same_seeds
 from ..experiments.setups import paper, paper_tasks, variants
 from ..experiments.storage import runs
 from . import paper_scale
-from .page import ChapterPage, task_title
+from .page import ChapterPage, show_figure, task_title
 
 NAME = LONGER_TRAINING.name
 VARIANTS, LABELS = list(LONGER_TRAINING.work.variants), variants.LABELS
@@ -82,6 +81,10 @@ class LongerTrainingPage(ChapterPage):
             plots.training_curves({LABELS[v]: r["loss_history"] for v, r in self.training[name].items()},
                                   (steps, [train.max_len_at(cfg, s) for s in steps]),
                                   title=f"{name}: {self.P.n_seeds} seeds x {cfg.steps} steps")
+            show_figure(f"{name}: the training loss, mean over {self.P.n_seeds} seeds, against the step "
+                        f"({cfg.steps:,} steps, {self.device.type.upper()}), with the curriculum's longest training "
+                        "set as a grey step line on the right axis. A jump in the loss where the cap doubles is the "
+                        "new length being learned.")
 
     def tables(self):
         """Each task's table beside the paper's, its verdict and its figure."""
@@ -97,7 +100,10 @@ class LongerTrainingPage(ChapterPage):
                                      paper={"lengths": paper.LENGTHS, "rows": {v: task.longer[v] for v in VARIANTS}},
                                      title=f"{task_title(task)} trained on up to {P.max_len} items ({P.n_seeds} seeds; "
                                            f"dashed: the paper)")
-            plt.show()  # here, under its table
+            show_figure(f"{task_title(task)} trained on sets of up to {P.max_len} items ({P.n_seeds} seeds x "
+                        f"{self.tasks[task.name].steps:,} steps, {self.device.type.upper()}): mean test accuracy ± "
+                        f"s.e. over seeds against N; dashed, the paper's {task.longer_table}. The paper's claim is "
+                        "+LN above the Baseline beyond the training lengths.")
 
     def longer(self):
         """The longer training: its runs, table, verdict, each seed's difference and the loss."""
@@ -115,13 +121,18 @@ class LongerTrainingPage(ChapterPage):
                                    {n: paper.difference(task.longer, PAIR, n) for n in P.eval_lengths},
                                    title=f"{name}: seed by seed, {P_task.long_steps:,} steps (crosses: the paper's "
                                          f"difference)")
-            plt.show()
+            show_figure(f"{name} ({P_task.long_seeds} seeds x {P_task.long_steps:,} steps, "
+                        f"{self.device.type.upper()}): +LN's accuracy minus the Baseline's, seed by seed (grey lines, "
+                        "numbered at the right), with the mean over seeds and its 95% interval shaded; crosses mark the "
+                        "paper's difference. One seed far from the rest shows as a lone line.")
             cfg = variants.long_train_configs(P_task)[0]
             schedule = (range(cfg.steps), [train.max_len_at(cfg, s) for s in range(cfg.steps)])
             plots.training_curves({LABELS[v]: runs.joined_record(found)["loss_history"]
                                    for v, found in self.long_runs[name].items()},
                                   schedule, title=f"{name}: {P_task.long_seeds} seeds x {cfg.steps:,} steps")
-            plt.show()  # here, under its table
+            show_figure(f"{name}: the longer training's loss, mean over {P_task.long_seeds} seeds, against the step "
+                        f"({cfg.steps:,} steps), with the curriculum's longest training set as a grey step line on "
+                        "the right axis.")
         if not self.long_tasks:
             display(Markdown("*Skipped at this profile (`long_steps` is 0 for both tasks).*"))
 

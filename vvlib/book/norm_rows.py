@@ -5,13 +5,13 @@ seeds as its rows of the deep model; their Baseline is the same run.  This page 
 the page's own store and at the paper's scale, and never trains or evaluates anything.
 """
 
-import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from ..experiments.reports import along_training, layer_rows, plots
 from ..experiments.reports.answers import device_kind
 from ..experiments.setups import variants
 from . import decay_rows
+from .page import show_figure
 
 LAST = {"norm_layers": "last"}  # what chapter 11's rows change besides the deep model
 LAST_LABEL = "Deep (+ LN after the last layer)"
@@ -48,7 +48,10 @@ def show(P, device) -> dict:
                           f"{LAST_LABEL}, {name}": last["layernorm"]["loss_history"]}
         plots.training_curves(histories, band=True, title=f"{decay_rows.TASK}, H={P.deep_heads} L={P.deep_layers}: "
                                                           f"{n_seeds} seeds ({kind}), chapter 11's rows")
-        plt.show()
+        show_figure(f"The deep model's training loss in chapter 11's rows ({n_seeds} seeds, {kind}): the Baseline, "
+                    "+LN with its norm after every layer, and +LN with it after the last layer only, all on the same "
+                    "seeds; mean over seeds with the 10-90% band. If the first layer's norm holds +LN back, the last "
+                    "line should follow the Baseline's.")
         said = [f"**At {where}** ({n_seeds} seeds, {kind}): " + along_training.loss_rise(histories),
                 "Accuracy, " + layer_rows.norm_layers_sentence([(name, every[2], last[2]) for name, last, every in found],
                                                            P_rows.eval_lengths, P_rows.compared_lengths)]

@@ -1,10 +1,11 @@
 """What every chapter's page begins and ends with: its parameters (the profile and the notebook's overrides, each
-checked), the device they name, the clock that times the run, the parameters shown, and results.json written
-with that time.  A page class sets `chapter` (its record's name) and adds its own sections."""
+checked), the device they name, the clock that times the run, the parameters shown, results.json written
+with that time, and each figure shown with its caption.  A page class sets `chapter` (its record's name) and adds its own sections."""
 
 import time
 
-from IPython.display import display
+import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
 
 from .. import rng
 from ..experiments.reports import report
@@ -35,3 +36,11 @@ class ChapterPage:
 def task_title(task) -> str:
     """A task's title as a heading begins it: "Argmax retrieval"."""
     return task.title[0].upper() + task.title[1:]
+
+
+def show_figure(caption: str, figure=None):
+    """A figure now, not when its cell ends, with its caption under it: what is plotted, at what scale, and what
+    to look for.  Without `figure`, the one being drawn."""
+    figure = figure or plt.gcf()
+    display(figure, Markdown(f"**Figure.** {caption}"))
+    plt.close(figure)

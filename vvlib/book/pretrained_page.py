@@ -4,7 +4,6 @@ N per model and input, per head, per layer).  The notebook holds the prose and c
 import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for the network: the models are local
-import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
@@ -12,7 +11,7 @@ from .. import model_files, montecarlo, pretrained
 from ..experiments.chapters import PRETRAINED
 from ..experiments.reports import plots, report
 from ..experiments.setups import pretrained_probe
-from .page import ChapterPage
+from .page import ChapterPage, show_figure
 
 NAME = PRETRAINED.name
 LABELS = {"random_no_pe": "random tokens, no positions", "random_pe": "random tokens, with positions",
@@ -49,7 +48,10 @@ class PretrainedPage(ChapterPage):
             frame = p.std
             plots.std_vs_length(frame.assign(input=frame["strategy"].map(LABELS)), hue="input",
                                 title=f"{p.info.name}, layer {P.layer}: {P.n_sequences} sequences per N")
-            plt.show()
+            show_figure(f"The standard deviation across {P.n_sequences} input sequences of fixed components of "
+                        f"{p.info.name}'s attention output in layer {P.layer}, against the sequence length N (log-log), "
+                        "one line per kind of input; the dotted line falls as N^-0.5, the random module's law "
+                        "(chapter 2). A line that falls with N is the vanishing variance; the table gives each slope.")
             spread = pretrained.spread_by_length(frame)
             self.fits[p.info.name] = {s: montecarlo.fit_loglog_slope(P.lengths, [by_n[n] for n in P.lengths])
                                       for s, by_n in spread.items()}
@@ -65,14 +67,18 @@ class PretrainedPage(ChapterPage):
                                                               "head")
             plots.slope_heatmap({LABELS[s]: v for s, v in self.head_slopes[p.info.name].items()}, "head",
                                 title=f"{p.info.name}: log-log slope of the per-head std against N (layer {P.layer})")
-            plt.show()
+            show_figure(f"Each head's log-log slope of its output's standard deviation against N in layer {P.layer} of "
+                        f"{p.info.name}, per kind of input ({P.n_sequences} sequences per N). Blue cells are negative "
+                        "slopes, where that head's spread shrinks as N grows; -0.5 is the random module's law.")
 
     def deeper_layers(self):
         P = self.P
         plots.layer_slopes({p.info.name: p.layer_slopes for p in self.probes}, LABELS,
                            title=f"{P.depth_sequences} sequences per N, N from {min(P.depth_lengths)} to "
                                  f"{max(P.depth_lengths)}")
-        plt.show()
+        show_figure(f"The same log-log slope at every layer of each model ({P.depth_sequences} sequences per N, N from "
+                    f"{min(P.depth_lengths)} to {max(P.depth_lengths)}), with its 95% interval as a band; the dotted "
+                    "line is -0.5. It shows whether the spread still vanishes past the layer the paper measures.")
         display(Markdown(" ".join(pretrained.depth_sentence(p.info.name, p.layer_slopes, LABELS) for p in self.probes)))
 
     def positions(self):

@@ -4,8 +4,9 @@
 
 A table cell cut short with "…" or a row of "..." (pandas cuts long cells and long tables by
 default), "\\_" outside math (TeX that was not typeset), a Python list's or dict's repr in a table
-cell.  The browser test checks the quick (ci) build; .ci/run checks the published one with this,
-since only its tables hold every committed row.
+cell, a figure drawn by a cell with no "Figure." caption after it (before the next figure).  The
+browser test checks the quick (ci) build; .ci/run checks the published one with this, since only
+its tables hold every committed row.
 """
 
 import argparse
@@ -26,6 +27,21 @@ def problems(page: str) -> list[str]:
     prose = re.sub(r'<(script|style|pre)\b.*?</\1>|<span class="math[^"]*">.*?</span>|<div class="math[^"]*">.*?</div>',
                    "", page, flags=re.S)
     found += [f"TeX outside math: {m!r}" for m in re.findall(r".{0,30}\\_.{0,30}", re.sub(r"<[^>]+>", "", prose))]
+    return found + uncaptioned(page)
+
+
+def uncaptioned(page: str) -> list[str]:
+    """The figures a cell drew (an image outside a <figure>, which carries its own caption) with no "Figure."
+    between them and the next image."""
+    images = list(re.finditer(r"<img\b[^>]*>", page))
+    found = []
+    for image, following in zip(images, [*images[1:], None]):
+        if "<figure" in page[max(0, image.start() - 300):image.start()]:
+            continue
+        after = re.sub(r"<[^>]+>", " ", page[image.end():following.start() if following else len(page)])
+        if "Figure." not in after:
+            src = re.search(r'src="([^"]*)"', image.group(0))
+            found.append(f"a figure without its caption: {src.group(1) if src else image.group(0)[:60]}")
     return found
 
 

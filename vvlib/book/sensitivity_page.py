@@ -3,17 +3,21 @@ scale (read from results/paper) and at this page's profile (trained here or read
 holds the prose and calls one method per cell."""
 
 
-import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from .. import stats
 from ..experiments.chapters import SENSITIVITY, scales
 from ..experiments.reports import paper_rows, plots, report
-from ..experiments.setups import paper, sensitivity
+from ..experiments.setups import paper, sensitivity, variants
 from ..experiments.setups.paper_tasks import ARGMAX
 from ..experiments.storage import store
 from . import runner
-from .page import ChapterPage
+from .page import ChapterPage, show_figure
+
+
+FOREST_CAPTION = ("+LN's accuracy minus the Baseline's per configuration (a row each; the defaults in bold), with its "
+                  "95% interval over seeds paired by seed, a panel per test length; a filled dot has p < 0.05 and the "
+                  "dashed red line is the paper's difference (its Tables 1 and 2). Rows right of zero favour +LN.")
 
 
 class SensitivityPage(ChapterPage):
@@ -46,7 +50,7 @@ class SensitivityPage(ChapterPage):
         for task in sensitivity.tasks_with_rows(committed):
             first = next(r for r in committed if r["task"] == task)
             plots.sensitivity_forest(committed, task, P.compared_lengths, f"{sensitivity.budget(first)}, on a GPU")
-            plt.show()
+            show_figure(f"{task} at the paper's scale ({sensitivity.budget(first)}, GPU): " + FOREST_CAPTION)
         display(paper_rows.table(found, P.compared_lengths))
         tasks = list(sensitivity.ROW_PARAMETERS)
         said = [paper_rows.verdict(found, task, n) for task in tasks for n in P.compared_lengths]
@@ -61,7 +65,8 @@ class SensitivityPage(ChapterPage):
         for task in sensitivity.tasks_with_rows(self.records):
             plots.sensitivity_forest(self.records, task, self.P.compared_lengths,
                                      f"{self.P.n_seeds} seeds unless the row sets n_seeds")
-            plt.show()  # here, not at the end of the cell
+            show_figure(f"{task} at this page's scale ({self.P.n_seeds} seeds unless the row sets n_seeds, "
+                        f"{self.device.type.upper()}; the row tables give each budget): " + FOREST_CAPTION)
             display(Markdown(" ".join(sensitivity.verdict(self.records, task, n) for n in self.P.compared_lengths)))
 
     def training_time(self):
@@ -103,10 +108,12 @@ class SensitivityPage(ChapterPage):
                 continue
             plots.accuracy_vs_length(
                 stats.long_form(self.accuracies[task, best["row"]], P.eval_lengths),
-                {"baseline": "Baseline", "layernorm": "Baseline (+ LN)"},
+                {v: variants.LABELS[v] for v in sensitivity.PAIR},
                 paper={"lengths": paper.LENGTHS, "rows": {v: sensitivity.PAPER_TABLES[task][v] for v in sensitivity.PAIR}},
                 title=f"{task}, closest to the paper: {best['row']} (dashed: the paper)")
-            plt.show()
+            show_figure(f"{task}: the configuration whose Baseline comes closest to the paper's ({best['row']}; "
+                        f"{best['n_seeds']} seeds x {best['steps']:,} steps): mean test accuracy ± s.e. over seeds "
+                        "against N, the paper's Baseline and +LN dashed.")
             display(Markdown(sensitivity.closest_sentence(best, P.compared_lengths)))
 
     def show_parameters(self):

@@ -9,7 +9,7 @@ from IPython.display import Markdown, display
 from .. import compare
 from ..experiments.chapters import SENSITIVITY, SUMMARY
 from ..experiments.reports import plots, summary, summary_tables
-from .page import ChapterPage
+from .page import ChapterPage, show_figure
 
 
 class SummaryPage(ChapterPage):
@@ -42,6 +42,10 @@ class SummaryPage(ChapterPage):
         counts = pd.DataFrame([vars(c.decisive().evidence) for c in self.rows], index=table.index)
         plots.claim_evidence(counts, title="Each claim at its largest scale: lengths where it holds (right) or fails "
                                            "(left) significantly")
+        show_figure("Each of the paper's claims (a row) at the largest scale that tested it (the table gives each "
+                    "scale): the number of test lengths beyond training where the claimed run is significantly "
+                    "ahead (right, green) or significantly behind (left, red), paired over seeds, p < 0.05. A bar "
+                    "right only supports the claim; a bar left only contradicts it.")
         display(table)
 
     def slope_claim(self):

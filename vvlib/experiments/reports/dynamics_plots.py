@@ -22,14 +22,14 @@ def training_dynamics(tables: dict, title=""):
     tables: {label: long-form frame with columns step, seed and the measures}.
     """
     sns.set_theme(style="whitegrid")
-    fig, axes = plt.subplots(2, 3, figsize=(12, 6.4), sharex=True)
+    fig, axes = plt.subplots(2, 3, figsize=(13, 7), sharex=True)
     for ax, (column, ylabel, log_y) in zip(axes.flat, DYNAMICS_PANELS):
         for label, frame in tables.items():
             mean = frame.groupby("step")[column].mean()
             ax.plot(mean.index, mean.values, label=label)
         if log_y:
             ax.set_yscale("log")
-        ax.set(ylabel=ylabel)
+        ax.set_ylabel(textwrap.fill(ylabel, 26), fontsize=9)  # wrapped, so neighbouring panels' labels never meet
     for ax in axes[-1]:
         ax.set(xlabel="training step")
     axes.flat[0].legend(fontsize=7)
@@ -107,7 +107,8 @@ def seed_entropy_lines(panels: dict, layer: int, length: int, title=""):
     sns.set_theme(style="whitegrid")
     columns = len(panels) if len(panels) <= 3 else 2
     rows = -(-len(panels) // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(5.5 * columns, 4.2 * rows), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(rows, columns, figsize=(5.5 * columns, 4.2 * rows), sharey=True, squeeze=False,
+                             layout="constrained")  # room for the title, the panels' titles and the legend below
     for ax in axes.flat[len(panels):]:
         fig.delaxes(ax)
     colour_of = run_colours(panels)
@@ -122,11 +123,13 @@ def seed_entropy_lines(panels: dict, layer: int, length: int, title=""):
         ax.set_xscale("log")
         # a long title in two lines, so that two panels side by side keep theirs apart
         ax.set(title=textwrap.fill(name, 50), xlabel="training step (log scale)", ylim=(0, 1.05 * np.log(length)))
-        ax.legend(fontsize=7)
     for ax in axes[:, 0]:
         ax.set(ylabel=f"layer {layer}'s attention entropy (nats)")
-    fig.suptitle(title)
-    fig.tight_layout()
+    named = {}  # every run's colour once, below the panels, where the legend hides no line
+    for ax in axes.flat[:len(panels)]:
+        named |= dict(zip(*reversed(ax.get_legend_handles_labels())))
+    fig.legend(list(named.values()), list(named), loc="outside lower center", ncol=min(2, columns), fontsize=8)
+    fig.suptitle(textwrap.fill(title, 45 * columns))  # about as many characters as the figure is wide
     return fig
 
 

@@ -1,5 +1,7 @@
 """Seaborn figures for the chapters."""
 
+import textwrap
+
 import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
@@ -273,6 +275,9 @@ def seed_differences(accuracy: dict, lengths, pair, labels: dict, marks: dict | 
     return _finish(fig, ax, "test length N (items)", f"{labels[pair[1]]} minus {labels[pair[0]]} (points)", title)
 
 
+FOREST_LABEL_CHARACTERS = 44  # a forest's row names wrap at this width
+
+
 def forest(frame, lengths, reference: str, title="", marks: dict | None = None, mark_label=""):
     """One row per configuration, one panel per test length: the paired difference (points)
     with its 95% interval; filled where p < ALPHA, the `reference` row (the defaults) in bold;
@@ -281,8 +286,12 @@ def forest(frame, lengths, reference: str, title="", marks: dict | None = None, 
     frame: one row per (configuration, N) with columns row, N, diff, low, high, p."""
     sns.set_theme(style="whitegrid")
     rows = list(dict.fromkeys(frame["row"]))
-    fig, axes = plt.subplots(1, len(lengths), figsize=(4.2 * len(lengths), 0.38 * len(rows) + 1.4), sharey=True,
-                             squeeze=False)
+    # long configuration names wrapped, and the figure widened by their width, so every panel keeps its own width
+    names = [textwrap.fill(row, FOREST_LABEL_CHARACTERS) for row in rows]
+    label_inches = 0.075 * max(len(line) for name in names for line in name.split("\n"))
+    lines = sum(name.count("\n") + 1 for name in names)
+    fig, axes = plt.subplots(1, len(lengths), figsize=(label_inches + 3.8 * len(lengths), 0.2 * lines + 0.2 * len(rows)
+                                                       + 1.6), sharey=True, squeeze=False, layout="constrained")
     colour = sns.color_palette("deep")[0]
     for ax, n in zip(axes[0], lengths):
         at = frame[frame["N"] == n].set_index("row").reindex(rows)
@@ -295,12 +304,11 @@ def forest(frame, lengths, reference: str, title="", marks: dict | None = None, 
             ax.axvline(marks[n], color="firebrick", linestyle="--", linewidth=1, label=mark_label)
             ax.legend(fontsize=8, loc="best")
         ax.set(title=f"N = {n}", xlabel="+LN minus Baseline (points)")
-    axes[0][0].set_yticks(np.arange(len(rows)), rows)
+    axes[0][0].set_yticks(np.arange(len(rows)), names, fontsize=8)
     for tick in axes[0][0].get_yticklabels():
-        tick.set_fontweight("bold" if tick.get_text() == reference else "normal")
+        tick.set_fontweight("bold" if tick.get_text() == textwrap.fill(reference, FOREST_LABEL_CHARACTERS) else "normal")
     axes[0][0].invert_yaxis()
-    fig.suptitle(title)
-    fig.tight_layout()
+    fig.suptitle(title)  # constrained layout gives the labels, the panel titles and this their own room
     return fig
 
 
@@ -318,8 +326,7 @@ def device_distributions(frame, labels: dict, title=""):
                       markers="D", color="black", palette="dark:black", legend=False, ax=ax)
         ax.set(title=f"N = {n}", xlabel="", ylabel="accuracy (%)")
         ax.legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
+    fig.suptitle(title)  # constrained layout gives the labels, the panel titles and this their own room
     return fig
 
 
