@@ -1,16 +1,35 @@
 """What every chapter's page begins and ends with: its parameters (the profile and the notebook's overrides, each
 checked), the device they name, the clock that times the run, the parameters shown, results.json written
-with that time, and each figure shown with its caption.  A page class sets `chapter` (its record's name) and adds its own sections."""
+with that time, and each figure shown with its caption.  A page class sets `chapter` (its record's name) and
+adds its own sections."""
 
 import time
 
+import json
+
 import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
+from IPython.display import HTML, Markdown, display
 
 from .. import rng
+from ..experiments import chapters
 from ..experiments.reports import report
 from ..experiments.storage import store
 from . import runner
+
+CHAPTER_TIMES = store.REPO_ROOT / "bench" / "chapter-times-ci.json"  # written by python -m bench.chapter_times
+
+
+def ci_time(name: str, path=CHAPTER_TIMES) -> str:
+    """How long the chapter's ci run took a fresh clone, as a sentence's end: from bench/chapter_times.py's
+    record, with its threads and CPU, or how to measure it where the record has no such chapter."""
+    record = json.loads(path.read_text()) if path.exists() else {"seconds": {}}
+    if name not in record["seconds"]:
+        return "has not been timed on this book's machines yet (`python -m bench.chapter_times --write` times it)"
+    seconds = record["seconds"][name]
+    took = f"about {seconds / 60:.0f} minutes" if seconds >= 90 else f"about {seconds:.0f} seconds"
+    return (f"takes {took} with {record['threads']} threads on a {record['provenance']['cpu']} "
+            f"(bench/{path.name}: an empty store, so it trains all it needs)")
+
 
 
 class ChapterPage:
@@ -23,8 +42,17 @@ class ChapterPage:
         self.device = rng.resolve_device(self.P.device) if self.uses_device else "cpu"
 
     def show_parameters(self):
-        display(report.parameters_frame(self.P))
-        print(f"device: {store.device_name(self.device)}")
+        """The rerun block: the ci command with its measured time, this run's values of the parameters a reader
+        would change (the record's `reader`), and every other setting in a collapsed table."""
+        reader = chapters.get_chapter(self.chapter).reader
+        command = f"python -m vvlib run {self.chapter} --profile ci --output out/{self.chapter[:2]}"
+        display(Markdown(f"**Rerun it yourself.** `{command}` {ci_time(self.chapter)}. Change a parameter with "
+                         "`-p NAME VALUE` (`python -m vvlib list` names them all); this run's values:"))
+        display(report.parameters_frame({name: self.P[name] for name in reader}))
+        rest = report.parameters_frame({**{k: v for k, v in self.P.items() if k not in reader},
+                                        "device": store.device_name(self.device)})
+        display(HTML(f"<details><summary>The other {len(rest)} settings of this run (seeds per stored run, the "
+                     f"store, the device, ...)</summary>{rest.to_html()}</details>"))
 
     def write_results(self, metrics: dict, sources: dict | None = None):
         """results.json in the run's output_dir, with the time since the page began and where its inputs came from."""

@@ -7,10 +7,9 @@ from IPython.display import Markdown, display
 
 from .. import stats
 from ..experiments.chapters import SENSITIVITY, scales
-from ..experiments.reports import paper_rows, plots, report
+from ..experiments.reports import paper_rows, plots
 from ..experiments.setups import paper, sensitivity, variants
 from ..experiments.setups.paper_tasks import ARGMAX
-from ..experiments.storage import store
 from . import runner
 from .page import ChapterPage, show_figure
 
@@ -117,11 +116,10 @@ class SensitivityPage(ChapterPage):
             display(Markdown(sensitivity.closest_sentence(best, P.compared_lengths)))
 
     def show_parameters(self):
-        """The parameters, and which of the chapter's own rows this run leaves out."""
+        """The rerun block, and which of the chapter's own rows this run leaves out."""
         P = self.P
-        display(report.parameters_frame(P))
-        print(f"this run: {store.device_name(self.device)}; {len(self.plan)} rows, "
-              f"each Baseline and +LN, {P.n_seeds} seeds unless the row sets n_seeds")
+        super().show_parameters()
+        print(f"this run: {len(self.plan)} rows, each Baseline and +LN, {P.n_seeds} seeds unless the row sets n_seeds")
         planned = SENSITIVITY.parameters()  # the chapter's own lists of rows
         for task, name in sensitivity.ROW_PARAMETERS.items():
             left_out = sensitivity.not_run(P[name], planned[name].default)

@@ -45,4 +45,5 @@ CHAPTER = Chapter(
               "book": {"store_dir": BOOK_STORE}},
     checks=(models_hold_the_probe,),
     params=PARAMETERS,
+    reader=('models', 'layer', 'lengths', 'n_sequences', 'heads', 'components'),
 )

@@ -53,4 +53,5 @@ CHAPTER = Chapter(
     },
     checks=(checks.ladder_within_long_training, checks.measured_rows_fit(ARGMAX.name), checks.paper_scale_store_exists),
     params=PARAMETERS,
+    reader=('n_seeds', 'steps', 'lr', 'max_len', 'eval_lengths', 'long_steps'),
 )

@@ -183,4 +183,5 @@ CHAPTER = Chapter(
     checks=(checks.keys_cover_lengths, checks.ladder_within_long_training, checks.measured_rows_fit(DICTIONARY.name),
             recheck_fits, counter_arm_fits, checks.paper_scale_store_exists),
     params=PARAMETERS,
+    reader=('n_seeds', 'steps', 'lr', 'max_len', 'eval_lengths', 'long_steps'),
 )

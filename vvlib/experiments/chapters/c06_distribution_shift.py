@@ -82,4 +82,5 @@ CHAPTER = Chapter(
     checks=(checks.training_length_is_tested, distribution_lengths_tested, components_within_hidden,
             long_variants_probed, checks.shown_seed_exists, checks.paper_scale_store_exists),
     params=PARAMETERS,
+    reader=('n_seeds', 'steps', 'long_steps', 'n_probe_sequences', 'distribution_lengths', 'shown_seed'),
 )

@@ -101,4 +101,5 @@ CHAPTER = Chapter(
     checks=(lengths_hold_top_k, heatmap_lengths_tested, examples_within_probes, sharpness_fits,
             checks.shown_seed_exists, checks.paper_scale_store_exists),
     params=PARAMETERS,
+    reader=('n_seeds', 'steps', 'long_steps', 'n_probe_sequences', 'sharpness_betas', 'shown_seed'),
 )

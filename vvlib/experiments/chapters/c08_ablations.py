@@ -47,4 +47,5 @@ CHAPTER = Chapter(
     },
     checks=(checks.keys_cover_lengths, checks.paper_scale_store_exists),
     params=PARAMETERS,
+    reader=('n_seeds', 'steps', 'long_steps', 'lr', 'max_len', 'eval_lengths'),
 )

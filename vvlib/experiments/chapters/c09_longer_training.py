@@ -112,4 +112,5 @@ CHAPTER = Chapter(
     },
     checks=(curriculum_start_within_training, reruns_fit, checks.keys_cover_lengths, checks.paper_scale_store_exists),
     params=PARAMETERS,
+    reader=('n_seeds', 'steps', 'long_steps', 'max_len', 'curriculum_fraction', 'rerun_seeds'),
 )

@@ -81,4 +81,5 @@ CHAPTER = Chapter(
     checks=(checks.keys_cover_lengths, heads_divide_hidden, checks.training_length_is_tested,
             checks.paper_scale_store_exists),
     params=PARAMETERS,
+    reader=('n_seeds', 'steps', 'deep_heads', 'deep_layers', 'lr', 'eval_lengths'),
 )

@@ -150,4 +150,5 @@ CHAPTER = Chapter(
     },
     checks=(compared_lengths_tested, sensitivity.check_rows),
     params=PARAMETERS,
+    reader=('n_seeds', 'steps', 'argmax_rows', 'dictionary_rows', 'compared_lengths', 'lr'),
 )

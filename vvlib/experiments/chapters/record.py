@@ -59,6 +59,8 @@ class Chapter:
     checks: tuple[Callable[[Params], object], ...] = field(default=(), compare=False)
     in_book: bool = True  # False: runnable and tested, but not yet a page of the published book
     params: tuple[Param, ...] = field(default=(), compare=False)  # its parameters, in the order its cell lists them
+    # the few parameters (at most six) a reader would change, shown first in its page's rerun block, the rest collapsed
+    reader: tuple[str, ...] = ()
 
     @property
     def tasks(self) -> tuple:
