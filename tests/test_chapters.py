@@ -270,7 +270,10 @@ def test_a_two_task_page_opens_with_its_runs_at_the_papers_scale_once_committed(
     said = {tag: ["".join(out["data"]["text/markdown"]) for c in cells if tag in c["metadata"].get("tags", [])
                   for out in c.get("outputs", []) if "text/markdown" in out.get("data", {})]
             for tag in ("answer", "remove-input")}
-    verdicts = [text for text in said["answer"] if " seeds x " in text]  # per task: the paper's scale, then the page's
+    captions = [text for text in said["answer"] if text.startswith("**Figure.**")]
+    # per task: the paper's scale, then the page's; chapter 8 draws each task's at the paper's scale too
+    verdicts = [text for text in said["answer"] if " seeds x " in text and text not in captions]
+    assert len(captions) == (2 if name == "08_ablations" else 0) and all("GPU" in text for text in captions)
     assert len(verdicts) == 4 and "100 seeds x 100,000 steps" in verdicts[0] and "100 seeds x 10,000 steps" in verdicts[2]
     assert not any("100 seeds" in text for text in verdicts[1::2])
     assert any(f"this page shows some of them ({shows})" in text for text in said["remove-input"])
@@ -479,6 +482,8 @@ def test_the_page_check_catches_each_problem_it_names(tmp_path, capsys):
     drawn = '<img src="a.png"/><p>text</p><img src="b.png"/><p><strong>Figure.</strong> b</p>'
     assert readable_text_problems(drawn) == ["a figure without its caption: a.png"]  # b's caption is not a's
     assert readable_text_problems('<figure><img src="c.png"/><figcaption>c</figcaption></figure>') == []
+    long = "<p><strong>Figure.</strong> " + " ".join(["Word"] * 41) + ".</p>"
+    assert readable_text_problems('<img src="d.png"/>' + long)[0].startswith("a long caption sentence")
     assert readable_text_problems("<td>[NVIDIA H100 80GB HBM3, cpu (x86_64, 2 threads)]</td>")[0].startswith("a Python")
     assert readable_text_problems('<span class="math notranslate">\\(n\\_c\\)</span><td>-2.6 [-4.0, -1.2]</td>') == []
 

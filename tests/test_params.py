@@ -363,7 +363,7 @@ def test_a_chapter_names_the_paper_scale_entries_the_queue_has_committed(tmp_pat
     assert committed == [first.label] and first.label not in pending and len(pending) > 10
     opening = paper_scale_pending("10_beyond", resolved("10_beyond", "book", {}), tmp_path)
     assert opening.startswith(f"**Paper-scale results of this chapter are partly committed, and this page does not "
-                              f"show them yet:** 1 of {1 + len(pending)} store entries")
+                              f"show them yet.** 1 of {1 + len(pending)} store entries")
     assert first.label in opening
     assert committed_share("10_beyond", tmp_path) == (f"1 of {1 + len(pending)} store entries committed so far",
                                                       [first.label])
@@ -372,7 +372,7 @@ def test_a_chapter_names_the_paper_scale_entries_the_queue_has_committed(tmp_pat
     assert committed_share("04_argmax_retrieval", tmp_path / "empty")[0] == "none of 6 store entries committed yet"
     shows = paper_scale_pending("10_beyond", resolved("10_beyond", "book", {}), tmp_path, shows="the slopes")
     assert shows.startswith("**Paper-scale results of this chapter are partly committed, and this page shows some "
-                            "of them (the slopes):** 1 of") and "Everything else on this page comes from" in shows
+                            "of them (the slopes).** 1 of") and "Everything else on this page comes from" in shows
     assert shows.endswith("Read those verdicts as provisional until the rest of its `paper` profile is committed.")
     shutil.rmtree(first.path.parent)
     assert paper_scale_entries("10_beyond", tmp_path)[0] == []
@@ -383,7 +383,7 @@ def test_a_chapter_names_the_paper_scale_entries_the_queue_has_committed(tmp_pat
         job.path.write_text("{}")
     done = paper_scale_pending("07_dispersion", resolved("07_dispersion", "book", {}), tmp_path, shows="Figure 4")
     assert done.startswith("**Paper-scale results of this chapter are committed, and this page shows some of them "
-                           f"(Figure 4):** all {len(every)} store entries") and "wait in the GPU queue" not in done
+                           f"(Figure 4).** All {len(every)} store entries") and "wait in the GPU queue" not in done
     # the page's answer is at the paper's scale: only the rest is provisional, and no run is still to come
     assert done.endswith("Read the verdicts of those runs as provisional; the ones at the paper's scale are named "
                          "as such.") and "until" not in done.split("Too few steps")[1]

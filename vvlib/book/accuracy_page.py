@@ -312,10 +312,10 @@ class AccuracyPage(ChapterPage, DeviceSections):
         figure = dynamics_plots.training_dynamics(tables, title=f"{self.name}, {P.dynamics_seeds} seeds x {P.long_steps:,} "
                                                        f"steps: measured every {P.dynamics_every} steps (mean over seeds)")
         show_figure(f"Each measured run ({P.dynamics_seeds} seeds x {P.long_steps:,} steps, {self.device.type.upper()}), "
-                    f"every {P.dynamics_every} steps, mean over seeds: the training loss; on a fixed probe batch, the share of "
-                    "sequences whose largest attention weight misses the answer, their loss, and the answer's logit "
-                    "margin; the gradient norm; AdamW's running gradient scale. Look for the step where the loss "
-                    "turns up and what moves with it.",
+                    f"every {P.dynamics_every} steps, mean over seeds. Top: the training loss; on a fixed probe batch, "
+                    "the share of sequences whose largest attention weight misses the answer, and their loss. Bottom: "
+                    "the answer's logit margin, the gradient norm, AdamW's running gradient scale. Look for the step "
+                    "where the loss turns up and what moves with it.",
                     figure)
         display(Markdown(along_training.dynamics_sentences(self.dynamics_summary)))
 

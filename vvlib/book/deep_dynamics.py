@@ -255,8 +255,8 @@ def _show_seed_grid(panels: dict, length: int):
         figure = dynamics_plots.seed_grid(grids, length, title="Each seed's first-layer entropy at the end, run by run (dotted "
                                                        "where below half of ln N: it attends)")
         show_figure(f"Each seed (column) of each run (row): its first-layer attention entropy at the end, from 0 to "
-                    f"ln {length} (uniform weights); a white dot where it is below half of ln N, so the seed "
-                    "attends, with each run's count beside its name. A column dotted all the way down is a seed that "
+                    f"ln {length} (uniform weights). A white dot marks a seed below half of ln N, one that attends; "
+                    "each run's count is beside its name. A column dotted all the way down is a seed that "
                     "attends however it is handed over.", figure)
 
 

@@ -85,9 +85,9 @@ class DistributionPage(ChapterPage):
                                                     f"{self.P.shown_seed} ({self.P.n_probe_sequences} test sequences per "
                                                     f"panel)")
         show_figure(f"The paper's Figure 2 on one model (seed {self.P.shown_seed}, {self.P.n_seeds} seeds x "
-                    f"{self.P.steps:,} steps, {self.device.type.upper()}): the distribution over "
-                    f"{self.P.n_probe_sequences} test sequences of a few fixed components of the readout's input, a row "
-                    "per variant and a column per length N, each row on one x axis. The paper's claim is that each "
+                    f"{self.P.steps:,} steps, {self.device.type.upper()}): a few fixed components of the readout's "
+                    f"input, each over {self.P.n_probe_sequences} test sequences. A row per variant on one x axis, a "
+                    "column per length N. The paper's claim is that each "
                     "component narrows as N grows.")
 
     def component_tables(self):

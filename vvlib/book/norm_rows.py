@@ -48,9 +48,9 @@ def show(P, device) -> dict:
                           f"{LAST_LABEL}, {name}": last["layernorm"]["loss_history"]}
         plots.training_curves(histories, band=True, title=f"{decay_rows.TASK}, H={P.deep_heads} L={P.deep_layers}: "
                                                           f"{n_seeds} seeds ({kind}), chapter 11's rows")
-        show_figure(f"The deep model's training loss in chapter 11's rows ({n_seeds} seeds, {kind}): the Baseline, "
-                    "+LN with its norm after every layer, and +LN with it after the last layer only, all on the same "
-                    "seeds; mean over seeds with the 10-90% band. If the first layer's norm holds +LN back, the last "
+        show_figure(f"The deep model's training loss in chapter 11's rows ({n_seeds} seeds, {kind}), mean over seeds "
+                    "with the 10-90% band. The Baseline, +LN with its norm after every layer, and +LN with it after "
+                    "the last layer only share their seeds. If the first layer's norm holds +LN back, the last "
                     "line should follow the Baseline's.")
         said = [f"**At {where}** ({n_seeds} seeds, {kind}): " + along_training.loss_rise(histories),
                 "Accuracy, " + layer_rows.norm_layers_sentence([(name, every[2], last[2]) for name, last, every in found],

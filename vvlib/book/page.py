@@ -46,7 +46,7 @@ class ChapterPage:
         would change (the record's `reader`), and every other setting in a collapsed table."""
         reader = chapters.get_chapter(self.chapter).reader
         command = f"python -m vvlib run {self.chapter} --profile ci --output out/{self.chapter[:2]}"
-        display(Markdown(f"**Rerun it yourself.** `{command}` {ci_time(self.chapter)}. Change a parameter with "
+        display(Markdown(f"`{command}` {ci_time(self.chapter)}. Change a parameter with "
                          "`-p NAME VALUE` (`python -m vvlib list` names them all); this run's values:"))
         display(report.parameters_frame({name: self.P[name] for name in reader}))
         rest = report.parameters_frame({**{k: v for k, v in self.P.items() if k not in reader},

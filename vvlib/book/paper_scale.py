@@ -45,8 +45,8 @@ def pending(name: str, P, store_dir="", shows: str = "") -> str:
         shown = f"this page shows some of them ({shows})" if shows else "this page does not show them yet"
         share = f"{len(committed)} of {len(committed) + len(waiting)}" if waiting else f"all {len(committed)}"
         listed = "; ".join(committed) if len(committed) <= 8 else f"{committed[0]}; ...; {committed[-1]}"
-        queue = (f"**Paper-scale results of this chapter are {'partly ' if waiting else ''}committed, and {shown}:** "
-                 f"{share} store entries of its `paper` profile are in {PAPER_SCALE_STORE}/ "
+        queue = (f"**Paper-scale results of this chapter are {'partly ' if waiting else ''}committed, and {shown}.** "
+                 f"{share.capitalize()} store entries of its `paper` profile are in {PAPER_SCALE_STORE}/ "
                  f"({listed}){'; the rest wait in the GPU queue' if waiting else ''}. ")
     else:
         queue = (f"**No paper-scale results for this chapter yet** (none of the {len(waiting)} store entries of its "

@@ -48,10 +48,9 @@ class PretrainedPage(ChapterPage):
             frame = p.std
             plots.std_vs_length(frame.assign(input=frame["strategy"].map(LABELS)), hue="input",
                                 title=f"{p.info.name}, layer {P.layer}: {P.n_sequences} sequences per N")
-            show_figure(f"The standard deviation across {P.n_sequences} input sequences of fixed components of "
-                        f"{p.info.name}'s attention output in layer {P.layer}, against the sequence length N (log-log), "
-                        "one line per kind of input; the dotted line falls as N^-0.5, the random module's law "
-                        "(chapter 2). A line that falls with N is the vanishing variance; the table gives each slope.")
+            show_figure(f"{p.info.name}, layer {P.layer}: the standard deviation of fixed components of the "
+                        f"attention output across {P.n_sequences} input sequences, against N (log-log), a line per "
+                        "kind of input. The dotted line falls as N^-0.5, the random module's law (chapter 2). A line that falls with N is the vanishing variance; the table gives each slope.")
             spread = pretrained.spread_by_length(frame)
             self.fits[p.info.name] = {s: montecarlo.fit_loglog_slope(P.lengths, [by_n[n] for n in P.lengths])
                                       for s, by_n in spread.items()}

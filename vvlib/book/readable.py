@@ -4,15 +4,19 @@
 
 A table cell cut short with "…" or a row of "..." (pandas cuts long cells and long tables by
 default), "\\_" outside math (TeX that was not typeset), a Python list's or dict's repr in a table
-cell, a figure drawn by a cell with no "Figure." caption after it (before the next figure).  The
+cell, a figure drawn by a cell with no "Figure." caption after it (before the next figure), a caption
+sentence over sentences.LONG words.  The
 browser test checks the quick (ci) build; .ci/run checks the published one with this, since only
 its tables hold every committed row.
 """
 
 import argparse
+import html
 import re
 import sys
 from pathlib import Path
+
+from . import sentences
 
 
 def problems(page: str) -> list[str]:
@@ -27,7 +31,15 @@ def problems(page: str) -> list[str]:
     prose = re.sub(r'<(script|style|pre)\b.*?</\1>|<span class="math[^"]*">.*?</span>|<div class="math[^"]*">.*?</div>',
                    "", page, flags=re.S)
     found += [f"TeX outside math: {m!r}" for m in re.findall(r".{0,30}\\_.{0,30}", re.sub(r"<[^>]+>", "", prose))]
-    return found + uncaptioned(page)
+    return found + uncaptioned(page) + long_captions(page)
+
+
+def long_captions(page: str) -> list[str]:
+    """The sentences of the page's "Figure." captions that run over sentences.LONG words."""
+    captions = re.findall(r"<strong>Figure\.</strong>(.*?)</p>", page, flags=re.S)
+    said = [html.unescape(re.sub(r"<[^>]+>", " ", caption)) for caption in captions]
+    return [f"a long caption sentence: {s[:60]!r}" for text in said for s in sentences.sentences(text)
+            if len(s.split()) > sentences.LONG]
 
 
 def uncaptioned(page: str) -> list[str]:

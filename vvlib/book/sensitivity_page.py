@@ -14,9 +14,10 @@ from . import runner
 from .page import ChapterPage, show_figure
 
 
-FOREST_CAPTION = ("+LN's accuracy minus the Baseline's per configuration (a row each; the defaults in bold), with its "
-                  "95% interval over seeds paired by seed, a panel per test length; a filled dot has p < 0.05 and the "
-                  "dashed red line is the paper's difference (its Tables 1 and 2). Rows right of zero favour +LN.")
+FOREST_CAPTION = ("+LN's accuracy minus the Baseline's per configuration, a row each (the defaults in bold), a panel "
+                  "per test length. Each dot has its 95% interval over seeds paired by seed; a filled dot has "
+                  "p < 0.05. The dashed red line is the paper's difference (its Tables 1 and 2); rows right of zero "
+                  "favour +LN.")
 
 
 class SensitivityPage(ChapterPage):
@@ -49,7 +50,7 @@ class SensitivityPage(ChapterPage):
         for task in sensitivity.tasks_with_rows(committed):
             first = next(r for r in committed if r["task"] == task)
             plots.sensitivity_forest(committed, task, P.compared_lengths, f"{sensitivity.budget(first)}, on a GPU")
-            show_figure(f"{task} at the paper's scale ({sensitivity.budget(first)}, GPU): " + FOREST_CAPTION)
+            show_figure(f"{task} at the paper's scale ({sensitivity.budget(first)}, GPU). " + FOREST_CAPTION)
         display(paper_rows.table(found, P.compared_lengths))
         tasks = list(sensitivity.ROW_PARAMETERS)
         said = [paper_rows.verdict(found, task, n) for task in tasks for n in P.compared_lengths]
@@ -65,7 +66,7 @@ class SensitivityPage(ChapterPage):
             plots.sensitivity_forest(self.records, task, self.P.compared_lengths,
                                      f"{self.P.n_seeds} seeds unless the row sets n_seeds")
             show_figure(f"{task} at this page's scale ({self.P.n_seeds} seeds unless the row sets n_seeds, "
-                        f"{self.device.type.upper()}; the row tables give each budget): " + FOREST_CAPTION)
+                        f"{self.device.type.upper()}; the row tables give each budget). " + FOREST_CAPTION)
             display(Markdown(" ".join(sensitivity.verdict(self.records, task, n) for n in self.P.compared_lengths)))
 
     def training_time(self):

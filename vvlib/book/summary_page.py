@@ -42,9 +42,9 @@ class SummaryPage(ChapterPage):
         counts = pd.DataFrame([vars(c.decisive().evidence) for c in self.rows], index=table.index)
         plots.claim_evidence(counts, title="Each claim at its largest scale: lengths where it holds (right) or fails "
                                            "(left) significantly")
-        show_figure("Each of the paper's claims (a row) at the largest scale that tested it (the table gives each "
-                    "scale): the number of test lengths beyond training where the claimed run is significantly "
-                    "ahead (right, green) or significantly behind (left, red), paired over seeds, p < 0.05. A bar "
+        show_figure("Each of the paper's claims (a row) at the largest scale that tested it; the table gives each "
+                    "scale. The bars count the test lengths beyond training where the claimed run is significantly "
+                    "ahead (right, green) or behind (left, red), paired over seeds, p < 0.05. A bar "
                     "right only supports the claim; a bar left only contradicts it.")
         display(table)
 

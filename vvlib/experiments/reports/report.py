@@ -334,8 +334,8 @@ def verdict(metrics: dict, lengths, pair, labels: dict, in_distribution: int, n_
     e = compare(acc[second], acc[first], p_values, ood, alpha=alpha)
     text = (f"Beyond the training lengths (N > {in_distribution}), {labels[second]} is more accurate than "
             f"{labels[first]} at {e.ahead} of {len(ood)} lengths ({e.ahead_significant} with "
-            f"p < {alpha}) and less accurate at {e.behind} ({e.behind_significant} with p < {alpha}); "
-            f"paired t-test over {n_seeds} seeds.")
+            f"p < {alpha}) and less accurate at {e.behind} ({e.behind_significant} with p < {alpha}). Each "
+            f"difference is tested by a paired t-test over {n_seeds} seeds.")
     if paper_table is not None:
         compared = [n for n in ood if column(paper_table, first, int(n)) is not None
                     and column(paper_table, second, int(n)) is not None]
