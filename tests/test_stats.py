@@ -101,7 +101,7 @@ def test_without_ln_the_ablation_reads_std_against_the_baseline_alone_and_says_l
     assert table.iloc[1, 0] == f"{m['relative_gain']['standardize']['64']:+.2f}"
     text = ablation_sentence("argmax", m, [16, 32, 64], 16, 8, 100_000, device="GPU")
     assert text.startswith("**argmax** (8 seeds x 100,000 steps, GPU): beyond the training lengths, +std is ahead of "
-                           "the Baseline at 2 of 2 lengths (2 with p < 0.05), behind at 0 (0 with p < 0.05)")
+                           "the Baseline at 2 of 2 lengths (2 with p < 0.05) and behind at 0 (0 with p < 0.05)")
     assert "+std is more accurate than the Baseline is supported" in text and "still in the GPU queue" in text
     behind = ablation_metrics({"baseline": base, "standardize": base - 0.05 + rng.normal(0, 0.01, (8, 3))}, [16, 32, 64])
     assert "+std is more accurate than the Baseline is contradicted" in ablation_sentence("argmax", behind, [16, 32, 64],

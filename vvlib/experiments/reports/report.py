@@ -288,18 +288,17 @@ def ablation_sentence(task: str, metrics: dict, lengths, in_distribution: int, n
     if ablation.learned not in gain:  # its runs at this scale wait in the GPU queue: the plain norm alone
         e = compare(gain[ablation.plain], dict.fromkeys(ood, 0.0), metrics["p_value_vs_baseline"][ablation.plain], ood)
         return (f"{scale}: beyond the training lengths, {plain} is ahead of the {base} at {e.ahead} of {len(ood)} "
-                f"lengths ({e.ahead_significant} with p < {ALPHA}), behind at {e.behind} ({e.behind_significant} with "
-                f"p < {ALPHA}), paired t-test over {n_seeds} seeds: that {plain} is more accurate than the {base} is "
-                f"{provisional.qualified(e.verdict(), task, steps)}. {learned}'s runs at this scale are still in the GPU "
-                f"queue.")
+                f"lengths ({e.ahead_significant} with p < {ALPHA}) and behind at {e.behind} ({e.behind_significant} "
+                f"with p < {ALPHA}), paired t-test over {n_seeds} seeds. That {plain} is more accurate than the {base} "
+                f"is {provisional.qualified(e.verdict(), task, steps)}. {learned}'s runs at this scale are still in the "
+                f"GPU queue.")
     plain_up, learned_up = (sum(gain[v][n] > 0 for n in ood) for v in (ablation.plain, ablation.learned))
     over = compare(gain[ablation.learned], gain[ablation.plain], metrics["p_value_ln_vs_std"], ood)
-    return (f"{scale}: beyond the training "
-            f"lengths, {plain} beats the {base} at "
-            f"{plain_up} of {len(ood)} lengths and {learned} at {learned_up}; {learned} beats {plain} at {over.ahead} "
-            f"({over.ahead_significant} with p < {ALPHA}, paired t-test over {n_seeds} seeds)"
-            + (f": that {learned} is more accurate than {plain} is {provisional.qualified(over.verdict(), task, steps)}."
-               if ln_over_std_claimed else "."))
+    return (f"{scale}: beyond the training lengths, {plain} beats the {base} at {plain_up} of {len(ood)} lengths and "
+            f"{learned} at {learned_up}. {learned} beats {plain} at {over.ahead} ({over.ahead_significant} with "
+            f"p < {ALPHA}, paired t-test over {n_seeds} seeds)."
+            + (f" That {learned} is more accurate than {plain} is {provisional.qualified(over.verdict(), task, steps)}."
+               if ln_over_std_claimed else ""))
 
 
 def ablation_table(metrics: dict, lengths, labels: dict, paper_table: dict, ablation: Ablation = ABLATION) -> pd.DataFrame:
