@@ -18,7 +18,7 @@ def test_the_sentence_compares_the_last_layers_norm_with_every_layers_and_the_ba
     every = {side: rng.uniform(0, 1, (6, 3)) for side in sensitivity.PAIR}
     last = {"baseline": every["baseline"], "layernorm": np.clip(every["layernorm"] + rng.normal(0.1, 0.05, (6, 3)), 0, 1)}
     said = layer_rows.norm_layers_sentence([("constant rate", every, last)], lengths, [64, 256])
-    assert said.startswith("*constant rate* (6 seeds), +LN after the last layer only: ")
+    assert said.startswith("*constant rate* (6 seeds), +LN after the last layer only. ")
     for j, n in ((1, 64), (2, 256)):
         ours = 100 * last["layernorm"][:, j]
         for other, shown in ((every["layernorm"], "+LN after every layer's"), (every["baseline"], "the Baseline's")):
@@ -27,7 +27,7 @@ def test_the_sentence_compares_the_last_layers_norm_with_every_layers_and_the_ba
             p = scipy_stats.ttest_rel(ours, 100 * other[:, j]).pvalue
             assert (f"{shown} {100 * other[:, j].mean():.1f}% ({diff.mean():+.1f} [{diff.mean() - half:+.1f}, "
                     f"{diff.mean() + half:+.1f}] points, p = {format_p(p)})") in said
-        assert f"{ours.mean():.1f}% at N = {n:,} against +LN after every layer's" in said
+        assert f"At N = {n:,}: {ours.mean():.1f}% against +LN after every layer's" in said
 
 
 def test_chapter_10_pairs_each_last_layer_row_with_the_deep_row_of_its_rate_and_trains_nothing(tmp_path, monkeypatch):

@@ -27,12 +27,13 @@ def prose(markdown: str) -> str:
 
 def sentences(markdown: str) -> list[str]:
     """The prose's sentences: paragraphs and list items, each cut after '.', '!' or '?' (or one closing a
-    parenthesis) before a capital, a quote or markup that opens a sentence; fragments under three words (a label, a lone link) are not sentences."""
+    parenthesis) before a capital, a quote, a '+' (+LN) or markup that opens a sentence; fragments under three
+    words (a label, a lone link) are not sentences."""
     found = []
     for block in re.split(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+\.)\s)", prose(markdown)):
         text = re.sub(r"\s+", " ", re.sub(r"^\s*(?:[-*+]|\d+\.)\s+", "", block)).strip()
         text = ABBREVIATION.sub(r"\1", text)
-        found += [s for s in re.split(r"(?:(?<=[.!?])|(?<=[.!?]\)))\s+(?=[A-Z*_`(\[{$\"])", text) if len(s.split()) >= 3]
+        found += [s for s in re.split(r"(?:(?<=[.!?])|(?<=[.!?]\)))\s+(?=[A-Z*_`(\[{$\"+])", text) if len(s.split()) >= 3]
     return found
 
 

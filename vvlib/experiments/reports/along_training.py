@@ -163,10 +163,9 @@ def dynamics_sentences(summary: dict) -> str:
         parts.append(
             f"{label}: training loss lowest over steps {a:,}-{b:,} ({s['train_loss_at_lowest']:.3g}), over steps "
             f"{first:,}-{final:,} {s['train_loss_last']:.3g} ({s['train_loss_last'] / s['train_loss_at_lowest']:.1f} "
-            f"times the lowest); from the one to the other, the probe sequences missed go from "
-            f"{100 * s['missed_at_lowest']:.2f}% to {100 * s['missed_last']:.2f}%{_miss_cost(s)}, and the answer's "
-            f"logit margin from "
-            f"{s['margin_at_lowest']:.1f} to {s['margin_last']:.1f}{_capped(s['margin_last'])}.")
+            f"times the lowest). From the one to the other, the probe sequences missed go from "
+            f"{100 * s['missed_at_lowest']:.2f}% to {100 * s['missed_last']:.2f}%{_miss_cost(s)}. The answer's "
+            f"logit margin goes from {s['margin_at_lowest']:.1f} to {s['margin_last']:.1f}{_capped(s['margin_last'])}.")
     return " ".join(parts)
 
 
@@ -200,7 +199,7 @@ def loss_rise(histories: dict) -> str:
             continue
         parts.append(f"{label}: lowest {means[best]:.2g} at step {history[best][0]:,}, {means[-1]:.2g} at step "
                      f"{history[-1][0]:,} ({means[-1] / means[best]:.1f} times the lowest)")
-    return "Mean training loss over seeds. " + "; ".join(parts) + "."
+    return "Mean training loss over seeds. " + ". ".join(parts) + "."  # a sentence per run
 
 
 def last_mean_loss(history: list) -> float:
@@ -217,9 +216,9 @@ def rise_rows_sentence(found: list, constant_accuracy: dict, constant_runs: dict
     for row, training in found:
         loss = {v: last_mean_loss(r["loss_history"]) for v, r in training.items()}
         parts.append(f"*{row['row']}* ({row['n_seeds']} seeds): last training loss {loss[BASE]:.2g} (Baseline) "
-                     f"and {loss[NORMED]:.2g} (+LN); at N = {int(n):,}, Baseline {row['accuracy'][BASE][n]:.1f}%, "
+                     f"and {loss[NORMED]:.2g} (+LN). At N = {int(n):,}, Baseline {row['accuracy'][BASE][n]:.1f}%, "
                      f"+LN {row['accuracy'][NORMED][n]:.1f}%: +LN is {sensitivity.described(row['difference'][n])}")
     return (f"At the constant rate ({constant_seeds} seeds) the last training loss is {constant_loss[BASE]:.2g} "
             f"(Baseline) and {constant_loss[NORMED]:.2g} (+LN), and at N = {int(n):,} the Baseline reaches "
             f"{constant_accuracy[BASE][n]:.1f}% and +LN {constant_accuracy[NORMED][n]:.1f}%. "
-            + "; ".join(parts) + ".")
+            + ". ".join(parts) + ".")

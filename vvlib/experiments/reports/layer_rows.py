@@ -26,7 +26,7 @@ def schedule_sentence(rows: list, lengths, at) -> str:
                             f"{100 * base[side][:, j].mean():.1f}% ({format_interval(d)} points, p = {format_p(d['p'])})")
             said.append(f"{shown} {' and '.join(at_n)}")
         parts.append(f"*{name}* against *{reference}* ({len(base[BASE])} seeds, row minus reference with its "
-                     f"95% interval): " + "; ".join(said))
+                     f"95% interval). " + ". ".join(said))
     return ". ".join(parts) + "."
 
 
@@ -52,8 +52,8 @@ def paired_rows_sentence(rows: list, lengths, at, ours: str, theirs: str) -> str
             for other, shown in ((reference[NORMED], theirs), (reference[BASE], f"the {short_label(BASE)}'s")):
                 d = paired_difference(100 * other[:, j], mine)
                 against.append(f"{shown} {100 * other[:, j].mean():.1f}% ({format_interval(d)} points, p = {format_p(d['p'])})")
-            at_n.append(f"{mine.mean():.1f}% at N = {n:,} against " + " and ".join(against))
-        parts.append(f"*{name}* ({len(mine)} seeds), {ours}: " + "; ".join(at_n))
+            at_n.append(f"At N = {n:,}: {mine.mean():.1f}% against " + " and ".join(against))
+        parts.append(f"*{name}* ({len(mine)} seeds), {ours}. " + ". ".join(at_n))
     return ". ".join(parts) + "."
 
 
@@ -100,7 +100,7 @@ def layer_sentence(probed: list, n: int, labels: dict | None = None) -> str:
     parts = [f"*{name}*: " + _entropy_pair(*(first_layer_entropy(frame, side, n) for side in PAIR), names, n)
              for name, frame in probed]
     return (f"The first layer's attention entropy at N = {n:,} (ln N = {np.log(n):.2f}, uniform weights), means over "
-            "the seeds, paired seed by seed: " + "; ".join(parts) + ".")
+            "the seeds, paired seed by seed. " + ". ".join(parts) + ".")
 
 
 def placement_sentence(rows: list, n: int) -> str:
