@@ -278,15 +278,15 @@ def test_the_layer_sentence_finds_when_entropies_fall_and_when_runs_part():
                        "train_loss": loss / steps}) for seed in (0, 1)])
     sentence = along_training.layer_dynamics_sentence({"Deep": frame(falling, 0.02, 100.0),
                                                "Deep (+ LN)": frame(flat, 0.0, 300.0)}, 2, 16)
-    assert sentence.startswith("(At the end: over steps 1,000-1,000, the last tenth of the measurements.) Deep: ")
-    assert ("Deep: layer 1's entropy 2.70 nats at step 100, first below 1.39 at step 600, 0.10 at the end; its share "
-            "of largest weights on the answer at most 90% (step 500), 40% at the end; the norm of its query and key "
-            "weights 10.1 at step 100, at most 10.9 (step 500), 10.4 at the end; layer 2's entropy 0.50 nats at "
-            "step 100, first below 1.39 at step 100, 0.50 at the end; its share of largest weights on the answer at "
-            "most 25% (step 100), 25% at the end; the norm of its query and key weights 12.0 at step 100, at most "
-            "12.0 (step 100), 12.0 at the end.") in sentence
-    assert "Deep (+ LN): layer 1's entropy 2.70 nats at step 100, never below 1.39 (lowest 2.60, at step 200), 2.60 at " \
-           "the end;" in sentence
+    assert sentence.startswith("(At the end: over steps 1,000-1,000, the last tenth of the measurements.) Deep. ")
+    assert ("Deep. Layer 1's entropy is 2.70 nats at step 100, first below 1.39 at step 600, 0.10 at the end. Its "
+            "share of largest weights on the answer is at most 90% (step 500), 40% at the end. The norm of its query "
+            "and key weights is 10.1 at step 100, at most 10.9 (step 500), 10.4 at the end. Layer 2's entropy is 0.50 "
+            "nats at step 100, first below 1.39 at step 100, 0.50 at the end. Its share of largest weights on the "
+            "answer is at most 25% (step 100), 25% at the end. The norm of its query and key weights is 12.0 at step "
+            "100, at most 12.0 (step 100), 12.0 at the end.") in sentence
+    assert "Deep (+ LN). Layer 1's entropy is 2.70 nats at step 100, never below 1.39 (lowest 2.60, at step 200), " \
+           "2.60 at the end." in sentence
     assert sentence.endswith("The first layer of Deep (+ LN) is more than 1.39 nats above Deep's from step 700 to the end "
                              "(training loss at that step 0.43, against 0.14).")
     gap = lambda values: pd.Series(values, index=[100, 200, 300, 400, 500])

@@ -298,8 +298,8 @@ def test_a_row_with_more_seeds_is_read_beside_the_row_it_repeats():
     records = [record("defaults", {}, 10, 4.0, 0.048), record("n_seeds=20", {"n_seeds": 20}, 20, 1.5, 0.27),
                record("hidden=64", {"hidden": 64}, 10, -3.0, 0.01)]
     assert sensitivity.more_seeds_sentence(records, "argmax", [1024]) == (
-        "The argmax defaults with more seeds: at N = 1024 +LN is not significantly different (+1.5 points, "
-        "95% interval [+0.5, +2.5], p = 0.3) with 20 seeds, ahead (+4.0 points, 95% interval [+3.0, +5.0], "
+        "The argmax defaults with more seeds. At N = 1024, +LN is not significantly different (+1.5 points, "
+        "95% interval [+0.5, +2.5], p = 0.3) with 20 seeds and ahead (+4.0 points, 95% interval [+3.0, +5.0], "
         "p = 0.048) with 10.")
     assert sensitivity.more_seeds_sentence(records[:1] + records[2:], "argmax", [1024]) == ""
     assert sensitivity.more_seeds_sentence(records, "dictionary", [1024]) == ""
@@ -307,8 +307,8 @@ def test_a_row_with_more_seeds_is_read_beside_the_row_it_repeats():
     records += [record("hidden=64, n_seeds=20", {"hidden": 64, "n_seeds": 20}, 20, -2.0, 0.02),
                 record("lr=0.003, n_seeds=20", {"lr": 0.003, "n_seeds": 20}, 20, 1.0, 0.5)]
     assert sensitivity.more_seeds_sentence(records, "argmax", [1024]).endswith(
-        "The argmax *hidden=64* with more seeds: at N = 1024 +LN is behind (-2.0 points, 95% interval [-3.0, -1.0], "
-        "p = 0.02) with 20 seeds, behind (-3.0 points, 95% interval [-4.0, -2.0], p = 0.01) with 10.")
+        "The argmax *hidden=64* with more seeds. At N = 1024, +LN is behind (-2.0 points, 95% interval [-3.0, -1.0], "
+        "p = 0.02) with 20 seeds and behind (-3.0 points, 95% interval [-4.0, -2.0], p = 0.01) with 10.")
 
 
 def test_the_closest_configuration_is_read_beside_the_papers_gain():

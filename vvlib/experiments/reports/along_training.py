@@ -118,18 +118,18 @@ def layer_dynamics_sentence(tables: dict, layers: int, length: int) -> str:
         end = last_tenth(m)
         if not parts:
             parts.append(f"(At the end: over steps {end.index[0]:,}-{end.index[-1]:,}, the last tenth of the measurements.)")
-        said = [f"{label}:"]
+        said = [f"{label}."]  # then three short sentences per layer: its entropy, its aim, its query and key weights
         for k in range(1, layers + 1):
             entropy, on_answer, qk = m[f"entropy_layer{k}"], m[f"on_answer_layer{k}"], m[f"qk_norm_layer{k}"]
             below = entropy.index[entropy < half]
-            said.append(f"layer {k}'s entropy {entropy.iloc[0]:.2f} nats at step {entropy.index[0]:,}, "
+            said.append(f"Layer {k}'s entropy is {entropy.iloc[0]:.2f} nats at step {entropy.index[0]:,}, "
                         + (f"first below {half:.2f} at step {below[0]:,}" if len(below) else
                            f"never below {half:.2f} (lowest {entropy.min():.2f}, at step {entropy.idxmin():,})")
-                        + f", {end[f'entropy_layer{k}'].mean():.2f} at the end; its share of largest weights on the "
-                          f"answer at most {on_answer.max():.0%} (step {on_answer.idxmax():,}), "
-                          f"{end[f'on_answer_layer{k}'].mean():.0%} at the end; the norm of its query and key weights "
-                          f"{qk.iloc[0]:.1f} at step {qk.index[0]:,}, at most {qk.max():.1f} (step {qk.idxmax():,}), "
-                          f"{end[f'qk_norm_layer{k}'].mean():.1f} at the end" + (";" if k < layers else "."))
+                        + f", {end[f'entropy_layer{k}'].mean():.2f} at the end. Its share of largest weights on the "
+                          f"answer is at most {on_answer.max():.0%} (step {on_answer.idxmax():,}), "
+                          f"{end[f'on_answer_layer{k}'].mean():.0%} at the end. The norm of its query and key weights "
+                          f"is {qk.iloc[0]:.1f} at step {qk.index[0]:,}, at most {qk.max():.1f} (step {qk.idxmax():,}), "
+                          f"{end[f'qk_norm_layer{k}'].mean():.1f} at the end.")
         parts.append(" ".join(said))
     (first_label, first), *others = means.items()
     for label, m in others:

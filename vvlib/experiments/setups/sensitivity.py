@@ -362,10 +362,10 @@ def more_seeds_sentence(records: list, task: str, at) -> str:
         first = next((r for r in rows if r["changes"] == configuration(again["changes"])), None)
         if first is None:
             continue
-        parts = [f"at N = {n} +LN is {described(again['difference'][str(n)])} with {again['n_seeds']} seeds, "
-                 f"{described(first['difference'][str(n)])} with {first['n_seeds']}" for n in at]
+        parts = [f"At N = {n}, +LN is {described(again['difference'][str(n)])} with {again['n_seeds']} seeds and "
+                 f"{described(first['difference'][str(n)])} with {first['n_seeds']}." for n in at]  # a sentence each
         name = "defaults" if not first["changes"] else f"*{first['row']}*"
-        sentences.append(f"The {task} {name} with more seeds: " + "; ".join(parts) + ".")
+        sentences.append(f"The {task} {name} with more seeds. " + " ".join(parts))
     return " ".join(sentences)
 
 
