@@ -5,14 +5,15 @@ A figure here is a decimal, a percentage, a p-value, a count of points, or "N ti
 link targets are left out.  A setting or a reference that reads like one (weight decay 0.1, a 95% interval,
 Llama-3.2) is named in SETTINGS, so that each exception is one visible line."""
 
-import json
 import re
 from pathlib import Path
 
 import pytest
 
+from vvlib.book import sentences
+
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = sorted((ROOT / "book").glob("*.md")) + sorted((ROOT / "notebooks").glob("*.ipynb"))
+PAGES = sentences.pages(ROOT)
 
 FIGURE = re.compile(r"\b\d+(\.\d+)? (percentage )?points\b|\b\d+ times as\b|\bp\s?[=<]\s?0?\.\d+"
                     r"|\d+(\.\d+)?\s?%|(?<![\w.])[-+−]?\d+\.\d+(?![\w.])")
@@ -31,11 +32,7 @@ def clean(text: str) -> list[str]:
 
 def prose(page: Path) -> list[str]:
     """A prose page's paragraphs (a notebook's: its markdown cells'), cleaned."""
-    if page.suffix == ".ipynb":
-        texts = ["".join(c["source"]) for c in json.loads(page.read_text())["cells"] if c["cell_type"] == "markdown"]
-    else:
-        texts = [page.read_text()]
-    return [paragraph for text in texts for paragraph in clean(text)]
+    return clean(sentences.page_markdown(page))
 
 
 def hand_typed(paragraph: str) -> list[str]:

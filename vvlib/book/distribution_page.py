@@ -13,7 +13,7 @@ from ..experiments.reports import answers, explore, plots, probed
 from ..experiments.setups.paper_tasks import ARGMAX
 from ..experiments.setups import probes, variants
 from . import paper_scale
-from .page import ChapterPage, show_figure
+from .page import ChapterPage, figure_caption, show_figure
 
 NAME = DISTRIBUTION_SHIFT.name
 VARIANTS = list(probes.PAIR)  # chapter 4's Baseline and +LN
@@ -105,9 +105,9 @@ class DistributionPage(ChapterPage):
         display(explore.figure_explorer(lambda N: plots.component_histograms(histograms, VARIANTS, LABELS, N),
                                         {"N": sorted(histograms["N"].unique().tolist())},
                                         labels={"N": "sequence length N"}))
-        display(Markdown(f"**Figure.** Each fixed component's histogram over the {self.P.n_probe_sequences} test "
-                         f"sequences of model {self.P.shown_seed}, a panel per variant, at the length N the slider "
-                         "picks: Figure 2 at every length probed."))
+        display(figure_caption(f"Each fixed component's histogram over the {self.P.n_probe_sequences} test "
+                               f"sequences of model {self.P.shown_seed}, a panel per variant, at the length N the "
+                               "slider picks: Figure 2 at every length probed."))
 
     def global_statistics(self):
         """Figure 3 at this page's scale, and its means as a table."""

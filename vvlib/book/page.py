@@ -66,9 +66,14 @@ def task_title(task) -> str:
     return task.title[0].upper() + task.title[1:]
 
 
+def figure_caption(text: str) -> Markdown:
+    """A caption as every figure's reads (readable.py finds captions by their "Figure." lead)."""
+    return Markdown(f"**Figure.** {text}")
+
+
 def show_figure(caption: str, figure=None):
     """A figure now, not when its cell ends, with its caption under it: what is plotted, at what scale, and what
     to look for.  Without `figure`, the one being drawn."""
     figure = figure or plt.gcf()
-    display(figure, Markdown(f"**Figure.** {caption}"))
+    display(figure, figure_caption(caption))
     plt.close(figure)
