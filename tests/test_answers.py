@@ -58,7 +58,7 @@ def test_a_claim_sentence_is_provisional_below_the_papers_steps_and_plain_at_the
                                    "argmax", 3000)
     full = answers.claim_sentence("Figure 4", "100 seeds", "+LN is sharper", evidence, "argmax", 100_000)
     assert "**supported (provisional: 3% of the paper's steps)**" in short
-    assert "**supported**. Beyond training it is ahead at 2 of 2 lengths (2 with p < 0.05)" in full
+    assert "**supported**. The claim: +LN is sharper. Beyond training it is ahead at 2 of 2 lengths (2 with p < 0.05)" in full
 
 
 def test_drifts_of_opposite_sign_cancel_in_the_claims_mean_but_not_in_their_size_seed_by_seed():

@@ -40,7 +40,7 @@ def test_a_gain_carried_by_the_sharper_attention_vanishes_at_equal_entropy():
         100 * (accuracy["layernorm"][:, 2] - accuracy["baseline"][:, 2]), ent["layernorm"] - ent["baseline"])[0])
     assert row["pairs_sharper"] == int((ent["layernorm"] < ent["baseline"]).sum()) and row["pairs"] == 60
     said = attention_gain.gain_sentence(gains, "60 seeds x 10 steps, CPU")
-    assert said.startswith("*60 seeds x 10 steps, CPU:* at $N = 1024$") and "not significantly different from 0" in said
+    assert said.startswith("*60 seeds x 10 steps, CPU.* At $N = 1024$") and "not significantly different from 0" in said
     assert "a sharper attention goes with higher accuracy" in said and "the larger its gain" in said
 
 
@@ -87,10 +87,10 @@ def test_the_sharpness_test_reads_each_model_at_its_partners_entropy():
         np.testing.assert_allclose(matched["layernorm_at_partner"] - matched["baseline"], extra, atol=1e-9)
         np.testing.assert_allclose(matched["layernorm"] - matched["baseline"], 6.0 + extra, atol=1e-9)
     said = attention_gain.sharpness_sentence(matched, "4 seeds x 100,000 steps, CPU")
-    assert said.startswith("*4 seeds x 100,000 steps, CPU, 4 seed pairs:* at $N = 1024$ +LN − Baseline is +9.0 "
-                           "points and +LN's attention is the sharper in 4 of 4 pairs")
-    assert ("the Baseline read at +LN's entropy moves by +6.0 (67% of that), and +LN read at the Baseline's entropy "
-            "leaves +3.0 between them") in said
+    assert said.startswith("*4 seeds x 100,000 steps, CPU, 4 seed pairs.* At $N = 1024$ +LN − Baseline is +9.0 "
+                           "points and +LN's attention is the sharper in 4 of 4 pairs.")
+    assert ("The Baseline read at +LN's entropy moves by +6.0 (67% of that); +LN read at the Baseline's entropy "
+            "leaves +3.0 between them.") in said
     table = attention_gain.sharpness_table(matched)
     assert table.loc["2¹⁰", "+LN − Baseline at +LN's entropy"].startswith("+3.0")
     assert table.loc["2¹⁰", "pairs with +LN sharper"] == "4 of 4"
@@ -104,8 +104,8 @@ def test_the_sharpness_test_reads_the_other_way_where_ln_is_the_more_spread():
     np.testing.assert_allclose(matched["baseline_at_partner"], matched["layernorm"], atol=1e-9)
     np.testing.assert_allclose(matched["layernorm_at_partner"], matched["baseline"], atol=1e-9)
     said = attention_gain.sharpness_sentence(matched, "S")
-    assert ("+LN − Baseline is -6.0 points and +LN's attention is the sharper in 0 of 4 pairs; the Baseline read at "
-            "+LN's entropy moves by -6.0 (100% of that), and +LN read at the Baseline's entropy leaves +0.0") in said
+    assert ("+LN − Baseline is -6.0 points and +LN's attention is the sharper in 0 of 4 pairs. The Baseline read at "
+            "+LN's entropy moves by -6.0 (100% of that); +LN read at the Baseline's entropy leaves +0.0") in said
     assert attention_gain.sharpness_table(matched).loc["2¹⁰", "pairs with +LN sharper"] == "0 of 4"
 
 
@@ -116,7 +116,7 @@ def test_the_share_of_a_difference_is_given_only_where_the_difference_is_signifi
     shifted = frame["variant"].eq("layernorm") & frame["seed"].isin([0, 2])
     frame.loc[shifted, "accuracy"] -= 0.09  # +LN's 6 points of gain become -3 in these two pairs, +6 in the others
     said = attention_gain.sharpness_sentence(attention_gain.matched_sharpness(frame), "S")
-    assert "+LN − Baseline is +1.5 points" in said and "moves by +6.0, and" in said and "of that" not in said
+    assert "+LN − Baseline is +1.5 points" in said and "moves by +6.0;" in said and "of that" not in said
 
 
 def test_an_entropy_beyond_the_betas_tried_is_not_extrapolated():
@@ -124,7 +124,7 @@ def test_an_entropy_beyond_the_betas_tried_is_not_extrapolated():
     narrow = frame[frame["beta"].isin([0.8, 1.0])]  # the Baseline cannot reach +LN's entropy without beta > 1
     matched = attention_gain.matched_sharpness(narrow)
     assert matched["baseline_at_partner"].isna().all() and matched["layernorm_at_partner"].isna().all()
-    assert "in 4 of them (seeds 0, 1, 2, 3) the two entropies lie further apart than the betas tried" in \
+    assert "In 4 of them (seeds 0, 1, 2, 3) the two entropies lie further apart than the betas tried" in \
         attention_gain.sharpness_sentence(matched, "S")
     assert attention_gain.sharpness_table(matched).loc["2¹⁰", "+LN − Baseline at +LN's entropy"].startswith("— (beyond")
 
@@ -138,4 +138,4 @@ def test_the_sentence_names_the_pairs_beyond_the_betas_tried():
     matched = attention_gain.matched_sharpness(frame[~cut])
     assert matched.loc[matched["baseline_at_partner"].isna(), "seed"].tolist() == [2]
     said = attention_gain.sharpness_sentence(matched, "S")
-    assert "+LN's attention is the sharper in 4 of 4 pairs, and in 1 of them (seed 2) the two entropies" in said
+    assert "+LN's attention is the sharper in 4 of 4 pairs. In 1 of them (seed 2) the two entropies" in said

@@ -58,7 +58,8 @@ def test_the_schedule_sentence_is_a_paired_comparison_over_the_same_seeds():
             diff = 100 * (decayed[side][:, j] - constant[side][:, j])
             p = scipy_stats.ttest_rel(decayed[side][:, j], constant[side][:, j]).pvalue
             half = scipy_stats.t.ppf(0.975, 5) * diff.std(ddof=1) / np.sqrt(6)
-            expected = (f"{100 * decayed[side][:, j].mean():.1f}% at N = {n:,} against {100 * constant[side][:, j].mean():.1f}% "
+            expected = (f"{variants.short_label(side)} at N = {n:,}: {100 * decayed[side][:, j].mean():.1f}% against "
+                        f"{100 * constant[side][:, j].mean():.1f}% "
                         f"({diff.mean():+.1f} [{diff.mean() - half:+.1f}, {diff.mean() + half:+.1f}] points, "
                         f"p = {format_p(p)})")
             assert expected in said

@@ -203,12 +203,13 @@ def test_chapter_10_draws_each_seed_of_the_partial_handovers_and_counts_those_th
     seed_lines = [line for line in ax.lines if line.get_linestyle() == "-"]
     assert len(seed_lines) == 2 * 2  # two runs stored, two seeds each
     said = " ".join(item.data for item in shown if isinstance(getattr(item, "data", None), str))
+    (counts,) = [item for item in shown if isinstance(item, pd.DataFrame) and "seeds that attend" in item]
     length = P_measured.max_len
     for part, table in computed.items():
         entropy = table.pivot(index="step", columns="seed", values="entropy_layer1")
         end = entropy.iloc[-max(1, len(entropy) // 10):].mean()  # the last tenth of the measurements
         counted = int((end < np.log(length) / 2).sum())
-        assert f"{deep_dynamics.PART_NAMES[part]}, {counted} of 2 ({end.iloc[0]:.2f}, {end.iloc[1]:.2f}" in said
+        assert counts.loc[deep_dynamics.PART_NAMES[part], "seeds that attend"] == f"{counted} of 2"
     assert f"Not stored yet: {deep_dynamics.row_label(rows[2])}" in said
 
 
@@ -351,37 +352,41 @@ def test_the_seed_figure_draws_every_seed_in_its_runs_colour_with_uniform_and_ha
     marks = sorted(line.get_ydata()[0] for line in ax.lines if line.get_linestyle() in ("--", ":"))
     assert np.allclose(marks, [np.log(16) / 2, np.log(16)])
     assert np.allclose(along_training.entropy_at_end(panels["from step 100"]["all"], 1), [0.1, 2.4])  # the last of 4
-    said = along_training.seeds_below_sentence(panels, 1, 16)
-    assert "from step 100: all, 1 of 2 (0.10, 2.40); weights, 0 of 2 (2.70, 2.70; p = 1 against the first)." in said
-    assert "The same seeds" not in said  # one run attending in some seeds only: nothing to coincide with
+    table = along_training.seeds_below_table(panels["from step 100"], 1, 16)
+    assert table.to_dict("index") == {"all": {"seeds that attend": "1 of 2", "count against the first's": "",
+                                              "same seeds as the first's": ""},
+                                      "weights": {"seeds that attend": "0 of 2", "count against the first's": "p = 1",
+                                                  "same seeds as the first's": ""}}
+    # one run attending in some seeds only: nothing to coincide with
 
 
-def test_the_seed_sentence_says_whether_a_panels_runs_attend_in_the_same_seeds():
+def test_the_seed_table_says_whether_a_panels_runs_attend_in_the_same_seeds():
     """shared_hits_p of the runs' attending seeds, where at least two runs on the same seeds attend in some but not
     all: for each run with the first, and across a panel of more than two; nothing where the runs' seeds differ."""
     from vvlib.stats import shared_hits_p
 
     ends = {"a": [0.1, 0.1, 0.1, 2.5, 2.5, 2.5], "b": [0.1, 0.1, 0.1, 2.5, 2.5, 2.5], "c": [0.1, 0.1, 2.5, 0.1, 2.5, 2.5]}
     run = lambda end, seeds=range(6): pd.DataFrame({"step": [100] * 6, "seed": list(seeds), "entropy_layer1": end})
-    said = along_training.seeds_below_sentence({"p": {label: run(end) for label, end in ends.items()}}, 1, 16)
+    table = along_training.seeds_below_table({label: run(end) for label, end in ends.items()}, 1, 16)
     hits = {label: [e < np.log(16) / 2 for e in end] for label, end in ends.items()}
     p, with_b, with_c = (shared_hits_p(h) for h in (list(hits.values()), [hits["a"], hits["b"]], [hits["a"], hits["c"]]))
-    assert 0 < p < 0.1 and f"c, 3 of 6 (0.10, 0.10, 2.50, 0.10, 2.50, 2.50; p = 1 against the first, the same seeds " \
-        f"as the first's: p = {compare.format_p(with_c)}). The same seeds across its runs: p = {compare.format_p(p)}." in said
+    assert 0 < p < 0.1 and table.loc["a", "same seeds across the panel"] == f"p = {compare.format_p(p)}"
+    assert list(table.loc["c"]) == ["3 of 6", "p = 1", f"p = {compare.format_p(with_c)}", ""]
     # a and b attend in the same 3 of 6 seeds (by chance 1 in 20), a and c in 2 of their 3 (as often as not)
     assert with_b == pytest.approx(1 / 20, abs=0.01) and with_c > 0.3
-    assert f"b, 3 of 6 (0.10, 0.10, 0.10, 2.50, 2.50, 2.50; p = 1 against the first, the same seeds as the first's: " \
-        f"p = {compare.format_p(with_b)})" in said
-    apart = along_training.seeds_below_sentence({"p": {"a": run(ends["a"]), "b": run(ends["b"], range(6, 12))}}, 1, 16)
-    assert "The same seeds" not in apart and "same seeds as" not in apart and "b, 3 of 6" in apart
+    assert table.loc["b", "same seeds as the first's"] == f"p = {compare.format_p(with_b)}"
+    apart = along_training.seeds_below_table({"a": run(ends["a"]), "b": run(ends["b"], range(6, 12))}, 1, 16)
+    assert list(apart.loc["b"]) == ["3 of 6", "p = 1", ""]
     # two runs: the pair's p alone, not again across the panel
-    pair = along_training.seeds_below_sentence({"p": {"a": run(ends["a"]), "c": run(ends["c"])}}, 1, 16)
-    assert f"the same seeds as the first's: p = {compare.format_p(with_c)})." in pair and "The same seeds across" not in pair
+    pair = along_training.seeds_below_table({"a": run(ends["a"]), "c": run(ends["c"])}, 1, 16)
+    assert pair.loc["c", "same seeds as the first's"] == f"p = {compare.format_p(with_c)}"
+    assert "same seeds across the panel" not in pair
     # three runs attending in the same 6 of 12 seeds: by chance 1 in 924 x 924, so none of the 20,000 draws is as
-    # large, and the sentence gives the least p the draws can give as a bound
+    # large, and the table gives the least p the draws can give as a bound
     same = pd.DataFrame({"step": [100] * 12, "seed": range(12), "entropy_layer1": [0.1] * 6 + [2.5] * 6})
-    said = along_training.seeds_below_sentence({"p": {label: same for label in "abc"}}, 1, 16)
-    assert said.endswith("The same seeds across its runs: p < 0.0001 (no draw as large).")
+    table = along_training.seeds_below_table({label: same for label in "abc"}, 1, 16)
+    assert table.loc["a", "same seeds across the panel"] == "p < 0.0001 (no draw as large)"
+    assert "1.39 nats, half of ln 16" in along_training.seeds_below_note(1, 16)
 
 
 def test_the_seed_grid_colours_each_seeds_entropy_at_the_end_and_dots_the_seeds_that_attend(monkeypatch):

@@ -136,8 +136,8 @@ def test_overtaking_names_the_first_rung_from_which_the_lead_holds():
             (100, 256, -1, 0.01), (500, 256, -2, 0.01), (100, 8, 5, 0.001)]
     frame = pd.DataFrame(rows, columns=["step", "N", "diff", "p"])
     text = overtaking(frame, ("a", "b"), {"a": "A", "b": "B"}, in_distribution=16)
-    assert "at N = 2⁶, ahead from step 400 on, significantly behind at 1 of 5 rungs" in text
-    assert "at N = 2⁸, not significantly ahead at the last rung (step 500), significantly behind at 2 of 2" in text
+    assert "At N = 2⁶ it is ahead from step 400 on, and significantly behind at 1 of 5 rungs." in text
+    assert "At N = 2⁸ it is not significantly ahead at the last rung (step 500), and significantly behind at 2 of 2" in text
     assert "N = 2³" not in text  # inside the training lengths
     assert text.startswith("**Does B overtake A?** Yes, for good, at N = 2⁶ from step 400.")
     no = overtaking(frame[frame["N"] != 64], ("a", "b"), {"a": "A", "b": "B"}, in_distribution=16)

@@ -72,7 +72,7 @@ def test_the_placement_sentence_pairs_the_first_layers_of_both_placements_seed_b
             for f in (every, last))
     d, p = b - a, scipy_stats.ttest_rel(b, a).pvalue
     half = scipy_stats.t.ppf(0.975, 3) * d.std(ddof=1) / 2
-    assert said == (f"+LN's first layer at N = 16, by where its norm is: *constant rate*: {a.mean():.2f} nats (norm after "
+    assert said == (f"+LN's first layer at N = 16, by where its norm is, paired seed by seed. *constant rate*: {a.mean():.2f} nats (norm after "
                     f"every layer, {a.mean() / np.log(16):.0%} of ln N) and {b.mean():.2f} (after the last only, "
                     f"{b.mean() / np.log(16):.0%}); after the last only minus norm after every layer {d.mean():+.2f} "
                     f"[{d.mean() - half:+.2f}, {d.mean() + half:+.2f}], p = {format_p(p)}.")

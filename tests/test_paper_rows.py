@@ -16,12 +16,11 @@ def test_each_committed_row_is_counted_at_every_length_and_given_the_books_verdi
                row("behind", [-1, -2, -3, 1], [0.01, 0.01, 0.01, 0.9]),  # 3 of 4 behind: contradicted
                {"task": "dictionary", "row": "pending", "difference": None},
                row("other task", [1, 1, 1, 1], [0.01] * 4, task="argmax")]
-    said = paper_rows.lengths_sentence(records, "dictionary", BEYOND)
-    assert "ahead: ahead at 2 and behind at 0 of 4, supported" in said
-    assert "both: ahead at 1 and behind at 1 of 4, mixed" in said
-    assert "behind: ahead at 0 and behind at 3 of 4, contradicted" in said
-    assert "pending" not in said and "other task" not in said
-    assert paper_rows.lengths_sentence(records[3:4], "dictionary", BEYOND) == ""
+    table = paper_rows.lengths_table(records, "dictionary", BEYOND)
+    assert table.values.tolist() == [[2, 0, 4, "supported"], [1, 1, 4, "mixed"], [0, 3, 4, "contradicted"]]
+    assert list(table.index) == ["ahead", "both", "behind"]  # neither the pending row nor the other task's
+    assert table.index.name == "dictionary, every length from 2⁵ to 2⁸"
+    assert paper_rows.lengths_table(records[3:4], "dictionary", BEYOND).empty
 
 
 def test_the_table_names_each_rows_card_and_both_where_its_variants_trained_on_two():

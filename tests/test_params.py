@@ -338,13 +338,13 @@ def test_a_chapter_without_paper_scale_results_says_at_what_scale_its_numbers_ar
     # chapter 4's two runs of 100 seeds it probes, and its probe's part of each
     assert probed.startswith("**No paper-scale results for this chapter yet** (none of the 4 store entries")
     assert "20 seeds per variant trained for 4,000 steps" in probed
-    assert f"100 seeds, {STEPS['argmax']:,} steps for argmax" in probed
-    assert f"{STEPS['dictionary']:,} for dictionary lookup" in probed
+    assert f"The paper trains 100 seeds for {STEPS['argmax']:,} steps on argmax" in probed
+    assert f"{STEPS['dictionary']:,} on dictionary lookup" in probed
     assert probed.endswith("Read its verdicts as provisional until this chapter runs at its `paper` profile.")
     ablations = paper_scale_pending("08_ablations", resolved("08_ablations", "book",
                                                               {"n_seeds": 2, "long_steps": {"argmax": 0}}), tmp_path)
-    assert ("2 seeds per variant trained for 4,000 steps (argmax) and 1,500 (dictionary), and a longer training "
-            "of 20 seeds x 10,000 steps (dictionary) (the paper") in ablations
+    assert ("2 seeds per variant trained for 4,000 steps (argmax) and 1,500 (dictionary). A longer training "
+            "runs 20 seeds x 10,000 steps (dictionary). The paper") in ablations
 
 
 def test_a_chapter_names_the_paper_scale_entries_the_queue_has_committed(tmp_path):
@@ -364,7 +364,7 @@ def test_a_chapter_names_the_paper_scale_entries_the_queue_has_committed(tmp_pat
     opening = paper_scale_pending("10_beyond", resolved("10_beyond", "book", {}), tmp_path)
     assert opening.startswith(f"**Paper-scale results of this chapter are partly committed, and this page does not "
                               f"show them yet.** 1 of {1 + len(pending)} store entries")
-    assert first.label in opening
+    assert f"Committed: {first.label}." in opening
     assert committed_share("10_beyond", tmp_path) == (f"1 of {1 + len(pending)} store entries committed so far",
                                                       [first.label])
     # chapter 10's first entry is chapter 4's Baseline run, which chapter 4 counts too; an empty store, none
@@ -384,6 +384,7 @@ def test_a_chapter_names_the_paper_scale_entries_the_queue_has_committed(tmp_pat
     done = paper_scale_pending("07_dispersion", resolved("07_dispersion", "book", {}), tmp_path, shows="Figure 4")
     assert done.startswith("**Paper-scale results of this chapter are committed, and this page shows some of them "
                            f"(Figure 4).** All {len(every)} store entries") and "wait in the GPU queue" not in done
+    assert "results/paper/README.md lists every committed run." in done  # more than three: not each by name
     # the page's answer is at the paper's scale: only the rest is provisional, and no run is still to come
     assert done.endswith("Read the verdicts of those runs as provisional; the ones at the paper's scale are named "
                          "as such.") and "until" not in done.split("Too few steps")[1]

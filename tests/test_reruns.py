@@ -83,7 +83,8 @@ def test_the_rerun_table_sets_each_seeds_scores_and_losses_beside_its_first_runs
 def test_the_rerun_sentence_gives_the_moves_the_lowest_model_and_the_seeds_spread():
     text = reruns.summary(FIRST, AGAIN, [2, 3], LENGTHS, LABELS, FIRST_RUNS, AGAIN_RUNS, 256)
     # at 256: Baseline +0, +1; +LN +7, 0 (points): median of |moves| 0.5, from +0.0 to +7.0
-    assert "(CPU B, 1 thread; the first runs: CPU A, 2 threads), 1 of the 4 models end on their first" in text
+    assert "each alone, 1 of the 4 models end on their first run's final loss to the bit." in text
+    assert "The reruns ran on CPU B, 1 thread; the first runs on CPU A, 2 threads." in text
     assert "At 256 items their scores moved by a median of 0.5 points (from +0.0 to +7.0)." in text
     assert "Seed 2's +LN, the first runs' lowest there (91.0%), scores 98.0% alone." in text
     # at 2^14: Baseline 0, +5; +LN +32, -2: median 3.5
@@ -132,17 +133,17 @@ def test_the_parting_sentence_says_whether_the_reruns_started_alike_and_when_the
     text = reruns.parting_sentence(parting, LABELS)
     assert text.startswith("At step 100 the same seed's logged training loss differs between its two runs by a median "
                            "of 0.009% or less and at most 0.020%, where different seeds differ by a median of 0.60% or "
-                           "more: the reruns started on their first runs' draws. By")
+                           "more. So the reruns started on their first runs' draws. By")
     # at 500 +LN's 2.0 is under half of 4.4: both variants are half as far apart only from step 1,000
     assert text.endswith("By step 1,000 they lie at least half as far apart as different seeds (a median of 16.0% "
                          "against 20.0% for Baseline, 17.0% against 15.0% for +LN).")
     never = reruns.parting_sentence(_parting([("baseline", 100, 0.5, 1.5, 1.2), ("baseline", 500, 1.0, 2.0, 13.0)]),
                                     LABELS)
-    assert "0.60%" not in never and ": the reruns did not start alike." in never
+    assert "0.60%" not in never and ". So the reruns did not start alike." in never
     # the median seed starts alike (0.003% against 0.71%), one run had parted within the first 100 steps
     one_parted = reruns.parting_sentence(_parting([("baseline", 100, 0.003, 0.69, 0.71),
                                                    ("baseline", 500, 9.0, 20.0, 13.0)]), LABELS)
     assert ("by a median of 0.003% or less and at most 0.690%, where different seeds differ by a median of 0.71% or "
-            "more: the reruns started on their first runs' draws, but at least one had parted from its first run "
+            "more. So the reruns started on their first runs' draws, but at least one had parted from its first run "
             "within those steps. By step 500") in one_parted
     assert never.endswith("At no step shown do they lie half as far apart as different seeds.")

@@ -57,7 +57,7 @@ def test_the_summary_quotes_the_tables():
     said = same_seeds.summary(parting, paired, {"baseline": "Baseline"}, 0.05)
     assert "first 100 steps" in said and "at most 0.00%" in said and "started alike" in said
     assert "By step 200 the same seed differs by a median of 50-50%" in said and "as far apart as new seeds" in said
-    assert "at 1 of 1 variant-lengths (Baseline at 2¹⁰, -3.2 points), where chance alone would give about 0.1" in said
+    assert "at 1 of 1 variant-lengths (Baseline at 2¹⁰, -3.2 points). Chance alone would give about 0.1." in said
     unlike = {"baseline": [record(0, [[100, [3.0, 1.0]], [200, [1.0, 2.0]]])]}
     said = same_seeds.summary(same_seeds.loss_parting(cpu, unlike, [100, 200]), paired, {"baseline": "Baseline"}, 0.05)
     assert "did not start alike" in said and "as far apart" not in said

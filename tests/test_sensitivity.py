@@ -167,8 +167,10 @@ def test_rows_are_sorted_by_what_their_interval_says():
         "ahead": ["lr=0.003"], "behind": ["defaults"], "cannot tell": ["hidden=64", "hidden=256"]}
     assert sensitivity.sorted_by_sign(records, "argmax", 1024) == {"ahead": [], "behind": [], "cannot tell": []}
     text = sensitivity.verdict(records, "dictionary", 1024)
-    assert "significantly ahead in 1 (lr=0.003), significantly behind in 1 (defaults)" in text
-    assert "not significantly different in 2 (if +LN changed nothing anywhere, about 0.2 would pass p < 0.05" in text
+    assert "+LN is significantly ahead in 1, significantly behind in 1 and not significantly different in 2." in text
+    assert "about 0.2 would pass p < 0.05 by chance. Ahead: lr=0.003. Behind: defaults." in text
+    many = [record({"lr": lr}, 2.0, 0.01) for lr in (0.1, 0.2, 0.3, 0.4, 0.5)]  # too many to list: the forest shows them
+    assert sensitivity.verdict(many, "dictionary", 1024).endswith("would pass p < 0.05 by chance.")
     assert sensitivity.closest_to_paper(records, "dictionary")["row"] == "hidden=256"
 
     # A configuration run again with more seeds counts once, at its most seeds, wherever it is listed.
@@ -288,6 +290,9 @@ def test_the_summary_counts_each_tasks_rows_by_budget():
     results = {"parameters": {"profile": "book"}, "metrics": {"rows": rows}}
     assert summary_tables.sensitivity_budgets(results) == ("argmax: 2 of 10 seeds x 4,000 steps, 1 of 20 seeds x 4,000 steps; "
                                                     "dictionary: 1 of 10 seeds x 1,500 steps (profile book)")
+    table = summary_tables.budget_table(results)
+    assert table["configurations"].to_dict() == {("argmax", 10, "4,000"): 2, ("argmax", 20, "4,000"): 1,
+                                                 ("dictionary", 10, "1,500"): 1}
 
 
 def test_a_row_with_more_seeds_is_read_beside_the_row_it_repeats():
@@ -363,7 +368,7 @@ def test_the_papers_scale_status_names_pending_rows_and_gives_committed_ones_the
     P = runner.resolved("11_sensitivity", "paper", {"store_dir": PAPER_SCALE_STORE})
     status = paper_rows.status(P, "dictionary", 16384)
     rows = [sensitivity.label(row) for row in P.dictionary_rows]
-    committed, _, pending = status.partition("; pending in the GPU queue: ")
+    committed, _, pending = status.partition("\n\nPending in the GPU queue: ")
     waiting = pending.removesuffix(".").split("; ") if pending else []
     given = [r for r in rows if f"{r} +" in committed or f"{r} -" in committed]  # a difference, signed
     assert "100 seeds x 10,000 steps" in committed and given + waiting == rows  # each row once, in order
@@ -371,7 +376,7 @@ def test_the_papers_scale_status_names_pending_rows_and_gives_committed_ones_the
     # only moves a row from pending to committed
     assert given[:4] == ["defaults", "lr_schedule=cosine", "lr_schedule=drop, drop_step=2000",
                          "lr_schedule=cosine, warmup_steps=1000"]
-    assert "points [95%]: defaults -" in committed  # +LN behind at N = 16,384 (chapter 5's answer)
+    assert "points [95%]:\n\n- defaults -" in committed  # +LN behind at N = 16,384 (chapter 5's answer)
     assert paper_rows.status(P, "argmax", 16384) == ""  # the paper profile has no argmax rows
 
     def one_committed(P_, task, row, at, device="cpu"):  # only the cosine row, as if the GPU queue had run it
@@ -381,7 +386,7 @@ def test_the_papers_scale_status_names_pending_rows_and_gives_committed_ones_the
 
     monkeypatch.setattr(sensitivity, "stored_row", one_committed)
     said = paper_rows.status(P, "dictionary", 16384)
-    assert "points [95%]: lr_schedule=cosine +1.2 [-0.5, +3.0]; pending" in said
+    assert "points [95%]:\n\n- lr_schedule=cosine +1.2 [-0.5, +3.0]\n\nPending" in said
     assert "; ".join(r for r in rows if r != "lr_schedule=cosine") + "." in said
 
 
@@ -404,8 +409,8 @@ def test_the_paper_scale_verdict_counts_committed_rows_by_sign_and_tests_the_pap
     verdict = lambda: paper_rows.verdict(sensitivity.paper_scale_records(P, [16384]), "dictionary", 16384)
     said = verdict()
     assert said.startswith("At the paper's scale (100 seeds x 10,000 steps, on a GPU), N = 16,384: of the 3 ")
-    assert "significantly ahead in 1 (lr_schedule=cosine: +3.0), significantly behind in 1 (defaults: -1.5) " \
-           "and not significantly different in 1 " in said
+    assert "significantly ahead in 1, significantly behind in 1 and not significantly different in 1. " in said
+    assert "by chance. Ahead: lr_schedule=cosine: +3.0. Behind: defaults: -1.5." in said
     assert "+4.6 points; the 95% interval of lr_schedule=cosine holds it." in said
     assert said.endswith(f" {len(P.dictionary_rows) - 3} more are pending in the GPU queue.")
     made_up['{"lr_schedule": "cosine"}'] = (0.8, 0.4, 1.3, 0.0001)  # ahead, but short of the paper's gain

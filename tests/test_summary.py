@@ -48,9 +48,9 @@ def test_a_claim_takes_its_verdict_from_its_largest_scale_and_keeps_the_others_a
     at_64 = paper.LENGTHS.index(64)
     assert record["paper_at_longest"] == {"claimed": paper.TABLE1_ARGMAX["layernorm"][at_64],
                                           "other": paper.TABLE1_ARGMAX["baseline"][at_64]}
-    assert summary.headline(rows) == (f"- **argmax**: {SUPPORTED} at 100 seeds x 100,000 steps, GPU (profile paper) "
-                                      f"(at smaller scales: {CONTRADICTED} (provisional: 4% of the paper's steps) at "
-                                      f"20 seeds x 4,000 steps, CPU (profile book)).")
+    assert summary.headline(rows) == (f"- **argmax**: {SUPPORTED} at 100 seeds x 100,000 steps, GPU (profile paper). "
+                                      f"At smaller scales: {CONTRADICTED.capitalize()} (provisional: 4% of the paper's "
+                                      f"steps) at 20 seeds x 4,000 steps, CPU (profile book).")
 
 
 def test_more_training_steps_outrank_more_seeds():
@@ -180,9 +180,9 @@ def test_a_chapter_names_the_summarys_verdict_at_each_of_its_scales():
     text = report.verdicts_by_scale({"20 seeds": (LENGTHS, metrics(-2.0, 0.001), 1_500),
                                      "100 seeds": (LENGTHS, metrics(3.0, 0.2), 10_000)},
                                     ("baseline", "layernorm"), labels, 16, "dictionary")
-    assert text == ("That +LN is more accurate than Baseline beyond the training lengths, by the summary's rule: "
-                    f"*{CONTRADICTED}* (provisional: 15% of the paper's steps) at 20 seeds; "
-                    "*not shown (too few significant differences)* at 100 seeds.")
+    assert text == ("That +LN is more accurate than Baseline beyond the training lengths, by the summary's rule:\n\n"
+                    f"- at 20 seeds: *{CONTRADICTED}* (provisional: 15% of the paper's steps)\n"
+                    "- at 100 seeds: *not shown (too few significant differences)*")
 
 
 def test_the_answer_table_gives_the_papers_means_ours_and_the_paired_difference():

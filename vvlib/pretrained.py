@@ -279,8 +279,8 @@ def depth_sentence(name: str, frame, labels: dict) -> str:
     parts = []
     for strategy, rows in frame.groupby("strategy", sort=False):
         steepest = rows.loc[rows["slope"].idxmin()]
-        parts.append(f"{labels[strategy]}: falls at {int((rows['high'] < 0).sum())} of {len(rows)} layers, rises at "
-                     f"{int((rows['low'] > 0).sum())}, steepest at layer {int(steepest['layer'])} "
+        parts.append(f"*{labels[strategy]}*: it falls at {int((rows['high'] < 0).sum())} of {len(rows)} layers and "
+                     f"rises at {int((rows['low'] > 0).sum())}, steepest at layer {int(steepest['layer'])} "
                      f"({steepest['slope']:.2f})")
-    return (f"In {name}, where the spread falls or rises with N (the slope's 95% interval below or above zero): "
-            + "; ".join(parts) + ".")
+    return (f"Where the spread in {name} falls or rises with N (the slope's 95% interval below or above zero). "
+            + ". ".join(parts) + ".")

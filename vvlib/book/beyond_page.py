@@ -57,11 +57,11 @@ class BeyondPage(ChapterPage):
                     .fillna("pending"))
             sentences = []
             for t, (_, acc, _) in self.big.items():
-                waiting = (f"; {len(acc)} of its {len(ONE_LAYER + DEEP)} variants committed, "
-                           f"{' and '.join(self.pending[t])} still in the GPU queue") if self.pending[t] else ""
+                waiting = (f" {len(acc)} of its {len(ONE_LAYER + DEEP)} variants are committed; "
+                           f"{' and '.join(self.pending[t])} wait in the GPU queue.") if self.pending[t] else ""
                 best = beyond.best_by_length(acc, P_paper.eval_lengths, labels)
-                sentences.append(f"**{t}** ({self._paper_scale_text(t)}{waiting}): "
-                                 + report.best_sentence(best, P_paper.eval_lengths, P_paper.max_len))
+                sentences.append(f"**{t}** ({self._paper_scale_text(t)}): "
+                                 + report.best_sentence(best, P_paper.eval_lengths, P_paper.max_len) + waiting)
             display(Markdown(" ".join(sentences) + " At this page's scale:"))
         display(answers.variants_table(self.accuracy, P.eval_lengths, labels,
                                        {t.name: t.accuracy for t in paper_tasks.TASKS}))
@@ -223,7 +223,7 @@ class BeyondPage(ChapterPage):
             tasks = " and ".join(t if not self.pending[t] else t + " committed so far" for t in self.big)
             shown.append(f"the variants of {tasks} at the top")
         if self.slopes_shown:
-            shown.append(f"the slope probes of {'; '.join(self.slopes_shown)}, beside its own slopes")
+            shown.append(f"{len(self.slopes_shown)} runs' slope probes, beside its own slopes")
         display(Markdown(paper_scale.pending(NAME, self.P, self.P.paper_scale_dir, shows="; ".join(shown))))
 
     def write(self):

@@ -237,7 +237,10 @@ def show_parts(P, device) -> dict:
                     f"{kind}), a panel per start of +LN, a colour per run; dashed, ln N (uniform weights over "
                     f"{P_measured.max_len} items), dotted, half of it. A seed whose line ends below the dotted line "
                     "attends.", figure)
-        display(Markdown(along_training.seeds_below_sentence(panels, 1, P_measured.max_len)))
+        display(Markdown(along_training.seeds_below_note(1, P_measured.max_len)))
+        for name, tables in panels.items():
+            display(Markdown(f"**{name}**"))
+            display(along_training.seeds_below_table(tables, 1, P_measured.max_len))
         _show_seed_grid(panels, P_measured.max_len)
     if missing:
         display(Markdown(f"*Not stored yet: {'; '.join(missing)} (chapter 5 measures them: "

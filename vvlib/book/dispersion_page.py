@@ -116,7 +116,7 @@ class DispersionPage(ChapterPage):
             e = answers.probed_evidence(self.raw, "entropy", (a, b), P.eval_lengths, P.max_len, higher_is_better=False)
             lines.append(f"{LABELS[b]} has a lower attention entropy than {LABELS[a]} at {e.ahead} of {e.lengths} "
                          f"lengths beyond training ({e.ahead_significant} with p < {e.alpha}, paired over "
-                         f"{P.n_seeds} seeds); that it is less dispersed is, by the rule of the summary page, "
+                         f"{P.n_seeds} seeds). That it is less dispersed is, by the rule of the summary page, "
                          f"{provisional.qualified(e.verdict(), ARGMAX.name, P.steps)}.")
         longest, e = str(max(P.eval_lengths)), self.summary["entropy"]["mean"]
         lines.append(f"At $N = {longest}$ the adaptive temperature lowers the Baseline's entropy from "

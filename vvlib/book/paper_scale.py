@@ -44,10 +44,11 @@ def pending(name: str, P, store_dir="", shows: str = "") -> str:
     if committed:
         shown = f"this page shows some of them ({shows})" if shows else "this page does not show them yet"
         share = f"{len(committed)} of {len(committed) + len(waiting)}" if waiting else f"all {len(committed)}"
-        listed = "; ".join(committed) if len(committed) <= 8 else f"{committed[0]}; ...; {committed[-1]}"
+        listed = (f"Committed: {'; '.join(committed)}." if len(committed) <= 3 else
+                  f"{PAPER_SCALE_STORE}/README.md lists every committed run.")
         queue = (f"**Paper-scale results of this chapter are {'partly ' if waiting else ''}committed, and {shown}.** "
-                 f"{share.capitalize()} store entries of its `paper` profile are in {PAPER_SCALE_STORE}/ "
-                 f"({listed}){'; the rest wait in the GPU queue' if waiting else ''}. ")
+                 f"{share.capitalize()} store entries of its `paper` profile are in {PAPER_SCALE_STORE}/"
+                 f"{'; the rest wait in the GPU queue' if waiting else ''}. {listed} ")
     else:
         queue = (f"**No paper-scale results for this chapter yet** (none of the {len(waiting)} store entries of its "
                  f"`paper` profile is committed; they wait in the GPU queue, `python -m vvlib paper --plan`). ")
@@ -56,7 +57,7 @@ def pending(name: str, P, store_dir="", shows: str = "") -> str:
              if tasks else f"{P['steps']:,} steps")
     longer = [f"{task_value(P, 'long_seeds', t)} seeds x {task_value(P, 'long_steps', t):,} steps ({t})" for t in tasks
               if P.get("long_steps") and task_value(P, "long_steps", t)]
-    steps += f", and a longer training of {' and '.join(longer)}" if longer else ""
+    longer = f" A longer training runs {' and '.join(longer)}." if longer else ""
     if committed and shows:  # what is shown at the paper's scale needs no caveat; the rest does
         caveat = ("Read the verdicts of those runs as provisional; the ones at the paper's scale are named as such."
                   if not waiting else "Read those verdicts as provisional until the rest of its `paper` profile is "
@@ -64,9 +65,9 @@ def pending(name: str, P, store_dir="", shows: str = "") -> str:
     else:
         caveat = "Read its verdicts as provisional until this chapter runs at its `paper` profile."
     return (f"{queue}Everything {'else ' if committed and shows else ''}on this page comes from {P['n_seeds']} seeds "
-            f"per variant trained for {steps} (the paper: {PAPER_TRAINING['n_seeds']} seeds, "
-            f"{PAPER_STEPS[ARGMAX.name]:,} steps for {ARGMAX.title} and {PAPER_STEPS[DICTIONARY.name]:,} for "
-            f"{DICTIONARY.title}). Too few steps can reverse a verdict: chapter 4 shows +LN's effect on argmax retrieval change "
+            f"per variant trained for {steps}.{longer} The paper trains {PAPER_TRAINING['n_seeds']} seeds for "
+            f"{PAPER_STEPS[ARGMAX.name]:,} steps on {ARGMAX.title} and {PAPER_STEPS[DICTIONARY.name]:,} on "
+            f"{DICTIONARY.title}. Too few steps can reverse a verdict: chapter 4 shows +LN's effect on argmax retrieval change "
             f"sign along training. {caveat}")
 
 

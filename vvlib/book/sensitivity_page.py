@@ -55,10 +55,13 @@ class SensitivityPage(ChapterPage):
         tasks = list(sensitivity.ROW_PARAMETERS)
         said = [paper_rows.verdict(found, task, n) for task in tasks for n in P.compared_lengths]
         said += [paper_rows.closest(found, task, P.compared_lengths) for task in tasks]
+        display(Markdown(" ".join(filter(None, said))))  # a task with no rows says nothing
         beyond = [n for n in P_paper.eval_lengths if n > P_paper.max_len]  # every row judged at every length past training
         every_length = sensitivity.paper_scale_records(P_paper, beyond)
-        said += [paper_rows.lengths_sentence(every_length, task, beyond) for task in tasks]
-        display(Markdown(" ".join(filter(None, said))))  # a task with no rows says nothing
+        tables = [t for task in tasks if len(t := paper_rows.lengths_table(every_length, task, beyond))]
+        if tables:
+            display(Markdown("Each committed row over every length beyond training, by the book's verdict rule:"))
+            display(*tables)
 
     def answer(self):
         """This page's rows: +LN minus Baseline per configuration, a forest per task and its verdicts."""
@@ -72,9 +75,9 @@ class SensitivityPage(ChapterPage):
     def training_time(self):
         minutes = 60 * sensitivity.hours_at(self.records)
         display(Markdown(f"Training all {len(sensitivity.trained_runs(self.records))} runs took {minutes:.0f} minutes "
-                         f"on {sensitivity.devices(self.records)} (each run's recorded wall-clock time, kept in the "
-                         "store with the run; it includes any time a run was paused or shared its cores, and a run "
-                         "resumed from a checkpoint is counted at its time per step), not counting the evaluations."))
+                         f"on {sensitivity.devices(self.records)}, not counting the evaluations. A run's time is the "
+                         "wall-clock time kept in the store with it, so it includes any time the run was paused or "
+                         "shared its cores; a run resumed from a checkpoint is counted at its time per step."))
 
     def row_tables(self):
         """One table per task: each row's budget, both variants' accuracy and the paired difference."""

@@ -73,11 +73,14 @@ class SummaryPage(ChapterPage):
     def sensitivity(self):
         """Chapter 11's rows counted by sign, at the book's scale and at the paper's."""
         self.explored = explored = summary.load(self.P.results_dir, SENSITIVITY.name)
-        display(Markdown(f"Configurations by budget, {summary_tables.sensitivity_budgets(explored)}."))
+        profile = explored["parameters"]["profile"]
+        display(Markdown(f"Chapter 11's configurations by budget (profile {profile}):"),
+                summary_tables.budget_table(explored))
         display(pd.DataFrame(summary_tables.sensitivity_table(explored)).set_index(["task", "N"]))
         at_paper_scale = summary_tables.paper_scale_table(explored)
         if at_paper_scale:
-            display(Markdown(f"At the paper's scale: {summary_tables.sensitivity_budgets(explored, 'paper_scale')}."))
+            display(Markdown("At the paper's scale (profile paper, trained on a GPU):"),
+                    summary_tables.budget_table(explored, "paper_scale"))
             display(pd.DataFrame(at_paper_scale).set_index(["task", "N"]))
 
     def equivalence(self):

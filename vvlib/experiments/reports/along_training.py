@@ -48,35 +48,35 @@ def entropy_at_end(frame: pd.DataFrame, layer: int) -> pd.Series:
     return last_tenth(frame.pivot(index="step", columns="seed", values=f"entropy_layer{layer}")).mean()
 
 
-def seeds_below_sentence(panels: dict, layer: int, length: int) -> str:
-    """Per panel of seed_entropy_lines' {panel: {label: measured run}}: in how many seeds each run's layer ends
-    (entropy_at_end) below attending_below(length), half of ln N, and each seed's entropy; for each run after a
-    panel's first, Fisher's exact p of its count against the first's and, where the two can be asked it
-    (shared_seed_ends), shared_hits_p's p that they attend in the same seeds no more than chance would make them;
-    and that p across all of a panel's runs where it has more than two that can be asked it."""
-    half, said = attending_below(length), []
-    for name, tables in panels.items():
-        counts, (first_label, first_frame) = [], next(iter(tables.items()))
-        for label, frame in tables.items():
-            entropy = entropy_at_end(frame, layer)
-            below = (int((entropy < half).sum()), len(entropy))
-            if label == first_label:
-                first, against = below, ""
-            else:
-                paired = _same_seeds_p({first_label: first_frame, label: frame}, layer, length)
-                against = (f"; p = {format_p(fisher_p(*below, *first))} against the first"
-                           + (f", the same seeds as the first's: {paired}" if paired else ""))
-            counts.append(f"{label}, {below[0]} of {below[1]} (" + ", ".join(f"{e:.2f}" for e in entropy)
-                          + against + ")")
-        across = _same_seeds_p(tables, layer, length) if len(tables) > 2 else ""
-        said.append(f"{name}: " + "; ".join(counts) + "." + (f" The same seeds across its runs: {across}." if across
-                                                             else ""))
-    return (f"Seeds whose layer {layer} ends with its attention entropy below {half:.2f} nats (half of ln {length}; "
-            f"each seed's entropy at the end in brackets, in seed order, and Fisher's exact p of each run's count "
-            f"against the panel's first run's; where runs could attend in other seeds than they do, the p that they "
-            f"attend in the same seeds no more than if each run's were drawn at random, its count kept: the variance "
-            f"over seeds of how many runs attend, against {SHARED_HITS_DRAWS:,} such draws, for each run with the "
-            f"first and, in a panel of more than two, across all of them): " + " ".join(said))
+def seeds_below_note(layer: int, length: int) -> str:
+    """What seeds_below_table counts and tests, in words."""
+    return (f"A seed attends when its layer {layer} ends with its attention entropy below "
+            f"{attending_below(length):.2f} nats, half of ln {length} (its mean over the last tenth of the "
+            f"measurements). Each run's count is set against its panel's first run's by Fisher's exact test. "
+            f"Where two or more runs attend in some seeds but not all, a second p asks whether they attend in the "
+            f"same seeds more often than chance would make them. It sets the variance over seeds of how many runs "
+            f"attend against {SHARED_HITS_DRAWS:,} draws that keep each run's count.")
+
+
+def seeds_below_table(tables: dict, layer: int, length: int) -> pd.DataFrame:
+    """One panel of seed_entropy_lines ({label: measured run}), a row per run: in how many seeds its layer ends below
+    attending_below(length) (entropy_at_end); for each run after the first, Fisher's exact p of its count against
+    the first's and, where the two can be asked it (shared_seed_ends), shared_hits_p's p that they attend in the
+    same seeds no more than chance would make them; on the first row, that p across all the panel's runs where it
+    has more than two that can be asked it."""
+    half, rows = attending_below(length), []
+    (first_label, first_frame), first = next(iter(tables.items())), None
+    for label, frame in tables.items():
+        entropy = entropy_at_end(frame, layer)
+        below = (int((entropy < half).sum()), len(entropy))
+        later, first = first is not None, first or below
+        rows.append({"run": label, "seeds that attend": f"{below[0]} of {below[1]}",
+                     "count against the first's": f"p = {format_p(fisher_p(*below, *first))}" if later else "",
+                     "same seeds as the first's": (_same_seeds_p({first_label: first_frame, label: frame}, layer,
+                                                                 length) if later else "")})
+    if len(tables) > 2:
+        rows[0]["same seeds across the panel"] = _same_seeds_p(tables, layer, length)
+    return pd.DataFrame(rows).fillna("").set_index("run")
 
 
 def shared_seed_ends(tables: dict, layer: int, length: int):

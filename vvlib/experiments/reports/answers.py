@@ -50,13 +50,13 @@ def answer_table(accuracy: dict, lengths, pair, labels: dict, paper_table: dict,
 
 def claim_sentence(source: str, scale: str, claim: str, evidence, task: str, steps: int,
                    test: str = "paired over seeds") -> str:
-    """'**Our answer to the paper's Table 1** (20 seeds x 4,000 steps, CPU): that +LN ... is
-    **contradicted (provisional: 4% of the paper's steps)**. Beyond training it is ahead at ...': two
-    sentences, so that neither runs long.
+    """'**Our answer to the paper's Table 1** (20 seeds x 4,000 steps, CPU): **contradicted (provisional: 4% of
+    the paper's steps)**. The claim: +LN .... Beyond training it is ahead at ...': the verdict first, in
+    three sentences, so that none runs long.
     evidence: compare.Evidence for the claim beyond the training lengths; test: how its p-values were had."""
-    return (f"**Our answer to the paper's {source}** ({scale}): that {claim} is "
-            f"**{provisional.qualified(evidence.verdict(), task, steps)}**. Beyond training it is {evidence.text()}, "
-            f"{test}.")
+    return (f"**Our answer to the paper's {source}** ({scale}): "
+            f"**{provisional.qualified(evidence.verdict(), task, steps)}**. The claim: {claim}. Beyond training it "
+            f"is {evidence.text()}, {test}.")
 
 
 def answer_sentence(accuracy: dict, lengths, pair, labels: dict, in_distribution: int, table_name: str, task: str,

@@ -78,15 +78,15 @@ def gain_sentence(gains: pd.DataFrame, scale: str, pair=PAIR, labels=SHORT_LABEL
         row = gains.loc[n]
         left = ("not significantly different from 0" if row["equal_low"] <= 0 <= row["equal_high"]
                 else f"{row['at_equal_entropy'] / row['gain']:.0%} of the gain")
-        parts.append(f"at $N = {n}$ {labels[second]} is {row['gain']:+.1f} points ahead, and among models of equal "
+        parts.append(f"At $N = {n}$ {labels[second]} is {row['gain']:+.1f} points ahead. Among models of equal "
                      f"entropy the fit leaves {row['at_equal_entropy']:+.1f} ({row['equal_low']:+.1f} to "
-                     f"{row['equal_high']:+.1f}), {left}")
+                     f"{row['equal_high']:+.1f}), {left}.")
     row = gains.loc[answer_lengths(list(gains.index))[-1]]
     way = lambda r: f"{'higher' if r < 0 else 'lower'} accuracy (r = {r:.2f})"
     pairs = "larger" if row["r_pairs"] < 0 else "smaller"
-    return (f"*{scale}:* {'; '.join(parts)}. At $N = {row.name}$ a sharper attention goes with "
+    return (f"*{scale}.* {' '.join(parts)} At $N = {row.name}$ a sharper attention goes with "
             f"{way(row[f'r_{first}'])} among the {labels[first]}'s models and {way(row[f'r_{second}'])} among "
-            f"{labels[second]}'s; across the seed pairs, the sharper {labels[second]}'s attention is than the "
+            f"{labels[second]}'s. Across the seed pairs, the sharper {labels[second]}'s attention is than the "
             f"{labels[first]}'s, the {pairs} its gain (r = {row['r_pairs']:.2f} between the two differences).")
 
 
@@ -154,14 +154,14 @@ def sharpness_sentence(matched: pd.DataFrame, scale: str, pair=PAIR, labels=SHOR
         beyond = here[here[[f"{first}_at_partner", f"{second}_at_partner"]].isna().any(axis=1)]["seed"]
         if len(beyond):
             seeds = ("seed " if len(beyond) == 1 else "seeds ") + ", ".join(str(seed) for seed in sorted(beyond))
-            parts.append(f"at $N = {n}$ {sharper}, and in {len(beyond)} of them ({seeds}) the two entropies lie "
-                         f"further apart than the betas tried (`sharpness_betas`) reach, so it is not answered there")
+            parts.append(f"At $N = {n}$ {sharper}. In {len(beyond)} of them ({seeds}) the two entropies lie "
+                         f"further apart than the betas tried (`sharpness_betas`) reach, so it is not answered there.")
             continue
         difference = paired_difference(here[first], here[second])  # second minus first, paired
         gain = difference["diff"]
         moved = (here[f"{first}_at_partner"] - here[first]).mean()
         left = (here[f"{second}_at_partner"] - here[first]).mean()
         share = f" ({moved / gain:.0%} of that)" if difference["low"] > 0 or difference["high"] < 0 else ""
-        parts.append(f"at $N = {n}$ {b} − {a} is {gain:+.1f} points and {sharper}; the {a} read at {b}'s entropy "
-                     f"moves by {moved:+.1f}{share}, and {b} read at the {a}'s entropy leaves {left:+.1f} between them")
-    return f"*{scale}, {matched['seed'].nunique()} seed pairs:* {'; '.join(parts)}."
+        parts.append(f"At $N = {n}$ {b} − {a} is {gain:+.1f} points and {sharper}. The {a} read at {b}'s entropy "
+                     f"moves by {moved:+.1f}{share}; {b} read at the {a}'s entropy leaves {left:+.1f} between them.")
+    return f"*{scale}, {matched['seed'].nunique()} seed pairs.* {' '.join(parts)}"

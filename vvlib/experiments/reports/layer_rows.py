@@ -18,13 +18,11 @@ def schedule_sentence(rows: list, lengths, at) -> str:
     for name, accuracy in rows[1:]:
         said = []
         for side, shown in ((v, short_label(v)) for v in PAIR):
-            at_n = []
-            for n in at:
+            for n in at:  # a sentence per side and length
                 j = list(lengths).index(n)
                 d = paired_difference(100 * base[side][:, j], 100 * accuracy[side][:, j])
-                at_n.append(f"{100 * accuracy[side][:, j].mean():.1f}% at N = {n:,} against "
+                said.append(f"{shown} at N = {n:,}: {100 * accuracy[side][:, j].mean():.1f}% against "
                             f"{100 * base[side][:, j].mean():.1f}% ({format_interval(d)} points, p = {format_p(d['p'])})")
-            said.append(f"{shown} {' and '.join(at_n)}")
         parts.append(f"*{name}* against *{reference}* ({len(base[BASE])} seeds, row minus reference with its "
                      f"95% interval). " + ". ".join(said))
     return ". ".join(parts) + "."
@@ -110,4 +108,4 @@ def placement_sentence(rows: list, n: int) -> str:
                                            first_layer_entropy(last, NORMED, n),
                                            ("norm after every layer", "after the last only"), n)
              for name, every, last in rows]
-    return f"+LN's first layer at N = {n:,}, by where its norm is: " + "; ".join(parts) + "."
+    return f"+LN's first layer at N = {n:,}, by where its norm is, paired seed by seed. " + ". ".join(parts) + "."

@@ -1,13 +1,13 @@
 """Chapter 11's rows at the paper's scale (sensitivity.paper_scale_records), as the pages show them: a table, a
-sentence per length, the row closest to the paper's Baseline, each row's verdict over every length beyond
-training, and one line for another chapter's answer."""
+few sentences per length, the row closest to the paper's Baseline, each row's verdict over every length beyond
+training (a table), and one line for another chapter's answer."""
 
 import pandas as pd
 
 from ...compare import ALPHA, compare, format_interval, format_p, power_of_two
 from ..setups.params import Params
 from ..setups.sensitivity import (PENDING, budget, closest_sentence, closest_to_paper, names, paper_gain,
-                                  paper_scale_records, side_of)
+                                  paper_scale_records, side_of, sign_sentences)
 
 
 def card(device: str) -> str:
@@ -33,19 +33,19 @@ def table(records: list, at) -> pd.DataFrame:
 
 
 def status(P_paper: Params, task: str, n: int) -> str:
-    """One sentence for another chapter's answer: at the paper's scale, what chapter 11's rows of `task`
+    """A few lines for another chapter's answer: at the paper's scale, what chapter 11's rows of `task`
     (P_paper: its paper profile, reading P_paper.store_dir) say of +LN minus Baseline at length n, row by
     row where committed, and which rows are still pending.  Nothing is trained or evaluated."""
     rows = [r for r in paper_scale_records(P_paper, [n]) if r["task"] == task]
     if not rows:
         return ""
-    committed = [f"{r['row']} {format_interval(r['difference'][str(n)])}" for r in rows
+    committed = [f"- {r['row']} {format_interval(r['difference'][str(n)])}" for r in rows
                  if r["difference"] is not None]
     pending = [r["row"] for r in rows if r["difference"] is None]
-    said = [f"+LN minus Baseline at N = {n:,}, points [95%]: {'; '.join(committed)}"] if committed else []
-    said += [f"pending in the GPU queue: {'; '.join(pending)}"] if pending else []
-    return (f"Which of the settings the paper leaves unstated decide the sign at its scale (chapter 11's rows, "
-            f"{budget(rows[0])}): " + "; ".join(said) + ".")
+    said = [f"Chapter 11's rows ({budget(rows[0])}), +LN minus Baseline at N = {n:,}, points [95%]:\n\n"
+            + "\n".join(committed)] if committed else []
+    said += [f"Pending in the GPU queue: {'; '.join(pending)}."] if pending else []
+    return "Which of the settings the paper leaves unstated decide the sign at its scale? " + "\n\n".join(said)
 
 
 def verdict(records: list, task: str, n: int) -> str:
@@ -62,12 +62,9 @@ def verdict(records: list, task: str, n: int) -> str:
         groups[side_of(d)].append(f"{r['row']}: {d['diff']:+.1f}")
         if paper is not None and d["low"] <= paper <= d["high"]:
             holding.append(r["row"])
-    total, pending = len(committed), len(rows) - len(committed)
-    said = (f"At the paper's scale ({budget(committed[0])}, on a GPU), N = {n:,}: of the "
-            f"{total} configurations of {task} committed, +LN is significantly ahead in {len(groups['ahead'])} "
-            f"({names(groups['ahead'])}), significantly behind in {len(groups['behind'])} "
-            f"({names(groups['behind'])}) and not significantly different in {len(groups['cannot tell'])} (if +LN "
-            f"changed nothing anywhere, about {ALPHA * total:.1f} would pass p < {ALPHA} by chance).")
+    pending = len(rows) - len(committed)
+    said = sign_sentences(groups, f"At the paper's scale ({budget(committed[0])}, on a GPU), N = {n:,}: of the "
+                                  f"{len(committed)} configurations of {task} committed")
     if paper is not None:
         said += (f" The paper's +LN minus Baseline there is {paper:+.1f} points; "
                  + (f"the 95% interval of {names(holding)} holds it." if holding
@@ -82,20 +79,18 @@ def closest(records: list, task: str, at) -> str:
     return "" if best is None else closest_sentence(best, at, among="Of the rows at the paper's scale, ")
 
 
-def lengths_sentence(records: list, task: str, beyond) -> str:
+def lengths_table(records: list, task: str, beyond) -> pd.DataFrame:
     """Each committed row of `task` (records: sensitivity.paper_scale_records at the lengths `beyond`, those past
     training) by the book's verdict rule over all of them (compare.Evidence): at how many +LN is significantly
-    ahead and behind, and the verdict; '' where none is committed.  A row judged at two lengths alone can read
-    otherwise at the others."""
-    said = []
+    ahead and behind, and the verdict; an empty frame where none is committed.  A row judged at two lengths alone
+    can read otherwise at the others."""
+    rows = {}
     for r in (r for r in records if r["task"] == task and r["difference"] is not None):
         found = [n for n in map(str, beyond) if n in r["difference"]]
         gains = {n: r["difference"][n]["diff"] for n in found}
         evidence = compare(gains, dict.fromkeys(found, 0.0), {n: r["difference"][n]["p"] for n in found}, found)
-        said.append(f"{r['row']}: ahead at {evidence.ahead_significant} and behind at {evidence.behind_significant} "
-                    f"of {evidence.lengths}, {evidence.verdict()}")
-    if not said:
-        return ""
+        rows[r["row"]] = {f"+LN ahead (p < {ALPHA})": evidence.ahead_significant,
+                          f"+LN behind (p < {ALPHA})": evidence.behind_significant,
+                          "lengths": evidence.lengths, "verdict": evidence.verdict()}
     span = f"{power_of_two(min(map(int, beyond)))} to {power_of_two(max(map(int, beyond)))}"
-    return (f"Over every length beyond training ({span}), where +LN is significantly ahead or behind (p < {ALPHA}) "
-            f"and the book's verdict: " + "; ".join(said) + ".")
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis(f"{task}, every length from {span}")

@@ -144,7 +144,7 @@ def best_sentence(best: pd.DataFrame, lengths, in_distribution: int) -> str:
     b = best[best["N"].isin(ood)]
     wins, sure = b["label"].value_counts(), sum(is_significant(p) for p in b["p"])
     return ("Best beyond training: " + ", ".join(f"{label} at {k} of {len(ood)} lengths" for label, k in wins.items())
-            + f" ({sure} of those leads with p < {ALPHA} over the runner-up).")
+            + f". {sure} of those leads are significant over the runner-up (p < {ALPHA}).")
 
 
 def differences_by_scale(scales: dict, pair) -> pd.DataFrame:
@@ -235,7 +235,7 @@ def overtaking(frame: pd.DataFrame, pair, labels: dict, in_distribution: int, al
             lasting.append(f"{name} from step {since[0]:,}")
         lead = (f"ahead from step {since[0]:,} on" if since else
                 f"not significantly ahead at the last rung (step {rows['step'].iloc[-1]:,})")
-        sentences.append(f"at {name}, {lead}, significantly behind at {behind} of {len(rows)} rungs")
+        sentences.append(f"At {name} it is {lead}, and significantly behind at {behind} of {len(rows)} rungs.")
     last = f"{frame['step'].max():,}"
     question = f"**Does {labels[second]} overtake {labels[first]}?** "
     where = f", at {', '.join(last_only)}: whether that lead lasts, these rungs cannot tell."
@@ -246,8 +246,8 @@ def overtaking(frame: pd.DataFrame, pair, labels: dict, in_distribution: int, al
         answer = f"Only at the last rung (step {last}){where}"
     else:
         answer = f"Not within the {last} steps of the ladder, at any test length beyond the training lengths."
-    return (f"{question}{answer} In detail, {labels[second]} against {labels[first]} (p < {alpha}, paired over "
-            f"seeds): " + "; ".join(sentences) + ".")
+    return (f"{question}{answer} In detail, {labels[second]} against {labels[first]}, p < {alpha} paired over "
+            f"seeds. " + " ".join(sentences))
 
 
 def ablation_metrics(accuracy: dict, lengths, ablation: Ablation = ABLATION) -> dict:
@@ -347,7 +347,7 @@ def verdict(metrics: dict, lengths, pair, labels: dict, in_distribution: int, n_
 
 
 def verdicts_by_scale(scales: dict, pair, labels: dict, in_distribution: int, task: str) -> str:
-    """One sentence: the summary's verdict on `pair` (the second run claimed better) at each scale,
+    """A list: the summary's verdict on `pair` (the second run claimed better) at each scale,
     in the order given, provisional below the paper's steps for `task` (provisional.py).
     scales: {label: (lengths, per_length metrics, training steps)}."""
     first, second = pair
@@ -356,9 +356,9 @@ def verdicts_by_scale(scales: dict, pair, labels: dict, in_distribution: int, ta
         ood = [str(n) for n in beyond_training(lengths, in_distribution)]
         e = compare(m["accuracy"][second], m["accuracy"][first], m["p_value"][pair_name(pair)], ood)
         note = provisional.note(task, steps)
-        parts.append(f"*{e.verdict()}*{f' ({note})' if note else ''} at {label}")
+        parts.append(f"- at {label}: *{e.verdict()}*{f' ({note})' if note else ''}")
     return (f"That {labels[second]} is more accurate than {labels[first]} beyond the training lengths, by the "
-            f"summary's rule: " + "; ".join(parts) + ".")
+            f"summary's rule:\n\n" + "\n".join(parts))
 
 
 def write_results(output_dir, chapter: str, parameters: dict, device, metrics: dict, wall_time_s=None,

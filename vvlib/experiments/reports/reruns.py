@@ -75,9 +75,9 @@ def summary(first: dict, again: dict, seeds, lengths, labels: dict, first_record
     moved_in = np.concatenate(list(changes(first, again, seeds, lengths, in_distribution).values()))
     moved_long = np.concatenate(list(changes(first, again, seeds, lengths, longest).values()))
     spread = {v: 100 * np.std(np.asarray(first[v])[:, at_long], ddof=1) for v in again}
-    text = (f"Trained again, each alone ({_where(sum(again_records.values(), []))}; the first runs: "
-            f"{_where(sum(first_records.values(), []))}), {same_bits} of the {moved_in.size} models end on their "
-            f"first run's final loss to the bit. At {in_distribution} items their scores moved by a median of "
+    text = (f"Trained again, each alone, {same_bits} of the {moved_in.size} models end on their first run's final "
+            f"loss to the bit. The reruns ran on {_where(sum(again_records.values(), []))}; the first runs on "
+            f"{_where(sum(first_records.values(), []))}. At {in_distribution} items their scores moved by a median of "
             f"{np.median(np.abs(moved_in)):.1f} points (from {moved_in.min():+.1f} to {moved_in.max():+.1f}). ")
     lowest = _lowest_first(first, seeds, at_in)
     if lowest:
@@ -116,12 +116,12 @@ def parting_sentence(parting: pd.DataFrame, labels: dict) -> str:
             f"{typical:.3f}% or less and at most {largest:.3f}%, where different seeds differ by a median of "
             f"{others:.2f}% or more")
     if typical >= others / 10:
-        text += ": the reruns did not start alike. "
+        text += ". So the reruns did not start alike. "
     elif largest >= others / 10:
-        text += (": the reruns started on their first runs' draws, but at least one had parted from its first run "
-                 "within those steps. ")
+        text += (". So the reruns started on their first runs' draws, but at least one had parted from its first "
+                 "run within those steps. ")
     else:
-        text += ": the reruns started on their first runs' draws. "
+        text += ". So the reruns started on their first runs' draws. "
     apart = [step for step in steps
              if (parting.xs(step, level="step")["same seed: median"]
                  >= parting.xs(step, level="step")["different seeds: median"] / 2).all()]

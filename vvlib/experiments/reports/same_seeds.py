@@ -124,18 +124,18 @@ def summary(parting: pd.DataFrame, paired: dict, labels: dict, alpha: float) -> 
     return (f"Over the first {first:,} steps the same seed's mean training loss differs between the devices by at "
             f"most {early['same seed: largest'].max():.2f}% (median {early['same seed: median'].median():.3f}%), "
             f"where different seeds differ by a median of {early['different seeds: median'].min():.2f}% or more"
-            + (f": the {seeds} seeds started alike on both devices, as the counter stream promises. " if alike else
-               ": the devices' runs of one seed are no closer than different seeds, so they did not start alike. ")
+            + (f". So the {seeds} seeds started alike on both devices, as the counter stream promises. " if alike else
+               ". The devices' runs of one seed are no closer than different seeds, so they did not start alike. ")
             + f"By step {last:,} the same seed differs by a median of {late['same seed: median'].min():.0f}-"
             f"{late['same seed: median'].max():.0f}%, against {late['different seeds: median'].min():.0f}-"
             f"{late['different seeds: median'].max():.0f}% between different seeds"
-            + (": the arithmetic, the one thing that differs, has taken them as far apart as new seeds. "
+            + (". So the arithmetic, the one thing that differs, has taken them as far apart as new seeds. "
                if alike and apart else ". ")
             + f"Scored on the same test sequences, the GPU's seeds differ from the CPU's with p < {alpha} at "
             f"{len(differ)} of {n_tests} variant-lengths"
             + (" (" + "; ".join(f"{v} at {power_of_two(n)}, {d['diff']:+.1f} points" for v, n, d in differ) + ")"
                if differ else "")
-            + f", where chance alone would give about {n_tests * alpha:.1f}; the intervals bound what the arithmetic "
+            + f". Chance alone would give about {n_tests * alpha:.1f}. The intervals bound what the arithmetic "
             f"does to the mean accuracy at {seeds} seeds.")
 
 

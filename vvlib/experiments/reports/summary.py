@@ -184,9 +184,9 @@ def headline(rows: list) -> str:
     for c in rows:
         if c.claim.endswith(f": {HEADLINE}"):
             task = c.claim.split(":")[0]
-            smaller = "; ".join(f"{r.shown_verdict()} at {r.scale()}" for r in c.smaller())
-            items.append(f"- **{task}**: {c.shown_verdict()} at {c.decisive().scale()}"
-                         + (f" (at smaller scales: {smaller})" if smaller else "") + ".")
+            smaller = " ".join(f"{r.shown_verdict().capitalize()} at {r.scale()}." for r in c.smaller())
+            items.append(f"- **{task}**: {c.shown_verdict()} at {c.decisive().scale()}."
+                         + (f" At smaller scales: {smaller}" if smaller else ""))
     return "\n".join(items)
 
 

@@ -5,6 +5,8 @@ chapter's runs cost."""
 import json
 from collections import Counter
 
+import pandas as pd
+
 from ..setups import sensitivity
 from ..setups.paper_tasks import DICTIONARY
 from ..setups.variants import NORMED
@@ -94,6 +96,13 @@ def sensitivity_budgets(results: dict, key: str = "rows") -> str:
                                              for (seeds, steps), count in budgets.items()))
     profile = "paper, trained on a GPU" if key == "paper_scale" else results["parameters"]["profile"]
     return "; ".join(parts) + f" (profile {profile})"
+
+
+def budget_table(results: dict, key: str = "rows") -> pd.DataFrame:
+    """sensitivity_budgets as a table: per task and budget (seeds, steps), how many configurations ran at it."""
+    counts = Counter((r["task"], r["n_seeds"], f"{r['steps']:,}") for r in results["metrics"][key])
+    return pd.DataFrame([(*k, n) for k, n in counts.items()], columns=["task", "seeds", "steps", "configurations"]
+                        ).set_index(["task", "seeds", "steps"])
 
 
 def compute_table(results_dir, chapters) -> list:

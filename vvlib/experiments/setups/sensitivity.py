@@ -300,16 +300,26 @@ def described(d: dict, aside: str = "") -> str:
 
 
 def verdict(records: list, task: str, n: int) -> str:
-    """One sentence per task and length, computed from the rows."""
+    """A few sentences per task and length, computed from the rows."""
     groups = sorted_by_sign(records, task, n)
+    return sign_sentences(groups, f"At N = {n}, of {sum(map(len, groups.values()))} configurations of {task}")
+
+
+NAMED = 4  # a side with more rows than this is read off the forest and the row table, not listed in prose
+
+
+def sign_sentences(groups: dict, opening: str) -> str:
+    """How many rows of sorted_by_sign's `groups` +LN is significantly ahead, behind or neither in, after
+    `opening`; how many would pass by chance; the rows ahead and behind by name where there are few."""
     total = sum(map(len, groups.values()))
-    parts = [f"significantly ahead in {len(groups['ahead'])} ({names(groups['ahead'])})",
-             f"significantly behind in {len(groups['behind'])} ({names(groups['behind'])})",
-             f"not significantly different in {len(groups['cannot tell'])}"]
-    # Each row is its own test: with many rows, a few pass the threshold by chance alone.
-    chance = f"if +LN changed nothing anywhere, about {ALPHA * total:.1f} would pass p < {ALPHA} by chance"
-    return (f"At N = {n}, of {total} configurations of {task}, +LN is " + ", ".join(parts[:2])
-            + f" and {parts[2]} ({chance}).")
+    said = (f"{opening}, +LN is significantly ahead in {len(groups['ahead'])}, significantly behind in "
+            f"{len(groups['behind'])} and not significantly different in {len(groups['cannot tell'])}. "
+            # Each row is its own test: with many rows, a few pass the threshold by chance alone.
+            f"If +LN changed nothing anywhere, about {ALPHA * total:.1f} would pass p < {ALPHA} by chance.")
+    for side in ("ahead", "behind"):
+        if 0 < len(groups[side]) <= NAMED:
+            said += f" {side.capitalize()}: {names(groups[side])}."
+    return said
 
 
 def unlearned_sentence(records: list, task: str) -> str:
