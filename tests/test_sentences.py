@@ -41,7 +41,45 @@ def test_a_sentence_over_the_limit_is_long_and_one_at_it_is_not():
 
 
 @pytest.mark.parametrize("page", sentences.pages(ROOT), ids=lambda p: p.name)
+def test_no_page_runs_over_its_word_budget(page):
+    allowed = sentences.words_allowed(page)
+    assert allowed is None or sentences.words(sentences.page_markdown(page)) <= allowed
+
+
+def test_word_budgets_are_a_chapters_and_the_front_pages():
+    assert sentences.words_allowed(ROOT / "notebooks" / "10_beyond.ipynb") == 3000
+    assert [sentences.words_allowed(ROOT / "book" / p) for p in ("intro.md", "scale.md", "glossary.md")] == [500, 1500, None]
+    assert sentences.words("One two three. Four five six seven!\n\n- eight nine ten") == 10
+
+
+@pytest.mark.parametrize("page", sentences.pages(ROOT), ids=lambda p: p.name)
 def test_no_page_has_more_than_its_share_of_long_sentences(page):
     text = sentences.page_markdown(page)
     long, every = sentences.long_sentences(text), sentences.sentences(text)
     assert len(long) <= sentences.MOST_LONG * len(every), "\n\n".join(long)
+
+
+def test_a_built_pages_prose_counts_generated_text_and_leaves_tables_code_and_collapsed_blocks_out():
+    from vvlib.book import readable
+
+    page = ("<nav><p>Not the article.</p></nav><article><h1>A heading here</h1><p>A written sentence of six words. "
+            "generated sentence opening with a lowercase task name.</p><table><tr><td>A cell. Another cell of "
+            "words.</td></tr></table><pre>code = 1. more code here</pre><details><p>Hidden text in a block."
+            '</p></details><p>At <span class="math notranslate">\\(N = 2^{10}\\)</span> the attention spreads out.'
+            "</p><ul><li>a list item of five words</li></ul></article>")
+    assert sentences.sentences(readable.article_prose(page)) == [
+        "A written sentence of six words.", "generated sentence opening with a lowercase task name.",
+        "At M the attention spreads out.", "a list item of five words"]
+
+
+def test_a_built_page_with_more_than_its_share_of_long_sentences_is_a_problem():
+    from vvlib.book import readable
+
+    short, long = "Three short words.", " ".join(["Word"] * (sentences.LONG + 1)) + "."
+    within = "<article><p>" + " ".join([short] * 49 + [long]) + "</p></article>"  # 1 of 50: 2%, the most allowed
+    assert readable.long_prose(within) == []
+    over = "<article><p>" + " ".join([short] * 48 + [long] * 2) + "</p></article>"
+    assert readable.long_prose(over) == [f"2 of 50 prose sentences over {sentences.LONG} words, the longest "
+                                         f"({sentences.LONG + 1} words): 'Word Word Word Word Word Word Word Word "
+                                         "Word Word Word Word '"]  # its first 60 characters
+    assert readable.problems(over) == readable.long_prose(over)

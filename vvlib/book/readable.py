@@ -5,7 +5,8 @@
 A table cell cut short with "…" or a row of "..." (pandas cuts long cells and long tables by
 default), "\\_" outside math (TeX that was not typeset), a Python list's or dict's repr in a table
 cell, a figure drawn by a cell with no "Figure." caption after it (before the next figure), a caption
-sentence over sentences.LONG words.  The
+sentence over sentences.LONG words, more than sentences.MOST_LONG of the prose's
+sentences (written and generated) over sentences.LONG words.  The
 browser test checks the quick (ci) build; .ci/run checks the published one with this, since only
 its tables hold every committed row.
 """
@@ -31,7 +32,30 @@ def problems(page: str) -> list[str]:
     prose = re.sub(r'<(script|style|pre)\b.*?</\1>|<span class="math[^"]*">.*?</span>|<div class="math[^"]*">.*?</div>',
                    "", page, flags=re.S)
     found += [f"TeX outside math: {m!r}" for m in re.findall(r".{0,30}\\_.{0,30}", re.sub(r"<[^>]+>", "", prose))]
-    return found + uncaptioned(page) + long_captions(page)
+    return found + uncaptioned(page) + long_captions(page) + long_prose(page)
+
+
+def article_prose(page: str) -> str:
+    """A built page's prose, written and generated: its article's text less code, outputs in <pre>, tables, math,
+    headings and collapsed (<details>) blocks, math as one word; each paragraph, list item and caption a block of
+    its own."""
+    found = re.search(r"<article\b[^>]*>(.*)</article>", page, flags=re.S)
+    text = found.group(1) if found else page
+    text = re.sub(r"<(script|style|pre|table|details|h[1-6])\b.*?</\1>", "", text, flags=re.S)
+    text = re.sub(r'<(span|div) class="math[^"]*">.*?</\1>', "M", text, flags=re.S)  # a symbol: one word
+    text = re.sub(r"</?(?:p|li|div|dd|dt|figcaption|blockquote|section)\b[^>]*>", "\n\n", text)
+    return html.unescape(re.sub(r"<[^>]+>", "", text))
+
+
+def long_prose(page: str) -> list[str]:
+    """One problem where more than sentences.MOST_LONG of the page's prose sentences run over sentences.LONG words,
+    naming the longest."""
+    said = sentences.sentences(article_prose(page))
+    long = sorted((s for s in said if len(s.split()) > sentences.LONG), key=lambda s: -len(s.split()))
+    if len(long) <= sentences.MOST_LONG * len(said):
+        return []
+    return [f"{len(long)} of {len(said)} prose sentences over {sentences.LONG} words, the longest "
+            f"({len(long[0].split())} words): {long[0][:60]!r}"]
 
 
 def long_captions(page: str) -> list[str]:
