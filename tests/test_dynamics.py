@@ -264,7 +264,7 @@ def test_the_summary_averages_the_window_of_lowest_loss_and_the_last():
     assert "the loss of a missed one" not in along_training.dynamics_sentences({"run": late})  # none missed in either
 
 
-def test_the_layer_sentence_finds_when_entropies_fall_and_when_runs_part():
+def test_the_layer_table_finds_when_entropies_fall_and_the_sentence_when_runs_part():
     """Entropies built by hand: the Baseline's first layer falls linearly from 2.7 to 0.1 nats over ten
     measurements, the other run's stays at 2.6 after its first; half of ln 16 is 1.39 nats."""
     steps = np.arange(1, 11) * 100
@@ -276,17 +276,16 @@ def test_the_layer_sentence_finds_when_entropies_fall_and_when_runs_part():
                        "entropy_layer2": 0.5, "on_answer_layer1": share, "on_answer_layer2": 0.25,
                        "qk_norm_layer1": 10 + share, "qk_norm_layer2": 12.0,
                        "train_loss": loss / steps}) for seed in (0, 1)])
-    sentence = along_training.layer_dynamics_sentence({"Deep": frame(falling, 0.02, 100.0),
-                                               "Deep (+ LN)": frame(flat, 0.0, 300.0)}, 2, 16)
-    assert sentence.startswith("(At the end: over steps 1,000-1,000, the last tenth of the measurements.) Deep. ")
-    assert ("Deep. Layer 1's entropy is 2.70 nats at step 100, first below 1.39 at step 600, 0.10 at the end. Its "
-            "share of largest weights on the answer is at most 90% (step 500), 40% at the end. The norm of its query "
-            "and key weights is 10.1 at step 100, at most 10.9 (step 500), 10.4 at the end. Layer 2's entropy is 0.50 "
-            "nats at step 100, first below 1.39 at step 100, 0.50 at the end. Its share of largest weights on the "
-            "answer is at most 25% (step 100), 25% at the end. The norm of its query and key weights is 12.0 at step "
-            "100, at most 12.0 (step 100), 12.0 at the end.") in sentence
-    assert "Deep (+ LN). Layer 1's entropy is 2.70 nats at step 100, never below 1.39 (lowest 2.60, at step 200), " \
-           "2.60 at the end." in sentence
+    tables = {"Deep": frame(falling, 0.02, 100.0), "Deep (+ LN)": frame(flat, 0.0, 300.0)}
+    table = along_training.layer_dynamics_table(tables, 2, 16)
+    assert table.loc[("Deep", 1)].tolist() == ["2.70", "step 600", "0.10", "90% (step 500)", "40%",
+                                               "10.1, 10.9 (step 500), 10.4"]
+    assert table.loc[("Deep", 2)].tolist() == ["0.50", "step 100", "0.50", "25% (step 100)", "25%",
+                                               "12.0, 12.0 (step 100), 12.0"]
+    assert table.loc[("Deep (+ LN)", 1), "first below 1.39"] == "never (lowest 2.60, step 200)"
+    assert table.loc[("Deep (+ LN)", 1), "entropy at the end"] == "2.60"
+    sentence = along_training.layers_parting_sentence(tables, 16)
+    assert sentence.startswith("At the end means over steps 1,000-1,000, the last tenth of the measurements.")
     assert sentence.endswith("The first layer of Deep (+ LN) is more than 1.39 nats above Deep's from step 700 to the end "
                              "(training loss at that step 0.43, against 0.14).")
     gap = lambda values: pd.Series(values, index=[100, 200, 300, 400, 500])

@@ -65,10 +65,10 @@ def test_loss_curves_join_runs_by_seed_and_band_the_seeds_spread():
     assert np.isclose(band.min(), np.percentile([0.5, 0.7, 0.9], 10))
     assert np.isclose(band.max(), np.percentile([1.0, 3.0, 2.0], 90))
     rising = [(100, [0.04, 0.04]), (200, [0.03, 0.03]), (300, [0.09, 0.09])]
-    assert along_training.loss_rise({"B": rising}) == ("Mean training loss over seeds. B: lowest 0.03 at step 200, 0.09 at "
-                                              "step 300 (3.0 times the lowest).")
     falling = [(100, [0.5]), (200, [0.0014])]
-    assert along_training.loss_rise({"C": falling}) == "Mean training loss over seeds. C: lowest at the last step, 200: 0.0014."
+    table = along_training.loss_rise_table({"B": rising, "C": falling})
+    assert table.loc["B"].tolist() == ["0.03", "200", "0.09", "300", "3.0"]
+    assert table.loc["C"].tolist() == ["0.0014", "200", "0.0014", "200", "1.0"]  # still falling at the end
     with pytest.raises(ValueError, match="different steps"):
         runs.joined_history([first, {"loss_history": [(50, [1.0])]}])
 

@@ -140,9 +140,9 @@ class BeyondPage(ChapterPage):
                                   band=True)
             show_figure(f"{t}: the training loss of every committed paper-scale variant ({self.P_paper.n_seeds} seeds "
                         f"x {P_t.steps:,} steps, GPU), mean over seeds with the band from the 10th to the 90th "
-                        "percentile seed. A loss that climbs after its lowest point is the rise the sentence "
+                        "percentile seed. A loss that climbs after its lowest point is the rise the table below "
                         "measures.")
-            display(Markdown(f"**{t}**: " + along_training.loss_rise(histories)))
+            display(Markdown(f"**{t}**:"), along_training.loss_rise_table(histories))
         if not self.big:
             why = ("none of this chapter's is committed yet." if self.P.paper_scale_dir
                    else "this run reads none (`paper_scale_dir` is empty).")

@@ -78,13 +78,16 @@ def show(P, device) -> dict:
                     "constant rate and with the rate decayed along half a cosine, each with and without +LN: mean over "
                     "seeds with the 10-90% band. Compare the constant-rate lines with the decayed ones late in "
                     "training.")
-        said = [f"**At {where}** ({n_seeds} seeds, {kind}): " + along_training.loss_rise(histories)]
+        display(Markdown(f"**At {where}** ({n_seeds} seeds, {kind}):"))
+        display(along_training.loss_rise_table(histories))
+        said = []
         if len(found) > 1 and rows[0][2] is not None:  # compared with the first row, the constant rate
             said.append("Accuracy, " + layer_rows.schedule_sentence([(name, acc) for name, _, acc, _ in found],
                                                                 P_rows.eval_lengths, P_rows.compared_lengths))
         if missing:
             said.append(f"Not yet committed: {'; '.join(missing)}.")
-        display(Markdown(" ".join(said)))
+        if said:
+            display(Markdown(" ".join(said)))
         sources |= {f"deep_rows/{where}/{name}/{side}": record["provenance"]
                     for name, _, _, training in found for side, record in training.items()}
         sources |= show_layers(P_rows, [(name, P_row) for name, P_row, accuracy, _ in found], on, where, kind)

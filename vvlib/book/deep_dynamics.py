@@ -196,7 +196,10 @@ def show(P, device) -> dict:
                 "line per run, steps on a log scale. Left, the whole model: training and probe loss, gradient and "
                 "weight norms; then each layer: its attention entropy, its share of largest weights on the answer "
                 "(dashed: uniform weights), and its query and key weights' gradient and norm.", figure)
-    said = [along_training.layer_dynamics_sentence(tables, P.deep_layers, P_measured.max_len)]
+    display(Markdown("Each layer's attention along training (entropy in nats; the share of largest weights on the "
+                     "answer; the norm of its query and key weights), means over seeds:"))
+    display(along_training.layer_dynamics_table(tables, P.deep_layers, P_measured.max_len))
+    said = [along_training.layers_parting_sentence(tables, P_measured.max_len)]
     if missing:
         said.append(f"Not stored yet: {'; '.join(missing)}.")
     display(Markdown(" ".join(said)))

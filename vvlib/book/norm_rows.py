@@ -52,8 +52,9 @@ def show(P, device) -> dict:
                     "with the 10-90% band. The Baseline, +LN with its norm after every layer, and +LN with it after "
                     "the last layer only share their seeds. If the first layer's norm holds +LN back, the last "
                     "line should follow the Baseline's.")
-        said = [f"**At {where}** ({n_seeds} seeds, {kind}): " + along_training.loss_rise(histories),
-                "Accuracy, " + layer_rows.norm_layers_sentence([(name, every[2], last[2]) for name, last, every in found],
+        display(Markdown(f"**At {where}** ({n_seeds} seeds, {kind}):"))
+        display(along_training.loss_rise_table(histories))
+        said = ["Accuracy, " + layer_rows.norm_layers_sentence([(name, every[2], last[2]) for name, last, every in found],
                                                            P_rows.eval_lengths, P_rows.compared_lengths)]
         if missing:
             said.append(f"Not yet committed: {'; '.join(missing)}.")

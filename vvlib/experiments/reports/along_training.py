@@ -103,35 +103,40 @@ def _same_seeds_p(tables: dict, layer: int, length: int) -> str:
     return f"p = {format_p(p)}"
 
 
-def layer_dynamics_sentence(tables: dict, layers: int, length: int) -> str:
-    """Each layer's attention along training (dynamics.measure_names' entropy_layerK and on_answer_layerK, means
-    over seeds) in words.  Per run and layer: the entropy at the first measurement, the first step at which it is
-    below half of ln N (uniform weights over the probe batch's `length` items give ln N) or, where it never is, its
-    lowest, and its mean over the last tenth of the measurements ("at the end"); the share of largest weights on
-    the answer at its highest and at the end; the norm of its query and key weights at the first measurement, at
-    its highest and at the end.  Then, for every run after the first, the step from which its first
-    layer's entropy stays more than half of ln N from the first run's to the end, and both training losses there."""
-    half = attending_below(length)
-    means = {label: frame.groupby("step").mean(numeric_only=True) for label, frame in tables.items()}
-    parts = []
-    for label, m in means.items():
+def layer_dynamics_table(tables: dict, layers: int, length: int) -> pd.DataFrame:
+    """Each layer's attention along training (dynamics.measure_names' entropy_layerK, on_answer_layerK and
+    qk_norm_layerK, means over seeds), a row per run and layer: the entropy at the first measurement, the first
+    step at which it is below half of ln N (uniform weights over the probe batch's `length` items give ln N) or,
+    where it never is, its lowest, and its mean over the last tenth of the measurements ("at the end"); the share
+    of largest weights on the answer at its highest and at the end; the norm of its query and key weights at the
+    first measurement, at its highest and at the end."""
+    half, rows = attending_below(length), []
+    for label, frame in tables.items():
+        m = frame.groupby("step").mean(numeric_only=True)
         end = last_tenth(m)
-        if not parts:
-            parts.append(f"(At the end: over steps {end.index[0]:,}-{end.index[-1]:,}, the last tenth of the measurements.)")
-        said = [f"{label}."]  # then three short sentences per layer: its entropy, its aim, its query and key weights
         for k in range(1, layers + 1):
             entropy, on_answer, qk = m[f"entropy_layer{k}"], m[f"on_answer_layer{k}"], m[f"qk_norm_layer{k}"]
             below = entropy.index[entropy < half]
-            said.append(f"Layer {k}'s entropy is {entropy.iloc[0]:.2f} nats at step {entropy.index[0]:,}, "
-                        + (f"first below {half:.2f} at step {below[0]:,}" if len(below) else
-                           f"never below {half:.2f} (lowest {entropy.min():.2f}, at step {entropy.idxmin():,})")
-                        + f", {end[f'entropy_layer{k}'].mean():.2f} at the end. Its share of largest weights on the "
-                          f"answer is at most {on_answer.max():.0%} (step {on_answer.idxmax():,}), "
-                          f"{end[f'on_answer_layer{k}'].mean():.0%} at the end. The norm of its query and key weights "
-                          f"is {qk.iloc[0]:.1f} at step {qk.index[0]:,}, at most {qk.max():.1f} (step {qk.idxmax():,}), "
-                          f"{end[f'qk_norm_layer{k}'].mean():.1f} at the end.")
-        parts.append(" ".join(said))
+            rows.append({"run": label, "layer": k, "entropy at the start": f"{entropy.iloc[0]:.2f}",
+                         f"first below {half:.2f}": (f"step {below[0]:,}" if len(below) else
+                                                    f"never (lowest {entropy.min():.2f}, step {entropy.idxmin():,})"),
+                         "entropy at the end": f"{end[f'entropy_layer{k}'].mean():.2f}",
+                         "on the answer: most": f"{on_answer.max():.0%} (step {on_answer.idxmax():,})",
+                         "at the end": f"{end[f'on_answer_layer{k}'].mean():.0%}",
+                         "query-key norm: start, most, end": f"{qk.iloc[0]:.1f}, {qk.max():.1f} (step {qk.idxmax():,}), "
+                                                             f"{end[f'qk_norm_layer{k}'].mean():.1f}"})
+    return pd.DataFrame(rows).set_index(["run", "layer"])
+
+
+def layers_parting_sentence(tables: dict, length: int) -> str:
+    """When the runs' attention parts: the measurements "at the end" cover, then for every run after the first, the
+    step from which its first layer's entropy stays more than half of ln N from the first run's to the end, and
+    both training losses there."""
+    half = attending_below(length)
+    means = {label: frame.groupby("step").mean(numeric_only=True) for label, frame in tables.items()}
     (first_label, first), *others = means.items()
+    end = last_tenth(first)
+    parts = [f"At the end means over steps {end.index[0]:,}-{end.index[-1]:,}, the last tenth of the measurements."]
     for label, m in others:
         gap = m["entropy_layer1"] - first["entropy_layer1"]
         step = _parted_from(gap, half)
@@ -188,18 +193,16 @@ def _miss_share(s: dict, when: str) -> float:
     return s[f"loss_from_misses_{when}"] / s[f"probe_loss_{when}"]
 
 
-def loss_rise(histories: dict) -> str:
-    """A sentence per run: the lowest mean training loss, its step, and the last one."""
-    parts = []
+def loss_rise_table(histories: dict) -> pd.DataFrame:
+    """A row per run of {label: loss history}: its lowest mean training loss over seeds and the step it falls on,
+    the last one and its step, and how many times the lowest the last one is (1.0 where it is still falling)."""
+    rows = {}
     for label, history in histories.items():
         means = [float(np.mean(losses)) for _, losses in history]
         best = int(np.argmin(means))
-        if best == len(history) - 1:  # still falling at the end
-            parts.append(f"{label}: lowest at the last step, {history[-1][0]:,}: {means[-1]:.2g}")
-            continue
-        parts.append(f"{label}: lowest {means[best]:.2g} at step {history[best][0]:,}, {means[-1]:.2g} at step "
-                     f"{history[-1][0]:,} ({means[-1] / means[best]:.1f} times the lowest)")
-    return "Mean training loss over seeds. " + ". ".join(parts) + "."  # a sentence per run
+        rows[label] = {"lowest": f"{means[best]:.2g}", "at step": f"{history[best][0]:,}", "last": f"{means[-1]:.2g}",
+                       "last step": f"{history[-1][0]:,}", "last / lowest": f"{means[-1] / means[best]:.1f}"}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("mean training loss over seeds")
 
 
 def last_mean_loss(history: list) -> float:
