@@ -527,19 +527,26 @@ def opening(dom: str) -> tuple[int, bool]:
     return len(re.sub(r"<[^>]+>", " ", before).split()), "admonition note" in before
 
 
-# measures, once the page has laid out at 1280 px, every shown table of the article against the text column
+# measures, once the page has laid out at 1280 px, every shown table and code block of the article against the
+# text column; a code block also against its own box (a line longer than the box hides behind a scroll bar)
 WIDTH_PROBE = """<script>window.addEventListener("load", () => {
   const column = document.querySelector("article").getBoundingClientRect().width;
-  const wide = [...document.querySelectorAll("article table")].map(t => [Math.round(t.getBoundingClientRect().width),
-      (t.innerText || "").trim().slice(0, 80)]).filter(([width]) => width > column + 1);
-  const out = document.createElement("pre"); out.id = "table-widths";
+  const blocks = [...document.querySelectorAll("article table, article pre")]  // those shown: a collapsed one has no text
+      .filter(b => b.offsetParent !== null && (b.innerText || "").trim() !== "");
+  // a block's box against the column; a code block's lines (scrollWidth) against its box inside the borders
+  const overflow = b => Math.max(b.getBoundingClientRect().width - column,
+      b.tagName === "PRE" ? b.scrollWidth - b.clientWidth : 0);
+  const wide = blocks.filter(b => overflow(b) > 1).map(b => [Math.round(b.getBoundingClientRect().width +
+      Math.max(0, b.scrollWidth - b.clientWidth)), (b.innerText || "").trim().slice(0, 80)]);
+  const out = document.createElement("pre"); out.id = "block-widths";
   out.textContent = JSON.stringify({column: Math.round(column), wide}); document.body.appendChild(out);
 });</script>"""
 
 
-def wide_tables(browser, page) -> dict:
-    """{"column": the article's width in px, "wide": [[width, first words] of each table wider than it]}
-    at a 1280 px window: a copy of the page beside it (same assets) with WIDTH_PROBE added."""
+def wide_blocks(browser, page) -> dict:
+    """{"column": the article's width in px, "wide": [[width, first words] of each table or code block wider than
+    it, or code block whose lines are wider than the block]} at a 1280 px window: a copy of the page beside it
+    (same assets) with WIDTH_PROBE added."""
     probe = page.with_name(f"_width-{page.name}")
     probe.write_text(page.read_text().replace("</body>", WIDTH_PROBE + "</body>"))
     try:
@@ -547,7 +554,7 @@ def wide_tables(browser, page) -> dict:
                               capture_output=True, text=True, timeout=120)
     finally:
         probe.unlink()
-    found = re.search(r'<pre id="table-widths"[^>]*>(.*?)</pre>', done.stdout, flags=re.S)
+    found = re.search(r'<pre id="block-widths"[^>]*>(.*?)</pre>', done.stdout, flags=re.S)
     assert found, done.stderr[-2000:]
     return json.loads(html_lib.unescape(found.group(1)))
 
@@ -589,8 +596,9 @@ def test_pages_render_offline_in_chromium(built):
     for name in TRAINING_PAGES:
         words, note_first = opening(raw[name])
         assert words <= 150 and not note_first, (name, words, note_first)
-    # no table wider than the text column at 1280 px (it would hide its last columns off the edge)
-    assert {page.stem: wide for page in pages if (wide := wide_tables(browser, page)["wide"])} == {}
+    # no table or code block wider than the text column at 1280 px (its right end would be off the edge or
+    # behind a scroll bar); the pages include the summary and its claims table
+    assert {page.stem: wide for page in pages if (wide := wide_blocks(browser, page)["wide"])} == {}
     assert "Our answer to the paper’s Table 2" in chapter5  # Sphinx renders the apostrophe curly
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     for name in ("intro", "chapters/02_monte_carlo", "chapters/05_dictionary_lookup", "chapters/11_sensitivity"):

@@ -19,7 +19,7 @@ PAGES = ["README.md", "docs/running.md", "book/intro.md", "book/scale.md", "book
 
 def run_commands():
     for page in PAGES:
-        for line in (REPO_ROOT / page).read_text().splitlines():
+        for line in (REPO_ROOT / page).read_text().replace("\\\n", " ").splitlines():  # joins continued lines
             match = re.search(r"python -m vvlib run (.*?)(?:#|`|$)", line)
             if match:
                 yield page, match.group(1).strip()
