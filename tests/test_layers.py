@@ -206,3 +206,11 @@ def test_the_generic_reports_import_the_package_at_the_top_only():
                 hidden += [f"{path.name}:{inner.lineno}" for inner in ast.walk(node)
                            if isinstance(inner, ast.ImportFrom) and inner.level > 0]
     assert not hidden, hidden
+
+
+MOST_LINES = 400  # a module longer than this holds more than one concept: split it
+
+
+def test_no_module_runs_over_the_most_lines():
+    lines = {str(p.relative_to(PACKAGE)): len(p.read_text().splitlines()) for p in PACKAGE.rglob("*.py")}
+    assert {name: n for name, n in lines.items() if n > MOST_LINES} == {}

@@ -25,12 +25,10 @@ from .params import MODEL_PARAMETERS, ROW_MODEL_FIELDS, ParameterError, Params, 
 PAIR = BASE, NORMED = variants.PAIR  # the two sides of every row, as its results name them
 ROW_PARAMETERS = {t.name: f"{t.name}_rows" for t in TASKS}  # the chapter's list of rows per task
 PAPER_TABLES = {t.name: t.accuracy for t in TASKS}  # Tables 1 and 2
-# What a row may change: the training and model settings every task has (the attention's heads and layers
-# too: chapter 10's deep model), each task's own, its number of seeds (more for a borderline row; each seed
-# draws the same data in a row of 10 or 20), ln_affine: False makes the +LN side LayerNorm without its
-# learned scale and shift, which is chapter 8's +std variant (standardization alone), and start_from_step: the
-# +LN side takes the row's Baseline run over at that step (train.TrainConfig), carrying what handover says, so the
-# Baseline is the row's without them.
+# What a row may change: every task's training and model settings (heads and layers too: chapter 10's deep
+# model); its number of seeds (each seed draws the same data in a row of 10 or 20); ln_affine (False: +LN without
+# its learned scale and shift, chapter 8's +std); start_from_step and handover (the +LN side takes over the row's
+# Baseline run at that step, carrying what handover names: train.TrainConfig).
 SHARED_SETTINGS = ("n_seeds", "steps", "batch_size", "lr", "weight_decay", "min_len", "max_len", "lr_schedule",
                    "warmup_steps", "drop_step", "adam_eps", "grad_clip", "dropout", *MODEL_PARAMETERS, *ROW_MODEL_FIELDS,
                    "ln_affine", "start_from_step", "handover")
@@ -42,8 +40,8 @@ def tasks_with_rows(records: list) -> list[str]:
 
 
 def trained_variants(P) -> tuple:
-    """The variants a row trains for PAIR's two sides: the Baseline, and LayerNorm with or
-    without its learned scale and shift (ln_affine)."""
+    """The variants a row trains for PAIR's two sides: the Baseline, and LayerNorm with or without its learned
+    scale and shift (ln_affine)."""
     return BASE, (NORMED if P.get("ln_affine", True) else variants.ABLATION.plain)
 
 
@@ -57,8 +55,8 @@ def label(row: dict) -> str:
 
 
 def row_params(P, task: str, row: dict) -> Params:
-    """The parameters one row trains with: the chapter's, as chapters 4-5 name them for `task`
-    (variants.task_params), with the row's changes on top."""
+    """One row's parameters: the chapter's, as chapters 4-5 name them for `task` (variants.task_params), with the
+    row's changes on top."""
     return Params({**variants.task_params(P, task), **row})
 
 
@@ -66,10 +64,9 @@ _LAST_PLAN = [None, None]  # (the parameters last planned, as JSON; their plan):
 
 
 def check_rows(P) -> list[tuple[str, dict, Params]]:
-    """[(task, row, its parameters)] for every row of every task, each checked by building the
-    configs it would train, so that a bad row stops the chapter before anything is trained.  The
-    chapter's check (runner.configure) and its notebook's plan ask for the same parameters: the
-    rows are built and checked once, and the second asker gets that plan."""
+    """[(task, row, its parameters)] for every row of every task, each checked by building the configs it would
+    train, so that a bad row stops the chapter before anything is trained.  The chapter's check (runner.configure)
+    and its notebook's plan ask for the same parameters: the second asker gets the first's plan."""
     key = json.dumps(P, sort_keys=True, default=repr)
     if _LAST_PLAN[0] != key:
         _LAST_PLAN[:] = [key, _plan(P)]
