@@ -47,23 +47,21 @@ def test_rows_of_a_model_are_those_changing_exactly_it():
             == ["constant rate, 50 steps", "lr_schedule=cosine, 50 steps"])
 
 
-def test_the_schedule_sentence_is_a_paired_comparison_over_the_same_seeds():
+def test_the_schedule_table_is_a_paired_comparison_over_the_same_seeds():
     rng = np.random.default_rng(1)
     lengths = [16, 64, 256]
     constant = {side: rng.uniform(0, 1, (6, 3)) for side in sensitivity.PAIR}
     decayed = {side: np.clip(a + rng.normal(0.05, 0.03, a.shape), 0, 1) for side, a in constant.items()}
-    said = layer_rows.schedule_sentence([("constant rate", constant), ("lr_schedule=cosine", decayed)], lengths, [64, 256])
+    table = layer_rows.schedule_table([("constant rate", constant), ("lr_schedule=cosine", decayed)], lengths, [64, 256])
+    assert list(table.columns) == ["mean (%)", "constant rate (%)", "difference (points)", "p"]
     for side in sensitivity.PAIR:
         for j, n in ((1, 64), (2, 256)):
             diff = 100 * (decayed[side][:, j] - constant[side][:, j])
             p = scipy_stats.ttest_rel(decayed[side][:, j], constant[side][:, j]).pvalue
             half = scipy_stats.t.ppf(0.975, 5) * diff.std(ddof=1) / np.sqrt(6)
-            expected = (f"{variants.short_label(side)} at N = {n:,}: {100 * decayed[side][:, j].mean():.1f}% against "
-                        f"{100 * constant[side][:, j].mean():.1f}% "
-                        f"({diff.mean():+.1f} [{diff.mean() - half:+.1f}, {diff.mean() + half:+.1f}] points, "
-                        f"p = {format_p(p)})")
-            assert expected in said
-    assert said.startswith("*lr_schedule=cosine* against *constant rate* (6 seeds")
+            assert table.loc[("lr_schedule=cosine", variants.short_label(side), f"{n:,}")].tolist() == [
+                f"{100 * decayed[side][:, j].mean():.1f}", f"{100 * constant[side][:, j].mean():.1f}",
+                f"{diff.mean():+.1f} [{diff.mean() - half:+.1f}, {diff.mean() + half:+.1f}]", format_p(p)]
 
 
 def test_chapter_10_reads_the_deep_rows_from_the_store_and_never_trains_them(tmp_path):
@@ -100,7 +98,7 @@ def _layer_rows(rng, n_seeds, lengths, layers=2):
                          for v in sensitivity.PAIR for s in range(n_seeds) for n in lengths for layer in range(layers)])
 
 
-def test_the_layer_table_and_sentence_are_means_over_seeds_and_a_paired_comparison():
+def test_the_layer_tables_are_means_over_seeds_and_a_paired_comparison():
     rng = np.random.default_rng(3)
     probed = [("constant rate", _layer_rows(rng, 5, [16, 1024])), ("cosine", _layer_rows(rng, 5, [16, 1024]))]
     table = layer_rows.layer_table(probed, {"baseline": "Deep", "layernorm": "Deep (+ LN)"})
@@ -116,15 +114,15 @@ def test_the_layer_table_and_sentence_are_means_over_seeds_and_a_paired_comparis
     mine = mine[(mine["variant"] == "layernorm") & (mine["layer"] == 0) & (mine["N"] == 16)]
     assert shares.loc[("cosine", "Deep (+ LN)", 1), "N = 16"] == round(100 * mine["on_answer"].mean(), 2)
     assert shares.loc[("largest weight on a random item (%)", "", ""), "N = 1,024"] == round(100 / 1024, 2)
-    said = layer_rows.layer_sentence(probed, 16)
+    first = layer_rows.layer_entropy_table(probed, 16)
     for name, frame in probed:
-        first = frame[(frame["layer"] == 0) & (frame["N"] == 16)]
-        base, ln = (first[first["variant"] == v].sort_values("seed")["entropy"].to_numpy() for v in sensitivity.PAIR)
+        at_16 = frame[(frame["layer"] == 0) & (frame["N"] == 16)]
+        base, ln = (at_16[at_16["variant"] == v].sort_values("seed")["entropy"].to_numpy() for v in sensitivity.PAIR)
         d, p = ln - base, scipy_stats.ttest_rel(ln, base).pvalue
         half = scipy_stats.t.ppf(0.975, 4) * d.std(ddof=1) / np.sqrt(5)
-        assert (f"*{name}*: {base.mean():.2f} nats (Baseline, {base.mean() / np.log(16):.0%} of ln N) and {ln.mean():.2f} "
-                f"(+LN, {ln.mean() / np.log(16):.0%}); +LN minus Baseline {d.mean():+.2f} [{d.mean() - half:+.2f}, "
-                f"{d.mean() + half:+.2f}], p = {format_p(p)}") in said
+        assert first.loc[name].tolist() == [
+            f"{base.mean():.2f} ({base.mean() / np.log(16):.0%})", f"{ln.mean():.2f} ({ln.mean() / np.log(16):.0%})",
+            f"{d.mean():+.2f} [{d.mean() - half:+.2f}, {d.mean() + half:+.2f}]", format_p(p)]
 
 
 def test_chapter_10_reads_each_layers_attention_only_where_chapter_11s_probe_stored_it(tmp_path):

@@ -12,6 +12,7 @@ from vvlib import dynamics, rng, tasks
 from vvlib.experiments.setups import dynamics_runs
 from vvlib.experiments.reports import along_training
 from vvlib.experiments.setups.params import Params
+from vvlib.experiments.setups.variants import BASE, NORMED
 from vvlib.model import features, forward, init_params, layer_prefix, linear, mlp
 from vvlib.train import TrainConfig, Trainer, baseline_of, train
 
@@ -252,16 +253,16 @@ def test_the_summary_averages_the_window_of_lowest_loss_and_the_last():
     # lowest, 10.5% miss: 0.5 - 0.895 * 0.1 = 0.4105, 82% of it)
     assert summary["loss_from_misses_last"] == pytest.approx(0.5 - (1 - 0.195) * 0.1)
     assert summary["loss_missed_last"] == pytest.approx(np.mean([(0.5 - 0.81 * 0.1) / 0.19, (0.5 - 0.8 * 0.1) / 0.2]))
-    sentence = along_training.dynamics_sentences({"run": summary})
-    assert "lowest over steps 1,000-1,100 (0.135)" in sentence and "4.3 times the lowest" in sentence
-    assert "share of the probe loss: 82% and 84%" in sentence and "from 52.5 to 97.5 (near the most" in sentence
+    row = along_training.dynamics_table({"run": summary}).loc["run"]
+    assert (row["lowest loss"], row["at steps"], row["last / lowest"]) == ("0.14", "1,000-1,100", "4.3")
+    assert row["misses' share of the probe loss"] == "82% → 84%" and row["logit margin"] == "52.5 → ≥ 97.5"
     assert dynamics.MARGIN_CAP == pytest.approx(87.34, abs=0.01)
     # a window in which no probe sequence missed: its loss per miss is unknown, and the windows still count
     none_missed = pd.concat(frames).assign(missed=lambda f: np.where(f.step > 1500, 0.0, f.missed),
                                            train_loss=lambda f: np.where(f.step > 1500, 0.03 - f.step * 1e-5, f.train_loss))
     late = along_training.dynamics_summary({"run": dynamics_runs.with_loss_per_miss(none_missed)})["run"]
     assert late["lowest_steps"][-1] == 2000 and np.isnan(late["loss_missed_last"])
-    assert "the loss of a missed one" not in along_training.dynamics_sentences({"run": late})  # none missed in either
+    assert along_training.dynamics_table({"run": late}).loc["run", "loss per miss (nats)"].endswith("none missed")
 
 
 def test_the_layer_table_finds_when_entropies_fall_and_the_sentence_when_runs_part():
@@ -334,3 +335,17 @@ def test_a_row_that_takes_its_baselines_run_over_is_measured_from_that_step(smal
     batch = dynamics.probe_batch(model_cfg, train_cfg.max_len, dynamics_runs.PROBE_ROWS, dynamics_runs.PROBE_SEED, "cpu")
     final = dynamics.retrieval(model_cfg, weights, batch)
     assert np.array_equal(table[table.step == 12]["entropy_layer1"].to_numpy(), final["entropy_layer1"].numpy().astype(float))
+
+
+def test_the_rise_rows_table_sets_each_row_beside_the_constant_rate():
+    """The constant rate's two runs of seeds joined (last losses 0.1, 0.3 and 0.5: mean 0.3), and one row's."""
+    history = lambda *last: [(100, [1.0] * len(last)), (200, list(last))]
+    constant = {BASE: [{"loss_history": history(0.1, 0.3)}, {"loss_history": history(0.5)}],
+                NORMED: [{"loss_history": history(0.2, 0.2, 0.2)}]}
+    row = {"row": "lr_schedule=cosine", "n_seeds": 10, "accuracy": {BASE: {"64": 82.14}, NORMED: {"64": 83.96}}}
+    training = {BASE: {"loss_history": history(0.01, 0.03)}, NORMED: {"loss_history": history(0.02)}}
+    table = along_training.rise_rows_table([(row, training)], {BASE: {"64": 38.9}, NORMED: {"64": 35.5}}, constant,
+                                           "64", 100)
+    assert table.index.tolist() == ["constant rate", "lr_schedule=cosine"]
+    assert table.loc["constant rate"].tolist() == [100, "0.3", "0.2", "38.9", "35.5"]
+    assert table.loc["lr_schedule=cosine"].tolist() == [10, "0.02", "0.02", "82.1", "84.0"]

@@ -12,22 +12,21 @@ from vvlib.experiments.setups import sensitivity
 DEEP = {"heads": 2, "layers": 2}
 
 
-def test_the_sentence_compares_the_last_layers_norm_with_every_layers_and_the_baseline_seed_by_seed():
+def test_the_table_compares_the_last_layers_norm_with_every_layers_and_the_baseline_seed_by_seed():
     rng = np.random.default_rng(5)
     lengths = [16, 64, 256]
     every = {side: rng.uniform(0, 1, (6, 3)) for side in sensitivity.PAIR}
     last = {"baseline": every["baseline"], "layernorm": np.clip(every["layernorm"] + rng.normal(0.1, 0.05, (6, 3)), 0, 1)}
-    said = layer_rows.norm_layers_sentence([("constant rate", every, last)], lengths, [64, 256])
-    assert said.startswith("*constant rate* (6 seeds), +LN after the last layer only. ")
+    table = layer_rows.norm_layers_table([("constant rate", every, last)], lengths, [64, 256])
     for j, n in ((1, 64), (2, 256)):
         ours = 100 * last["layernorm"][:, j]
-        for other, shown in ((every["layernorm"], "+LN after every layer's"), (every["baseline"], "the Baseline's")):
+        for other, shown in ((every["layernorm"], "+LN after every layer"), (every["baseline"], "Baseline")):
             diff = ours - 100 * other[:, j]
             half = scipy_stats.t.ppf(0.975, 5) * diff.std(ddof=1) / np.sqrt(6)
             p = scipy_stats.ttest_rel(ours, 100 * other[:, j]).pvalue
-            assert (f"{shown} {100 * other[:, j].mean():.1f}% ({diff.mean():+.1f} [{diff.mean() - half:+.1f}, "
-                    f"{diff.mean() + half:+.1f}] points, p = {format_p(p)})") in said
-        assert f"At N = {n:,}: {ours.mean():.1f}% against +LN after every layer's" in said
+            assert table.loc[("constant rate", f"{n:,}", shown)].tolist() == [
+                f"{ours.mean():.1f}", f"{100 * other[:, j].mean():.1f}",
+                f"{diff.mean():+.1f} [{diff.mean() - half:+.1f}, {diff.mean() + half:+.1f}]", format_p(p)]
 
 
 def test_chapter_10_pairs_each_last_layer_row_with_the_deep_row_of_its_rate_and_trains_nothing(tmp_path, monkeypatch):
@@ -67,12 +66,14 @@ def test_the_placement_sentence_pairs_the_first_layers_of_both_placements_seed_b
                              for layer in (0, 1)])
 
     every, last = frame(), frame()
-    said = layer_rows.placement_sentence([("constant rate", every, last)], 16)
+    table = layer_rows.placement_table([("constant rate", every, last)], 16)
     a, b = (f[(f["variant"] == "layernorm") & (f["layer"] == 0) & (f["N"] == 16)].sort_values("seed")["entropy"].to_numpy()
             for f in (every, last))
     d, p = b - a, scipy_stats.ttest_rel(b, a).pvalue
     half = scipy_stats.t.ppf(0.975, 3) * d.std(ddof=1) / 2
-    assert said == (f"+LN's first layer at N = 16, by where its norm is, paired seed by seed. *constant rate*: {a.mean():.2f} nats (norm after "
-                    f"every layer, {a.mean() / np.log(16):.0%} of ln N) and {b.mean():.2f} (after the last only, "
-                    f"{b.mean() / np.log(16):.0%}); after the last only minus norm after every layer {d.mean():+.2f} "
-                    f"[{d.mean() - half:+.2f}, {d.mean() + half:+.2f}], p = {format_p(p)}.")
+    assert table.loc["constant rate"].to_dict() == {
+        "+LN, norm after every layer (nats)": f"{a.mean():.2f} ({a.mean() / np.log(16):.0%})",
+        "+LN, norm after the last only (nats)": f"{b.mean():.2f} ({b.mean() / np.log(16):.0%})",
+        "+LN, norm after the last only minus +LN, norm after every layer":
+            f"{d.mean():+.2f} [{d.mean() - half:+.2f}, {d.mean() + half:+.2f}]",
+        "p": format_p(p)}

@@ -203,13 +203,12 @@ def test_chapter_10_compares_each_pair_at_the_papers_scale_once_both_its_variant
     assert "deep_layernorm" not in accuracy
     pairs = c10_beyond.pairs_in(accuracy)
     assert pairs == [p for p in c10_beyond.PAIRS if p != ("deep_layernorm", "deep_baseline")]
-    lines = report.pair_sentences(report.per_length(accuracy, P.eval_lengths, pairs), pairs, c10_beyond.labels(P),
-                                  P.eval_lengths, P.max_len)
+    table = report.pair_table(report.per_length(accuracy, P.eval_lengths, pairs), pairs, c10_beyond.labels(P),
+                              P.eval_lengths, P.max_len)
     beyond = [j for j, n in enumerate(P.eval_lengths) if n > P.max_len]
-    for (claimed, other), line in zip(pairs, lines):
+    for (claimed, other), (_, row) in zip(pairs, table.iterrows()):
         a, b = accuracy[claimed][:, beyond], accuracy[other][:, beyond]
         p = scipy_stats.ttest_rel(a, b).pvalue
         ahead, behind = a.mean(0) > b.mean(0), a.mean(0) < b.mean(0)
-        assert (f"ahead at {ahead.sum()} of {len(beyond)} lengths beyond training ({(ahead & (p < 0.05)).sum()} with "
-                f"p < 0.05), significantly behind at {(behind & (p < 0.05)).sum()}.") in line
-    assert "log N logits vs Baseline: ahead at 10 of 10 lengths beyond training (10 with p < 0.05)" in lines[3]
+        assert row.tolist() == [ahead.sum(), (ahead & (p < 0.05)).sum(), (behind & (p < 0.05)).sum()]
+    assert len(beyond) == 10 and table.loc["log N logits vs Baseline"].tolist()[:2] == [10, 10]

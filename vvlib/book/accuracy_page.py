@@ -317,12 +317,12 @@ class AccuracyPage(ChapterPage, DeviceSections):
                     "the answer's logit margin, the gradient norm, AdamW's running gradient scale. Look for the step "
                     "where the loss turns up and what moves with it.",
                     figure)
-        display(Markdown(along_training.dynamics_sentences(self.dynamics_summary)))
+        display(along_training.dynamics_table(self.dynamics_summary))
 
     def rows_at_long_steps(self):
         """Chapter 11's rows of this task trained for the longer training's steps (a decaying rate, the
         cut at 2,000 steps, weight decay 0.1): +LN minus Baseline under each change that stops the loss
-        rise, as a table and a sentence per row, from the store only (never trained here)."""
+        rise, as tables, from the store only (never trained here)."""
         if not self.long:
             return
         found, P_rows = self._stored_long_rows()
@@ -333,8 +333,8 @@ class AccuracyPage(ChapterPage, DeviceSections):
         records = [row for row, _ in found]
         display(sensitivity.row_table(records, self.task.name, self._row_lengths(P_rows)))
         longest = str(max(P_rows.eval_lengths))
-        display(Markdown(along_training.rise_rows_sentence(found, self.long["metrics"]["accuracy"], self.long["runs"], longest,
-                                                   self.P.long_seeds)))
+        display(along_training.rise_rows_table(found, self.long["metrics"]["accuracy"], self.long["runs"], longest,
+                                               self.P.long_seeds))
 
     def _stored_long_rows(self) -> tuple[list, object]:
         """([(row record, training records {side: record})] of chapter 11's rows of this task's model (no model

@@ -198,24 +198,26 @@ class BeyondPage(ChapterPage):
         display(pd.DataFrame(columns).rename_axis(f"log-log slope of component std, N >= {P.max_len}"))
 
     def says(self):
-        """Each pair's verdict: at the paper's scale for the pairs committed there, then at this page's."""
+        """Each pair's verdict in one table: at the paper's scale for the pairs committed there, then at this page's;
+        under it, which variant leads beyond training at this page's scale and what waits in the GPU queue."""
         P, P_paper, labels = self.P, self.P_paper, self.labels
         self.paper_pairs = {t: c10_beyond.pairs_in(acc) for t, (_, acc, _) in self.big.items()}
         self.paper_metrics = {t: report.per_length(acc, P_paper.eval_lengths, self.paper_pairs[t])
                               for t, (_, acc, _) in self.big.items()}
-        blocks = []
+        tables, notes = {}, []
         for t in self.big:
-            waiting = f"; the pairs with {' and '.join(self.pending[t])} wait in the GPU queue" if self.pending[t] else ""
-            lines = report.pair_sentences(self.paper_metrics[t], self.paper_pairs[t], labels, P_paper.eval_lengths,
-                                          P_paper.max_len)
-            blocks.append(f"**{t}** at the paper's scale ({self._paper_scale_text(t)}{waiting}):\n\n"
-                          + "\n".join(f"- {line}" for line in lines))
+            tables[(t, f"paper ({self._paper_scale_text(t)})")] = report.pair_table(
+                self.paper_metrics[t], self.paper_pairs[t], labels, P_paper.eval_lengths, P_paper.max_len)
+            if self.pending[t]:
+                notes.append(f"- **{t}** at the paper's scale: the pairs with {' and '.join(self.pending[t])} wait in "
+                             "the GPU queue.")
         for t in self.tasks:
-            lines = [*report.pair_sentences(self.metrics[t], PAIRS, labels, P.eval_lengths, P.max_len),
-                     report.best_sentence(self.best[t], P.eval_lengths, P.max_len)]
-            blocks.append(f"**{t}** at this page's scale ({P.n_seeds} paired seeds):\n\n"
-                          + "\n".join(f"- {line}" for line in lines))
-        display(Markdown("\n\n".join(blocks)))
+            tables[(t, f"this page ({P.n_seeds} paired seeds)")] = report.pair_table(
+                self.metrics[t], PAIRS, labels, P.eval_lengths, P.max_len)
+            notes.append(f"- **{t}** at this page's scale: "
+                         + report.best_sentence(self.best[t], P.eval_lengths, P.max_len))
+        display(pd.concat(tables, names=["task", "scale"]))
+        display(Markdown("\n".join(notes)))
 
     def scale(self):
         shown = []

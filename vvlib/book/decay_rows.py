@@ -80,14 +80,12 @@ def show(P, device) -> dict:
                     "training.")
         display(Markdown(f"**At {where}** ({n_seeds} seeds, {kind}):"))
         display(along_training.loss_rise_table(histories))
-        said = []
         if len(found) > 1 and rows[0][2] is not None:  # compared with the first row, the constant rate
-            said.append("Accuracy, " + layer_rows.schedule_sentence([(name, acc) for name, _, acc, _ in found],
-                                                                P_rows.eval_lengths, P_rows.compared_lengths))
+            display(Markdown(f"Accuracy, each row against the constant rate on the same {n_seeds} seeds:"))
+            display(layer_rows.schedule_table([(name, acc) for name, _, acc, _ in found], P_rows.eval_lengths,
+                                              P_rows.compared_lengths))
         if missing:
-            said.append(f"Not yet committed: {'; '.join(missing)}.")
-        if said:
-            display(Markdown(" ".join(said)))
+            display(Markdown(f"Not yet committed: {'; '.join(missing)}."))
         sources |= {f"deep_rows/{where}/{name}/{side}": record["provenance"]
                     for name, _, _, training in found for side, record in training.items()}
         sources |= show_layers(P_rows, [(name, P_row) for name, P_row, accuracy, _ in found], on, where, kind)
@@ -105,8 +103,8 @@ def stored_layers(P_row, device):
 
 
 def show_layers(P_rows, rows: list, device, where: str, kind: str, labels: dict | None = None) -> dict:
-    """Each layer's attention in the deep rows `rows` [(rate name, the row's parameters)]: a table of entropies and
-    a sentence on the first layer at the training length, the rows not probed named; `labels` {side: its name}
+    """Each layer's attention in the deep rows `rows` [(rate name, the row's parameters)]: tables of entropies and
+    of the first layer at the training length, the rows not probed named; `labels` {side: its name}
     (default: the deep variants').  Returns the probe parts' provenance for results.json's sources."""
     probed, missing, sources = [], [], {}
     for name, P_row in rows:
@@ -117,7 +115,6 @@ def show_layers(P_rows, rows: list, device, where: str, kind: str, labels: dict 
         probed.append((name, frame))
         sources |= {f"deep_layers/{where}/{name}/{part.variant}":
                     store.read_json(part.folder(P_row.store_dir) / "tables.json")["provenance"] for part in probe.parts}
-    said = []
     if probed:
         labels = labels or {side: variants.LABELS[f"deep_{side}"] for side in sensitivity.PAIR}
         display(Markdown(f"**Each layer's attention at {where}** ({kind}, {probes.LAYER_PROBE_SEQUENCES} test sequences "
@@ -126,11 +123,10 @@ def show_layers(P_rows, rows: list, device, where: str, kind: str, labels: dict 
         display(Markdown("and how often a head's largest weight is on the item that holds the answer (%, a mean over "
                          "the layer's heads):"))
         display(layer_rows.layer_table(probed, labels, "on_answer"))
-        said.append(layer_rows.layer_sentence(probed, P_rows.max_len, labels))
+        display(Markdown("The first layer at the training length, the two variants paired seed by seed:"))
+        display(layer_rows.layer_entropy_table(probed, P_rows.max_len, labels))
     if missing:
         how = ("each row's GPU unit probes it with its run" if P_rows.profile == "paper" else
                f"`python -m vvlib paper --chapters 11 --profile {P_rows.profile}` probes them")
-        said.append(f"Each layer's attention not probed yet: {'; '.join(missing)} ({how}).")
-    if said:
-        display(Markdown(" ".join(said)))
+        display(Markdown(f"Each layer's attention not probed yet: {'; '.join(missing)} ({how})."))
     return sources

@@ -319,10 +319,11 @@ def _show_handed(P, P_rows, where: str, found: list, device) -> dict:
                                            f"seeds x {P_row.steps:,} steps ({kind}), chapter 11's rows")
     show_figure(f"The deep model's accuracy against N ({P_row.n_seeds} seeds x {P_row.steps:,} steps, {kind}, "
                 "chapter 11's rows), mean ± s.e. over seeds: its Baseline, each +LN from its own start, and each +LN "
-                "that takes the Baseline's run over. The sentence below pairs them seed by seed.", figure)
+                "that takes the Baseline's run over. The table below pairs them seed by seed.", figure)
     compared = [(_ln_label(row), start, handed) for row, _, _, (handed, _), (start, _) in found]
-    display(Markdown(f"**At {where}**, accuracy: " + layer_rows.paired_rows_sentence(
-        compared, P_rows.eval_lengths, P_rows.compared_lengths, "taken over", "+LN from its own start's")))
+    display(Markdown(f"**At {where}**, the accuracy of each +LN taken over, paired seed by seed:"))
+    display(layer_rows.paired_rows_table(compared, P_rows.eval_lengths, P_rows.compared_lengths,
+                                         "+LN from its own start"))
     sources = {f"handover/{where}/{_ln_label(row)}/{side}": record["provenance"]
                for row, _, _, (_, training), _ in found for side, record in training.items()}
     sides = {"baseline": variants.LABELS["deep_baseline"], "layernorm": "+LN taken over"}

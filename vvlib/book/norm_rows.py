@@ -54,11 +54,11 @@ def show(P, device) -> dict:
                     "line should follow the Baseline's.")
         display(Markdown(f"**At {where}** ({n_seeds} seeds, {kind}):"))
         display(along_training.loss_rise_table(histories))
-        said = ["Accuracy, " + layer_rows.norm_layers_sentence([(name, every[2], last[2]) for name, last, every in found],
-                                                           P_rows.eval_lengths, P_rows.compared_lengths)]
+        display(Markdown("Accuracy of +LN with its norm after the last layer only, paired seed by seed:"))
+        display(layer_rows.norm_layers_table([(name, every[2], last[2]) for name, last, every in found],
+                                             P_rows.eval_lengths, P_rows.compared_lengths))
         if missing:
-            said.append(f"Not yet committed: {'; '.join(missing)}.")
-        display(Markdown(" ".join(said)))
+            display(Markdown(f"Not yet committed: {'; '.join(missing)}."))
         sources |= {f"norm_rows/{where}/{name}/{side}": record["provenance"]
                     for name, (_, _, _, training), _ in found for side, record in training.items()}
         sources |= decay_rows.show_layers(P_rows, [(name, last[1]) for name, last, _ in found], on, where, kind,
@@ -67,5 +67,6 @@ def show(P, device) -> dict:
                   for name, last, every in found]
         placed = [(name, every, last) for name, every, last in placed if every is not None and last is not None]
         if placed:
-            display(Markdown(layer_rows.placement_sentence(placed, P_rows.max_len)))
+            display(Markdown("+LN's first layer by where its norm is, paired seed by seed:"))
+            display(layer_rows.placement_table(placed, P_rows.max_len))
     return sources

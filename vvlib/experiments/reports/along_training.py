@@ -4,7 +4,6 @@ and how far it rises after, each layer's attention along the way, and which seed
 import numpy as np
 import pandas as pd
 
-from ..setups import sensitivity
 from ..setups.variants import BASE, NORMED
 from ..storage import runs
 from ...compare import format_p
@@ -158,35 +157,36 @@ def _parted_from(gap: pd.Series, size: float):
     return None if start == len(apart) - 1 else int(apart.index[start])
 
 
-def dynamics_sentences(summary: dict) -> str:
-    """A sentence per measured run: how far its training loss rises after its lowest point, and
-    what the misses (probe sequences whose attention's top item is not the answer) do meanwhile:
-    how many there are, what each costs, and the answer's logit margin."""
-    parts = []
+def dynamics_table(summary: dict) -> pd.DataFrame:
+    """A row per measured run: how far its training loss rises after its lowest window, and what the misses
+    (probe sequences whose attention's top item is not the answer) do from that window to the last: their share,
+    the loss of each, their part of the probe loss, and the answer's logit margin ("≥" where the mean margin is
+    near the float32 limit, dynamics.MARGIN_CAP, so it is at least that)."""
+    rows = {}
     for label, s in summary.items():
-        (a, b), (first, final) = s["lowest_steps"], s["last_steps"]
-        parts.append(
-            f"{label}: training loss lowest over steps {a:,}-{b:,} ({s['train_loss_at_lowest']:.3g}), over steps "
-            f"{first:,}-{final:,} {s['train_loss_last']:.3g} ({s['train_loss_last'] / s['train_loss_at_lowest']:.1f} "
-            f"times the lowest). From the one to the other, the probe sequences missed go from "
-            f"{100 * s['missed_at_lowest']:.2f}% to {100 * s['missed_last']:.2f}%{_miss_cost(s)}. The answer's "
-            f"logit margin goes from {s['margin_at_lowest']:.1f} to {s['margin_last']:.1f}{_capped(s['margin_last'])}.")
-    return " ".join(parts)
+        (a, b) = s["lowest_steps"]
+        lowest, last = s["train_loss_at_lowest"], s["train_loss_last"]
+        rows[label] = {"lowest loss": f"{lowest:.2g}", "at steps": f"{a:,}-{b:,}",
+                       "last / lowest": f"{last / lowest:.1f}",
+                       "missed (%)": f"{100 * s['missed_at_lowest']:.2f} → {100 * s['missed_last']:.2f}",
+                       "loss per miss (nats)": " → ".join(_nats(s[f"loss_missed_{w}"]) for w in ("at_lowest", "last")),
+                       "misses' share of the probe loss": _miss_shares(s),
+                       "logit margin": f"{s['margin_at_lowest']:.1f} → {_capped(s['margin_last'])}"}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("lowest window → last window")
 
 
-def _miss_cost(s: dict) -> str:
-    """What a missed probe sequence costs in the two windows, and the misses' share of the probe loss."""
-    before, after = s["loss_missed_at_lowest"], s["loss_missed_last"]
-    if np.isnan(before) and np.isnan(after):
-        return ""
-    nats = lambda loss: "none missed" if np.isnan(loss) else f"{loss:.1f} nats"
-    return (f", the loss of a missed one from {nats(before)} to {nats(after)} (the misses' share of the probe loss: "
-            f"{_miss_share(s, 'at_lowest'):.0%} and {_miss_share(s, 'last'):.0%})")
+def _nats(loss: float) -> str:
+    return "none missed" if np.isnan(loss) else f"{loss:.1f}"
+
+
+def _miss_shares(s: dict) -> str:
+    shares = [_miss_share(s, when) for when in ("at_lowest", "last")]
+    return " → ".join("–" if np.isnan(x) else f"{x:.0%}" for x in shares)
 
 
 def _capped(margin: float) -> str:
-    """A note where a mean margin is near the float32 floor of the attention weights (dynamics.MARGIN_CAP)."""
-    return " (near the most a float32 attention weight can show, so at least that)" if margin > 0.8 * MARGIN_CAP else ""
+    """A mean margin, with "≥" where it is near the float32 floor of the attention weights (dynamics.MARGIN_CAP)."""
+    return f"≥ {margin:.1f}" if margin > 0.8 * MARGIN_CAP else f"{margin:.1f}"
 
 
 def _miss_share(s: dict, when: str) -> float:
@@ -210,18 +210,18 @@ def last_mean_loss(history: list) -> float:
     return float(np.mean(history[-1][1]))
 
 
-def rise_rows_sentence(found: list, constant_accuracy: dict, constant_runs: dict, n: str, constant_seeds: int) -> str:
-    """A sentence per row of `found` [(row record, training records {side: record})], trained as long as
-    the constant-rate runs {side: [run record]} (accuracy {side: {N: %}}, constant_seeds seeds): its last
-    training loss, both sides' accuracy at N = n and +LN minus Baseline there, the constant rate's beside."""
-    constant_loss = {v: last_mean_loss(runs.joined_history(rs)) for v, rs in constant_runs.items()}
-    parts = []
+def rise_rows_table(found: list, constant_accuracy: dict, constant_runs: dict, n: str,
+                    constant_seeds: int) -> pd.DataFrame:
+    """A row for the constant rate (runs {side: [run record]}, accuracy {side: {N: %}}, constant_seeds seeds), then
+    one per row of `found` [(row record, training records {side: record})] trained as long: each side's last mean
+    training loss and its accuracy at N = n (the rows' +LN minus Baseline is in sensitivity.row_table)."""
+    losses = {"constant rate": {v: last_mean_loss(runs.joined_history(rs)) for v, rs in constant_runs.items()}}
+    accuracy, seeds = {"constant rate": constant_accuracy}, {"constant rate": constant_seeds}
     for row, training in found:
-        loss = {v: last_mean_loss(r["loss_history"]) for v, r in training.items()}
-        parts.append(f"*{row['row']}* ({row['n_seeds']} seeds): last training loss {loss[BASE]:.2g} (Baseline) "
-                     f"and {loss[NORMED]:.2g} (+LN). At N = {int(n):,}, Baseline {row['accuracy'][BASE][n]:.1f}%, "
-                     f"+LN {row['accuracy'][NORMED][n]:.1f}%: +LN is {sensitivity.described(row['difference'][n])}")
-    return (f"At the constant rate ({constant_seeds} seeds) the last training loss is {constant_loss[BASE]:.2g} "
-            f"(Baseline) and {constant_loss[NORMED]:.2g} (+LN), and at N = {int(n):,} the Baseline reaches "
-            f"{constant_accuracy[BASE][n]:.1f}% and +LN {constant_accuracy[NORMED][n]:.1f}%. "
-            + ". ".join(parts) + ".")
+        losses[row["row"]] = {v: last_mean_loss(r["loss_history"]) for v, r in training.items()}
+        accuracy[row["row"]], seeds[row["row"]] = row["accuracy"], row["n_seeds"]
+    at = f"at N = {int(n):,} (%)"
+    table = {label: {"seeds": seeds[label], "last loss, Baseline": f"{loss[BASE]:.2g}",
+                     "last loss, +LN": f"{loss[NORMED]:.2g}", f"Baseline {at}": f"{accuracy[label][BASE][n]:.1f}",
+                     f"+LN {at}": f"{accuracy[label][NORMED][n]:.1f}"} for label, loss in losses.items()}
+    return pd.DataFrame.from_dict(table, orient="index").rename_axis("row")

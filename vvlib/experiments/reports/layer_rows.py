@@ -1,5 +1,5 @@
 """Chapter 10's deep model in rows that share their seeds: accuracy row against row, and each layer's attention
-(entropy, and the largest weight on the answer) in tables and sentences."""
+(entropy, and the largest weight on the answer), in tables."""
 
 import numpy as np
 import pandas as pd
@@ -9,50 +9,48 @@ from ...compare import format_interval, format_p
 from ...stats import paired_difference
 
 
-def schedule_sentence(rows: list, lengths, at) -> str:
-    """rows [(label, accuracy {side: (seeds, lengths) array over `lengths`})] of one model on the same seeds,
-    the first the reference (the constant rate): per later row, each side's mean accuracy (%) at each N of
-    `at` against the reference's there, with the paired difference over the seeds (the row minus the
-    reference: the same seeds draw the same data and start from the same weights in every row)."""
-    (reference, base), parts = rows[0], []
+def _paired(mine: np.ndarray, other: np.ndarray) -> dict:
+    """Two accuracy columns (fractions, one per seed, paired): their means (%) and mine minus other, paired over the
+    seeds (points, 95% interval, p)."""
+    d = paired_difference(100 * other, 100 * mine)
+    return {"mean (%)": f"{100 * mine.mean():.1f}", "against (%)": f"{100 * other.mean():.1f}",
+            "difference (points)": format_interval(d), "p": format_p(d["p"])}
+
+
+def schedule_table(rows: list, lengths, at) -> pd.DataFrame:
+    """rows [(label, accuracy {side: (seeds, lengths) array over `lengths`})] of one model on the same seeds, the
+    first the reference (the constant rate): per later row, side and N of `at`, the row's mean accuracy against the
+    reference's, with the paired difference over the seeds (the same seeds draw the same data and start from the
+    same weights in every row)."""
+    (reference, base), table = rows[0], {}
     for name, accuracy in rows[1:]:
-        said = []
-        for side, shown in ((v, short_label(v)) for v in PAIR):
-            for n in at:  # a sentence per side and length
+        for side in PAIR:
+            for n in at:
                 j = list(lengths).index(n)
-                d = paired_difference(100 * base[side][:, j], 100 * accuracy[side][:, j])
-                said.append(f"{shown} at N = {n:,}: {100 * accuracy[side][:, j].mean():.1f}% against "
-                            f"{100 * base[side][:, j].mean():.1f}% ({format_interval(d)} points, p = {format_p(d['p'])})")
-        parts.append(f"*{name}* against *{reference}* ({len(base[BASE])} seeds, row minus reference with its "
-                     f"95% interval). " + ". ".join(said))
-    return ". ".join(parts) + "."
+                table[(name, short_label(side), f"{n:,}")] = _paired(accuracy[side][:, j], base[side][:, j])
+    frame = pd.DataFrame.from_dict(table, orient="index").rename(columns={"against (%)": f"{reference} (%)"})
+    return frame.rename_axis(["row", "variant", "N"])
 
 
-def norm_layers_sentence(rows: list, lengths, at) -> str:
+def norm_layers_table(rows: list, lengths, at) -> pd.DataFrame:
     """rows [(rate name, accuracy {side: (seeds, lengths)} of the deep row with +LN's norm after every layer, the
     same of the row with it after the last layer only)], both on the same seeds and with the same Baseline run:
-    paired_rows_sentence of +LN after the last layer only against +LN after every layer."""
-    return paired_rows_sentence(rows, lengths, at, "+LN after the last layer only", "+LN after every layer's")
+    paired_rows_table of +LN after the last layer only against +LN after every layer."""
+    return paired_rows_table(rows, lengths, at, "+LN after every layer")
 
 
-def paired_rows_sentence(rows: list, lengths, at, ours: str, theirs: str) -> str:
+def paired_rows_table(rows: list, lengths, at, theirs: str) -> pd.DataFrame:
     """rows [(name, accuracy {side: (seeds, lengths)} of a reference row, the same of a row compared with it)], both
-    on the same seeds and with the same Baseline run: at each N of `at`, the compared row's +LN mean accuracy (%)
-    (`ours` names it) against the reference row's +LN (`theirs`) and the Baseline, with the paired differences (the
-    compared row minus the other, 95% interval, p)."""
-    parts = []
+    on the same seeds and with the same Baseline run: at each N of `at`, the compared row's +LN mean accuracy against
+    the reference row's +LN (`theirs` names it) and against the Baseline, with the paired differences (the compared
+    row's +LN minus the other)."""
+    table = {}
     for name, reference, compared in rows:
-        at_n = []
         for n in at:
             j = list(lengths).index(n)
-            mine = 100 * compared[NORMED][:, j]
-            against = []
-            for other, shown in ((reference[NORMED], theirs), (reference[BASE], f"the {short_label(BASE)}'s")):
-                d = paired_difference(100 * other[:, j], mine)
-                against.append(f"{shown} {100 * other[:, j].mean():.1f}% ({format_interval(d)} points, p = {format_p(d['p'])})")
-            at_n.append(f"At N = {n:,}: {mine.mean():.1f}% against " + " and ".join(against))
-        parts.append(f"*{name}* ({len(mine)} seeds), {ours}. " + ". ".join(at_n))
-    return ". ".join(parts) + "."
+            for other, shown in ((reference[NORMED], theirs), (reference[BASE], short_label(BASE))):
+                table[(name, f"{n:,}", shown)] = _paired(compared[NORMED][:, j], other[:, j])
+    return pd.DataFrame.from_dict(table, orient="index").rename_axis(["row", "N", "against"])
 
 
 # layer_table's columns: (how a value is shown, its reference row's name, the reference at N, as a value)
@@ -83,29 +81,32 @@ def first_layer_entropy(frame: pd.DataFrame, side: str, n: int) -> np.ndarray:
     return rows.sort_values("seed")["entropy"].to_numpy()
 
 
-def _entropy_pair(a: np.ndarray, b: np.ndarray, names: tuple, n: int) -> str:
-    """'x nats (A, p% of ln n) and y (B, q%); B minus A d [low, high], p = ...', paired seed by seed."""
+def _entropy_pair(a: np.ndarray, b: np.ndarray, names: tuple, n: int) -> dict:
+    """Two sides' first-layer entropies at N = n (nats, one per seed, paired): each mean and its share of ln n, and
+    the second minus the first paired seed by seed (95% interval, p)."""
     d = paired_difference(a, b)
-    return (f"{a.mean():.2f} nats ({names[0]}, {a.mean() / np.log(n):.0%} of ln N) and {b.mean():.2f} ({names[1]}, "
-            f"{b.mean() / np.log(n):.0%}); {names[1]} minus {names[0]} {format_interval(d, 2)}, p = {format_p(d['p'])}")
+    return {f"{names[0]} (nats)": f"{a.mean():.2f} ({a.mean() / np.log(n):.0%})",
+            f"{names[1]} (nats)": f"{b.mean():.2f} ({b.mean() / np.log(n):.0%})",
+            f"{names[1]} minus {names[0]}": format_interval(d, 2), "p": format_p(d["p"])}
 
 
-def layer_sentence(probed: list, n: int, labels: dict | None = None) -> str:
+def _entropy_table(rows: dict, n: int) -> pd.DataFrame:
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis(
+        f"first layer at N = {n:,}: entropy (share of ln N = {np.log(n):.2f})")
+
+
+def layer_entropy_table(probed: list, n: int, labels: dict | None = None) -> pd.DataFrame:
     """Per row of `probed` (as layer_table's): the first layer's mean entropy at N = n for both sides, as a share
     of ln n, with the second side minus the first paired over the seeds (nats, 95% interval, p); `labels`
     {side: its name}, default Baseline and +LN."""
     names = tuple((labels or {v: short_label(v) for v in PAIR})[side] for side in PAIR)
-    parts = [f"*{name}*: " + _entropy_pair(*(first_layer_entropy(frame, side, n) for side in PAIR), names, n)
-             for name, frame in probed]
-    return (f"The first layer's attention entropy at N = {n:,} (ln N = {np.log(n):.2f}, uniform weights), means over "
-            "the seeds, paired seed by seed. " + ". ".join(parts) + ".")
+    return _entropy_table({name: _entropy_pair(*(first_layer_entropy(frame, side, n) for side in PAIR), names, n)
+                           for name, frame in probed}, n)
 
 
-def placement_sentence(rows: list, n: int) -> str:
+def placement_table(rows: list, n: int) -> pd.DataFrame:
     """rows [(rate name, layer_frame rows of the row with +LN's norm after every layer, the same with it after the
     last layer only)]: +LN's first-layer entropy at N = n in both, paired seed by seed (the same seeds and data)."""
-    parts = [f"*{name}*: " + _entropy_pair(first_layer_entropy(every, NORMED, n),
-                                           first_layer_entropy(last, NORMED, n),
-                                           ("norm after every layer", "after the last only"), n)
-             for name, every, last in rows]
-    return f"+LN's first layer at N = {n:,}, by where its norm is, paired seed by seed. " + ". ".join(parts) + "."
+    names = ("+LN, norm after every layer", "+LN, norm after the last only")
+    return _entropy_table({name: _entropy_pair(*(first_layer_entropy(f, NORMED, n) for f in (every, last)), names, n)
+                           for name, every, last in rows}, n)

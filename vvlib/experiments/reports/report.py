@@ -123,18 +123,19 @@ def quantity_table(summary: dict, runs, pairs, labels: dict, lengths, digits: in
     return pd.DataFrame(rows).T.rename_axis("N")
 
 
-def pair_sentences(metrics: dict, pairs, labels: dict, lengths, in_distribution: int) -> list:
-    """Per pair (claimed, other), as chapter 10 lists them (the newer variant first): at how many
-    lengths beyond training the claimed run is ahead, and significantly behind (paired t-test), from
-    per_length's metrics."""
+def pair_table(metrics: dict, pairs, labels: dict, lengths, in_distribution: int) -> pd.DataFrame:
+    """A row per pair (claimed, other), as chapter 10 lists them (the newer variant first): at how many lengths
+    beyond training the claimed run is ahead, how many of those leads are significant, and at how many it is
+    significantly behind (paired t-test), from per_length's metrics."""
     ood = [str(n) for n in beyond_training(lengths, in_distribution)]
-    lines = []
+    rows = {}
     for claimed, other in pairs:
         e = compare(metrics["accuracy"][claimed], metrics["accuracy"][other],
                     metrics["p_value"][pair_name((claimed, other))], ood)
-        lines.append(f"{labels[claimed]} vs {labels[other]}: ahead at {e.ahead} of {len(ood)} lengths beyond training "
-                     f"({e.ahead_significant} with p < {ALPHA}), significantly behind at {e.behind_significant}.")
-    return lines
+        rows[f"{labels[claimed]} vs {labels[other]}"] = {f"ahead (of {len(ood)} lengths beyond training)": e.ahead,
+                                                         f"of those, p < {ALPHA}": e.ahead_significant,
+                                                         "significantly behind": e.behind_significant}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("pair")
 
 
 def best_sentence(best: pd.DataFrame, lengths, in_distribution: int) -> str:
