@@ -140,6 +140,9 @@ def test_a_rows_record_matches_an_independent_computation():
     assert record["trained_on"] == ["cpu (baseline)", "cpu (layernorm)"]
     assert sensitivity.devices([record, {**record, "task": "dictionary", "trained_on": ["cuda"]}], "argmax") == \
         "cpu (baseline), cpu (layernorm)"
+    # older records wrote "1 threads": one device, one name
+    older = {**record, "trained_on": ["cpu (x86_64, 1 threads)", "cpu (x86_64, 1 thread)", "cpu (x86_64, 2 threads)"]}
+    assert sensitivity.devices([older]) == "cpu (x86_64, 1 thread), cpu (x86_64, 2 threads)"
     assert record["chance"] == pytest.approx(100 / P.n_classes)
 
 

@@ -167,8 +167,7 @@ def budget(record: dict) -> str:
 
 
 def train_row(P: Params, task: str, device) -> tuple[dict, dict]:
-    """(accuracy {side: (seeds, lengths)}, training records {side: record}) of one row, its two
-    sides named as PAIR names them (the +LN side may be +std: trained_variants)."""
+    """(accuracy {side: (seeds, lengths)}, training records {side: record}) of one row, its sides as PAIR names them."""
     trained = trained_variants(P)
     accuracy, training = variants.train_and_evaluate(P, variants.task_config(P, task), list(trained), ["fixed"], device)
     return ({side: accuracy[v] for side, v in zip(PAIR, trained)}, {side: training[v] for side, v in zip(PAIR, trained)})
@@ -396,5 +395,6 @@ def hours_at(records: list, task: str | None = None, steps: int | None = None) -
 
 
 def devices(records: list, task: str | None = None) -> str:
-    """The devices the rows (of `task`, or all) were trained on, as their records name them."""
-    return ", ".join(sorted({d for r in records if task in (None, r["task"]) for d in r["trained_on"]}))
+    """The devices the rows (of `task`, or all) were trained on, as their records name them ("1 threads" in older)."""
+    named = {d.replace(" 1 threads)", " 1 thread)") for r in records if task in (None, r["task"]) for d in r["trained_on"]}
+    return ", ".join(sorted(named))
