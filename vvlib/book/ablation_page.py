@@ -10,7 +10,7 @@ from ..experiments.chapters import ABLATIONS
 from ..experiments.reports import answers, plots, report, summary_tables
 from ..experiments.setups import paper_tasks, variants
 from . import paper_scale
-from .page import ChapterPage, show_figure, task_title
+from .page import ChapterPage, show_figure, show_runs, task_title
 
 LABELS = variants.LABELS
 
@@ -101,7 +101,7 @@ class AblationPage(ChapterPage):
         for name in self.long_tasks:
             P_task, task = self.tasks[name], paper_tasks.BY_NAME[name]
             display(Markdown(f"### {name}: {P_task.long_seeds} seeds x {P_task.long_steps:,} steps"))
-            display(report.runs_table(self.long_runs[name], LABELS))
+            show_runs(self.long_runs[name], LABELS)
             display(report.ablation_table(self.long_metrics[name], P.eval_lengths, LABELS, task.ablation))
             display(Markdown(report.ablation_sentence(name, self.long_metrics[name], P.eval_lengths, P.max_len,
                                                       P_task.long_seeds, P_task.long_steps, task.ln_beats_std)))

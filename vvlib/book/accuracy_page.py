@@ -23,7 +23,7 @@ from ..experiments.setups.params import task_value
 from ..experiments.chapters.scales import EARLIER_PAPER_RUN
 from . import paper_scale, runner
 from .device_sections import DeviceSections
-from .page import ChapterPage, show_figure, task_title
+from .page import ChapterPage, show_figure, show_runs, task_title
 
 PAIRS = [variants.PAIR, tuple(variants.run_name(v, "adaptive") for v in variants.PAIR)]  # without, with adaptive temperature
 COMPARED = [*PAIRS, (PAIRS[0][1], PAIRS[1][1])]  # and: does adaptive temperature help +LN? (the summary asks)
@@ -121,7 +121,7 @@ class AccuracyPage(ChapterPage, DeviceSections):
                              "runs, from a generator per seed, stay committed, and the gap table below sets them "
                              "beside these."))
         # a run stored in parts of seeds (seed_chunk) is one row per part
-        display(report.runs_table({v: runs.run_records(r) for v, r in self.paper_scale["runs"].items()}, LABELS))
+        show_runs({v: runs.run_records(r) for v, r in self.paper_scale["runs"].items()}, LABELS)
 
     def paper_scale_comparison(self, pair: int):
         """The paper-scale table beside the paper's, and its verdict, for PAIRS[pair]."""
@@ -208,7 +208,7 @@ class AccuracyPage(ChapterPage, DeviceSections):
         accuracy, ladders, runs = variants.long_training(P, self.task, list(PAIRS[0]), ["fixed", "adaptive"], self.device)
         self.long = {"accuracy": accuracy, "runs": runs, "ladder": report.ladder_frame(ladders, P.ladder_lengths, PAIRS[0]),
                      "metrics": report.per_length(accuracy, P.eval_lengths, COMPARED)}
-        display(report.runs_table(runs, LABELS))
+        show_runs(runs, LABELS)
 
     def scales(self, pair: int):
         """Both scales of this page beside the paper's, and the longer training's verdict."""

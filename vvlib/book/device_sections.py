@@ -5,11 +5,11 @@ AccuracyPage: each section reads what the page has computed (P, long, paper_scal
 from IPython.display import Markdown, display
 
 from .. import compare
-from ..experiments.reports import devices, plots, report, same_seeds
+from ..experiments.reports import devices, plots, same_seeds
 from ..experiments.setups import variants
 from ..experiments.storage import runs
 from ..task_base import EVAL_BLOCK
-from .page import show_figure
+from .page import show_figure, show_runs
 
 PAIR = variants.PAIR  # the devices are compared without adaptive temperature
 LABELS = variants.LABELS
@@ -50,7 +50,7 @@ class DeviceSections:
             return
         accuracy, _, runs = variants.long_training(arm, self.task, list(PAIR), ["fixed"], self.device)
         self.counter = {"runs": runs}
-        display(report.runs_table(runs, LABELS))
+        show_runs(runs, LABELS)
         streams = {f"generators ({P.long_seeds} seeds)": (P.eval_lengths, {v: self.long["accuracy"][v] for v in PAIR}),
                    f"counter stream ({arm.long_seeds} seeds)": (P.eval_lengths, {v: accuracy[v] for v in PAIR})}
         beyond = compare.beyond_training(P.eval_lengths, P.max_len)

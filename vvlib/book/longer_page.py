@@ -11,7 +11,7 @@ from ..experiments.reports import answers, plots, report, reruns, same_seeds
 from ..experiments.setups import paper, paper_tasks, variants
 from ..experiments.storage import runs
 from . import paper_scale
-from .page import ChapterPage, show_figure, task_title
+from .page import ChapterPage, show_figure, show_runs, task_title
 
 NAME = LONGER_TRAINING.name
 VARIANTS, LABELS = list(LONGER_TRAINING.work.variants), variants.LABELS
@@ -112,7 +112,7 @@ class LongerTrainingPage(ChapterPage):
             P_task, task = self.tasks[name], paper_tasks.BY_NAME[name]
             display(Markdown(f"### {task_title(task)}: {P_task.long_seeds} seeds x {P_task.long_steps:,} steps, "
                              f"{variants.long_eval_params(P_task).n_eval_sequences:,} test sequences per length"))
-            display(report.runs_table(self.long_runs[name], LABELS))
+            show_runs(self.long_runs[name], LABELS)
             display(report.comparison_table(self.long_metrics[name], P.eval_lengths, PAIR, LABELS, task.longer,
                                             "p_value"))
             display(Markdown(report.verdict(self.long_metrics[name], P.eval_lengths, PAIR, LABELS, P.max_len,
@@ -153,7 +153,7 @@ class LongerTrainingPage(ChapterPage):
                                         first_runs, again_runs))
             display(Markdown(reruns.summary(first, again, seeds, P.eval_lengths, LABELS, first_runs, again_runs,
                                             P.max_len)))
-            display(report.runs_table(again_runs, LABELS))
+            show_runs(again_runs, LABELS)
         if not self.rerun:
             display(Markdown("*None at this profile (`rerun_seeds` is empty for both tasks).*"))
 

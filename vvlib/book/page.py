@@ -61,6 +61,14 @@ class ChapterPage:
         print(f"wrote {path}")
 
 
+def show_runs(runs: dict, labels: dict):
+    """The stored runs behind a result ({variant: [run record]}: seeds, steps, wall time, device, commit), in a
+    collapsed block: their provenance, for a reader who checks, not in the way of one who reads on."""
+    table = report.runs_table(runs, labels)
+    display(HTML(f"<details><summary>The {len(table)} stored runs behind this result (seeds, steps, wall time, "
+                 f"device, commit)</summary>{table.to_html()}</details>"))
+
+
 def task_title(task) -> str:
     """A task's title as a heading begins it: "Argmax retrieval"."""
     return task.title[0].upper() + task.title[1:]
