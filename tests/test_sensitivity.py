@@ -169,18 +169,17 @@ def test_rows_are_sorted_by_what_their_interval_says():
     assert sensitivity.sorted_by_sign(records, "dictionary", 1024) == {
         "ahead": ["lr=0.003"], "behind": ["defaults"], "cannot tell": ["hidden=64", "hidden=256"]}
     assert sensitivity.sorted_by_sign(records, "argmax", 1024) == {"ahead": [], "behind": [], "cannot tell": []}
-    text = sensitivity.verdict(records, "dictionary", 1024)
-    assert "+LN is significantly ahead in 1, significantly behind in 1 and not significantly different in 2." in text
-    assert "about 0.2 would pass p < 0.05 by chance. Ahead: lr=0.003. Behind: defaults." in text
+    signs = lambda rows: sensitivity.sign_table({1024: sensitivity.sorted_by_sign(rows, "dictionary", 1024)})
+    assert signs(records)["N = 1,024"].tolist() == [4, "1: lr=0.003", "1: defaults", 2, "0.2"]  # 4 x 0.05 by chance
     many = [record({"lr": lr}, 2.0, 0.01) for lr in (0.1, 0.2, 0.3, 0.4, 0.5)]  # too many to list: the forest shows them
-    assert sensitivity.verdict(many, "dictionary", 1024).endswith("would pass p < 0.05 by chance.")
+    assert signs(many)["N = 1,024"].tolist() == [5, "5", "0", 0, "0.2"]
     assert sensitivity.closest_to_paper(records, "dictionary")["row"] == "hidden=256"
 
     # A configuration run again with more seeds counts once, at its most seeds, wherever it is listed.
     again = [record({"lr": 0.003, "n_seeds": 20}, 1.5, 0.6, 20), *records, record({"hidden": 256, "n_seeds": 5}, 0.1, 0.9, 5)]
     assert sensitivity.sorted_by_sign(again, "dictionary", 1024) == {
         "ahead": [], "behind": ["defaults"], "cannot tell": ["lr=0.003 (20 seeds)", "hidden=64", "hidden=256"]}
-    assert "of 4 configurations of dictionary" in sensitivity.verdict(again, "dictionary", 1024)
+    assert signs(again).loc["configurations", "N = 1,024"] == 4
     closest = sensitivity.closest_to_paper(again, "dictionary")  # hidden=256 read at its 10 seeds, not its 5
     assert (closest["row"], closest["n_seeds"]) == ("hidden=256", 10)
     # the same settings listed in another order are the same configuration
@@ -305,18 +304,19 @@ def test_a_row_with_more_seeds_is_read_beside_the_row_it_repeats():
 
     records = [record("defaults", {}, 10, 4.0, 0.048), record("n_seeds=20", {"n_seeds": 20}, 20, 1.5, 0.27),
                record("hidden=64", {"hidden": 64}, 10, -3.0, 0.01)]
-    assert sensitivity.more_seeds_sentence(records, "argmax", [1024]) == (
-        "The argmax defaults with more seeds. At N = 1024, +LN is not significantly different (+1.5 points, "
-        "95% interval [+0.5, +2.5], p = 0.3) with 20 seeds and ahead (+4.0 points, 95% interval [+3.0, +5.0], "
-        "p = 0.048) with 10.")
-    assert sensitivity.more_seeds_sentence(records[:1] + records[2:], "argmax", [1024]) == ""
-    assert sensitivity.more_seeds_sentence(records, "dictionary", [1024]) == ""
+    table = sensitivity.more_seeds_table(records, "argmax", [1024])
+    assert table.to_dict("index") == {
+        ("defaults", "1,024", 20): {"+LN minus Baseline [95%]": "+1.5 [+0.5, +2.5]", "p": "0.3", "+LN (p < 0.05)": "neither"},
+        ("defaults", "1,024", 10): {"+LN minus Baseline [95%]": "+4.0 [+3.0, +5.0]", "p": "0.048", "+LN (p < 0.05)": "ahead"}}
+    assert sensitivity.more_seeds_table(records[:1] + records[2:], "argmax", [1024]).empty
+    assert sensitivity.more_seeds_table(records, "dictionary", [1024]).empty
     # any row may be repeated with more seeds; one without its first reading has nothing to be read beside
     records += [record("hidden=64, n_seeds=20", {"hidden": 64, "n_seeds": 20}, 20, -2.0, 0.02),
                 record("lr=0.003, n_seeds=20", {"lr": 0.003, "n_seeds": 20}, 20, 1.0, 0.5)]
-    assert sensitivity.more_seeds_sentence(records, "argmax", [1024]).endswith(
-        "The argmax *hidden=64* with more seeds. At N = 1024, +LN is behind (-2.0 points, 95% interval [-3.0, -1.0], "
-        "p = 0.02) with 20 seeds and behind (-3.0 points, 95% interval [-4.0, -2.0], p = 0.01) with 10.")
+    table = sensitivity.more_seeds_table(records, "argmax", [1024])
+    assert table.index.tolist() == [("defaults", "1,024", 20), ("defaults", "1,024", 10), ("hidden=64", "1,024", 20),
+                                    ("hidden=64", "1,024", 10)]
+    assert table.loc[("hidden=64", "1,024", 10)].tolist() == ["-3.0 [-4.0, -2.0]", "0.01", "behind"]
 
 
 def test_the_closest_configuration_is_read_beside_the_papers_gain():
@@ -409,19 +409,20 @@ def test_the_paper_scale_verdict_counts_committed_rows_by_sign_and_tests_the_pap
         return None if d is None else ({"difference": {"16384": dict(diff=diff, low=low, high=high, p=p)}}, {})
 
     monkeypatch.setattr(sensitivity, "stored_row", stored)
-    verdict = lambda: paper_rows.verdict(sensitivity.paper_scale_records(P, [16384]), "dictionary", 16384)
-    said = verdict()
-    assert said.startswith("At the paper's scale (100 seeds x 10,000 steps, on a GPU), N = 16,384: of the 3 ")
-    assert "significantly ahead in 1, significantly behind in 1 and not significantly different in 1. " in said
-    assert "by chance. Ahead: lr_schedule=cosine: +3.0. Behind: defaults: -1.5." in said
-    assert "+4.6 points; the 95% interval of lr_schedule=cosine holds it." in said
-    assert said.endswith(f" {len(P.dictionary_rows) - 3} more are pending in the GPU queue.")
+    signs = lambda: paper_rows.sign_table(sensitivity.paper_scale_records(P, [16384]), "dictionary", [16384])
+    row = signs()["N = 16,384"]
+    assert row[["configurations", "neither", "expected by chance"]].tolist() == [3, 1, "0.2"]  # 3 x 0.05
+    assert (row["+LN ahead (p < 0.05)"], row["+LN behind (p < 0.05)"]) == ("1: lr_schedule=cosine: +3.0", "1: defaults: -1.5")
+    assert (row["the paper's +LN minus Baseline"], row["a 95% interval holding it"]) == ("+4.6", "lr_schedule=cosine")
+    waiting = len(P.dictionary_rows) - 3
+    assert paper_rows.pending(sensitivity.paper_scale_records(P, [16384]), "dictionary") == \
+        f"{waiting} more rows of dictionary are pending in the GPU queue."
     made_up['{"lr_schedule": "cosine"}'] = (0.8, 0.4, 1.3, 0.0001)  # ahead, but short of the paper's gain
-    assert "no committed configuration's 95% interval reaches it." in verdict()
+    assert signs().loc["a 95% interval holding it", "N = 16,384"] == "none"
     monkeypatch.setattr(sensitivity, "stored_row", lambda *a, **k: None)
-    assert verdict() == ""  # nothing committed: nothing said
+    assert signs().empty  # nothing committed: nothing shown
     records = sensitivity.paper_scale_records(P, [16384])
-    assert paper_rows.verdict(records, "argmax", 16384) == ""  # the paper profile has no argmax rows
+    assert paper_rows.sign_table(records, "argmax", [16384]).empty  # the paper profile has no argmax rows
 
 
 def test_the_rows_are_built_and_checked_once_for_the_same_parameters(monkeypatch):

@@ -53,9 +53,12 @@ class SensitivityPage(ChapterPage):
             show_figure(f"{task} at the paper's scale ({sensitivity.budget(first)}, GPU). " + FOREST_CAPTION)
         display(paper_rows.table(found, P.compared_lengths))
         tasks = list(sensitivity.ROW_PARAMETERS)
-        said = [paper_rows.verdict(found, task, n) for task in tasks for n in P.compared_lengths]
-        said += [paper_rows.closest(found, task, P.compared_lengths) for task in tasks]
-        display(Markdown(" ".join(filter(None, said))))  # a task with no rows says nothing
+        for task in tasks:  # a task with no rows says nothing
+            if len(signs := paper_rows.sign_table(found, task, P.compared_lengths)):
+                display(Markdown(f"**{task}**: the committed rows by where +LN stands, per length (points):"), signs)
+            said = [paper_rows.closest(found, task, P.compared_lengths), paper_rows.pending(found, task)]
+            if any(said):
+                display(Markdown(" ".join(filter(None, said))))
         beyond = [n for n in P_paper.eval_lengths if n > P_paper.max_len]  # every row judged at every length past training
         every_length = sensitivity.paper_scale_records(P_paper, beyond)
         tables = [t for task in tasks if len(t := paper_rows.lengths_table(every_length, task, beyond))]
@@ -70,7 +73,8 @@ class SensitivityPage(ChapterPage):
                                      f"{self.P.n_seeds} seeds unless the row sets n_seeds")
             show_figure(f"{task} at this page's scale ({self.P.n_seeds} seeds unless the row sets n_seeds, "
                         f"{self.device.type.upper()}; the row tables give each budget). " + FOREST_CAPTION)
-            display(Markdown(" ".join(sensitivity.verdict(self.records, task, n) for n in self.P.compared_lengths)))
+            display(sensitivity.sign_table({n: sensitivity.sorted_by_sign(self.records, task, n)
+                                            for n in self.P.compared_lengths}))
 
     def training_time(self):
         minutes = 60 * sensitivity.hours_at(self.records)
@@ -84,8 +88,10 @@ class SensitivityPage(ChapterPage):
         for task in sensitivity.tasks_with_rows(self.records):
             display(Markdown(f"### {task}"))
             display(sensitivity.row_table(self.records, task, self.P.compared_lengths))
-            display(Markdown(" ".join([sensitivity.more_seeds_sentence(self.records, task, self.P.compared_lengths),
-                                       sensitivity.unlearned_sentence(self.records, task)])))
+            if len(again := sensitivity.more_seeds_table(self.records, task, self.P.compared_lengths)):
+                display(Markdown(f"The {task} rows run again with more seeds, beside their first run:"), again)
+            if unlearned := sensitivity.unlearned_sentence(self.records, task):
+                display(Markdown(unlearned))
 
     def argmax_cost(self):
         """What the argmax rows would cost at the paper's steps, scaled from what they took."""

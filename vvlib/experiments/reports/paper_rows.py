@@ -1,13 +1,13 @@
 """Chapter 11's rows at the paper's scale (sensitivity.paper_scale_records), as the pages show them: a table, a
-few sentences per length, the row closest to the paper's Baseline, each row's verdict over every length beyond
+table of signs per length, the row closest to the paper's Baseline, each row's verdict over every length beyond
 training (a table), and one line for another chapter's answer."""
 
 import pandas as pd
 
 from ...compare import ALPHA, compare, format_interval, format_p, power_of_two
 from ..setups.params import Params
-from ..setups.sensitivity import (PENDING, budget, closest_sentence, closest_to_paper, names, paper_gain,
-                                  paper_scale_records, side_of, sign_sentences)
+from ..setups.sensitivity import (PENDING, budget, closest_sentence, closest_to_paper, paper_gain,
+                                  paper_scale_records, side_of, sign_table as counted_by_sign)
 
 
 def card(device: str) -> str:
@@ -48,28 +48,29 @@ def status(P_paper: Params, task: str, n: int) -> str:
     return "Which of the settings the paper leaves unstated decide the sign at its scale? " + "\n\n".join(said)
 
 
-def verdict(records: list, task: str, n: int) -> str:
-    """One sentence under the paper-scale table (records: sensitivity.paper_scale_records): at length n, in how many of
-    `task`'s committed rows +LN is significantly ahead, behind or neither, and whether any row's 95% interval
-    holds the paper's +LN minus Baseline; '' where no row of `task` is committed."""
-    rows = [r for r in records if r["task"] == task]
-    committed = [r for r in rows if r["difference"] is not None]
-    if not committed:
+def sign_table(records: list, task: str, at) -> pd.DataFrame:
+    """sensitivity.sign_table of `task`'s committed rows at the paper's scale (records:
+    sensitivity.paper_scale_records) at each N of `at`, with the paper's +LN minus Baseline and the rows whose 95%
+    interval holds it; an empty frame where no row of `task` is committed."""
+    committed = [r for r in records if r["task"] == task and r["difference"] is not None]
+    groups, paper = {}, {}
+    for n in at:
+        groups[n], gain = {"ahead": [], "behind": [], "cannot tell": []}, paper_gain(task, n)
+        for r in committed:
+            d = r["difference"][str(n)]
+            groups[n][side_of(d)].append(f"{r['row']}: {d['diff']:+.1f}")
+        paper[n] = (gain, [r["row"] for r in committed if gain is not None
+                           and r["difference"][str(n)]["low"] <= gain <= r["difference"][str(n)]["high"]])
+    return counted_by_sign(groups, paper) if committed else pd.DataFrame()
+
+
+def pending(records: list, task: str) -> str:
+    """'3 more rows of dictionary are pending in the GPU queue.', or '' where none is."""
+    waiting = sum(r["task"] == task and r["difference"] is None for r in records)
+    if not waiting:
         return ""
-    groups, holding, paper = {"ahead": [], "behind": [], "cannot tell": []}, [], paper_gain(task, n)
-    for r in committed:
-        d = r["difference"][str(n)]
-        groups[side_of(d)].append(f"{r['row']}: {d['diff']:+.1f}")
-        if paper is not None and d["low"] <= paper <= d["high"]:
-            holding.append(r["row"])
-    pending = len(rows) - len(committed)
-    said = sign_sentences(groups, f"At the paper's scale ({budget(committed[0])}, on a GPU), N = {n:,}: of the "
-                                  f"{len(committed)} configurations of {task} committed")
-    if paper is not None:
-        said += (f" The paper's +LN minus Baseline there is {paper:+.1f} points; "
-                 + (f"the 95% interval of {names(holding)} holds it." if holding
-                    else "no committed configuration's 95% interval reaches it."))
-    return said + (f" {pending} more {'is' if pending == 1 else 'are'} pending in the GPU queue." if pending else "")
+    return f"{waiting} more {'row of' if waiting == 1 else 'rows of'} {task} {'is' if waiting == 1 else 'are'} " \
+           "pending in the GPU queue."
 
 
 def closest(records: list, task: str, at) -> str:

@@ -247,15 +247,14 @@ def forest_frame(records: list, task: str):
 
 
 def configuration(row: dict) -> dict:
-    """What a row sets apart from its number of seeds: a row run again with more seeds is the
-    same configuration measured twice."""
+    """A row less its number of seeds: a row run again with more seeds is the same configuration measured twice."""
     return {name: value for name, value in row.items() if name != "n_seeds"}
 
 
 def most_seeded(records: list, task: str) -> list:
     """One record per configuration of `task`, in the rows' order: the one with the most seeds.
     A borderline row checked again with more seeds is thus counted once, at its better
-    measurement; the tables still show both (more_seeds_sentence reads them side by side)."""
+    measurement; the tables still show both (more_seeds_table sets them side by side)."""
     best = {}
     for r in (r for r in records if r["task"] == task):
         key = frozenset(configuration(r["changes"]).items())  # the settings, in whatever order a row lists them
@@ -295,27 +294,28 @@ def described(d: dict, aside: str = "") -> str:
             f"p = {format_p(d['p'])}{aside})")
 
 
-def verdict(records: list, task: str, n: int) -> str:
-    """A few sentences per task and length, computed from the rows."""
-    groups = sorted_by_sign(records, task, n)
-    return sign_sentences(groups, f"At N = {n}, of {sum(map(len, groups.values()))} configurations of {task}")
+def sign_table(groups_by_n: dict, paper: dict | None = None) -> pd.DataFrame:
+    """A column per length n of {n: sorted_by_sign's groups}: how many configurations put +LN significantly ahead,
+    behind or neither (those ahead or behind named where there are at most NAMED), and how many would pass by
+    chance alone; with `paper` {n: (the paper's +LN minus Baseline, [rows whose 95% interval holds it])}, those."""
+    table = {}
+    for n, groups in groups_by_n.items():
+        total = sum(map(len, groups.values()))
+        row = {"configurations": total,
+               **{f"+LN {side} (p < {ALPHA})": _listed(groups[side]) for side in ("ahead", "behind")},
+               "neither": len(groups["cannot tell"]), "expected by chance": f"{ALPHA * total:.1f}"}
+        if paper and paper.get(n) and paper[n][0] is not None:
+            row |= {"the paper's +LN minus Baseline": f"{paper[n][0]:+.1f}",
+                    "a 95% interval holding it": names(paper[n][1])}
+        table[f"N = {int(n):,}"] = row
+    return pd.DataFrame(table).fillna("")  # a column per length: the named rows need the width
 
 
-NAMED = 4  # a side with more rows than this is read off the forest and the row table, not listed in prose
+NAMED = 4  # a side with more rows than this is read off the forest and the row table, not listed
 
 
-def sign_sentences(groups: dict, opening: str) -> str:
-    """How many rows of sorted_by_sign's `groups` +LN is significantly ahead, behind or neither in, after
-    `opening`; how many would pass by chance; the rows ahead and behind by name where there are few."""
-    total = sum(map(len, groups.values()))
-    said = (f"{opening}, +LN is significantly ahead in {len(groups['ahead'])}, significantly behind in "
-            f"{len(groups['behind'])} and not significantly different in {len(groups['cannot tell'])}. "
-            # Each row is its own test: with many rows, a few pass the threshold by chance alone.
-            f"If +LN changed nothing anywhere, about {ALPHA * total:.1f} would pass p < {ALPHA} by chance.")
-    for side in ("ahead", "behind"):
-        if 0 < len(groups[side]) <= NAMED:
-            said += f" {side.capitalize()}: {names(groups[side])}."
-    return said
+def _listed(rows: list) -> str:
+    return f"{len(rows)}: {names(rows)}" if 0 < len(rows) <= NAMED else f"{len(rows)}"
 
 
 def unlearned_sentence(records: list, task: str) -> str:
@@ -359,20 +359,18 @@ def closest_sentence(best: dict, at, among: str = "") -> str:
             f"{best['distance_to_paper']:.1f} points from it (root mean square). There " + "; ".join(parts) + ".")
 
 
-def more_seeds_sentence(records: list, task: str, at) -> str:
-    """What each row that repeats another of `task` with more seeds (a borderline result checked
-    again) says beside that row, or "" when there is none."""
-    rows = [r for r in records if r["task"] == task]
-    sentences = []
+def more_seeds_table(records: list, task: str, at) -> pd.DataFrame:
+    """Each row of `task` that repeats another with more seeds (a borderline result checked again) beside that
+    row, at each N of `at`: +LN minus Baseline with its 95% interval, p and where +LN stands; empty if none."""
+    rows, table = [r for r in records if r["task"] == task], {}
     for again in (r for r in rows if "n_seeds" in r["changes"]):
         first = next((r for r in rows if r["changes"] == configuration(again["changes"])), None)
-        if first is None:
-            continue
-        parts = [f"At N = {n}, +LN is {described(again['difference'][str(n)])} with {again['n_seeds']} seeds and "
-                 f"{described(first['difference'][str(n)])} with {first['n_seeds']}." for n in at]  # a sentence each
-        name = "defaults" if not first["changes"] else f"*{first['row']}*"
-        sentences.append(f"The {task} {name} with more seeds. " + " ".join(parts))
-    return " ".join(sentences)
+        for n, r in ((n, r) for n in at for r in ([again, first] if first else [])):
+            d, side = r["difference"][str(n)], side_of(r["difference"][str(n)]).replace("cannot tell", "neither")
+            table[(first["row"], f"{n:,}", r["n_seeds"])] = {"+LN minus Baseline [95%]": format_interval(d),
+                                                            "p": format_p(d["p"]), f"+LN (p < {ALPHA})": side}
+    frame = pd.DataFrame.from_dict(table, orient="index")
+    return frame.rename_axis(["configuration", "N", "seeds"]) if table else frame
 
 
 def not_run(rows: list, planned: list) -> list:
