@@ -285,10 +285,10 @@ def test_the_layer_table_finds_when_entropies_fall_and_the_sentence_when_runs_pa
                                                "12.0, 12.0 (step 100), 12.0"]
     assert table.loc[("Deep (+ LN)", 1), "first below 1.39"] == "never (lowest 2.60, step 200)"
     assert table.loc[("Deep (+ LN)", 1), "entropy at the end"] == "2.60"
-    sentence = along_training.layers_parting_sentence(tables, 16)
-    assert sentence.startswith("At the end means over steps 1,000-1,000, the last tenth of the measurements.")
-    assert sentence.endswith("The first layer of Deep (+ LN) is more than 1.39 nats above Deep's from step 700 to the end "
-                             "(training loss at that step 0.43, against 0.14).")
+    parting = along_training.layers_parting_table(tables, 16)
+    assert parting.loc["Deep (+ LN)"].tolist() == ["700", "above", "0.43", "0.14"]  # losses 300/700 and 100/700
+    tables["Deep, again"] = frame(falling, 0.0, 100.0)
+    assert along_training.layers_parting_table(tables, 16).loc["Deep, again", "apart from step"] == "never"
     gap = lambda values: pd.Series(values, index=[100, 200, 300, 400, 500])
     assert along_training._parted_from(gap([2.0, 2.0, 0.0, 2.0, 2.0]), 1.0) == 400  # the unbroken run at the end
     assert along_training._parted_from(gap([2.0, 2.0, -2.0, -2.0, -2.0]), 1.0) == 300  # one sign

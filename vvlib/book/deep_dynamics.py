@@ -199,10 +199,12 @@ def show(P, device) -> dict:
     display(Markdown("Each layer's attention along training (entropy in nats; the share of largest weights on the "
                      "answer; the norm of its query and key weights), means over seeds:"))
     display(along_training.layer_dynamics_table(tables, P.deep_layers, P_measured.max_len))
-    said = [along_training.layers_parting_sentence(tables, P_measured.max_len)]
+    end = along_training.last_tenth(next(iter(tables.values())).groupby("step").mean(numeric_only=True)).index
+    display(Markdown(f"*At the end*: means over steps {end[0]:,}-{end[-1]:,}, the last tenth of the measurements. "
+                     "When each run's first layer parts from the first run's:"))
+    display(along_training.layers_parting_table(tables, P_measured.max_len))
     if missing:
-        said.append(f"Not stored yet: {'; '.join(missing)}.")
-    display(Markdown(" ".join(said)))
+        display(Markdown(f"Not stored yet: {'; '.join(missing)}."))
     return {f"deep_dynamics/{label}": p for label, p in provenance.items()}
 
 

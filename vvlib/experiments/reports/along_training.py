@@ -127,24 +127,23 @@ def layer_dynamics_table(tables: dict, layers: int, length: int) -> pd.DataFrame
     return pd.DataFrame(rows).set_index(["run", "layer"])
 
 
-def layers_parting_sentence(tables: dict, length: int) -> str:
-    """When the runs' attention parts: the measurements "at the end" cover, then for every run after the first, the
-    step from which its first layer's entropy stays more than half of ln N from the first run's to the end, and
-    both training losses there."""
+def layers_parting_table(tables: dict, length: int) -> pd.DataFrame:
+    """When the runs' attention parts: for every run after the first, the step from which its first layer's entropy
+    stays more than half of ln N from the first run's (above or below it) to the end, and both training losses
+    there; "never" where it does not stay apart."""
     half = attending_below(length)
     means = {label: frame.groupby("step").mean(numeric_only=True) for label, frame in tables.items()}
     (first_label, first), *others = means.items()
-    end = last_tenth(first)
-    parts = [f"At the end means over steps {end.index[0]:,}-{end.index[-1]:,}, the last tenth of the measurements."]
+    rows = {}
     for label, m in others:
         gap = m["entropy_layer1"] - first["entropy_layer1"]
         step = _parted_from(gap, half)
-        parts.append(f"The first layer of {label} is more than {half:.2f} nats {'above' if gap.iloc[-1] > 0 else 'below'} "
-                     f"{first_label}'s from step {step:,} to the end (training loss at that step "
-                     f"{m.loc[step, 'train_loss']:.2f}, against {first.loc[step, 'train_loss']:.2f})." if step is not None
-                     else f"The first layer of {label} does not stay more than {half:.2f} nats from {first_label}'s "
-                          f"to the end.")
-    return " ".join(parts)
+        rows[label] = ({"apart from step": f"{step:,}", "its first layer": "above" if gap.iloc[-1] > 0 else "below",
+                        "its training loss there": f"{m.loc[step, 'train_loss']:.2f}",
+                        f"{first_label}'s": f"{first.loc[step, 'train_loss']:.2f}"} if step is not None
+                       else {"apart from step": "never"})
+    return pd.DataFrame.from_dict(rows, orient="index").fillna("").rename_axis(
+        f"first layer more than {half:.2f} nats from {first_label}'s to the end")
 
 
 def _parted_from(gap: pd.Series, size: float):
