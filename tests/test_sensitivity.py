@@ -324,7 +324,7 @@ def test_the_closest_configuration_is_read_beside_the_papers_gain():
             "difference": {"1024": {"diff": -4.6, "low": -8.9, "high": -0.4, "p": 0.04}}}
     assert sensitivity.closest_sentence(best, [1024]) == (
         "The configuration closest to the paper's Baseline, *min_len=1*, lies 6.2 points from it (root mean "
-        "square). There at N = 1024 +LN is behind (-4.6 points, 95% interval [-8.9, -0.4], p = 0.04; the paper: "
+        "square). At N = 1,024 +LN is behind (-4.6 points, 95% interval [-8.9, -0.4], p = 0.04; the paper: "
         f"{sensitivity.paper_gain('dictionary', 1024):+.1f}).")
 
 
@@ -451,7 +451,7 @@ def test_the_paper_scale_row_closest_to_the_papers_baseline_is_named_with_its_di
     records[1]["changes"] = {"weight_decay": 0.1}
     said = paper_rows.closest(records, "dictionary", [1024])
     assert said.startswith("Of the rows at the paper's scale, the configuration closest to the paper's Baseline, "
-                           "*weight_decay=0.1*, lies 6.9 points from it (root mean square). There at N = 1024 +LN is "
+                           "*weight_decay=0.1*, lies 6.9 points from it (root mean square). At N = 1,024 +LN is "
                            "behind (-15.6 points")
     assert said.endswith("the paper: +4.1).")
     assert paper_rows.closest(records, "argmax", [1024]) == ""

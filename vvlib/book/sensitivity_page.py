@@ -2,8 +2,9 @@
 scale (read from results/paper) and at this page's profile (trained here or read from the store).  The notebook
 holds the prose and calls one method per cell."""
 
+import html
 
-from IPython.display import Markdown, display
+from IPython.display import HTML, Markdown, display
 
 from .. import stats
 from ..experiments.chapters import SENSITIVITY, scales
@@ -134,8 +135,9 @@ class SensitivityPage(ChapterPage):
         for task, name in sensitivity.ROW_PARAMETERS.items():
             left_out = sensitivity.not_run(P[name], planned[name].default)
             if left_out:
-                display(Markdown(f"**{task}**: {len(left_out)} of the chapter's rows are not in this run: "
-                                 f"{'; '.join(left_out)}."))
+                rows = "".join(f"<li>{html.escape(row)}</li>" for row in left_out)  # a list, collapsed: it can be long
+                display(HTML(f"<details><summary><b>{task}</b>: {len(left_out)} of the chapter's rows are not in this "
+                             f"run</summary><ul>{rows}</ul></details>"))
 
     def write(self):
         """results.json: the rows, the closest per task, and the rows at the paper's scale (the summary counts them)."""

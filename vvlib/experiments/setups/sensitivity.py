@@ -353,10 +353,10 @@ def closest_sentence(best: dict, at, among: str = "") -> str:
     for n in at:
         theirs = paper_gain(best["task"], n)
         aside = "; the paper: " + ("not reported" if theirs is None else f"{theirs:+.1f}")
-        parts.append(f"at N = {n} +LN is {described(best['difference'][str(n)], aside)}")
+        parts.append(f"At N = {n:,} +LN is {described(best['difference'][str(n)], aside)}.")  # a sentence each
     opening = f"{among}the configuration" if among else "The configuration"
     return (f"{opening} closest to the paper's Baseline, *{best['row']}*, lies "
-            f"{best['distance_to_paper']:.1f} points from it (root mean square). There " + "; ".join(parts) + ".")
+            f"{best['distance_to_paper']:.1f} points from it (root mean square). " + " ".join(parts))
 
 
 def more_seeds_table(records: list, task: str, at) -> pd.DataFrame:
