@@ -51,8 +51,8 @@ class ChapterPage:
         display(report.parameters_frame({name: self.P[name] for name in reader}))
         rest = report.parameters_frame({**{k: v for k, v in self.P.items() if k not in reader},
                                         "device": store.device_name(self.device)})
-        display(HTML(f"<details><summary>The other {len(rest)} settings of this run (seeds per stored run, the "
-                     f"store, the device, ...)</summary>{rest.to_html()}</details>"))
+        show_collapsed(f"The other {len(rest)} settings of this run (seeds per stored run, the store, the device, ...)",
+                       rest.to_html())
 
     def write_results(self, metrics: dict, sources: dict | None = None):
         """results.json in the run's output_dir, with the time since the page began and where its inputs came from."""
@@ -61,12 +61,18 @@ class ChapterPage:
         print(f"wrote {path}")
 
 
+def show_collapsed(summary: str, body: str):
+    """A block shown by its one-line summary and opened on a click (body: HTML): what a reader who checks wants and
+    one who reads on does not (readable.py and the word budgets leave it out of the prose)."""
+    display(HTML(f"<details><summary>{summary}</summary>{body}</details>"))
+
+
 def show_runs(runs: dict, labels: dict):
-    """The stored runs behind a result ({variant: [run record]}: seeds, steps, wall time, device, commit), in a
-    collapsed block: their provenance, for a reader who checks, not in the way of one who reads on."""
+    """The stored runs behind a result ({variant: [run record]}: seeds, steps, wall time, device, commit), collapsed:
+    their provenance."""
     table = report.runs_table(runs, labels)
-    display(HTML(f"<details><summary>The {len(table)} stored runs behind this result (seeds, steps, wall time, "
-                 f"device, commit)</summary>{table.to_html()}</details>"))
+    show_collapsed(f"The {len(table)} stored runs behind this result (seeds, steps, wall time, device, commit)",
+                   table.to_html())
 
 
 def task_title(task) -> str:

@@ -4,7 +4,7 @@ holds the prose and calls one method per cell."""
 
 import html
 
-from IPython.display import HTML, Markdown, display
+from IPython.display import Markdown, display
 
 from .. import stats
 from ..experiments.chapters import SENSITIVITY, scales
@@ -12,7 +12,7 @@ from ..experiments.reports import paper_rows, plots
 from ..experiments.setups import paper, sensitivity, variants
 from ..experiments.setups.paper_tasks import ARGMAX
 from . import runner
-from .page import ChapterPage, show_figure
+from .page import ChapterPage, show_collapsed, show_figure
 
 
 FOREST_CAPTION = ("+LN's accuracy minus the Baseline's per configuration, a row each (the defaults in bold), a panel "
@@ -136,8 +136,8 @@ class SensitivityPage(ChapterPage):
             left_out = sensitivity.not_run(P[name], planned[name].default)
             if left_out:
                 rows = "".join(f"<li>{html.escape(row)}</li>" for row in left_out)  # a list, collapsed: it can be long
-                display(HTML(f"<details><summary><b>{task}</b>: {len(left_out)} of the chapter's rows are not in this "
-                             f"run</summary><ul>{rows}</ul></details>"))
+                show_collapsed(f"<b>{task}</b>: {len(left_out)} of the chapter's rows are not in this run",
+                               f"<ul>{rows}</ul>")
 
     def write(self):
         """results.json: the rows, the closest per task, and the rows at the paper's scale (the summary counts them)."""

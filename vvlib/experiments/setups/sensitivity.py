@@ -319,8 +319,7 @@ def _listed(rows: list) -> str:
 
 
 def unlearned_sentence(records: list, task: str) -> str:
-    """The rows where neither variant learned the task even at the shortest test length (below
-    twice a uniform guess there): their comparisons say nothing about +LN.  '' if none."""
+    """The rows where neither variant learned the task at the shortest test length (under twice a guess); '' if none."""
     found = []
     for r in (r for r in records if r["task"] == task and "chance" in r):
         shortest = min(r["accuracy"][BASE], key=int)
@@ -365,10 +364,13 @@ def more_seeds_table(records: list, task: str, at) -> pd.DataFrame:
     rows, table = [r for r in records if r["task"] == task], {}
     for again in (r for r in rows if "n_seeds" in r["changes"]):
         first = next((r for r in rows if r["changes"] == configuration(again["changes"])), None)
-        for n, r in ((n, r) for n in at for r in ([again, first] if first else [])):
-            d, side = r["difference"][str(n)], side_of(r["difference"][str(n)]).replace("cannot tell", "neither")
-            table[(first["row"], f"{n:,}", r["n_seeds"])] = {"+LN minus Baseline [95%]": format_interval(d),
-                                                            "p": format_p(d["p"]), f"+LN (p < {ALPHA})": side}
+        if first is None:
+            continue
+        for n, r in ((n, r) for n in at for r in (again, first)):  # per length, the repeat above its first run
+            d = r["difference"][str(n)]
+            table[(first["row"], f"{n:,}", r["n_seeds"])] = {
+                "+LN minus Baseline [95%]": format_interval(d), "p": format_p(d["p"]),
+                f"+LN (p < {ALPHA})": side_of(d).replace("cannot tell", "neither")}
     frame = pd.DataFrame.from_dict(table, orient="index")
     return frame.rename_axis(["configuration", "N", "seeds"]) if table else frame
 
