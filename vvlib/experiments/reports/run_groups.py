@@ -111,15 +111,16 @@ def markdown(frame: pd.DataFrame) -> str:
 
 def run_table(store_dir: Path) -> str:
     """One row per run in a store, oldest first: what it trained, where, at which code, and how fast its real
-    loop ran (a run resumed from a checkpoint times only the steps after it)."""
+    loop ran (a run resumed from a checkpoint times only the steps after it).  No date column: each record's
+    provenance keeps when it was made, and the code column names the commit."""
     records = sorted((json.loads(p.read_text()) for p in Path(store_dir).glob("train-*/run.json")),
                      key=lambda r: r["provenance"]["created"])
-    lines = ["| trained | task | variant | configuration | seeds | steps | device | code | model-steps/s | "
-             "training (min) | resumed from step |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| task | variant | configuration | seeds | steps | device | code | model-steps/s | "
+             "training (min) | resumed from step |", "|---|---|---|---|---|---|---|---|---|---|"]
     for record, row in zip(records, committed_runs_of(records)):
         train = record["spec"]["train"]
         first = train.get("first_seed", 0)
-        lines.append(f"| {record['provenance']['created'][:10]} | {row['task']} | {LABELS.get(row['variant'], row['variant'])} "
+        lines.append(f"| {row['task']} | {LABELS.get(row['variant'], row['variant'])} "
                      f"| {row['configuration']} | {first}-{first + train['n_seeds'] - 1} | {train['steps']:,} | "
                      f"{record['provenance']['device']} | {record['provenance']['git_commit'][:7]} | "
                      f"{record.get('model_steps_per_s', 0):,.0f} | {row['wall_min']:.1f} | "
