@@ -63,20 +63,10 @@ def device(request):
 
 @pytest.fixture
 def argmin_task():
-    """A third task in a few lines: the class of the *lowest*-priority item, read like argmax."""
+    """A third task in a few lines (tests/argmin_task.py), registered for one test."""
     from vvlib import tasks
-    from vvlib.task_argmax import Argmax
+    from tests import argmin_task
 
-    class Argmin(Argmax):
-        name = "argmin"
-        capturable = False
-
-        def sample(self, cfg, gen, rows, n, device, mask, lengths):
-            batch = super().sample(cfg, gen, rows, n, device, mask, lengths)
-            ranked = batch.priority if mask is None else batch.priority.masked_fill(~mask, 2.0)
-            batch.target = batch.label.gather(1, ranked.argmin(dim=1, keepdim=True)).squeeze(1)
-            return batch
-
-    tasks.register(Argmin())
-    yield "argmin"
-    del tasks.TASKS["argmin"]
+    argmin_task.register_class()
+    yield argmin_task.NAME
+    del tasks.TASKS[argmin_task.NAME]

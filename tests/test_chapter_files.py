@@ -119,3 +119,43 @@ def test_a_new_task_and_its_chapter_are_a_task_class_a_task_record_a_chapter_and
                                                      ["fixed"], "cpu")
     assert set(accuracy) == {"baseline", "layernorm"} and all(a.shape == (2, 2) for a in accuracy.values())
     assert all(r["spec"]["model"]["task"]["name"] == argmin_task for r in training.values())
+
+
+def test_a_third_task_registered_before_the_chapters_runs_through_chapters_8_to_11(tmp_path):
+    """tests/third_task_chapters.py registers argmin (its class and its record, nothing else) and runs chapters 8-11's
+    pages as their notebooks call them: each chapter trains it beside the paper's two tasks, its defaults come from
+    its record, and its results land under its name (2 seeds x 8 test sequences: scores in steps of 100/16)."""
+    import os
+    import subprocess
+    import sys
+
+    from vvlib.experiments.storage.store import REPO_ROOT
+
+    env = {**os.environ, "TQDM_DISABLE": "1", "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "tests/third_task_chapters.py", str(tmp_path)], cwd=REPO_ROOT,
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))[len("RESULT "):])
+    assert set(found) == {"08_ablations", "09_longer_training", "10_beyond", "11_sensitivity"}
+    for name, chapter in found.items():
+        assert chapter["tasks"] == ["argmax", "dictionary", "argmin"] and chapter["default_steps"] == 30, name
+    m8, m9, m10 = (found[n]["metrics"] for n in ("08_ablations", "09_longer_training", "10_beyond"))
+    assert set(m8["accuracy"]["argmin"]) == {"baseline", "standardize", "layernorm"} and "argmin" in m8["long"]
+    assert set(m9["long"]) == {"argmin"} and {"baseline", "layernorm"} <= set(m10["accuracy"]["argmin"])
+    scores = [s for m in (m8, m9, m10) for by_length in m["accuracy"]["argmin"].values() for s in by_length.values()]
+    assert scores and all(0 <= s <= 100 and (s * 16 / 100).is_integer() for s in scores)
+    rows = [(r["task"], r["row"]) for r in found["11_sensitivity"]["metrics"]["rows"]]
+    assert rows == [("argmax", "defaults"), ("dictionary", "defaults"), ("argmin", "defaults"), ("argmin", "hidden=4")]
+
+
+def test_a_task_is_registered_once_with_its_class_and_before_the_chapters_are_imported(argmin_task):
+    from tests.argmin_task import record
+    from vvlib.experiments.setups import paper_tasks
+
+    with pytest.raises(ValueError, match="'dictionary' is registered already"):
+        paper_tasks.register(paper_tasks.DICTIONARY)
+    with pytest.raises(ValueError, match=r"task must be one of .*; got 'argmax2'"):
+        paper_tasks.register(paper_tasks.PaperTask("argmax2", "", "", {}, "", {}, False, "", {}))
+    with pytest.raises(RuntimeError, match="register 'argmin' before importing vvlib.experiments.chapters"):
+        paper_tasks.register(record({}))
+    assert paper_tasks.NAMES == ("argmax", "dictionary")

@@ -388,7 +388,7 @@ class AccuracyPage(ChapterPage, DeviceSections):
 
     def _figure(self, accuracy, lengths, pair, title, scale: str):
         plots.accuracy_vs_length(stats.long_form({r: accuracy[r] for r in pair}, lengths), {r: LABELS[r] for r in pair},
-                                 paper={"lengths": paper.LENGTHS, "rows": {r: self.table[r] for r in pair}}, title=title)
+                                 paper=paper.dashed(self.table, pair), title=title)
         show_figure(f"{self.name}: mean test accuracy ± s.e. over seeds against the test length N ({scale}); dashed, "
                     f"the paper's {self.task_record.table} for the same two variants. The paper's claim is the solid "
                     f"{SHORT_BY_RUN[pair[1]]} line above the {SHORT_BY_RUN[pair[0]]} beyond the training lengths.")

@@ -273,7 +273,7 @@ def handover_rows(P, P_rows) -> list:
     model (P) where +LN, its norm after every layer or the last only, takes the Baseline's run over
     (start_from_step), in chapter 11's order."""
     return [(row, {k: v for k, v in row.items() if k not in ("start_from_step", "handover")})
-            for row in P_rows[sensitivity.ROW_PARAMETERS[TASK]] if "start_from_step" in row and _of_deep_model(P, row)]
+            for row in P_rows[sensitivity.row_parameters()[TASK]] if "start_from_step" in row and _of_deep_model(P, row)]
 
 
 def show_handover(P, device) -> dict:

@@ -97,7 +97,7 @@ class LongerTrainingPage(ChapterPage):
                                             P.n_seeds, paper_table=task.longer)))
             plots.accuracy_vs_length(stats.long_form(self.accuracy[task.name], P.eval_lengths),
                                      {v: LABELS[v] for v in VARIANTS},
-                                     paper={"lengths": paper.LENGTHS, "rows": {v: task.longer[v] for v in VARIANTS}},
+                                     paper=paper.dashed(task.longer, VARIANTS),
                                      title=f"{task_title(task)} trained on up to {P.max_len} items ({P.n_seeds} seeds; "
                                            f"dashed: the paper)")
             show_figure(f"{task_title(task)} trained on sets of up to {P.max_len} items ({P.n_seeds} seeds x "

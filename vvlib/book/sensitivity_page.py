@@ -10,7 +10,7 @@ from .. import stats
 from ..experiments.chapters import SENSITIVITY, scales
 from ..experiments.reports import paper_rows, plots
 from ..experiments.setups import paper, sensitivity, variants
-from ..experiments.setups.paper_tasks import ARGMAX
+from ..experiments.setups.paper_tasks import ARGMAX, BY_NAME
 from . import runner
 from .page import ChapterPage, show_collapsed, show_figure
 
@@ -53,7 +53,7 @@ class SensitivityPage(ChapterPage):
             plots.sensitivity_forest(committed, task, P.compared_lengths, f"{sensitivity.budget(first)}, on a GPU")
             show_figure(f"{task} at the paper's scale ({sensitivity.budget(first)}, GPU). " + FOREST_CAPTION)
         display(paper_rows.table(found, P.compared_lengths))
-        tasks = list(sensitivity.ROW_PARAMETERS)
+        tasks = list(sensitivity.row_parameters())
         for task in tasks:  # a task with no rows says nothing
             if len(signs := paper_rows.sign_table(found, task, P.compared_lengths)):
                 display(Markdown(f"**{task}**: the committed rows by where +LN stands, per length (points):"), signs)
@@ -108,9 +108,9 @@ class SensitivityPage(ChapterPage):
                          "way to redraw it (bench/README.md gives its throughput)."))
 
     def closest_to_paper(self):
-        """Per task, every row's distance to the paper's Baseline, and the closest row beside the paper's table."""
+        """Per task the paper reports, every row's distance to its Baseline, and the closest row beside its table."""
         P = self.P
-        for task in sensitivity.tasks_with_rows(self.records):
+        for task in (t for t in sensitivity.tasks_with_rows(self.records) if BY_NAME[t].accuracy):
             display(Markdown(f"### {task}"))
             display(sensitivity.distance_table(self.records, task))
             best = sensitivity.closest_to_paper(self.records, task)
@@ -119,7 +119,7 @@ class SensitivityPage(ChapterPage):
             plots.accuracy_vs_length(
                 stats.long_form(self.accuracies[task, best["row"]], P.eval_lengths),
                 {v: variants.LABELS[v] for v in sensitivity.PAIR},
-                paper={"lengths": paper.LENGTHS, "rows": {v: sensitivity.PAPER_TABLES[task][v] for v in sensitivity.PAIR}},
+                paper=paper.dashed(BY_NAME[task].accuracy, sensitivity.PAIR),
                 title=f"{task}, closest to the paper: {best['row']} (dashed: the paper)")
             show_figure(f"{task}: the configuration whose Baseline comes closest to the paper's ({best['row']}; "
                         f"{best['n_seeds']} seeds x {best['steps']:,} steps): mean test accuracy ± s.e. over seeds "
@@ -132,7 +132,7 @@ class SensitivityPage(ChapterPage):
         super().show_parameters()
         print(f"this run: {len(self.plan)} rows, each Baseline and +LN, {P.n_seeds} seeds unless the row sets n_seeds")
         planned = SENSITIVITY.parameters()  # the chapter's own lists of rows
-        for task, name in sensitivity.ROW_PARAMETERS.items():
+        for task, name in sensitivity.row_parameters().items():
             left_out = sensitivity.not_run(P[name], planned[name].default)
             if left_out:
                 rows = "".join(f"<li>{html.escape(row)}</li>" for row in left_out)  # a list, collapsed: it can be long

@@ -135,12 +135,13 @@ def task_param(task: PaperTask, name: str, help_text: str) -> Param:
 
 def each_task(name: str, help_text: str = "", values=None) -> Param:
     """A parameter of a chapter that trains every task: a value per task, keyed by the task's name.  `values` is
-    {task record: value}, or one value for every task; without it each task's default (its record's default
-    scale), else the shared one."""
+    {task record: value}, or one value for every task; a task it does not name (a task registered beside the
+    paper's two) takes its default: its record's default scale, else the shared one."""
     def default(task):
         if isinstance(values, dict):
-            return values[task]
-        if values is not None:
+            if task in values:
+                return values[task]
+        elif values is not None:
             return values
         own = task.scales["default"]
         return own[name] if name in own else DEFAULTS[name]

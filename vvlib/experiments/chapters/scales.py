@@ -62,8 +62,9 @@ def per_task(values: dict) -> dict:
 
 
 def both_tasks(scale: str) -> dict:
-    """Each task's steps and test sequences at `scale`, per task."""
-    return per_task({task: task_scale(task, scale) for task in TASKS})
+    """Each task's steps and test sequences at `scale`, per task (a task whose record has no such scale keeps its
+    defaults)."""
+    return per_task({task: task_scale(task, scale) for task in TASKS if scale in task.scales})
 
 
 # Chapters 8-10 train both tasks: their paper profile.

@@ -29,8 +29,15 @@ TABLE2_DICTIONARY = {
 
 
 def column(table: dict, row: str, length: int):
-    """One cell of a paper table, or None where the paper has no such length."""
-    return table[row][LENGTHS.index(length)] if length in LENGTHS else None
+    """One cell of a paper table, or None where the paper has no such length or row (a task it does not report
+    has an empty table)."""
+    return table[row][LENGTHS.index(length)] if row in table and length in LENGTHS else None
+
+
+def dashed(table: dict, rows) -> dict | None:
+    """A table's `rows` as plots.accuracy_vs_length draws the paper's lines, or None where it lacks one (a task the
+    paper does not report)."""
+    return {"lengths": LENGTHS, "rows": {r: table[r] for r in rows}} if all(r in table for r in rows) else None
 
 
 def difference(table: dict, pair, length: int):

@@ -6,8 +6,10 @@ adds what the book needs around it: where the paper reports it, and the steps an
 its runs take at each named scale (ci, book, paper), which every chapter that trains it reads.
 """
 
+import sys
 from dataclasses import dataclass, field
 
+from ... import tasks
 from . import paper
 
 
@@ -66,3 +68,20 @@ DICTIONARY = PaperTask(
 TASKS = (ARGMAX, DICTIONARY)
 NAMES = tuple(t.name for t in TASKS)
 BY_NAME = {t.name: t for t in TASKS}
+# the package that builds every chapter's parameters and profiles from TASKS when it is imported
+BUILT_FROM_TASKS = "vvlib.experiments.chapters"
+
+
+def register(task: PaperTask):
+    """Add a task to every chapter that trains each task (8-11; the summary reads the paper's two).  Its sampling and scoring class
+    must be registered first (vvlib.tasks.register), and this must run before the chapters are imported: their
+    per-task parameters and profiles are built from TASKS then."""
+    global TASKS, NAMES
+    if task.name in BY_NAME:
+        raise ValueError(f"task {task.name!r} is registered already")
+    tasks.get(task.name)  # raises, naming the registered tasks, where it has no class
+    if BUILT_FROM_TASKS in sys.modules:
+        raise RuntimeError(f"register {task.name!r} before importing {BUILT_FROM_TASKS}: its chapters' parameters "
+                           "are built from TASKS when it is imported")
+    TASKS, NAMES = (*TASKS, task), (*NAMES, task.name)
+    BY_NAME[task.name] = task

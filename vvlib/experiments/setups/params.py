@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .paper_tasks import NAMES as TASK_NAMES
+from . import paper_tasks
 from ...errors import ParameterError, fraction, int_at_least, ints_at_least, require, true_or_false  # noqa: F401  (ParameterError, require: read here by the upper layers)
 from ...evaluate import FIELD_RULES as EVAL_RULES
 from ...model import FIELD_RULES as MODEL_RULES
@@ -117,7 +117,12 @@ CONFIG_RULES = {**TRAIN_RULES, **{name: MODEL_RULES[name] for name in MODEL_PARA
 def rule_of(name: str):
     """(accepts?, accepted values in words) for a parameter (each task's value of a per-task one), or None:
     its config field's rule if it names one, else its own in RULES."""
-    return CONFIG_RULES.get(name) or RULES.get(name)
+    return CONFIG_RULES.get(name) or RULES.get(name) or (ROWS_RULE if name in row_parameters().values() else None)
+
+
+def row_parameters() -> dict:
+    """{task: its list of rows' name} for chapter 11, one per registered task: "argmax_rows", ..."""
+    return {task: f"{task}_rows" for task in paper_tasks.NAMES}
 
 
 # Range rules by parameter name, shared by every chapter that uses the name; a parameter named as a
@@ -129,6 +134,7 @@ def _list_of_dicts(may_be_empty=False):
     return ok, ("a list of dicts of settings ([]: none)" if may_be_empty else "a non-empty list of dicts of settings")
 
 
+ROWS_RULE = _list_of_dicts(may_be_empty=True)  # a task's rows; at least one in all: sensitivity.check_rows
 RULES = {
     "n_classes": int_at_least(2),
     "n_keys": int_at_least(2),
@@ -197,8 +203,6 @@ RULES = {
     "histogram_bins": int_at_least(2),
     # chapter 11 (each row is checked by sensitivity.check_rows)
     "compared_lengths": ints_at_least(1),
-    "argmax_rows": _list_of_dicts(may_be_empty=True),  # at least one row in all: sensitivity.check_rows
-    "dictionary_rows": _list_of_dicts(may_be_empty=True),
     # chapter 10
     "deep_heads": int_at_least(1),
     "deep_layers": int_at_least(1),
@@ -252,7 +256,7 @@ def unknown_parameter(name: str, spec: dict, chapter: str = "") -> ParameterErro
         return ParameterError(f"{name}: renamed {RENAMED[name]} (the config field it sets); "
                               f"give -p {RENAMED[name]} VALUE instead")
     task, _, suffix = name.partition("_")
-    if task in TASK_NAMES and OLD_PER_TASK_SUFFIXES.get(suffix) in spec:
+    if task in paper_tasks.NAMES and OLD_PER_TASK_SUFFIXES.get(suffix) in spec:
         plain = OLD_PER_TASK_SUFFIXES[suffix]
         return ParameterError(f"{name}: replaced by {plain}, one value per task; give -p {plain} "
                               f"'{{\"{task}\": VALUE}}' instead")

@@ -19,12 +19,10 @@ from ...compare import ALPHA, format_interval, format_p, is_significant, power_o
 from ...stats import paired_difference
 from . import paper, variants
 from ..storage import runs, store
-from .paper_tasks import TASKS
-from .params import MODEL_PARAMETERS, ROW_MODEL_FIELDS, ParameterError, Params, model_changes
+from . import paper_tasks
+from .params import MODEL_PARAMETERS, ROW_MODEL_FIELDS, ParameterError, Params, model_changes, row_parameters
 
 PAIR = BASE, NORMED = variants.PAIR  # the two sides of every row, as its results name them
-ROW_PARAMETERS = {t.name: f"{t.name}_rows" for t in TASKS}  # the chapter's list of rows per task
-PAPER_TABLES = {t.name: t.accuracy for t in TASKS}  # Tables 1 and 2
 # What a row may change: every task's training and model settings (heads and layers too: chapter 10's deep
 # model); its number of seeds (each seed draws the same data in a row of 10 or 20); ln_affine (False: +LN without
 # its learned scale and shift, chapter 8's +std); start_from_step and handover (the +LN side takes over the row's
@@ -35,8 +33,8 @@ SHARED_SETTINGS = ("n_seeds", "steps", "batch_size", "lr", "weight_decay", "min_
 
 
 def tasks_with_rows(records: list) -> list[str]:
-    """The tasks that have rows in `records`, in TASKS' order (a run may leave one task's list empty)."""
-    return [task for task in ROW_PARAMETERS if any(r["task"] == task for r in records)]
+    """The tasks that have rows in `records`, in the registered tasks' order (a run may leave one task's list empty)."""
+    return [task for task in row_parameters() if any(r["task"] == task for r in records)]
 
 
 def trained_variants(P) -> tuple:
@@ -74,10 +72,10 @@ def check_rows(P) -> list[tuple[str, dict, Params]]:
 
 
 def _plan(P) -> list[tuple[str, dict, Params]]:
-    if not any(P[name] for name in ROW_PARAMETERS.values()):
-        raise ParameterError(f"{' and '.join(ROW_PARAMETERS.values())}: expected at least one row in all; both are []")
+    if not any(P[name] for name in row_parameters().values()):
+        raise ParameterError(f"{' and '.join(row_parameters().values())}: expected at least one row in all; each is []")
     plan = []
-    for task, name in ROW_PARAMETERS.items():
+    for task, name in row_parameters().items():
         rows = P[name]
         for i, row in enumerate(rows):
             where = f"{name}[{i}]"  # each row is a dict: params.RULES checked that
@@ -130,7 +128,7 @@ def stored_accuracy(P_row: Params, task: str, device="cpu") -> tuple[dict, dict]
 def rows_of_model(P: Params, task: str, model: dict) -> list:
     """`task`'s rows (chapter 11's parameters P) whose model changes are exactly `model`, in the chapter's
     order: {"heads": 4, "layers": 2} gives the rows of chapter 10's deep model, {} the rows of the book's."""
-    return [row for row in P[ROW_PARAMETERS[task]] if model_changes(row) == model]
+    return [row for row in P[row_parameters()[task]] if model_changes(row) == model]
 
 
 PENDING = "pending: not all of it committed yet (the scale page lists the GPU queue)"
@@ -182,13 +180,14 @@ def rms_distance(ours: dict, paper: dict) -> float | None:
 
 
 def paper_row(task: str, variant: str) -> dict:
-    """{N: the paper's accuracy (%)} of a variant, from Table 1 (argmax) or 2 (dictionary)."""
-    return {str(n): value for n, value in zip(paper.LENGTHS, PAPER_TABLES[task][variant])}
+    """{N: the paper's accuracy (%)} of a variant, from Table 1 (argmax) or 2 (dictionary); {} for a task the paper
+    does not report."""
+    return {str(n): value for n, value in zip(paper.LENGTHS, paper_tasks.BY_NAME[task].accuracy.get(variant, []))}
 
 
 def paper_gain(task: str, n: int) -> float | None:
     """The paper's +LN minus Baseline at N = n (points), or None where it reports no such length."""
-    ln, base = (paper.column(PAPER_TABLES[task], variant, n) for variant in (NORMED, BASE))
+    ln, base = (paper.column(paper_tasks.BY_NAME[task].accuracy, variant, n) for variant in (NORMED, BASE))
     return None if ln is None or base is None else ln - base
 
 
