@@ -61,9 +61,24 @@ def test_a_claim_sentence_is_provisional_below_the_papers_steps_and_plain_at_the
     assert "**supported**. The claim: +LN is sharper. Beyond training it is ahead at 2 of 2 lengths (2 with p < 0.05)" in full
 
 
+def test_a_verdict_table_has_a_row_per_scale_and_claim_with_the_lengths_ahead_and_behind():
+    """Three lengths: +LN ahead at two (one of them at p < 0.05), behind at one (p < 0.05): 'mixed' by the rule,
+    provisional below the paper's steps; one claim needs no claim column, two claims index by scale and claim."""
+    evidence = compare({"1": 2.0, "2": 2.0, "3": 0.0}, {"1": 1.0, "2": 1.0, "3": 1.0},
+                       {"1": 0.01, "2": 0.5, "3": 0.001}, ["1", "2", "3"])
+    row = answers.verdict_row("8 seeds x 3,000 steps, CPU", "sharper", evidence, "argmax", 3000)
+    assert list(row.values()) == ["8 seeds x 3,000 steps, CPU", "sharper",
+                                  "mixed (provisional: 3% of the paper's steps)", "2 (1)", "1 (1)"]
+    assert list(row)[3:] == ["lengths ahead, of 3 beyond training (p < 0.05)", "lengths behind (p < 0.05)"]
+    one = answers.verdict_table([row, {**row, "scale": "100 seeds"}])
+    assert list(one.index) == ["8 seeds x 3,000 steps, CPU", "100 seeds"] and "claim" not in one.columns
+    two = answers.verdict_table([row, {**row, "claim": "drifts"}])
+    assert list(two.index) == [("8 seeds x 3,000 steps, CPU", "sharper"), ("8 seeds x 3,000 steps, CPU", "drifts")]
+
+
 def test_drifts_of_opposite_sign_cancel_in_the_claims_mean_but_not_in_their_size_seed_by_seed():
     """Half the seeds move their global mean up by 0.5 sd and half down: the drift claim's signed mean is 0, but
-    drift_table and drift_size_sentence give each seed's own size (0.5 on average and at most), and a second run
+    drift_table and drift_size_row give each seed's own size (0.5 on average and at most), and a second run
     that does not move gives 0."""
     seeds, lengths = 6, [16, 1024, 16384]
     rows = [{"variant": v, "seed": s, "N": n, "relative_variance": 1.0,
@@ -73,6 +88,6 @@ def test_drifts_of_opposite_sign_cancel_in_the_claims_mean_but_not_in_their_size
     table = answers.drift_table(frame, lengths, 16)
     assert table.loc["2¹⁴", "drift of the global mean (sd) [95%]"].startswith("+0.0000")
     assert table.loc["2¹⁴", "its size seed by seed (sd): mean, largest"] == "0.5000, 0.5000"
-    said = answers.drift_size_sentence(frame, lengths, {"baseline": "Baseline", "layernorm": "+LN"})
-    assert "$N = 16384$" in said and "0.5000 (Baseline; the largest seed's 0.5000)" in said
-    assert "0.0000 (+LN; the largest seed's 0.0000)" in said
+    row = answers.drift_size_row(frame, lengths, {"baseline": "Baseline", "layernorm": "+LN"}, "6 seeds")
+    assert row == {"scale": "6 seeds", "Baseline at N = 2¹⁴: mean, largest": "0.5000, 0.5000",
+                   "+LN at N = 2¹⁴: mean, largest": "0.0000, 0.0000"}

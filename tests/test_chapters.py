@@ -238,14 +238,16 @@ def test_a_probing_page_opens_with_its_probe_at_the_papers_scale_once_committed(
     said = {tag: ["".join(out["data"]["text/markdown"]) for c in cells if tag in c["metadata"].get("tags", [])
                   for out in c.get("outputs", []) if "text/markdown" in out.get("data", {})]
             for tag in ("answer", "remove-input")}  # a saved notebook may keep a text as a list of lines
-    answers = [text for text in said["answer"] if text.startswith(f"**Our answer to the paper's {figure}**")]
+    assert any(text.startswith(f"**Our answer to the paper's {figure}**") for text in said["answer"])
+    verdicts = next("".join(out["data"]["text/plain"]) for c in cells if "answer" in c["metadata"].get("tags", [])
+                    for out in c.get("outputs", []) if "verdict" in "".join(out.get("data", {}).get("text/plain", "")))
     P = results["parameters"]
     longer = [f"{P['long_seeds']} seeds x {P['long_steps']:,} steps, CPU"] if name == "06_distribution_shift" else []
     scales = ["100 seeds x 100,000 steps, GPU", *longer, f"{P['n_seeds']} seeds x {P['steps']:,} steps, CPU"]
-    claims = 2 if name == "06_distribution_shift" else 1  # Figure 3 answers two claims per scale: variance, drift
-    assert [a.split("(")[1].split(")")[0] for a in answers] == [scale for scale in scales for _ in range(claims)]
-    if claims == 2:
-        assert all("global variance" in a for a in answers[0::2]) and all("global mean drifts" in a for a in answers[1::2])
+    at = [verdicts.find(scale) for scale in scales]  # the verdict table: a row per scale, the paper's first
+    assert -1 not in at and at == sorted(at), (scales, verdicts)
+    if name == "06_distribution_shift":  # Figure 3 answers two claims per scale: variance, drift
+        assert verdicts.count("+LN keeps more global variance") == verdicts.count("global mean drifts") == len(scales)
     assert any(f"this page shows some of them ({figure}'s answer at the top)" in text for text in said["remove-input"])
 
 

@@ -51,8 +51,12 @@ def test_chapter_6_may_read_the_baselines_part_alone_and_then_claims_only_the_dr
     assert table.iloc[0, 1] == f"{at.mean():+.4f} [{low:+.4f}, {high:+.4f}]"
     assert table.iloc[0, 0] == f"{frame[frame.N == 16384]['relative_variance'].mean():.3f}"
     assert table.iloc[0, 3] == f"{np.mean(np.abs(at.to_numpy())):.4f}, {np.max(np.abs(at.to_numpy())):.4f}"
-    said = answers.drift_sentence(tables["global"], P.eval_lengths, P.max_len, "100 seeds", P.steps)
-    assert said.endswith("a one-sample t-test over seeds against no drift.") and "paired" not in said
+    evidence = answers.drift_evidence(tables["global"], P.eval_lengths, P.max_len)  # the Baseline's alone
+    beyond = [n for n in P.eval_lengths if n > P.max_len]
+    p = [scipy_stats.ttest_1samp(frame[frame.N == n]["mean_drift"], 0).pvalue for n in beyond]
+    drifted = [abs(frame[frame.N == n]["mean_drift"].mean()) > 0 for n in beyond]
+    assert (evidence.lengths, evidence.ahead, evidence.ahead_significant, evidence.behind) == (
+        len(beyond), sum(drifted), sum(d and q < 0.05 for d, q in zip(drifted, p)), 0)
     shift, dispersion = figure_metrics(ln_is_better=False)
     results = {"06_distribution_shift": probing_results("06_distribution_shift", shift,
                                                         probed.at_paper_scale(metrics, P)),

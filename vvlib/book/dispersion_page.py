@@ -19,6 +19,7 @@ LABELS = variants.LABELS
 PAIRS = [probes.PAIR, tuple(variants.run_name(v, "adaptive") for v in probes.PAIR)]  # without, with adaptive θ
 RUNS = [run for pair in PAIRS for run in pair]
 QUANTITIES = ("top1_weight", "entropy")
+SHARPER = "+LN's attention has a lower entropy than the Baseline's beyond the training lengths"  # Figure 4's claim
 
 
 class DispersionPage(ChapterPage):
@@ -40,29 +41,28 @@ class DispersionPage(ChapterPage):
         return bool(self.big) and "layernorm" in self.big[2]
 
     def answer(self):
-        """Figure 4's answer: at the paper's scale where the Baseline's probe is committed (+LN's beside it where it
-        is), then at this page's."""
-        display(Markdown("The entropy of the attention in nats (lower: less dispersed), fixed temperature. The "
-                         "paper's Figure 4 prints no numbers; its heatmaps show +LN's attention less dispersed than "
-                         "the Baseline's."))
-        for P_shown, tables_shown, trained_shown in ([self.big] if self.big else []) + [(self.P, self.tables,
-                                                                                          self.trained)]:
-            attention = tables_shown["attention"]
-            scale = answers.scale_text(P_shown.n_seeds, P_shown.steps, trained_shown["baseline"]["provenance"]["device"])
-            if self.big:  # two scales: each table says whose it is
-                display(Markdown(f"*{scale}:*"))
-            if "layernorm" not in trained_shown:  # +LN's probe at this scale is still in the GPU queue
-                display(answers.attention_table(attention, {"baseline": "Baseline", "adaptive_baseline": "adaptive θ"},
-                                                P_shown.eval_lengths))
-                display(Markdown("The Baseline alone, with and without adaptive temperature: +LN's probe at this "
-                                 "scale is still in the GPU queue, so Figure 4's comparison waits for it."))
+        """Figure 4's answer: a verdict per scale, at the paper's scale where the Baseline's probe is committed (+LN's
+        beside it where it is) and at this page's; then each scale's numbers."""
+        views = [(P, tables["attention"], trained, answers.scale_text(P.n_seeds, P.steps,
+                                                                      trained["baseline"]["provenance"]["device"]))
+                 for P, tables, trained in filter(None, (self.big, (self.P, self.tables, self.trained)))]
+        verdicts = [answers.verdict_row(scale, SHARPER, answers.probed_evidence(
+                        attention, "entropy", probes.PAIR, P.eval_lengths, P.max_len, higher_is_better=False),
+                        ARGMAX.name, P.steps)
+                    for P, attention, trained, scale in views if "layernorm" in trained]
+        display(Markdown(f"**Our answer to the paper's Figure 4**: *{SHARPER}* (lower entropy: less dispersed), "
+                         "paired over seeds, at the fixed temperature. The paper's heatmaps print no numbers."))
+        if verdicts:
+            display(answers.verdict_table(verdicts))
+        for P, attention, trained, scale in views:
+            display(Markdown(f"*{scale}:* the attention's entropy in nats"))
+            if "layernorm" in trained:
+                display(answers.paired_table(attention, "entropy", probes.PAIR, answers.SHORT_LABELS, P.eval_lengths))
                 continue
-            display(answers.paired_table(attention, "entropy", probes.PAIR, answers.SHORT_LABELS, P_shown.eval_lengths))
-            sharper = answers.probed_evidence(attention, "entropy", probes.PAIR, P_shown.eval_lengths, P_shown.max_len,
-                                              higher_is_better=False)
-            display(Markdown(answers.claim_sentence(
-                "Figure 4", scale, "+LN's attention has a lower entropy than the Baseline's beyond the training lengths",
-                sharper, ARGMAX.name, P_shown.steps)))
+            display(answers.attention_table(attention, {"baseline": "Baseline", "adaptive_baseline": "adaptive θ"},
+                                            P.eval_lengths))
+            display(Markdown("The Baseline alone, with and without adaptive temperature: +LN's probe at this scale "
+                             "is still in the GPU queue, so Figure 4's comparison waits for it."))
 
     def heatmaps(self):
         """Figure 4 itself: the largest attention weights of each test example, for one model."""

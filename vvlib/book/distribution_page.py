@@ -19,6 +19,8 @@ NAME = DISTRIBUTION_SHIFT.name
 VARIANTS = list(probes.PAIR)  # chapter 4's Baseline and +LN
 LABELS = variants.LABELS
 SLOPE_LABELS = {**LABELS, "layernorm_before_norm": "Baseline (+ LN), before the norm"}
+# Figure 3's two claims, as the verdict table names them (the summary's wording: probed.DRIFT_CLAIM)
+KEPT, DRIFTS = "+LN keeps more global variance", "the Baseline's global mean drifts"
 
 
 def figure3_caption(scale: str) -> str:
@@ -53,30 +55,36 @@ class DistributionPage(ChapterPage):
         self.slopes = {v: part["slope"].to_numpy() for v, part in self.tables["slopes"].groupby("variant", sort=False)}
 
     def answer(self):
-        """Figure 3's answer: at the paper's scale where the Baseline's probe is committed (+LN's beside it where it
-        is), then at chapter 4's longer training where this profile probes both variants, then at this page's."""
-        display(Markdown("The readout's input at length $N$: its global variance over its value at the training "
-                         "length (1 = no shift). The paper's Figure 3 prints no numbers; it shows +LN's ratio staying "
-                         "closer to 1 than the Baseline's, and the Baseline's global mean drifting."))
+        """Figure 3's answer: a verdict per claim and scale, at the paper's scale where the Baseline's probe is
+        committed (+LN's beside it where it is), at chapter 4's longer training where this profile probes both
+        variants, and at this page's; then each scale's numbers, and how far each seed's global mean moves."""
         paired_longer = self.longer_view if self.longer_view and set(probes.PAIR) <= set(self.longer_view[2]) else None
-        for P_shown, tables_shown, trained_shown in [view for view in (self.big, paired_longer,
-                                                                       (self.P, self.tables, self.trained)) if view]:
-            shift = tables_shown["global"]
-            scale = answers.scale_text(P_shown.n_seeds, P_shown.steps, trained_shown["baseline"]["provenance"]["device"])
-            if self.big or paired_longer:  # several scales: each table says whose it is
-                display(Markdown(f"*{scale}:*"))
-            drift = answers.drift_sentence(shift, P_shown.eval_lengths, P_shown.max_len, scale, P_shown.steps)
-            if "layernorm" not in trained_shown:  # +LN's probe at this scale is still in the GPU queue
-                display(answers.drift_table(shift, P_shown.eval_lengths, P_shown.max_len))
-                display(Markdown(drift + " +LN's probe at this scale is still in the GPU queue."))
-                continue
+        views = [(P, tables["global"], trained, answers.scale_text(P.n_seeds, P.steps,
+                                                                   trained["baseline"]["provenance"]["device"]))
+                 for P, tables, trained in filter(None, (self.big, paired_longer, (self.P, self.tables, self.trained)))]
+        verdicts, sizes = [], []
+        for P_shown, shift, trained_shown, scale in views:
+            labels = {v: answers.SHORT_LABELS[v] for v in probes.PAIR if v in trained_shown}
+            if "layernorm" in labels:
+                kept = answers.probed_evidence(shift, "relative_variance", probes.PAIR, P_shown.eval_lengths,
+                                               P_shown.max_len)
+                verdicts.append(answers.verdict_row(scale, KEPT, kept, ARGMAX.name, P_shown.steps))
+            drift = answers.drift_evidence(shift, P_shown.eval_lengths, P_shown.max_len)
+            verdicts.append(answers.verdict_row(scale, DRIFTS, drift, ARGMAX.name, P_shown.steps))
+            sizes.append(answers.drift_size_row(shift, P_shown.eval_lengths, labels, scale))
+        display(Markdown(f"**Our answer to the paper's Figure 3**, which prints no numbers. *{KEPT}*: its global "
+                         "variance over its value at the training length against the Baseline's, paired over seeds. "
+                         f"*{DRIFTS}*: against no drift, a one-sample t-test over seeds."))
+        display(answers.verdict_table(verdicts))
+        for P_shown, shift, trained_shown, scale in views:
+            display(Markdown(f"*{scale}:* the global variance over its value at the training length (1 = no shift)"
+                             + ("" if "layernorm" in trained_shown else "; +LN's probe is still in the GPU queue")))
             display(answers.paired_table(shift, "relative_variance", probes.PAIR, answers.SHORT_LABELS,
-                                         P_shown.eval_lengths))
-            kept = answers.probed_evidence(shift, "relative_variance", probes.PAIR, P_shown.eval_lengths, P_shown.max_len)
-            display(Markdown(answers.claim_sentence(
-                "Figure 3", scale, "+LN keeps more of the global variance than the Baseline beyond the training lengths",
-                kept, ARGMAX.name, P_shown.steps)))
-            display(Markdown(drift + " " + answers.drift_size_sentence(shift, P_shown.eval_lengths, answers.SHORT_LABELS)))
+                                         P_shown.eval_lengths) if "layernorm" in trained_shown else
+                    answers.drift_table(shift, P_shown.eval_lengths, P_shown.max_len))
+        display(Markdown("How far each seed's global mean moves, in global standard deviations at the training "
+                         "length (a small mean over seeds could hide drifts that cancel):"))
+        display(pd.DataFrame(sizes).set_index("scale"))
 
     def components(self):
         """Figure 2: fixed components of the readout's input, one model, at a few lengths."""

@@ -12,9 +12,8 @@ import pandas as pd
 from . import provisional
 from ..setups import variants
 from ..setups.paper import column
-from ..setups.paper_tasks import ARGMAX
 from ..setups.sensitivity import PAIR
-from .probed import DRIFT_CLAIM, drift_sides, drift_size, figure3_metrics
+from .probed import drift_sides, drift_size, figure3_metrics
 from .report import per_length
 from ...compare import beyond_training, compare, format_interval, format_p, pair_name, power_of_two
 from ...stats import paired_difference, summary_by_length
@@ -57,6 +56,24 @@ def claim_sentence(source: str, scale: str, claim: str, evidence, task: str, ste
     return (f"**Our answer to the paper's {source}** ({scale}): "
             f"**{provisional.qualified(evidence.verdict(), task, steps)}**. The claim: {claim}. Beyond training it "
             f"is {evidence.text()}, {test}.")
+
+
+def verdict_row(scale: str, claim: str, evidence, task: str, steps: int) -> dict:
+    """One line of a page's verdict table (verdict_table): a claim at one scale, its verdict by the summary's rule
+    (provisional below the paper's steps), and at how many lengths beyond training the claimed side is ahead or
+    behind, with how many of those at p < alpha in brackets."""
+    return {"scale": scale, "claim": claim, "verdict": provisional.qualified(evidence.verdict(), task, steps),
+            f"lengths ahead, of {evidence.lengths} beyond training (p < {evidence.alpha})":
+                f"{evidence.ahead} ({evidence.ahead_significant})",
+            f"lengths behind (p < {evidence.alpha})": f"{evidence.behind} ({evidence.behind_significant})"}
+
+
+def verdict_table(rows: list) -> pd.DataFrame:
+    """verdict_row's lines as one table, a row per scale (and claim, where the rows answer several)."""
+    frame = pd.DataFrame(rows)
+    if frame["claim"].nunique() == 1:
+        return frame.drop(columns="claim").set_index("scale")
+    return frame.set_index(["scale", "claim"])
 
 
 def answer_sentence(accuracy: dict, lengths, pair, labels: dict, in_distribution: int, table_name: str, task: str,
@@ -105,15 +122,13 @@ def drift_table(frame: pd.DataFrame, lengths, reference: int, variant: str = PAI
     return pd.DataFrame(rows).set_index("N")
 
 
-def drift_size_sentence(frame: pd.DataFrame, lengths, labels: dict, at=ANSWER_LENGTHS) -> str:
-    """Beside drift_sentence: at the longest length of `at` tested, how far each of `labels`' runs moves its
-    global mean seed by seed (probed.drift_size), so that a small mean over seeds is not read as cancelling
-    drifts.  frame: chapter 6's `global` table; labels: {variant: label}, those of the frame."""
+def drift_size_row(frame: pd.DataFrame, lengths, labels: dict, scale: str, at=ANSWER_LENGTHS) -> dict:
+    """One scale's line of the table under the drift's verdict: at the longest length of `at` tested, how far
+    each of `labels`' runs moves its global mean seed by seed (probed.drift_size), the mean and the largest, so
+    that a small mean over seeds is not read as cancelling drifts.  frame: chapter 6's `global` table."""
     n = answer_lengths(lengths, at)[-1]
-    sizes = [f"{mean:.4f} ({label}; the largest seed's {largest:.4f})" for label, (mean, largest) in
-             ((label, drift_size(frame, v, n)) for v, label in labels.items())]
-    return (f"Seed by seed, the size of the global mean's move at $N = {n}$, in global standard deviations at "
-            f"the training length, averages {' and '.join(sizes)}.")
+    return {"scale": scale, **{f"{label} at N = {power_of_two(n)}: mean, largest": "{:.4f}, {:.4f}".format(
+        *drift_size(frame, v, n)) for v, label in labels.items()}}
 
 
 def attention_table(frame: pd.DataFrame, runs: dict, lengths, at=ANSWER_LENGTHS) -> pd.DataFrame:
@@ -132,13 +147,12 @@ def attention_table(frame: pd.DataFrame, runs: dict, lengths, at=ANSWER_LENGTHS)
     return pd.DataFrame(rows).set_index("N")
 
 
-def drift_sentence(frame: pd.DataFrame, lengths, in_distribution: int, scale: str, steps: int) -> str:
-    """The verdict under drift_table: Figure 3's claim that the Baseline's global mean drifts (probed.DRIFT_CLAIM)
-    by the summary's rule, from chapter 6's `global` table at one scale."""
+def drift_evidence(frame: pd.DataFrame, lengths, in_distribution: int):
+    """compare.Evidence for Figure 3's claim that the Baseline's global mean drifts (probed.DRIFT_CLAIM) beyond the
+    training lengths, from chapter 6's `global` table: a one-sample t-test over seeds against no drift (one
+    variant: nothing to pair)."""
     ood = [str(n) for n in beyond_training(lengths, in_distribution)]
-    evidence = compare(*drift_sides(figure3_metrics(frame, lengths)), ood)
-    return claim_sentence("Figure 3", scale, DRIFT_CLAIM, evidence, ARGMAX.name, steps,
-                          test="a one-sample t-test over seeds against no drift")  # one variant: nothing to pair
+    return compare(*drift_sides(figure3_metrics(frame, lengths)), ood)
 
 
 def variants_table(accuracy: dict, lengths, labels: dict, papers: dict, at=ANSWER_LENGTHS) -> pd.DataFrame:
