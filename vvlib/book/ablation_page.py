@@ -73,10 +73,9 @@ class AblationPage(ChapterPage):
         base, plain, learned = (variants.short_label(v) for v in variants.ABLATION.variants)
         plots.relative_gain_vs_length(stats.relative_gains(accuracy, lengths, variants.ABLATION.base), LABELS,
                                       title=f"{task_title(task)}: change vs Baseline ({scale})")
-        show_figure(f"{task_title(task)} ({scale}): each norm's accuracy minus the {base}'s, as a percentage of the "
-                    f"{base}'s mean accuracy at that length, mean ± s.e. over seeds paired by seed, against the test "
-                    f"length N. Above zero the norm helps; {plain} and {learned} apart show what the learned gain and "
-                    "shift add (the paper's Tables 3 and 6).")
+        show_figure(f"{task_title(task)} ({scale}): each norm's accuracy minus the {base}'s, in % of the {base}'s mean "
+                    f"at that length (mean ± s.e. over seeds, paired), against N. Above zero the norm helps; the gap "
+                    f"between {plain} and {learned} is what the learned gain and shift add.")
 
     def tables(self):
         """Each task's table beside the paper's, and each variant's change against the Baseline."""

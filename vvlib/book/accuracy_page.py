@@ -65,11 +65,13 @@ class AccuracyPage(ChapterPage, DeviceSections):
             P = self.P
             self.train(show=False)
             accuracy, device = self.accuracy, summary_device(str(self.device))
+        claim = answers.accuracy_claim(PAIRS[0], SHORT)
+        display(Markdown(f"**Our answer to the paper's {self.task_record.table}**: *{claim}*, paired over seeds. "
+                         "The rest of the page shows how, at this scale and at smaller ones."))
+        evidence = answers.accuracy_evidence(accuracy, P.eval_lengths, PAIRS[0], P.max_len)
+        display(answers.verdict_table([answers.verdict_row(f"{P.n_seeds} seeds x {P.steps:,} steps, {device}", claim,
+                                                           evidence, self.task.name, P.steps)]))
         display(answers.answer_table(accuracy, P.eval_lengths, PAIRS[0], SHORT, self.table))
-        display(Markdown(answers.answer_sentence(accuracy, P.eval_lengths, PAIRS[0], SHORT, P.max_len,
-                                                self.task_record.table, self.task.name, P.steps,
-                                                f"{P.n_seeds} seeds x {P.steps:,} steps, {device}")
-                         + " The rest of the page shows how, at this scale and at smaller ones."))
         if self.P.paper_scale_dir:  # the book reads the committed paper-scale results: so may this sentence
             status = self._rows_at_the_papers_scale()
             if status:

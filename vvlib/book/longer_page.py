@@ -52,9 +52,10 @@ class LongerTrainingPage(ChapterPage):
                              for t, acc in self.long_accuracy.items()}
 
     def answer(self):
-        """Each task against the paper's table: at the paper's scale where all its runs are committed, then at the
-        most steps this page trained (its longer training where it has one)."""
-        P = self.P
+        """Each task against the paper's table: a verdict per scale, at the paper's scale where all its runs are
+        committed, then at the most steps this page trained (its longer training where it has one); then each
+        scale's numbers."""
+        P, claim = self.P, answers.accuracy_claim(PAIR, answers.SHORT_LABELS)
         for task in paper_tasks.TASKS:
             P_task, shown = self.tasks[task.name], []
             if task.name in self.big:
@@ -67,11 +68,16 @@ class LongerTrainingPage(ChapterPage):
             else:
                 shown.append((P, P.n_seeds, P_task.steps, self.accuracy[task.name],
                               self.training[task.name]["baseline"]["provenance"]["device"]))
-            for P_shown, seeds, steps, acc, trained_on in shown:
+            scales = [answers.scale_text(seeds, steps, trained_on) for _, seeds, steps, _, trained_on in shown]
+            display(Markdown(f"**Our answer to the paper's {task.longer_table}** ({task.title}, trained on up to "
+                             f"{P.max_len} items): *{claim}*, paired over seeds."))
+            display(answers.verdict_table([answers.verdict_row(
+                scale, claim, answers.accuracy_evidence(acc, P_shown.eval_lengths, PAIR, P_shown.max_len), task.name,
+                steps) for scale, (P_shown, _, steps, acc, _) in zip(scales, shown)]))
+            for scale, (P_shown, _, _, acc, _) in zip(scales, shown):
+                if len(shown) > 1:  # several scales: each table says whose it is
+                    display(Markdown(f"*{scale}:*"))
                 display(answers.answer_table(acc, P_shown.eval_lengths, PAIR, answers.SHORT_LABELS, task.longer))
-                scale = answers.scale_text(seeds, steps, trained_on) + f", on up to {P_shown.max_len} items"
-                display(Markdown(answers.answer_sentence(acc, P_shown.eval_lengths, PAIR, answers.SHORT_LABELS,
-                                                        P_shown.max_len, task.longer_table, task.name, steps, scale)))
 
     def losses(self):
         """Each task's training loss, with the curriculum's longest set along the steps."""

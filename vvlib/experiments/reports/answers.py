@@ -1,4 +1,5 @@
-"""The answer a chapter page opens with: a few rows beside the paper's and one verdict sentence.
+"""The answer a chapter page opens with: a verdict table (a row per scale and claim), then a few rows of
+numbers beside the paper's.
 
 Every answer names the test lengths that matter (ANSWER_LENGTHS: 64 and 1,024 times the
 training length), the paired difference with its 95% interval, the scale, and the verdict
@@ -47,17 +48,6 @@ def answer_table(accuracy: dict, lengths, pair, labels: dict, paper_table: dict,
     return pd.DataFrame(rows).set_index("N")
 
 
-def claim_sentence(source: str, scale: str, claim: str, evidence, task: str, steps: int,
-                   test: str = "paired over seeds") -> str:
-    """'**Our answer to the paper's Table 1** (20 seeds x 4,000 steps, CPU): **contradicted (provisional: 4% of
-    the paper's steps)**. The claim: +LN .... Beyond training it is ahead at ...': the verdict first, in
-    three sentences, so that none runs long.
-    evidence: compare.Evidence for the claim beyond the training lengths; test: how its p-values were had."""
-    return (f"**Our answer to the paper's {source}** ({scale}): "
-            f"**{provisional.qualified(evidence.verdict(), task, steps)}**. The claim: {claim}. Beyond training it "
-            f"is {evidence.text()}, {test}.")
-
-
 def verdict_row(scale: str, claim: str, evidence, task: str, steps: int) -> dict:
     """One line of a page's verdict table (verdict_table): a claim at one scale, its verdict by the summary's rule
     (provisional below the paper's steps), and at how many lengths beyond training the claimed side is ahead or
@@ -76,16 +66,18 @@ def verdict_table(rows: list) -> pd.DataFrame:
     return frame.set_index(["scale", "claim"])
 
 
-def answer_sentence(accuracy: dict, lengths, pair, labels: dict, in_distribution: int, table_name: str, task: str,
-                    steps: int, scale: str) -> str:
-    """The verdict under a page's answer table: that the second of `pair` is more accurate than the
-    first beyond the training lengths, by the summary's rule, provisional below the paper's steps."""
+def accuracy_claim(pair, labels: dict) -> str:
+    """The paper's claim of Tables 1, 2, 4 and 5 for `pair`: '+LN is more accurate than the Baseline beyond ...'."""
+    return f"{labels[pair[1]]} is more accurate than the {labels[pair[0]]} beyond the training lengths"
+
+
+def accuracy_evidence(accuracy: dict, lengths, pair, in_distribution: int):
+    """compare.Evidence that the second of `pair` is more accurate than the first beyond the training lengths,
+    paired over seeds: the summary's rule.  accuracy: {run: per-seed accuracy (seeds, lengths)}."""
     metrics = per_length(accuracy, lengths, [pair])
     ood = [str(n) for n in beyond_training(lengths, in_distribution)]
-    evidence = compare(metrics["accuracy"][pair[1]], metrics["accuracy"][pair[0]], metrics["p_value"][pair_name(pair)],
-                       ood)
-    return claim_sentence(table_name, scale, f"{labels[pair[1]]} is more accurate than the {labels[pair[0]]} beyond "
-                                             f"the training lengths", evidence, task, steps)
+    return compare(metrics["accuracy"][pair[1]], metrics["accuracy"][pair[0]], metrics["p_value"][pair_name(pair)],
+                   ood)
 
 
 def paired_table(frame: pd.DataFrame, value: str, pair, labels: dict, lengths, digits: int = 3,
