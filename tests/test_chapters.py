@@ -239,8 +239,8 @@ def test_a_probing_page_opens_with_its_probe_at_the_papers_scale_once_committed(
                   for out in c.get("outputs", []) if "text/markdown" in out.get("data", {})]
             for tag in ("answer", "remove-input")}  # a saved notebook may keep a text as a list of lines
     assert any(text.startswith(f"**Our answer to the paper's {figure}**") for text in said["answer"])
-    verdicts = next("".join(out["data"]["text/plain"]) for c in cells if "answer" in c["metadata"].get("tags", [])
-                    for out in c.get("outputs", []) if "verdict" in "".join(out.get("data", {}).get("text/plain", "")))
+    verdicts = next("".join(out["data"]["text/html"]) for c in cells if "answer" in c["metadata"].get("tags", [])
+                    for out in c.get("outputs", []) if "verdict" in "".join(out.get("data", {}).get("text/html", "")))
     P = results["parameters"]
     longer = [f"{P['long_seeds']} seeds x {P['long_steps']:,} steps, CPU"] if name == "06_distribution_shift" else []
     scales = ["100 seeds x 100,000 steps, GPU", *longer, f"{P['n_seeds']} seeds x {P['steps']:,} steps, CPU"]
@@ -275,16 +275,12 @@ def test_a_two_task_page_opens_with_its_runs_at_the_papers_scale_once_committed(
     captions = [text for text in said["answer"] if text.startswith("**Figure.**")]
     # per task: the paper's scale, then the page's; chapter 8 draws each task's at the paper's scale too
     assert len(captions) == (2 if name == "08_ablations" else 0) and all("GPU" in text for text in captions)
-    if name == "08_ablations":  # a sentence per task and scale
-        verdicts = [text for text in said["answer"] if " seeds x " in text and text not in captions]
-        assert len(verdicts) == 4 and "100 seeds x 100,000 steps" in verdicts[0] and "100 seeds x 10,000 steps" in verdicts[2]
-        assert not any("100 seeds" in text for text in verdicts[1::2])
-    else:  # a verdict table per task, a row per scale, the paper's first
-        tables = ["".join(out["data"]["text/plain"]) for c in cells if "answer" in c["metadata"].get("tags", [])
-                  for out in c.get("outputs", []) if "verdict" in "".join(out.get("data", {}).get("text/plain", ""))]
-        ours = f"{results['parameters']['n_seeds']} seeds x "
-        assert [("100 seeds x 100,000" in t, "100 seeds x 10,000" in t) for t in tables] == [(True, False), (False, True)]
-        assert all(-1 < t.find("100 seeds x ") < t.find(ours) for t in tables), tables
+    # the verdict table(s): a row per task and scale, the paper's scale first (chapter 8 one table, chapter 9 one a task)
+    tables = ["".join(out["data"]["text/html"]) for c in cells if "answer" in c["metadata"].get("tags", [])
+              for out in c.get("outputs", []) if "ahead" in "".join(out.get("data", {}).get("text/html", ""))]
+    verdicts = "".join(tables)
+    assert len(tables) == (1 if name == "08_ablations" else 2) and verdicts.count(" seeds x ") == 4, verdicts
+    assert -1 < verdicts.find("100 seeds x 100,000 steps") < verdicts.find("100 seeds x 10,000 steps")
     assert any(f"this page shows some of them ({shows})" in text for text in said["remove-input"])
 
 

@@ -87,7 +87,7 @@ def test_ablation_metrics_compare_ln_with_std_paired():
 def test_without_ln_the_ablation_reads_std_against_the_baseline_alone_and_says_ln_is_pending():
     """At the paper's scale +LN's runs may still wait in the GPU queue: +std against the Baseline is then read
     alone (its paired test over seeds, its verdict), the +LN cells say 'pending', and nothing compares +LN."""
-    from vvlib.experiments.reports.report import ablation_metrics, ablation_sentence, ablation_table
+    from vvlib.experiments.reports.report import ablation_metrics, ablation_row, ablation_table
     from vvlib.experiments.setups import paper_tasks, variants
 
     rng = np.random.default_rng(2)
@@ -99,13 +99,12 @@ def test_without_ln_the_ablation_reads_std_against_the_baseline_alone_and_says_l
     table = ablation_table(m, [16, 64], variants.LABELS, paper_tasks.ARGMAX.ablation)
     assert list(table.iloc[:, 1]) == ["pending", "pending"] and list(table["p, LN vs std (ours)"]) == ["pending"] * 2
     assert table.iloc[1, 0] == f"{m['relative_gain']['standardize']['64']:+.2f}"
-    text = ablation_sentence("argmax", m, [16, 32, 64], 16, 8, 100_000, device="GPU")
-    assert text.startswith("**argmax** (8 seeds x 100,000 steps, GPU): beyond the training lengths, +std is ahead of "
-                           "the Baseline at 2 of 2 lengths (2 with p < 0.05) and behind at 0 (0 with p < 0.05)")
-    assert "+std is more accurate than the Baseline is supported" in text and "still in the GPU queue" in text
+    row = ablation_row("argmax", m, [16, 32, 64], 16, "8 seeds, GPU", 100_000)  # +LN still in the GPU queue
+    assert list(row.values()) == ["argmax", "8 seeds, GPU", "2 (2): supported", "pending", "pending"]
+    assert list(row)[2] == "+std ahead of the Baseline, of 2 lengths (p < 0.05)"
     behind = ablation_metrics({"baseline": base, "standardize": base - 0.05 + rng.normal(0, 0.01, (8, 3))}, [16, 32, 64])
-    assert "+std is more accurate than the Baseline is contradicted" in ablation_sentence("argmax", behind, [16, 32, 64],
-                                                                                           16, 8, 100_000)
+    assert ablation_row("argmax", behind, [16, 32, 64], 16, "S", 1000)["+std ahead of the Baseline, of 2 lengths (p < "
+                                                                        "0.05)"] == "0 (0): contradicted (provisional: 1% of the paper's steps)"
 
 
 def test_verdict_compares_directions_with_the_paper():
@@ -317,7 +316,7 @@ def test_shared_hits_p_matches_every_placement_of_the_hits_counted_by_hand():
 def test_the_ablation_reads_whichever_norms_its_record_names():
     """A new norm reaches chapter 8's tables and sentences through the Ablation record alone: here the rescaled
     output stands in for +std."""
-    from vvlib.experiments.reports.report import ablation_metrics, ablation_sentence, ablation_table
+    from vvlib.experiments.reports.report import ablation_metrics, ablation_row, ablation_table
     from vvlib.experiments.setups import paper_tasks, variants
 
     rng = np.random.default_rng(3)
@@ -326,7 +325,11 @@ def test_the_ablation_reads_whichever_norms_its_record_names():
     ablation = variants.Ablation("baseline", "rescale", "layernorm")
     m = ablation_metrics(acc, [16, 32, 64], ablation)
     assert m["p_value_ln_vs_std"]["64"] == pytest.approx(paired_ttest(acc["layernorm"][:, 2], acc["rescale"][:, 2]))
-    text = ablation_sentence("argmax", m, [16, 32, 64], 16, 8, 100_000, ablation=ablation)
-    assert "Rescaled output beats the Baseline at" in text and "+LN beats Rescaled output at" in text
+    row = ablation_row("argmax", m, [16, 32, 64], 16, "S", 100_000, ablation=ablation)
+    assert ablation_row("dictionary", m, [16, 32, 64], 16, "S", 100_000, False, ablation)[
+        "+LN ahead of Rescaled output"].endswith(": claimed about equal, below")
+    assert list(row)[2:] == ["Rescaled output ahead of the Baseline, of 2 lengths (p < 0.05)", "+LN ahead of the Baseline",
+                             "+LN ahead of Rescaled output"]
+    assert row["+LN ahead of Rescaled output"] == "2 (2): supported"  # about 8 points above it at every length
     table = ablation_table(m, [64], variants.LABELS, paper_tasks.ARGMAX.ablation, ablation)
     assert "p, LN vs Rescaled output (ours)" in table and "Δ Rescaled output (ours, 8 seeds)" in table

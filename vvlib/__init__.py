@@ -53,8 +53,8 @@ importing only from the rooms listed before it:
         pretrained_probe chapter 3's measurements of a pretrained model, stored as the tables it shows
     chapters        one file per chapter: its record, profiles and checks; the scales they share
     reports         what a page shows
-        report          tables beside the paper's, verdict sentences, results.json
-        answers         the answer a chapter page opens with: a few rows beside the paper's, one verdict
+        report          tables beside the paper's, chapter 8's verdict rows, results.json
+        answers         the answer a chapter page opens with: a verdict table, then a few rows beside the paper's
         summary         the paper's claims against the chapters' results
         summary_tables  the summary's other tables: +LN against +std, chapter 11's rows by sign, compute spent
         provisional     the rule that marks a verdict resting on fewer steps than the paper's as provisional

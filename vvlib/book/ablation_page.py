@@ -3,6 +3,7 @@ longer training where the profile has one, and at the paper's scale where its ru
 holds the prose and calls one method per cell."""
 
 
+import pandas as pd
 from IPython.display import Markdown, display
 
 from .. import stats
@@ -13,6 +14,11 @@ from . import paper_scale
 from .page import ChapterPage, show_figure, show_runs, task_title
 
 LABELS = variants.LABELS
+
+
+def verdicts(rows: list) -> pd.DataFrame:
+    """report.ablation_row's lines as one table, a row per task and scale."""
+    return pd.DataFrame(rows).set_index(["task", "scale"])
 
 
 class AblationPage(ChapterPage):
@@ -49,24 +55,36 @@ class AblationPage(ChapterPage):
             self.long_metrics[name] = report.ablation_metrics(self.long_accuracy[name], self.P.eval_lengths)
 
     def answer(self):
-        """Each task at the paper's scale where its Baseline and +std are committed (+LN beside them where it is),
-        then at the largest scale this page trained."""
-        P = self.P
+        """The verdicts first: each task at the paper's scale where its Baseline and +std are committed (+LN beside
+        them where it is), then at the largest scale this page trained; then each one's numbers, and the paper
+        scale's figures."""
+        P, shown = self.P, []
         for task in paper_tasks.TASKS:
             P_task, longer = self.tasks[task.name], task.name in self.long_tasks
-            shown = ([(self.big_metrics[task.name], self.P_paper, self.P_paper.n_seeds, self.big[task.name][0].steps,
-                       "GPU")] if task.name in self.big else [])
-            shown.append((self.long_metrics[task.name], P, P_task.long_seeds, P_task.long_steps, "") if longer else
-                         (self.metrics[task.name], P, P.n_seeds, P_task.steps, ""))
-            for m, P_shown, seeds, steps, where in shown:
-                display(report.ablation_table(m, answers.answer_lengths(P_shown.eval_lengths), LABELS, task.ablation))
-                table6 = ("" if task.ln_beats_std or "ln_minus_std" not in m else
-                          " " + summary_tables.table6_sentence(m, P_shown.eval_lengths, P_shown.max_len))
-                display(Markdown(report.ablation_sentence(task.name, m, P_shown.eval_lengths, P_shown.max_len, seeds,
-                                                          steps, task.ln_beats_std, where) + table6))
-                if where == "GPU":
-                    self._gain_figure(task, self.big[task.name][1], P_shown.eval_lengths, f"{seeds} seeds x {steps:,} "
-                                      "steps, GPU")
+            if task.name in self.big:
+                shown.append((task, self.big_metrics[task.name], self.P_paper, self.P_paper.n_seeds,
+                              self.big[task.name][0].steps, "GPU"))
+            shown.append((task, self.long_metrics[task.name], P, P_task.long_seeds, P_task.long_steps, "CPU")
+                         if longer else (task, self.metrics[task.name], P, P.n_seeds, P_task.steps, "CPU"))
+        base, plain, learned = (variants.short_label(v) for v in variants.ABLATION.variants)
+        display(Markdown(f"**Our answer to the paper's Tables 3 and 6**: does each norm beat the {base} beyond the "
+                         f"training lengths, and does {learned}'s learned gain and shift add to {plain}? Paired over "
+                         "seeds; the paper claims the last on argmax retrieval and the two about equal on dictionary "
+                         "lookup."))
+        display(verdicts([report.ablation_row(task.name, m, P_shown.eval_lengths, P_shown.max_len,
+                                              f"{seeds} seeds x {steps:,} steps, {device}", steps, task.ln_beats_std)
+                          for task, m, P_shown, seeds, steps, device in shown]))
+        for task, m, P_shown, seeds, steps, device in shown:
+            scale = f"{seeds} seeds x {steps:,} steps, {device}"
+            if not task.ln_beats_std and "ln_minus_std" in m:
+                display(Markdown(f"*{scale}:* " + summary_tables.table6_sentence(m, P_shown.eval_lengths,
+                                                                                 P_shown.max_len)))
+        for task, m, P_shown, seeds, steps, device in shown:
+            scale = f"{seeds} seeds x {steps:,} steps, {device}"
+            display(Markdown(f"*{task.name}, {scale}:*"))
+            display(report.ablation_table(m, answers.answer_lengths(P_shown.eval_lengths), LABELS, task.ablation))
+            if device == "GPU":
+                self._gain_figure(task, self.big[task.name][1], P_shown.eval_lengths, scale)
 
     def _gain_figure(self, task, accuracy: dict, lengths, scale: str):
         """Each norm's accuracy change against the Baseline along N, captioned."""
@@ -87,23 +105,24 @@ class AblationPage(ChapterPage):
                               f"{P.n_seeds} seeds x {self.tasks[task.name].steps:,} steps, {self.device.type.upper()}")
 
     def sentences(self):
+        """This page's own scale in the verdict table's form, and Table 6's reading of dictionary lookup."""
         P = self.P
-        display(Markdown("\n\n".join(report.ablation_sentence(t, self.metrics[t], P.eval_lengths, P.max_len,
-                                                             P.n_seeds, self.tasks[t].steps,
-                                                             paper_tasks.BY_NAME[t].ln_beats_std)
-                                     for t in self.tasks)))
+        display(verdicts([report.ablation_row(t, self.metrics[t], P.eval_lengths, P.max_len,
+                                              f"{P.n_seeds} seeds x {self.tasks[t].steps:,} steps", self.tasks[t].steps,
+                                              paper_tasks.BY_NAME[t].ln_beats_std) for t in self.tasks]))
         display(Markdown(summary_tables.table6_sentence(self.metrics[paper_tasks.DICTIONARY.name], P.eval_lengths, P.max_len)))
 
     def longer(self):
-        """The longer training's runs, table and sentences, where the profile has one."""
+        """The longer training's runs, table and verdicts, where the profile has one."""
         P = self.P
         for name in self.long_tasks:
             P_task, task = self.tasks[name], paper_tasks.BY_NAME[name]
             display(Markdown(f"### {name}: {P_task.long_seeds} seeds x {P_task.long_steps:,} steps"))
             show_runs(self.long_runs[name], LABELS)
             display(report.ablation_table(self.long_metrics[name], P.eval_lengths, LABELS, task.ablation))
-            display(Markdown(report.ablation_sentence(name, self.long_metrics[name], P.eval_lengths, P.max_len,
-                                                      P_task.long_seeds, P_task.long_steps, task.ln_beats_std)))
+            display(verdicts([report.ablation_row(name, self.long_metrics[name], P.eval_lengths, P.max_len,
+                                                  f"{P_task.long_seeds} seeds x {P_task.long_steps:,} steps",
+                                                  P_task.long_steps, task.ln_beats_std)]))
             if not task.ln_beats_std:
                 display(Markdown(summary_tables.table6_sentence(self.long_metrics[name], P.eval_lengths, P.max_len)))
         if not self.long_tasks:

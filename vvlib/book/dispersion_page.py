@@ -161,10 +161,9 @@ class DispersionPage(ChapterPage):
             attention_plots.accuracy_along_sharpness(frame, answers.SHORT_LABELS,
                                                      title=f"Each model as its attention is sharpened or spread "
                                                            f"({scale}; large dots: as trained)")
-            show_figure(f"Each model ({scale}) as its attention logits are multiplied by β at test time. A line per "
-                        "model runs through its accuracy against its attention entropy, a panel per length, with the "
-                        "model as trained as a large dot. Where a Baseline line sharpened to +LN's entropy reaches +LN's "
-                        "accuracy, sharpness accounts for the gap.")
+            show_figure(f"Each model ({scale}) as its attention logits are multiplied by β at test time: a line per "
+                        "model, accuracy against attention entropy, a panel per length; large dots, as trained. Where a "
+                        "Baseline line sharpened to +LN's entropy reaches +LN's accuracy, sharpness accounts for the gap.")
         if not tests:
             display(Markdown("The sharpness test reads chapter 4's main runs where `sharpness_main` is set and its "
                              "longer training where `long_steps` names it (the book profile: both); this run leaves "

@@ -49,12 +49,10 @@ def entropy_at_end(frame: pd.DataFrame, layer: int) -> pd.Series:
 
 def seeds_below_note(layer: int, length: int) -> str:
     """What seeds_below_table counts and tests, in words."""
-    return (f"A seed attends when its layer {layer} ends with its attention entropy below "
-            f"{attending_below(length):.2f} nats, half of ln {length} (its mean over the last tenth of the "
-            f"measurements). Each run's count is set against its panel's first run's by Fisher's exact test. "
-            f"Where two or more runs attend in some seeds but not all, a second p asks whether they attend in the "
-            f"same seeds more often than chance would make them. It sets the variance over seeds of how many runs "
-            f"attend against {SHARED_HITS_DRAWS:,} draws that keep each run's count.")
+    return (f"A seed attends when its layer {layer} ends (mean over the last tenth of the measurements) with an "
+            f"attention entropy below {attending_below(length):.2f} nats, half of ln {length}. Each run's count is "
+            "tested against its panel's first run's (Fisher's exact test). A second p asks whether the runs attend in "
+            f"the same seeds more often than chance ({SHARED_HITS_DRAWS:,} draws keeping each run's count).")
 
 
 def seeds_below_table(tables: dict, layer: int, length: int) -> pd.DataFrame:

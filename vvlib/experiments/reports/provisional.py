@@ -5,7 +5,7 @@ Too few steps can reverse a verdict (chapter 4: +LN's effect on argmax retrieval
 along the paper's 100,000 steps), so a verdict at 4,000 of them measures that scale; it does not
 settle the paper's claim.  Seeds are not part of the rule: fewer seeds widen the intervals, which
 the verdict's own test already accounts for.  The intro's claims table, the summary and the
-chapters' verdict sentences all go through `qualified`.
+chapters' verdict tables all go through `qualified`.
 """
 
 from ..setups.paper import STEPS

@@ -276,30 +276,25 @@ def ablation_metrics(accuracy: dict, lengths, ablation: Ablation = ABLATION) -> 
     }
 
 
-def ablation_sentence(task: str, metrics: dict, lengths, in_distribution: int, n_seeds: int, steps: int,
-                      ln_over_std_claimed: bool = True, device: str = "", ablation: Ablation = ABLATION) -> str:
-    """Chapter 8's reading of one task at one scale: at how many lengths beyond training each norm beats the
-    Baseline, and the learned norm beats the plain one (paired), with the verdict on that where the paper claims
-    it (PaperTask.ln_beats_std; on dictionary lookup it claims the two about equal:
-    summary_tables.table6_sentence).  device: where the runs trained ('GPU'), named beside the scale where given."""
+def ablation_row(task: str, metrics: dict, lengths, in_distribution: int, scale: str, steps: int,
+                 ln_over_std_claimed: bool = True, ablation: Ablation = ABLATION) -> dict:
+    """Chapter 8's verdict table, a line per task and scale: at how many lengths beyond training each norm is ahead
+    of the Baseline and the learned norm of the plain one (how many of those with p < ALPHA in brackets, paired
+    over seeds), with the verdicts on the plain norm beating the Baseline and on the learned one beating the plain
+    one where the paper claims it (Table 6 claims the two about equal: summary_tables.table6_sentence reads that).
+    A norm whose runs wait in the GPU queue reads 'pending'."""
     ood = [str(n) for n in beyond_training(lengths, in_distribution)]
-    gain = metrics["relative_gain"]
+    gain, none = metrics["relative_gain"], dict.fromkeys(ood, 0.0)
     base, plain, learned = (short_label(v) for v in ablation.variants)
-    scale = f"**{task}** ({n_seeds} seeds x {steps:,} steps{', ' + device if device else ''})"
-    if ablation.learned not in gain:  # its runs at this scale wait in the GPU queue: the plain norm alone
-        e = compare(gain[ablation.plain], dict.fromkeys(ood, 0.0), metrics["p_value_vs_baseline"][ablation.plain], ood)
-        return (f"{scale}: beyond the training lengths, {plain} is ahead of the {base} at {e.ahead} of {len(ood)} "
-                f"lengths ({e.ahead_significant} with p < {ALPHA}) and behind at {e.behind} ({e.behind_significant} "
-                f"with p < {ALPHA}), paired t-test over {n_seeds} seeds. That {plain} is more accurate than the {base} "
-                f"is {provisional.qualified(e.verdict(), task, steps)}. {learned}'s runs at this scale are still in the "
-                f"GPU queue.")
-    plain_up, learned_up = (sum(gain[v][n] > 0 for n in ood) for v in (ablation.plain, ablation.learned))
-    over = compare(gain[ablation.learned], gain[ablation.plain], metrics["p_value_ln_vs_std"], ood)
-    return (f"{scale}: beyond the training lengths, {plain} beats the {base} at {plain_up} of {len(ood)} lengths and "
-            f"{learned} at {learned_up}. {learned} beats {plain} at {over.ahead} ({over.ahead_significant} with "
-            f"p < {ALPHA}, paired t-test over {n_seeds} seeds)."
-            + (f" That {learned} is more accurate than {plain} is {provisional.qualified(over.verdict(), task, steps)}."
-               if ln_over_std_claimed else ""))
+    said = lambda e: f"{e.ahead} ({e.ahead_significant}): {provisional.qualified(e.verdict(), task, steps)}"
+    helps = {v: compare(gain[v], none, metrics["p_value_vs_baseline"][v], ood) for v in gain}
+    over = (compare(gain[ablation.learned], gain[ablation.plain], metrics["p_value_ln_vs_std"], ood)
+            if ablation.learned in gain else None)
+    return {"task": task, "scale": scale,
+            f"{plain} ahead of the {base}, of {len(ood)} lengths (p < {ALPHA})": said(helps[ablation.plain]),
+            f"{learned} ahead of the {base}": said(helps[ablation.learned]) if over else "pending",
+            f"{learned} ahead of {plain}": ("pending" if over is None else said(over) if ln_over_std_claimed else
+                                            f"{over.ahead} ({over.ahead_significant}): claimed about equal, below")}
 
 
 def ablation_table(metrics: dict, lengths, labels: dict, paper_table: dict, ablation: Ablation = ABLATION) -> pd.DataFrame:
