@@ -432,3 +432,15 @@ def test_a_row_on_fresh_batches_after_its_handover_is_named_so_and_drawn_beside_
     whole = {k: v for k, v in row.items() if k != "handover_data"}
     P_measured = runner.resolved("05_dictionary_lookup", "ci", {"dynamics_rows": [whole, row]})
     assert deep_dynamics.part_rows(P, P_measured) == [[whole, row]]
+
+
+def test_a_panel_whose_runs_a_later_panel_shows_on_more_seeds_is_left_out():
+    """Step 100's five runs on 24, 36 and 48 seeds (each the first seeds of the next): only the 48 is drawn.  A
+    panel of other runs, another split or another start stays, however few its seeds."""
+    Panel = deep_dynamics.Panel
+    five = dict.fromkeys(["all", "second moments", "warm-up", "negated", "fresh batches"])
+    panels = [Panel(100, 4, "", {"all": None, "weights": None}), Panel(100, 24, "", five), Panel(100, 36, "", five),
+              Panel(100, 48, "", five), Panel(100, 60, "", {"all": None, "fresh batches": None}),
+              Panel(200, 4, "", {"all": None, "weights": None}), Panel(200, 4, ", which part", {"weights": None})]
+    assert [(p.start, p.seeds, p.which) for p in deep_dynamics.widest(panels)] == [
+        (100, 4, ""), (100, 48, ""), (100, 60, ""), (200, 4, ""), (200, 4, ", which part")]

@@ -8,6 +8,8 @@ run, its weights or its AdamW moments, or the weights of one part of the model (
 seed of those, since a mean over seeds would blend the seeds whose first layer attends with those whose does not.
 """
 
+from dataclasses import dataclass
+
 import pandas as pd
 from IPython.display import Markdown, display
 
@@ -208,6 +210,24 @@ def show(P, device) -> dict:
     return {f"deep_dynamics/{label}": p for label, p in provenance.items()}
 
 
+@dataclass
+class Panel:
+    """One panel of show_parts: the step +LN starts from, its seeds (0 to seeds - 1), which split, {run: table}."""
+    start: int
+    seeds: int
+    which: str
+    tables: dict
+
+
+def widest(panels: list) -> list:
+    """The panels less each whose runs a later panel of the same start and split shows on more seeds: a panel's
+    seeds run from 0 (read_pooled), so the later one holds the earlier's (step 100's runs of 24 and 36 seeds are
+    the first seeds of its runs of 48)."""
+    return [p for i, p in enumerate(panels)
+            if not any((q.start, q.which, set(q.tables)) == (p.start, p.which, set(p.tables)) and q.seeds > p.seeds
+                       for q in panels[i + 1:])]
+
+
 def show_parts(P, device) -> dict:
     """Per group of part_rows (a panel each): each seed's first-layer entropy along training with each part handed
     over, a sentence of how many seeds end with it below half of ln N, and where runs share their seeds, a grid of
@@ -219,18 +239,17 @@ def show_parts(P, device) -> dict:
         display(Markdown("*Not measured at this profile: no row of chapter 5's `dynamics_rows` hands only part of the "
                          "Baseline's run over (`handover`)*"))
         return {}
-    panels, sources, missing = {}, {}, []
+    found, sources, missing = [], {}, []
     for rows in groups:
         tables, provenance, absent = read_pooled(P_measured, rows, device)
         names = {row_label(row): part_name(row) for row in rows}
         if tables:
-            seeds = next(iter(tables.values()))["seed"].nunique()
-            which = PANELS[panel_of(rows[-1])][1]
-            start = rows[0]["start_from_step"]
-            panels[f"+LN from the Baseline's step {start:,}, {seeds} seed{'s' * (seeds > 1)}{which}"] = {
-                names[label]: t for label, t in tables.items()}
+            found.append(Panel(rows[0]["start_from_step"], next(iter(tables.values()))["seed"].nunique(),
+                               PANELS[panel_of(rows[-1])][1], {names[label]: t for label, t in tables.items()}))
         sources |= {f"handover_parts/{label}": p for label, p in provenance.items()}
         missing += absent
+    panels = {f"+LN from the Baseline's step {p.start:,}, {p.seeds} seed{'s' * (p.seeds > 1)}{p.which}": p.tables
+              for p in widest(found)}
     if panels:
         kind = device_kind(next(iter(sources.values()))["device"])
         figure = dynamics_plots.seed_entropy_lines(panels, 1, P_measured.max_len,
