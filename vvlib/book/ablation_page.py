@@ -58,32 +58,31 @@ class AblationPage(ChapterPage):
         """The verdicts first: each task at the paper's scale where its Baseline and +std are committed (+LN beside
         them where it is), then at the largest scale this page trained; then each one's numbers, and the paper
         scale's figures."""
-        P, shown = self.P, []
+        P, shown = self.P, []  # (task, metrics, parameters, steps, scale), the paper's scale first
         for task in paper_tasks.TASKS:
             P_task, longer = self.tasks[task.name], task.name in self.long_tasks
             if task.name in self.big:
-                shown.append((task, self.big_metrics[task.name], self.P_paper, self.P_paper.n_seeds,
-                              self.big[task.name][0].steps, "GPU"))
-            shown.append((task, self.long_metrics[task.name], P, P_task.long_seeds, P_task.long_steps, "CPU")
-                         if longer else (task, self.metrics[task.name], P, P.n_seeds, P_task.steps, "CPU"))
+                steps = self.big[task.name][0].steps
+                shown.append((task, self.big_metrics[task.name], self.P_paper, steps,
+                              f"{self.P_paper.n_seeds} seeds x {steps:,} steps, GPU"))
+            seeds, steps = (P_task.long_seeds, P_task.long_steps) if longer else (P.n_seeds, P_task.steps)
+            shown.append((task, self.long_metrics[task.name] if longer else self.metrics[task.name], P, steps,
+                          f"{seeds} seeds x {steps:,} steps, CPU"))
         base, plain, learned = (variants.short_label(v) for v in variants.ABLATION.variants)
         display(Markdown(f"**Our answer to the paper's Tables 3 and 6**: does each norm beat the {base} beyond the "
                          f"training lengths, and does {learned}'s learned gain and shift add to {plain}? Paired over "
                          "seeds; the paper claims the last on argmax retrieval and the two about equal on dictionary "
                          "lookup."))
-        display(verdicts([report.ablation_row(task.name, m, P_shown.eval_lengths, P_shown.max_len,
-                                              f"{seeds} seeds x {steps:,} steps, {device}", steps, task.ln_beats_std)
-                          for task, m, P_shown, seeds, steps, device in shown]))
-        for task, m, P_shown, seeds, steps, device in shown:
-            scale = f"{seeds} seeds x {steps:,} steps, {device}"
+        display(verdicts([report.ablation_row(task.name, m, P_shown.eval_lengths, P_shown.max_len, scale, steps,
+                                              task.ln_beats_std) for task, m, P_shown, steps, scale in shown]))
+        for task, m, P_shown, steps, scale in shown:  # Table 6's equivalence reading, where the paper claims it
             if not task.ln_beats_std and "ln_minus_std" in m:
                 display(Markdown(f"*{scale}:* " + summary_tables.table6_sentence(m, P_shown.eval_lengths,
                                                                                  P_shown.max_len)))
-        for task, m, P_shown, seeds, steps, device in shown:
-            scale = f"{seeds} seeds x {steps:,} steps, {device}"
+        for task, m, P_shown, steps, scale in shown:
             display(Markdown(f"*{task.name}, {scale}:*"))
             display(report.ablation_table(m, answers.answer_lengths(P_shown.eval_lengths), LABELS, task.ablation))
-            if device == "GPU":
+            if P_shown is self.P_paper:
                 self._gain_figure(task, self.big[task.name][1], P_shown.eval_lengths, scale)
 
     def _gain_figure(self, task, accuracy: dict, lengths, scale: str):

@@ -2,7 +2,7 @@
 
 from ..setups import probes, sensitivity
 from ..setups.paper_tasks import ARGMAX, DICTIONARY, NAMES, TASKS
-from ..setups.params import require
+from ..setups.params import Param, require
 from .declare import each_task, param, shared, shared_each
 from .record import Chapter, keys
 from .scales import BOOK_TRAINING, PAPER_TRAINING, per_task, task_scale
@@ -49,68 +49,74 @@ BOTH_TASKS_ROWS = [
     {"batch_size": 512},
 ]
 
-# each task's own rows: the settings above, then the rows that only it runs (a task registered beside these two
-# runs the shared ones); and what each list holds
+# each task's own rows: the settings above, then the rows that only it runs
+ARGMAX_ROWS = [
+    *BOTH_TASKS_ROWS,
+    {"n_classes": 100},
+    {"encode_query": False},
+    {"ln_affine": False},
+    {"n_seeds": 20},
+    {"lr_schedule": "cosine", "warmup_steps": 400},
+    {"grad_clip": 1.0},
+    {"dropout": 0.1},
+    {"attention": "torch"},
+    {"grad_clip": 1.0, "n_seeds": 20},
+]
+DICTIONARY_ROWS = [
+    *BOTH_TASKS_ROWS,
+    {"encode_query": False},
+    {"key_dim": 16, "value_dim": 16},
+    {"key_dim": 256, "value_dim": 256},
+    {"ln_affine": False},
+    {"n_seeds": 20},
+    {"min_len": 1, "n_seeds": 20},
+    {"ln_affine": False, "n_seeds": 20},
+    {"key_dim": 256, "value_dim": 256, "n_seeds": 20},
+    {"steps": 10000, "lr_schedule": "cosine"},
+    {"lr_schedule": "cosine", "warmup_steps": 150},
+    {"grad_clip": 1.0},
+    {"attention": "torch"},
+    {"query_table": True},
+    {"dropout": 0.1},
+    {"lr_schedule": "cosine", "warmup_steps": 150, "lr": 0.0003},
+    {"grad_clip": 1.0, "lr": 0.0003},
+    {"attention": "torch", "lr": 0.0003},
+    {"dropout": 0.1, "lr": 0.0003},
+    {"query_table": True, "lr": 0.0003},
+    {"steps": 10000, "lr_schedule": "drop", "drop_step": 2000},
+    {"steps": 10000, "weight_decay": 0.1},
+    {"grad_clip": 1.0, "n_seeds": 20},
+    {"dropout": 0.1, "n_seeds": 20},
+    {"steps": 10000, "weight_decay": 0.1, "n_seeds": 20},
+    {"heads": 4, "layers": 2, "steps": 10000, "n_seeds": 8},
+    {"heads": 4, "layers": 2, "steps": 10000, "lr_schedule": "cosine", "n_seeds": 8},
+    {"heads": 4, "layers": 2, "steps": 2600, "n_seeds": 8},
+    {"heads": 4, "layers": 2, "norm_layers": "last", "steps": 10000, "n_seeds": 8},
+    {"heads": 4, "layers": 2, "norm_layers": "last", "steps": 10000, "lr_schedule": "cosine", "n_seeds": 8},
+    {"heads": 4, "layers": 2, "steps": 10000, "n_seeds": 8, "start_from_step": 400},
+    {"heads": 4, "layers": 2, "norm_layers": "last", "steps": 10000, "n_seeds": 8, "start_from_step": 400},
+]
+# each task's own list and what it holds (a task registered beside these two runs BOTH_TASKS_ROWS)
 OWN_ROWS = {
-    ARGMAX: ([*BOTH_TASKS_ROWS,
-        {"n_classes": 100},
-        {"encode_query": False},
-        {"ln_affine": False},
-        {"n_seeds": 20},
-        {"lr_schedule": "cosine", "warmup_steps": 400},
-        {"grad_clip": 1.0},
-        {"dropout": 0.1},
-        {"attention": "torch"},
-        {"grad_clip": 1.0, "n_seeds": 20}],
-        "argmax configurations: each a dict of settings changed from the values above ({}: none; ln_affine "
-        "False: the +LN side without its learned scale and shift, i.e. +std; n_seeds: more seeds for a "
-        "borderline row; the last five: the second round, as for dictionary lookup, its clipping row borderline "
-        "at 10 seeds and again with 20)"),
-    DICTIONARY: ([*BOTH_TASKS_ROWS,
-        {"encode_query": False},
-        {"key_dim": 16, "value_dim": 16},
-        {"key_dim": 256, "value_dim": 256},
-        {"ln_affine": False},
-        {"n_seeds": 20},
-        {"min_len": 1, "n_seeds": 20},
-        {"ln_affine": False, "n_seeds": 20},
-        {"key_dim": 256, "value_dim": 256, "n_seeds": 20},
-        {"steps": 10000, "lr_schedule": "cosine"},
-        {"lr_schedule": "cosine", "warmup_steps": 150},
-        {"grad_clip": 1.0},
-        {"attention": "torch"},
-        {"query_table": True},
-        {"dropout": 0.1},
-        {"lr_schedule": "cosine", "warmup_steps": 150, "lr": 0.0003},
-        {"grad_clip": 1.0, "lr": 0.0003},
-        {"attention": "torch", "lr": 0.0003},
-        {"dropout": 0.1, "lr": 0.0003},
-        {"query_table": True, "lr": 0.0003},
-        {"steps": 10000, "lr_schedule": "drop", "drop_step": 2000},
-        {"steps": 10000, "weight_decay": 0.1},
-        {"grad_clip": 1.0, "n_seeds": 20},
-        {"dropout": 0.1, "n_seeds": 20},
-        {"steps": 10000, "weight_decay": 0.1, "n_seeds": 20},
-        {"heads": 4, "layers": 2, "steps": 10000, "n_seeds": 8},
-        {"heads": 4, "layers": 2, "steps": 10000, "lr_schedule": "cosine", "n_seeds": 8},
-        {"heads": 4, "layers": 2, "steps": 2600, "n_seeds": 8},
-        {"heads": 4, "layers": 2, "norm_layers": "last", "steps": 10000, "n_seeds": 8},
-        {"heads": 4, "layers": 2, "norm_layers": "last", "steps": 10000, "lr_schedule": "cosine", "n_seeds": 8},
-        {"heads": 4, "layers": 2, "steps": 10000, "n_seeds": 8, "start_from_step": 400},
-        {"heads": 4, "layers": 2, "norm_layers": "last", "steps": 10000, "n_seeds": 8, "start_from_step": 400}],
-        "dictionary configurations, likewise (then four borderline rows, p near 0.05, again with 20 seeds; then "
-        "the second round: settings the paper does not name, alone and each with lr 0.0003; then two more "
-        "changes that stop chapter 5's loss rise, at the paper's 10,000 steps; then three later rows borderline "
-        "at 10 seeds, again with 20; then chapter 10's deep model, 4 heads x 2 layers, on 8 seeds: 10,000 steps "
-        "at a constant and a cosine rate, does a decaying rate stop its loss climb?, and the constant rate "
-        "stopped at step 2,600, before the climb; then +LN's norm after its last layer only, at both rates: is "
-        "the first layer's norm what sets the deep +LN apart?; then both kinds of +LN taking the Baseline's run "
-        "over at step 400, where its first layer already attends (start_from_step): does a norm added then help "
-        "at long lengths?)"),
+    ARGMAX: (ARGMAX_ROWS,
+             "argmax configurations: each a dict of settings changed from the values above ({}: none; ln_affine "
+             "False: the +LN side without its learned scale and shift, i.e. +std; n_seeds: more seeds for a "
+             "borderline row; the last five: the second round, as for dictionary lookup, its clipping row borderline "
+             "at 10 seeds and again with 20)"),
+    DICTIONARY: (DICTIONARY_ROWS,
+                 "dictionary configurations, likewise (then four borderline rows, p near 0.05, again with 20 seeds; then "
+                 "the second round: settings the paper does not name, alone and each with lr 0.0003; then two more "
+                 "changes that stop chapter 5's loss rise, at the paper's 10,000 steps; then three later rows borderline "
+                 "at 10 seeds, again with 20; then chapter 10's deep model, 4 heads x 2 layers, on 8 seeds: 10,000 steps "
+                 "at a constant and a cosine rate, does a decaying rate stop its loss climb?, and the constant rate "
+                 "stopped at step 2,600, before the climb; then +LN's norm after its last layer only, at both rates: is "
+                 "the first layer's norm what sets the deep +LN apart?; then both kinds of +LN taking the Baseline's run "
+                 "over at step 400, where its first layer already attends (start_from_step): does a norm added then help "
+                 "at long lengths?)"),
 }
 
 
-def rows_param(task) -> object:
+def rows_param(task) -> Param:
     """A task's list of rows (its name: params.row_parameters)."""
     rows, help_text = OWN_ROWS.get(task, (BOTH_TASKS_ROWS, f"{task.name} configurations, as for argmax retrieval"))
     return param(f"{task.name}_rows", rows, help_text)
