@@ -13,6 +13,7 @@ from vvlib.experiments.reports import paper_rows
 from vvlib.experiments.setups import sensitivity, variants
 from vvlib.experiments.chapters.scales import PAPER_SCALE_STORE
 from vvlib.experiments.setups.params import ParameterError
+from vvlib.handover import source_config
 
 
 def ci_params(**overrides):
@@ -95,6 +96,7 @@ def test_a_row_that_starts_from_a_step_hands_its_baselines_run_to_ln_and_shares_
     assert "start_from_step" not in training["baseline"]["spec"]["train"]
     assert len(list(tmp_path.glob("train-*"))) == 3  # the Baseline, +LN, and +LN from the Baseline's step 2
     task = variants.task_config(handed, "dictionary")
+    assert variants.train_configs(handed, "baseline") == [source_config(variants.train_config(handed))]
     (cfg,) = variants.train_configs(handed, "layernorm")
     weights = Trainer(variants.model_config(handed, task, "layernorm"), cfg).run(progress=False)
     (run,) = variants.trained_models(handed, task, ["layernorm"])["layernorm"]

@@ -40,10 +40,15 @@ def baseline_of(model_cfg: ModelConfig) -> ModelConfig:
     return dataclasses.replace(model_cfg, norm="none", norm_layers="all")
 
 
+# TrainConfig's fields that name a handover; a run without one has each at its default
+HANDOVER_FIELDS = ("start_from_step", "handover", "handover_warmup_steps", "handover_data")
+
+
 def source_config(cfg):
     """The settings (a TrainConfig) of the Baseline's run that a run with cfg takes over: cfg's own, from its
-    initialization."""
-    return dataclasses.replace(cfg, start_from_step=0, handover="all", handover_warmup_steps=0, handover_data="carried")
+    initialization (each of HANDOVER_FIELDS at its default)."""
+    return dataclasses.replace(cfg, **{field.name: field.default for field in dataclasses.fields(cfg)
+                                       if field.name in HANDOVER_FIELDS})
 
 
 def check_start(model_cfg: ModelConfig, cfg):
