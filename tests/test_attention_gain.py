@@ -86,12 +86,12 @@ def test_the_sharpness_test_reads_each_model_at_its_partners_entropy():
         np.testing.assert_allclose(matched["layernorm"] - matched["baseline_at_partner"], extra, atol=1e-9)
         np.testing.assert_allclose(matched["layernorm_at_partner"] - matched["baseline"], extra, atol=1e-9)
         np.testing.assert_allclose(matched["layernorm"] - matched["baseline"], 6.0 + extra, atol=1e-9)
-    said = attention_gain.sharpness_sentence(matched, "4 seeds x 100,000 steps, CPU")
-    assert said.startswith("*4 seeds x 100,000 steps, CPU, 4 seed pairs.* At $N = 1024$ +LN − Baseline is +9.0 "
-                           "points and +LN's attention is the sharper in 4 of 4 pairs.")
-    assert ("The Baseline read at +LN's entropy moves by +6.0 (67% of that); +LN read at the Baseline's entropy "
-            "leaves +3.0 between them.") in said
+    assert attention_gain.sharpness_note(matched, "4 seeds x 100,000 steps, CPU") == \
+        "*4 seeds x 100,000 steps, CPU, 4 seed pairs.*"  # every pair answered: nothing more to say
     table = attention_gain.sharpness_table(matched)
+    assert table.loc["2¹⁰", "+LN − Baseline [95%]"].startswith("+9.0")
+    assert table.loc["2¹⁰", "Baseline at +LN's entropy, − Baseline"].endswith("(67% of the gap)")  # 6 of 9 points
+    assert table.loc["2¹⁰", "+LN at Baseline's entropy, − Baseline"].startswith("+3.0")
     assert table.loc["2¹⁰", "+LN − Baseline at +LN's entropy"].startswith("+3.0")
     assert table.loc["2¹⁰", "pairs with +LN sharper"] == "4 of 4"
 
@@ -103,10 +103,12 @@ def test_the_sharpness_test_reads_the_other_way_where_ln_is_the_more_spread():
     np.testing.assert_allclose(matched["layernorm"] - matched["baseline"], -6.0, atol=1e-9)
     np.testing.assert_allclose(matched["baseline_at_partner"], matched["layernorm"], atol=1e-9)
     np.testing.assert_allclose(matched["layernorm_at_partner"], matched["baseline"], atol=1e-9)
-    said = attention_gain.sharpness_sentence(matched, "S")
-    assert ("+LN − Baseline is -6.0 points and +LN's attention is the sharper in 0 of 4 pairs. The Baseline read at "
-            "+LN's entropy moves by -6.0 (100% of that); +LN read at the Baseline's entropy leaves +0.0") in said
-    assert attention_gain.sharpness_table(matched).loc["2¹⁰", "pairs with +LN sharper"] == "0 of 4"
+    table = attention_gain.sharpness_table(matched)
+    assert table.loc["2¹⁰", "+LN − Baseline [95%]"].startswith("-6.0")
+    assert table.loc["2¹⁰", "Baseline at +LN's entropy, − Baseline"].startswith("-6.0")
+    assert table.loc["2¹⁰", "Baseline at +LN's entropy, − Baseline"].endswith("(100% of the gap)")
+    assert table.loc["2¹⁰", "+LN at Baseline's entropy, − Baseline"].startswith("+0.0")
+    assert table.loc["2¹⁰", "pairs with +LN sharper"] == "0 of 4"
 
 
 def test_the_share_of_a_difference_is_given_only_where_the_difference_is_significant():
@@ -115,8 +117,10 @@ def test_the_share_of_a_difference_is_given_only_where_the_difference_is_signifi
     frame = sharpness_made_up(0.0)
     shifted = frame["variant"].eq("layernorm") & frame["seed"].isin([0, 2])
     frame.loc[shifted, "accuracy"] -= 0.09  # +LN's 6 points of gain become -3 in these two pairs, +6 in the others
-    said = attention_gain.sharpness_sentence(attention_gain.matched_sharpness(frame), "S")
-    assert "+LN − Baseline is +1.5 points" in said and "moves by +6.0;" in said and "of that" not in said
+    table = attention_gain.sharpness_table(attention_gain.matched_sharpness(frame))
+    assert table.loc["2¹⁰", "+LN − Baseline [95%]"].startswith("+1.5")
+    moved = table.loc["2¹⁰", "Baseline at +LN's entropy, − Baseline"]
+    assert moved.startswith("+6.0") and "of the gap" not in moved
 
 
 def test_an_entropy_beyond_the_betas_tried_is_not_extrapolated():
@@ -124,18 +128,22 @@ def test_an_entropy_beyond_the_betas_tried_is_not_extrapolated():
     narrow = frame[frame["beta"].isin([0.8, 1.0])]  # the Baseline cannot reach +LN's entropy without beta > 1
     matched = attention_gain.matched_sharpness(narrow)
     assert matched["baseline_at_partner"].isna().all() and matched["layernorm_at_partner"].isna().all()
-    assert "In 4 of them (seeds 0, 1, 2, 3) the two entropies lie further apart than the betas tried" in \
-        attention_gain.sharpness_sentence(matched, "S")
+    assert "At $N = 1024$, seeds 0, 1, 2, 3: the two entropies lie further apart than the betas tried" in \
+        attention_gain.sharpness_note(matched, "S")
     assert attention_gain.sharpness_table(matched).loc["2¹⁰", "+LN − Baseline at +LN's entropy"].startswith("— (beyond")
 
 
-def test_the_sentence_names_the_pairs_beyond_the_betas_tried():
+def test_the_note_names_the_pairs_beyond_the_betas_tried():
     """Seed 2's models lose the betas that would bring each to its partner's entropy (the Baseline's above 1, +LN's
-    below): that pair alone is unanswered, and the sentence names it."""
+    below): that pair alone is unanswered, the note names it, and the table gives no move at that length."""
     frame = sharpness_made_up(0.0)
     cut = frame["seed"].eq(2) & ((frame["variant"].eq("baseline") & (frame["beta"] > 1))
                                  | (frame["variant"].eq("layernorm") & (frame["beta"] < 1)))
     matched = attention_gain.matched_sharpness(frame[~cut])
     assert matched.loc[matched["baseline_at_partner"].isna(), "seed"].tolist() == [2]
-    said = attention_gain.sharpness_sentence(matched, "S")
-    assert "+LN's attention is the sharper in 4 of 4 pairs. In 1 of them (seed 2) the two entropies" in said
+    assert attention_gain.sharpness_note(matched, "S") == (
+        "*S, 4 seed pairs.* At $N = 1024$, seed 2: the two entropies lie further apart than the betas tried "
+        "(`sharpness_betas`) reach, so the test does not answer there.")
+    table = attention_gain.sharpness_table(matched)
+    assert table.loc["2¹⁰", "Baseline at +LN's entropy, − Baseline"] == "— (beyond the betas tried)"
+    assert table.loc["2¹⁰", "pairs with +LN sharper"] == "4 of 4"

@@ -260,8 +260,8 @@ def test_chapters_that_share_runs_share_store_entries_at_the_ci_profile(tmp_path
 
 def test_a_page_header_says_what_its_committed_results_are():
     """Trained runs for a training chapter; tables for chapters 2 and 3, which train nothing."""
-    assert "trained models' results are committed in `results/book/`" in page_header("04_argmax_retrieval", "book")
+    assert "Its models' results are committed in `results/book/`" in page_header("04_argmax_retrieval", "book")
     for name in ("02_monte_carlo", "03_pretrained_transformer"):
         header = page_header(name, "book")
-        assert "Its tables are committed in `results/book/`" in header and "not retrained" not in header
+        assert "Its tables are committed in `results/book/`" in header and "Its models'" not in header
         assert "committed" not in page_header(name, "default").split("```")[0]

@@ -8,11 +8,9 @@ from ..experiments.reports import answers, attention_plots, two_accounts
 from . import paper_scale
 from .page import show_figure
 
-CAPTION = ("Accuracy against each account's measure ({scale}): every dot is one model (seed) at one length, the "
-           "large dots each variant's mean at a length, joined from the training length (top) to 2¹⁴. Left, the "
-           "largest attention weight (chapter 7's probe); right, the global variance of the readout's input over its "
-           "value at the training length (chapter 6's probe). An account fits where the dots of both variants fall "
-           "on one curve.")
+CAPTION = ("Accuracy against each account's measure ({scale}): a dot per model and length, large dots each "
+           "variant's mean, from the training length (top) to 2¹⁴. Left, the largest attention weight; right, the "
+           "variance ratio. An account fits where both variants' dots fall on one curve.")
 
 
 def cells(store_dir):

@@ -77,8 +77,7 @@ def reproduce_note(name: str, profile: str, overrides: dict | None = None, book_
     if "results_dir" in get_chapter(name).parameters() and book_profile:
         return (f"**Reproduce this page:** `python -m vvlib book --profile {book_profile}` (it reruns the chapters "
                 f"whose results this page reads; with them in `_output/`, `{command}` redoes this page alone).")
-    return (f"**Reproduce this page:** `{command}` (its numbers also land in `_output/{name}/results.json`; "
-            "`-p NAME VALUE` changes a parameter).")
+    return f"**Reproduce this page:** `{command}` (its numbers land in `_output/{name}/results.json`)."
 
 
 def _default_text(value) -> str:
@@ -95,12 +94,12 @@ def page_header(name: str, profile: str, overrides: dict | None = None, where=No
     line = [reproduce_note(name, profile, overrides, book_profile)]
     committed = chapter.profiles.get(profile, {}).get("store_dir") == BOOK_STORE
     if committed and chapter.tasks:  # it trains or reuses models
-        line.append(f"Its trained models' results are committed in `{BOOK_STORE}/` and loaded, not retrained "
-                    "({doc}`../scale` says why this scale).")
+        line.append(f"Its models' results are committed in `{BOOK_STORE}/` and loaded ({{doc}}`../scale` says why "
+                    "this scale).")
     elif committed:  # chapters 2-3: no models, only tables
         line.append(f"Its tables are committed in `{BOOK_STORE}/` and read from there, not computed again.")
     if "paper" in chapter.profiles:
-        line.append("The paper's own scale: `--profile paper`, on a GPU (`python -m vvlib paper --plan`).")
+        line.append("The paper's scale: `--profile paper`, on a GPU.")
     if where:
         line.append(launch_note(name, where))
     rows = "\n".join(f"| `{p.name}` | {p.type} | `{_default_text(p.default)}` | {p.help} |"

@@ -193,11 +193,10 @@ def show(P, device) -> dict:
                                         f"{P_measured.dynamics_seeds} seeds x {P_measured.long_steps:,} steps ({kind}), measured "
                                         f"every {P_measured.dynamics_every} steps on {dynamics_runs.PROBE_ROWS} "
                                         f"sequences of {P_measured.max_len} items (mean over seeds)")
-    show_figure(f"The deep model ({P.deep_heads} heads x {P.deep_layers} layers) along training at the constant rate "
-                f"({P_measured.dynamics_seeds} seeds x {P_measured.long_steps:,} steps, {kind}), mean over seeds, one "
-                "line per run, steps on a log scale. Left, the whole model: training and probe loss, gradient and "
-                "weight norms; then each layer: its attention entropy, its share of largest weights on the answer "
-                "(dashed: uniform weights), and its query and key weights' gradient and norm.", figure)
+    show_figure(f"The deep model ({P.deep_heads} heads x {P.deep_layers} layers) at the constant rate "
+                f"({P_measured.dynamics_seeds} seeds x {P_measured.long_steps:,} steps, {kind}), mean over seeds, a "
+                "line per run. Left, the whole model's losses and norms; then each layer's attention entropy, share "
+                "of largest weights on the answer (dashed: uniform weights), and query and key weights.", figure)
     display(Markdown("Each layer's attention along training (entropy in nats; the share of largest weights on the "
                      "answer; the norm of its query and key weights), means over seeds:"))
     display(along_training.layer_dynamics_table(tables, P.deep_layers, P_measured.max_len))
@@ -258,9 +257,8 @@ def show_parts(P, device) -> dict:
                                                 f"{P_measured.dynamics_every} steps on {dynamics_runs.PROBE_ROWS} "
                                                 f"sequences of {P_measured.max_len} items")
         show_figure(f"Each seed's first-layer attention entropy along training ({P_measured.long_steps:,} steps, "
-                    f"{kind}), a panel per start of +LN, a colour per run; dashed, ln N (uniform weights over "
-                    f"{P_measured.max_len} items), dotted, half of it. A seed whose line ends below the dotted line "
-                    "attends.", figure)
+                    f"{kind}), a panel per start of +LN, a colour per run. Dashed: ln {P_measured.max_len}, uniform "
+                    "weights; a line that ends below the dotted half of it attends.", figure)
         display(Markdown(along_training.seeds_below_note(1, P_measured.max_len)))
         for name, tables in panels.items():
             display(Markdown(f"**{name}**"))
@@ -282,9 +280,8 @@ def _show_seed_grid(panels: dict, length: int):
         figure = dynamics_plots.seed_grid(grids, length, title="Each seed's first-layer entropy at the end, run by run (dotted "
                                                        "where below half of ln N: it attends)")
         show_figure(f"Each seed (column) of each run (row): its first-layer attention entropy at the end, from 0 to "
-                    f"ln {length} (uniform weights). A white dot marks a seed below half of ln N, one that attends; "
-                    "each run's count is beside its name. A column dotted all the way down is a seed that "
-                    "attends however it is handed over.", figure)
+                    f"ln {length}. A white dot: the seed attends. A column dotted all the way down attends however "
+                    "it is handed over.", figure)
 
 
 def handover_rows(P, P_rows) -> list:

@@ -35,9 +35,9 @@ class DeviceSections:
         display(devices.device_table(devices.device_frame(runs, beyond), *runs, LABELS))
         plots.device_distributions(devices.device_frame(runs, shown), LABELS,
                                    title=f"{self.name} at {P.long_steps:,} steps: each seed's accuracy on each device")
-        show_figure(f"Each seed's test accuracy at N = {' and '.join(f'{n:,}' for n in shown)} after {P.long_steps:,} "
-                    f"steps on each device ({P.long_seeds} seeds on the CPU, {P_paper.n_seeds} on the GPU), one dot per "
-                    "seed, with the mean ± one standard deviation beside them. Two devices trained alike would overlap.")
+        show_figure(f"Each seed's accuracy at N = {' and '.join(f'{n:,}' for n in shown)} after {P.long_steps:,} steps "
+                    f"({P.long_seeds} seeds on the CPU, {P_paper.n_seeds} on the GPU), with the mean ± one standard "
+                    "deviation. Two devices trained alike would overlap.")
 
     def counter_arm(self):
         """The longer training again on the counter stream (counter_seeds): its runs, and the CPU's two

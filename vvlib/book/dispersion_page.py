@@ -157,13 +157,13 @@ class DispersionPage(ChapterPage):
             frame = sharp.tables(P.store_dir, device)["sharpness"]
             scale = answers.scale_text(seeds, steps, sharp.records()["baseline"]["provenance"]["device"])
             matched = attention_gain.matched_sharpness(frame)
-            display(attention_gain.sharpness_table(matched), Markdown(attention_gain.sharpness_sentence(matched, scale)))
+            display(attention_gain.sharpness_table(matched), Markdown(attention_gain.sharpness_note(matched, scale)))
             attention_plots.accuracy_along_sharpness(frame, answers.SHORT_LABELS,
                                                      title=f"Each model as its attention is sharpened or spread "
                                                            f"({scale}; large dots: as trained)")
-            show_figure(f"Each model ({scale}) as its attention logits are multiplied by β at test time: a line per "
-                        "model, accuracy against attention entropy, a panel per length; large dots, as trained. Where a "
-                        "Baseline line sharpened to +LN's entropy reaches +LN's accuracy, sharpness accounts for the gap.")
+            show_figure(f"Accuracy against attention entropy as each model's logits are scaled by β ({scale}): a line "
+                        "per model, a panel per length, large dots as trained. A Baseline line that reaches +LN's "
+                        "accuracy at +LN's entropy: sharpness accounts for the gap.")
         if not tests:
             display(Markdown("The sharpness test reads chapter 4's main runs where `sharpness_main` is set and its "
                              "longer training where `long_steps` names it (the book profile: both); this run leaves "

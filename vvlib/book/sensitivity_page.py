@@ -15,10 +15,9 @@ from . import runner
 from .page import ChapterPage, show_collapsed, show_figure
 
 
-FOREST_CAPTION = ("+LN's accuracy minus the Baseline's per configuration, a row each (the defaults in bold), a panel "
-                  "per test length. Each dot has its 95% interval over seeds paired by seed; a filled dot has "
-                  "p < 0.05. The dashed red line is the paper's difference (its Tables 1 and 2); rows right of zero "
-                  "favour +LN.")
+FOREST_CAPTION = ("+LN's accuracy minus the Baseline's, a row per configuration (the defaults in bold), a panel per "
+                  "length; each dot with its paired 95% interval, filled where p < 0.05. Dashed red: the paper's "
+                  "difference. Right of zero favours +LN.")
 
 
 class SensitivityPage(ChapterPage):

@@ -119,7 +119,8 @@ def matched_sharpness(frame: pd.DataFrame, pair=PAIR) -> pd.DataFrame:
 def sharpness_table(matched: pd.DataFrame, pair=PAIR, labels=SHORT_LABELS) -> pd.DataFrame:
     """matched_sharpness by length: the two variants as trained, their difference, what reading each at the
     other's entropy does, each a mean over the seed pairs with its paired 95% interval (points), and in how
-    many pairs the second's attention is the sharper."""
+    many pairs the second's attention is the sharper.  The first's move to the second's entropy is also given
+    as a share of their difference where that difference is significant (its interval leaves out 0)."""
     first, second = pair
     a, b = labels[first], labels[second]
     rows = []
@@ -128,40 +129,38 @@ def sharpness_table(matched: pd.DataFrame, pair=PAIR, labels=SHORT_LABELS) -> pd
                              else format_interval(paired_difference(here[x], here[y]), 1))
         rows.append({"N": power_of_two(n), a: f"{here[first].mean():.1f}", b: f"{here[second].mean():.1f}",
                      f"{b} − {a} [95%]": diff(first, second),
-                     f"{a} at {b}'s entropy, − {a}": diff(first, f"{first}_at_partner"),
+                     f"{a} at {b}'s entropy, − {a}": diff(first, f"{first}_at_partner") + _share(here, pair),
                      f"{b} − {a} at {b}'s entropy": diff(f"{first}_at_partner", second),
                      f"{b} at {a}'s entropy, − {a}": diff(first, f"{second}_at_partner"),
                      f"pairs with {b} sharper": f"{_sharper(here, pair)} of {len(here)}"})
     return pd.DataFrame(rows).set_index("N")
 
 
+def _share(here: pd.DataFrame, pair=PAIR) -> str:
+    """' (55% of the gap)': the first variant's mean move at its partner's entropy as a share of the two variants'
+    mean difference, where that difference is significant and every pair was answered; else ''."""
+    first, second = pair
+    gap = paired_difference(here[first], here[second])
+    moved = (here[f"{first}_at_partner"] - here[first]).mean(skipna=False)
+    if np.isnan(moved) or not (gap["low"] > 0 or gap["high"] < 0):
+        return ""
+    return f" ({moved / gap['diff']:.0%} of the gap)"
+
+
+def sharpness_note(matched: pd.DataFrame, scale: str) -> str:
+    """The sharpness table's scale, and at each length the seed pairs whose two entropies lie further apart than
+    the betas tried reach (so the test does not answer there)."""
+    notes = []
+    for n, here in matched.groupby("N"):
+        beyond = sorted(here.loc[here[[c for c in here if c.endswith("_at_partner")]].isna().any(axis=1), "seed"])
+        if beyond:
+            seeds = ("seed " if len(beyond) == 1 else "seeds ") + ", ".join(str(seed) for seed in beyond)
+            notes.append(f"At $N = {n}$, {seeds}: the two entropies lie further apart than the betas tried "
+                         f"(`sharpness_betas`) reach, so the test does not answer there.")
+    return " ".join([f"*{scale}, {matched['seed'].nunique()} seed pairs.*", *notes])
+
+
 def _sharper(matched: pd.DataFrame, pair=PAIR) -> int:
     """In how many of matched's rows the second variant's attention, as trained, is the sharper (lower entropy)."""
     first, second = pair
     return int((matched[f"{second}_entropy"] < matched[f"{first}_entropy"]).sum())
-
-
-def sharpness_sentence(matched: pd.DataFrame, scale: str, pair=PAIR, labels=SHORT_LABELS) -> str:
-    """What the sharpness test says at each length, by fixed rules: which variant's attention is the sharper in
-    how many pairs, how far reading the first at the second's entropy moves it (and what share of the two
-    variants' difference that is, where the difference is significant: its paired 95% interval leaves out 0),
-    and what is left between them when the second is read at the first's."""
-    first, second = pair
-    a, b = labels[first], labels[second]
-    parts = []
-    for n, here in matched.groupby("N"):
-        sharper = f"{b}'s attention is the sharper in {_sharper(here, pair)} of {len(here)} pairs"
-        beyond = here[here[[f"{first}_at_partner", f"{second}_at_partner"]].isna().any(axis=1)]["seed"]
-        if len(beyond):
-            seeds = ("seed " if len(beyond) == 1 else "seeds ") + ", ".join(str(seed) for seed in sorted(beyond))
-            parts.append(f"At $N = {n}$ {sharper}. In {len(beyond)} of them ({seeds}) the two entropies lie "
-                         f"further apart than the betas tried (`sharpness_betas`) reach, so it is not answered there.")
-            continue
-        difference = paired_difference(here[first], here[second])  # second minus first, paired
-        gain = difference["diff"]
-        moved = (here[f"{first}_at_partner"] - here[first]).mean()
-        left = (here[f"{second}_at_partner"] - here[first]).mean()
-        share = f" ({moved / gain:.0%} of that)" if difference["low"] > 0 or difference["high"] < 0 else ""
-        parts.append(f"At $N = {n}$ {b} − {a} is {gain:+.1f} points and {sharper}. The {a} read at {b}'s entropy "
-                     f"moves by {moved:+.1f}{share}; {b} read at the {a}'s entropy leaves {left:+.1f} between them.")
-    return f"*{scale}, {matched['seed'].nunique()} seed pairs.* {' '.join(parts)}"
