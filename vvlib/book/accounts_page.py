@@ -10,7 +10,7 @@ from .page import show_figure
 
 CAPTION = ("Accuracy against each account's measure ({scale}): a dot per model and length, large dots each "
            "variant's mean, from the training length (top) to 2¹⁴. Left, the largest attention weight; right, the "
-           "variance ratio. An account fits where both variants' dots fall on one curve.")
+           "variance ratio. An account fits where both variants fall on one curve.")
 
 
 def cells(store_dir):

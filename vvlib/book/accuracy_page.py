@@ -66,8 +66,7 @@ class AccuracyPage(ChapterPage, DeviceSections):
             self.train(show=False)
             accuracy, device = self.accuracy, summary_device(str(self.device))
         claim = answers.accuracy_claim(PAIRS[0], SHORT)
-        display(Markdown(f"**Our answer to the paper's {self.task_record.table}**: *{claim}*, paired over seeds. "
-                         "The rest of the page shows how, at this scale and at smaller ones."))
+        display(Markdown(f"**Our answer to the paper's {self.task_record.table}**: *{claim}*, paired over seeds."))
         evidence = answers.accuracy_evidence(accuracy, P.eval_lengths, PAIRS[0], P.max_len)
         display(answers.verdict_table([answers.verdict_row(f"{P.n_seeds} seeds x {P.steps:,} steps, {device}", claim,
                                                            evidence, self.task.name, P.steps)]))

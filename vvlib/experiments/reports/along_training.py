@@ -49,10 +49,10 @@ def entropy_at_end(frame: pd.DataFrame, layer: int) -> pd.Series:
 
 def seeds_below_note(layer: int, length: int) -> str:
     """What seeds_below_table counts and tests, in words."""
-    return (f"A seed attends when its layer {layer}'s attention entropy over the last tenth of the measurements is "
-            f"below {attending_below(length):.2f} nats, half of ln {length}. Each run's count is tested against its "
-            "panel's first run's (Fisher's exact test); a second p asks whether the runs attend in the same seeds "
-            f"more often than chance ({SHARED_HITS_DRAWS:,} draws keeping each run's count).")
+    return (f"A seed attends when its layer {layer}'s entropy over the last tenth of the measurements is below "
+            f"{attending_below(length):.2f} nats, half of ln {length}. Fisher's exact test compares each run's count "
+            "with its panel's first run's; a second p asks whether runs attend in the same seeds more often than "
+            f"chance ({SHARED_HITS_DRAWS:,} draws keeping each run's count).")
 
 
 def seeds_below_table(tables: dict, layer: int, length: int) -> pd.DataFrame:

@@ -161,9 +161,8 @@ def verdict(frame: pd.DataFrame, reference: int, scale: str, pair=PAIR, labels=S
     """What the three readings say, by fixed rules (favoured), with the counts of tally, the mean r across
     lengths and the range of the first variant's mean variance ratio over the lengths."""
     t, lengths, readings = tally(frame, reference), across_lengths(frame), favoured(frame, reference)
-    per_model = "; ".join(
-        f"{labels[v]}: {lengths.loc[(v, 'dispersion'), 'r']:.2f} with the largest weight, "
-        f"{lengths.loc[(v, 'variance'), 'r']:.2f} with the variance ratio" for v in pair)
+    per_model = "; ".join(f"{labels[v]} {lengths.loc[(v, 'dispersion'), 'r']:.2f} and "
+                          f"{lengths.loc[(v, 'variance'), 'r']:.2f}" for v in pair)
     means = frame.groupby(["variant", "N"])[["accuracy", "relative_variance"]].mean()
     first = means.loc[pair[0]]
     kept = (f"The {labels[pair[0]]}'s mean variance ratio stays between {first['relative_variance'].min():.2f} and "
@@ -175,7 +174,8 @@ def verdict(frame: pd.DataFrame, reference: int, scale: str, pair=PAIR, labels=S
                   f"{reading}: {account or 'neither'}" for reading, account in readings.items()) + ".")
     between = lambda account: (f"the larger {MEASURES[account][1]} at {t['agree'][account]} and the smaller at "
                                f"{t['against'][account]}")
-    return (f"*{scale}:* {kept}Across lengths, a model's accuracy goes with its measure (mean r over models, {per_model}). "
+    return (f"*{scale}:* {kept}Across lengths, a model's accuracy goes with its measure (mean r over models with the largest weight and "
+            f"with the variance ratio: {per_model}). "
             f"Across models at one length the largest weight is the stronger correlate in {t['stronger']} of "
             f"{t['cells']} length x variant cells; its r is above 0 (95% interval) in {t['positive']['dispersion']} "
             f"of them, the variance ratio's in {t['positive']['variance']}. Between the variants, at the "
