@@ -5,7 +5,8 @@ import sys
 import pytest
 import torch
 
-from vvlib.book.runner import configure, parse_overrides
+from vvlib.book.page import configure
+from vvlib.book.runner import parse_overrides
 from vvlib.experiments.chapters import get_chapter
 from vvlib.experiments.setups.params import ParameterError, Params, coerce, resolve
 
@@ -161,8 +162,6 @@ def test_asking_for_a_gpu_where_there_is_none_is_refused_before_the_kernel(tmp_p
 
 def test_plain_papermill_meets_the_same_checks_in_the_first_cell():
     """configure() runs the chapter's checks: a notebook run without `vvlib run` refuses the same values."""
-    from vvlib.book.runner import configure
-
     namespace = {"profile": "ci", "eval_lengths": [16, 99999]}
     with pytest.raises(ParameterError, match=r"eval_lengths: expected lengths <= n_keys \(16384\)"):
         configure("05_dictionary_lookup", namespace)

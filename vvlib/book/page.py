@@ -1,5 +1,5 @@
-"""What every chapter's page begins and ends with: its parameters (the profile and the notebook's overrides, each
-checked), the device they name, the clock that times the run, the parameters shown, results.json written
+"""What every chapter's page begins and ends with: its parameters (the notebook's cell, the profile and papermill's
+injections, resolved and checked in the kernel: `configure`), the device they name, the clock that times the run, the parameters shown, results.json written
 with that time, and each figure shown with its caption.  A page class sets `chapter` (its record's name) and
 adds its own sections."""
 
@@ -8,13 +8,15 @@ import time
 import json
 
 import matplotlib.pyplot as plt
+import pandas as pd
 from IPython.display import HTML, Markdown, display
 
 from .. import rng
 from ..experiments import chapters
+from ..experiments.chapters import checks
 from ..experiments.reports import report
+from ..experiments.setups.params import Params, injected_names, resolve
 from ..experiments.storage import store
-from . import runner
 
 CHAPTER_TIMES = store.REPO_ROOT / "bench" / "chapter-times-ci.json"  # written by python -m bench.chapter_times
 
@@ -31,6 +33,25 @@ def ci_time(name: str, path=CHAPTER_TIMES) -> str:
             f"(bench/{path.name}: an empty store, so it trains all it needs)")
 
 
+def configure(chapter_name: str, namespace: dict) -> Params:
+    """In a chapter notebook: resolve its parameters (cell + profile + papermill injections) and check them all.
+    Values that differ from the cell's literal defaults also count as explicit, so interactive edits are respected."""
+    chapter = chapters.get_chapter(chapter_name)
+    spec = chapter.parameters()
+    values = {name: namespace[name] for name in spec if name in namespace}
+    explicit = injected_names() | {n for n, v in values.items() if v != spec[n].default}
+    P = Params(resolve(spec, chapter.profiles, values, explicit))
+    checks.run_all(chapter.checks, P)  # as `vvlib run` does before the kernel, for plain papermill
+    show_whole_tables()
+    return P
+
+
+def show_whole_tables():
+    """Every table a page displays, whole: each cell (pandas cuts one at 50 characters with "…") and each row
+    (pandas shows 10 of a table over 60 rows, the rest as "...": chapter 11's 78 dictionary rows had 68 hidden)."""
+    pd.set_option("display.max_colwidth", None)
+    pd.set_option("display.max_rows", None)
+
 
 class ChapterPage:
     chapter: str  # the chapter's name, as its record (vvlib/experiments/chapters) gives it
@@ -38,7 +59,7 @@ class ChapterPage:
 
     def __init__(self, namespace: dict):
         self.started = time.perf_counter()
-        self.P = runner.configure(self.chapter, namespace)  # profile + overrides, every value checked
+        self.P = configure(self.chapter, namespace)  # profile + overrides, every value checked
         self.device = rng.resolve_device(self.P.device) if self.uses_device else "cpu"
 
     def show_parameters(self):

@@ -1,14 +1,12 @@
 """The papermill runner: a chapter (experiments/chapters/, one file each) resolved at a profile,
-checked, and executed.  A chapter's parameters (names, types, defaults, help) are read from its
+checked, and executed (inside the kernel, page.configure resolves the notebook's cell).  A chapter's parameters (names, types, defaults, help) are read from its
 notebook's `parameters` cell.
 """
 
 from pathlib import Path
 
-import pandas as pd
-
 from .. import distributed
-from ..experiments.setups.params import DEFAULT_PROFILE, Params, coerce, injected_names, resolve, unknown_parameter
+from ..experiments.setups.params import DEFAULT_PROFILE, Params, coerce, resolve, unknown_parameter
 from ..experiments.chapters import Chapter, checks, get_chapter
 from ..experiments.storage.store import REPO_ROOT
 
@@ -36,27 +34,6 @@ def checked_parameters(name: str, profile: str = DEFAULT_PROFILE, overrides: dic
     P, chapter = resolved(name, profile, given), get_chapter(name)  # raises on anything bad
     checks.run_all(chapter.checks, P)
     return {"profile": profile, **given}
-
-
-def configure(chapter_name: str, namespace: dict) -> Params:
-    """In a chapter notebook: resolve its parameters (cell + profile + papermill
-    injections) and check them all.  Values that differ from the cell's literal
-    defaults also count as explicit, so interactive edits are respected."""
-    chapter = get_chapter(chapter_name)
-    spec = chapter.parameters()
-    values = {name: namespace[name] for name in spec if name in namespace}
-    explicit = injected_names() | {n for n, v in values.items() if v != spec[n].default}
-    P = Params(resolve(spec, chapter.profiles, values, explicit))
-    checks.run_all(chapter.checks, P)  # as `vvlib run` does before the kernel, for plain papermill
-    show_whole_tables()
-    return P
-
-
-def show_whole_tables():
-    """Every table a page displays, whole: each cell (pandas cuts one at 50 characters with "…") and each row
-    (pandas shows 10 of a table over 60 rows, the rest as "...": chapter 11's 78 dictionary rows had 68 hidden)."""
-    pd.set_option("display.max_colwidth", None)
-    pd.set_option("display.max_rows", None)
 
 
 def resolved(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None):

@@ -6,7 +6,7 @@ involves several parameters (test lengths against the key classes, a ladder with
 training), the machine (a GPU asked for) or the disk (a results store named) is checked here:
 `python -m vvlib run` refuses a bad combination with one line and exit status 2 before
 papermill starts, and a notebook run by plain papermill refuses it the same way in its first
-cell (book/chapters.configure runs the same checks).
+cell (book/page.configure runs the same checks).
 """
 
 import functools

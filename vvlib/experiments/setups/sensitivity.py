@@ -63,7 +63,7 @@ _LAST_PLAN = [None, None]  # (the parameters last planned, as JSON; their plan):
 
 def check_rows(P) -> list[tuple[str, dict, Params]]:
     """[(task, row, its parameters)] for every row of every task, each checked by building the configs it would
-    train, so that a bad row stops the chapter before anything is trained.  The chapter's check (runner.configure)
+    train, so that a bad row stops the chapter before anything is trained.  The chapter's check (page.configure)
     and its notebook's plan ask for the same parameters: the second asker gets the first's plan."""
     key = json.dumps(P, sort_keys=True, default=repr)
     if _LAST_PLAN[0] != key:
