@@ -1,7 +1,7 @@
-"""What every chapter's page begins and ends with: its parameters (the notebook's cell, the profile and papermill's
-injections, resolved and checked in the kernel: `configure`), the device they name, the clock that times the run, the parameters shown, results.json written
-with that time, and each figure shown with its caption.  A page class sets `chapter` (its record's name) and
-adds its own sections."""
+"""What every chapter's page begins and ends with: its parameters (the notebook's cell, the profile and
+papermill's injections, resolved and checked in the kernel by `configure`), the device they name, the clock that
+times the run, the parameters shown, results.json written with that time, and each figure shown with its caption.
+A page class sets `chapter` (its record's name) and adds its own sections."""
 
 import time
 

@@ -1,6 +1,6 @@
 """The papermill runner: a chapter (experiments/chapters/, one file each) resolved at a profile,
-checked, and executed (inside the kernel, page.configure resolves the notebook's cell).  A chapter's parameters (names, types, defaults, help) are read from its
-notebook's `parameters` cell.
+checked, and executed.  A chapter's parameters (names, types, defaults, help) are its record's;
+inside the kernel, page.configure resolves the notebook's cell against them.
 """
 
 from pathlib import Path
