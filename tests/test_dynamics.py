@@ -14,7 +14,7 @@ from vvlib.experiments.reports import along_training
 from vvlib.experiments.setups.params import Params
 from vvlib.experiments.setups.variants import BASE, NORMED
 from vvlib.model import features, forward, init_params, layer_prefix, linear, mlp
-from vvlib.train import TrainConfig, Trainer, baseline_of, train
+from vvlib.train import TrainConfig, Trainer, train
 
 
 def small(**kw):
@@ -210,30 +210,11 @@ def test_a_measured_row_is_the_longer_trainings_run_with_its_changes():
                     seed=0, checkpoint_every=500, seed_group=0, long_steps=10_000, long_seed_group=4, dynamics_seeds=4))
     cfg = dynamics_runs.row_train_config(P, {"variant": "layernorm", "lr_schedule": "drop", "drop_step": 2000})
     assert (cfg.n_seeds, cfg.first_seed, cfg.steps, cfg.seed_group, cfg.drop_step) == (4, 0, 10_000, 4, 2000)
-    with pytest.raises(ValueError, match=r"may set variant, heads, layers, norm_layers and TrainConfig fields "
-                                         r"\(start_from_step among them\); got \['hiden'\]"):
+    with pytest.raises(ValueError, match=r"may set variant and TrainConfig fields; got \['hiden'\]"):
         dynamics_runs.row_train_config(P, {"hiden": 64})
     with pytest.raises(ValueError, match="variant: expected one of baseline, "):
         dynamics_runs.row_train_config(P, {"variant": "ln"})
     assert dynamics_runs.label({"variant": "layernorm", "adam_eps": 1e-6}) == "Baseline (+ LN) (adam_eps=1e-06)"
-
-
-def test_a_measured_row_may_change_the_models_heads_layers_and_norm_placement(small_dictionary):
-    """A row of chapter 10's deep model: its heads, layers and norm_layers reach the model, not the training,
-    and a model that cannot be built is refused with the reason."""
-    P = Params(dict(n_seeds=20, steps=1500, batch_size=128, lr=1e-3, weight_decay=1e-3, min_len=5, max_len=16,
-                    seed=0, checkpoint_every=500, seed_group=0, long_steps=10_000, long_seed_group=4, dynamics_seeds=4,
-                    hidden=small_dictionary.hidden))
-    row = {"heads": 4, "layers": 2, "variant": "layernorm", "norm_layers": "last", "lr": 3e-3}
-    model_cfg, train_cfg = dynamics_runs.row_configs(P, small_dictionary.task, row)
-    assert (model_cfg.heads, model_cfg.layers, model_cfg.norm, model_cfg.norm_layers) == (4, 2, "layernorm", "last")
-    assert (train_cfg.lr, train_cfg.steps, train_cfg.n_seeds) == (3e-3, 10_000, 4)
-    baseline, _ = dynamics_runs.row_configs(P, small_dictionary.task, {"heads": 4, "layers": 2})
-    assert (baseline.heads, baseline.layers, baseline.norm, baseline.norm_layers) == (4, 2, "none", "all")
-    assert dynamics_runs.row_configs(P, small_dictionary.task, {})[0].layers == 1
-    with pytest.raises(ValueError, match="norm_layers 'last' .* needs several layers"):
-        dynamics_runs.row_configs(P, small_dictionary.task, {"variant": "layernorm", "norm_layers": "last"})
-    assert dynamics_runs.label(row) == "Baseline (+ LN) (heads=4, layers=2, norm_layers=last, lr=0.003)"
 
 
 def test_the_summary_averages_the_window_of_lowest_loss_and_the_last():
@@ -263,78 +244,6 @@ def test_the_summary_averages_the_window_of_lowest_loss_and_the_last():
     late = along_training.dynamics_summary({"run": dynamics_runs.with_loss_per_miss(none_missed)})["run"]
     assert late["lowest_steps"][-1] == 2000 and np.isnan(late["loss_missed_last"])
     assert along_training.dynamics_table({"run": late}).loc["run", "loss per miss (nats)"].endswith("none missed")
-
-
-def test_the_layer_table_finds_when_entropies_fall_and_the_sentence_when_runs_part():
-    """Entropies built by hand: the Baseline's first layer falls linearly from 2.7 to 0.1 nats over ten
-    measurements, the other run's stays at 2.6 after its first; half of ln 16 is 1.39 nats."""
-    steps = np.arange(1, 11) * 100
-    falling = np.linspace(2.7, 0.1, 10)  # 2.7, 2.41, 2.12, 1.83, 1.54, 1.26, ...: below 1.39 from step 600
-    flat = np.r_[2.7, np.full(9, 2.6)]  # more than 1.39 above falling from step 700 (2.6 - 0.97 = 1.63)
-    share = np.r_[np.linspace(0.1, 0.9, 5), np.linspace(0.8, 0.4, 5)]  # at most 90% at step 500, 40% at the end
-    frame = lambda first, seed_shift, loss: pd.concat(
-        [pd.DataFrame({"step": steps, "seed": seed, "entropy_layer1": first + seed_shift * (seed - 0.5),
-                       "entropy_layer2": 0.5, "on_answer_layer1": share, "on_answer_layer2": 0.25,
-                       "qk_norm_layer1": 10 + share, "qk_norm_layer2": 12.0,
-                       "train_loss": loss / steps}) for seed in (0, 1)])
-    tables = {"Deep": frame(falling, 0.02, 100.0), "Deep (+ LN)": frame(flat, 0.0, 300.0)}
-    table = along_training.layer_dynamics_table(tables, 2, 16)
-    assert table.loc[("Deep", 1)].tolist() == ["2.70", "step 600", "0.10", "90% (step 500)", "40%",
-                                               "10.1, 10.9 (step 500), 10.4"]
-    assert table.loc[("Deep", 2)].tolist() == ["0.50", "step 100", "0.50", "25% (step 100)", "25%",
-                                               "12.0, 12.0 (step 100), 12.0"]
-    assert table.loc[("Deep (+ LN)", 1), "first below 1.39"] == "never (lowest 2.60, step 200)"
-    assert table.loc[("Deep (+ LN)", 1), "entropy at the end"] == "2.60"
-    parting = along_training.layers_parting_table(tables, 16)
-    assert parting.loc["Deep (+ LN)"].tolist() == ["700", "above", "0.43", "0.14"]  # losses 300/700 and 100/700
-    tables["Deep, again"] = frame(falling, 0.0, 100.0)
-    assert along_training.layers_parting_table(tables, 16).loc["Deep, again", "apart from step"] == "never"
-    gap = lambda values: pd.Series(values, index=[100, 200, 300, 400, 500])
-    assert along_training._parted_from(gap([2.0, 2.0, 0.0, 2.0, 2.0]), 1.0) == 400  # the unbroken run at the end
-    assert along_training._parted_from(gap([2.0, 2.0, -2.0, -2.0, -2.0]), 1.0) == 300  # one sign
-    assert along_training._parted_from(gap([0.0, 0.0, 0.0, 0.0, 2.0]), 1.0) is None  # apart at the last measurement only
-    assert along_training._parted_from(gap([2.0, 2.0, 2.0, 2.0, 0.5]), 1.0) is None
-
-
-def test_a_row_that_takes_its_baselines_run_over_is_measured_from_that_step(small_dictionary, tmp_path):
-    """start_from_step: the row's +LN carries on the Baseline's run of the same row (its own model otherwise); its
-    table starts after that step and ends where a hand-made start_from run ends; bad steps and a Baseline row (no
-    Baseline of its own to take over) are refused; the spec (so the store entry) differs from the plain +LN row's."""
-    P = Params(dict(n_seeds=20, steps=1500, batch_size=16, lr=1e-3, weight_decay=1e-3, min_len=5, max_len=8,
-                    seed=0, checkpoint_every=4, checkpoint_gap_s=0, seed_group=0, long_steps=12, long_seed_group=1,
-                    dynamics_seeds=2, dynamics_every=2, hidden=small_dictionary.hidden, store_dir=str(tmp_path)))
-    task = small_dictionary.task
-    row = {"heads": 2, "layers": 2, "variant": "layernorm", "start_from_step": 5}
-    model_cfg, train_cfg = dynamics_runs.row_configs(P, task, row)
-    source_cfg = baseline_of(model_cfg)
-    assert (source_cfg.norm, source_cfg.heads, source_cfg.layers, train_cfg.start_from_step) == ("none", 2, 2, 5)
-    for bad, match in (({**row, "start_from_step": 12}, r"start_from_step must be an int from 0 to steps - 1 \(11\)"),
-                       ({**row, "start_from_step": -1}, "start_from_step"),
-                       ({"heads": 2, "layers": 2, "start_from_step": 5}, "this model has norm 'none'")):
-        with pytest.raises(ValueError, match=match):
-            dynamics_runs.row_configs(P, task, bad)
-    plain = {k: v for k, v in row.items() if k != "start_from_step"}
-    assert dynamics_runs.row_folder(P, task, row, "cpu") != dynamics_runs.row_folder(P, task, plain, "cpu")
-    assert dynamics_runs.row_configs(P, task, {**row, "handover": "weights"})[1].handover == "weights"
-    assert dynamics_runs.row_folder(P, task, {**row, "handover": "weights"}, "cpu") != dynamics_runs.row_folder(
-        P, task, row, "cpu")
-    with pytest.raises(ValueError, match="handover must be one of all, weights, moments, weights and second moments, "
-                                         "all, first moments negated, "
-                                         "input weights, attention "
-                                         "weights, first layer weights, first layer query and key weights, first "
-                                         "layer value weights, later layer weights, readout weights; got 'both'"):
-        dynamics_runs.row_configs(P, task, {**row, "handover": "both"})
-    table, _ = dynamics_runs.measured_row(P, task, row, "cpu", progress=False)
-    assert list(table["step"].unique()) == [6, 8, 10, 12]
-    plain_cfg = dataclasses.replace(train_cfg, start_from_step=0)
-    source, target = Trainer(source_cfg, plain_cfg), Trainer(model_cfg, plain_cfg)
-    for _ in range(5):
-        source.train_step()
-    target.start_from(source)
-    weights = target.run(progress=False)
-    batch = dynamics.probe_batch(model_cfg, train_cfg.max_len, dynamics_runs.PROBE_ROWS, dynamics_runs.PROBE_SEED, "cpu")
-    final = dynamics.retrieval(model_cfg, weights, batch)
-    assert np.array_equal(table[table.step == 12]["entropy_layer1"].to_numpy(), final["entropy_layer1"].numpy().astype(float))
 
 
 def test_the_rise_rows_table_sets_each_row_beside_the_constant_rate():

@@ -5,7 +5,7 @@ import pytest
 from scipy import stats as sps
 
 from vvlib import compare
-from vvlib.stats import fisher_p, long_form, mean_and_sem, one_sample_ttest, paired_ttest, relative_difference
+from vvlib.stats import long_form, mean_and_sem, one_sample_ttest, paired_ttest, relative_difference
 
 
 def test_paired_ttest_matches_the_textbook_formula():
@@ -263,54 +263,6 @@ def test_a_difference_carried_by_the_covariate_vanishes_at_equal_covariate_and_a
     assert own["low"] < 5 < own["high"] and own["p"] < 1e-10 and own["slope"] == pytest.approx(-20, abs=1)
     with pytest.raises(ValueError, match="covariate"):
         difference_at_equal_covariate(ya, yb, xa, xb[:-1])
-
-
-def test_fisher_p_sums_the_hypergeometric_tables_no_likelier_than_the_one_seen():
-    """Fisher's exact two-sided p by hand: with the margins fixed, the probability of every table of hits on side a
-    (hypergeometric) no likelier than the observed one, summed."""
-    from math import comb
-
-    def by_hand(hits_a, n_a, hits_b, n_b):
-        hits = hits_a + hits_b
-        prob = lambda k: comb(n_a, k) * comb(n_b, hits - k) / comb(n_a + n_b, hits)
-        seen = prob(hits_a)
-        return sum(prob(k) for k in range(max(0, hits - n_b), min(hits, n_a) + 1) if prob(k) <= seen * (1 + 1e-7))
-
-    for counts in ((8, 12, 0, 12), (8, 12, 2, 12), (4, 12, 2, 12), (1, 12, 8, 12), (13, 24, 5, 24), (3, 4, 3, 4)):
-        assert fisher_p(*counts) == pytest.approx(by_hand(*counts), rel=1e-9)
-    assert fisher_p(8, 12, 0, 12) == pytest.approx(0.0013, abs=5e-5) and fisher_p(3, 4, 3, 4) == 1.0
-
-
-def test_shared_hits_p_matches_every_placement_of_the_hits_counted_by_hand():
-    """The Monte Carlo p against the exact one: every placement of each run's hits among the seeds, equally likely
-    and independent across runs, counted for a variance of the per-seed totals at least the one seen."""
-    from itertools import combinations, product
-
-    from vvlib.stats import shared_hits_p
-
-    def by_hand(hits):
-        hits = np.asarray(hits, dtype=bool)
-        runs, seeds = hits.shape
-        placements = [list(combinations(range(seeds), int(k))) for k in hits.sum(axis=1)]
-        seen, larger, total = hits.sum(axis=0).var(), 0, 0
-        for chosen in product(*placements):
-            totals = np.zeros(seeds)
-            for places in chosen:
-                totals[list(places)] += 1
-            larger += totals.var() >= seen - 1e-12
-            total += 1
-        return larger / total
-
-    shared = [[1, 1, 1, 0, 0, 0]] * 3  # the same seeds: by chance 1 in 20 x 20 (0.0025)
-    most = [[1, 1, 1, 0, 0, 0], [1, 1, 0, 1, 0, 0], [1, 1, 1, 0, 0, 0]]  # the same seeds, mostly
-    apart = [[1, 1, 1, 0, 0, 0], [0, 0, 0, 1, 1, 1], [1, 0, 1, 0, 1, 0]]  # each seed hit once or twice
-    for hits in (shared, most, apart):
-        assert shared_hits_p(hits) == pytest.approx(by_hand(hits), abs=0.01)  # 20,000 draws: a standard error under 0.002
-    assert shared_hits_p(shared) < 0.01 < shared_hits_p(most) < 0.1 < 0.9 < shared_hits_p(apart)
-    assert shared_hits_p([[1, 1, 1, 1], [0, 0, 0, 0]]) == 1.0  # nothing to place: every draw is the one seen
-    assert shared_hits_p(shared) == shared_hits_p(shared)  # a generator of its own
-    with pytest.raises(ValueError, match="at least 2 runs"):
-        shared_hits_p([[1, 0, 1]])
 
 
 def test_the_ablation_reads_whichever_norms_its_record_names():

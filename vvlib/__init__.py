@@ -62,15 +62,14 @@ importing only from the rooms listed before it:
         plots           seaborn figures
         attention_plots the attention's figures (chapter 7): Figure 4's heatmaps, accuracy against entropy and
                         against each account's measure, the sharpness test
-        dynamics_plots  figures of runs measured along training (chapters 5 and 10)
+        dynamics_plots  figures of chapter 5's runs measured along training
+        palette         one colour per variant across the book
         explore         slider views that work on the static page
         same_seeds      the same counter-stream seeds on two devices: where their losses part, accuracy paired
         devices         chapter 5's two devices by Welch's test, and the CPU's test set scored again
-        layer_rows      chapter 10's deep model row against row, and each layer's attention, in tables and words
         probed          what chapters 6 and 7 keep of their probe tables in results.json, at each scale
         adaptive_reach  where adaptive temperature acts: the heads' entropy per length beside what it changes
-        along_training  runs measured along training, in words: the loss's rise, each layer's attention, the
-                        rows that stop the rise
+        along_training  runs measured along training, in words: the loss's rise and the rows that stop it
         attention_gain  how much of +LN's gain goes with its sharper attention (chapter 7)
         two_accounts    the variance account and attention dispersion read on the same models (chapter 7)
         reruns          chapter 9's seeds trained again alone, their scores beside their first runs'
@@ -93,11 +92,7 @@ The book, vvlib/book/ (and the command line):
     distribution_page chapter 6's page: Figures 2 and 3 at each scale, and what +LN's norm does
     dispersion_page chapter 7's page: Figure 4, the gain at equal entropy, the sharpness test
     accounts_page   chapter 7's two accounts side by side on the paper-scale models
-    beyond_page     chapter 10's page: the variance-keeping output, the deep model, its dynamics and rows
-    decay_rows      chapter 10's deep model at a constant and a decaying rate, read from chapter 11's rows
-    norm_rows       chapter 10's deep +LN with its norm after the last layer only, read from chapter 11's rows
-    deep_dynamics   chapter 10's deep model along training, each layer's attention, read from chapter 5's measured runs,
-                    and chapter 11's rows that take its Baseline's run over, tested at every length
+    beyond_page     chapter 10's page: the variance-keeping output, length-aware logits, the deep model
     webassets       offline MathJax and widget scripts
     build           executing every chapter, then Jupyter Book
     key_results     the introduction's key-result box: the headline tables at the paper's scale, with intervals

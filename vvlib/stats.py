@@ -149,34 +149,6 @@ def welch(a, b) -> dict:
             "diff": float(b.mean() - a.mean()), "p": p}
 
 
-def fisher_p(hits_a: int, n_a: int, hits_b: int, n_b: int) -> float:
-    """Fisher's exact two-sided p-value that two counts of hits (hits_a of n_a, hits_b of n_b, e.g. seeds whose
-    layer attends) come from the same rate."""
-    return float(stats.fisher_exact([[hits_a, n_a - hits_a], [hits_b, n_b - hits_b]]).pvalue)
-
-
-# shared_hits_p's random placements: near p = 0.05 its standard error is about 0.0015, and p is never below 1 / 20,001
-SHARED_HITS_DRAWS = 20_000
-
-
-def shared_hits_p(hits, draws: int = SHARED_HITS_DRAWS, seed: int = 0) -> float:
-    """Monte Carlo p-value that the same seeds hit across several runs on the same seeds (hits: runs x seeds, true
-    where a seed hits, e.g. its layer attends) no more than chance would make them.  The statistic is the variance
-    over seeds of how many runs each hits in; under the null each run's hits fall on a set of seeds drawn at random,
-    of its own size, apart from the other runs'.  p = (1 + draws at least as large as the one seen) / (1 + draws),
-    from a generator of its own (seed), so the same hits give the same p."""
-    hits = np.asarray(hits, dtype=bool)
-    if hits.ndim != 2 or hits.shape[0] < 2:
-        raise ValueError(f"hits: expected runs x seeds with at least 2 runs, got shape {hits.shape}")
-    counts = hits.sum(axis=1)
-    spread = lambda totals: totals.var(axis=-1)
-    # a seed's rank among the run's random keys below the run's count of hits: a random set of that size
-    ranks = np.random.default_rng(seed).random((draws, *hits.shape)).argsort(axis=-1).argsort(axis=-1)
-    drawn = spread((ranks < counts[:, None]).sum(axis=1))
-    seen = spread(hits.sum(axis=0))
-    return float((1 + (drawn >= seen - 1e-12).sum()) / (1 + draws))
-
-
 def difference_at_equal_covariate(a, b, covariate_a, covariate_b, confidence=0.95) -> dict:
     """What is left of mean(b) - mean(a) between two sets of models once a quantity measured on each model
     (its covariate) is accounted for linearly, one slope for both sets: the coefficient of "a model of b" in the

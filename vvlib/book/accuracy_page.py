@@ -295,20 +295,11 @@ class AccuracyPage(ChapterPage, DeviceSections):
         if not P.dynamics_rows:
             display(Markdown("*Not measured at this profile (`dynamics_rows` is empty).*"))
             return
-        tables, provenance, other_models = {}, {}, []
+        tables, provenance = {}, {}
         for row in P.dynamics_rows:
             label = dynamics_runs.label(row)
-            table, provenance[label] = dynamics_runs.measured_row(P, self.task, row, self.device)
-            if dynamics_runs.model_changes(row):  # another model's (chapter 10's deep one): its page shows it
-                other_models.append(label)
-            else:
-                tables[label] = table
+            tables[label], provenance[label] = dynamics_runs.measured_row(P, self.task, row, self.device)
         self.dynamics_provenance = provenance
-        if other_models:
-            display(Markdown(f"Measured here for chapter 10, which shows each layer's attention along training: "
-                             f"{len(other_models)} runs of its deep model."))
-        if not tables:
-            return
         self.dynamics_summary = along_training.dynamics_summary(tables)
         figure = dynamics_plots.training_dynamics(tables, title=f"{self.name}, {P.dynamics_seeds} seeds x {P.long_steps:,} "
                                                        f"steps: measured every {P.dynamics_every} steps (mean over seeds)")

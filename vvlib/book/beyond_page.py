@@ -4,18 +4,53 @@ with the random module's Monte Carlo and the deep model's rows read from chapter
 the prose and calls one method per cell."""
 
 
+import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from .. import beyond, compare, montecarlo
-from ..experiments.chapters import BEYOND, c10_beyond
+from .. import beyond, compare, dynamics, montecarlo
+from ..experiments.chapters import BEYOND, SENSITIVITY, c10_beyond
 from ..experiments.reports import along_training, answers, plots, provisional, report
-from ..experiments.setups import paper_tasks, probes, variants
-from . import decay_rows, deep_dynamics, norm_rows, paper_scale
+from ..experiments.setups import paper_tasks, probes, sensitivity, variants
+from ..experiments.storage import runs, store
+from . import paper_scale
+from .runner import resolved
 from .page import ChapterPage, show_figure, task_title
 
 NAME = BEYOND.name
 ONE_LAYER, DEEP, PAIRS = list(c10_beyond.ONE_LAYER), list(c10_beyond.DEEP), list(c10_beyond.PAIRS)
+
+
+DEEP_TASK = paper_tasks.DICTIONARY.name  # the task whose deep +LN trains worse than its Baseline
+
+
+def deep_first_layer(P, device):
+    """(the scale in words, the row's parameters, {side: first-layer entropy at the training length per seed},
+    the probe's provenance) of chapter 11's constant-rate row of the deep model, at the paper's scale where its
+    layer probe is stored, else at chapter 11's profile of this page's name; None where neither is.  Reads only."""
+    scales = [("this page's store", resolved(SENSITIVITY.name, SENSITIVITY.profile_or_default(P.profile),
+                                             {"store_dir": P.store_dir}), device)]
+    if P.paper_scale_dir:
+        scales.insert(0, ("the paper's scale", resolved(SENSITIVITY.name, "paper", {"store_dir": P.paper_scale_dir}),
+                          "cuda"))
+    model = {"heads": P.deep_heads, "layers": P.deep_layers}
+    for where, P_rows, on in scales:
+        rows = sensitivity.rows_of_model(P_rows, DEEP_TASK, model)
+        if not rows:
+            continue
+        P_row = sensitivity.row_params(P_rows, DEEP_TASK, rows[0])  # the first: the constant rate
+        probe = probes.layer_probe(P_row, DEEP_TASK, on)
+        if not all(part.stored(P_row.store_dir) for part in probe.parts):
+            continue
+        with runs.stored_only():
+            frame = probe.tables(P_row.store_dir, on)["layers"]
+        records = {part.variant: store.read_json(part.folder(P_row.store_dir) / "tables.json") for part in probe.parts}
+        scale = answers.scale_text(P_row.n_seeds, P_row.steps, records[sensitivity.PAIR[0]]["provenance"]["device"])
+        at_training = frame[(frame["layer"] == 0) & (frame["N"] == P_row.max_len)].sort_values("seed")
+        entropy = {side: at_training[at_training["variant"] == side]["entropy"].to_numpy() for side in sensitivity.PAIR}
+        return (scale, P_row, entropy,
+                {f"deep_layers/{where}/{side}": r["provenance"] for side, r in records.items()})
+    return None
 
 
 class BeyondPage(ChapterPage):
@@ -148,21 +183,26 @@ class BeyondPage(ChapterPage):
                    else "this run reads none (`paper_scale_dir` is empty).")
             display(Markdown(f"*No paper-scale runs are shown: {why}*"))
 
-    # the deep model's rows from chapters 5 and 11, read from their stores (never trained here)
-    def decay_rows(self):
-        self.sources.update(decay_rows.show(self.P, self.device))
-
-    def norm_rows(self):
-        self.sources.update(norm_rows.show(self.P, self.device))
-
-    def dynamics(self):
-        self.sources.update(deep_dynamics.show(self.P, self.device))
-
-    def parts(self):
-        self.sources.update(deep_dynamics.show_parts(self.P, self.device))
-
-    def handover(self):
-        self.sources.update(deep_dynamics.show_handover(self.P, self.device))
+    def deep_attention(self):
+        """Does the deep dictionary model's first layer attend?  Per seed, its entropy at the training length in
+        chapter 11's constant-rate row of that model, at the largest scale whose layer probe is stored."""
+        found = deep_first_layer(self.P, self.device)
+        if found is None:
+            display(Markdown("*Not shown: chapter 11's layer probe of the deep model is not stored at this profile "
+                             "(`python -m vvlib run 11_sensitivity --profile book` makes it).*"))
+            return
+        scale, P_row, entropy, provenance = found
+        n, threshold = P_row.max_len, dynamics.attending_below(P_row.max_len)
+        shares = {variants.LABELS[f"deep_{side}"]: values / np.log(n) for side, values in entropy.items()}
+        plots.seed_dots(shares, threshold / np.log(n), ylabel=f"first layer's entropy / ln N, N = {n}",
+                        title=f"Deep dictionary model, {P_row.n_seeds} seeds")
+        show_figure(f"Each seed of the deep dictionary model ({P_row.heads} heads x {P_row.layers} layers; {scale}) "
+                    f"as a dot: its first layer's attention entropy at the training length N = {n}, as a share of "
+                    "ln N (1: uniform weights). Below the dashed line the layer attends.")
+        counts = [f"{label}: {int((v < threshold / np.log(n)).sum())} of {len(v)} seeds" for label, v in shares.items()]
+        display(Markdown(f"Seeds whose first layer attends (entropy below half of ln N), {scale}: "
+                         f"{'; '.join(counts)}."))
+        self.sources.update(provenance)
 
     def best_variants(self):
         """Per task and length: the best variant, the runner-up and the p of their difference."""

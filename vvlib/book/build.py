@@ -176,7 +176,7 @@ def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Pa
     write_claims_table(root, output_root)
     write_answer_figure(root)
     write_run_groups(root)
-    write_status(root)
+    write_status(root, results_dir=output_root)
 
 
 def write_run_groups(root: Path, stores=(REPO_ROOT / PAPER_SCALE_STORE, REPO_ROOT / BOOK_STORE)):
@@ -185,14 +185,16 @@ def write_run_groups(root: Path, stores=(REPO_ROOT / PAPER_SCALE_STORE, REPO_ROO
     (Path(root) / RUN_GROUPS).write_text(run_groups.markdown(run_groups.groups(run_groups.committed_runs(stores))) + "\n")
 
 
-def write_status(root: Path, store_dir: Path = REPO_ROOT / PAPER_SCALE_STORE):
-    """The introduction's key-result box (the headline tables at the paper's scale, and what is still to run)
-    and the scale page's table of the GPU queue's units not yet stored."""
+def write_status(root: Path, store_dir: Path = REPO_ROOT / PAPER_SCALE_STORE, results_dir: Path | None = None):
+    """The introduction's findings box (at the paper's scale, from store_dir and the chapters' results.json in
+    results_dir, and what is still to run) and the scale page's table of the GPU queue's units not yet stored."""
     rows = pending.pending()
     (Path(root) / PENDING).parent.mkdir(parents=True, exist_ok=True)
     (Path(root) / PENDING).write_text(pending.markdown(rows) + "\n")
+    more = [key_results.schedule_finding(results_dir or REPO_ROOT / "_output"), key_results.mechanism_finding(store_dir),
+            key_results.beyond_finding(store_dir)]
     (Path(root) / KEY_RESULTS).write_text(key_results.markdown(key_results.headlines(store_dir),
-                                                               pending.sentence(rows)) + "\n")
+                                                               pending.sentence(rows), more) + "\n")
 
 
 def write_answer_figure(root: Path, store_dir: Path = REPO_ROOT / PAPER_SCALE_STORE):

@@ -3,20 +3,27 @@ runs when the book is built. Per task: +LN minus the Baseline with its 95% inter
 difference, the verdict over the lengths beyond training (compare's rule), and whether our interval holds the
 paper's difference, so that "reproduces" never stands for more than the numbers show."""
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from .. import beyond as beyond_mod
 from ..compare import beyond_training, compare
-from ..experiments.chapters import BY_TASK
+from ..experiments.chapters import BEYOND, BY_TASK, SENSITIVITY
+from ..experiments.reports import two_accounts
 from ..experiments.reports.report import power_of_two
 from ..experiments.setups import paper
-from ..experiments.setups.paper_tasks import TASKS
-from ..experiments.setups.variants import BASE, PAIR
+from ..experiments.setups.paper_tasks import DICTIONARY, TASKS
+from ..experiments.setups.variants import BASE, LABELS, PAIR
 from ..stats import paired_difference
+from . import accounts_page, paper_scale
 from .paper_scale import latest_accuracy_runs
 
-SHOWN = (2**10, 2**14)  # the two lengths the box shows: far beyond training, and the paper's longest
+SHOWN = (2**10, 2**14)  # far beyond training, and the paper's longest: the box speaks of the second
+COSINE_ROW = "lr_schedule=cosine"  # chapter 11's row that turns Table 2's sign
+BEST = "log_n_layernorm"  # chapter 10's best variant
 
 
 @dataclass(frozen=True)
@@ -52,8 +59,8 @@ def headlines(store_dir) -> list[Headline]:
     return [headline(task, store_dir) for task in TASKS]
 
 
-def interval(d: dict) -> str:
-    return f"{d['diff']:+.1f} ({d['low']:+.1f} to {d['high']:+.1f})"
+def interval(d: dict, digits: int = 1) -> str:
+    return f"{d['diff']:+.{digits}f} ({d['low']:+.{digits}f} to {d['high']:+.{digits}f})"
 
 
 def size_words(h: Headline, n: int = SHOWN[-1]) -> str:
@@ -65,17 +72,77 @@ def size_words(h: Headline, n: int = SHOWN[-1]) -> str:
             f"our Baseline scores {ours_base:.1f}% there, the paper's {paper_base:.1f}%.")
 
 
-def markdown(rows: list[Headline], pending_line: str) -> str:
-    """The key-result box the introduction opens with."""
-    first, devices = rows[0], sorted({h.device for h in rows})
-    head = (f"| | +LN minus Baseline at N = {power_of_two(SHOWN[0])} | at N = {power_of_two(SHOWN[1])} | "
-            f"the paper at N = {power_of_two(SHOWN[1])} | verdict over the lengths beyond training |")
-    lines = [head, "|---|---|---|---|---|"]
-    for h in rows:
-        lines.append(f"| {h.table}, {h.title} | {interval(h.differences[SHOWN[0]])} | "
-                     f"{interval(h.differences[SHOWN[1]])} | {h.paper[SHOWN[1]]:+.1f} | **{h.verdict}**: {h.evidence} |")
-    scale = (f"{first.n_seeds} seeds per variant at the paper's steps, trained on {' and '.join(devices)}; points of "
-             "accuracy with 95% intervals over seeds, paired by seed.")
-    sizes = " ".join(f"{h.table}: {size_words(h)}" for h in rows)
-    return "\n".join(["```{admonition} The answer at the paper's scale", ":class: tip", "", *lines, "",
-                      scale, sizes, "", pending_line, "```"])
+def table_finding(h: Headline, n: int = SHOWN[-1]) -> str:
+    """One headline table's verdict in a sentence: +LN minus the Baseline at N with its interval, beside the paper's."""
+    d = h.differences[n]
+    verdict = {"supported": "holds", "contradicted": "is contradicted"}.get(h.verdict, f"is {h.verdict}")
+    return (f"**{h.table} ({h.title}) {verdict}.** At N = {power_of_two(n)}, +LN minus the Baseline is "
+            f"{interval(d)} points of accuracy; the paper reports {h.paper[n]:+.1f}. Over the lengths beyond "
+            f"training it is {h.evidence}.")
+
+
+def schedule_finding(results_dir) -> str | None:
+    """Chapter 11's paper-scale dictionary rows: +LN minus the Baseline at the constant rate and with the rate decayed
+    along half a cosine, read from its results.json; None where either row is not there."""
+    path = Path(results_dir) / SENSITIVITY.name / "results.json"
+    if not path.exists():
+        return None
+    rows = {r["row"]: r for r in json.loads(path.read_text())["metrics"].get("paper_scale", [])
+            if r["task"] == DICTIONARY.name}
+    if "defaults" not in rows or COSINE_ROW not in rows:
+        return None
+    n, cosine = str(SHOWN[-1]), rows[COSINE_ROW]
+    return (f"**The learning-rate schedule decides Table 2's sign.** With the rate decayed along half a cosine (our "
+            f"choice; the paper names no schedule), +LN minus the Baseline at N = {power_of_two(SHOWN[-1])} is "
+            f"{interval(cosine['difference'][n])}, against {interval(rows['defaults']['difference'][n])} at a constant "
+            f"rate ({cosine['n_seeds']} seeds each, GPU; chapter 11).")
+
+
+def mechanism_finding(store_dir) -> str | None:
+    """Chapters 6 and 7 on the paper-scale argmax models: +LN minus the Baseline in the variance ratio and the largest
+    attention weight at the longest length, and which of the two tracks accuracy across models."""
+    found = accounts_page.cells(store_dir)
+    if found is None:
+        return None
+    frame, reference, scale = found
+    d = two_accounts.between_variants(frame, reference).loc[SHOWN[-1]]
+    t = two_accounts.tally(frame, reference)
+    pick = lambda q: {"diff": d[q], "low": d[f"{q}_low"], "high": d[f"{q}_high"]}
+    ratio, weight = interval(pick("relative_variance"), 2), interval(pick("top1_weight"), 3)
+    return (f"**Figure 3's mechanism does not fit.** At N = {power_of_two(SHOWN[-1])}, +LN keeps *less* of the readout "
+            f"input's global variance than the Baseline (the ratio to its value at the training length differs by "
+            f"{ratio}), yet it is more accurate. Its largest attention weight is higher by {weight}, and across models "
+            f"the largest weight tracks accuracy better than the variance ratio in {t['stronger']} of {t['cells']} "
+            f"length and variant cells ({scale}; chapters 6 and 7).")
+
+
+def beyond_finding(store_dir) -> str | None:
+    """Chapter 10 at the paper's scale: log N logits with +LN against the Baseline on dictionary lookup at the
+    longest length, and at how many lengths beyond training it is the best variant on each committed task."""
+    P, big = paper_scale.trained(BEYOND.name, store_dir)
+    if DICTIONARY.name not in big or BEST not in big[DICTIONARY.name][1]:
+        return None
+    lengths, j = P.eval_lengths, list(P.eval_lengths).index(SHOWN[-1])
+    acc = big[DICTIONARY.name][1]
+    d = paired_difference(100 * acc[BASE][:, j], 100 * acc[BEST][:, j])
+    beyond = [n for n in lengths if n > P.max_len]
+    tops = []
+    for task, (_, accuracy, _) in big.items():
+        best = beyond_mod.best_by_length(accuracy, lengths, LABELS)
+        tops.append(f"{int(((best['best'] == BEST) & best['N'].isin(beyond)).sum())} of the {len(beyond)} lengths "
+                    f"beyond training on {task} (of {len(accuracy)} variants committed)")
+    return (f"**Beyond the paper, log N logits with +LN do best.** On dictionary lookup at N = "
+            f"{power_of_two(SHOWN[-1])} they score {100 * acc[BEST][:, j].mean():.1f}% against the Baseline's "
+            f"{100 * acc[BASE][:, j].mean():.1f}% ({interval(d)} points). They are the best variant at "
+            f"{' and '.join(tops)} ({P.n_seeds} seeds, GPU; chapter 10).")
+
+
+def markdown(rows: list[Headline], pending_line: str, more: list) -> str:
+    """The box the introduction opens with: each finding in a sentence, the scale under them."""
+    devices = sorted({h.device for h in rows})
+    findings = [table_finding(h) for h in rows] + [line for line in more if line]
+    scale = (f"Each at the paper's scale: {rows[0].n_seeds} seeds per variant at the paper's steps, trained on "
+             f"{' and '.join(devices)}; 95% intervals over seeds, paired by seed.")
+    return "\n".join(["```{admonition} What this book finds", ":class: tip", "", *(f"- {f}" for f in findings),
+                      f"- **Pending.** {pending_line} They wait for a GPU, lent to this project only at times.",
+                      "", scale, "```"])

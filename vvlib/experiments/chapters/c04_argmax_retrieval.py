@@ -29,10 +29,8 @@ PARAMETERS = (
           "steps at which the longer training is also evaluated (each at most long_steps)"),
     shared("ladder_lengths"),
     shared("dynamics_rows", "runs of the longer training measured along the way (the loss section): each a dict of "
-                            "a variant (default baseline), TrainConfig fields it changes, the model's heads, "
-                            "layers and norm_layers (chapter 10's deep model), and start_from_step (its variant "
-                            "takes its Baseline's run over at that step), e.g. {\"lr_schedule\": \"drop\", "
-                            "\"drop_step\": 2000}; [] skips them"),
+                            "a variant (default baseline) and the TrainConfig fields it changes, e.g. "
+                            "{\"lr_schedule\": \"drop\", \"drop_step\": 2000}; [] skips them"),
     *shared_each("dynamics_seeds", "dynamics_every", "device", "store_dir"),
     param("output_dir", "_output/04_argmax_retrieval", "results.json goes here (relative paths: from the "
                                                        "repository root)"),

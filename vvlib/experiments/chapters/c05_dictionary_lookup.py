@@ -10,68 +10,12 @@ from .record import ACCURACY_METRICS, Chapter, accuracy_work
 from .scales import BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_SCALE_STORE, PAPER_TRAINING, task_scale
 
 # The measured runs (why its loss rises): the longer training's first 4 seeds at the constant rate, both variants,
-# then the Baseline with one change each: the rate cut tenfold at step 2,000, where the rise begins; AdamW's
-# epsilon at 1e-5, near the key table's median sqrt(v) there (3e-5 in the constant-rate run); each seed's gradient
-# clipped to norm 1.0; a hundredfold weight decay, which pulls the weights that set the logits' scale back.  Then
-# chapter 10's deep model (4 heads x 2 layers) at the constant rate, whose +LN trains to a higher loss than its
-# Baseline with a first layer that hardly attends: the Baseline, +LN, and +LN with its norm after the last layer
-# only, each layer's attention measured along training (chapter 10 shows them; they are the first 4 seeds of
-# chapter 11's rows of that model, which differ from them only in their number of seeds); and both kinds of +LN
-# taking the Baseline's run over at step 400, once its first layer attends (does the norm undo that?), and +LN
-# taking it over earlier, at steps 50, 100, 200 and 300, while its first layer is still spread or part way to sharp
-# (does +LN's first layer go on to attend from there?); and at steps 100 and 200, +LN taking over only the
-# Baseline's weights (AdamW afresh) or only its AdamW moments (on the initial weights, which both models share):
-# which of the two carries what the Baseline's first steps gave; and at step 100, where 4 seeds cannot tell the
-# weights alone from both, those two again on 12 seeds (seeds 0-3 the same runs as the 4-seed rows'), and the
-# weights with AdamW's second moments only (which moment they need), and the weights alone with the rate warmed up
-# again over 100 or 1,000 steps after the handover (AdamW afresh moves every weight by about the full rate at first:
-# is that what undoes them?), and all of it so warmed up over 100 (the warm-up's own effect), over 20 (as small
-# first steps as zeroed first moments make) or over 5, and all of it with the first moments negated (first steps as
-# large as the Baseline's AdamW would take, each the other way: their values or their size?); and seeds 12-23 of
-# four of these (all of it, the second moments, all warmed up over 20, the first moments negated), and seeds 24-35
-# and 36-47 of the same four, which the book pools with seeds 0-11, since 12 seeds could not tell them apart (and
-# the second moments' first two sets of 12 disagreed), and all of it on fresh batches after the handover
-# (handover_data), seeds 0-47 in the same four sets: the same seeds attend in those rows, so does the Baseline's
-# state at step 100 pick them, or the batches that follow? (48 seeds could not tell, so seeds 48-59 of all of it,
-# carried and fresh, follow); and at step 200, where the weights alone suffice, the weights of one part of the
-# model only (the tables and the encoder, the attention layers, the readout), AdamW afresh: which part carries it;
-# and, the attention layers' weights being enough, the first attention layer's or the second's alone, and the
-# first's query and key weights (which set its attention) or its value weights alone.  A smoke test of the same
-# path in ci.
-DEEP = {"heads": 4, "layers": 2}
+# then the Baseline with one change each that might stop the rise: the rate cut tenfold at step 2,000 (where the rise
+# begins), AdamW's epsilon at 1e-5, each seed's gradient clipped to norm 1.0, a hundredfold weight decay.
 BOOK_DYNAMICS = {"dynamics_rows": [{}, {"variant": "layernorm"}, {"lr_schedule": "drop", "drop_step": 2000},
-                                   {"adam_eps": 1e-5}, {"grad_clip": 1.0}, {"weight_decay": 0.1},
-                                   DEEP, {**DEEP, "variant": "layernorm"},
-                                   {**DEEP, "variant": "layernorm", "norm_layers": "last"},
-                                   {**DEEP, "variant": "layernorm", "start_from_step": 400},
-                                   {**DEEP, "variant": "layernorm", "norm_layers": "last", "start_from_step": 400},
-                                   *({**DEEP, "variant": "layernorm", "start_from_step": step} for step in (50, 100, 200, 300)),
-                                   *({**DEEP, "variant": "layernorm", "start_from_step": step, "handover": part}
-                                     for step in (100, 200) for part in ("weights", "moments")),
-                                   *({**DEEP, "variant": "layernorm", "start_from_step": 100, "n_seeds": 12, **part}
-                                     for part in ({}, {"handover": "weights"}, {"handover": "weights and second moments"},
-                                                  *({"handover": "weights", "handover_warmup_steps": n}
-                                                    for n in (100, 1000)),
-                                                  *({"handover_warmup_steps": n} for n in (100, 20, 5)),
-                                                  {"handover": "all, first moments negated"},
-                                                  {"handover_data": "fresh"})),
-                                   *({**DEEP, "variant": "layernorm", "start_from_step": 100, "n_seeds": 12,
-                                      "first_seed": first, **part}
-                                     for first in (12, 24, 36)
-                                     for part in ({}, {"handover": "weights and second moments"},
-                                                  {"handover_warmup_steps": 20},
-                                                  {"handover": "all, first moments negated"},
-                                                  {"handover_data": "fresh"})),
-                                   *({**DEEP, "variant": "layernorm", "start_from_step": 100, "n_seeds": 12,
-                                      "first_seed": 48, **part} for part in ({}, {"handover_data": "fresh"})),
-                                   *({**DEEP, "variant": "layernorm", "start_from_step": 200, "handover": part}
-                                     for part in ("input weights", "attention weights", "readout weights",
-                                                  "first layer weights", "later layer weights",
-                                                  "first layer query and key weights", "first layer value weights"))],
+                                   {"adam_eps": 1e-5}, {"grad_clip": 1.0}, {"weight_decay": 0.1}],
                  "dynamics_seeds": 4, "dynamics_every": 100}
-CI_DYNAMICS = {"dynamics_rows": [{}, {"lr_schedule": "drop", "drop_step": 30},
-                                 {**DEEP, "variant": "layernorm", "norm_layers": "last"},
-                                 {**DEEP, "variant": "layernorm", "start_from_step": 20}],
+CI_DYNAMICS = {"dynamics_rows": [{}, {"lr_schedule": "drop", "drop_step": 30}],
                "dynamics_seeds": 1, "dynamics_every": 10}
 # The longer training evaluated again on more test sequences, to tell an easy test set from a hard one: in the
 # book, its last run of 20 seeds on 1,024 sequences (its first 128 are the ones it is scored on); in ci, the
@@ -150,16 +94,7 @@ PARAMETERS = (
                               "and test sequences on a CPU and a GPU) for its first counter_seeds seeds, in runs "
                               "of long_seed_group seeds (0: not)"),
     shared("dynamics_rows", "runs of the longer training measured along the way (the loss section): each a dict of "
-                            "a variant (default baseline), TrainConfig fields it changes, the model's heads, "
-                            "layers and norm_layers (chapter 10's deep model), and start_from_step (its variant "
-                            "takes its Baseline's run over at that step) with handover (what it takes over: all, "
-                            "weights or moments, weights and second moments (AdamW's running mean squares, its "
-                            "running means afresh), all, first moments negated (all of it, AdamW's running means "
-                            "negated), or the weights of one part of the model: input weights, attention weights, "
-                            "first layer weights, first layer query and key weights, first layer value weights, "
-                            "later layer weights or readout weights) handover_warmup_steps (the rate warmed up "
-                            "again over that many steps after the handover) and handover_data (the batches after "
-                            "it: carried, the Baseline's next, or fresh, a stream of their own), e.g. "
+                            "a variant (default baseline) and the TrainConfig fields it changes, e.g. "
                             "{\"lr_schedule\": \"drop\", \"drop_step\": 2000}; [] skips them"),
     *shared_each("dynamics_seeds", "dynamics_every", "device", "store_dir"),
     param("output_dir", "_output/05_dictionary_lookup", "results.json goes here (relative paths: from the "

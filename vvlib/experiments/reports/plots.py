@@ -9,6 +9,7 @@ import seaborn as sns
 from ...compare import ALPHA
 from ...stats import long_form, mean_interval
 from ..setups import sensitivity
+from . import palette
 
 
 def _finish(fig, ax, xlabel, ylabel, title):
@@ -357,3 +358,17 @@ def sensitivity_forest(records: list, task: str, lengths, scale: str):
     marks = {n: sensitivity.paper_gain(task, n) for n in lengths}
     return forest(sensitivity.forest_frame(records, task), lengths, "defaults", marks=marks, mark_label="the paper",
                   title=f"{task}: +LN minus Baseline per configuration ({scale})")
+
+
+def seed_dots(values: dict, threshold: float, ylabel: str, title=""):
+    """One column of dots per variant, a dot per seed, with a dashed line at `threshold`: values {label: (seeds,)}."""
+    sns.set_theme(style="whitegrid")
+    fig, ax = plt.subplots(figsize=(5, 3.6))
+    jitter = np.random.default_rng(0)  # fixed: the same picture every build
+    for x, (label, v) in enumerate(values.items()):
+        ax.scatter(x + jitter.uniform(-0.12, 0.12, len(v)), v, color=palette.colour(label), s=30, label=label)
+    ax.axhline(threshold, color="k", linestyle="--", linewidth=1)
+    ax.set_xticks(range(len(values)), list(values))
+    ax.set(ylabel=ylabel, title=title, xlim=(-0.5, len(values) - 0.5))
+    fig.tight_layout()
+    return fig

@@ -3,28 +3,23 @@
 A measured run trains from scratch with the run's own settings and measures every `every`
 steps; it keeps no weights, only the table (step, seed, training loss and each measure), in
 <store>/dynamics-<hash>/.  It checkpoints with its measurements so far, so an interrupted run
-resumes where it stopped and ends with the table an uninterrupted one gives.  A row that sets
-start_from_step (a TrainConfig field) takes its Baseline's run over at that step with its own model
-(Trainer.take_over): whether a state one model reached stays put under another.
+resumes where it stopped and ends with the table an uninterrupted one gives.
 """
 
 import dataclasses
 
 import pandas as pd
 
-from ... import dynamics, handover, train
+from ... import dynamics, train
 from ...model import ModelConfig
 from ...train import TrainConfig
 from ..storage import runs, store
 from . import variants
-from .params import ROW_MODEL_FIELDS, Params, model_changes
 
 PROBE_ROWS = 512  # sequences in the fixed probe batch
 PROBE_SEED = 2468  # names its stream (apart from the training and test streams)
-# what a measured row may set: its variant, training settings (start_from_step among them: the step at which the
-# row's variant takes its Baseline's run over), the model's heads, layers and norm_layers (chapter 10's deep model,
-# measured here over the longer training's steps)
-CHANGES = {"variant", *(f.name for f in dataclasses.fields(TrainConfig)), *ROW_MODEL_FIELDS}
+# what a measured row may set: its variant and the training settings it changes
+CHANGES = {"variant", *(f.name for f in dataclasses.fields(TrainConfig))}
 
 
 def spec(model_cfg: ModelConfig, train_cfg: TrainConfig, every: int, device) -> dict:
@@ -83,7 +78,6 @@ def _train_measured(model_cfg, train_cfg, every, device, folder, progress) -> pd
     rows = []
     if trainer.resume(checkpoint) and partial.exists():  # the measurements the checkpoint had made
         rows = [r for r in store.read_json(partial)["rows"] if r["step"] <= trainer.step]
-    trainer.take_over(progress)  # a row with start_from_step: from the Baseline's state there (measured after it)
     batch = dynamics.probe_batch(model_cfg, train_cfg.max_len, PROBE_ROWS, PROBE_SEED, trainer.device)
     # at a checkpoint the last measurement was just taken, so a resumed run moves from the same weights
     previous = [_snapshot(g.params) for g in trainer.groups] if trainer.step else [None] * len(trainer.groups)
@@ -122,22 +116,16 @@ def row_train_config(P, row: dict) -> TrainConfig:
     ValueError names what is wrong with the row, its variant included."""
     unknown = set(row) - CHANGES
     if unknown:
-        raise ValueError(f"a measured row may set variant, {', '.join(ROW_MODEL_FIELDS)} and TrainConfig fields "
-                         f"(start_from_step among them); got {sorted(unknown)}")
+        raise ValueError(f"a measured row may set variant and TrainConfig fields; got {sorted(unknown)}")
     variant = row.get("variant", variants.BASE)
     if variant not in variants.VARIANT_OPTIONS:
         raise ValueError(f"variant: expected one of {', '.join(variants.VARIANT_OPTIONS)}; got {variant!r}")
-    return dataclasses.replace(base_config(P), **{k: v for k, v in row.items() if k not in ("variant", *ROW_MODEL_FIELDS)})
+    return dataclasses.replace(base_config(P), **{k: v for k, v in row.items() if k != "variant"})
 
 
 def row_configs(P, task, row: dict):
-    """(model config, train config) of a measured row (its variant defaults to the Baseline).  ValueError
-    names what is wrong with its model (norm_layers with one layer, heads that do not divide hidden) or with
-    its start_from_step (a Baseline row has no Baseline to take over)."""
-    model = variants.model_config(Params({**P, **model_changes(row)}), task, row.get("variant", variants.BASE))
-    train_cfg = row_train_config(P, row)
-    handover.check_start(model, train_cfg)
-    return model, train_cfg
+    """(model config, train config) of a measured row (its variant defaults to the Baseline)."""
+    return variants.model_config(P, task, row.get("variant", variants.BASE)), row_train_config(P, row)
 
 
 def label(row: dict) -> str:
