@@ -13,6 +13,7 @@ ALPHA = 0.05
 
 SUPPORTED, CONTRADICTED, MIXED, UNCLEAR = ("supported", "contradicted", "mixed",
                                            "not shown (too few significant differences)")
+UNTESTED = "not tested (no length to compare)"
 
 
 def pair_name(pair) -> str:
@@ -71,7 +72,9 @@ class Evidence:
 
     def verdict(self) -> str:
         """Supported: significantly ahead at half the lengths or more and never significantly
-        behind; contradicted: the mirror image; mixed: significant both ways."""
+        behind; contradicted: the mirror image; mixed: significant both ways; untested: no length compared."""
+        if not self.lengths:
+            return UNTESTED
         if self.ahead_significant and self.behind_significant:
             return MIXED
         if 2 * self.ahead_significant >= self.lengths and self.ahead_significant:

@@ -13,7 +13,7 @@ from IPython.display import Markdown, display
 
 from .. import stats
 from ..attention import sharpening_band
-from ..experiments.reports import adaptive_reach, along_training, answers, dynamics_plots, paper_rows, plots, report
+from ..experiments.reports import adaptive_reach, along_training, answers, dynamics_plots, paper_rows, plots, provisional, report
 from ..experiments.setups import dynamics_runs, paper, sensitivity, variants
 from ..experiments.storage import runs
 from ..experiments.storage.store import StoreError
@@ -66,8 +66,10 @@ class AccuracyPage(ChapterPage, DeviceSections):
             self.train(show=False)
             accuracy, device = self.accuracy, summary_device(str(self.device))
         claim = answers.accuracy_claim(PAIRS[0], SHORT)
-        display(Markdown(f"**Our answer to the paper's {self.task_record.table}**: *{claim}*, paired over seeds."))
         evidence = answers.accuracy_evidence(accuracy, P.eval_lengths, PAIRS[0], P.max_len)
+        verdict = provisional.qualified(evidence.verdict(), self.task.name, P.steps)
+        display(Markdown(f"**Our verdict on the paper's {self.task_record.table}: {verdict}.** Its claim: *{claim}*. "
+                         f"Tested on {P.n_seeds} seeds x {P.steps:,} steps ({device}), paired over seeds."))
         display(answers.verdict_table([answers.verdict_row(f"{P.n_seeds} seeds x {P.steps:,} steps, {device}", claim,
                                                            evidence, self.task.name, P.steps)]))
         display(answers.answer_table(accuracy, P.eval_lengths, PAIRS[0], SHORT, self.table))
