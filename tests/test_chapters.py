@@ -269,7 +269,8 @@ def test_a_two_task_page_opens_with_its_runs_at_the_papers_scale_once_committed(
     said = {tag: ["".join(out["data"]["text/markdown"]) for c in cells if tag in c["metadata"].get("tags", [])
                   for out in c.get("outputs", []) if "text/markdown" in out.get("data", {})]
             for tag in ("answer", "remove-input")}
-    captions = [text for text in said["answer"] if text.startswith("**Figure.**")]
+    captions = ["".join(out["data"]["text/html"]) for c in cells if "answer" in c["metadata"].get("tags", [])
+                for out in c.get("outputs", []) if "<figcaption>" in "".join(out.get("data", {}).get("text/html", ""))]
     # per task: the paper's scale, then the page's; chapter 8 draws each task's at the paper's scale too
     assert len(captions) == (2 if name == "08_ablations" else 0) and all("GPU" in text for text in captions)
     # the verdict table(s): a row per task and scale, the paper's scale first (chapter 8 one table, chapter 9 one a task)
@@ -330,6 +331,8 @@ def test_no_figure_is_shown_twice(executed):
         nb = nbformat.read(executed_notebook(root, name), as_version=4)
         for cell in nb.cells:
             images = [o["data"]["image/png"] for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+            images += re.findall(r'src="data:image/png;base64,([^"]+)"', "".join(
+                "".join(o.get("data", {}).get("text/html", "")) for o in cell.get("outputs", [])))
             assert len(images) == len(set(images)), f"{name}: a figure is displayed twice in one cell"
 
 

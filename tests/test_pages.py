@@ -265,3 +265,43 @@ def test_a_page_header_says_what_its_committed_results_are():
         header = page_header(name, "book")
         assert "Its tables are committed in `results/book/`" in header and "Its models'" not in header
         assert "committed" not in page_header(name, "default").split("```")[0]
+
+
+def test_figures_are_numbered_per_chapter_with_alt_text_and_an_anchor():
+    """Each figure a page shows is "Figure <chapter>.<k>", counted from 1 when the page is configured, with its
+    caption's first sentence as alt text (not its file path) and an id a link can cite."""
+    import matplotlib.pyplot as plt
+    from vvlib.book import page
+
+    page.FIGURES.update(chapter=page.chapter_number("10_beyond"), shown=0)
+    numbers = [page.next_figure_number() for _ in range(2)]
+    assert numbers == ["10.1", "10.2"] and page.chapter_number("summary") == "S"
+    assert page.alt_text("Accuracy against N, mean ± s.e. over seeds. Higher is better.") == \
+        "Accuracy against N, mean ± s.e. over seeds"
+    fig, ax = plt.subplots()
+    ax.plot([0, 1])
+    buffer = __import__("io").BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    shown = page.figure_html(buffer.getvalue(), "10.3", 'Two lines: a "ratio" & more.')
+    assert '<figure id="figure-10-3"' in shown and 'alt="Two lines"' in shown
+    assert "<strong>Figure 10.3.</strong> Two lines: a &quot;ratio&quot; &amp; more." in shown
+
+
+def test_the_intros_findings_match_the_committed_runs_by_hand():
+    """The beyond-the-paper finding's difference is the paired mean over seeds of the two variants' committed
+    accuracies at 2^14, recomputed here from the arrays with numpy alone."""
+    import numpy as np
+    from vvlib.book import key_results, paper_scale
+    from vvlib.experiments.chapters import BEYOND
+
+    store = REPO_ROOT / "results" / "paper"
+    line = key_results.beyond_finding(store)
+    if line is None:
+        pytest.skip("chapter 10's dictionary runs are not committed")
+    P, big = paper_scale.trained(BEYOND.name, store)
+    acc = big["dictionary"][1]
+    j = list(P.eval_lengths).index(2**14)
+    d = 100 * (acc[key_results.BEST][:, j] - acc["baseline"][:, j])
+    half = 1.984 * d.std(ddof=1) / np.sqrt(len(d))  # t(0.975, 99)
+    assert f"{d.mean():+.1f} ({d.mean() - half:+.1f} to {d.mean() + half:+.1f})" in line

@@ -3,9 +3,12 @@ papermill's injections, resolved and checked in the kernel by `configure`), the 
 times the run, the parameters shown, results.json written with that time, and each figure shown with its caption.
 A page class sets `chapter` (its record's name) and adds its own sections."""
 
-import time
-
+import base64
+import html
+import io
 import json
+import re
+import time
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -19,6 +22,8 @@ from ..experiments.setups.params import Params, injected_names, resolve
 from ..experiments.storage import store
 
 CHAPTER_TIMES = store.REPO_ROOT / "bench" / "chapter-times-ci.json"  # written by python -m bench.chapter_times
+FIGURE_DPI = 100  # the pixels per inch a figure is drawn at in the book
+FIGURES = {"chapter": "", "shown": 0}  # the page being executed: its figures are numbered <chapter>.<shown>
 
 
 def ci_time(name: str, path=CHAPTER_TIMES) -> str:
@@ -43,7 +48,19 @@ def configure(chapter_name: str, namespace: dict) -> Params:
     P = Params(resolve(spec, chapter.profiles, values, explicit))
     checks.run_all(chapter.checks, P)  # as `vvlib run` does before the kernel, for plain papermill
     show_whole_tables()
+    FIGURES.update(chapter=chapter_number(chapter_name), shown=0)
     return P
+
+
+def chapter_number(name: str) -> str:
+    """How a chapter's figures are numbered: "10_beyond" -> "10"; a page without a number by its initial ("S")."""
+    lead = name.split("_")[0]
+    return str(int(lead)) if lead.isdigit() else lead[:1].upper()
+
+
+def next_figure_number() -> str:
+    FIGURES["shown"] += 1
+    return f"{FIGURES['chapter']}.{FIGURES['shown']}"
 
 
 def show_whole_tables():
@@ -102,13 +119,61 @@ def task_title(task) -> str:
 
 
 def figure_caption(text: str) -> Markdown:
-    """A caption as every figure's reads (readable.py finds captions by their "Figure." lead)."""
-    return Markdown(f"**Figure.** {text}")
+    """A caption under a figure drawn another way (a slider view), numbered as show_figure numbers."""
+    return Markdown(f"**Figure {next_figure_number()}.** {text}")
+
+
+def alt_text(caption: str) -> str:
+    """What a figure shows, for a reader who cannot see it: its caption's first sentence."""
+    return re.split(r"(?<=\w\w[.:])\s", caption.strip(), maxsplit=1)[0].rstrip(".:")  # "s.e." ends none
+
+
+def figure_html(png: bytes, number: str, caption: str) -> str:
+    """A numbered figure a link can cite (#figure-10-2), its image inline with alt text, its caption under it."""
+    image = base64.b64encode(png).decode("ascii")
+    return (f'<figure id="figure-{number.replace(".", "-")}" class="vv-figure">'
+            f'<img src="data:image/png;base64,{image}" alt="{html.escape(alt_text(caption))}" style="max-width:100%"/>'
+            f'<figcaption><p><strong>Figure {number}.</strong> {html.escape(caption)}</p></figcaption></figure>')
+
+
+def figure_facts(figure, dpi: int = FIGURE_DPI) -> list[dict]:
+    """Per axes with a legend: its entries, how many share a colour with another, and the smallest text in pixels
+    as drawn at `dpi` (ticks, labels, legend): what tests/test_chapters.py holds every book figure to."""
+    facts = []
+    for ax in figure.axes:
+        legend = ax.get_legend()
+        texts = [*ax.get_xticklabels(), *ax.get_yticklabels(), ax.xaxis.label, ax.yaxis.label]
+        entries, colours = [], []
+        if legend is not None:
+            texts += legend.get_texts()
+            entries = [t.get_text() for t in legend.get_texts()]
+            colours = [_handle_colour(h) for h in legend.legend_handles]
+        sizes = [t.get_fontsize() for t in texts if t.get_text() and t.get_visible()]
+        known = [c for c in colours if c is not None]
+        facts.append({"entries": len(entries), "repeated_colours": len(known) - len(set(known)),
+                      "smallest_px": round(min(sizes) * dpi / 72, 1) if sizes else None})
+    return facts
+
+
+def _handle_colour(handle):
+    """A legend handle's colour as a hex string (a line's, else a patch's or a collection's face), or None."""
+    from matplotlib.colors import to_hex
+    for getter in ("get_color", "get_facecolor"):
+        if hasattr(handle, getter):
+            colour = getattr(handle, getter)()
+            if hasattr(colour, "ndim") and colour.ndim == 2:  # a collection's array of colours
+                colour = colour[0] if len(colour) else None
+            return None if colour is None else to_hex(colour, keep_alpha=False)
+    return None
 
 
 def show_figure(caption: str, figure=None):
-    """A figure now, not when its cell ends, with its caption under it: what is plotted, at what scale, and what
-    to look for.  Without `figure`, the one being drawn."""
+    """A figure now, not when its cell ends, numbered, with its caption under it: what is plotted, at what scale,
+    and what to look for.  Without `figure`, the one being drawn.  Its legends and text sizes go with it, in the
+    output's metadata (figure_facts)."""
     figure = figure or plt.gcf()
-    display(figure, figure_caption(caption))
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=FIGURE_DPI, bbox_inches="tight")
+    facts = figure_facts(figure)
     plt.close(figure)
+    display(HTML(figure_html(buffer.getvalue(), next_figure_number(), caption)), metadata={"vvlib_figure": facts})

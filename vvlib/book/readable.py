@@ -60,7 +60,7 @@ def long_prose(page: str) -> list[str]:
 
 def long_captions(page: str) -> list[str]:
     """The sentences of the page's "Figure." captions that run over sentences.LONG words."""
-    captions = re.findall(r"<strong>Figure\.</strong>(.*?)</p>", page, flags=re.S)
+    captions = re.findall(r"<strong>Figure(?: [\w.]+)?\.</strong>(.*?)</p>", page, flags=re.S)
     said = [html.unescape(re.sub(r"<[^>]+>", " ", caption)) for caption in captions]
     return [f"a long caption sentence: {s[:60]!r}" for text in said for s in sentences.sentences(text)
             if len(s.split()) > sentences.LONG]
@@ -75,7 +75,7 @@ def uncaptioned(page: str) -> list[str]:
         if "<figure" in page[max(0, image.start() - 300):image.start()]:
             continue
         after = re.sub(r"<[^>]+>", " ", page[image.end():following.start() if following else len(page)])
-        if "Figure." not in after:
+        if not re.search(r"Figure(?: [\w.]+)?\.", after):
             src = re.search(r'src="([^"]*)"', image.group(0))
             found.append(f"a figure without its caption: {src.group(1) if src else image.group(0)[:60]}")
     return found
