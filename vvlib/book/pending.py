@@ -4,7 +4,7 @@ minutes they are estimated at on a GPU, read from the store and the committed sp
 from dataclasses import dataclass
 
 from ..experiments.paper_scale import units
-from .paper_run import PROFILE, paper_chapters, planned_jobs, unit_rates
+from .paper_run import PROFILE, paper_chapters, planned_jobs, queue_units, unit_rates
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,7 @@ def pending(device: str = "cuda") -> list[Pending]:
     jobs = planned_jobs(paper_chapters(), {}, PROFILE, device)
     _, rates, _ = unit_rates({}, device, {job.kind for job in jobs}, units.run_seeds(jobs))
     groups: dict[str, Pending] = {}
-    for k, unit in enumerate(units.units(jobs), 1):
+    for k, unit in enumerate(queue_units(jobs), 1):
         if unit.stored():
             continue
         key = ", ".join(unit.chapters())
