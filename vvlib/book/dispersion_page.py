@@ -11,7 +11,7 @@ from ..experiments.chapters import DISPERSION, c07_dispersion
 from ..experiments.setups.paper_tasks import ARGMAX
 from ..experiments.reports import answers, attention_gain, attention_plots, plots, probed, provisional, report
 from ..experiments.setups import probes, variants
-from . import accounts_page, paper_scale
+from . import accounts_page, paper_scale, pending
 from .page import ChapterPage, show_figure
 
 NAME = DISPERSION.name
@@ -150,20 +150,16 @@ class DispersionPage(ChapterPage):
                     "lines is +LN's gain among models of equal entropy; no gap means sharper attention explains it.")
 
     def sharpness(self):
-        """The sharpness test on each set of runs the profile names."""
+        """The sharpness test at the paper's scale (or the GPU queue units it waits for), then on each set of runs
+        the profile names."""
         P, device = self.P, self.device
+        if P.paper_scale_dir:
+            sharpness_at_scale(paper_scale.sharpness(P.paper_scale_dir),
+                               lambda paths: pending.units_computing(paths, overrides={"store_dir": P.paper_scale_dir}))
         tests = c07_dispersion.sharpness_tests(P, device)
         for sharp, seeds, steps in tests:
             frame = sharp.tables(P.store_dir, device)["sharpness"]
-            scale = answers.scale_text(seeds, steps, sharp.records()["baseline"]["provenance"]["device"])
-            matched = attention_gain.matched_sharpness(frame)
-            display(attention_gain.sharpness_table(matched), Markdown(attention_gain.sharpness_note(matched, scale)))
-            attention_plots.accuracy_along_sharpness(frame, answers.SHORT_LABELS,
-                                                     title=f"Each model as its attention is sharpened or spread "
-                                                           f"({scale}; large dots: as trained)")
-            show_figure(f"Accuracy against attention entropy as each model's logits are scaled by β ({scale}): a line "
-                        "per model, a panel per length, large dots as trained. A Baseline line that reaches +LN's "
-                        "accuracy at +LN's entropy: sharpness accounts for the gap.")
+            show_sharpness(frame, answers.scale_text(seeds, steps, sharp.records()["baseline"]["provenance"]["device"]))
         if not tests:
             display(Markdown("The sharpness test reads chapter 4's main runs where `sharpness_main` is set and its "
                              "longer training where `long_steps` names it (the book profile: both); this run leaves "
@@ -186,3 +182,29 @@ class DispersionPage(ChapterPage):
                                                            P_paper)
             sources.update({f"training/paper_scale/{v}": record["provenance"] for v, record in paper_trained.items()})
         self.write_results(results, sources)
+
+
+def sharpness_at_scale(found: tuple, queue) -> dict | None:
+    """The sharpness test on chapter 4's main runs at a store's scale, found = paper_scale.sharpness(...): its table,
+    note and figure where every part is stored, else one line naming the queue units it waits for (queue: store
+    entries -> those units' numbers).  Returns the test matched seed pair by seed pair, or None while pending."""
+    P, probe, frame, records = found
+    if frame is None:
+        left = queue([part.folder(P.store_dir) / "tables.json" for part in probe.parts])
+        display(Markdown(f"*At {P.n_seeds} seeds x {P.steps:,} steps the sharpness test is pending: "
+                         f"{pending.waiting(left) or 'its runs'} (`python -m vvlib paper --plan --speeds-of cuda`).*"))
+        return None
+    return show_sharpness(frame, answers.scale_text(P.n_seeds, P.steps, records["baseline"]["provenance"]["device"]))
+
+
+def show_sharpness(frame, scale: str):
+    """One scale's sharpness test: each model at its partner's entropy, as a table, a note and a figure."""
+    matched = attention_gain.matched_sharpness(frame)
+    display(attention_gain.sharpness_table(matched), Markdown(attention_gain.sharpness_note(matched, scale)))
+    attention_plots.accuracy_along_sharpness(frame, answers.SHORT_LABELS,
+                                             title=f"Each model as its attention is sharpened or spread "
+                                                   f"({scale}; large dots: as trained)")
+    show_figure(f"Accuracy against attention entropy as each model's logits are scaled by β ({scale}): a line "
+                "per model, a panel per length, large dots as trained. A Baseline line that reaches +LN's "
+                "accuracy at +LN's entropy: sharpness accounts for the gap.")
+    return matched

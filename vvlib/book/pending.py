@@ -2,6 +2,7 @@
 minutes they are estimated at on a GPU, read from the store and the committed speed records (never typed)."""
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..experiments.paper_scale import units
 from .paper_run import PROFILE, paper_chapters, planned_jobs, queue_units, unit_rates
@@ -29,6 +30,20 @@ def pending(device: str = "cuda") -> list[Pending]:
         was = groups.get(key, Pending(key, [], 0, 0.0))
         groups[key] = Pending(key, was.units + [k], was.runs + runs, was.minutes + seconds / 60)
     return list(groups.values())
+
+
+def units_computing(paths, names=None, overrides=None, profile: str = PROFILE, device: str = "cuda") -> list[int]:
+    """The queue's numbers (python -m vvlib paper --plan) of the units not yet stored that compute any of the store
+    entries `paths`; names, overrides and profile as planned_jobs takes them (the test's tiny plans)."""
+    wanted = {Path(p).resolve() for p in paths}
+    jobs = planned_jobs(paper_chapters(names), overrides or {}, profile, device)
+    return [k for k, unit in enumerate(queue_units(jobs), 1)
+            if not unit.stored() and wanted & {job.path.resolve() for job in unit.jobs}]
+
+
+def waiting(numbers: list[int]) -> str:
+    """'GPU queue units 23-24' for a page's pending line ('' where none is left)."""
+    return f"GPU queue unit{'s' if len(numbers) > 1 else ''} {spans(numbers)}" if numbers else ""
 
 
 def spans(numbers: list[int]) -> str:
