@@ -140,9 +140,9 @@ def test_a_tiny_sharpness_unit_pauses_resumes_comes_back_in_the_archive_and_the_
     clone = fresh_clone(tmp_path / "clone")
     here = {**TINY, "store_dir": str(clone / "results" / "paper")}
     P = resolved(CHAPTER, "ci", here)
-    queue = lambda paths: pending.units_computing(paths, [CHAPTER], here, "ci", "cpu")
+    queue = {"names": [CHAPTER], "overrides": here, "profile": "ci", "device": "cpu"}  # the tiny plan's numbers
     shown = shown_by_the_page(monkeypatch)
-    assert dispersion_page.sharpness_at_scale(paper_scale.sharpness(P=P, device="cpu"), queue) is None
+    assert dispersion_page.sharpness_at_scale(paper_scale.sharpness(P=P, device="cpu"), **queue) is None
     (line,) = [item.data for item in shown if isinstance(item, Markdown)]
     assert "pending: GPU queue units 1-2" in line
 
@@ -150,7 +150,7 @@ def test_a_tiny_sharpness_unit_pauses_resumes_comes_back_in_the_archive_and_the_
     assert any(path.startswith("results/paper/probe-sharpness-") for path in committed)
     assert not list(clone.rglob("*.pt")) and git(clone, "status", "--porcelain") == ""
     shown.clear()
-    matched = dispersion_page.sharpness_at_scale(paper_scale.sharpness(P=P, device="cpu"), queue)
+    matched = dispersion_page.sharpness_at_scale(paper_scale.sharpness(P=P, device="cpu"), **queue)
     assert pending.units_computing([job.path for unit in cut for job in unit.jobs], [CHAPTER], here, "ci", "cpu") == []
     assert sorted(zip(matched["N"], matched["seed"])) == [(n, s) for n in (32, 64) for s in range(2)]
     assert any(isinstance(item, Markdown) and "pending" not in item.data for item in shown)

@@ -176,20 +176,16 @@ class AccuracyPage(ChapterPage, DeviceSections):
                                  f"{self.P.n_seeds} seeds x {self.P.steps:,} steps, {self.device.type.upper()}")
 
     def _reach_at_paper_scale(self):
-        """adaptive_reach at the paper's scale: how much of the accuracy table the rule leaves as it is, then its
-        probe where committed, else the GPU queue units it waits for."""
+        """adaptive_reach at the paper's scale: the cells it leaves as they are, then its probe or the units it awaits."""
         P_paper, accuracy = self.paper_scale["P"], self.paper_scale["accuracy"]
         scale = f"{P_paper.n_seeds} seeds x {P_paper.steps:,} steps, GPU"
         display(Markdown(adaptive_reach.unchanged_sentence(accuracy, {v: SHORT[v] for v in PAIRS[0]},
                                                            f"the paper's scale ({scale})")))
-        found = paper_scale.probe(self.record.name, self.P.paper_scale_dir)
-        if found:
+        if found := paper_scale.probe(self.record.name, self.P.paper_scale_dir):
             self.reach_paper = self._reach(found[1]["adaptive"], P_paper, scale)
             return
-        left = pending.units_computing(paper_scale.probe_entries(self.record.name, self.P.paper_scale_dir),
-                                       overrides={"store_dir": self.P.paper_scale_dir})
-        display(Markdown(f"*The heads' entropy at the paper's scale is pending: {pending.waiting(left)} "
-                         "(`python -m vvlib paper --plan --speeds-of cuda`).*"))
+        display(Markdown(pending.note("The heads' entropy at the paper's scale", paper_scale.probe_entries(
+            self.record.name, self.P.paper_scale_dir), overrides={"store_dir": self.P.paper_scale_dir})))
 
     def _reach(self, frame, P, scale: str) -> dict:
         """One scale's section of adaptive_reach: its sentence, table and captioned figure; returns its numbers."""

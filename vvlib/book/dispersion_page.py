@@ -154,8 +154,7 @@ class DispersionPage(ChapterPage):
         the profile names."""
         P, device = self.P, self.device
         if P.paper_scale_dir:
-            sharpness_at_scale(paper_scale.sharpness(P.paper_scale_dir),
-                               lambda paths: pending.units_computing(paths, overrides={"store_dir": P.paper_scale_dir}))
+            sharpness_at_scale(paper_scale.sharpness(P.paper_scale_dir), overrides={"store_dir": P.paper_scale_dir})
         tests = c07_dispersion.sharpness_tests(P, device)
         for sharp, seeds, steps in tests:
             frame = sharp.tables(P.store_dir, device)["sharpness"]
@@ -184,15 +183,15 @@ class DispersionPage(ChapterPage):
         self.write_results(results, sources)
 
 
-def sharpness_at_scale(found: tuple, queue) -> dict | None:
+def sharpness_at_scale(found: tuple, **plan) -> dict | None:
     """The sharpness test on chapter 4's main runs at a store's scale, found = paper_scale.sharpness(...): its table,
-    note and figure where every part is stored, else one line naming the queue units it waits for (queue: store
-    entries -> those units' numbers).  Returns the test matched seed pair by seed pair, or None while pending."""
+    note and figure where every part is stored, else one line naming the queue units it waits for (plan: the
+    queue's plan, pending.units_computing's).  Returns the test matched seed pair by seed pair, or None while
+    pending."""
     P, probe, frame, records = found
     if frame is None:
-        left = queue([part.folder(P.store_dir) / "tables.json" for part in probe.parts])
-        display(Markdown(f"*At {P.n_seeds} seeds x {P.steps:,} steps the sharpness test is pending: "
-                         f"{pending.waiting(left) or 'its runs'} (`python -m vvlib paper --plan --speeds-of cuda`).*"))
+        display(Markdown(pending.note(f"At {P.n_seeds} seeds x {P.steps:,} steps the sharpness test",
+                                      [part.folder(P.store_dir) / "tables.json" for part in probe.parts], **plan)))
         return None
     return show_sharpness(frame, answers.scale_text(P.n_seeds, P.steps, records["baseline"]["provenance"]["device"]))
 

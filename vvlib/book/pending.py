@@ -41,9 +41,12 @@ def units_computing(paths, names=None, overrides=None, profile: str = PROFILE, d
             if not unit.stored() and wanted & {job.path.resolve() for job in unit.jobs}]
 
 
-def waiting(numbers: list[int]) -> str:
-    """'GPU queue units 23-24' for a page's pending line ('' where none is left)."""
-    return f"GPU queue unit{'s' if len(numbers) > 1 else ''} {spans(numbers)}" if numbers else ""
+def note(what: str, paths, **plan) -> str:
+    """A page's line for a result still to come from the GPU queue, naming the units that compute its store entries
+    `paths` (plan: units_computing's names, overrides, profile and device)."""
+    left = units_computing(paths, **plan)
+    where = f"GPU queue unit{'s' if len(left) > 1 else ''} {spans(left)}" if left else "no unit of the GPU queue"
+    return f"*{what} is pending: {where} (`python -m vvlib paper --plan --speeds-of cuda`).*"
 
 
 def spans(numbers: list[int]) -> str:
