@@ -110,9 +110,10 @@ def shown_by_the_page(monkeypatch) -> list:
 def test_a_tiny_sharpness_unit_pauses_resumes_comes_back_in_the_archive_and_the_page_shows_it(tmp_path, monkeypatch,
                                                                                               one_thread):
     """The lent machine: the queue starts the Baseline's unit at its deadline (it pauses after one step with a
-    checkpoint), the next command resumes it first and runs the rest; the archive gpu_session.sh makes (no
-    weights) is unpacked into a fresh clone, whose page said "pending" with the unit numbers before and shows the
-    test after, scored as evaluate scores the same weights."""
+    checkpoint), the next command resumes it first and runs the rest; a machine with the record and no weights trains
+    the run again under its key, to the same losses and tables; the archive gpu_session.sh makes (no weights) is
+    unpacked into a fresh clone, whose page said "pending" with the unit numbers before and shows the test after,
+    scored as evaluate scores the same weights."""
     machine = tmp_path / "machine"
     on_machine = {**TINY, "store_dir": str(machine / "results" / "paper")}
     cut = paper_run.queue_units(paper_run.planned_jobs([CHAPTER], on_machine, "ci"))
@@ -130,6 +131,18 @@ def test_a_tiny_sharpness_unit_pauses_resumes_comes_back_in_the_archive_and_the_
     assert all(unit.stored() for unit in cut)
     (trained,) = [job for job in cut[0].jobs if job.steps]
     assert json.loads(trained.path.read_text())["resumed_from_step"] == 1
+    # a fresh machine holds the committed record and no weights: the unit trains the run again under its key
+    record, parts = trained.path.read_bytes(), [job.path for job in cut[0].jobs if "probe-sharpness" in job.label]
+    tables = [pd.read_csv(path.parent / "sharpness.csv") for path in parts]
+    (trained.path.parent / runs.WEIGHTS_FILE).unlink()
+    for path in parts:
+        path.unlink()
+    assert cut[0].retrained() == {trained.path.parent} and not cut[0].stored()
+    again = paper_queue.run_queue([CHAPTER], on_machine, 50.0, profile="ci", overrun=1.0, clock=lambda: next(ticks))
+    assert [r["unit"] for r in again] == [1] and trained.path.read_bytes() == record
+    assert json.loads((trained.path.parent / runs.RETRAINED_FILE).read_text())["same_loss_history"]
+    for path, before in zip(parts, tables):
+        pd.testing.assert_frame_equal(pd.read_csv(path.parent / "sharpness.csv"), before)
 
     files = tmp_path / "files"  # what scripts/gpu_session.sh leaves in $OUT
     files.mkdir()
