@@ -24,6 +24,7 @@ from ..experiments.storage.store import REPO_ROOT
 from .runner import checked_parameters, resolved, run_chapter
 from ..experiments.chapters import CHAPTERS
 from ..experiments.chapters.scales import BOOK_STORE, PAPER_SCALE_STORE
+from ..experiments.setups.paper_tasks import ARGMAX, DICTIONARY
 
 PROFILE = "paper"
 # The order the plan lists the chapters in (a run shared by several is planned under the first).
@@ -32,7 +33,7 @@ QUEUE = ("05", "11", "04", "06", "07", "08", "10", "09")
 # first: chapter 5's entropy probe, chapter 9's dictionary curriculum (Table 5), chapter 7's sharpness test, chapter
 # 9's argmax curriculum, chapter 11's deep rows, chapter 10's deep argmax.  A unit takes the place of the first
 # (chapter, task) its jobs match ("": any task); the rest follow in the plan's order.
-QUEUE_FIRST = (("05", ""), ("09", "dictionary"), ("07", ""), ("09", "argmax"), ("11", ""), ("10", ""))
+QUEUE_FIRST = (("05", ""), ("09", DICTIONARY.name), ("07", ""), ("09", ARGMAX.name), ("11", ""), ("10", ""))
 CHECKS = REPO_ROOT / "bench"  # the GPU checks' committed JSON (bench.gpu_check): speeds of runs no unit has timed yet
 
 
