@@ -3,6 +3,8 @@ and at the paper's scale where its probe is committed; the two accounts side by 
 with its sharper attention; the sharpness test.  The notebook holds the prose and calls one method per cell."""
 
 
+import json
+
 import numpy as np
 from IPython.display import Markdown, display
 
@@ -11,6 +13,7 @@ from ..experiments.chapters import DISPERSION, c07_dispersion
 from ..experiments.setups.paper_tasks import ARGMAX
 from ..experiments.reports import answers, attention_gain, attention_plots, plots, probed, provisional, report
 from ..experiments.setups import probes, variants
+from ..experiments.storage import runs
 from . import accounts_page, paper_scale, pending
 from .page import ChapterPage, show_figure
 
@@ -193,7 +196,23 @@ def sharpness_at_scale(found: tuple, **plan) -> dict | None:
         display(Markdown(pending.note(f"At {P.n_seeds} seeds x {P.steps:,} steps the sharpness test",
                                       [part.folder(P.store_dir) / "tables.json" for part in probe.parts], **plan)))
         return None
-    return show_sharpness(frame, answers.scale_text(P.n_seeds, P.steps, records["baseline"]["provenance"]["device"]))
+    matched = show_sharpness(frame, answers.scale_text(P.n_seeds, P.steps, records["baseline"]["provenance"]["device"]))
+    display(Markdown(repeated(probe)))
+    return matched
+
+
+def repeated(probe) -> str:
+    """Whether the runs a probe read, trained again for it (a lent GPU keeps no weights), repeated their records'
+    losses bit for bit (runs.retrained_note): only then are they the models chapter 4 scored."""
+    folders = [runs.run_dir(run.store_dir, run.model_cfg, run.train_cfg, run.device)
+               for runs_of in probe.models.values() for run in runs_of]
+    notes = [json.loads(path.read_text()) for path in (f / runs.RETRAINED_FILE for f in folders) if path.exists()]
+    if not notes:
+        return "Its models are the runs as first trained (none was trained again for it)."
+    same = sum(note["same_loss_history"] for note in notes)
+    differ = "." if same == len(notes) else "; the others' models are not bit for bit the ones chapter 4 scored."
+    return (f"Its models were trained again for it: {same} of {len(notes)} runs repeated their recorded losses bit for "
+            f"bit{differ}")
 
 
 def show_sharpness(frame, scale: str):
