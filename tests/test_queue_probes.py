@@ -164,7 +164,8 @@ def test_a_tiny_sharpness_unit_pauses_resumes_comes_back_in_the_archive_and_the_
     shown = shown_by_the_page(monkeypatch)
     assert dispersion_page.sharpness_at_scale(paper_scale.sharpness(P=P, device="cpu"), **queue) is None
     (line,) = [item.data for item in shown if isinstance(item, Markdown)]
-    assert "pending: GPU queue units 1-2" in line
+    sharpening = [k for k, unit in enumerate(cut, 1) if kind_of(unit) == "sharpness"]
+    assert "pending" in line and f"units {sharpening[0]}-{sharpening[-1]}" in line
 
     committed = gpu_unpack.unpack(files, clone)
     assert any(path.startswith("results/paper/probe-sharpness-") for path in committed)
@@ -174,7 +175,9 @@ def test_a_tiny_sharpness_unit_pauses_resumes_comes_back_in_the_archive_and_the_
     assert pending.units_computing([job.path for unit in cut for job in unit.jobs], [CHAPTER], here, "ci", "cpu") == []
     assert sorted(zip(matched["N"], matched["seed"])) == [(n, s) for n in (32, 64) for s in range(2)]
     said = " ".join(item.data for item in shown if isinstance(item, Markdown))
-    assert "pending" not in said and "1 of 1 runs repeated their recorded losses bit for bit." in said
+    notes = [json.loads(path.read_text()) for path in clone.rglob(runs.RETRAINED_FILE)]  # the Baseline's run alone
+    assert "pending" not in said and len(notes) == 1 and notes[0]["same_loss_history"]
+    assert f"{len(notes)} of {len(notes)} runs repeated" in said
     # as trained (beta 1), each model scores what evaluate gives its weights on the same test sequences
     cfg = variants.eval_config(P, n_sequences=P.sharpness_sequences, lengths=P.sharpness_lengths)
     for variant, (run,) in probes.sharpness(P, "cpu", "main").models.items():
