@@ -1,4 +1,4 @@
-"""Chapters 6 and 7 once the GPU queue commits their probes of chapter 4's paper-profile runs (units 15-16):
+"""Chapters 6 and 7 once the GPU queue commits their probes of chapter 4's paper-profile runs (its two units):
 the probe is read joined from its parts, nothing is read before every part is there, the metrics the
 summary reads are the ones an independent computation gives, and the summary's claims of Figures 3 and 4
 then rest on the paper's scale.  The records and tables are made up under the real store keys, so all this

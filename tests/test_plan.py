@@ -165,10 +165,13 @@ def test_chapters_that_reuse_runs_add_only_their_probe_tables():
     jobs = paper_run.planned_jobs(names, {"device": "cpu"})
     assert {job.chapter for job in jobs if job.kind != "argmax probing"} == {"04_argmax_retrieval"}
     probe_jobs = [job for job in jobs if job.kind == "argmax probing"]  # one per probe and run probed
-    # chapter 4's Baseline and +LN, each stored as one run of 100 seeds
-    assert [job.chapter for job in probe_jobs] == ["06_distribution_shift"] * 2 + ["07_dispersion"] * 2
+    # chapter 4's Baseline and +LN, each stored as one run of 100 seeds; chapter 7's sharpness test a part per beta
+    betas = len(resolved("07_dispersion", "paper").sharpness_betas)
+    assert [job.chapter for job in probe_jobs] == ["06_distribution_shift"] * 2 + ["07_dispersion"] * (2 + 2 * betas)
     assert probe_jobs[0].units == 100 * 1024 * sum(2**k for k in range(4, 15))  # seeds x sequences x items
     assert probe_jobs[2].units == 2 * probe_jobs[0].units  # chapter 7 probes each run at two temperatures
+    # the sharpness test at every length beyond training (2^5 to 2^14), one beta per part
+    assert probe_jobs[-1].units == 100 * 1024 * sum(2**k for k in range(5, 15))
     main_runs = {job.reads for job in jobs if job.steps and job.chapter == "04_argmax_retrieval"}
     assert len(main_runs) == 2 and {job.reads for job in probe_jobs} == main_runs  # each reads one run's weights
 
@@ -244,17 +247,15 @@ def test_one_value_for_a_per_task_setting_reaches_every_chapter_and_task():
     assert set(trained.values()) == {5} and {task for _, task in trained} == {"argmax", "dictionary"}
 
 
-def test_the_queue_puts_chapter_5_then_chapter_11s_dictionary_rows_first():
-    """A lent GPU runs units in the plan's order: chapter 5 on the counter stream, then chapter 11's
-    dictionary rows (its constant-rate row is chapter 5's run, shared), then chapter 4."""
+def test_the_plan_lists_chapter_5_then_chapter_11_and_shares_chapter_5s_runs_with_its_constant_rate_row():
+    """The plan's chapters in paper_run.QUEUE's order (a lent GPU's order of units is queue_units',
+    tests/test_queue_probes.py); chapter 11's constant-rate row is chapter 5's runs, planned once, under chapter 5."""
     names = paper_run.paper_chapters()
     assert names[:3] == ["05_dictionary_lookup", "11_sensitivity", "04_argmax_retrieval"]
     assert names[-1] == "09_longer_training"
-    cut = units.units(paper_run.planned_jobs(names, {"device": "cpu"}))
-    chapters = [unit.chapters()[0] for unit in cut]
-    assert chapters[:2] == ["05_dictionary_lookup"] * 2 and chapters[2:14] == ["11_sensitivity"] * 12
+    cut = paper_run.queue_units(paper_run.planned_jobs(names, {"device": "cpu"}))
+    assert [unit.chapters()[0] for unit in cut[:2]] == ["05_dictionary_lookup"] * 2
     assert all(job.chapter != "11_sensitivity" or "dictionary" in job.label for unit in cut for job in unit.jobs)
-    # chapter 11's constant-rate row is chapter 5's runs and evaluations: entries of chapter 5's units
     own = {job.path for job in paper_run.planned_jobs(["11_sensitivity"], {"device": "cpu"}) if "(defaults)" in job.label}
     assert len(own) == 4 and own <= {job.path for unit in cut[:2] for job in unit.jobs}
 

@@ -21,7 +21,7 @@ from ..experiments.reports.answers import device_kind as summary_device
 from ..experiments.chapters import SENSITIVITY, Chapter
 from ..experiments.setups.params import task_value
 from ..experiments.chapters.scales import EARLIER_PAPER_RUN
-from . import paper_scale, runner
+from . import paper_scale, pending, runner
 from .device_sections import DeviceSections
 from .page import ChapterPage, show_figure, show_runs, task_title
 
@@ -171,19 +171,23 @@ class AccuracyPage(ChapterPage, DeviceSections):
         """Where adaptive temperature acts (the chapter's probe), at the paper's scale where its probe is
         committed, then on this page's runs: per length, the attention's entropy, the share of test sequences
         the rule sharpens and the accuracy it adds, beside the paper's; a captioned figure of the share."""
-        labels = {v: SHORT[v] for v in PAIRS[0]}
         if self.paper_scale:
-            P_paper, accuracy = self.paper_scale["P"], self.paper_scale["accuracy"]
-            scale = f"{P_paper.n_seeds} seeds x {P_paper.steps:,} steps, GPU"
-            display(Markdown(adaptive_reach.unchanged_sentence(accuracy, labels, f"the paper's scale ({scale})")))
-            found = paper_scale.probe(self.record.name, self.P.paper_scale_dir)
-            if found:
-                self.reach_paper = self._reach(found[1]["adaptive"], P_paper, scale)
-            else:
-                display(Markdown("*The heads' entropy at the paper's scale waits for the GPU queue.*"))
+            self._reach_at_paper_scale()
         [(_, probe)] = self.record.probes(self.P, self.device)
         self.reach = self._reach(probe.tables(self.P.store_dir, self.device)["adaptive"], self.P,
                                  f"{self.P.n_seeds} seeds x {self.P.steps:,} steps, {self.device.type.upper()}")
+
+    def _reach_at_paper_scale(self):
+        """adaptive_reach at the paper's scale: the cells it leaves as they are, then its probe or the units it awaits."""
+        P_paper, accuracy = self.paper_scale["P"], self.paper_scale["accuracy"]
+        scale = f"{P_paper.n_seeds} seeds x {P_paper.steps:,} steps, GPU"
+        display(Markdown(adaptive_reach.unchanged_sentence(accuracy, {v: SHORT[v] for v in PAIRS[0]},
+                                                           f"the paper's scale ({scale})")))
+        if found := paper_scale.probe(self.record.name, self.P.paper_scale_dir):
+            self.reach_paper = self._reach(found[1]["adaptive"], P_paper, scale)
+            return
+        display(Markdown(pending.note("The heads' entropy at the paper's scale", paper_scale.probe_entries(
+            self.record.name, self.P.paper_scale_dir), overrides={"store_dir": self.P.paper_scale_dir})))
 
     def _reach(self, frame, P, scale: str) -> dict:
         """One scale's section of adaptive_reach: its sentence, table and captioned figure; returns its numbers."""

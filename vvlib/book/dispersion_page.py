@@ -3,6 +3,8 @@ and at the paper's scale where its probe is committed; the two accounts side by 
 with its sharper attention; the sharpness test.  The notebook holds the prose and calls one method per cell."""
 
 
+import json
+
 import numpy as np
 from IPython.display import Markdown, display
 
@@ -11,7 +13,8 @@ from ..experiments.chapters import DISPERSION, c07_dispersion
 from ..experiments.setups.paper_tasks import ARGMAX
 from ..experiments.reports import answers, attention_gain, attention_plots, plots, probed, provisional, report
 from ..experiments.setups import probes, variants
-from . import accounts_page, paper_scale
+from ..experiments.storage import runs
+from . import accounts_page, paper_scale, pending
 from .page import ChapterPage, show_figure
 
 NAME = DISPERSION.name
@@ -150,20 +153,15 @@ class DispersionPage(ChapterPage):
                     "lines is +LN's gain among models of equal entropy; no gap means sharper attention explains it.")
 
     def sharpness(self):
-        """The sharpness test on each set of runs the profile names."""
+        """The sharpness test at the paper's scale (or the GPU queue units it waits for), then on each set of runs
+        the profile names."""
         P, device = self.P, self.device
+        if P.paper_scale_dir:
+            sharpness_at_scale(paper_scale.sharpness(P.paper_scale_dir), overrides={"store_dir": P.paper_scale_dir})
         tests = c07_dispersion.sharpness_tests(P, device)
         for sharp, seeds, steps in tests:
             frame = sharp.tables(P.store_dir, device)["sharpness"]
-            scale = answers.scale_text(seeds, steps, sharp.records()["baseline"]["provenance"]["device"])
-            matched = attention_gain.matched_sharpness(frame)
-            display(attention_gain.sharpness_table(matched), Markdown(attention_gain.sharpness_note(matched, scale)))
-            attention_plots.accuracy_along_sharpness(frame, answers.SHORT_LABELS,
-                                                     title=f"Each model as its attention is sharpened or spread "
-                                                           f"({scale}; large dots: as trained)")
-            show_figure(f"Accuracy against attention entropy as each model's logits are scaled by β ({scale}): a line "
-                        "per model, a panel per length, large dots as trained. A Baseline line that reaches +LN's "
-                        "accuracy at +LN's entropy: sharpness accounts for the gap.")
+            show_sharpness(frame, answers.scale_text(seeds, steps, sharp.records()["baseline"]["provenance"]["device"]))
         if not tests:
             display(Markdown("The sharpness test reads chapter 4's main runs where `sharpness_main` is set and its "
                              "longer training where `long_steps` names it (the book profile: both); this run leaves "
@@ -186,3 +184,45 @@ class DispersionPage(ChapterPage):
                                                            P_paper)
             sources.update({f"training/paper_scale/{v}": record["provenance"] for v, record in paper_trained.items()})
         self.write_results(results, sources)
+
+
+def sharpness_at_scale(found: tuple, **plan) -> dict | None:
+    """The sharpness test on chapter 4's main runs at a store's scale, found = paper_scale.sharpness(...): its table,
+    note and figure where every part is stored, else one line naming the queue units it waits for (plan: the
+    queue's plan, pending.units_computing's).  Returns the test matched seed pair by seed pair, or None while
+    pending."""
+    P, probe, frame, records = found
+    if frame is None:
+        display(Markdown(pending.note(f"At {P.n_seeds} seeds x {P.steps:,} steps the sharpness test",
+                                      [part.folder(P.store_dir) / "tables.json" for part in probe.parts], **plan)))
+        return None
+    matched = show_sharpness(frame, answers.scale_text(P.n_seeds, P.steps, records["baseline"]["provenance"]["device"]))
+    display(Markdown(repeated(probe)))
+    return matched
+
+
+def repeated(probe) -> str:
+    """Whether the runs a probe read, trained again for it (a lent GPU keeps no weights), repeated their records'
+    losses bit for bit (runs.retrained_note): only then are they the models chapter 4 scored."""
+    folders = [runs.run_dir(run.store_dir, run.model_cfg, run.train_cfg, run.device)
+               for runs_of in probe.models.values() for run in runs_of]
+    notes = [json.loads(path.read_text()) for path in (f / runs.RETRAINED_FILE for f in folders) if path.exists()]
+    if not notes:
+        return "Its models are the runs as first trained (none was trained again for it)."
+    same = sum(note["same_loss_history"] for note in notes)
+    differ = "." if same == len(notes) else "; the others' models are not bit for bit the ones chapter 4 scored."
+    return (f"Its models were trained again for it: {same} of {len(notes)} runs repeated their recorded losses bit for "
+            f"bit{differ}")
+
+
+def show_sharpness(frame, scale: str):
+    """One scale's sharpness test: each model at its partner's entropy, as a table, a note and a figure."""
+    matched = attention_gain.matched_sharpness(frame)
+    display(attention_gain.sharpness_table(matched), Markdown(attention_gain.sharpness_note(matched, scale)))
+    attention_plots.accuracy_along_sharpness(frame, answers.SHORT_LABELS,
+                                             title=f"Each model as its attention is sharpened or spread "
+                                                   f"({scale}; large dots: as trained)")
+    show_figure(f"Accuracy against attention entropy as each model's logits are scaled by β ({scale}): a line "
+                "per model, a panel per length, large dots as trained. A Baseline line that reaches +LN's "
+                "accuracy at +LN's entropy: sharpness accounts for the gap.")
+    return matched

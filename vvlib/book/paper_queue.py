@@ -34,7 +34,7 @@ import torch
 from .. import train
 from ..experiments.paper_scale import units
 from ..experiments.storage import store
-from .paper_run import CHECKS, PROFILE, planned_jobs, unit_rates
+from .paper_run import CHECKS, PROFILE, planned_jobs, queue_units, unit_rates
 
 RESUME_S = 30.0  # our allowance for the next command to take a paused unit up again (start, graphs, loading)
 # the units that failed on this machine, by their store entries (git ignores _output/, so a lent GPU keeps the
@@ -122,7 +122,7 @@ def run_queue(names, overrides: dict, minutes: float, dest: Path | None = None, 
     jobs = planned_jobs(names, overrides, profile)
     kinds, seeds = {job.kind for job in jobs}, units.run_seeds(jobs)
     device, rates, _ = unit_rates(overrides, None, kinds, seeds)
-    cut = units.units(jobs)
+    cut = queue_units(jobs)
     for k, unit in in_order(cut):
         if unit_key(unit) in failed:
             failed_before.append(k)

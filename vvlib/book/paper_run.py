@@ -24,12 +24,16 @@ from ..experiments.storage.store import REPO_ROOT
 from .runner import checked_parameters, resolved, run_chapter
 from ..experiments.chapters import CHAPTERS
 from ..experiments.chapters.scales import BOOK_STORE, PAPER_SCALE_STORE
+from ..experiments.setups.paper_tasks import ARGMAX, DICTIONARY
 
 PROFILE = "paper"
-# The order a lent GPU works through the chapters, most telling first (units and --unit K follow it): chapter 5 on
-# the counter stream (with its probes), chapter 11's dictionary rows beside it, chapter 4 (with the probes of
-# chapters 6, 7 and 10, which read its runs), chapter 8's +std, chapter 10's own runs, chapter 9's curriculum.
+# The order the plan lists the chapters in (a run shared by several is planned under the first).
 QUEUE = ("05", "11", "04", "06", "07", "08", "10", "09")
+# The order a lent GPU works through the units (queue_units; --unit K numbers them so), the book's open questions
+# first: chapter 5's entropy probe, chapter 9's dictionary curriculum (Table 5), chapter 7's sharpness test, chapter
+# 9's argmax curriculum, chapter 11's deep rows, chapter 10's deep argmax.  A unit takes the place of the first
+# (chapter, task) its jobs match ("": any task); the rest follow in the plan's order.
+QUEUE_FIRST = (("05", ""), ("09", DICTIONARY.name), ("07", ""), ("09", ARGMAX.name), ("11", ""), ("10", ""))
 CHECKS = REPO_ROOT / "bench"  # the GPU checks' committed JSON (bench.gpu_check): speeds of runs no unit has timed yet
 
 
@@ -61,6 +65,17 @@ def planned_jobs(names, overrides: dict, profile: str = PROFILE, device: str | N
         jobs += plan.chapter_jobs(name, Params({**P, "store_dir": str(REPO_ROOT / P.store_dir)}),
                                   torch.device(device) if device else None)
     return plan.unique(jobs)
+
+
+def queue_rank(unit: units.Unit) -> int:
+    """Where QUEUE_FIRST puts a unit: the first (chapter, task) any of its jobs matches, else after them all."""
+    return min((i for i, (chapter, task) in enumerate(QUEUE_FIRST) for job in unit.jobs
+                if job.chapter.startswith(chapter) and job.kind.startswith(task)), default=len(QUEUE_FIRST))
+
+
+def queue_units(jobs: list[plan.Job]) -> list[units.Unit]:
+    """The plan's units in the order a lent GPU runs them (QUEUE_FIRST); unit K is the K-th."""
+    return sorted(units.units(jobs), key=queue_rank)
 
 
 def describe(names, jobs: list[plan.Job]) -> str:
@@ -213,14 +228,14 @@ def run_paper(names=None, parameters: dict | None = None, output_root=None, dry_
     device, rates, estimated = unit_rates(overrides, speeds_of if unit is None else None, {job.kind for job in jobs},
                                           units.run_seeds(jobs))
     if unit is not None:
-        chosen = chosen_unit(units.units(jobs), unit, rates, device)
+        chosen = chosen_unit(queue_units(jobs), unit, rates, device)
         if shown:
             print(f"unit {unit}: {chosen.label()}")
         chosen.run()
         return chosen.jobs
     if shown:
         print(describe(names, jobs))
-        print(describe_units(units.units(jobs), rates, device, estimated=estimated))
+        print(describe_units(queue_units(jobs), rates, device, estimated=estimated))
         if profile == PROFILE and rng.resolve_device(overrides.get("device", "auto")).type == "cpu":
             print("no GPU in use: at the paper's scale this trains for hours to days on a CPU (the ETA appears once each "
                   "kind of work has been timed); Ctrl-C stops it and the same command resumes")

@@ -6,7 +6,7 @@ of them is committed, and per kind of chapter the runs, probes and slopes a page
 import pandas as pd
 import torch
 
-from ..experiments.chapters import ARGMAX_RETRIEVAL, get_chapter
+from ..experiments.chapters import ARGMAX_RETRIEVAL, DISPERSION, get_chapter
 from ..experiments.chapters.scales import EARLIER_PAPER_RUN, PAPER_SCALE_STORE, PAPER_TRAINING
 from ..experiments.setups.params import task_value
 from ..experiments.setups.paper import STEPS as PAPER_STEPS
@@ -136,6 +136,29 @@ def probe(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE, needed=None) -> tu
             return P, probe.tables(P.store_dir, "cuda"), probe.records()
         except StoreError:
             return None
+
+
+def probe_entries(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> list:
+    """The store entries (tables.json) of every part of chapter `name`'s probes at its `paper` profile in store_dir,
+    stored or not: what the GPU queue's units write for them (pending.units_computing finds those units)."""
+    P = resolved(name, "paper", {"store_dir": str(store_dir)})
+    return [part.folder(P.store_dir) / "tables.json" for _, probe in get_chapter(name).probes(P, "cuda")
+            for part in probe.parts]
+
+
+def sharpness(store_dir=REPO_ROOT / PAPER_SCALE_STORE, P=None, device="cuda") -> tuple:
+    """Chapter 7's sharpness test on chapter 4's main runs at its `paper` profile (or at P, a test's tiny one), read
+    from store_dir (P's): (P, the probe, its table, {variant: training record}) where every part of both variants is
+    committed, else (P, the probe, None, None).  Read only: nothing is trained or probed here."""
+    from ..experiments.setups import probes
+    from ..experiments.storage.runs import stored_only
+
+    P = P or resolved(DISPERSION.name, "paper", {"store_dir": str(store_dir)})
+    probe = probes.sharpness(P, device, "main")
+    if not all(part.stored(P.store_dir) for part in probe.parts):
+        return P, probe, None, None
+    with stored_only():
+        return P, probe, probe.tables(P.store_dir, device)["sharpness"], probe.records()
 
 
 def trained(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE, needed=None) -> tuple:

@@ -2,9 +2,10 @@
 minutes they are estimated at on a GPU, read from the store and the committed speed records (never typed)."""
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..experiments.paper_scale import units
-from .paper_run import PROFILE, paper_chapters, planned_jobs, unit_rates
+from .paper_run import PROFILE, paper_chapters, planned_jobs, queue_units, unit_rates
 
 
 @dataclass(frozen=True)
@@ -20,7 +21,7 @@ def pending(device: str = "cuda") -> list[Pending]:
     jobs = planned_jobs(paper_chapters(), {}, PROFILE, device)
     _, rates, _ = unit_rates({}, device, {job.kind for job in jobs}, units.run_seeds(jobs))
     groups: dict[str, Pending] = {}
-    for k, unit in enumerate(units.units(jobs), 1):
+    for k, unit in enumerate(queue_units(jobs), 1):
         if unit.stored():
             continue
         key = ", ".join(unit.chapters())
@@ -29,6 +30,23 @@ def pending(device: str = "cuda") -> list[Pending]:
         was = groups.get(key, Pending(key, [], 0, 0.0))
         groups[key] = Pending(key, was.units + [k], was.runs + runs, was.minutes + seconds / 60)
     return list(groups.values())
+
+
+def units_computing(paths, names=None, overrides=None, profile: str = PROFILE, device: str = "cuda") -> list[int]:
+    """The queue's numbers (python -m vvlib paper --plan) of the units not yet stored that compute any of the store
+    entries `paths`; names, overrides and profile as planned_jobs takes them (the test's tiny plans)."""
+    wanted = {Path(p).resolve() for p in paths}
+    jobs = planned_jobs(paper_chapters(names), overrides or {}, profile, device)
+    return [k for k, unit in enumerate(queue_units(jobs), 1)
+            if not unit.stored() and wanted & {job.path.resolve() for job in unit.jobs}]
+
+
+def note(what: str, paths, **plan) -> str:
+    """A page's line for a result still to come from the GPU queue, naming the units that compute its store entries
+    `paths` (plan: units_computing's names, overrides, profile and device)."""
+    left = units_computing(paths, **plan)
+    where = f"GPU queue unit{'s' if len(left) > 1 else ''} {spans(left)}" if left else "no unit of the GPU queue"
+    return f"*{what} is pending: {where} (`python -m vvlib paper --plan --speeds-of cuda`).*"
 
 
 def spans(numbers: list[int]) -> str:

@@ -1,6 +1,8 @@
 """Chapter 7: the paper's Figure 4, how attention spreads out as sets grow (probes chapter 4's models)."""
 
+from ...train import TrainConfig
 from ..setups import probes
+from ..setups.paper import LENGTHS as PAPER_LENGTHS
 from ..setups.paper_tasks import ARGMAX
 from ..setups.params import require
 from . import checks
@@ -12,12 +14,15 @@ from .scales import CI_LONG, longer, probed_longer, probing_profiles
 def profiles() -> dict:
     """Chapter 4's models at each scale (probing_profiles); at ci and book the sharpness test on its main runs and
     on its longer runs (ci: at two lengths; the book: the first two runs of 4 seeds at the paper's steps, as
-    chapter 6).  At the paper's scale it stays off: it needs the weights, and a lent GPU keeps none between
-    sessions, so it would train chapter 4's two units again (book/scale.md)."""
+    chapter 6).  At the paper's scale, on its main runs at every length beyond training: a lent GPU keeps no
+    weights, so each of its two queue units trains one of chapter 4's runs again (the same store key) and probes it
+    in the same command."""
     named = probing_profiles(ARGMAX, ci_sequences=32)
+    beyond = [n for n in PAPER_LENGTHS if n > TrainConfig.max_len]  # the paper tests these; it trains to 16
     return {**named, "ci": {**named["ci"], **longer(CI_LONG), "sharpness_main": True, "sharpness_lengths": [64, 256],
                             "sharpness_sequences": 32},
-            "book": {**named["book"], **probed_longer(ARGMAX), "sharpness_main": True}}
+            "book": {**named["book"], **probed_longer(ARGMAX), "sharpness_main": True},
+            "paper": {**named["paper"], "sharpness_main": True, "sharpness_lengths": beyond}}
 
 
 def sharpness_tests(P, device) -> list:

@@ -37,7 +37,7 @@ class Unit:
 
     def label(self) -> str:
         trains = [job.label.removeprefix("train ") for job in self.jobs if job.steps]
-        probes = [job.label for job in self.jobs if job.kind.endswith("probing")]
+        probes = list(dict.fromkeys(job.label for job in self.jobs if job.kind.endswith("probing")))  # a part per beta
         return "; ".join(trains + probes) or self.jobs[0].label
 
     def estimate_s(self, rates: dict) -> tuple[float, list]:
