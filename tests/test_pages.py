@@ -185,7 +185,7 @@ def fake_book_build(monkeypatch, chapters, seconds, fails=()):
     monkeypatch.setattr(build, "run_chapter", run_chapter)
     monkeypatch.setattr(build, "prepare_page", lambda notebook, name, *args, **kwargs: pages.append(name))
     for step in ("write_claims_table", "write_answer_figure", "write_run_groups", "write_status"):
-        monkeypatch.setattr(build, step, lambda *args: None)
+        monkeypatch.setattr(build, step, lambda *args, **kwargs: None)
     monkeypatch.setattr(build, "CHAPTERS", {name: CHAPTERS[name] for name in chapters})
     return events, pages
 

@@ -109,8 +109,8 @@ def fresh_clone(path):
 
 def shown_by_the_page(monkeypatch) -> list:
     shown = []
-    monkeypatch.setattr(dispersion_page, "display", lambda *items: shown.extend(items))
-    monkeypatch.setattr(page_module, "display", lambda *items: shown.extend(items))  # show_figure's
+    monkeypatch.setattr(dispersion_page, "display", lambda *items, **_: shown.extend(items))
+    monkeypatch.setattr(page_module, "display", lambda *items, **_: shown.extend(items))  # show_figure's
     return shown
 
 
@@ -193,8 +193,8 @@ def test_chapter_5_names_the_entropy_units_until_their_tables_are_committed_then
     compute it; once its tables are committed under the real keys, it shows their means over seeds."""
     made_up_runs(tmp_path, DICTIONARY_LOOKUP.name)
     shown = []
-    monkeypatch.setattr(accuracy_page, "display", lambda *items: shown.extend(items))
-    monkeypatch.setattr(page_module, "display", lambda *items: shown.extend(items))  # show_figure's
+    monkeypatch.setattr(accuracy_page, "display", lambda *items, **_: shown.extend(items))
+    monkeypatch.setattr(page_module, "display", lambda *items, **_: shown.extend(items))  # show_figure's
     page = AccuracyPage(DICTIONARY_LOOKUP, {"profile": "ci", "paper_scale_dir": str(tmp_path)})
     page._read_paper_scale()
     page._reach_at_paper_scale()

@@ -64,7 +64,7 @@ class AblationPage(ChapterPage):
             if task.name in self.big:
                 steps = self.big[task.name][0].steps
                 shown.append((task, self.big_metrics[task.name], self.P_paper, steps,
-                              f"{self.P_paper.n_seeds} seeds x {steps:,} steps, GPU"))
+                              f"{self.P_paper.n_seeds} seeds x {steps:,} steps, {cards(self.big[task.name][2])}"))
             seeds, steps = (P_task.long_seeds, P_task.long_steps) if longer else (P.n_seeds, P_task.steps)
             shown.append((task, self.long_metrics[task.name] if longer else self.metrics[task.name], P, steps,
                           f"{seeds} seeds x {steps:,} steps, CPU"))
@@ -159,3 +159,11 @@ class AblationPage(ChapterPage):
             sources.update({f"training/paper_scale/{t}/{v}": r["provenance"] for t, (_, _, runs) in self.big.items()
                             for v, r in runs.items()})
         self.write_results(results, sources)
+
+
+def cards(records: dict) -> str:
+    """'GPU' where every variant trained on the same card, else which card trained which variant."""
+    devices = {variants.short_label(v): r["provenance"]["device"] for v, r in records.items()}
+    if len(set(devices.values())) == 1:
+        return "GPU"
+    return "GPUs: " + ", ".join(f"{label} on {device.removeprefix('NVIDIA ')}" for label, device in devices.items())

@@ -23,6 +23,7 @@ from ..experiments.storage import store
 
 CHAPTER_TIMES = store.REPO_ROOT / "bench" / "chapter-times-ci.json"  # written by python -m bench.chapter_times
 FIGURE_DPI = 100  # the pixels per inch a figure is drawn at in the book
+COLUMN_PX = 800  # about the width of the book's text column at a 1280 px window: a wider figure is shown shrunk
 FIGURES = {"chapter": "", "shown": 0}  # the page being executed: its figures are numbered <chapter>.<shown>
 
 
@@ -137,9 +138,10 @@ def figure_html(png: bytes, number: str, caption: str) -> str:
 
 
 def figure_facts(figure, dpi: int = FIGURE_DPI) -> list[dict]:
-    """Per axes with a legend: its entries, how many share a colour with another, and the smallest text in pixels
-    as drawn at `dpi` (ticks, labels, legend): what tests/test_chapters.py holds every book figure to."""
-    facts = []
+    """Per axes: its legend's entries, how many of them share a colour with another, and its smallest text (ticks,
+    labels, legend) in pixels as shown, drawn at `dpi` and shrunk to the text column: what tests/test_chapters.py
+    holds every book figure to."""
+    facts, shrink = [], min(1.0, COLUMN_PX / (figure.get_size_inches()[0] * dpi))
     for ax in figure.axes:
         legend = ax.get_legend()
         texts = [*ax.get_xticklabels(), *ax.get_yticklabels(), ax.xaxis.label, ax.yaxis.label]
@@ -151,7 +153,7 @@ def figure_facts(figure, dpi: int = FIGURE_DPI) -> list[dict]:
         sizes = [t.get_fontsize() for t in texts if t.get_text() and t.get_visible()]
         known = [c for c in colours if c is not None]
         facts.append({"entries": len(entries), "repeated_colours": len(known) - len(set(known)),
-                      "smallest_px": round(min(sizes) * dpi / 72, 1) if sizes else None})
+                      "smallest_px": round(float(min(sizes) * dpi / 72 * shrink), 1) if sizes else None})
     return facts
 
 
@@ -167,11 +169,30 @@ def _handle_colour(handle):
     return None
 
 
+def legible(figure, dpi: int = FIGURE_DPI, smallest_px: float = 9.0):
+    """Every text of the figure at least `smallest_px` pixels as shown (drawn at `dpi`, shrunk to the text column),
+    then laid out again unless the figure lays itself out (constrained layout)."""
+    import warnings
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+    from matplotlib.text import Text
+
+    shrink = min(1.0, COLUMN_PX / (figure.get_size_inches()[0] * dpi))
+    floor = smallest_px * 72 / (dpi * shrink)  # in points
+    for text in figure.findobj(Text):
+        if text.get_text() and text.get_fontsize() < floor:
+            text.set_fontsize(floor)
+    if not isinstance(figure.get_layout_engine(), ConstrainedLayoutEngine):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # tight_layout warns where axes cannot be fitted; they still draw
+            figure.tight_layout()
+
+
 def show_figure(caption: str, figure=None):
     """A figure now, not when its cell ends, numbered, with its caption under it: what is plotted, at what scale,
     and what to look for.  Without `figure`, the one being drawn.  Its legends and text sizes go with it, in the
     output's metadata (figure_facts)."""
     figure = figure or plt.gcf()
+    legible(figure)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=FIGURE_DPI, bbox_inches="tight")
     facts = figure_facts(figure)

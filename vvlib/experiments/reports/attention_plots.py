@@ -6,6 +6,7 @@ import numpy as np
 import seaborn as sns
 
 from ...stats import difference_at_equal_covariate
+from . import palette
 
 
 def attention_heatmaps(top_weights: dict, title=""):
@@ -38,7 +39,7 @@ def _entropy_panels(lengths, labels: dict):
     fig, axes = plt.subplots(1, len(lengths), figsize=(5 * len(lengths), 4.2), squeeze=False)
     for ax, n in zip(axes[0], lengths):
         ax.set(xlabel="attention entropy (nats)", ylabel="accuracy (%)", title=f"N = {n}")
-    return fig, dict(zip(lengths, axes[0])), dict(zip(labels, sns.color_palette("deep", len(labels))))
+    return fig, dict(zip(lengths, axes[0])), {v: palette.colour(v) for v in labels}
 
 
 def _finish_panels(fig, panels: dict, title: str):
@@ -91,7 +92,7 @@ def two_accounts(frame, labels: dict, measures: dict, title=""):
     frame: two_accounts.cells' rows; measures: {account: (column, axis label)}."""
     sns.set_theme(style="whitegrid")
     fig, axes = plt.subplots(1, len(measures), figsize=(6 * len(measures), 4.6), sharey=True, squeeze=False)
-    colours = dict(zip(labels, sns.color_palette("deep", len(labels))))
+    colours = {v: palette.colour(v) for v in labels}
     for ax, (account, (column, name)) in zip(axes[0], measures.items()):
         for variant, here in frame.groupby("variant", sort=False):
             ax.scatter(here[column], here["accuracy"], s=5, alpha=0.25, color=colours[variant])

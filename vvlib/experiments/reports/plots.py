@@ -29,14 +29,13 @@ def accuracy_vs_length(df, labels: dict, paper: dict | None = None, title=""):
     sns.set_theme(style="whitegrid")
     fig, ax = plt.subplots(figsize=(7, 4.2))
     df = df.assign(variant=df["variant"].map(labels))
-    palette = dict(zip(labels.values(), sns.color_palette("deep", len(labels))))
     sns.lineplot(data=df, x="length", y="accuracy", hue="variant", errorbar="se", marker="o",
-                 palette=palette, ax=ax)
+                 palette={label: palette.colour(v) for v, label in labels.items()}, ax=ax)
     if paper:
         lengths, rows = paper["lengths"], paper["rows"]
         for variant, values in rows.items():
             values = np.array(values, dtype=float)  # cells missing from the paper (None) become gaps
-            ax.plot(lengths, values, linestyle="--", marker="x", color=palette[labels[variant]], alpha=0.6,
+            ax.plot(lengths, values, linestyle="--", marker="x", color=palette.paper_colour(variant),
                     label=f"{labels[variant]} (paper)")
     return _finish(fig, ax, "test length N (items)", "accuracy (%)", title)
 
@@ -48,14 +47,13 @@ def answer(panels: list, labels: dict, paper_lengths, title=""):
     panels: [{"title", "lengths", "ours": {variant: (seeds, lengths) in percent}, "paper": {variant: [..]}}]."""
     sns.set_theme(style="whitegrid")
     fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.8), sharey=True, squeeze=False)
-    colours = dict(zip(labels, sns.color_palette("deep", len(labels))))
     for ax, panel in zip(axes[0], panels):
         for variant, runs in panel["ours"].items():
             mean, low, high = np.array([mean_interval(runs[:, j]) for j in range(runs.shape[1])]).T
-            ax.plot(panel["lengths"], mean, marker="o", color=colours[variant], label=f"{labels[variant]} (ours)")
-            ax.fill_between(panel["lengths"], low, high, color=colours[variant], alpha=0.25, linewidth=0)
+            ax.plot(panel["lengths"], mean, marker="o", color=palette.colour(variant), label=f"{labels[variant]} (ours)")
+            ax.fill_between(panel["lengths"], low, high, color=palette.colour(variant), alpha=0.25, linewidth=0)
             ax.plot(paper_lengths, np.array(panel["paper"][variant], dtype=float), linestyle="--", marker="x",
-                    color=colours[variant], alpha=0.7, label=f"{labels[variant]} (paper)")
+                    color=palette.paper_colour(variant), label=f"{labels[variant]} (paper)")
         _finish(fig, ax, "test length N (items)", "accuracy (%)", panel["title"])
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
@@ -80,7 +78,8 @@ def relative_gain_vs_length(df, labels: dict, title=""):
     sns.set_theme(style="whitegrid")
     fig, ax = plt.subplots(figsize=(7, 4.2))
     sns.lineplot(data=df.assign(variant=df["variant"].map(labels)), x="length", y="gain", hue="variant",
-                 errorbar="se", marker="o", ax=ax)
+                 errorbar="se", marker="o", ax=ax,
+                 palette={label: palette.colour(v) for v, label in labels.items() if v in set(df["variant"])})
     ax.axhline(0, color="k", linewidth=0.8)
     return _finish(fig, ax, "test length N (items)", "accuracy change vs Baseline (%)", title)
 
@@ -143,6 +142,9 @@ def quantity_vs_length(df, y: str, ylabel: str, title="", log_y=False, hue="vari
     return _finish(fig, ax, "test length N (items)", ylabel, title)
 
 
+LINE_STYLES = ("-", "--", "-.", ":")
+
+
 def training_curves(histories: dict, schedule=None, title="", band=False):
     """Training loss (mean over seeds) against step, one line per run; with `band`, shaded
     between the seeds' 10th and 90th percentiles; with `schedule` = (steps, longest training
@@ -152,10 +154,12 @@ def training_curves(histories: dict, schedule=None, title="", band=False):
     """
     sns.set_theme(style="whitegrid")
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    for label, history in histories.items():
+    for k, (label, history) in enumerate(histories.items()):
         steps = [step for step, _ in history]
         losses = np.array([seeds for _, seeds in history], dtype=float)  # (steps, seeds)
-        line, = ax.plot(steps, losses.mean(axis=1), label=label)
+        line, = ax.plot(steps, losses.mean(axis=1), label=label,
+                        color=palette.colour(label) if palette.has_colour(label) else None,
+                        linestyle=LINE_STYLES[k % len(LINE_STYLES)])  # a curve on top of another still shows
         if band:
             low, high = np.percentile(losses, [10, 90], axis=1)
             ax.fill_between(steps, low, high, color=line.get_color(), alpha=0.15, linewidth=0)
