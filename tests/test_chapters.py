@@ -20,7 +20,6 @@ from vvlib.book.readable import problems as readable_text_problems
 from vvlib.book.runner import run_chapter
 from vvlib.experiments.chapters import CHAPTERS, get_chapter
 from vvlib.experiments.chapters.scales import PAPER_SCALE_STORE
-from vvlib.experiments.setups import dynamics_runs
 from vvlib.evaluate import PAPER_LENGTHS
 from vvlib.experiments.storage.store import REPO_ROOT
 
@@ -82,15 +81,13 @@ def test_training_chapter_metrics(executed, name):
     results = executed[1][name]
     long_runs = {f"training/long/{v}/{first}" for v in ("baseline", "layernorm") for first in (0, 1)}
     paper_runs = {f"training/paper_scale/{v}" for v in ("baseline", "layernorm")}
-    measured = {dynamics_runs.label(row) for row in results["parameters"]["dynamics_rows"]}  # chapter 5's ci rows
     counter_seeds = results["parameters"].get("counter_seeds", 0)  # chapter 5's counter-stream arm: one run in ci
     assert bool(counter_seeds) == (name == "05_dictionary_lookup")
     counter_runs = {f"training/counter/{v}/0" for v in ("baseline", "layernorm")} if counter_seeds else set()
     assert set(results["provenance"]["sources"]) == {"training/baseline", "training/layernorm", *long_runs, *paper_runs,
-                                                     *counter_runs, *(f"training/dynamics/{label}" for label in measured)}
-    assert set(results["metrics"].get("dynamics", {})) == measured
-    for summary in results["metrics"].get("dynamics", {}).values():  # one seed x 60 steps at the ci profile
-        assert summary["n_seeds"] == 1 and summary["last_steps"][-1] == results["parameters"]["long_steps"]
+                                                     *counter_runs}
+    for scale, gaps in results["metrics"]["scales"].items():  # every scale's gap, as the scale page shows it
+        assert all(g["low"] <= g["diff"] <= g["high"] for g in gaps.values()), scale
     lengths = {str(n) for n in PAPER_LENGTHS}
     accuracy = results["metrics"]["accuracy"]
     assert set(accuracy) == {"baseline", "layernorm", "adaptive_baseline", "adaptive_layernorm"}
@@ -321,6 +318,28 @@ def test_longer_training_chapter_trains_with_a_curriculum_on_both_tasks(executed
     stretched = [(t["first_seed"], t["n_seeds"], t["curriculum_steps"]) for t in specs
                  if (t["steps"], t["max_len"]) == (40, 256)]
     assert sorted(stretched) == [(0, 1, 40), (0, 1, 40), (1, 1, 40), (1, 1, 40)]  # two variants, two runs each
+
+
+def test_every_figure_is_numbered_described_and_legible(executed):
+    """Each figure a chapter shows is numbered in order (Figure <chapter>.<k>), has alt text that is not a file name,
+    and, per axes, at most 6 legend entries, no colour shared by two of them and no text under 9 px as shown
+    (page.figure_facts, recorded with the figure)."""
+    import nbformat
+    from vvlib.book.page import chapter_number
+
+    root, _ = executed
+    for name in CHAPTERS:
+        shown = [o for cell in nbformat.read(executed_notebook(root, name), as_version=4).cells
+                 for o in cell.get("outputs", []) if "vvlib_figure" in o.get("metadata", {})]
+        numbers = [re.search(r"<strong>Figure ([\w.]+)\.</strong>", "".join(o["data"]["text/html"])).group(1)
+                   for o in shown]
+        assert numbers == [f"{chapter_number(name)}.{k}" for k in range(1, len(shown) + 1)], name
+        for number, output in zip(numbers, shown):
+            alt = re.search(r'alt="([^"]*)"', "".join(output["data"]["text/html"])).group(1)
+            assert len(alt.split()) >= 3 and not alt.endswith(".png"), (name, number, alt)
+            for facts in output["metadata"]["vvlib_figure"]:
+                assert facts["entries"] <= 6 and facts["repeated_colours"] == 0, (name, number, facts)
+                assert facts["smallest_px"] is None or facts["smallest_px"] >= 9, (name, number, facts)
 
 
 def test_no_figure_is_shown_twice(executed):

@@ -46,7 +46,7 @@ def test_the_plan_holds_the_arms_runs_only_when_asked_for(tmp_path):
 @pytest.mark.parametrize("given, message", [
     ({"counter_seeds": 3, "long_seed_group": 2}, "counter_seeds: expected a multiple of long_seed_group"),
     ({"counter_seeds": 2, "draws": "counter"}, "counter_seeds: expected 0 when draws is already counter"),
-    ({"counter_seeds": 2, "long_steps": 0, "dynamics_rows": [], "recheck_sequences": 0},
+    ({"counter_seeds": 2, "long_steps": 0},
      "counter_seeds: expected 0 while long_steps is 0"),
     ({"counter_seeds": -1}, "counter_seeds: expected an int >= 0"),
 ])

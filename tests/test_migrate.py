@@ -187,39 +187,3 @@ def test_every_number_committed_before_the_migration_is_in_the_book_store():
     before = json.loads(BOOK_NUMBERS.read_text())
     assert len(before) == 99
     assert set(before) <= now
-
-
-def with_start_beside_training(spec: dict) -> dict:
-    """A measured run's spec as written before start_from_step was a training setting: the handover beside the
-    training spec, naming the Baseline's training spec and the step."""
-    train_settings = dict(spec["training"]["train"])
-    step = train_settings.pop("start_from_step")
-    model = {k: v for k, v in spec["training"]["model"].items() if k != "norm_layers"}
-    source = {**spec["training"], "model": {**model, "norm": "none"}, "train": train_settings}
-    return {**spec, "training": {**spec["training"], "train": train_settings},
-            "start_from": {"training": source, "step": step}}
-
-
-def test_a_measured_handover_stored_beside_its_training_spec_migrates_to_todays_name(small_dictionary, tmp_path):
-    """A measured run that took its Baseline's run over, stored when the step sat beside its training spec, gets
-    today's spec and name, its table untouched; one that names another model as its source stops the migration."""
-    import dataclasses
-    from vvlib.experiments.setups import dynamics_runs
-
-    model = dataclasses.replace(small_dictionary, heads=2, layers=2, norm="layernorm", norm_layers="last")
-    cfg = TrainConfig(**{**ONE_GROUP, "steps": 4, "start_from_step": 2})
-    dynamics_runs.measured(tmp_path, model, cfg, 2, "cpu", progress=False)
-    (today,) = tmp_path.iterdir()
-    before = snapshot(tmp_path)
-    record = store.read_json(today / "tables.json")
-    record["spec"] = with_start_beside_training(record["spec"])
-    store.write_json(today / "tables.json", record)
-    aged = today.rename(tmp_path / f"dynamics-{store.spec_hash(record['spec'])}")
-    assert migrate.migrate(tmp_path) == [(aged, today)] and snapshot(tmp_path) == before
-    record = store.read_json(today / "tables.json")
-    record["spec"] = with_start_beside_training(record["spec"])
-    record["spec"]["start_from"]["training"]["model"]["hidden"] += 1
-    store.write_json(today / "tables.json", record)
-    today.rename(tmp_path / f"dynamics-{store.spec_hash(record['spec'])}")
-    with pytest.raises(store.StoreError, match="another model than its own without its norm"):
-        migrate.migrate(tmp_path)

@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vvlib.experiments.reports import along_training, attention_plots, devices, plots
+from vvlib.experiments.reports import along_training, attention_plots, plots
 from vvlib.stats import long_form
 
 
@@ -71,23 +71,6 @@ def test_loss_curves_join_runs_by_seed_and_band_the_seeds_spread():
     assert table.loc["C"].tolist() == ["0.0014", "200", "0.0014", "200", "1.0"]  # still falling at the end
     with pytest.raises(ValueError, match="different steps"):
         runs.joined_history([first, {"loss_history": [(50, [1.0])]}])
-
-
-def test_devices_are_compared_by_welchs_test_and_drawn_seed_by_seed():
-    from scipy.stats import ttest_ind
-
-    from vvlib.experiments.reports import report
-
-    cpu = {"baseline": np.array([[0.9, 0.40], [0.8, 0.42], [0.85, 0.44]])}
-    gpu = {"baseline": np.array([[0.9, 0.30, 0.2], [0.7, 0.36, 0.2], [0.8, 0.33, 0.2], [0.9, 0.35, 0.2]])}
-    frame = devices.device_frame({"CPU": ([16, 16384], cpu), "GPU": ([16, 16384, 99], gpu)}, [16384])
-    assert len(frame) == 7 and set(frame["N"]) == {16384}
-    table = devices.device_table(frame, "CPU", "GPU", {"baseline": "B"})
-    row = table.loc[("B", report.power_of_two(16384))]
-    assert row["CPU"] == "42.0 ± 2.0 (3)" and row["GPU minus CPU"] == "-8.5"
-    assert row["Welch p"] == f"{ttest_ind([40, 42, 44], [30, 36, 33, 35], equal_var=False).pvalue:.1g}"
-    fig = plots.device_distributions(frame, {"baseline": "B"})
-    assert [ax.get_title() for ax in fig.axes] == ["N = 16384"]
 
 
 def test_seed_differences_draw_each_seeds_difference_its_number_and_the_mean_with_its_interval():

@@ -18,8 +18,6 @@ The science, vvlib/ (no files, no pages):
     train           seed-batched training with checkpoints and resume
     seed_groups     the seeds in groups, each with its AdamW, and checkpoints laid out the same for any grouping
     optim           a learning-rate schedule and per-seed gradient clipping, when asked for
-    dynamics        a model measured along training: retrieval misses, logit margins, gradient and AdamW state,
-                    each layer's attention and query and key weights
     distributed     a run's seeds spread over the processes of a torchrun launch
     graphdraw       training batches replayed from CUDA graphs (argmax on a GPU)
     graphstep       a whole training step replayed from a CUDA graph (the default on a GPU)
@@ -45,7 +43,6 @@ importing only from the rooms listed before it:
         paper_tasks     the paper's two tasks as the book sees them: table, chapter, scales, one record each
         params          chapter parameters: profiles and validation
         variants        the training chapters' common flow: each variant trained once, evaluated per temperature
-        dynamics_runs   training runs measured along the way, one stored table each (chapter 5's loss rise)
         probes          the probe tables of chapters 6, 7 and 10, each defined once for its chapter and the plan
         sensitivity     chapter 11: one unstated setting at a time, +LN against the Baseline per configuration
         migrate         a results store rewritten once in today's spec format
@@ -62,14 +59,12 @@ importing only from the rooms listed before it:
         plots           seaborn figures
         attention_plots the attention's figures (chapter 7): Figure 4's heatmaps, accuracy against entropy and
                         against each account's measure, the sharpness test
-        dynamics_plots  figures of chapter 5's runs measured along training
         palette         one colour per variant across the book
         explore         slider views that work on the static page
         same_seeds      the same counter-stream seeds on two devices: where their losses part, accuracy paired
-        devices         chapter 5's two devices by Welch's test, and the CPU's test set scored again
         probed          what chapters 6 and 7 keep of their probe tables in results.json, at each scale
         adaptive_reach  where adaptive temperature acts: the heads' entropy per length beside what it changes
-        along_training  runs measured along training, in words: the loss's rise and the rows that stop it
+        along_training  training losses in a table: the lowest, the last, how far they rise
         attention_gain  how much of +LN's gain goes with its sharper attention (chapter 7)
         two_accounts    the variance account and attention dispersion read on the same models (chapter 7)
         reruns          chapter 9's seeds trained again alone, their scores beside their first runs'
@@ -84,7 +79,6 @@ The book, vvlib/book/ (and the command line):
     page            what every chapter's page begins and ends with: checked parameters, device, results.json
     pretrained_page chapter 3's page: Figure 1 on the pretrained models, per head, deeper layers, positions
     accuracy_page   chapters 4 and 5 as one body: each notebook's prose calls its sections
-    device_sections chapters 4 and 5's sections on the two devices, a part of that body
     summary_page    the summary page: the claims, chapter 11's rows by sign, Table 6, what the runs cost
     sensitivity_page chapter 11's page: each unstated setting's row, at the paper's scale and this page's
     longer_page     chapter 9's page: both tasks on longer sets, the longer training and its reruns

@@ -138,17 +138,6 @@ def test_set_sd(block_accuracy, block_size: int, n_sequences: int) -> float:
     return float(np.sqrt(block_variance * block_size / n_sequences))
 
 
-def welch(a, b) -> dict:
-    """Two independent samples (e.g. the same variant trained on two devices): their means,
-    standard deviations and sizes, mean(b) - mean(a), and Welch's two-sided p-value (nan for
-    fewer than two values on a side)."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    p = float(stats.ttest_ind(a, b, equal_var=False).pvalue) if min(len(a), len(b)) > 1 else float("nan")
-    return {"mean_a": float(a.mean()), "sd_a": float(a.std(ddof=1)) if len(a) > 1 else float("nan"), "n_a": len(a),
-            "mean_b": float(b.mean()), "sd_b": float(b.std(ddof=1)) if len(b) > 1 else float("nan"), "n_b": len(b),
-            "diff": float(b.mean() - a.mean()), "p": p}
-
-
 def difference_at_equal_covariate(a, b, covariate_a, covariate_b, confidence=0.95) -> dict:
     """What is left of mean(b) - mean(a) between two sets of models once a quantity measured on each model
     (its covariate) is accounted for linearly, one slope for both sets: the coefficient of "a model of b" in the

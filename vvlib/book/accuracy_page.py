@@ -1,6 +1,7 @@
-"""Chapters 4 and 5 as one body: a task's Baseline and +LN against the paper's accuracy table,
-at the paper's scale (read from results/paper), at the page's own profile, after the longer
-training, the gap at each scale, the two devices compared and the training loss.
+"""Chapters 4 and 5 as one body: a task's Baseline and +LN against the paper's accuracy table at the paper's
+scale (read from results/paper), the reader's own run beside it, where adaptive temperature acts, and the
+training loss.  The gap at every scale (the page's run, the longer training, the counter stream, the GPU) goes
+to results.json for the scale page, which shows it for both chapters.
 
 A notebook holds the chapter's prose and calls one method per cell; every method shows what it
 computes and keeps what results.json needs.  A third task is a PaperTask record, a Chapter
@@ -13,8 +14,8 @@ from IPython.display import Markdown, display
 
 from .. import stats
 from ..attention import sharpening_band
-from ..experiments.reports import adaptive_reach, along_training, answers, dynamics_plots, paper_rows, plots, provisional, report
-from ..experiments.setups import dynamics_runs, paper, sensitivity, variants
+from ..experiments.reports import adaptive_reach, along_training, answers, paper_rows, plots, provisional, report
+from ..experiments.setups import paper, sensitivity, variants
 from ..experiments.storage import runs
 from ..experiments.storage.store import StoreError
 from ..experiments.reports.answers import device_kind as summary_device
@@ -22,7 +23,6 @@ from ..experiments.chapters import SENSITIVITY, Chapter
 from ..experiments.setups.params import task_value
 from ..experiments.chapters.scales import EARLIER_PAPER_RUN
 from . import paper_scale, pending, runner
-from .device_sections import DeviceSections
 from .page import ChapterPage, show_figure, show_runs, task_title
 
 PAIRS = [variants.PAIR, tuple(variants.run_name(v, "adaptive") for v in variants.PAIR)]  # without, with adaptive temperature
@@ -34,7 +34,7 @@ SHORT = answers.SHORT_LABELS
 SHORT_BY_RUN = {variants.run_name(v, t): SHORT[v] for v in SHORT for t in ("fixed", "adaptive")}
 
 
-class AccuracyPage(ChapterPage, DeviceSections):
+class AccuracyPage(ChapterPage):
     """One accuracy chapter being executed: its parameters, what it has computed so far, and
     the sections that show it."""
 
@@ -44,7 +44,7 @@ class AccuracyPage(ChapterPage, DeviceSections):
         self.task = variants.task_config(self.P, self.task_record.name)
         self.table = self.task_record.accuracy  # the paper's numbers for this task
         self.name = task_title(self.task_record)  # "Argmax retrieval"
-        self.paper_scale = self.long = self.counter = self.dynamics_summary = self.recheck_summary = None
+        self.paper_scale = self.long = self.counter = None
         self.earlier = None  # the earlier paper-scale runs (per-seed generators), where newer ones are shown
         self.training = None  # set by train()
         self.reach = self.reach_paper = None  # set by adaptive_reach()
@@ -73,6 +73,7 @@ class AccuracyPage(ChapterPage, DeviceSections):
         display(answers.verdict_table([answers.verdict_row(f"{P.n_seeds} seeds x {P.steps:,} steps, {device}", claim,
                                                            evidence, self.task.name, P.steps)]))
         display(answers.answer_table(accuracy, P.eval_lengths, PAIRS[0], SHORT, self.table))
+        self.paper_scale_figure()
         if self.P.paper_scale_dir:  # the book reads the committed paper-scale results: so may this sentence
             status = self._rows_at_the_papers_scale()
             if status:
@@ -156,16 +157,17 @@ class AccuracyPage(ChapterPage, DeviceSections):
                         "model-steps per second": r["model_steps_per_s"], "trained on": r["provenance"]["device"]}
             for v, r in self.training.items()}))
 
-    def comparison(self, pair: int):
-        """This run's table beside the paper's, and its verdict, for PAIRS[pair]."""
-        self._comparison(self.metrics, self.P, pair, self.P.n_seeds)
-
-    def figures(self):
-        scale = f"{self.P.n_seeds} seeds x {self.P.steps:,} steps, {self.device.type.upper()}"
-        for pair, title in zip(PAIRS, ["without test-time adaptation", "with adaptive temperature"]):
-            self._figure(self.accuracy, self.P.eval_lengths, pair,
-                         f"{self.name}, {title} ({self.P.n_seeds} seeds x {self.P.steps} steps; dashed: the paper)",
-                         f"{scale}, {title}")
+    def rerun_table(self):
+        """This run beside the answer: +LN minus the Baseline at each length both tested, at the paper's scale
+        (where loaded) and here, each paired over its own seeds."""
+        P, scales = self.P, {}
+        if self.paper_scale:
+            P_paper = self.paper_scale["P"]
+            scales[f"the answer: {P_paper.n_seeds} seeds x {P_paper.steps:,} steps, GPU"] = (
+                P_paper.eval_lengths, self.paper_scale["accuracy"])
+        scales[f"this run: {P.n_seeds} seeds x {P.steps:,} steps, {self.device.type.upper()}"] = (
+            P.eval_lengths, self.accuracy)
+        display(report.differences_by_scale(scales, PAIRS[0]).rename_axis("+LN minus Baseline (points) [95%] at N"))
 
     def adaptive_reach(self):
         """Where adaptive temperature acts (the chapter's probe), at the paper's scale where its probe is
@@ -204,67 +206,67 @@ class AccuracyPage(ChapterPage, DeviceSections):
                     "unchanged.")
         return measured
 
-    # --- the longer training --------------------------------------------------------------------
+    # --- every scale, for the scale page ----------------------------------------------------------
 
-    def longer_training(self):
-        """The long_* runs with their step ladders, or a note where the profile has none."""
+    def _longer(self):
+        """The longer training (long_*) and its counter-stream arm (counter_seeds), loaded or trained once."""
         P = self.P
-        if not P.long_steps:
-            display(Markdown("*Skipped at this profile (`long_steps` = 0).*"))
+        if self.long is None and P.long_steps:
+            accuracy, ladders, trained = variants.long_training(P, self.task, list(PAIRS[0]), ["fixed", "adaptive"],
+                                                                self.device)
+            self.long = {"accuracy": accuracy, "runs": trained,
+                         "metrics": report.per_length(accuracy, P.eval_lengths, COMPARED)}
+            arm = variants.counter_arm(P)
+            if arm is not None:
+                accuracy, _, trained = variants.long_training(arm, self.task, list(PAIRS[0]), ["fixed"], self.device)
+                self.counter = {"P": arm, "accuracy": accuracy, "runs": trained}
+
+    def scale_rows(self) -> dict:
+        """{scale in words: {N: paired difference of +LN minus the Baseline, points}} at each length the paper
+        reports beyond training, for every scale this page has: its run, the longer training (and its counter
+        stream), the paper's scale (and its earlier runs)."""
+        self._longer()
+        P, device = self.P, self.device.type.upper()
+        found = {f"{P.n_seeds} seeds x {P.steps:,} steps, {device}": (P.eval_lengths, self.accuracy)}
+        if self.long:
+            found[f"{P.long_seeds} seeds x {P.long_steps:,} steps, {device}"] = (P.eval_lengths, self.long["accuracy"])
+        if self.counter:
+            arm = self.counter["P"]
+            found[f"{arm.long_seeds} seeds x {arm.long_steps:,} steps, {device}, counter stream"] = (
+                P.eval_lengths, self.counter["accuracy"])
+        counter = self.paper_scale and self.paper_scale["draws"] != EARLIER_PAPER_RUN["draws"]
+        for shown, words in ((self.paper_scale, "GPU, counter stream" if counter else "GPU"),
+                             (self.earlier, "GPU, earlier runs")):
+            if shown:
+                found[f"{shown['P'].n_seeds} seeds x {shown['P'].steps:,} steps, {words}"] = (
+                    shown["P"].eval_lengths, shown["accuracy"])
+        base, ln = PAIRS[0]
+        at = [n for n in answers.ANSWER_LENGTHS if n > P.max_len]
+        return {label: {str(n): stats.paired_difference(100 * acc[base][:, list(lengths).index(n)],
+                                                        100 * acc[ln][:, list(lengths).index(n)])
+                        for n in at if n in lengths}
+                for label, (lengths, acc) in found.items()}
+
+    def device_sentence(self):
+        """Whether the device changes the answer: the CPU's counter-stream arm against the GPU's runs on the same
+        stream, +LN minus the Baseline at the longest length, where both are at hand."""
+        rows = self.scale_rows()
+        cpu = next((k for k in rows if k.endswith("counter stream") and "GPU" not in k), None)
+        gpu = next((k for k in rows if k.endswith("GPU, counter stream")), None)
+        if not (cpu and gpu):
             return
-        accuracy, ladders, runs = variants.long_training(P, self.task, list(PAIRS[0]), ["fixed", "adaptive"], self.device)
-        self.long = {"accuracy": accuracy, "runs": runs, "ladder": report.ladder_frame(ladders, P.ladder_lengths, PAIRS[0]),
-                     "metrics": report.per_length(accuracy, P.eval_lengths, COMPARED)}
-        show_runs(runs, LABELS)
-
-    def scales(self, pair: int):
-        """Both scales of this page beside the paper's, and the longer training's verdict."""
-        if self.long:
-            P = self.P
-            scales = {f"{P.n_seeds} seeds x {P.steps:,} steps": self.metrics,
-                      f"{P.long_seeds} seeds x {P.long_steps:,} steps": self.long["metrics"]}
-            display(report.scales_table(scales, P.eval_lengths, PAIRS[pair], SHORT_BY_RUN, self.table, P_VALUE_KEYS[pair]))
-            display(Markdown(report.verdict(self.long["metrics"], P.eval_lengths, PAIRS[pair], LABELS, P.max_len,
-                                            P.long_seeds, paper_table=self.table)))
-
-    def ladder(self):
-        """+LN minus Baseline along training: a figure, a sentence and the table."""
-        if self.long:
-            ladder = self.long["ladder"]
-            figure = plots.ladder_differences(ladder, LABELS, PAIRS[0],
-                                              title=f"{self.name}: +LN minus Baseline along training ({self.P.long_seeds} seeds)")
-            show_figure(f"+LN's accuracy minus the Baseline's (mean over {self.P.long_seeds} seeds paired by seed, "
-                        f"with its 95% interval) at each checkpoint of the longer training ({self.P.long_steps:,} "
-                        f"steps, {self.device.type.upper()}), one line per test length. Where a line crosses zero, "
-                        "the verdict at that length depends on the training budget.", figure)
-            display(Markdown(report.overtaking(ladder, PAIRS[0], LABELS, self.P.max_len)))
-            display(report.ladder_table(ladder, PAIRS[0], LABELS))
-
-    # --- across scales and devices ----------------------------------------------------------------
-
-    def gaps_by_scale(self):
-        """+LN minus Baseline at every scale the page has, and each scale's verdict."""
-        if not self.paper_scale:
-            return
-        P, P_paper = self.P, self.paper_scale["P"]
-        gaps = {f"{P.n_seeds} seeds x {P.steps:,} steps": (P.eval_lengths, self.accuracy, P.steps)}
-        if self.long:
-            gaps[f"{P.long_seeds} seeds x {P.long_steps:,} steps"] = (P.eval_lengths, self.long["accuracy"], P.long_steps)
-        gaps[f"{P_paper.n_seeds} seeds x {P_paper.steps:,} steps, GPU"] = (P_paper.eval_lengths, self.paper_scale["accuracy"],
-                                                                           P_paper.steps)
-        if self.earlier:
-            P_early = self.earlier["P"]
-            gaps[f"{P_early.n_seeds} seeds x {P_early.steps:,} steps, GPU, the earlier runs"] = (
-                P_early.eval_lengths, self.earlier["accuracy"], P_early.steps)
-        display(report.differences_by_scale({label: gap[:2] for label, gap in gaps.items()}, PAIRS[0]))
-        display(Markdown(report.verdicts_by_scale({label: (lengths, report.per_length(acc, lengths, PAIRS), steps)
-                                                   for label, (lengths, acc, steps) in gaps.items()}, PAIRS[0], LABELS,
-                                                  P.max_len, self.task.name)))
+        n = max(rows[gpu], key=int)
+        words = lambda d: f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]"
+        display(Markdown(f"**Does the device change the answer?** On the counter stream, which draws the same data "
+                         f"on any device, +LN minus the Baseline at N = {int(n):,} is {words(rows[cpu][n])} points "
+                         f"on the CPU ({cpu}) and {words(rows[gpu][n])} on the GPU ({gpu}). The scale page sets every "
+                         "scale side by side."))
 
     def losses(self):
         """The mean training loss along the way, over seeds with a band, for the longer training, the
         paper's scale and chapter 11's decaying-rate row where the store has it (never trained here)."""
         P = self.P
+        self._longer()
         if not (self.long or self.paper_scale):
             return
         histories = {}
@@ -295,45 +297,6 @@ class AccuracyPage(ChapterPage, DeviceSections):
                 f"reaches {self.long['metrics']['accuracy']['baseline'][longest]:.1f}% and "
                 f"{self.long['metrics']['accuracy']['layernorm'][longest]:.1f}% there ({P.long_seeds} seeds)."))
 
-    def dynamics(self):
-        """The measured runs (dynamics_rows): a figure of the measures along training and a sentence per run."""
-        P = self.P
-        if not P.dynamics_rows:
-            display(Markdown("*Not measured at this profile (`dynamics_rows` is empty).*"))
-            return
-        tables, provenance = {}, {}
-        for row in P.dynamics_rows:
-            label = dynamics_runs.label(row)
-            tables[label], provenance[label] = dynamics_runs.measured_row(P, self.task, row, self.device)
-        self.dynamics_provenance = provenance
-        self.dynamics_summary = along_training.dynamics_summary(tables)
-        figure = dynamics_plots.training_dynamics(tables, title=f"{self.name}, {P.dynamics_seeds} seeds x {P.long_steps:,} "
-                                                       f"steps: measured every {P.dynamics_every} steps (mean over seeds)")
-        show_figure(f"Each measured run ({P.dynamics_seeds} seeds x {P.long_steps:,} steps, {self.device.type.upper()}), "
-                    f"every {P.dynamics_every} steps, mean over seeds. Top: the training loss; on a fixed probe batch, "
-                    "the share of sequences whose largest attention weight misses the answer, and their loss. Bottom: "
-                    "the answer's logit margin, the gradient norm, AdamW's running gradient scale. Look for the step "
-                    "where the loss turns up and what moves with it.",
-                    figure)
-        display(along_training.dynamics_table(self.dynamics_summary))
-
-    def rows_at_long_steps(self):
-        """Chapter 11's rows of this task trained for the longer training's steps (a decaying rate, the
-        cut at 2,000 steps, weight decay 0.1): +LN minus Baseline under each change that stops the loss
-        rise, as tables, from the store only (never trained here)."""
-        if not self.long:
-            return
-        found, P_rows = self._stored_long_rows()
-        if not found:
-            display(Markdown(f"*None of chapter 11's rows at {self.P.long_steps:,} steps is in the store at this "
-                             f"profile.*"))
-            return
-        records = [row for row, _ in found]
-        display(sensitivity.row_table(records, self.task.name, self._row_lengths(P_rows)))
-        longest = str(max(P_rows.eval_lengths))
-        display(along_training.rise_rows_table(found, self.long["metrics"]["accuracy"], self.long["runs"], longest,
-                                               self.P.long_seeds))
-
     def _stored_long_rows(self) -> tuple[list, object]:
         """([(row record, training records {side: record})] of chapter 11's rows of this task's model (no model
         setting changed) whose steps are the longer training's, those the store has, in the chapter's order;
@@ -354,19 +317,14 @@ class AccuracyPage(ChapterPage, DeviceSections):
     def write(self):
         """results.json: this run's metrics, the longer training's and the paper scale's beside them."""
         metrics, training = dict(self.metrics), dict(self.training)
+        metrics["scales"] = self.scale_rows()
         if self.long:
-            metrics.update(long={**self.long["metrics"], "steps": self.P.long_steps},
-                           ladder=report.ladder_records(self.long["ladder"]))
+            metrics.update(long={**self.long["metrics"], "steps": self.P.long_steps})
             training.update({f"long/{v}/{r['spec']['train']['first_seed']}": r
                              for v, rs in self.long["runs"].items() for r in rs})
         if self.counter:
             training.update({f"counter/{v}/{r['spec']['train']['first_seed']}": r
                              for v, rs in self.counter["runs"].items() for r in rs})
-        if self.dynamics_summary:
-            metrics["dynamics"] = self.dynamics_summary
-            training.update({f"dynamics/{label}": {"provenance": p} for label, p in self.dynamics_provenance.items()})
-        if self.recheck_summary:
-            metrics["recheck"] = self.recheck_summary
         if self.reach:
             metrics["adaptive_reach"] = self.reach
         if self.paper_scale:

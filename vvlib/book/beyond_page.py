@@ -1,14 +1,15 @@
 """Chapter 10's page: variants beyond the paper's two (an output that keeps its variance, length-aware logits, a
 deep model with heads), on both tasks at this page's profile and at the paper's scale where its runs are committed,
-with the random module's Monte Carlo and the deep model's rows read from chapters 5 and 11.  The notebook holds
-the prose and calls one method per cell."""
+with the random module's Monte Carlo and the deep model's first layer read from chapter 11's rows.  The notebook
+holds the prose and calls one method per cell."""
 
+import math
 
 import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from .. import beyond, compare, dynamics, montecarlo
+from .. import beyond, compare, montecarlo
 from ..experiments.chapters import BEYOND, SENSITIVITY, c10_beyond
 from ..experiments.reports import along_training, answers, plots, provisional, report
 from ..experiments.setups import paper_tasks, probes, sensitivity, variants
@@ -192,7 +193,7 @@ class BeyondPage(ChapterPage):
                              "(`python -m vvlib run 11_sensitivity --profile book` makes it).*"))
             return
         scale, P_row, entropy, provenance = found
-        n, threshold = P_row.max_len, dynamics.attending_below(P_row.max_len)
+        n, threshold = P_row.max_len, math.log(P_row.max_len) / 2  # attends: below half of ln N (glossary)
         shares = {variants.LABELS[f"deep_{side}"]: values / np.log(n) for side, values in entropy.items()}
         plots.seed_dots(shares, threshold / np.log(n), ylabel=f"first layer's entropy / ln N, N = {n}",
                         title=f"Deep dictionary model, {P_row.n_seeds} seeds")

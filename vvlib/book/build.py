@@ -24,6 +24,7 @@ from ..experiments.chapters.scales import BOOK_STORE, PAPER_SCALE_STORE
 from ..experiments.paper_scale.plan import chapter_entries
 from ..experiments.setups import paper
 from ..experiments.reports import plots, report, run_groups, summary
+from ..experiments.reports.report import power_of_two
 from ..experiments.setups.paper_tasks import TASKS
 from ..experiments.setups.variants import LABELS, PAIR
 from ..experiments.setups.params import DEFAULT_PROFILE, ParameterError
@@ -36,6 +37,7 @@ ANSWER_VARIANTS = PAIR
 STREAM_WORDS = {"counter": "counter stream", "generators": "a generator per seed"}  # a panel's data, in its title
 RUN_GROUPS = Path("book") / "chapters" / "run-groups.md"  # written by the build, included by book/scale.md
 PENDING = Path("book") / "chapters" / "pending.md"  # the same, what of the paper's scale is still to run
+SCALE_GAPS = Path("book") / "chapters" / "scale-gaps.md"  # the same, the scale page's table of every scale
 KEY_RESULTS = Path("book") / "chapters" / "key-results.md"  # the same, the box book/intro.md opens with
 
 
@@ -174,6 +176,7 @@ def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Pa
         for done in lane.values():
             done.result()
     write_claims_table(root, output_root)
+    write_scale_gaps(root, output_root)
     write_answer_figure(root)
     write_run_groups(root)
     write_status(root, results_dir=output_root)
@@ -226,6 +229,32 @@ def write_claims_table(root: Path, results_dir: Path):
     first page shows the numbers the chapters computed in this build."""
     records = summary.load(results_dir, SUMMARY.name)["metrics"]["claims"]
     (Path(root) / CLAIMS_TABLE).write_text(summary.claims_table(records) + "\n")
+
+
+def write_scale_gaps(root: Path, results_dir: Path):
+    """The scale page's table: chapters 4 and 5's +LN minus the Baseline at every scale they computed, read from
+    their results.json."""
+    rows = []
+    for task in TASKS:
+        path = Path(results_dir) / BY_TASK[task.name].name / "results.json"
+        if path.exists():
+            scales = json.loads(path.read_text())["metrics"].get("scales", {})
+            rows += [(f"{task.table}, {task.title}", scale, gaps) for scale, gaps in scales.items()]
+    (Path(root) / SCALE_GAPS).parent.mkdir(parents=True, exist_ok=True)
+    (Path(root) / SCALE_GAPS).write_text(scale_gaps_markdown(rows) + "\n")
+
+
+def scale_gaps_markdown(rows: list) -> str:
+    """rows [(table, scale in words, {N: paired difference})] as one Markdown table, a column per length."""
+    if not rows:
+        return "*Chapters 4 and 5 have not run in this build.*"
+    lengths = sorted({n for _, _, gaps in rows for n in gaps}, key=int)
+    head = "| table | scale | " + " | ".join(f"N = {power_of_two(int(n))}" for n in lengths) + " |"
+    lines = [head, "|---|---|" + "---|" * len(lengths)]
+    cell = lambda d: f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]" if d else "not tested"
+    lines += [f"| {table} | {scale} | " + " | ".join(cell(gaps.get(n)) for n in lengths) + " |"
+              for table, scale, gaps in rows]
+    return "\n".join(lines)
 
 
 def build_html(root: Path) -> Path:

@@ -28,10 +28,7 @@ PARAMETERS = (
     param("ladder_steps", [500, 1000, 2000, 5000, 10000, 20000, 50000, 100000],
           "steps at which the longer training is also evaluated (each at most long_steps)"),
     shared("ladder_lengths"),
-    shared("dynamics_rows", "runs of the longer training measured along the way (the loss section): each a dict of "
-                            "a variant (default baseline) and the TrainConfig fields it changes, e.g. "
-                            "{\"lr_schedule\": \"drop\", \"drop_step\": 2000}; [] skips them"),
-    *shared_each("dynamics_seeds", "dynamics_every", "device", "store_dir"),
+    *shared_each("device", "store_dir"),
     param("output_dir", "_output/04_argmax_retrieval", "results.json goes here (relative paths: from the "
                                                        "repository root)"),
     shared("paper_scale_dir"),
@@ -49,7 +46,7 @@ CHAPTER = Chapter(
         # The paper's scale (100 seeds x 100,000 steps): wants a GPU.
         "paper": {**PAPER_TRAINING, **task_scale(ARGMAX, "paper")},
     },
-    checks=(checks.ladder_within_long_training, checks.measured_rows_fit(ARGMAX.name), checks.paper_scale_store_exists),
+    checks=(checks.ladder_within_long_training, checks.paper_scale_store_exists),
     params=PARAMETERS,
     reader=('n_seeds', 'steps', 'lr', 'max_len', 'eval_lengths', 'long_steps'),
 )

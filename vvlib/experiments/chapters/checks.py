@@ -9,13 +9,11 @@ papermill starts, and a notebook run by plain papermill refuses it the same way 
 cell (book/page.configure runs the same checks).
 """
 
-import functools
 from pathlib import Path
 
 import torch
 
 from ... import rng
-from ..setups import dynamics_runs, variants
 from ..setups.params import ParameterError, require
 
 
@@ -34,27 +32,6 @@ def keys_cover_lengths(P):
 def ladder_within_long_training(P):
     require(not P.long_steps or max(P.ladder_steps) <= P.long_steps, "ladder_steps",
             f"steps at most long_steps ({P.long_steps})", P.ladder_steps)
-
-
-def measured_rows_fit(task: str):
-    """The check of chapter 4 or 5 (its task's name): its measured runs (dynamics_rows) are the longer training's,
-    measured at its checkpoints, each of a model its task can build."""
-    return functools.partial(_measured_rows_fit, task=task)
-
-
-def _measured_rows_fit(P, task: str):
-    if not P.dynamics_rows:
-        return
-    require(P.long_steps > 0, "dynamics_rows", "[] while long_steps is 0 (a measured run is the longer training's)",
-            P.dynamics_rows)
-    for row in P.dynamics_rows:  # dicts: params.py checked the list's type
-        try:
-            _, train_cfg = dynamics_runs.row_configs(P, variants.task_config(P, task), row)
-        except (ValueError, TypeError) as exc:
-            raise ParameterError(f"dynamics_rows: {row!r} is refused: {exc}") from None
-        require(dynamics_runs.lands_on_checkpoints(P.dynamics_every, train_cfg), "dynamics_every",
-                f"a step count up to long_steps ({P.long_steps}) that divides checkpoint_every ({P.checkpoint_every})",
-                P.dynamics_every)
 
 
 def paper_scale_store_exists(P):

@@ -83,7 +83,7 @@ class Chapter:
         return profile if profile in self.profile_names() else DEFAULT_PROFILE
 
 
-ACCURACY_METRICS = keys(PER_LENGTH, "long ladder paper_scale dynamics recheck adaptive_reach")
+ACCURACY_METRICS = keys(PER_LENGTH, "scales long paper_scale adaptive_reach")
 
 
 def accuracy_work(task: PaperTask) -> Work:

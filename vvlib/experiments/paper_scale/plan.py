@@ -24,7 +24,7 @@ import torch
 from ... import rng
 from ...train import TrainConfig
 from .. import chapters
-from ..setups import dynamics_runs, sensitivity, variants
+from ..setups import sensitivity, variants
 from ..storage import runs
 from ..chapters import Work
 
@@ -145,28 +145,8 @@ def _task_jobs(chapter, P, task, work: Work, device, tag="") -> list[Job]:
             for train_cfg in variants.long_train_configs(P):
                 jobs += _run_jobs(chapter, variants.long_eval_params(P), task, variant, train_cfg, work.temperatures,
                                   device, P.get("ladder_steps") or ())
-        jobs += _measured_jobs(chapter, P, task, device)
-        jobs += _recheck_jobs(chapter, P, task, work.variants, device)
         jobs += _counter_jobs(chapter, P, task, work.variants, device)
         jobs += _rerun_jobs(chapter, P, task, work.variants, device)
-    return jobs
-
-
-def _recheck_jobs(chapter, P, task, variant_names, device) -> list[Job]:
-    """The longer training's second evaluation on more test sequences (recheck_*), where asked for."""
-    if not variants.recheck_runs(P):
-        return []
-    jobs, cfg = [], variants.recheck_config(P)
-    for variant in variant_names:
-        model_cfg = variants.model_config(P, variants.task_config(P, task), variant)
-        for train_cfg in variants.recheck_runs(P):
-            run = runs.TrainedRun(P.store_dir, model_cfg, train_cfg, device)
-            first = train_cfg.first_seed
-            jobs.append(Job(chapter, evaluation_kind(task, model_cfg), f"recheck {task} {variant}, seeds {first}-"
-                            f"{first + train_cfg.n_seeds - 1} on {cfg.n_sequences:,} test sequences",
-                            runs.eval_path(P.store_dir, model_cfg, train_cfg, cfg, device), _items(cfg, train_cfg.n_seeds),
-                            reads=(runs.run_dir(P.store_dir, model_cfg, train_cfg, device),),
-                            compute=functools.partial(run.evaluated, cfg)))
     return jobs
 
 
@@ -186,19 +166,6 @@ def _rerun_jobs(chapter, P, task, variant_names, device) -> list[Job]:
     return [job for variant in variant_names for train_cfg in variants.rerun_train_configs(P)
             for job in _run_jobs(chapter, variants.long_eval_params(P), task, variant, train_cfg, ["fixed"], device,
                                  tag=" alone")]
-
-
-def _measured_jobs(chapter, P, task, device) -> list[Job]:
-    """The longer training's runs measured along the way (dynamics_rows), each one stored table."""
-    jobs, task_cfg = [], variants.task_config(P, task)
-    for row in P.get("dynamics_rows") or []:
-        model_cfg, train_cfg = dynamics_runs.row_configs(P, task_cfg, row)
-        where = dynamics_runs.folder(P.store_dir, model_cfg, train_cfg, P.dynamics_every, device)
-        kind = training_kind(task, train_cfg, model_cfg)
-        jobs.append(Job(chapter, kind, f"measure {task} {dynamics_runs.label(row)}",
-                        where / "tables.json", train_cfg.n_seeds * train_cfg.steps, train_cfg.steps, train_cfg.n_seeds,
-                        compute=functools.partial(dynamics_runs.measured_row, P, task_cfg, row, device)))
-    return jobs
 
 
 def chapter_jobs(chapter: str, P, device: torch.device | None = None) -> list[Job]:

@@ -317,24 +317,6 @@ def forest(frame, lengths, reference: str, title="", marks: dict | None = None, 
     return fig
 
 
-def device_distributions(frame, labels: dict, title=""):
-    """Per-seed accuracy of each variant on each device, a panel per test length: every seed
-    as a dot, and the mean ± one standard deviation beside them (frame: devices.device_frame)."""
-    sns.set_theme(style="whitegrid")
-    lengths = list(dict.fromkeys(frame["N"]))
-    fig, axes = plt.subplots(1, len(lengths), figsize=(3.6 * len(lengths), 3.8), sharey=False, squeeze=False)
-    frame = frame.assign(variant=frame["variant"].map(labels))
-    for ax, n in zip(axes[0], lengths):
-        part = frame[frame["N"] == n]
-        sns.stripplot(data=part, x="variant", y="accuracy", hue="device", dodge=True, size=3, alpha=0.5, ax=ax)
-        sns.pointplot(data=part, x="variant", y="accuracy", hue="device", dodge=0.4, errorbar="sd", linestyle="none",
-                      markers="D", color="black", palette="dark:black", legend=False, ax=ax)
-        ax.set(title=f"N = {n}", xlabel="", ylabel="accuracy (%)")
-        ax.legend(fontsize=8)
-    fig.suptitle(title)  # constrained layout gives the labels, the panel titles and this their own room
-    return fig
-
-
 def variants_accuracy(accuracy: dict, variants, labels: dict, lengths, title=""):
     """accuracy_vs_length for some of a chapter's variants: accuracy {variant: (seeds, lengths) fractions}."""
     return accuracy_vs_length(long_form({v: accuracy[v] for v in variants}, lengths), {v: labels[v] for v in variants},

@@ -40,26 +40,11 @@ def todays_spec(spec):
     a probe's `runs`) made today's."""
     if isinstance(spec, dict) and spec.get("kind") == "train":
         return todays_training_spec(spec)
-    if isinstance(spec, dict) and "start_from" in spec:  # a measured run's handover, before it was a training setting
-        spec = _start_in_training(spec)
     if isinstance(spec, dict):
         return {k: todays_spec(v) for k, v in spec.items()}
     if isinstance(spec, list):
         return [todays_spec(v) for v in spec]
     return spec
-
-
-def _start_in_training(spec: dict) -> dict:
-    """A measured run's spec as written when its handover step sat beside its training spec ({"start_from":
-    {"training": the Baseline's, "step": N}}), with that step in its training settings (start_from_step) instead:
-    the same run, since the Baseline handed over was always the same model without its norm."""
-    rest = {k: v for k, v in spec.items() if k != "start_from"}
-    training = rest["training"]
-    own = {k: v for k, v in training["model"].items() if k != "norm_layers"}
-    if spec["start_from"]["training"]["model"] != {**own, "norm": "none"}:
-        raise store.StoreError("a measured run took over a run of another model than its own without its norm; "
-                               "not migrating this store")
-    return {**rest, "training": {**training, "train": {**training["train"], "start_from_step": spec["start_from"]["step"]}}}
 
 
 def _named_by(path: Path, spec: dict, suffix: str = "") -> str:

@@ -54,7 +54,6 @@ ARGMAX = PaperTask(
 DICTIONARY = PaperTask(
     DICTIONARY_NAME, "dictionary lookup", "Table 2", paper.TABLE2_DICTIONARY,
     "Table 6", paper.TABLE6_DICTIONARY_ABLATION, False, "Table 5", paper.TABLE5_DICTIONARY_LONG,
-    # (chapter 5's recheck wants whole test blocks of 64: its ci profile keeps 64)
     {"default": {"steps": 1500, "n_eval_sequences": 128, "long_seeds": 20, "long_seed_chunk": 20},
      "ci": {"steps": 400, "n_eval_sequences": 64},
      # the longer training at the paper's 10,000 steps and, like the paper, 100 seeds, stored as runs of 20 that

@@ -168,16 +168,9 @@ RULES = {
     "sharpness_sequences": int_at_least(2),
     "ladder_steps": ints_at_least(1),
     "ladder_lengths": ints_at_least(1),
-    # chapters 4-5: the longer training evaluated again on more test sequences (chapters/c05_dictionary_lookup.recheck_fits)
-    "recheck_sequences": int_at_least(0),
-    "recheck_from_seed": int_at_least(0),
-    "recheck_lengths": ints_at_least(1),
     # chapters 4-5: the longer training again on the counter stream (chapters/c05_dictionary_lookup.counter_arm_fits)
     "counter_seeds": int_at_least(0),
     # chapters 4-5's measured runs (each row is checked by chapters/checks.measured_rows_fit)
-    "dynamics_rows": _list_of_dicts(may_be_empty=True),
-    "dynamics_seeds": int_at_least(1),
-    "dynamics_every": int_at_least(1),
     "device": ((lambda v: v in DEVICES), f"one of {', '.join(DEVICES)}"),
     # Monte Carlo chapters
     "d_model": int_at_least(1),

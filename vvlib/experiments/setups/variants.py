@@ -242,27 +242,6 @@ def counter_arm(P):
                    "long_seed_chunk": P.long_seed_group or P.counter_seeds, "ladder_steps": []})
 
 
-def recheck_runs(P) -> list:
-    """The longer training's runs evaluated a second time (chapters 4-5's recheck_*): those holding
-    recheck_from_seed or a later seed; none where recheck_sequences is 0."""
-    if not P.get("recheck_sequences"):
-        return []
-    return [cfg for cfg in long_train_configs(P) if cfg.first_seed + cfg.n_seeds > P.recheck_from_seed]
-
-
-def recheck_config(P) -> EvalConfig:
-    """That second evaluation: recheck_sequences per length at recheck_lengths, fixed temperature.  Its
-    first n_eval_sequences are the sequences the chapter scores (the same blocks of the same streams)."""
-    return eval_config(P, n_sequences=P.recheck_sequences, lengths=P.recheck_lengths)
-
-
-def rechecked(P, task: TaskConfig, variants, device="cpu") -> dict:
-    """{variant: right answers per block (seeds, recheck_lengths, blocks)}: the recheck_runs' second
-    evaluation (recheck_config), joined along the seeds; read from the store, or made where the runs'
-    weights are at hand."""
-    return scored_blocks(P, task, variants, recheck_runs(P), device, recheck_config(P))[0]
-
-
 def scored_blocks(P, task: TaskConfig, variants, train_cfgs, device, eval_cfg=None) -> tuple[dict, list]:
     """({variant: right answers per block (seeds, lengths, blocks)}, the seeds in row order): the runs
     train_cfgs evaluated with eval_cfg (default: P's test set at fixed temperature), joined along the
