@@ -61,13 +61,11 @@ importing only from the rooms listed before it:
                         against each account's measure, the sharpness test
         palette         one colour per variant across the book
         explore         slider views that work on the static page
-        same_seeds      the same counter-stream seeds on two devices: where their losses part, accuracy paired
         probed          what chapters 6 and 7 keep of their probe tables in results.json, at each scale
         adaptive_reach  where adaptive temperature acts: the heads' entropy per length beside what it changes
         along_training  training losses in a table: the lowest, the last, how far they rise
         attention_gain  how much of +LN's gain goes with its sharper attention (chapter 7)
         two_accounts    the variance account and attention dispersion read on the same models (chapter 7)
-        reruns          chapter 9's seeds trained again alone, their scores beside their first runs'
         paper_rows      chapter 11's rows at the paper's scale as the pages show them, each judged at every length
     paper_scale     the paper's scale, planned
         plan            the store entries a training chapter will compute, and how far each has got
@@ -81,7 +79,7 @@ The book, vvlib/book/ (and the command line):
     accuracy_page   chapters 4 and 5 as one body: each notebook's prose calls its sections
     summary_page    the summary page: the claims, chapter 11's rows by sign, Table 6, what the runs cost
     sensitivity_page chapter 11's page: each unstated setting's row, at the paper's scale and this page's
-    longer_page     chapter 9's page: both tasks on longer sets, the longer training and its reruns
+    longer_page     chapter 9's page: both tasks on longer sets, and the longer training
     ablation_page   chapter 8's page: Baseline, +std and +LN on both tasks at each scale
     distribution_page chapter 6's page: Figures 2 and 3 at each scale, and what +LN's norm does
     dispersion_page chapter 7's page: Figure 4, the gain at equal entropy, the sharpness test

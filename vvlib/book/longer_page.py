@@ -7,7 +7,7 @@ from IPython.display import Markdown, display
 
 from .. import compare, stats, train
 from ..experiments.chapters import LONGER_TRAINING
-from ..experiments.reports import answers, plots, report, reruns, same_seeds
+from ..experiments.reports import answers, plots, report
 from ..experiments.setups import paper, paper_tasks, variants
 from ..experiments.storage import runs
 from . import paper_scale
@@ -19,7 +19,7 @@ PAIR = tuple(VARIANTS)
 
 
 class LongerTrainingPage(ChapterPage):
-    """Chapter 9 being executed: its parameters, each task's runs, the longer training's, the reruns, the paper's."""
+    """Chapter 9 being executed: its parameters, each task's runs, the longer training's, the paper's."""
 
     chapter = NAME
 
@@ -29,7 +29,7 @@ class LongerTrainingPage(ChapterPage):
         self.tasks = {t.name: variants.task_params(P, t.name) for t in paper_tasks.TASKS}  # steps, curriculum per task
         self.long_tasks = [t for t, P_task in self.tasks.items() if P_task.long_steps]  # those with a longer training
         self.accuracy, self.training, self.metrics = {}, {}, {}
-        self.long_accuracy, self.long_runs, self.long_metrics, self.rerun = {}, {}, {}, {}
+        self.long_accuracy, self.long_runs, self.long_metrics = {}, {}, {}
         self.P_paper, self.big = paper_scale.trained(NAME, P.paper_scale_dir) if P.paper_scale_dir else (None, {})
 
     def train(self):
@@ -39,15 +39,11 @@ class LongerTrainingPage(ChapterPage):
         self.metrics = {t: report.per_length(acc, self.P.eval_lengths, [PAIR]) for t, acc in self.accuracy.items()}
 
     def train_longer(self):
-        """The longer training where the profile has one, and its seeds trained again alone (rerun_seeds)."""
+        """The longer training where the profile has one."""
         for name in self.long_tasks:
             P_task = self.tasks[name]
             self.long_accuracy[name], _, self.long_runs[name] = variants.long_training(
                 P_task, variants.task_config(P_task, name), VARIANTS, ["fixed"], self.device)
-        for name in self.long_tasks:
-            P_task = self.tasks[name]
-            if P_task.rerun_seeds:
-                self.rerun[name] = variants.reruns(P_task, variants.task_config(P_task, name), VARIANTS, self.device)
         self.long_metrics = {t: report.per_length(acc, self.P.eval_lengths, [PAIR])
                              for t, acc in self.long_accuracy.items()}
 
@@ -142,27 +138,6 @@ class LongerTrainingPage(ChapterPage):
         if not self.long_tasks:
             display(Markdown("*Skipped at this profile (`long_steps` is 0 for both tasks).*"))
 
-    def reruns(self):
-        """Seeds of the longer training trained again, each alone: where their losses part, and their scores."""
-        P = self.P
-        for name, (again, again_runs) in self.rerun.items():
-            P_task, task, first_runs = self.tasks[name], paper_tasks.BY_NAME[name], self.long_runs[name]
-            seeds = P_task.rerun_seeds
-            display(Markdown(f"### {task_title(task)}: seeds {', '.join(map(str, seeds))} trained again, each alone, "
-                             f"{P_task.long_steps:,} steps"))
-            steps = same_seeds.parting_steps(first_runs[VARIANTS[0]][0]["loss_history"])
-            parting = same_seeds.loss_parting(first_runs, again_runs, steps)
-            display(same_seeds.parting_table(parting, LABELS))
-            display(Markdown(reruns.parting_sentence(parting, LABELS)))
-            first = {v: self.long_accuracy[name][v] for v in VARIANTS}
-            display(reruns.scores_table(first, again, seeds, P.eval_lengths, [P.max_len, max(P.eval_lengths)], LABELS,
-                                        first_runs, again_runs))
-            display(Markdown(reruns.summary(first, again, seeds, P.eval_lengths, LABELS, first_runs, again_runs,
-                                            P.max_len)))
-            show_runs(again_runs, LABELS)
-        if not self.rerun:
-            display(Markdown("*None at this profile (`rerun_seeds` is empty for both tasks).*"))
-
     def scale(self):
         shows = f"the answer for {' and '.join(self.big)} at the top" if self.big else ""
         display(Markdown(paper_scale.pending(NAME, self.P, self.P.paper_scale_dir, shows=shows)))
@@ -184,8 +159,6 @@ class LongerTrainingPage(ChapterPage):
         sources = {f"training/{t}/{v}": r["provenance"] for t, found in self.training.items() for v, r in found.items()}
         for t, found in self.long_runs.items():
             sources.update(report.run_sources(f"training/long/{t}", found))
-        for t, (_, again_runs) in self.rerun.items():
-            sources.update(report.run_sources(f"training/rerun/{t}", again_runs))
         for t, (P_t, acc, big_runs) in self.big.items():  # the summary reads them at that scale
             results.setdefault("paper_scale", {})[t] = scored(report.per_length(acc, self.P_paper.eval_lengths, [PAIR]),
                                                               n_seeds=self.P_paper.n_seeds, steps=P_t.steps,

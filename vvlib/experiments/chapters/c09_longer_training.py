@@ -1,6 +1,6 @@
 """Chapter 9: the paper's Tables 4 and 5, training on up to 256 items with a length curriculum."""
 
-from ..setups import paper, variants
+from ..setups import paper
 from ..setups.paper_tasks import ARGMAX, DICTIONARY, NAMES
 from ..setups.params import require
 from ..setups.sensitivity import PAIR
@@ -16,29 +16,13 @@ def curriculum_start_within_training(P):
             P.curriculum_start_len)
 
 
-def reruns_fit(P):
-    """rerun_seeds: per task, seeds of its longer training that share a run with others (a seed alone in its run
-    would name that run's own store entry, so it would not be trained again)."""
-    for task in NAMES:
-        P_task = variants.task_params(P, task)
-        longer = variants.long_train_configs(P_task) if P_task.long_steps else []
-        shared = [seed for cfg in longer if cfg.n_seeds > 1 for seed in range(cfg.first_seed, cfg.first_seed + cfg.n_seeds)]
-        where = f"{shared[0]}-{shared[-1]}" if shared else "none at this profile"
-        require(set(P_task.rerun_seeds) <= set(shared), f"rerun_seeds[{task!r}]",
-                f"seeds of the longer training in runs of more than one seed ({where})", P_task.rerun_seeds)
-
-
 # The longer training's seeds, in runs of long_seed_chunk joined into long_seeds: ci's two runs of one seed, the
 # book's runs of 4, each one sitting on 2 CPU cores (raise long_seeds by 4 to add a run; book/scale.md gives their
 # times): dictionary lookup's four at the paper's 10,000 steps, argmax retrieval's at 10,000 steps, a tenth of the
-# paper's.  Dictionary lookup's seeds 8-11 (the run whose seed 10 +LN trails every other model at the training
-# length) are trained again, each alone: does a seed's score follow its draws, or does rounding alone move it?  And
-# the other three runs' seeds too (0-7 and 12-15), chosen for no score, so that how far the rounding moves a score is
-# not read off that run alone: all 16 seeds.
+# paper's.
 CI_LONG_SEEDS = {"long_seeds": 2, "long_seed_chunk": 1}
 BOOK_LONG = {ARGMAX: {"long_steps": 10_000, "long_seeds": 24, "long_seed_chunk": 4},
-             DICTIONARY: {"long_steps": paper.STEPS[DICTIONARY.name], "long_seeds": 16, "long_seed_chunk": 4,
-                          "rerun_seeds": list(range(16))}}
+             DICTIONARY: {"long_steps": paper.STEPS[DICTIONARY.name], "long_seeds": 16, "long_seed_chunk": 4}}
 
 
 # its parameters: the notebook's `parameters` cell is written from these (declare.py)
@@ -58,10 +42,6 @@ PARAMETERS = (
     each_task("long_eval_sequences",
               "test sequences per length scoring the longer training, per task: 0 takes n_eval_sequences; more "
               "scores those same sequences first, then new ones", 0),
-    each_task("rerun_seeds", "seeds of the longer training trained again, each in a run of its own, per task, and "
-                             "scored on the same test sequences: the same draws, other rounding (another sitting, "
-                             "CPU, threads or seed group); each must share a run of the longer training with other "
-                             "seeds", []),
     shared("long_seed_group"),
     param("curriculum_fraction", 1.0, "share of the steps over which the length cap doubles up to max_len"),
     param("curriculum_start_len", 16, "the length cap at the first step"),
@@ -110,7 +90,7 @@ CHAPTER = Chapter(
         # (bench/gpu-check-h200-2026-11-27-curriculum.json); dictionary stays at 10 (its first runs are committed so)
         "paper": {**PAPER_BOTH_TASKS, "seed_chunk": {ARGMAX.name: 20, DICTIONARY.name: 10}},
     },
-    checks=(curriculum_start_within_training, reruns_fit, checks.keys_cover_lengths, checks.paper_scale_store_exists),
+    checks=(curriculum_start_within_training, checks.keys_cover_lengths, checks.paper_scale_store_exists),
     params=PARAMETERS,
-    reader=('n_seeds', 'steps', 'long_steps', 'max_len', 'curriculum_fraction', 'rerun_seeds'),
+    reader=('n_seeds', 'steps', 'long_steps', 'max_len', 'curriculum_fraction'),
 )

@@ -146,7 +146,6 @@ def _task_jobs(chapter, P, task, work: Work, device, tag="") -> list[Job]:
                 jobs += _run_jobs(chapter, variants.long_eval_params(P), task, variant, train_cfg, work.temperatures,
                                   device, P.get("ladder_steps") or ())
         jobs += _counter_jobs(chapter, P, task, work.variants, device)
-        jobs += _rerun_jobs(chapter, P, task, work.variants, device)
     return jobs
 
 
@@ -157,15 +156,6 @@ def _counter_jobs(chapter, P, task, variant_names, device) -> list[Job]:
         return []
     return [job for variant in variant_names for train_cfg in variants.long_train_configs(arm)
             for job in _run_jobs(chapter, arm, task, variant, train_cfg, ["fixed"], device)]
-
-
-def _rerun_jobs(chapter, P, task, variant_names, device) -> list[Job]:
-    """Seeds of the longer training trained again, each alone (rerun_seeds), scored at fixed temperature."""
-    if not P.get("rerun_seeds"):
-        return []
-    return [job for variant in variant_names for train_cfg in variants.rerun_train_configs(P)
-            for job in _run_jobs(chapter, variants.long_eval_params(P), task, variant, train_cfg, ["fixed"], device,
-                                 tag=" alone")]
 
 
 def chapter_jobs(chapter: str, P, device: torch.device | None = None) -> list[Job]:

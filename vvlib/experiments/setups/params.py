@@ -83,7 +83,7 @@ def _assigned_names(notebook: Path) -> set:
 # the plain name's rule.  `-p steps '{"dictionary": 600}'` changes one task's value (the others stay the
 # profile's or the cell's), `-p steps 600` every task's.
 PER_TASK = ("steps", "n_eval_sequences", "seed_chunk", "deep_seed_chunk", "long_steps", "long_seeds",
-            "long_seed_chunk", "long_eval_sequences", "rerun_seeds")
+            "long_seed_chunk", "long_eval_sequences")
 
 
 def task_value(P, name: str, task: str):
@@ -153,9 +153,6 @@ RULES = {
     "long_seed_group": int_at_least(0),
     # chapter 9: the longer training's test sequences per length (variants.long_eval_params)
     "long_eval_sequences": int_at_least(0, " (0: n_eval_sequences)"),
-    # chapter 9: seeds of the longer training trained again, each alone (chapters/c09_longer_training.reruns_fit)
-    "rerun_seeds": ((lambda v: isinstance(v, list) and len(set(v)) == len(v) and all(int_at_least(0)[0](s) for s in v)),
-                    "a list of distinct seed indices >= 0 ([]: none)"),
     # chapter 6: which variants' longer runs it probes (chapters/c06_distribution_shift.long_variants_probed)
     "long_variants": ((lambda v: isinstance(v, list) and len(v) > 0 and all(isinstance(x, str) for x in v)
                        and len(set(v)) == len(v)), "a non-empty list of variant names, each once"),

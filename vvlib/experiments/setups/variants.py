@@ -200,29 +200,6 @@ def long_train_configs(P) -> list:
     return seed_chunks(base, P.long_seed_chunk)
 
 
-def rerun_train_configs(P) -> list:
-    """The seeds of rerun_seeds (chapter 9), each trained again in a run of its own: its longer run's settings
-    with that seed alone.  A seed draws the same streams in whichever run holds it, so only the rounding can
-    differ (another sitting, another CPU, threads or seed group), and a run of one seed is a store entry of its
-    own beside the run of several that trained the seed first."""
-    alone = dataclasses.replace(long_train_configs(P)[0], n_seeds=1)
-    return [dataclasses.replace(alone, first_seed=seed) for seed in P.rerun_seeds]
-
-
-def reruns(P, task: TaskConfig, variants, device="cpu") -> tuple[dict, dict]:
-    """rerun_train_configs trained and scored on the longer training's test sequences: (accuracy {variant:
-    (rerun seeds, eval_lengths)} in rerun_seeds' order, records {variant: [one record per seed]})."""
-    P = long_eval_params(P)
-    cfg = eval_config(P, "fixed")
-    accuracy, records = {}, {}
-    for variant in variants:
-        model_cfg = model_config(P, task, variant)
-        done = [TrainedRun(P.store_dir, model_cfg, train_cfg, device) for train_cfg in rerun_train_configs(P)]
-        accuracy[variant] = np.array([run.evaluated(cfg)[0] for run in done]).reshape(len(done), len(cfg.lengths))
-        records[variant] = [run.record for run in done]
-    return accuracy, records
-
-
 def long_eval_params(P):
     """P as the longer training is evaluated: on long_eval_sequences test sequences per length where the
     chapter sets it (chapter 9), else on n_eval_sequences.  A larger set begins with the smaller one's
