@@ -276,15 +276,15 @@ def test_figures_are_numbered_per_chapter_with_alt_text_and_an_anchor():
     page.FIGURES.update(chapter=page.chapter_number("10_beyond"), shown=0)
     numbers = [page.next_figure_number() for _ in range(2)]
     assert numbers == ["10.1", "10.2"] and page.chapter_number("summary") == "S"
-    assert page.alt_text("Accuracy against N, mean ± s.e. over seeds. Higher is better.") == \
-        "Accuracy against N, mean ± s.e. over seeds"
+    assert page.alt_text("Accuracy: against N, mean ± s.e. over seeds. Higher is better.") == \
+        "Accuracy: against N, mean ± s.e. over seeds"
     fig, ax = plt.subplots()
     ax.plot([0, 1])
     buffer = __import__("io").BytesIO()
     fig.savefig(buffer, format="png")
     plt.close(fig)
     shown = page.figure_html(buffer.getvalue(), "10.3", 'Two lines: a "ratio" & more.')
-    assert '<figure id="figure-10-3"' in shown and 'alt="Two lines"' in shown
+    assert '<figure id="figure-10-3"' in shown and 'alt="Two lines: a &quot;ratio&quot; &amp; more"' in shown
     assert "<strong>Figure 10.3.</strong> Two lines: a &quot;ratio&quot; &amp; more." in shown
 
 

@@ -197,9 +197,9 @@ class BeyondPage(ChapterPage):
         shares = {variants.LABELS[f"deep_{side}"]: values / np.log(n) for side, values in entropy.items()}
         plots.seed_dots(shares, threshold / np.log(n), ylabel=f"first layer's entropy / ln N, N = {n}",
                         title=f"Deep dictionary model, {P_row.n_seeds} seeds")
-        show_figure(f"Each seed of the deep dictionary model ({P_row.heads} heads x {P_row.layers} layers; {scale}) "
-                    f"as a dot: its first layer's attention entropy at the training length N = {n}, as a share of "
-                    "ln N (1: uniform weights). Below the dashed line the layer attends.")
+        show_figure(f"The deep dictionary model's first layer, seed by seed ({P_row.heads} heads x {P_row.layers} "
+                    f"layers; {scale}). Each dot is one seed's attention entropy at the training length N = {n}, as a "
+                    "share of ln N (1: uniform weights). Below the dashed line the layer attends.")
         counts = [f"{label}: {int((v < threshold / np.log(n)).sum())} of {len(v)} seeds" for label, v in shares.items()]
         display(Markdown(f"Seeds whose first layer attends (entropy below half of ln N), {scale}: "
                          f"{'; '.join(counts)}."))

@@ -92,10 +92,10 @@ def schedule_finding(results_dir) -> str | None:
     if "defaults" not in rows or COSINE_ROW not in rows:
         return None
     n, cosine = str(SHOWN[-1]), rows[COSINE_ROW]
-    return (f"**The learning-rate schedule decides Table 2's sign.** With the rate decayed along half a cosine (our "
-            f"choice; the paper names no schedule), +LN minus the Baseline at N = {power_of_two(SHOWN[-1])} is "
-            f"{interval(cosine['difference'][n])}, against {interval(rows['defaults']['difference'][n])} at a constant "
-            f"rate ({cosine['n_seeds']} seeds each, GPU; chapter 11).")
+    return (f"**The learning-rate schedule decides Table 2's sign.** The paper names no schedule. With the rate "
+            f"decayed along half a cosine (our choice), +LN minus the Baseline at N = {power_of_two(SHOWN[-1])} is "
+            f"{interval(cosine['difference'][n])}; at a constant rate it is "
+            f"{interval(rows['defaults']['difference'][n])} ({cosine['n_seeds']} seeds each, GPU; chapter 11).")
 
 
 def mechanism_finding(store_dir) -> str | None:
@@ -110,10 +110,10 @@ def mechanism_finding(store_dir) -> str | None:
     pick = lambda q: {"diff": d[q], "low": d[f"{q}_low"], "high": d[f"{q}_high"]}
     ratio, weight = interval(pick("relative_variance"), 2), interval(pick("top1_weight"), 3)
     return (f"**Figure 3's mechanism does not fit.** At N = {power_of_two(SHOWN[-1])}, +LN keeps *less* of the readout "
-            f"input's global variance than the Baseline (the ratio to its value at the training length differs by "
-            f"{ratio}), yet it is more accurate. Its largest attention weight is higher by {weight}, and across models "
-            f"the largest weight tracks accuracy better than the variance ratio in {t['stronger']} of {t['cells']} "
-            f"length and variant cells ({scale}; chapters 6 and 7).")
+            f"input's global variance than the Baseline, yet it is more accurate: its variance ratio (to the value at "
+            f"the training length) differs from the Baseline's by {ratio}. Its largest attention weight is higher by {weight}. "
+            f"Across models, the largest weight tracks accuracy better than the variance ratio in {t['stronger']} of "
+            f"{t['cells']} length and variant cells ({scale}; chapters 6 and 7).")
 
 
 def beyond_finding(store_dir) -> str | None:

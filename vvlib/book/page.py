@@ -126,7 +126,7 @@ def figure_caption(text: str) -> Markdown:
 
 def alt_text(caption: str) -> str:
     """What a figure shows, for a reader who cannot see it: its caption's first sentence."""
-    return re.split(r"(?<=\w\w[.:])\s", caption.strip(), maxsplit=1)[0].rstrip(".:")  # "s.e." ends none
+    return re.split(r"(?<=\w\w\.)\s", caption.strip(), maxsplit=1)[0].rstrip(".")  # "s.e." ends none
 
 
 def figure_html(png: bytes, number: str, caption: str) -> str:

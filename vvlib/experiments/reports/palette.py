@@ -17,6 +17,9 @@ def _key(name: str) -> str:
     return name if name in COLOURS else _BY_LABEL[name]
 
 
+SPARE = [_DARK[i] for i in (2, 4, 5, 6, 9)]  # for a line no variant names (a deep model with its shape in its label)
+
+
 def has_colour(name: str) -> bool:
     return name in COLOURS or name in _BY_LABEL
 

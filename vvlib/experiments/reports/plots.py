@@ -154,11 +154,12 @@ def training_curves(histories: dict, schedule=None, title="", band=False):
     """
     sns.set_theme(style="whitegrid")
     fig, ax = plt.subplots(figsize=(7, 4.2))
+    spare = iter(palette.SPARE)
     for k, (label, history) in enumerate(histories.items()):
         steps = [step for step, _ in history]
         losses = np.array([seeds for _, seeds in history], dtype=float)  # (steps, seeds)
         line, = ax.plot(steps, losses.mean(axis=1), label=label,
-                        color=palette.colour(label) if palette.has_colour(label) else None,
+                        color=palette.colour(label) if palette.has_colour(label) else next(spare, None),
                         linestyle=LINE_STYLES[k % len(LINE_STYLES)])  # a curve on top of another still shows
         if band:
             low, high = np.percentile(losses, [10, 90], axis=1)
