@@ -4,7 +4,6 @@ every call that capture would refuse (the counter stream as first written made h
 every Philox call, and crashed at its first graphed step on a GPU)."""
 
 import contextlib
-import dataclasses
 import gc
 
 import pytest
@@ -15,7 +14,6 @@ from vvlib.capture_safety import host_traffic
 from vvlib.experiments.setups.variants import VARIANT_OPTIONS
 from vvlib.model import ModelConfig
 from vvlib.tasks import TaskConfig, sample as tasks_sample
-from vvlib.handover import HANDOVERS
 from vvlib.train import TrainConfig, Trainer
 
 X = torch.arange(6)
@@ -79,56 +77,6 @@ def test_every_variant_the_queue_trains_records_a_step_without_host_traffic(task
     trainer = Trainer(model_cfg, TrainConfig(n_seeds=2, steps=10, batch_size=8, draws="counter", weight_decay=0.1))
     trainer.train_step()
     assert host_traffic(lambda: trainer.recorded_step(0)(12)) == []
-
-
-@pytest.mark.parametrize("via", ["start_from", *HANDOVERS, "fresh data"])
-@pytest.mark.parametrize("draws_from", ["generators", "counter"])
-@pytest.mark.parametrize("norm_layers", ["all", "last"])
-def test_a_step_recorded_after_a_handover_has_no_host_traffic_and_its_state_stays_on_the_device(norm_layers, draws_from,
-                                                                                                via):
-    """Trainer.start_from hands +LN (its norm after every layer, or after the last only) the deep Baseline's state,
-    by hand or through start_from_step (Trainer.take_over, as the book's runs do) with each handover (all of it, the
-    weights only, the AdamW moments only, one part's weights only, or all of it on fresh batches after it
-    (handover_data)): the step a GPU then records for it must copy nothing from the host and
-    read nothing back, and every AdamW state tensor it carries must sit where the weights are (a capturable AdamW
-    keeps its step count there)."""
-    deep = ModelConfig(task=SMALL["argmax"], hidden=16, key_dim=8, value_dim=8, heads=4, layers=2)
-    cfg = TrainConfig(n_seeds=2, steps=10, batch_size=8, draws=draws_from)
-    ln = ModelConfig(task=SMALL["argmax"], hidden=16, key_dim=8, value_dim=8, heads=4, layers=2, norm="layernorm",
-                     norm_layers=norm_layers)
-    if via == "start_from":
-        source = Trainer(deep, cfg)
-        source.train_step()
-        target = Trainer(ln, cfg)
-        target.start_from(source)
-    else:
-        handed = {"handover_data": "fresh"} if via == "fresh data" else {"handover": via}
-        target = Trainer(ln, dataclasses.replace(cfg, start_from_step=1, **handed))
-        target.take_over(progress=False)
-        assert target.step == 1
-    target.train_step()  # as GraphedStep records after a first (warm-up) step: AdamW's state for the norm's weights
-    assert host_traffic(lambda: target.recorded_step(0)(12)) == []
-    assert host_traffic(lambda: target.recorded_draw(0)(12)) == []
-    states = [t for g in target.groups for state in g.optimizer.state.values() for t in state.values()]
-    assert states and {t.device for t in states if isinstance(t, torch.Tensor)} == {target.device}
-
-
-@pytest.mark.parametrize("draws_from", ["generators", "counter"])
-def test_a_step_recorded_while_the_rate_warms_up_again_after_a_handover_reads_the_rate_from_the_device(draws_from):
-    """handover_warmup_steps changes the rate every step after the handover: the rate is a tensor on the weights'
-    device that every AdamW holds itself (so a recorded step reads its value at each replay, not the value it was
-    recorded with), set outside the recorded step, which copies nothing from the host and reads nothing back."""
-    deep = ModelConfig(task=SMALL["argmax"], hidden=16, key_dim=8, value_dim=8, heads=4, layers=2)
-    ln = dataclasses.replace(deep, norm="layernorm")
-    cfg = TrainConfig(n_seeds=2, steps=10, batch_size=8, draws=draws_from, seed_group=1, start_from_step=1,
-                      handover="weights", handover_warmup_steps=4)
-    target = Trainer(ln, cfg)
-    target.take_over(progress=False)
-    target.train_step()  # the update taking step 1 on: a quarter of the rate
-    assert float(target.lr) == pytest.approx(cfg.lr / 4) and target.lr.device == target.device
-    assert all(group["lr"] is target.lr for g in target.groups for group in g.optimizer.param_groups)
-    assert host_traffic(lambda: target.recorded_step(0)(12)) == []
-    assert host_traffic(lambda: target.recorded_step(1)(12)) == []
 
 
 def test_the_dictionarys_fixed_draw_is_capture_safe():

@@ -44,7 +44,7 @@ def test_results_with_a_key_off_the_schema_are_refused_and_good_ones_kept(tmp_pa
 def test_optional_keys_may_be_left_out_or_written():
     required = {k: {} for k in chapters.ARGMAX_RETRIEVAL.metrics.required}
     chapters.check_metrics("04_argmax_retrieval", required)
-    chapters.check_metrics("04_argmax_retrieval", {**required, "long": {}, "ladder": {}})
+    chapters.check_metrics("04_argmax_retrieval", {**required, "long": {}, "scales": {}})
     with pytest.raises(ValueError, match="unknown chapter '11_unknown'; chapters: 01_vanishing_variance_proof"):
         chapters.check_metrics("11_unknown", required)
 

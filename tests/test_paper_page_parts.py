@@ -28,8 +28,8 @@ def test_the_page_reads_the_counter_streams_paper_runs_and_shows_every_paper_sca
     assert [len(runs.run_records(records[v])) for v in made] == [1, 1]
 
     shown = []
-    monkeypatch.setattr(accuracy_page, "display", lambda *objects: shown.extend(objects))
-    monkeypatch.setattr(page_module, "display", lambda *items: shown.extend(items))  # show_figure's
+    monkeypatch.setattr(accuracy_page, "display", lambda *objects, **_: shown.extend(objects))
+    monkeypatch.setattr(page_module, "display", lambda *items, **_: shown.extend(items))  # show_figure's
     page = AccuracyPage(ARGMAX_RETRIEVAL, {"profile": "ci", "paper_scale_dir": str(tmp_path)})
     page.answer()
     page.load_paper_scale()

@@ -33,7 +33,7 @@ def test_every_training_chapter_names_its_reader_parameters():
 
 def test_the_page_shows_the_reader_parameters_then_every_other_setting_collapsed(monkeypatch):
     shown = []
-    monkeypatch.setattr(page, "display", lambda *items: shown.extend(items))
+    monkeypatch.setattr(page, "display", lambda *items, **_: shown.extend(items))
     chapter_page = page.ChapterPage.__new__(page.ChapterPage)
     chapter_page.chapter, chapter_page.device = "08_ablations", "cpu"
     record = chapters.get_chapter("08_ablations")

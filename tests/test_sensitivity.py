@@ -13,7 +13,6 @@ from vvlib.experiments.reports import paper_rows
 from vvlib.experiments.setups import sensitivity, variants
 from vvlib.experiments.chapters.scales import PAPER_SCALE_STORE
 from vvlib.experiments.setups.params import ParameterError
-from vvlib.handover import source_config
 
 
 def ci_params(**overrides):
@@ -75,46 +74,6 @@ def test_a_row_without_the_learned_scale_and_shift_trains_std_against_the_same_b
     assert (record["accuracy"], record["runs"]) == (expected["accuracy"], expected["runs"])  # one seed: p is nan
     assert sensitivity.stored_row(P, "argmax", {"lr": 0.003}, [64], "cpu") is None
     assert len(list(tmp_path.glob("train-*"))) == 3
-
-
-def test_a_row_that_starts_from_a_step_hands_its_baselines_run_to_ln_and_shares_that_baseline(tmp_path, one_thread):
-    """start_from_step: the row's +LN side takes its Baseline's run over at that step (its weights are those of a
-    run of that setting); the Baseline side is the row's Baseline without it, the same stored run; a step outside
-    training is refused before anything trains."""
-    import torch
-    from vvlib.train import Trainer
-
-    deep = {"heads": 2, "layers": 2}
-    P = ci_params(n_seeds=1, steps={"dictionary": 4}, eval_lengths=[16, 64], compared_lengths=[64],
-                  n_eval_sequences={"dictionary": 8}, argmax_rows=[], store_dir=str(tmp_path),
-                  dictionary_rows=[deep, {**deep, "start_from_step": 2}])
-    (_, _, plain), (_, _, handed) = sensitivity.check_rows(P)
-    accuracy, training = sensitivity.train_row(handed, "dictionary", "cpu")
-    _, plain_training = sensitivity.train_row(plain, "dictionary", "cpu")
-    assert training["baseline"]["spec"] == plain_training["baseline"]["spec"]  # one Baseline run for both rows
-    assert training["layernorm"]["spec"]["train"]["start_from_step"] == 2
-    assert "start_from_step" not in training["baseline"]["spec"]["train"]
-    assert len(list(tmp_path.glob("train-*"))) == 3  # the Baseline, +LN, and +LN from the Baseline's step 2
-    task = variants.task_config(handed, "dictionary")
-    assert variants.train_configs(handed, "baseline") == [source_config(variants.train_config(handed))]
-    (cfg,) = variants.train_configs(handed, "layernorm")
-    weights = Trainer(variants.model_config(handed, task, "layernorm"), cfg).run(progress=False)
-    (run,) = variants.trained_models(handed, task, ["layernorm"])["layernorm"]
-    assert all(torch.equal(weights[k], run.weights[k]) for k in weights)
-    with pytest.raises(ParameterError, match=r"dictionary_rows\[0\]: start_from_step must be an int from 0 to steps"):
-        sensitivity.check_rows(ci_params(steps={"dictionary": 4}, dictionary_rows=[{**deep, "start_from_step": 4}]))
-    # handover: the +LN side takes only part of the run over; the Baseline is still the same run
-    P_part = ci_params(n_seeds=1, steps={"dictionary": 4}, eval_lengths=[16, 64], compared_lengths=[64],
-                       n_eval_sequences={"dictionary": 8}, argmax_rows=[], store_dir=str(tmp_path),
-                       dictionary_rows=[{**deep, "start_from_step": 2, "handover": "moments"}])
-    (_, _, part), = sensitivity.check_rows(P_part)
-    _, part_training = sensitivity.train_row(part, "dictionary", "cpu")
-    assert part_training["baseline"]["spec"] == plain_training["baseline"]["spec"]
-    assert part_training["layernorm"]["spec"]["train"]["handover"] == "moments"
-    assert "handover" not in training["layernorm"]["spec"]["train"]  # all of it: left unsaid, as in every stored run
-    assert len(list(tmp_path.glob("train-*"))) == 4
-    with pytest.raises(ParameterError, match=r"dictionary_rows\[0\]: handover is read only with a start_from_step"):
-        sensitivity.check_rows(ci_params(steps={"dictionary": 4}, dictionary_rows=[{**deep, "handover": "weights"}]))
 
 
 def test_a_rows_record_matches_an_independent_computation():

@@ -135,7 +135,7 @@ def test_the_figure_has_a_panel_per_account_with_every_model_and_each_variants_m
 
 def test_the_page_says_what_is_missing_where_the_paper_scale_runs_are_not_committed(tmp_path, monkeypatch):
     shown = []
-    monkeypatch.setattr(accounts_page, "display", lambda *items: shown.extend(items))
-    monkeypatch.setattr(page, "display", lambda *items: shown.extend(items))  # show_figure's
+    monkeypatch.setattr(accounts_page, "display", lambda *items, **_: shown.extend(items))
+    monkeypatch.setattr(page, "display", lambda *items, **_: shown.extend(items))  # show_figure's
     accounts_page.show(tmp_path)
     assert len(shown) == 1 and "nothing to show" in shown[0].data

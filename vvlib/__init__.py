@@ -14,7 +14,6 @@ The science, vvlib/ (no files, no pages):
     attention       softmax temperature and the norms applied to the attention output
     model           the one-layer, single-query attention model as a batched ensemble
     train_config    a training run's settings, their rules, and which of them decide the weights
-    handover        a run that takes a Baseline's run over at a step: what it carries
     train           seed-batched training with checkpoints and resume
     seed_groups     the seeds in groups, each with its AdamW, and checkpoints laid out the same for any grouping
     optim           a learning-rate schedule and per-seed gradient clipping, when asked for

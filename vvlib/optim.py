@@ -28,15 +28,6 @@ def learning_rate(lr: float, schedule: str, warmup_steps: int, steps: int, step:
     return lr * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
-def rewarmed(step: int, start: int, warmup_steps: int) -> float:
-    """The factor on the rate of the update that takes `step` to step + 1 in a run handed over at `start` whose
-    rate warms up again over warmup_steps: (step - start + 1) / warmup_steps on the first warmup_steps steps from
-    start, 1 before and after them (and everywhere when warmup_steps is 0)."""
-    if start <= step < start + warmup_steps:
-        return (step - start + 1) / warmup_steps
-    return 1.0
-
-
 def per_seed_norm(tensors) -> torch.Tensor:
     """Each seed's norm over a list of (S, ...) tensors, (S,)."""
     return torch.stack([t.pow(2).flatten(1).sum(1) for t in tensors]).sum(0).sqrt()

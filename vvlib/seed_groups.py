@@ -11,15 +11,6 @@ from .draws import CounterDraws
 from .model import init_params
 
 COUNTER_STREAM = "train-data"  # with the run's seed (and a generator's seed index), names the training data
-# the batches after a handover (TrainConfig.handover_data): the Baseline's streams carried on, or fresh ones, named
-# apart from the Baseline's (FRESH_DATA_STREAM), for generators and the counter stream alike
-HANDOVER_DATA = ("carried", "fresh")
-FRESH_DATA_STREAM = "train-data after a handover"
-
-
-def data_stream(cfg) -> str:
-    """The name of the stream a run draws its own batches from: after a handover with fresh data, one of its own."""
-    return FRESH_DATA_STREAM if cfg.handover_data == "fresh" else COUNTER_STREAM
 
 
 @dataclass
@@ -58,8 +49,8 @@ def _group(model_cfg, cfg, seeds: list, device, lr, capturable: bool) -> SeedGro
                                   capturable=capturable)
     lanes = torch.tensor(seeds, device=device)
     if cfg.draws == "counter":
-        return SeedGroup(params, optimizer, [], lanes, data_draws.counter_key(cfg.seed, data_stream(cfg)))
-    generators = [rng.generator(device, cfg.seed, data_stream(cfg), s) for s in seeds]
+        return SeedGroup(params, optimizer, [], lanes, data_draws.counter_key(cfg.seed, COUNTER_STREAM))
+    generators = [rng.generator(device, cfg.seed, COUNTER_STREAM, s) for s in seeds]
     return SeedGroup(params, optimizer, generators, lanes)
 
 

@@ -25,13 +25,12 @@ from pathlib import Path
 import torch
 from tqdm import tqdm  # text bars (stderr): they work in terminals, notebooks and papermill alike
 
-from . import draws as data_draws, graphdraw, graphstep, handover, optim, seed_groups
+from . import draws as data_draws, graphdraw, graphstep, optim, seed_groups
 from .draws import CounterDraws
 from .model import ModelConfig, per_seed_loss, settings as model_settings
 from .atomic import save_torch
 from .task_base import map_fields, stack
 from .tasks import sample
-from .handover import baseline_of, check_start, source_config
 from .train_config import TrainConfig, group_size, max_len_at, weight_settings
 
 CHECKPOINT_FORMAT = 1
@@ -104,7 +103,6 @@ class Trainer:
         self.model_cfg, self.cfg, self.device = model_cfg, cfg, torch.device(device)
         if cfg.tf32 and self.device.type != "cuda":
             raise ValueError(f"tf32=True needs a CUDA GPU (TF32 is a tensor-core format); got device {self.device.type!r}")
-        check_start(model_cfg, cfg)
         supported = graphdraw.supported(model_cfg.task, cfg.max_len, self.device, cfg.draws)
         if not all(isinstance(g, (bool, type(None))) for g in (graph_draws, graph_step)):
             raise ValueError(f"graph_draws and graph_step must each be None (where supported), True or False; "
@@ -116,7 +114,7 @@ class Trainer:
         self.graph_step = (supported and graph_draws is None) if graph_step is None else graph_step
         self.graph_draws = not self.graph_step and (supported if graph_draws is None else graph_draws)
         # a schedule's learning rate lives in a tensor that every group's AdamW reads (and a CUDA graph with it)
-        varies = cfg.lr_schedule != "constant" or cfg.handover_warmup_steps
+        varies = cfg.lr_schedule != "constant"
         self.lr = torch.tensor(cfg.lr, device=self.device) if varies else cfg.lr
         self.groups = seed_groups.make_groups(model_cfg, cfg, group_size(cfg), self.device, self.lr,
                                               capturable=self.graph_step)
@@ -197,38 +195,22 @@ class Trainer:
         """One AdamW step of every seed; returns each seed's loss, (S,)."""
         if isinstance(self.lr, torch.Tensor):
             c = self.cfg
-            self.lr.fill_(optim.learning_rate(c.lr, c.lr_schedule, c.warmup_steps, c.steps, self.step, c.drop_step)
-                          * optim.rewarmed(self.step, c.start_from_step, c.handover_warmup_steps))
+            self.lr.fill_(optim.learning_rate(c.lr, c.lr_schedule, c.warmup_steps, c.steps, self.step, c.drop_step))
         with matmul_tf32(self.cfg.tf32):  # the step's products, and those a CUDA graph records in it
             losses = [self.graphed_step(i) if self.graph_step else self.group_step(i, self.draw(i))
                       for i in range(len(self.groups))]
         self.step += 1
         return torch.cat(losses)
 
-    def take_over(self, progress=True, log_every=None):
-        """Where cfg.start_from_step is set and this run has not stepped: train its model's Baseline (baseline_of) on
-        the same settings to that step, logging its losses as run() does (every log_every steps), and carry on from
-        there (start_from).  Anything else: nothing.  run() begins with it; a caller that looks at the state before
-        run() calls it first."""
-        if not self.cfg.start_from_step or self.step:
-            return
-        source = Trainer(baseline_of(self.model_cfg), source_config(self.cfg), self.device)
-        source.run(progress=progress, log_every=log_every, until=self.cfg.start_from_step,
-                   desc="Baseline, before the handover")
-        self.start_from(source)
-
-    def run(self, checkpoint: Path | None = None, progress=True, on_step=None, log_every=None, until=None,
-            desc="training"):
+    def run(self, checkpoint: Path | None = None, progress=True, on_step=None, log_every=None, desc="training"):
         """Train to cfg.steps, saving a checkpoint at multiples of cfg.checkpoint_every steps at
         least cfg.checkpoint_gap_s seconds apart: a run stopped unexpectedly loses about that much
         time, and a fast one does not spend its time saving (a checkpoint of 100 seeds' weights and
         AdamW's state takes seconds to write).  Inside stopping_at, a run the deadline finds
-        unfinished saves its checkpoint and raises TimeUp.  The final weights are the caller's to keep.
-        until: stop at that step instead (take_over trains a Baseline part of the way)."""
-        self.take_over(progress, log_every)
+        unfinished saves its checkpoint and raises TimeUp.  The final weights are the caller's to keep."""
         log_every = log_every or max(1, self.cfg.steps // 100)
         deadline, clock = _DEADLINE.get() or (None, None)
-        end = self.cfg.steps if until is None else until
+        end = self.cfg.steps
         bar = tqdm(total=end, initial=self.step, desc=desc, disable=not progress, unit="step")
         last_save = time.monotonic()
         while self.step < end:
@@ -286,10 +268,6 @@ class Trainer:
     def trained_s(self) -> float | None:
         """Seconds this run has trained so far, every sitting's up to now (None where an earlier one's is unknown)."""
         return None if self.earlier_s is None else self.earlier_s + time.perf_counter() - self.sitting_start
-
-    def start_from(self, source: "Trainer"):
-        """Carry on from another run where it stands: handover.carry_over."""
-        handover.carry_over(self, source)
 
     def resume(self, path: Path) -> bool:
         """Load `path` if it exists; refuse one written for other settings."""

@@ -5,9 +5,8 @@ from them (the seeds stepped together, the longest training sequence at a step).
 import dataclasses
 from dataclasses import dataclass
 
-from . import draws as data_draws, optim, seed_groups
+from . import draws as data_draws, optim
 from .errors import check_fields, fraction, int_at_least, number_at_least, one_of, positive_number, true_or_false
-from .handover import HANDOVERS
 
 
 @dataclass(frozen=True)
@@ -36,25 +35,6 @@ class TrainConfig:
     # float32 matrix products in TF32 on a CUDA GPU (10-bit mantissa inputs, float32 sums): faster, and a
     # different run, so it is a weight setting; off by default and refused on a CPU (bench/tf32_ab.py compares)
     tf32: bool = False
-    # 0: the run starts from its initialization.  Else it first trains its model's Baseline (the same model without
-    # its norm, on the same settings) to this step and carries on from where that run stands (Trainer.take_over):
-    # whether a state the Baseline reached stays put once a norm is added
-    start_from_step: int = 0
-    # what the handover at start_from_step carries over besides the data streams: all (the weights and AdamW's
-    # moments), weights (AdamW starts afresh) or moments (on this model's own initial weights); which of the two
-    # keeps a state the Baseline reached.  Or the weights with the second moments only (SECOND_MOMENTS), or all of it
-    # with the first moments negated (NEGATED_FIRST_MOMENTS).  Or the weights of one part of the model only
-    # (PART_HANDOVERS: the input's, the attention layers', the first attention layer's (all, or its query and key
-    # weights, or the rest), the later ones', the readout's), the others initial, AdamW afresh: which part
-    handover: str = "all"
-    # 0: after the handover the rate goes on as the schedule has it.  Else over this many steps from start_from_step
-    # it rises linearly from lr / N to the schedule's (optim.rewarmed), as at a run's start with warmup_steps: whether
-    # AdamW's first updates after a restart (a step of about the full rate on every weight) undo what was handed over
-    handover_warmup_steps: int = 0
-    # the batches after the handover: carried (those the Baseline would have drawn next) or fresh (a stream of their
-    # own, seed_groups.FRESH_DATA_STREAM, the same for every run with fresh data): whether what a seed's run does
-    # after the handover comes from where its Baseline stands or from the batches it sees next
-    handover_data: str = "carried"
 
     def __post_init__(self):
         check_fields(self, FIELD_RULES)
@@ -67,20 +47,6 @@ class TrainConfig:
         if self.lr_schedule == "drop" and not 1 <= self.drop_step < self.steps:
             raise ValueError(f"drop_step must be an int from 1 to steps - 1 ({self.steps - 1}) with lr_schedule "
                              f"'drop'; got {self.drop_step!r}")
-        if not self.start_from_step < self.steps:
-            raise ValueError(f"start_from_step must be an int from 0 to steps - 1 ({self.steps - 1}); "
-                             f"got {self.start_from_step!r}")
-        if self.handover != "all" and not self.start_from_step:
-            raise ValueError(f"handover is read only with a start_from_step (leave it 'all'); got {self.handover!r}")
-        if self.handover_data != "carried" and not self.start_from_step:
-            raise ValueError(f"handover_data is read only with a start_from_step (leave it 'carried'); "
-                             f"got {self.handover_data!r}")
-        if self.handover_warmup_steps and not self.start_from_step:
-            raise ValueError(f"handover_warmup_steps is read only with a start_from_step (leave it 0); "
-                             f"got {self.handover_warmup_steps!r}")
-        if self.start_from_step and not self.handover_warmup_steps <= self.steps - self.start_from_step:
-            raise ValueError(f"handover_warmup_steps must be an int from 0 to steps - start_from_step "
-                             f"({self.steps - self.start_from_step}); got {self.handover_warmup_steps!r}")
         if self.lr_schedule != "drop" and self.drop_step != 0:
             raise ValueError(f"drop_step is read only with lr_schedule 'drop' (leave it 0); got {self.drop_step!r} "
                              f"with {self.lr_schedule!r}")
@@ -101,10 +67,6 @@ FIELD_RULES = {
     "adam_eps": positive_number(), "grad_clip": number_at_least(0, " (0: no clipping)"),
     "dropout": fraction(one_included=False, note=" (none)"),
     "tf32": true_or_false(),
-    "start_from_step": int_at_least(0, " (0: from its initialization)"),
-    "handover": one_of(HANDOVERS),
-    "handover_warmup_steps": int_at_least(0, " (0: none)"),
-    "handover_data": one_of(seed_groups.HANDOVER_DATA),
 }
 
 
@@ -127,8 +89,7 @@ def weight_settings(cfg: TrainConfig) -> dict:
 
 
 LATER_DEFAULTS = {"draws": "generators", "lr_schedule": "constant", "warmup_steps": 0, "grad_clip": 0.0, "dropout": 0.0,
-                  "drop_step": 0, "adam_eps": 1e-8, "tf32": False,
-                  "start_from_step": 0, "handover": "all", "handover_warmup_steps": 0, "handover_data": "carried"}
+                  "drop_step": 0, "adam_eps": 1e-8, "tf32": False}
 
 
 def group_size(cfg: TrainConfig) -> int:

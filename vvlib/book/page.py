@@ -54,7 +54,7 @@ def configure(chapter_name: str, namespace: dict) -> Params:
 
 
 def chapter_number(name: str) -> str:
-    """How a chapter's figures are numbered: "10_beyond" -> "10"; a page without a number by its initial ("S")."""
+    """How a chapter's figures are numbered: by its name's leading number ("07_..." -> "7"), else by its initial ("S")."""
     lead = name.split("_")[0]
     return str(int(lead)) if lead.isdigit() else lead[:1].upper()
 

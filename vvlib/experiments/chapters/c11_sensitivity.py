@@ -93,8 +93,6 @@ DICTIONARY_ROWS = [
     {"heads": 4, "layers": 2, "steps": 2600, "n_seeds": 8},
     {"heads": 4, "layers": 2, "norm_layers": "last", "steps": 10000, "n_seeds": 8},
     {"heads": 4, "layers": 2, "norm_layers": "last", "steps": 10000, "lr_schedule": "cosine", "n_seeds": 8},
-    {"heads": 4, "layers": 2, "steps": 10000, "n_seeds": 8, "start_from_step": 400},
-    {"heads": 4, "layers": 2, "norm_layers": "last", "steps": 10000, "n_seeds": 8, "start_from_step": 400},
 ]
 # each task's own list and what it holds (a task registered beside these two runs BOTH_TASKS_ROWS)
 OWN_ROWS = {
@@ -110,9 +108,7 @@ OWN_ROWS = {
                  "at 10 seeds, again with 20; then chapter 10's deep model, 4 heads x 2 layers, on 8 seeds: 10,000 steps "
                  "at a constant and a cosine rate, does a decaying rate stop its loss climb?, and the constant rate "
                  "stopped at step 2,600, before the climb; then +LN's norm after its last layer only, at both rates: is "
-                 "the first layer's norm what sets the deep +LN apart?; then both kinds of +LN taking the Baseline's run "
-                 "over at step 400, where its first layer already attends (start_from_step): does a norm added then help "
-                 "at long lengths?)"),
+                 "the first layer's norm what sets the deep +LN apart?)"),
 }
 
 

@@ -25,11 +25,10 @@ from .params import MODEL_PARAMETERS, ROW_MODEL_FIELDS, ParameterError, Params, 
 PAIR = BASE, NORMED = variants.PAIR  # the two sides of every row, as its results name them
 # What a row may change: every task's training and model settings (heads and layers too: chapter 10's deep
 # model); its number of seeds (each seed draws the same data in a row of 10 or 20); ln_affine (False: +LN without
-# its learned scale and shift, chapter 8's +std); start_from_step and handover (the +LN side takes over the row's
-# Baseline run at that step, carrying what handover names: train.TrainConfig).
+# its learned scale and shift, chapter 8's +std).
 SHARED_SETTINGS = ("n_seeds", "steps", "batch_size", "lr", "weight_decay", "min_len", "max_len", "lr_schedule",
                    "warmup_steps", "drop_step", "adam_eps", "grad_clip", "dropout", *MODEL_PARAMETERS, *ROW_MODEL_FIELDS,
-                   "ln_affine", "start_from_step", "handover")
+                   "ln_affine")
 
 
 def tasks_with_rows(records: list) -> list[str]:

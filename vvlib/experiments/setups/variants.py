@@ -12,7 +12,6 @@ import numpy as np
 import torch
 
 from ... import tasks
-from ...handover import HANDOVER_FIELDS
 from ...evaluate import EvalConfig
 from ...model import ModelConfig
 from .params import EVAL_FIELDS, MODEL_PARAMETERS, ROW_MODEL_FIELDS, Params
@@ -95,15 +94,13 @@ REQUIRED_TRAIN = ("n_seeds", "steps", "batch_size", "lr", "weight_decay", "min_l
 TRAIN_FIELDS = tuple(field.name for field in dataclasses.fields(TrainConfig))
 
 
-def train_config(P, from_initialization: bool = False) -> TrainConfig:
+def train_config(P) -> TrainConfig:
     """The TrainConfig the parameters name.  Chapters without a curriculum (all but chapter 9)
-    train at full length from step 0.  from_initialization leaves the handover's fields
-    (handover.HANDOVER_FIELDS) at their defaults: the run a handover starts from
-    (handover.source_config)."""
+    train at full length from step 0."""
     unread = [name for name in REQUIRED_TRAIN if name not in P or isinstance(P[name], dict)]
     if unread:  # missing, or one value per task: a two-task chapter's, to be read through task_params
         raise ValueError(f"training parameters {unread} missing or per task (read a task's through task_params)")
-    read = [name for name in TRAIN_FIELDS if name in P and not (from_initialization and name in HANDOVER_FIELDS)]
+    read = [name for name in TRAIN_FIELDS if name in P]
     return TrainConfig(**{name: P[name] for name in read})
 
 
@@ -129,9 +126,7 @@ def train_configs(P, variant: str = "") -> list:
     than one GPU command), or for a deep variant of deep_seed_chunk where chapter 10 sets that (its model
     of several attention layers and heads trains slower per step than the one-layer variants)."""
     deep = P.get("deep_seed_chunk", 0) if is_deep(variant) else 0
-    # start_from_step hands a run of a model without a norm to its variant with one: that run starts at 0
-    cfg = train_config(P, from_initialization=VARIANT_OPTIONS.get(variant, {}).get("norm", "none") == "none")
-    return seed_chunks(cfg, deep or P.get("seed_chunk", 0))
+    return seed_chunks(train_config(P), deep or P.get("seed_chunk", 0))
 
 
 def run_name(variant: str, temperature: str) -> str:
