@@ -67,32 +67,40 @@ class DispersionPage(ChapterPage):
             display(Markdown("The Baseline alone, with and without adaptive temperature: +LN's probe at this scale "
                              "is still in the GPU queue, so Figure 4's comparison waits for it."))
 
+    def _figure_runs(self):
+        """(parameters, probe tables, scale in words) of the runs the verdict rests on: the paper's scale where both
+        variants' probes are committed, else this page's run."""
+        if self._both_at_paper_scale():
+            P, tables, trained = self.big
+            return P, tables, answers.scale_text(P.n_seeds, P.steps, trained["baseline"]["provenance"]["device"])
+        P = self.P
+        return P, self.tables, f"{P.n_seeds} seeds x {P.steps:,} steps, {self.device.type.upper()}"
+
     def heatmaps(self):
         """Figure 4 itself: the largest attention weights of each test example, for one model."""
-        P = self.P
-        maps = {LABELS[v]: found for v, found in probing.heatmap_arrays(self.tables["heatmaps"]).items()}
+        P, tables, scale = self._figure_runs()
+        maps = {LABELS[v]: found for v, found in probing.heatmap_arrays(tables["heatmaps"]).items()}
         attention_plots.attention_heatmaps(maps, title=f"16 largest attention weights of {P.n_examples} test "
                                                        f"examples, model {P.shown_seed}, fixed temperature")
-        show_figure(f"The paper's Figure 4 on one model (seed {P.shown_seed}, {P.n_seeds} seeds x {P.steps:,} steps, "
-                    f"{self.device.type.upper()}): for {P.n_examples} test examples (rows), the 16 largest attention "
-                    "weights, largest first (columns), a row of panels per variant and a column per length N. A bright "
-                    "first column is attention on one item; a dim, even row is dispersed attention.")
+        show_figure(f"The paper's Figure 4 on one model (seed {P.shown_seed}; {scale}). For {P.n_examples} test "
+                    "examples (rows), the 16 largest attention weights, largest first (columns), a row of panels per "
+                    "variant and a column per length N. A bright first column is attention on one item; a dim, even "
+                    "row is dispersed attention.")
 
     def across_seeds(self):
-        """Entropy and largest weight against N, mean over the seeds, with and without adaptive temperature."""
-        P = self.P
-        frame = self.tables["attention"].replace({"variant": LABELS})
+        """Entropy and largest weight against N, mean over the seeds, of the runs the verdict rests on."""
+        P, tables, scale = self._figure_runs()
+        frame = tables["attention"].replace({"variant": LABELS})
         lengths = np.array(P.eval_lengths, dtype=float)
-        scale = f"{P.n_seeds} seeds x {P.steps:,} steps, {self.device.type.upper()}"
+        sequences = getattr(P, "n_probe_sequences", None)
         plots.quantity_vs_length(frame, "entropy", "attention entropy (nats)",
                                  reference=("uniform, ln N", lengths, np.log(lengths)),
-                                 title=f"Entropy of the attention ({P.n_seeds} models x {P.n_probe_sequences} "
-                                       f"sequences per N)")
+                                 title=f"Entropy of the attention ({scale})")
         show_figure(f"The attention's entropy against the test length N, mean ± s.e. over seeds ({scale}, "
-                    f"{P.n_probe_sequences} test sequences per N), with and without adaptive temperature; the "
-                    "reference line is ln N, the entropy of uniform weights. Lower is sharper, less dispersed.")
+                    f"{sequences} test sequences per N); the reference line is ln N, the entropy of uniform weights. "
+                    "Lower is sharper, less dispersed.")
         plots.quantity_vs_length(frame, "top1_weight", "largest attention weight", log_y=True,
-                                 title="Largest attention weight")
+                                 title=f"Largest attention weight ({scale})")
         show_figure(f"The largest attention weight against N, mean ± s.e. over seeds ({scale}), log scale. A weight "
                     "that falls like 1/N is attention spread evenly; one that stays near 1 is attention on one item.")
 

@@ -133,7 +133,9 @@ def quantity_vs_length(df, y: str, ylabel: str, title="", log_y=False, hue="vari
     `reference` = (label, lengths, values) adds a dotted guide line."""
     sns.set_theme(style="whitegrid")
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    sns.lineplot(data=df, x="N", y=y, hue=hue, style=style, errorbar="se", marker="o", ax=ax)
+    named = hue == "variant" and all(palette.has_colour(v) for v in df[hue].unique())
+    sns.lineplot(data=df, x="N", y=y, hue=hue, style=style, errorbar="se", marker="o", ax=ax,
+                 palette={v: palette.colour(v) for v in df[hue].unique()} if named else None)
     if reference is not None:
         label, xs, ys = reference
         ax.plot(xs, ys, "k:", label=label)
