@@ -486,6 +486,17 @@ def test_pages_show_table_cells_whole_and_no_markup_leaks(built):
         assert readable_text_problems(page.read_text()) == [], page.name
 
 
+def test_each_page_keeps_to_its_word_budget(built):
+    """Prose as a reader reads it (written and generated, tables, code and collapsed blocks left out): at most
+    2,500 words a chapter and 700 on the introduction."""
+    from vvlib.book.readable import article_prose
+
+    html = built / "_build" / "html" / "book"
+    budgets = {html / "intro.html": 700, **{html / "chapters" / f"{n}.html": 2500 for n in PUBLISHED}}
+    over = {page.stem: words for page, most in budgets.items() if (words := len(article_prose(page.read_text()).split())) > most}
+    assert over == {}
+
+
 def test_the_page_check_catches_each_problem_it_names(tmp_path, capsys):
     from vvlib.book import readable
 

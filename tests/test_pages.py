@@ -305,3 +305,15 @@ def test_the_intros_findings_match_the_committed_runs_by_hand():
     d = 100 * (acc[key_results.BEST][:, j] - acc["baseline"][:, j])
     half = 1.984 * d.std(ddof=1) / np.sqrt(len(d))  # t(0.975, 99)
     assert f"{d.mean():+.1f} ({d.mean() - half:+.1f} to {d.mean() + half:+.1f})" in line
+
+
+def test_a_long_table_is_shown_collapsed_under_what_it_holds(monkeypatch):
+    import pandas as pd
+    from vvlib.book import page
+
+    shown = []
+    monkeypatch.setattr(page, "display", lambda *items, **_: shown.extend(items))
+    page.show_table(pd.DataFrame({"x": range(page.LONG_TABLE)}), "short")
+    page.show_table(pd.DataFrame({"x": range(page.LONG_TABLE + 1)}), "Every row")
+    assert isinstance(shown[0], pd.DataFrame)
+    assert shown[1].data.startswith("<details><summary>Every row (16 rows)</summary><table")

@@ -16,7 +16,7 @@ from ..experiments.setups import paper_tasks, probes, sensitivity, variants
 from ..experiments.storage import runs, store
 from . import paper_scale
 from .runner import resolved
-from .page import ChapterPage, show_figure, task_title
+from .page import ChapterPage, show_figure, show_table, task_title
 
 NAME = BEYOND.name
 ONE_LAYER, DEEP, PAIRS = list(c10_beyond.ONE_LAYER), list(c10_beyond.DEEP), list(c10_beyond.PAIRS)
@@ -211,7 +211,7 @@ class BeyondPage(ChapterPage):
                               **{"runner-up": [self.labels[v] for v in b["runner-up"]],
                                  "p": [compare.format_p(p) for p in b["p"]]})
                   .drop(columns=["label"]).set_index("N").round(1) for t, b in self.best.items()}
-        display(pd.concat(frames, axis=0))
+        show_table(pd.concat(frames, axis=0), "The best variant and the runner-up at each length, per task")
 
     def slopes(self):
         """The trained models' log-log slopes of component std against N: this page's, then the paper scale's."""
@@ -257,7 +257,7 @@ class BeyondPage(ChapterPage):
                 self.metrics[t], PAIRS, labels, P.eval_lengths, P.max_len)
             notes.append(f"- **{t}** at this page's scale: "
                          + report.best_sentence(self.best[t], P.eval_lengths, P.max_len))
-        display(pd.concat(tables, names=["task", "scale"]))
+        show_table(pd.concat(tables, names=["task", "scale"]), "Each pair's verdict, per task and scale")
         display(Markdown("\n".join(notes)))
 
     def scale(self):

@@ -38,6 +38,7 @@ class Headline:
     baseline: dict        # {N: (ours, the paper's) Baseline accuracy, %}
     verdict: str          # compare's verdict over the lengths beyond training
     evidence: str         # compare's count behind it
+    counts: tuple         # (lengths beyond training, significantly ahead at, significantly behind at)
 
 
 def headline(task, store_dir) -> Headline:
@@ -52,7 +53,8 @@ def headline(task, store_dir) -> Headline:
     return Headline(task.table, task.title, P.n_seeds, P.steps, records[BASE]["provenance"]["device"],
                     {n: differences[n] for n in SHOWN}, {n: paper.difference(task.accuracy, PAIR, n) for n in SHOWN},
                     {n: (base[:, column[n]].mean(), paper.column(task.accuracy, BASE, n)) for n in SHOWN},
-                    evidence.verdict(), evidence.text())
+                    evidence.verdict(), evidence.text(),
+                    (evidence.lengths, evidence.ahead_significant, evidence.behind_significant))
 
 
 def headlines(store_dir) -> list[Headline]:
@@ -76,9 +78,10 @@ def table_finding(h: Headline, n: int = SHOWN[-1]) -> str:
     """One headline table's verdict in a sentence: +LN minus the Baseline at N with its interval, beside the paper's."""
     d = h.differences[n]
     verdict = {"supported": "holds", "contradicted": "is contradicted"}.get(h.verdict, f"is {h.verdict}")
+    lengths, ahead, behind = h.counts
     return (f"**{h.table} ({h.title}) {verdict}.** At N = {power_of_two(n)}, +LN minus the Baseline is "
-            f"{interval(d)} points of accuracy; the paper reports {h.paper[n]:+.1f}. Over the lengths beyond "
-            f"training it is {h.evidence}.")
+            f"{interval(d)} points of accuracy; the paper reports {h.paper[n]:+.1f}. +LN is significantly ahead at "
+            f"{ahead} and behind at {behind} of the {lengths} lengths beyond training.")
 
 
 def schedule_finding(results_dir) -> str | None:

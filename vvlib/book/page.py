@@ -106,6 +106,17 @@ def show_collapsed(summary: str, body: str):
     display(HTML(f"<details><summary>{summary}</summary>{body}</details>"))
 
 
+LONG_TABLE = 15  # rows: a longer table is detail, shown by its one-line summary and opened on a click
+
+
+def show_table(table, what: str):
+    """A table: whole where it is short, else collapsed under `what` (what it holds, in a few words)."""
+    if len(table) <= LONG_TABLE:
+        display(table)
+    else:
+        show_collapsed(f"{what} ({len(table)} rows)", table.to_html())
+
+
 def show_runs(runs: dict, labels: dict):
     """The stored runs behind a result ({variant: [run record]}: seeds, steps, wall time, device, commit), collapsed:
     their provenance."""

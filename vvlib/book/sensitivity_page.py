@@ -12,7 +12,7 @@ from ..experiments.reports import paper_rows, plots
 from ..experiments.setups import paper, sensitivity, variants
 from ..experiments.setups.paper_tasks import ARGMAX, BY_NAME
 from . import runner
-from .page import ChapterPage, show_collapsed, show_figure
+from .page import ChapterPage, show_collapsed, show_figure, show_table
 
 
 FOREST_CAPTION = ("+LN's accuracy minus the Baseline's, a row per configuration (the defaults in bold), a panel per "
@@ -87,7 +87,8 @@ class SensitivityPage(ChapterPage):
         """One table per task: each row's budget, both variants' accuracy and the paired difference."""
         for task in sensitivity.tasks_with_rows(self.records):
             display(Markdown(f"### {task}"))
-            display(sensitivity.row_table(self.records, task, self.P.compared_lengths))
+            show_table(sensitivity.row_table(self.records, task, self.P.compared_lengths),
+                       f"Every {task} row: +LN minus the Baseline at each compared length")
             if len(again := sensitivity.more_seeds_table(self.records, task, self.P.compared_lengths)):
                 display(Markdown(f"The {task} rows run again with more seeds, beside their first run:"), again)
             if unlearned := sensitivity.unlearned_sentence(self.records, task):
@@ -111,7 +112,8 @@ class SensitivityPage(ChapterPage):
         P = self.P
         for task in (t for t in sensitivity.tasks_with_rows(self.records) if BY_NAME[t].accuracy):
             display(Markdown(f"### {task}"))
-            display(sensitivity.distance_table(self.records, task))
+            show_table(sensitivity.distance_table(self.records, task),
+                       f"Every {task} row's Baseline against the paper's, length by length")
             best = sensitivity.closest_to_paper(self.records, task)
             if best is None:
                 continue
