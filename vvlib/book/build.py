@@ -251,10 +251,18 @@ def scale_gaps_markdown(rows: list) -> str:
     lengths = sorted({n for _, _, gaps in rows for n in gaps}, key=int)
     head = "| table | scale | " + " | ".join(f"N = {power_of_two(int(n))}" for n in lengths) + " |"
     lines = [head, "|---|---|" + "---|" * len(lengths)]
-    cell = lambda d: f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]" if d else "not tested"
-    lines += [f"| {table} | {scale} | " + " | ".join(cell(gaps.get(n)) for n in lengths) + " |"
+    lines += [f"| {table} | {scale} | " + " | ".join(gap_cell(gaps.get(n)) for n in lengths) + " |"
               for table, scale, gaps in rows]
     return "\n".join(lines)
+
+
+def gap_cell(d: dict | None) -> str:
+    """A paired difference as the scale page's cell: with its interval where the scale had seeds enough for one."""
+    if not d:
+        return "not tested"
+    if d["low"] is None or d["low"] != d["low"]:  # one seed: results.json keeps no interval (None; nan in memory)
+        return f"{d['diff']:+.1f}"
+    return f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]"
 
 
 def build_html(root: Path) -> Path:
