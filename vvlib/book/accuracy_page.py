@@ -122,8 +122,8 @@ class AccuracyPage(ChapterPage):
                              "this page shows them once every one is committed (`python -m vvlib paper --plan`)."))
         else:
             display(Markdown("Shown: the paper-scale runs on the counter stream (the GPU queue's); the earlier "
-                             "runs, from a generator per seed, stay committed, and the gap table below sets them "
-                             "beside these."))
+                             "runs, from a generator per seed, stay committed; the scale page sets them beside "
+                             "these."))
         # a run stored in parts of seeds (seed_chunk) is one row per part
         show_runs({v: runs.run_records(r) for v, r in self.paper_scale["runs"].items()}, LABELS)
 
@@ -195,7 +195,7 @@ class AccuracyPage(ChapterPage):
         """One scale's section of adaptive_reach: its sentence, table and captioned figure; returns its numbers."""
         measured = adaptive_reach.reach(frame, P.eval_lengths, self.table)
         labels = {v: SHORT[v] for v in measured}
-        display(Markdown(adaptive_reach.reach_sentence(measured, labels, max(P.eval_lengths))))
+        display(Markdown(f"*{scale}:* " + adaptive_reach.reach_sentence(measured, labels, max(P.eval_lengths))))
         display(adaptive_reach.reach_table(measured, labels, P.eval_lengths[::2]))
         low, high = sharpening_band()
         plots.quantity_vs_length(adaptive_reach.sharpened_frame(frame, LABELS), "sharpened",
@@ -293,7 +293,8 @@ class AccuracyPage(ChapterPage):
                 f"With the rate decayed, at N = {int(longest):,}: Baseline {row['accuracy']['baseline'][longest]:.1f}%, "
                 f"+LN {row['accuracy']['layernorm'][longest]:.1f}% ({row['n_seeds']} seeds, "
                 f"{task_value(P_rows, 'n_eval_sequences', self.task.name)} test sequences per length); +LN is "
-                f"{sensitivity.described(row['difference'][longest])}. At a constant rate, the longer training above "
+                f"{sensitivity.described(row['difference'][longest])}. At a constant rate, the longer training (the paper's "
+                f"steps on a CPU) "
                 f"reaches {self.long['metrics']['accuracy']['baseline'][longest]:.1f}% and "
                 f"{self.long['metrics']['accuracy']['layernorm'][longest]:.1f}% there ({P.long_seeds} seeds)."))
 

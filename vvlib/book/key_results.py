@@ -95,10 +95,11 @@ def schedule_finding(results_dir) -> str | None:
     if "defaults" not in rows or COSINE_ROW not in rows:
         return None
     n, cosine = str(SHOWN[-1]), rows[COSINE_ROW]
-    return (f"**The learning-rate schedule decides Table 2's sign.** The paper names no schedule. With the rate "
-            f"decayed along half a cosine (our choice), +LN minus the Baseline at N = {power_of_two(SHOWN[-1])} is "
-            f"{interval(cosine['difference'][n])}; at a constant rate it is "
-            f"{interval(rows['defaults']['difference'][n])} ({cosine['n_seeds']} seeds each, GPU; chapter 11).")
+    return (f"**The learning-rate schedule decides Table 2's sign.** The paper names no schedule; our runs keep the "
+            f"rate constant (our choice). With it decayed along half a cosine instead, +LN minus the Baseline at N = "
+            f"{power_of_two(SHOWN[-1])} is {interval(cosine['difference'][n])}, against "
+            f"{interval(rows['defaults']['difference'][n])} at the constant rate ({cosine['n_seeds']} seeds each, GPU; "
+            "chapter 11).")
 
 
 def mechanism_finding(store_dir) -> str | None:
@@ -144,7 +145,7 @@ def markdown(rows: list[Headline], pending_line: str, more: list) -> str:
     """The box the introduction opens with: each finding in a sentence, the scale under them."""
     devices = sorted({h.device for h in rows})
     findings = [table_finding(h) for h in rows] + [line for line in more if line]
-    scale = (f"Each at the paper's scale: {rows[0].n_seeds} seeds per variant at the paper's steps, trained on "
+    scale = (f"Each finding rests on the paper's scale: {rows[0].n_seeds} seeds per variant at the paper's steps, trained on "
              f"{' and '.join(devices)}; 95% intervals over seeds, paired by seed.")
     return "\n".join(["```{admonition} What this book finds", ":class: tip", "", *(f"- {f}" for f in findings),
                       f"- **Pending.** {pending_line} They wait for a GPU, lent to this project only at times.",
