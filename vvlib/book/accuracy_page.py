@@ -257,9 +257,9 @@ class AccuracyPage(ChapterPage):
             return
         n = max(rows[gpu], key=int)
         words = lambda d: f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]"
-        display(Markdown(f"**Does the device change the answer?** On the counter stream, which draws the same data "
-                         f"on any device, +LN minus the Baseline at N = {int(n):,} is {words(rows[cpu][n])} points "
-                         f"on the CPU ({cpu}) and {words(rows[gpu][n])} on the GPU ({gpu}). The scale page sets every "
+        display(Markdown(f"**Does the device change the answer?** The counter stream draws the same data on any "
+                         f"device. On it, +LN minus the Baseline at N = {int(n):,} is {words(rows[cpu][n])} points on "
+                         f"the CPU ({cpu}) and {words(rows[gpu][n])} on the GPU ({gpu}). The scale page sets every "
                          "scale side by side."))
 
     def losses(self):

@@ -67,10 +67,10 @@ class DispersionPage(ChapterPage):
             display(Markdown("The Baseline alone, with and without adaptive temperature: +LN's probe at this scale "
                              "is still in the GPU queue, so Figure 4's comparison waits for it."))
 
-    def _figure_runs(self):
+    def _figure_runs(self, table: str):
         """(parameters, probe tables, scale in words) of the runs the verdict rests on: the paper's scale where both
-        variants' probes are committed, else this page's run."""
-        if self._both_at_paper_scale():
+        variants' probes, `table` among them, are committed, else this page's run."""
+        if self._both_at_paper_scale() and table in self.big[1]:
             P, tables, trained = self.big
             return P, tables, answers.scale_text(P.n_seeds, P.steps, trained["baseline"]["provenance"]["device"])
         P = self.P
@@ -78,7 +78,7 @@ class DispersionPage(ChapterPage):
 
     def heatmaps(self):
         """Figure 4 itself: the largest attention weights of each test example, for one model."""
-        P, tables, scale = self._figure_runs()
+        P, tables, scale = self._figure_runs("heatmaps")
         maps = {LABELS[v]: found for v, found in probing.heatmap_arrays(tables["heatmaps"]).items()}
         attention_plots.attention_heatmaps(maps, title=f"16 largest attention weights of {P.n_examples} test "
                                                        f"examples, model {P.shown_seed}, fixed temperature")
@@ -89,7 +89,7 @@ class DispersionPage(ChapterPage):
 
     def across_seeds(self):
         """Entropy and largest weight against N, mean over the seeds, of the runs the verdict rests on."""
-        P, tables, scale = self._figure_runs()
+        P, tables, scale = self._figure_runs("attention")
         frame = tables["attention"].replace({"variant": LABELS})
         lengths = np.array(P.eval_lengths, dtype=float)
         sequences = getattr(P, "n_probe_sequences", None)
