@@ -195,7 +195,7 @@ class AccuracyPage(ChapterPage):
         """One scale's section of adaptive_reach: its sentence, table and captioned figure; returns its numbers."""
         measured = adaptive_reach.reach(frame, P.eval_lengths, self.table)
         labels = {v: SHORT[v] for v in measured}
-        display(Markdown(f"*{scale}:* " + adaptive_reach.reach_sentence(measured, labels, max(P.eval_lengths))))
+        display(Markdown(f"*{scale}:*\n\n" + adaptive_reach.reach_sentence(measured, labels, max(P.eval_lengths))))
         display(adaptive_reach.reach_table(measured, labels, P.eval_lengths[::2]))
         low, high = sharpening_band()
         plots.quantity_vs_length(adaptive_reach.sharpened_frame(frame, LABELS), "sharpened",
