@@ -39,8 +39,8 @@ PAGES = [  # each notebook's calls, in its order
     (AblationPage, "train train_longer answer tables sentences longer scale write", LONGER),
     (LongerTrainingPage, "train train_longer answer losses tables longer scale write",
      {**LONGER, "max_len": 32, "checkpoint_every": 5}),
-    (BeyondPage, "train answer random_module rescaled_mean one_layer deep paper_losses deep_attention "
-                 "best_variants slopes paper_slopes says scale write", {}),
+    (BeyondPage, "train answer rerun_table random_module rescaled_mean one_layer deep paper_losses deep_attention "
+                 "slopes says best_variants scale write", {}),
     (SensitivityPage, "train paper_scale_answer answer training_time row_tables argmax_cost closest_to_paper write",
      {**{f"{task}_rows": [{}] for task in NAMES}, "argmin_rows": [{}, {"hidden": 4}], "compared_lengths": [64],
       "seed_group": 0}),

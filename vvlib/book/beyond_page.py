@@ -9,14 +9,16 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
+import matplotlib.pyplot as plt
+
 from .. import beyond, compare, montecarlo
 from ..experiments.chapters import BEYOND, SENSITIVITY, c10_beyond
-from ..experiments.reports import along_training, answers, plots, provisional, report
+from ..experiments.reports import answers, plots, provisional, report
 from ..experiments.setups import paper_tasks, probes, sensitivity, variants
 from ..experiments.storage import runs, store
 from . import paper_scale
 from .runner import resolved
-from .page import ChapterPage, show_figure, show_table, task_title
+from .page import ChapterPage, show_collapsed, show_figure, show_table, task_title
 
 NAME = BEYOND.name
 ONE_LAYER, DEEP, PAIRS = list(c10_beyond.ONE_LAYER), list(c10_beyond.DEEP), list(c10_beyond.PAIRS)
@@ -84,31 +86,55 @@ class BeyondPage(ChapterPage):
         return answers.scale_text(self.P_paper.n_seeds, P_task.steps, found["baseline"]["provenance"]["device"])
 
     def answer(self):
-        """Every variant at the lengths the paper reports, beside the paper's two: at the paper's scale first, for
-        each task whose Baseline and +LN are committed (its other variants 'pending' until they are), then here."""
-        P, labels, P_paper = self.P, self.labels, self.P_paper
-        if self.big:
-            display(answers.variants_table({t: acc for t, (_, acc, _) in self.big.items()}, P_paper.eval_lengths,
-                                           labels, {t: paper_tasks.BY_NAME[t].accuracy for t in self.big})
-                    .fillna("pending"))
-            sentences = []
-            for t, (_, acc, _) in self.big.items():
-                waiting = (f" {len(acc)} of its {len(ONE_LAYER + DEEP)} variants are committed; "
-                           f"{' and '.join(self.pending[t])} wait in the GPU queue.") if self.pending[t] else ""
-                best = beyond.best_by_length(acc, P_paper.eval_lengths, labels)
-                sentences.append(f"**{t}** ({self._paper_scale_text(t)}): "
-                                 + report.best_sentence(best, P_paper.eval_lengths, P_paper.max_len) + waiting)
-            display(Markdown(" ".join(sentences) + " At this page's scale:"))
-        display(answers.variants_table(self.accuracy, P.eval_lengths, labels,
-                                       {t.name: t.accuracy for t in paper_tasks.TASKS}))
+        """Every variant at the lengths the paper reports, beside the paper's two: at the paper's scale for each task
+        whose Baseline and +LN are committed (its other variants 'pending' until they are); this page's where none is."""
+        P, labels = self.P, self.labels
+        if not self.big:
+            display(answers.variants_table(self.accuracy, P.eval_lengths, labels,
+                                           {t.name: t.accuracy for t in paper_tasks.TASKS}))
+            display(Markdown(" ".join(self._page_sentences()) + " Mean accuracy (%) over seeds; the paper tested only "
+                             "the Baseline and +LN."))
+            return
+        display(answers.variants_table({t: acc for t, (_, acc, _) in self.big.items()}, self.P_paper.eval_lengths,
+                                       labels, {t: paper_tasks.BY_NAME[t].accuracy for t in self.big}).fillna("pending"))
         sentences = []
+        for t, (_, acc, _) in self.big.items():
+            waiting = (f" {len(acc)} of its {len(ONE_LAYER + DEEP)} variants are committed; "
+                       f"{' and '.join(self.pending[t])} wait in the GPU queue.") if self.pending[t] else ""
+            best = beyond.best_by_length(acc, self.P_paper.eval_lengths, labels)
+            sentences.append(f"**{t}** ({self._paper_scale_text(t)}): "
+                             + report.best_sentence(best, self.P_paper.eval_lengths, self.P_paper.max_len) + waiting)
+        display(Markdown(" ".join(sentences) + " Mean accuracy (%) over seeds; the paper tested only the Baseline "
+                                               "and +LN."))
+
+    def _page_sentences(self) -> list:
+        """Per task, which variant leads beyond training at this page's scale."""
+        P, sentences = self.P, []
         for t, P_task in self.tasks.items():
             scale = answers.scale_text(P.n_seeds, P_task.steps, self.training[t]["baseline"]["provenance"]["device"])
             note = provisional.note(t, P_task.steps)
             sentences.append(f"**{t}** ({scale}{f'; {note}' if note else ''}): "
                              + report.best_sentence(self.best[t], P.eval_lengths, P.max_len))
-        display(Markdown(" ".join(sentences) + " Mean accuracy (%) over seeds; the paper tested only the Baseline "
-                                               "and +LN."))
+        return sentences
+
+    def rerun_table(self):
+        """This run beside the answer: every variant's mean accuracy at the paper's lengths, at the paper's scale
+        (where committed) and here, in one table; which variant leads at this run's scale under it."""
+        P, labels = self.P, self.labels
+        ours = answers.variants_table(self.accuracy, P.eval_lengths, labels, {t.name: t.accuracy for t in paper_tasks.TASKS})
+        if not self.big:
+            return
+        theirs = answers.variants_table({t: acc for t, (_, acc, _) in self.big.items()}, self.P_paper.eval_lengths,
+                                        labels, {t: paper_tasks.BY_NAME[t].accuracy for t in self.big})
+        yours = "this run"
+        display(Markdown(f"Mean accuracy (%) over seeds: the answer (the paper's scale, "
+                         f"{'; '.join(f'{t}: {self._paper_scale_text(t)}' for t in self.big)}) beside this run "
+                         f"({P.n_seeds} seeds, {self.device.type.upper()})."))
+        both = pd.concat({"the answer": theirs, yours: ours}, axis=1).reorder_levels([1, 2, 0], axis=1)
+        rows = [r for r in ours.index if not r.startswith("paper: ")]
+        display(both.loc[rows, [(t, n, scale) for t, n in ours.columns for scale in ("the answer", yours)
+                                if (t, n, scale) in both.columns]].fillna("pending"))
+        display(Markdown(" ".join(self._page_sentences())))
 
     def random_module(self):
         """The random module's output std against N, plain and rescaled, and the fitted log-log slopes."""
@@ -125,64 +151,64 @@ class BeyondPage(ChapterPage):
                     "plain output beside the variance-keeping one; the dotted line falls as N^-0.5. The plain "
                     "output follows it; the rescaled one stays flat.")
         fits = self.mc_fits
-        display(fits.assign(**{"95% interval": [f"[{lo:.3f}, {hi:.3f}]" for lo, hi in zip(fits["low"], fits["high"])]})
-                .drop(columns=["low", "high"]).round(3).set_index(["output", "component"]))
+        table = (fits.assign(**{"95% interval": [f"[{lo:.3f}, {hi:.3f}]" for lo, hi in zip(fits["low"], fits["high"])]})
+                 .drop(columns=["low", "high"]).round(3).set_index(["output", "component"]))
+        show_collapsed("The fitted log-log slope of each component, with its 95% interval", table.to_html())
 
     def rescaled_mean(self):
         """The rescaled output at the longest N against theory, and how far its mean moves from 0."""
         theory, longest, shortest = self.theory, max(self.P.mc_lengths), min(self.P.mc_lengths)
-        display(theory[theory["N"] == longest].set_index("component").round(4))
+        show_collapsed(f"The rescaled output at N = {longest} against the large-N theory, per component",
+                       theory[theory["N"] == longest].set_index("component").round(4).to_html())
         drift = theory["mean / sqrt(N)"].abs().groupby(theory["N"]).mean()
         display(Markdown(
             f"At $N = {longest}$ the rescaled output's mean is about {drift.iloc[-1] * longest ** 0.5:.2f} per "
             f"component in absolute value (mean over the followed components), against "
             f"{drift.iloc[0] * shortest ** 0.5:.2f} at $N = {shortest}$: the variance is kept, and the mean moves away."))
 
+    def _accuracy_figure(self, shown: list, what: str):
+        """One panel per task: the variants `shown`, mean accuracy with its 95% interval over seeds against N, at
+        the paper's scale where every one of them is committed for both tasks, else at this page's."""
+        P, big = self.P, self.big
+        at_paper = len(big) == len(self.tasks) and all(v in big[t][2] for t in big for v in shown)
+        panels = [{"title": task_title(paper_tasks.BY_NAME[t]),
+                   "lengths": self.P_paper.eval_lengths if at_paper else P.eval_lengths,
+                   "ours": {v: 100 * np.asarray((big[t][1] if at_paper else self.accuracy[t])[v]) for v in shown}}
+                  for t in self.tasks]
+        scale = ("; ".join(f"{t}: {self._paper_scale_text(t)}" for t in big) if at_paper else
+                 f"{P.n_seeds} seeds, {' and '.join(f'{s.steps:,} steps ({t})' for t, s in self.tasks.items())}, "
+                 f"{self.device.type.upper()}")
+        plots.answer(panels, self.labels)
+        show_figure(f"{what} ({scale}): mean test accuracy against N, shaded over its 95% interval across seeds. "
+                    "The paired verdicts are in the table at the end of the page.")
+
     def one_layer(self):
-        """Each task's one-layer variants: accuracy, each pair's difference and p, and the figure."""
-        P = self.P
-        for task in paper_tasks.TASKS:
-            display(Markdown(f"### {task_title(task)}"))
-            display(report.quantity_table(self.metrics[task.name], ONE_LAYER, [], self.labels, P.eval_lengths,
-                                          digits=1, mean="accuracy", sem="accuracy_sem"))
-            display(report.quantity_table(self.metrics[task.name], [], PAIRS[:6], self.labels, P.eval_lengths))
-            plots.variants_accuracy(self.accuracy[task.name], ONE_LAYER, self.labels, P.eval_lengths,
-                                    title=f"{task.name}: one-layer variants ({P.n_seeds} seeds x "
-                                          f"{self.tasks[task.name].steps} steps)")
-            show_figure(f"{task_title(task)}, one-layer variants ({P.n_seeds} seeds x "
-                        f"{self.tasks[task.name].steps:,} steps, {self.device.type.upper()}): mean test accuracy ± "
-                        "s.e. over seeds against N. The table above gives each pair's paired difference and p.")
+        """The one-layer variants on both tasks, one figure."""
+        self._accuracy_figure(ONE_LAYER, "The five one-layer variants on both tasks")
 
     def deep(self):
-        """The deep variants on both tasks: accuracy, pairs, and each task's figure against one layer."""
+        """The deep variants on both tasks: their accuracy beside the one-layer Baseline and +LN, a table and a figure."""
         P, labels = self.P, self.labels
-        display(pd.concat({t: report.quantity_table(self.metrics[t], DEEP, [], labels, P.eval_lengths, digits=1,
-                                                    mean="accuracy", sem="accuracy_sem") for t in self.tasks}, axis=1))
-        display(pd.concat({t: report.quantity_table(self.metrics[t], [], PAIRS[6:], labels, P.eval_lengths)
-                           for t in self.tasks}, axis=1))
-        for t, P_task in self.tasks.items():
-            plots.variants_accuracy(self.accuracy[t], ["baseline", "layernorm", *DEEP], labels, P.eval_lengths,
-                                    title=f"{t}: H={P.deep_heads} L={P.deep_layers} against one layer "
-                                          f"({P.n_seeds} seeds x {P_task.steps} steps)")
-            show_figure(f"{t}: the deep model ({P.deep_heads} heads x {P.deep_layers} layers) with and without +LN "
-                        f"beside the one-layer Baseline and +LN ({P.n_seeds} seeds x {P_task.steps:,} steps, "
-                        f"{self.device.type.upper()}), mean test accuracy ± s.e. over seeds against N.")
+        table = pd.concat({t: report.quantity_table(self.metrics[t], DEEP, [], labels, P.eval_lengths, digits=1,
+                                                    mean="accuracy", sem="accuracy_sem") for t in self.tasks}, axis=1)
+        show_collapsed("The deep variants' mean accuracy (%) ± s.e. at every length, this page's runs", table.to_html())
+        self._accuracy_figure(["baseline", "layernorm", *DEEP],
+                              f"The deep model ({P.deep_heads} heads x {P.deep_layers} layers) with and without +LN "
+                              "beside the one-layer Baseline and +LN")
 
     def paper_losses(self):
-        """The training loss of every committed paper-scale variant, with where it rises after its lowest point."""
-        for t, (P_t, _, found) in self.big.items():
-            histories = {self.labels[v]: record["loss_history"] for v, record in found.items()}
-            plots.training_curves(histories, title=f"{t}: {self.P_paper.n_seeds} seeds x {P_t.steps:,} steps, GPU",
-                                  band=True)
-            show_figure(f"{t}: the training loss of every committed paper-scale variant ({self.P_paper.n_seeds} seeds "
-                        f"x {P_t.steps:,} steps, GPU), mean over seeds with the band from the 10th to the 90th "
-                        "percentile seed. A loss that climbs after its lowest point is the rise the table below "
-                        "measures.")
-            display(Markdown(f"**{t}**:"), along_training.loss_rise_table(histories))
+        """The training loss of every committed paper-scale variant: a panel per task."""
         if not self.big:
             why = ("none of this chapter's is committed yet." if self.P.paper_scale_dir
                    else "this run reads none (`paper_scale_dir` is empty).")
             display(Markdown(f"*No paper-scale runs are shown: {why}*"))
+            return
+        fig, axes = plt.subplots(1, len(self.big), figsize=(5.2 * len(self.big), 3.8), squeeze=False)
+        for ax, (t, (P_t, _, found)) in zip(axes[0], self.big.items()):
+            histories = {self.labels[v]: record["loss_history"] for v, record in found.items()}
+            plots.training_curves(histories, title=f"{t}: {P_t.steps:,} steps", band=True, ax=ax)
+        show_figure(f"The training loss of every committed paper-scale variant ({self.P_paper.n_seeds} seeds, GPU), "
+                    "mean over seeds with the band from the 10th to the 90th percentile seed.", fig)
 
     def deep_attention(self):
         """Does the deep dictionary model's first layer attend?  Per seed, its entropy at the training length in
@@ -219,11 +245,10 @@ class BeyondPage(ChapterPage):
         frames = {t: probes.slopes(P, P_task, t, ONE_LAYER + DEEP, self.device).tables(P.store_dir, self.device)
                   ["slopes"] for t, P_task in self.tasks.items()}
         self.variance_slope = {t: beyond.slope_summary(f) for t, f in frames.items()}
-        display(pd.DataFrame({t: {self.labels[v]: f"{s:.3f}" for v, s in by_variant.items()}
-                              for t, by_variant in self.variance_slope.items()})
-                .rename_axis(f"log-log slope of component std, N >= {P.max_len} ({P.probe_sequences} sequences)"))
+        self._slope_table()
 
-    def paper_slopes(self):
+    def _slope_table(self):
+        """The slopes at the paper's scale (where committed) beside this page's, one table."""
         P, labels = self.P, self.labels
         if not P.paper_scale_dir:
             paper = pd.DataFrame({t: [] for t in self.tasks})

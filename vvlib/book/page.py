@@ -27,16 +27,17 @@ COLUMN_PX = 800  # about the width of the book's text column at a 1280 px window
 FIGURES = {"chapter": "", "shown": 0}  # the page being executed: its figures are numbered <chapter>.<shown>
 
 
-def ci_time(name: str, path=CHAPTER_TIMES) -> str:
-    """How long the chapter's ci run took a fresh clone, as a sentence's end: from bench/chapter_times.py's
-    record, with its threads and CPU, or how to measure it where the record has no such chapter."""
+def ci_time(name: str, path=CHAPTER_TIMES) -> tuple[str, str]:
+    """How long the chapter's ci run took a fresh clone: (the end of a sentence, 'takes about 2 minutes on 2 CPU
+    cores'; the machine and record it was timed on, for the collapsed block), from bench/chapter_times.py's record,
+    or how to measure it where the record has no such chapter."""
     record = json.loads(path.read_text()) if path.exists() else {"seconds": {}}
     if name not in record["seconds"]:
-        return "has not been timed on this book's machines yet (`python -m bench.chapter_times --write` times it)"
+        return ("has not been timed on this book's machines yet", "`python -m bench.chapter_times --write` times it")
     seconds = record["seconds"][name]
     took = f"about {seconds / 60:.0f} minutes" if seconds >= 90 else f"about {seconds:.0f} seconds"
-    return (f"takes {took} with {record['threads']} threads on a {record['provenance']['cpu']} "
-            f"(bench/{path.name}: an empty store, so it trains all it needs)")
+    return (f"takes {took} on {record['threads']} CPU cores",
+            f"{record['provenance']['cpu']}, {record['threads']} threads, an empty store (bench/{path.name})")
 
 
 def configure(chapter_name: str, namespace: dict) -> Params:
@@ -85,11 +86,12 @@ class ChapterPage:
         would change (the record's `reader`), and every other setting in a collapsed table."""
         reader = chapters.get_chapter(self.chapter).reader
         command = f"python -m vvlib run {self.chapter} --profile ci --output out/{self.chapter[:2]}"
-        display(Markdown(f"`{command}` {ci_time(self.chapter)}. Change a parameter with "
+        took, timed_on = ci_time(self.chapter)
+        display(Markdown(f"`{command}` {took}. Change a parameter with "
                          "`-p NAME VALUE` (`python -m vvlib list` names them all); this run's values:"))
         display(report.parameters_frame({name: self.P[name] for name in reader}))
         rest = report.parameters_frame({**{k: v for k, v in self.P.items() if k not in reader},
-                                        "device": store.device_name(self.device)})
+                                        "device": store.device_name(self.device), "ci run timed on": timed_on})
         show_collapsed(f"The other {len(rest)} settings of this run (seeds per stored run, the store, the device, ...)",
                        rest.to_html())
 

@@ -40,20 +40,23 @@ def accuracy_vs_length(df, labels: dict, paper: dict | None = None, title=""):
     return _finish(fig, ax, "test length N (items)", "accuracy (%)", title)
 
 
-def answer(panels: list, labels: dict, paper_lengths, title=""):
+def answer(panels: list, labels: dict, paper_lengths=(), title=""):
     """The book's answer in one figure: a panel per task, accuracy against N for each variant, ours
-    as the mean over seeds with its 95% interval (shaded), the paper's as dashed lines.
+    as the mean over seeds with its 95% interval (shaded), the paper's as dashed lines where it has them.
 
     panels: [{"title", "lengths", "ours": {variant: (seeds, lengths) in percent}, "paper": {variant: [..]}}]."""
     sns.set_theme(style="whitegrid")
     fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.8), sharey=True, squeeze=False)
     for ax, panel in zip(axes[0], panels):
         for variant, runs in panel["ours"].items():
+            papers = panel.get("paper", {}).get(variant)
             mean, low, high = np.array([mean_interval(runs[:, j]) for j in range(runs.shape[1])]).T
-            ax.plot(panel["lengths"], mean, marker="o", color=palette.colour(variant), label=f"{labels[variant]} (ours)")
+            ax.plot(panel["lengths"], mean, marker="o", color=palette.colour(variant),
+                    label=labels[variant] + (" (ours)" if papers is not None else ""))
             ax.fill_between(panel["lengths"], low, high, color=palette.colour(variant), alpha=0.25, linewidth=0)
-            ax.plot(paper_lengths, np.array(panel["paper"][variant], dtype=float), linestyle="--", marker="x",
-                    color=palette.paper_colour(variant), label=f"{labels[variant]} (paper)")
+            if papers is not None:
+                ax.plot(paper_lengths, np.array(papers, dtype=float), linestyle="--", marker="x",
+                        color=palette.paper_colour(variant), label=f"{labels[variant]} (paper)")
         _finish(fig, ax, "test length N (items)", "accuracy (%)", panel["title"])
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
@@ -147,15 +150,16 @@ def quantity_vs_length(df, y: str, ylabel: str, title="", log_y=False, hue="vari
 LINE_STYLES = ("-", "--", "-.", ":")
 
 
-def training_curves(histories: dict, schedule=None, title="", band=False):
+def training_curves(histories: dict, schedule=None, title="", band=False, ax=None):
     """Training loss (mean over seeds) against step, one line per run; with `band`, shaded
     between the seeds' 10th and 90th percentiles; with `schedule` = (steps, longest training
     length), the length cap as a grey step line on a right axis.
 
-    histories: {label: [(step, [loss per seed]), ...]} (a training record's loss_history).
+    histories: {label: [(step, [loss per seed]), ...]} (a training record's loss_history); ax: draw there (a
+    panel of a larger figure) instead of in a figure of its own.
     """
     sns.set_theme(style="whitegrid")
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fig, ax = plt.subplots(figsize=(7, 4.2)) if ax is None else (ax.figure, ax)
     spare = iter(palette.SPARE)
     for k, (label, history) in enumerate(histories.items()):
         steps = [step for step, _ in history]
