@@ -6,7 +6,7 @@ from IPython.display import Markdown, display
 from ..experiments.chapters import DISPERSION, DISTRIBUTION_SHIFT
 from ..experiments.reports import answers, attention_plots, two_accounts
 from . import paper_scale
-from .page import show_figure
+from .page import show_collapsed, show_figure
 
 CAPTION = ("Accuracy against each account's measure ({scale}): a dot per model and length, large dots each "
            "variant's mean, from the training length (top) to 2¹⁴. Left, the largest attention weight; right, the "
@@ -46,5 +46,6 @@ def show(store_dir):
     figure = attention_plots.two_accounts(frame, answers.SHORT_LABELS, two_accounts.MEASURES,
                                           title=f"Two accounts, one set of models ({scale})")
     show_figure(CAPTION.format(scale=scale), figure)  # now, above the tables, not when the cell ends
-    display(two_accounts.correlation_table(frame, reference),
-            two_accounts.difference_table(two_accounts.between_variants(frame, reference)))
+    display(two_accounts.correlation_table(frame, reference))
+    show_collapsed("+LN minus the Baseline at each length: accuracy, largest weight and variance ratio",
+                   two_accounts.difference_table(two_accounts.between_variants(frame, reference)).to_html())

@@ -5,6 +5,7 @@ with its sharper attention; the sharpness test.  The notebook holds the prose an
 
 import json
 
+import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
 
@@ -15,7 +16,7 @@ from ..experiments.reports import answers, attention_gain, attention_plots, plot
 from ..experiments.setups import probes, variants
 from ..experiments.storage import runs
 from . import accounts_page, paper_scale, pending
-from .page import ChapterPage, show_figure
+from .page import ChapterPage, show_collapsed, show_figure
 
 NAME = DISPERSION.name
 LABELS = variants.LABELS
@@ -57,7 +58,7 @@ class DispersionPage(ChapterPage):
                          "paired over seeds, at the fixed temperature. The paper's heatmaps print no numbers."))
         if verdicts:
             display(answers.verdict_table(verdicts))
-        for P, attention, trained, scale in views:
+        for P, attention, trained, scale in views[:1]:  # the largest scale; this page's run is in the rerun block
             display(Markdown(f"*{scale}:* the attention's entropy in nats"))
             if "layernorm" in trained:
                 display(answers.paired_table(attention, "entropy", probes.PAIR, answers.SHORT_LABELS, P.eval_lengths))
@@ -66,6 +67,15 @@ class DispersionPage(ChapterPage):
                                             P.eval_lengths))
             display(Markdown("The Baseline alone, with and without adaptive temperature: +LN's probe at this scale "
                              "is still in the GPU queue, so Figure 4's comparison waits for it."))
+
+    def rerun_table(self):
+        """This run's entropies beside the answer's, where the answer is at the paper's scale."""
+        if not self.big:
+            return
+        P = self.P
+        display(Markdown(f"*This run ({P.n_seeds} seeds x {P.steps:,} steps, {self.device.type.upper()}):* the "
+                         "attention's entropy in nats, beside the answer's at the top."),
+                answers.paired_table(self.raw, "entropy", probes.PAIR, answers.SHORT_LABELS, P.eval_lengths))
 
     def _figure_runs(self, table: str):
         """(parameters, probe tables, scale in words) of the runs the verdict rests on: the paper's scale where both
@@ -93,32 +103,25 @@ class DispersionPage(ChapterPage):
         frame = tables["attention"].replace({"variant": LABELS})
         lengths = np.array(P.eval_lengths, dtype=float)
         sequences = getattr(P, "n_probe_sequences", None)
+        fig, (left, right) = plt.subplots(1, 2, figsize=(10.4, 3.8))
         plots.quantity_vs_length(frame, "entropy", "attention entropy (nats)",
-                                 reference=("uniform, ln N", lengths, np.log(lengths)),
-                                 title=f"Entropy of the attention ({scale})")
-        show_figure(f"The attention's entropy against the test length N, mean ± s.e. over seeds ({scale}, "
-                    f"{sequences} test sequences per N); the reference line is ln N, the entropy of uniform weights. "
-                    "Lower is sharper, less dispersed.")
+                                 reference=("uniform, ln N", lengths, np.log(lengths)), title="Entropy", ax=left)
         plots.quantity_vs_length(frame, "top1_weight", "largest attention weight", log_y=True,
-                                 title=f"Largest attention weight ({scale})")
-        show_figure(f"The largest attention weight against N, mean ± s.e. over seeds ({scale}), log scale. A weight "
-                    "that falls like 1/N is attention spread evenly; one that stays near 1 is attention on one item.")
+                                 title="Largest attention weight", ax=right)
+        show_figure(f"Left, the attention's entropy against the test length N; right, its largest weight (log scale); "
+                    f"mean ± s.e. over seeds ({scale}, {sequences} test sequences per N). The dotted line is ln N, the "
+                    "entropy of uniform weights: lower is sharper. A largest weight that falls like 1/N is attention "
+                    "spread evenly; one near 1 is attention on one item.", fig)
 
     def quantity_tables(self):
-        """The same numbers as tables, with the paired t-test; the paper-scale probe's below them, where committed."""
-        P = self.P
-        display(Markdown("**Entropy (nats)**"),
-                report.quantity_table(self.summary["entropy"], RUNS, PAIRS, LABELS, P.eval_lengths),
-                Markdown("**Largest attention weight**"),
-                report.quantity_table(self.summary["top1_weight"], RUNS, PAIRS, LABELS, P.eval_lengths))
-        if self._both_at_paper_scale():
-            P_paper, paper_tables, _ = self.big
-            found = {q: stats.summary_by_length(paper_tables["attention"], q, PAIRS) for q in QUANTITIES}
-            display(Markdown(f"**At the paper's scale** ({P_paper.n_seeds} seeds x {P_paper.steps:,} steps, "
-                             f"{P_paper.n_probe_sequences:,} test sequences per length): **entropy (nats)**"),
-                    report.quantity_table(found["entropy"], RUNS, PAIRS, LABELS, P_paper.eval_lengths),
-                    Markdown("**Largest attention weight**"),
-                    report.quantity_table(found["top1_weight"], RUNS, PAIRS, LABELS, P_paper.eval_lengths))
+        """The figures' numbers with the paired t-test, without and with adaptive temperature, collapsed."""
+        P, tables, scale = self._figure_runs("attention")
+        found = {q: stats.summary_by_length(tables["attention"], q, PAIRS) for q in QUANTITIES}
+        body = "".join(f"<p><b>{what}</b></p>" + report.quantity_table(found[q], RUNS, PAIRS, LABELS,
+                                                                      P.eval_lengths).to_html()
+                       for q, what in (("entropy", "Entropy (nats)"), ("top1_weight", "Largest attention weight")))
+        show_collapsed(f"The figures' numbers at every length, with the paired t-test of +LN against the Baseline "
+                       f"({scale})", body)
 
     def what_the_numbers_say(self):
         """The verdict of this page's run, by the summary page's rule, and what adaptive temperature does."""
@@ -151,7 +154,9 @@ class DispersionPage(ChapterPage):
         lengths, accuracy = scored
         gains = attention_gain.gain_and_entropy(accuracy, paper_tables["attention"], lengths, P_paper.max_len)
         scale = answers.scale_text(P_paper.n_seeds, P_paper.steps, paper_trained["baseline"]["provenance"]["device"])
-        display(attention_gain.gain_table(gains), Markdown(attention_gain.gain_sentence(gains, scale)))
+        display(Markdown(attention_gain.gain_sentence(gains, scale)))
+        show_collapsed("+LN's gain and what is left of it among models of equal entropy, at every length",
+                       attention_gain.gain_table(gains).to_html())
         models = {n: attention_gain.per_model(accuracy, paper_tables["attention"], lengths, n)
                   for n in answers.answer_lengths(lengths)}
         attention_plots.accuracy_against_entropy(models, answers.SHORT_LABELS,
@@ -167,9 +172,10 @@ class DispersionPage(ChapterPage):
         if P.paper_scale_dir:
             sharpness_at_scale(paper_scale.sharpness(P.paper_scale_dir), overrides={"store_dir": P.paper_scale_dir})
         tests = c07_dispersion.sharpness_tests(P, device)
-        for sharp, seeds, steps in tests:
+        for k, (sharp, seeds, steps) in enumerate(tests):
             frame = sharp.tables(P.store_dir, device)["sharpness"]
-            show_sharpness(frame, answers.scale_text(seeds, steps, sharp.records()["baseline"]["provenance"]["device"]))
+            show_sharpness(frame, answers.scale_text(seeds, steps, sharp.records()["baseline"]["provenance"]["device"]),
+                           figure=k == len(tests) - 1)  # the figure of the longest training only
         if not tests:
             display(Markdown("The sharpness test reads chapter 4's main runs where `sharpness_main` is set and its "
                              "longer training where `long_steps` names it (the book profile: both); this run leaves "
@@ -223,10 +229,13 @@ def repeated(probe) -> str:
             f"bit{differ}")
 
 
-def show_sharpness(frame, scale: str):
-    """One scale's sharpness test: each model at its partner's entropy, as a table, a note and a figure."""
+def show_sharpness(frame, scale: str, figure=True):
+    """One scale's sharpness test: each model at its partner's entropy, as a table, a note and (with `figure`) a
+    figure."""
     matched = attention_gain.matched_sharpness(frame)
     display(attention_gain.sharpness_table(matched), Markdown(attention_gain.sharpness_note(matched, scale)))
+    if not figure:
+        return matched
     attention_plots.accuracy_along_sharpness(frame, answers.SHORT_LABELS,
                                              title=f"Each model as its attention is sharpened or spread "
                                                    f"({scale}; large dots: as trained)")

@@ -131,11 +131,12 @@ def global_statistics(df, title=""):
     return fig
 
 
-def quantity_vs_length(df, y: str, ylabel: str, title="", log_y=False, hue="variant", style=None, reference=None):
+def quantity_vs_length(df, y: str, ylabel: str, title="", log_y=False, hue="variant", style=None, reference=None,
+                       ax=None):
     """Any per-seed quantity (column `y`) against N, mean ± s.e. over seeds, one line per `hue`;
-    `reference` = (label, lengths, values) adds a dotted guide line."""
+    `reference` = (label, lengths, values) adds a dotted guide line; ax: a panel of a larger figure."""
     sns.set_theme(style="whitegrid")
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fig, ax = plt.subplots(figsize=(7, 4.2)) if ax is None else (ax.figure, ax)
     named = hue == "variant" and all(palette.has_colour(v) for v in df[hue].unique())
     sns.lineplot(data=df, x="N", y=y, hue=hue, style=style, errorbar="se", marker="o", ax=ax,
                  palette={v: palette.colour(v) for v in df[hue].unique()} if named else None)
