@@ -9,7 +9,7 @@ from IPython.display import Markdown, display
 from .. import compare
 from ..experiments.chapters import SENSITIVITY, SUMMARY
 from ..experiments.reports import plots, summary, summary_tables
-from .page import ChapterPage, show_figure
+from .page import ChapterPage, show_collapsed, show_figure
 
 
 class SummaryPage(ChapterPage):
@@ -46,7 +46,8 @@ class SummaryPage(ChapterPage):
                     "scale. The bars count the test lengths beyond training where the claimed run is significantly "
                     "ahead (right, green) or behind (left, red), paired over seeds, p < 0.05. A bar "
                     "right only supports the claim; a bar left only contradicts it.")
-        display(table)
+        show_collapsed("Each claim's verdict, the scale it rests on, its evidence and its verdicts at smaller scales",
+                       table.to_html())
 
     def slope_claim(self):
         self.slope = summary_tables.slope_claim(self.P.results_dir)
@@ -75,25 +76,29 @@ class SummaryPage(ChapterPage):
         """Chapter 11's rows counted by sign, at the book's scale and at the paper's."""
         self.explored = explored = summary.load(self.P.results_dir, SENSITIVITY.name)
         profile = explored["parameters"]["profile"]
-        display(Markdown(f"Chapter 11's configurations by budget (profile {profile}):"),
-                summary_tables.budget_table(explored))
-        display(pd.DataFrame(summary_tables.sensitivity_table(explored)).set_index(["task", "N"]))
-        at_paper_scale = summary_tables.paper_scale_table(explored)
-        if at_paper_scale:
-            display(Markdown("At the paper's scale (profile paper, trained on a GPU):"),
-                    summary_tables.budget_table(explored, "paper_scale"))
-            display(pd.DataFrame(at_paper_scale).set_index(["task", "N"]))
+        scales = [(f"profile {profile}", summary_tables.budget_table(explored),
+                   pd.DataFrame(summary_tables.sensitivity_table(explored)).set_index(["task", "N"]))]
+        if at_paper_scale := summary_tables.paper_scale_table(explored):
+            scales.insert(0, ("the paper's scale (profile paper, trained on a GPU)",
+                              summary_tables.budget_table(explored, "paper_scale"),
+                              pd.DataFrame(at_paper_scale).set_index(["task", "N"])))
+        (where, budget, counts), *smaller = scales  # the largest scale shown, the others collapsed
+        display(Markdown(f"At {where}:"), budget, counts)
+        for where, budget, counts in smaller:
+            show_collapsed(f"The same at {where}", budget.to_html() + counts.to_html())
 
     def equivalence(self):
         """Table 6: +LN minus +std on dictionary lookup at each scale chapter 8 ran."""
         self.equivalences = summary_tables.equivalence(self.P.results_dir)  # {scale: {N: +LN - +std}}
         for where, equal in self.equivalences.items():
-            display(Markdown(f"**{where}**"))
-            display(pd.DataFrame(equal).T.rename_axis("N").round(3))
-            display(Markdown(summary_tables.equivalence_text(equal)))
+            display(Markdown(f"**{where}**: {summary_tables.equivalence_text(equal)}"))
+            show_collapsed(f"+LN minus +std (points) with its 95% interval and p at each length, {where}",
+                           pd.DataFrame(equal).T.rename_axis("N").round(3).to_html())
 
     def compute(self):
-        display(pd.DataFrame(summary_tables.compute_table(self.P.results_dir, self.chapters)).set_index("chapter"))
+        show_collapsed("Each chapter's scale, training runs, training time and page run time",
+                       pd.DataFrame(summary_tables.compute_table(self.P.results_dir, self.chapters))
+                       .set_index("chapter").to_html())
 
     def write(self):
         slope, sem, verdict, scale = self.slope
