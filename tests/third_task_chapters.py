@@ -37,7 +37,7 @@ TINY = {"profile": "ci", "store_dir": str(OUT / "store"), "hidden": 8, "eval_len
 LONGER = {"long_steps": {**each(0), argmin_task.NAME: 5}, "long_seeds": each(2), "long_seed_chunk": each(1)}
 PAGES = [  # each notebook's calls, in its order
     (AblationPage, "train train_longer answer tables sentences longer scale write", LONGER),
-    (LongerTrainingPage, "train train_longer answer losses tables longer scale write",
+    (LongerTrainingPage, "train train_longer answer rerun_table losses tables scale write",
      {**LONGER, "max_len": 32, "checkpoint_every": 5}),
     (BeyondPage, "train answer rerun_table random_module rescaled_mean one_layer deep paper_losses deep_attention "
                  "slopes says best_variants scale write", {}),

@@ -3,15 +3,16 @@ profile, at the longer training and its seeds trained again alone where the prof
 scale where its runs are committed.  The notebook holds the prose and calls one method per cell."""
 
 
+import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from .. import compare, stats, train
+from .. import compare, train
 from ..experiments.chapters import LONGER_TRAINING
 from ..experiments.reports import answers, plots, report
 from ..experiments.setups import paper, paper_tasks, variants
 from ..experiments.storage import runs
 from . import paper_scale
-from .page import ChapterPage, show_figure, show_runs, task_title
+from .page import ChapterPage, show_collapsed, show_figure, show_runs, task_title
 
 NAME = LONGER_TRAINING.name
 VARIANTS, LABELS = list(LONGER_TRAINING.work.variants), variants.LABELS
@@ -75,68 +76,64 @@ class LongerTrainingPage(ChapterPage):
                     display(Markdown(f"*{scale}:*"))
                 display(answers.answer_table(acc, P_shown.eval_lengths, PAIR, answers.SHORT_LABELS, task.longer))
 
+    def _largest(self, name: str):
+        """A task's largest scale trained here: (accuracy, metrics, seeds, its training config, loss histories by label,
+        the runs' records by variant or None): its longer training where the profile has one, else its main runs."""
+        P_task = self.tasks[name]
+        if name in self.long_tasks:
+            found = self.long_runs[name]
+            return (self.long_accuracy[name], self.long_metrics[name], P_task.long_seeds,
+                    variants.long_train_configs(P_task)[0],
+                    {LABELS[v]: runs.joined_record(f)["loss_history"] for v, f in found.items()}, found)
+        return (self.accuracy[name], self.metrics[name], self.P.n_seeds, variants.train_config(P_task),
+                {LABELS[v]: r["loss_history"] for v, r in self.training[name].items()}, None)
+
     def losses(self):
-        """Each task's training loss, with the curriculum's longest set along the steps."""
-        for name, P_task in self.tasks.items():
-            cfg = variants.train_config(P_task)
+        """Each task's training loss at the largest scale trained here, with the curriculum's longest set along the
+        steps: one figure, a panel per task."""
+        fig, axes = plt.subplots(1, len(self.tasks), figsize=(5.6 * len(self.tasks), 3.8), squeeze=False)
+        for ax, name in zip(axes[0], self.tasks):
+            _, _, seeds, cfg, histories, _ = self._largest(name)
             steps = range(cfg.steps)
-            plots.training_curves({LABELS[v]: r["loss_history"] for v, r in self.training[name].items()},
-                                  (steps, [train.max_len_at(cfg, s) for s in steps]),
-                                  title=f"{name}: {self.P.n_seeds} seeds x {cfg.steps} steps")
-            show_figure(f"{name}: the training loss, mean over {self.P.n_seeds} seeds, against the step "
-                        f"({cfg.steps:,} steps, {self.device.type.upper()}), with the curriculum's longest training "
-                        "set as a grey step line on the right axis. A jump in the loss where the cap doubles is the "
-                        "new length being learned.")
+            plots.training_curves(histories, (steps, [train.max_len_at(cfg, s) for s in steps]),
+                                  title=f"{name}: {seeds} seeds x {cfg.steps:,} steps", ax=ax)
+        show_figure(f"The training loss, mean over seeds, against the step ({self.device.type.upper()}), with the "
+                    "curriculum's longest training set as a grey step line on the right axis. A jump in the loss where "
+                    "the cap doubles is the new length being learned.", fig)
 
     def tables(self):
-        """Each task's table beside the paper's, its verdict and its figure."""
-        P = self.P
+        """Each task at the largest scale trained here beside the paper's table, with its verdict; then both tasks'
+        curves in one figure."""
+        P, panels = self.P, []
         for task in paper_tasks.TASKS:
-            display(Markdown(f"### {task_title(task)} (the paper's {task.longer_table})"))
-            display(report.comparison_table(self.metrics[task.name], P.eval_lengths, PAIR, LABELS, task.longer,
-                                            "p_value"))
-            display(Markdown(report.verdict(self.metrics[task.name], P.eval_lengths, PAIR, LABELS, P.max_len,
-                                            P.n_seeds, paper_table=task.longer)))
-            plots.accuracy_vs_length(stats.long_form(self.accuracy[task.name], P.eval_lengths),
-                                     {v: LABELS[v] for v in VARIANTS},
-                                     paper=paper.dashed(task.longer, VARIANTS),
-                                     title=f"{task_title(task)} trained on up to {P.max_len} items ({P.n_seeds} seeds; "
-                                           f"dashed: the paper)")
-            show_figure(f"{task_title(task)} trained on sets of up to {P.max_len} items ({P.n_seeds} seeds x "
-                        f"{self.tasks[task.name].steps:,} steps, {self.device.type.upper()}): mean test accuracy ± "
-                        f"s.e. over seeds against N; dashed, the paper's {task.longer_table}. The paper's claim is "
-                        "+LN above the Baseline beyond the training lengths.")
+            accuracy, metrics, seeds, cfg, _, found = self._largest(task.name)
+            display(Markdown(f"### {task_title(task)} (the paper's {task.longer_table}): {seeds} seeds x "
+                             f"{cfg.steps:,} steps"))
+            if found:
+                show_runs(found, LABELS)
+            display(report.comparison_table(metrics, P.eval_lengths, PAIR, LABELS, task.longer, "p_value"))
+            display(Markdown(report.verdict(metrics, P.eval_lengths, PAIR, LABELS, P.max_len, seeds,
+                                            paper_table=task.longer)))
+            panels.append({"title": f"{task_title(task)}: {seeds} seeds x {cfg.steps:,} steps", "lengths": P.eval_lengths,
+                           "ours": {v: 100 * accuracy[v] for v in VARIANTS},
+                           "paper": {v: task.longer[v] for v in VARIANTS if v in task.longer}})
+        plots.answer(panels, {v: LABELS[v] for v in VARIANTS}, paper.LENGTHS)
+        show_figure(f"Both tasks trained on sets of up to {P.max_len} items ({self.device.type.upper()}): mean test "
+                    "accuracy against N, shaded over its 95% interval across seeds; dashed, the paper's Tables 4 and 5. "
+                    "The paper's claim is +LN above the Baseline beyond the training lengths.")
 
-    def longer(self):
-        """The longer training: its runs, table, verdict, each seed's difference and the loss."""
-        P = self.P
-        for name in self.long_tasks:
-            P_task, task = self.tasks[name], paper_tasks.BY_NAME[name]
-            display(Markdown(f"### {task_title(task)}: {P_task.long_seeds} seeds x {P_task.long_steps:,} steps, "
-                             f"{variants.long_eval_params(P_task).n_eval_sequences:,} test sequences per length"))
-            show_runs(self.long_runs[name], LABELS)
-            display(report.comparison_table(self.long_metrics[name], P.eval_lengths, PAIR, LABELS, task.longer,
-                                            "p_value"))
-            display(Markdown(report.verdict(self.long_metrics[name], P.eval_lengths, PAIR, LABELS, P.max_len,
-                                            P_task.long_seeds, paper_table=task.longer)))
-            plots.seed_differences(self.long_accuracy[name], P.eval_lengths, PAIR, LABELS,
-                                   {n: paper.difference(task.longer, PAIR, n) for n in P.eval_lengths},
-                                   title=f"{name}: seed by seed, {P_task.long_steps:,} steps (crosses: the paper's "
-                                         f"difference)")
-            show_figure(f"{name} ({P_task.long_seeds} seeds x {P_task.long_steps:,} steps, "
-                        f"{self.device.type.upper()}): +LN's accuracy minus the Baseline's, seed by seed (grey lines, "
-                        "numbered at the right), with the mean over seeds and its 95% interval shaded; crosses mark the "
-                        "paper's difference. One seed far from the rest shows as a lone line.")
-            cfg = variants.long_train_configs(P_task)[0]
-            schedule = (range(cfg.steps), [train.max_len_at(cfg, s) for s in range(cfg.steps)])
-            plots.training_curves({LABELS[v]: runs.joined_record(found)["loss_history"]
-                                   for v, found in self.long_runs[name].items()},
-                                  schedule, title=f"{name}: {P_task.long_seeds} seeds x {cfg.steps:,} steps")
-            show_figure(f"{name}: the longer training's loss, mean over {P_task.long_seeds} seeds, against the step "
-                        f"({cfg.steps:,} steps), with the curriculum's longest training set as a grey step line on "
-                        "the right axis.")
+    def rerun_table(self):
+        """This run's main training beside the paper's tables, collapsed, where the page's answer rests on its longer
+        training."""
         if not self.long_tasks:
-            display(Markdown("*Skipped at this profile (`long_steps` is 0 for both tasks).*"))
+            return  # the answer is this run's main training
+        P = self.P
+        body = "".join(f"<p><b>{t}</b> ({P.n_seeds} seeds x {self.tasks[t].steps:,} steps)</p>"
+                       + report.comparison_table(self.metrics[t], P.eval_lengths, PAIR, LABELS,
+                                                 paper_tasks.BY_NAME[t].longer, "p_value").to_html()
+                       for t in self.tasks)
+        show_collapsed(f"This run's main training ({P.n_seeds} seeds, fewer steps), each task beside the paper's table",
+                       body)
 
     def scale(self):
         shows = f"the answer for {' and '.join(self.big)} at the top" if self.big else ""

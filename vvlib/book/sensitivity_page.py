@@ -6,7 +6,6 @@ import html
 
 from IPython.display import Markdown, display
 
-from .. import stats
 from ..experiments.chapters import SENSITIVITY, scales
 from ..experiments.reports import paper_rows, plots
 from ..experiments.setups import paper, sensitivity, variants
@@ -63,8 +62,8 @@ class SensitivityPage(ChapterPage):
         every_length = sensitivity.paper_scale_records(P_paper, beyond)
         tables = [t for task in tasks if len(t := paper_rows.lengths_table(every_length, task, beyond))]
         if tables:
-            display(Markdown("Each committed row over every length beyond training, by the book's verdict rule:"))
-            display(*tables)
+            show_collapsed("Each committed row over every length beyond training, by the book's verdict rule",
+                           "".join(t.to_html() for t in tables))
 
     def answer(self):
         """This page's rows: +LN minus Baseline per configuration, a forest per task and its verdicts."""
@@ -90,7 +89,7 @@ class SensitivityPage(ChapterPage):
             show_table(sensitivity.row_table(self.records, task, self.P.compared_lengths),
                        f"Every {task} row: +LN minus the Baseline at each compared length")
             if len(again := sensitivity.more_seeds_table(self.records, task, self.P.compared_lengths)):
-                display(Markdown(f"The {task} rows run again with more seeds, beside their first run:"), again)
+                show_collapsed(f"The {task} rows run again with more seeds, beside their first run", again.to_html())
             if unlearned := sensitivity.unlearned_sentence(self.records, task):
                 display(Markdown(unlearned))
 
@@ -108,24 +107,25 @@ class SensitivityPage(ChapterPage):
                          "way to redraw it (bench/README.md gives its throughput)."))
 
     def closest_to_paper(self):
-        """Per task the paper reports, every row's distance to its Baseline, and the closest row beside its table."""
-        P = self.P
+        """Per task the paper reports, every row's distance to its Baseline (collapsed) and what the closest row says;
+        then the closest rows beside the paper's in one figure, a panel per task."""
+        P, panels = self.P, []
         for task in (t for t in sensitivity.tasks_with_rows(self.records) if BY_NAME[t].accuracy):
-            display(Markdown(f"### {task}"))
             show_table(sensitivity.distance_table(self.records, task),
                        f"Every {task} row's Baseline against the paper's, length by length")
             best = sensitivity.closest_to_paper(self.records, task)
             if best is None:
                 continue
-            plots.accuracy_vs_length(
-                stats.long_form(self.accuracies[task, best["row"]], P.eval_lengths),
-                {v: variants.LABELS[v] for v in sensitivity.PAIR},
-                paper=paper.dashed(BY_NAME[task].accuracy, sensitivity.PAIR),
-                title=f"{task}, closest to the paper: {best['row']} (dashed: the paper)")
-            show_figure(f"{task}: the configuration whose Baseline comes closest to the paper's ({best['row']}; "
-                        f"{best['n_seeds']} seeds x {best['steps']:,} steps): mean test accuracy ± s.e. over seeds "
-                        "against N, the paper's Baseline and +LN dashed.")
-            display(Markdown(sensitivity.closest_sentence(best, P.compared_lengths)))
+            display(Markdown(f"**{task}**: " + sensitivity.closest_sentence(best, P.compared_lengths)))
+            panels.append({"title": f"{task}: {best['row']} ({best['n_seeds']} seeds x {best['steps']:,} steps)",
+                           "lengths": P.eval_lengths,
+                           "ours": {v: 100 * self.accuracies[task, best["row"]][v] for v in sensitivity.PAIR},
+                           "paper": {v: BY_NAME[task].accuracy[v] for v in sensitivity.PAIR}})
+        if panels:
+            plots.answer(panels, {v: variants.LABELS[v] for v in sensitivity.PAIR}, paper.LENGTHS)
+            show_figure("Per task, the configuration whose Baseline comes closest to the paper's: mean test accuracy "
+                        f"against N, shaded over its 95% interval across seeds ({self.device.type.upper()}), the "
+                        "paper's Baseline and +LN dashed.")
 
     def show_parameters(self):
         """The rerun block, and which of the chapter's own rows this run leaves out."""

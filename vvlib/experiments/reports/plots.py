@@ -179,8 +179,9 @@ def training_curves(histories: dict, schedule=None, title="", band=False, ax=Non
         cap_axis.set_yscale("log", base=2)
         cap_axis.set_ylabel("longest training sequence (items)")
         cap_axis.grid(False)
-        cap_axis.legend(loc="upper center", fontsize=8)
-    ax.legend(fontsize=8)
+    handles = [h for axis in ax.figure.axes if axis is ax or axis.get_shared_x_axes().joined(axis, ax)
+               for h in axis.get_legend_handles_labels()[0]]  # the loss curves and the length cap in one legend
+    ax.legend(handles=handles, fontsize=8)
     fig.tight_layout()
     return fig
 
