@@ -472,7 +472,7 @@ def test_book_builds_with_every_executed_chapter(built):
     for name in TRAINING_CHAPTERS:
         page = (root / "_build" / "html" / "book" / "chapters" / f"{name}.html").read_text()
         # ours beside the paper's, under a two-row header: the source over the runs' labels
-        assert 'halign="left">paper</th>' in page and "<th>Adaptive θ (+ LN)</th>" in page and "n_eval_sequences" in page
+        assert 'halign="left">paper</th>' in page and "<th>Adaptive θ, +LN</th>" in page and "n_eval_sequences" in page
 
 
 def test_pages_show_table_cells_whole_and_no_markup_leaks(built):

@@ -36,7 +36,7 @@ def test_the_run_table_names_each_runs_variant_by_all_its_variant_settings(tmp_p
     _run(tmp_path, "c", "2026-01-03T00:00:00", {"norm": "layernorm", "logit_scale": "log_n"}, {})
     rows = [line.split(" | ") for line in run_groups.run_table(tmp_path).splitlines()[2:]]
     assert [(r[1], r[3]) for r in rows] == [  # oldest first, by each record's `created`
-        ("Baseline", "0-3"), ("log N logits", "4-7"), ("log N logits (+ LN)", "0-3")]
+        ("Baseline", "0-3"), ("log N logits", "4-7"), ("log N logits, +LN", "0-3")]
     assert rows[0][7:9] == ["1,234", "1.5"]  # model-steps/s; 90 s of training in minutes
 
 

@@ -18,7 +18,7 @@ from .page import ChapterPage, figure_caption, show_figure
 NAME = DISTRIBUTION_SHIFT.name
 VARIANTS = list(probes.PAIR)  # chapter 4's Baseline and +LN
 LABELS = variants.LABELS
-SLOPE_LABELS = {**LABELS, "layernorm_before_norm": "Baseline (+ LN), before the norm"}
+SLOPE_LABELS = {**LABELS, "layernorm_before_norm": "+LN, before the norm"}
 # Figure 3's two claims, as the verdict table names them (the summary's wording: probed.DRIFT_CLAIM)
 KEPT, DRIFTS = "+LN keeps more global variance", "the Baseline's global mean drifts"
 

@@ -25,7 +25,7 @@ def pairs_in(variants_in) -> list:
 def labels(P) -> dict:
     """The variants' display names, the deep ones with this run's heads and layers."""
     return {**variants.LABELS, "deep_baseline": f"Deep, H={P.deep_heads} L={P.deep_layers}",
-            "deep_layernorm": f"Deep, H={P.deep_heads} L={P.deep_layers} (+ LN)"}
+            "deep_layernorm": f"Deep, H={P.deep_heads} L={P.deep_layers}, +LN"}
 
 
 def heads_divide_hidden(P):

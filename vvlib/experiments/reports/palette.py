@@ -25,7 +25,7 @@ def has_colour(name: str) -> bool:
 
 
 def colour(name: str):
-    """The colour of a variant named by its key ('layernorm') or a label ('Baseline (+ LN)', '+LN')."""
+    """The colour of a variant named by its key ('layernorm') or a label ('+LN')."""
     return COLOURS[_key(name)]
 
 

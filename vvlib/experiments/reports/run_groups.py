@@ -79,17 +79,9 @@ def groups(rows: list[dict]) -> pd.DataFrame:
     per_variant = frame.groupby(keys + ["variant"], as_index=False).agg(
         seeds=("seeds", lambda s: len(frozenset().union(*s))), runs=("seeds", "size"), wall_min=("wall_min", "sum"))
     grouped = per_variant.groupby(keys, as_index=False).agg(
-        variants=("variant", lambda v: ", ".join(short_label(x) for x in v)), seeds=("seeds", "max"),
+        variants=("variant", lambda v: ", ".join(LABELS.get(x, x) for x in v)), seeds=("seeds", "max"),
         runs=("runs", "sum"), wall_min=("wall_min", "sum"))
     return grouped.sort_values(["store", "task", "steps", "seeds"], ascending=[False, True, False, False])
-
-
-def short_label(variant: str) -> str:
-    """A variant's label without the words every +LN row repeats: 'Baseline (+ LN)' -> '+LN'."""
-    label = LABELS.get(variant, variant)
-    if label.startswith("Baseline (+ "):
-        return "+" + label.removeprefix("Baseline (+ ").removesuffix(")").removesuffix(".")
-    return label
 
 
 def markdown(frame: pd.DataFrame) -> str:

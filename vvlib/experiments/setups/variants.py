@@ -31,11 +31,11 @@ VARIANT_OPTIONS = {
     "deep_baseline": {"norm": "none"},
     "deep_layernorm": {"norm": "layernorm"},
 }
-LABELS = {"baseline": "Baseline", "layernorm": "Baseline (+ LN)", "standardize": "Baseline (+ std.)",
-          "adaptive_baseline": "Adaptive θ", "adaptive_layernorm": "Adaptive θ (+ LN)",
-          "adaptive_standardize": "Adaptive θ (+ std.)",
-          "rescale": "Rescaled output", "log_n": "log N logits", "log_n_layernorm": "log N logits (+ LN)",
-          "deep_baseline": "Deep", "deep_layernorm": "Deep (+ LN)"}
+LABELS = {"baseline": "Baseline", "layernorm": "+LN", "standardize": "+std",
+          "adaptive_baseline": "Adaptive θ", "adaptive_layernorm": "Adaptive θ, +LN",
+          "adaptive_standardize": "Adaptive θ, +std",
+          "rescale": "Rescaled output", "log_n": "log N logits", "log_n_layernorm": "log N logits, +LN",
+          "deep_baseline": "Deep", "deep_layernorm": "Deep, +LN"}  # one name per variant across the book
 
 SHORT_LABELS = {"baseline": "Baseline", "layernorm": "+LN", "standardize": "+std"}  # for sentences and narrow tables
 
