@@ -2,22 +2,14 @@
 names and is committed, the next command's estimates find the check just run, and nothing committed under bench/
 is overwritten."""
 
-import importlib.util
 import json
-import subprocess
 import tarfile
 
 import pytest
 
-from vvlib.experiments.storage.store import REPO_ROOT
+from tests.conftest import git, git_repo, gpu_unpack_module
 
-spec = importlib.util.spec_from_file_location("gpu_unpack", REPO_ROOT / "scripts" / "gpu_unpack.py")
-gpu_unpack = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(gpu_unpack)
-
-
-def git(repo, *args) -> str:
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
+gpu_unpack = gpu_unpack_module()
 
 
 def record(created: str, **rest) -> dict:
@@ -26,17 +18,8 @@ def record(created: str, **rest) -> dict:
 
 @pytest.fixture
 def repo(tmp_path):
-    repo = tmp_path / "repo"
-    (repo / "bench").mkdir(parents=True)
-    (repo / "results" / "paper" / "train-old").mkdir(parents=True)
-    (repo / "results" / "paper" / "train-old" / "run.json").write_text('{"old": 1}')
-    (repo / ".gitignore").write_text("bench/gpu-check-this-session-*.json\n")
-    git(repo, "init", "-q")
-    git(repo, "config", "user.email", "test@example.com")
-    git(repo, "config", "user.name", "test")
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "start")
-    return repo
+    return git_repo(tmp_path / "repo", {"results/paper/train-old/run.json": '{"old": 1}',
+                                        ".gitignore": "bench/gpu-check-this-session-*.json\n"})
 
 
 PASSED = {"exit_status": 0, "summary": "160 passed in 20.00s"}

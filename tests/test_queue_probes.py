@@ -3,9 +3,7 @@ probe retrain chapter 4's and chapter 5's paper-scale runs under their committed
 unit; the plan lists them first with GPU estimates; a tiny version runs through the same queue, the same unpacking
 of a command's archive and the same page code, on the CPU."""
 
-import importlib.util
 import json
-import subprocess
 import tarfile
 
 import numpy as np
@@ -13,6 +11,7 @@ import pandas as pd
 import pytest
 from IPython.display import Markdown
 
+from tests.conftest import git, git_repo, gpu_unpack_module
 from tests.paper_records import PROVENANCE, made_up_runs, write_run
 from vvlib import evaluate
 from vvlib.book import accuracy_page, dispersion_page, paper_queue, paper_run, paper_scale, pending
@@ -25,9 +24,7 @@ from vvlib.experiments.setups import probes, variants
 from vvlib.experiments.storage import runs, store
 from vvlib.experiments.storage.store import REPO_ROOT
 
-spec = importlib.util.spec_from_file_location("gpu_unpack", REPO_ROOT / "scripts" / "gpu_unpack.py")
-gpu_unpack = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(gpu_unpack)
+gpu_unpack = gpu_unpack_module()
 
 CHAPTER = "07_dispersion"
 # 2 seeds x 50 steps, a handful of test sequences: the paper profile's path at a size a CPU runs in seconds
@@ -91,22 +88,6 @@ def test_the_queue_runs_the_open_questions_first_each_unit_retraining_a_committe
     assert f"{sharp.estimate_s(rates)[0] / 60:.1f}" in line and "probe probe-sharpness (argmax baseline)" in line
 
 
-def git(repo, *args) -> str:
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
-
-
-def fresh_clone(path):
-    path.mkdir(parents=True)
-    (path / "bench").mkdir()
-    (path / "README.md").write_text("a clone\n")
-    git(path, "init", "-q")
-    git(path, "config", "user.email", "test@example.com")
-    git(path, "config", "user.name", "test")
-    git(path, "add", ".")
-    git(path, "commit", "-q", "-m", "start")
-    return path
-
-
 def shown_by_the_page(monkeypatch) -> list:
     shown = []
     monkeypatch.setattr(dispersion_page, "display", lambda *items, **_: shown.extend(items))
@@ -157,7 +138,7 @@ def test_a_tiny_sharpness_unit_pauses_resumes_comes_back_in_the_archive_and_the_
         archive.add(machine / "results", arcname="results", filter=lambda m: None if m.name.endswith(".pt") else m)
     (files / "queue.json").write_bytes((tmp_path / "pack" / "queue.json").read_bytes())
 
-    clone = fresh_clone(tmp_path / "clone")
+    clone = git_repo(tmp_path / "clone", {"README.md": "a clone\n"})
     here = {**TINY, "store_dir": str(clone / "results" / "paper")}
     P = resolved(CHAPTER, "ci", here)
     queue = {"names": [CHAPTER], "overrides": here, "profile": "ci", "device": "cpu"}  # the tiny plan's numbers
