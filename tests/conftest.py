@@ -98,3 +98,13 @@ def gpu_unpack_module():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def displayed(monkeypatch, *modules) -> list:
+    """What a page's code displays: each module's `display`, and vvlib.book.page's (show_figure's), collected."""
+    from vvlib.book import page
+
+    shown = []
+    for module in (*modules, page):
+        monkeypatch.setattr(module, "display", lambda *items, **_: shown.extend(items))
+    return shown

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 from IPython.display import HTML
 
+from tests.conftest import displayed
 from tests.paper_records import made_up_runs
 from vvlib.book import accuracy_page, paper_scale
-from vvlib.book import page as page_module
 from vvlib.book.accuracy_page import AccuracyPage
 from vvlib.experiments.chapters import ARGMAX_RETRIEVAL
 from vvlib.experiments.setups import variants
@@ -27,9 +27,7 @@ def test_the_page_reads_the_counter_streams_paper_runs_and_shows_every_paper_sca
     assert all(np.array_equal(accuracy[v], made[v]) for v in made)
     assert [len(runs.run_records(records[v])) for v in made] == [1, 1]
 
-    shown = []
-    monkeypatch.setattr(accuracy_page, "display", lambda *objects, **_: shown.extend(objects))
-    monkeypatch.setattr(page_module, "display", lambda *items, **_: shown.extend(items))  # show_figure's
+    shown = displayed(monkeypatch, accuracy_page)
     page = AccuracyPage(ARGMAX_RETRIEVAL, {"profile": "ci", "paper_scale_dir": str(tmp_path)})
     page.answer()
     page.load_paper_scale()

@@ -11,12 +11,11 @@ import pandas as pd
 import pytest
 from IPython.display import Markdown
 
-from tests.conftest import git, git_repo, gpu_unpack_module
+from tests.conftest import displayed, git, git_repo, gpu_unpack_module
 from tests.paper_records import PROVENANCE, made_up_runs, write_run
 from vvlib import evaluate
 from vvlib.book import accuracy_page, dispersion_page, paper_queue, paper_run, paper_scale, pending
 from vvlib.book.accuracy_page import AccuracyPage
-from vvlib.book import page as page_module
 from vvlib.book.runner import resolved
 from vvlib.experiments.chapters import DICTIONARY_LOOKUP
 from vvlib.experiments.paper_scale import units
@@ -88,13 +87,6 @@ def test_the_queue_runs_the_open_questions_first_each_unit_retraining_a_committe
     assert f"{sharp.estimate_s(rates)[0] / 60:.1f}" in line and "probe probe-sharpness (argmax baseline)" in line
 
 
-def shown_by_the_page(monkeypatch) -> list:
-    shown = []
-    monkeypatch.setattr(dispersion_page, "display", lambda *items, **_: shown.extend(items))
-    monkeypatch.setattr(page_module, "display", lambda *items, **_: shown.extend(items))  # show_figure's
-    return shown
-
-
 def test_a_tiny_sharpness_unit_pauses_resumes_comes_back_in_the_archive_and_the_page_shows_it(tmp_path, monkeypatch,
                                                                                               one_thread):
     """The lent machine: the queue starts the Baseline's unit at its deadline (it pauses after one step with a
@@ -142,7 +134,7 @@ def test_a_tiny_sharpness_unit_pauses_resumes_comes_back_in_the_archive_and_the_
     here = {**TINY, "store_dir": str(clone / "results" / "paper")}
     P = resolved(CHAPTER, "ci", here)
     queue = {"names": [CHAPTER], "overrides": here, "profile": "ci", "device": "cpu"}  # the tiny plan's numbers
-    shown = shown_by_the_page(monkeypatch)
+    shown = displayed(monkeypatch, dispersion_page)
     assert dispersion_page.sharpness_at_scale(paper_scale.sharpness(P=P, device="cpu"), **queue) is None
     (line,) = [item.data for item in shown if isinstance(item, Markdown)]
     sharpening = [k for k, unit in enumerate(cut, 1) if kind_of(unit) == "sharpness"]
@@ -173,9 +165,7 @@ def test_chapter_5_names_the_entropy_units_until_their_tables_are_committed_then
     """Chapter 5's paper-scale runs committed without their entropy probe: the page names the queue units that
     compute it; once its tables are committed under the real keys, it shows their means over seeds."""
     made_up_runs(tmp_path, DICTIONARY_LOOKUP.name)
-    shown = []
-    monkeypatch.setattr(accuracy_page, "display", lambda *items, **_: shown.extend(items))
-    monkeypatch.setattr(page_module, "display", lambda *items, **_: shown.extend(items))  # show_figure's
+    shown = displayed(monkeypatch, accuracy_page)
     page = AccuracyPage(DICTIONARY_LOOKUP, {"profile": "ci", "paper_scale_dir": str(tmp_path)})
     page._read_paper_scale()
     page._reach_at_paper_scale()
