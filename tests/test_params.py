@@ -305,6 +305,22 @@ def test_listing_into_a_pipe_that_closes_early_ends_quietly():
     assert result.stdout.startswith("01_vanishing_variance_proof") and result.stderr == ""
 
 
+def test_a_chapter_without_paper_scale_results_says_at_what_scale_its_numbers_are(tmp_path):
+    from vvlib.book.paper_scale import pending as paper_scale_pending
+    from vvlib.book.runner import resolved
+
+    # an empty store: what results/paper holds changes with every GPU session
+    P = resolved("06_distribution_shift", "book", {})
+    probed = paper_scale_pending("06_distribution_shift", P, tmp_path)
+    # chapter 4's two runs of 100 seeds it probes, and its probe's part of each
+    assert "none of the 4 store entries" in probed and f"{P.n_seeds} seeds per variant trained for {P.steps:,} steps" in probed
+    ablations = paper_scale_pending("08_ablations", resolved("08_ablations", "book",
+                                                              {"n_seeds": 2, "long_steps": {"argmax": 0}}), tmp_path)
+    # a longer training only where its steps are not 0: dictionary lookup's
+    assert ("2 seeds per variant trained for 4,000 steps (argmax) and 1,500 (dictionary). A longer training "
+            "runs 20 seeds x 10,000 steps (dictionary).") in ablations
+
+
 def test_a_chapter_names_the_paper_scale_entries_the_queue_has_committed(tmp_path):
     """Read from the store, never assumed: once a unit of the queue lands, the page stops saying there is none."""
     import shutil
