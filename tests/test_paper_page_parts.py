@@ -6,11 +6,11 @@ them, are read joined: tests/test_store.py.)"""
 import matplotlib
 import numpy as np
 import pandas as pd
-from IPython.display import HTML, Markdown
+from IPython.display import HTML
 
+from tests.conftest import displayed
 from tests.paper_records import made_up_runs
 from vvlib.book import accuracy_page, paper_scale
-from vvlib.book import page as page_module
 from vvlib.book.accuracy_page import AccuracyPage
 from vvlib.experiments.chapters import ARGMAX_RETRIEVAL
 from vvlib.experiments.setups import variants
@@ -27,17 +27,13 @@ def test_the_page_reads_the_counter_streams_paper_runs_and_shows_every_paper_sca
     assert all(np.array_equal(accuracy[v], made[v]) for v in made)
     assert [len(runs.run_records(records[v])) for v in made] == [1, 1]
 
-    shown = []
-    monkeypatch.setattr(accuracy_page, "display", lambda *objects, **_: shown.extend(objects))
-    monkeypatch.setattr(page_module, "display", lambda *items, **_: shown.extend(items))  # show_figure's
+    shown = displayed(monkeypatch, accuracy_page)
     page = AccuracyPage(ARGMAX_RETRIEVAL, {"profile": "ci", "paper_scale_dir": str(tmp_path)})
     page.answer()
     page.load_paper_scale()
     page.paper_scale_comparison(0)
     page.paper_scale_comparison(1)
     page.paper_scale_figure()
-    said = " ".join(o.data for o in shown if isinstance(o, Markdown))
-    assert "Shown: the paper-scale runs on the" in said
     (verdicts,) = [o for o in shown if isinstance(o, pd.DataFrame) and "verdict" in o.columns]
     assert list(verdicts.index) == ["100 seeds x 100,000 steps, GPU, counter stream"]
     (table,) = [o.data for o in shown if isinstance(o, HTML) and "stored runs behind" in o.data]

@@ -19,7 +19,6 @@ def test_each_committed_row_is_counted_at_every_length_and_given_the_books_verdi
     table = paper_rows.lengths_table(records, "dictionary", BEYOND)
     assert table.values.tolist() == [[2, 0, 4, "supported"], [1, 1, 4, "mixed"], [0, 3, 4, "contradicted"]]
     assert list(table.index) == ["ahead", "both", "behind"]  # neither the pending row nor the other task's
-    assert table.index.name == "dictionary, every length from 2⁵ to 2⁸"
     assert paper_rows.lengths_table(records[3:4], "dictionary", BEYOND).empty
 
 

@@ -3,9 +3,7 @@ probe retrain chapter 4's and chapter 5's paper-scale runs under their committed
 unit; the plan lists them first with GPU estimates; a tiny version runs through the same queue, the same unpacking
 of a command's archive and the same page code, on the CPU."""
 
-import importlib.util
 import json
-import subprocess
 import tarfile
 
 import numpy as np
@@ -13,11 +11,11 @@ import pandas as pd
 import pytest
 from IPython.display import Markdown
 
+from tests.conftest import displayed, git, git_repo, gpu_unpack_module
 from tests.paper_records import PROVENANCE, made_up_runs, write_run
 from vvlib import evaluate
 from vvlib.book import accuracy_page, dispersion_page, paper_queue, paper_run, paper_scale, pending
 from vvlib.book.accuracy_page import AccuracyPage
-from vvlib.book import page as page_module
 from vvlib.book.runner import resolved
 from vvlib.experiments.chapters import DICTIONARY_LOOKUP
 from vvlib.experiments.paper_scale import units
@@ -25,9 +23,7 @@ from vvlib.experiments.setups import probes, variants
 from vvlib.experiments.storage import runs, store
 from vvlib.experiments.storage.store import REPO_ROOT
 
-spec = importlib.util.spec_from_file_location("gpu_unpack", REPO_ROOT / "scripts" / "gpu_unpack.py")
-gpu_unpack = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(gpu_unpack)
+gpu_unpack = gpu_unpack_module()
 
 CHAPTER = "07_dispersion"
 # 2 seeds x 50 steps, a handful of test sequences: the paper profile's path at a size a CPU runs in seconds
@@ -91,29 +87,6 @@ def test_the_queue_runs_the_open_questions_first_each_unit_retraining_a_committe
     assert f"{sharp.estimate_s(rates)[0] / 60:.1f}" in line and "probe probe-sharpness (argmax baseline)" in line
 
 
-def git(repo, *args) -> str:
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
-
-
-def fresh_clone(path):
-    path.mkdir(parents=True)
-    (path / "bench").mkdir()
-    (path / "README.md").write_text("a clone\n")
-    git(path, "init", "-q")
-    git(path, "config", "user.email", "test@example.com")
-    git(path, "config", "user.name", "test")
-    git(path, "add", ".")
-    git(path, "commit", "-q", "-m", "start")
-    return path
-
-
-def shown_by_the_page(monkeypatch) -> list:
-    shown = []
-    monkeypatch.setattr(dispersion_page, "display", lambda *items, **_: shown.extend(items))
-    monkeypatch.setattr(page_module, "display", lambda *items, **_: shown.extend(items))  # show_figure's
-    return shown
-
-
 def test_a_tiny_sharpness_unit_pauses_resumes_comes_back_in_the_archive_and_the_page_shows_it(tmp_path, monkeypatch,
                                                                                               one_thread):
     """The lent machine: the queue starts the Baseline's unit at its deadline (it pauses after one step with a
@@ -157,11 +130,11 @@ def test_a_tiny_sharpness_unit_pauses_resumes_comes_back_in_the_archive_and_the_
         archive.add(machine / "results", arcname="results", filter=lambda m: None if m.name.endswith(".pt") else m)
     (files / "queue.json").write_bytes((tmp_path / "pack" / "queue.json").read_bytes())
 
-    clone = fresh_clone(tmp_path / "clone")
+    clone = git_repo(tmp_path / "clone", {"README.md": "a clone\n"})
     here = {**TINY, "store_dir": str(clone / "results" / "paper")}
     P = resolved(CHAPTER, "ci", here)
     queue = {"names": [CHAPTER], "overrides": here, "profile": "ci", "device": "cpu"}  # the tiny plan's numbers
-    shown = shown_by_the_page(monkeypatch)
+    shown = displayed(monkeypatch, dispersion_page)
     assert dispersion_page.sharpness_at_scale(paper_scale.sharpness(P=P, device="cpu"), **queue) is None
     (line,) = [item.data for item in shown if isinstance(item, Markdown)]
     sharpening = [k for k, unit in enumerate(cut, 1) if kind_of(unit) == "sharpness"]
@@ -192,9 +165,7 @@ def test_chapter_5_names_the_entropy_units_until_their_tables_are_committed_then
     """Chapter 5's paper-scale runs committed without their entropy probe: the page names the queue units that
     compute it; once its tables are committed under the real keys, it shows their means over seeds."""
     made_up_runs(tmp_path, DICTIONARY_LOOKUP.name)
-    shown = []
-    monkeypatch.setattr(accuracy_page, "display", lambda *items, **_: shown.extend(items))
-    monkeypatch.setattr(page_module, "display", lambda *items, **_: shown.extend(items))  # show_figure's
+    shown = displayed(monkeypatch, accuracy_page)
     page = AccuracyPage(DICTIONARY_LOOKUP, {"profile": "ci", "paper_scale_dir": str(tmp_path)})
     page._read_paper_scale()
     page._reach_at_paper_scale()

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from vvlib.book import paper_run
+from vvlib.book import paper_queue, paper_run
 from vvlib.experiments.paper_scale import plan, units
 from vvlib.experiments.setups.params import ParameterError
 
@@ -181,14 +181,20 @@ TINY = {"n_seeds": 1, "steps": {"argmax": 4, "dictionary": 4}, "eval_lengths": [
         "n_eval_sequences": {"argmax": 8, "dictionary": 8}}
 
 
+def tiny_queue(tmp_path, monkeypatch, seconds: float, device="cpu"):
+    """Chapter 8's tiny plan at the ci profile, each unit estimated at `seconds` on `device`: (overrides, its units)."""
+    overrides = {**TINY, "store_dir": str(tmp_path / "store")}
+    monkeypatch.setattr(paper_queue, "unit_rates", lambda overrides, device_, kinds, seeds: (device, {}, []))
+    monkeypatch.setattr(units.Unit, "estimate_s", lambda unit, rates: (seconds, []))
+    return overrides, units.units(paper_run.planned_jobs(["08_ablations"], overrides, "ci"))
+
+
 def test_the_queue_runs_units_in_order_passes_over_one_that_does_not_fit_and_packs_each_ones_small_files(
         tmp_path, monkeypatch):
     """python -m vvlib paper --for-minutes M --pack DIR: units run in the plan's order; one whose estimate exceeds
     what is left is passed over, and a later one that fits runs in the time no earlier unit could use; each
     finished unit's records come back under DIR, never a weight or checkpoint file, with queue.json saying what
     ran and what was passed over."""
-    from vvlib.book import paper_queue
-
     overrides = {**TINY, "store_dir": str(tmp_path / "store")}
     cut = units.units(paper_run.planned_jobs(["08_ablations"], overrides, "ci"))
     # unit 3 does not fit in what is left of 5 minutes, nor do the units after 4
@@ -227,12 +233,7 @@ def test_a_unit_that_fails_is_recorded_the_queue_goes_on_and_later_commands_here
     """One unit's error costs its own minutes, not the command's: it is in queue.json with its error, the next
     units run, and a later command on the same machine (the failures file) passes it over instead of failing
     on it again first; a fresh machine (no such file) tries it again."""
-    from vvlib.book import paper_queue
-
-    overrides = {**TINY, "store_dir": str(tmp_path / "store")}
-    cut = units.units(paper_run.planned_jobs(["08_ablations"], overrides, "ci"))
-    monkeypatch.setattr(paper_queue, "unit_rates", lambda overrides, device, kinds, seeds: ("cpu", {}, []))
-    monkeypatch.setattr(units.Unit, "estimate_s", lambda unit, rates: (1.0, []))
+    overrides, cut = tiny_queue(tmp_path, monkeypatch, 1.0)
     real_run, tried = units.Unit.run, []
 
     def run(unit):  # the plan's second unit fails after its training, as a probe out of memory would
@@ -270,8 +271,6 @@ def test_a_unit_that_fails_is_recorded_the_queue_goes_on_and_later_commands_here
 def test_a_unit_that_failed_after_another_had_is_tried_again_by_the_next_command(tmp_path):
     """A failure after an earlier one in the same process may be that one's doing: only the first failure of a
     command is passed over later."""
-    from vvlib.book import paper_queue
-
     failed_file = tmp_path / "failed.json"
     first, second = (SimpleNamespace(jobs=[SimpleNamespace(path=tmp_path / name / "run.json")]) for name in "ab")
     paper_queue.remember_failure(failed_file, first, "RuntimeError: CUDA error: misaligned address", False)
@@ -283,11 +282,7 @@ def test_a_unit_that_failed_after_another_had_is_tried_again_by_the_next_command
 
 
 def test_a_failure_that_leaves_the_device_unable_to_compute_ends_the_command(tmp_path, monkeypatch, capsys):
-    from vvlib.book import paper_queue
-
-    overrides = {**TINY, "store_dir": str(tmp_path / "store")}
-    monkeypatch.setattr(paper_queue, "unit_rates", lambda overrides, device, kinds, seeds: ("cuda", {}, []))
-    monkeypatch.setattr(units.Unit, "estimate_s", lambda unit, rates: (1.0, []))
+    overrides, _ = tiny_queue(tmp_path, monkeypatch, 1.0, "cuda")
     monkeypatch.setattr(units.Unit, "run", lambda unit: (_ for _ in ()).throw(RuntimeError("CUDA error: an illegal "
                                                                                             "memory access")))
     assert paper_queue.device_answers("cpu")  # a CPU always does
@@ -300,8 +295,6 @@ def test_a_failure_that_leaves_the_device_unable_to_compute_ends_the_command(tmp
 
 def test_the_queue_command_exits_1_when_a_unit_failed(tmp_path, monkeypatch, capsys):
     from vvlib.__main__ import main
-    from vvlib.book import paper_queue
-
     lines = [{"unit": 1, "minutes": 0.1}, {"unit": 4, "minutes": 0.2, "error": "RuntimeError: x"}]
     monkeypatch.setattr(paper_queue, "run_queue", lambda *args, **kwargs: lines)
     assert main(["paper", "--chapters", "08", "--for-minutes", "5", "-p", "store_dir", str(tmp_path)]) == 1
@@ -324,12 +317,7 @@ def test_a_unit_that_fits_only_with_the_next_command_is_paused_at_the_deadline_a
     """--then-minutes: the first command starts a unit that needs the next command's minutes too; its training
     stops at the end of the command with a checkpoint (queue.json: paused), and the next command, which nothing
     follows, takes that unit up before any other and finishes it from the checkpoint's step."""
-    from vvlib.book import paper_queue
-
-    overrides = {**TINY, "store_dir": str(tmp_path / "store")}
-    cut = units.units(paper_run.planned_jobs(["08_ablations"], overrides, "ci"))
-    monkeypatch.setattr(paper_queue, "unit_rates", lambda overrides, device, kinds, seeds: ("cpu", {}, []))
-    monkeypatch.setattr(units.Unit, "estimate_s", lambda unit, rates: (100.0, []))
+    overrides, cut = tiny_queue(tmp_path, monkeypatch, 100.0)
     # the clock: the command starts at 0 with 5 minutes; unit 1 is looked at with 1 s left (100 s fit only with
     # the next command's 3 minutes), and its training starts at the deadline, so it stops after its first step
     readings = iter([0.0, 299.0, 299.0, 300.0])
@@ -350,8 +338,6 @@ def test_a_unit_that_fits_only_with_the_next_command_is_paused_at_the_deadline_a
 def test_a_unit_whose_weights_wait_for_their_evaluations_is_begun_and_comes_first(tmp_path):
     """A command cut off during a unit's evaluations leaves its run's weights on the machine: the next command
     takes that unit first, before the queue's order, and evaluates without training again."""
-    from vvlib.book import paper_queue
-
     overrides = {**TINY, "store_dir": str(tmp_path / "store")}
     cut = units.units(paper_run.planned_jobs(["08_ablations"], overrides, "ci"))
     later = cut[2]
@@ -363,11 +349,7 @@ def test_a_unit_whose_weights_wait_for_their_evaluations_is_begun_and_comes_firs
 
 
 def test_where_no_command_follows_a_unit_starts_only_if_its_estimate_times_the_overrun_fits(tmp_path, monkeypatch):
-    from vvlib.book import paper_queue
-
-    overrides = {**TINY, "store_dir": str(tmp_path / "store")}
-    monkeypatch.setattr(paper_queue, "unit_rates", lambda overrides, device, kinds, seeds: ("cpu", {}, []))
-    monkeypatch.setattr(units.Unit, "estimate_s", lambda unit, rates: (100.0, []))
+    overrides, _ = tiny_queue(tmp_path, monkeypatch, 100.0)
     ran = paper_queue.run_queue(["08_ablations"], overrides, 150 / 60, profile="ci", clock=lambda: 0.0, overrun=1.6)
     assert ran == []  # 100 s times 1.6 is over the 150 s left
     ran = paper_queue.run_queue(["08_ablations"], overrides, 150 / 60, profile="ci", clock=lambda: 0.0, overrun=1.4)
