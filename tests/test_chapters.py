@@ -559,6 +559,7 @@ def opening(dom: str) -> tuple[int, bool]:
 
 # measures, once the page has laid out at 1280 px, every shown table and code block of the article against the
 # text column; a code block also against its own box (a line longer than the box hides behind a scroll bar)
+SCREEN_PX, MAX_SCREENS = 900, 12  # a 1280 x 900 window; a chapter's budget in screens
 WIDTH_PROBE = """<script>window.addEventListener("load", () => {
   const column = document.querySelector("article").getBoundingClientRect().width;
   const blocks = [...document.querySelectorAll("article table, article pre")]  // those shown: a collapsed one has no text
@@ -569,14 +570,15 @@ WIDTH_PROBE = """<script>window.addEventListener("load", () => {
   const wide = blocks.filter(b => overflow(b) > 1).map(b => [Math.round(b.getBoundingClientRect().width +
       Math.max(0, b.scrollWidth - b.clientWidth)), (b.innerText || "").trim().slice(0, 80)]);
   const out = document.createElement("pre"); out.id = "block-widths";
-  out.textContent = JSON.stringify({column: Math.round(column), wide}); document.body.appendChild(out);
+  const height = document.documentElement.scrollHeight;  // the page's length, for the screens budget
+  out.textContent = JSON.stringify({column: Math.round(column), wide, height}); document.body.appendChild(out);
 });</script>"""
 
 
 def wide_blocks(browser, page) -> dict:
     """{"column": the article's width in px, "wide": [[width, first words] of each table or code block wider than
-    it, or code block whose lines are wider than the block]} at a 1280 px window: a copy of the page beside it
-    (same assets) with WIDTH_PROBE added."""
+    it, or code block whose lines are wider than the block], "height": the page's length in px} at a 1280 px
+    window: a copy of the page beside it (same assets) with WIDTH_PROBE added."""
     probe = page.with_name(f"_width-{page.name}")
     probe.write_text(page.read_text().replace("</body>", WIDTH_PROBE + "</body>"))
     try:
@@ -628,7 +630,11 @@ def test_pages_render_offline_in_chromium(built):
         assert words <= 150 and not note_first, (name, words, note_first)
     # no table or code block wider than the text column at 1280 px (its right end would be off the edge or
     # behind a scroll bar); the pages include the summary and its claims table
-    assert {page.stem: wide for page in pages if (wide := wide_blocks(browser, page)["wide"])} == {}
+    measured = {page.stem: wide_blocks(browser, page) for page in pages}
+    assert {name: m["wide"] for name, m in measured.items() if m["wide"]} == {}
+    # a chapter reads in at most 12 screens of a 1280 x 900 window (collapsed blocks closed)
+    assert {name: round(m["height"] / SCREEN_PX, 1) for name, m in measured.items()
+            if name != "intro" and m["height"] > MAX_SCREENS * SCREEN_PX} == {}
     assert "Our verdict on the paper’s Table 2" in chapter5  # Sphinx renders the apostrophe curly
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     for name in ("intro", "chapters/02_monte_carlo", "chapters/05_dictionary_lookup", "chapters/11_sensitivity"):
