@@ -13,7 +13,7 @@ from ..experiments.reports import answers, explore, plots, probed
 from ..experiments.setups.paper_tasks import ARGMAX
 from ..experiments.setups import probes, variants
 from . import paper_scale
-from .page import ChapterPage, figure_caption, show_figure
+from .page import ChapterPage, figure_caption, show_collapsed, show_figure
 
 NAME = DISTRIBUTION_SHIFT.name
 VARIANTS = list(probes.PAIR)  # chapter 4's Baseline and +LN
@@ -76,15 +76,15 @@ class DistributionPage(ChapterPage):
                          "variance over its value at the training length against the Baseline's, paired over seeds. "
                          f"*{DRIFTS}*: against no drift, a one-sample t-test over seeds."))
         display(answers.verdict_table(verdicts))
-        for P_shown, shift, trained_shown, scale in views:
+        for P_shown, shift, trained_shown, scale in views[:1]:  # the largest scale; the others' in their sections
             display(Markdown(f"*{scale}:* the global variance over its value at the training length (1 = no shift)"
                              + ("" if "layernorm" in trained_shown else "; +LN's probe is still in the GPU queue")))
             display(answers.paired_table(shift, "relative_variance", probes.PAIR, answers.SHORT_LABELS,
                                          P_shown.eval_lengths) if "layernorm" in trained_shown else
                     answers.drift_table(shift, P_shown.eval_lengths, P_shown.max_len))
-        display(Markdown("How far each seed's global mean moves, in global standard deviations at the training "
-                         "length (a small mean over seeds could hide drifts that cancel):"))
-        display(pd.DataFrame(sizes).set_index("scale"))
+        show_collapsed("How far each seed's global mean moves, in global standard deviations at the training length "
+                       "(a small mean over seeds could hide drifts that cancel)",
+                       pd.DataFrame(sizes).set_index("scale").to_html())
 
     def components(self):
         """Figure 2: fixed components of the readout's input, one model, at a few lengths."""
@@ -118,49 +118,38 @@ class DistributionPage(ChapterPage):
                                "slider picks: Figure 2 at every length probed."))
 
     def global_statistics(self):
-        """Figure 3 at this page's scale, and its means as a table."""
+        """Figure 3 at the largest scale probed (the paper's where both variants' probes are committed), and this
+        page's means as a table, collapsed."""
         P = self.P
-        plots.global_statistics(self.frame, title=f"Readout input, {P.n_seeds} models x {P.n_probe_sequences} test "
-                                                  f"sequences per N")
-        show_figure(figure3_caption(f"{P.n_seeds} seeds x {P.steps:,} steps, {self.device.type.upper()}"))
         summary = self.frame.groupby(["variant", "N"])[["mean_drift", "relative_variance"]].mean().unstack("variant")
         summary.index = [power_of_two(n) for n in summary.index]
-        display(summary.round(3))
-
-    def paper_scale_figure(self):
-        """Figure 3 at the paper's scale, where both variants' probes are committed."""
+        mine = f"{P.n_seeds} seeds x {P.steps:,} steps, {self.device.type.upper()}"
         if not (self.big and "layernorm" in self.big[2]):
-            display(Markdown("Not committed yet: the probe of both variants at the paper's scale is still in the GPU "
-                             "queue."))
+            plots.global_statistics(self.frame, title=f"Readout input, {P.n_seeds} models x {P.n_probe_sequences} "
+                                                      "test sequences per N")
+            show_figure(figure3_caption(mine))
+            display(summary.round(3))
             return
         P_paper, paper_tables, _ = self.big
         plots.global_statistics(paper_tables["global"].replace({"variant": LABELS}),
                                 title=f"Readout input at the paper's scale, {P_paper.n_seeds} models x "
                                       f"{P_paper.n_probe_sequences} test sequences per N")
         show_figure(figure3_caption(f"{P_paper.n_seeds} seeds x {P_paper.steps:,} steps, GPU"))
+        show_collapsed(f"This run's means at every length ({mine})", summary.round(3).to_html())
         at_training = paper_tables["global"].query(f"N == {P_paper.max_len}").groupby("variant")["global_variance"].mean()
         display(Markdown(
             f"At the training length the global variance of +LN's readout input is "
             f"{at_training['layernorm']:.3g}, the Baseline's {at_training['baseline']:.3g} (mean over seeds). What "
             f"sets +LN's ratio at longer $N$ is not measured at this scale: its probe records the normalized output, "
-            f"not the norm's learned gain and bias, nor how the spread of $\\mathbf{{O}}$ over its features compares "
-            f"with the norm's $\\epsilon = 10^{{-5}}$. The next section measures them for chapter 4's longer runs (the "
-            f"paper's steps, on a CPU){'' if self.P.long_steps else ', where `long_steps` names them'}; a GPU probe "
-            f"of these runs would measure them here."))
+            f"not the norm's learned gain and bias. The next section measures them for chapter 4's longer runs (the "
+            f"paper's steps, on a CPU){'' if P.long_steps else ', where `long_steps` names them'}."))
 
     def longer_runs(self):
-        """Figure 3 at chapter 4's longer training, and what +LN's norm does there."""
+        """What +LN's norm does to the attention output at chapter 4's longer training."""
         if not self.longer_view:
             display(Markdown("*Skipped at this profile (`long_steps` = 0).*"))
             return
-        P_long, long_tables, long_trained = self.longer_view
-        plots.global_statistics(long_tables["global"].replace({"variant": LABELS}),
-                                title=f"Readout input at {P_long.steps:,} steps, {P_long.n_seeds} models x "
-                                      f"{P_long.n_probe_sequences} test sequences per N (CPU)")
-        show_figure(figure3_caption(f"{P_long.n_seeds} seeds x {P_long.steps:,} steps, CPU"))
-        if "baseline" not in long_trained:
-            display(Markdown("*The Baseline's longer runs are not probed at this profile yet (`long_variants`): each "
-                             "takes an hour or more of 2 CPU cores to train again for its weights.*"))
+        P_long, long_tables, _ = self.longer_view
         if "norm" in long_tables:
             display(probed.norm_table(long_tables["norm"], P_long.eval_lengths, P_long.max_len))
             display(Markdown(probed.norm_sentence(probed.norm_metrics(long_tables["norm"], P_long.eval_lengths),
