@@ -86,8 +86,9 @@ class BeyondPage(ChapterPage):
         return answers.scale_text(self.P_paper.n_seeds, P_task.steps, found["baseline"]["provenance"]["device"])
 
     def answer(self):
-        """Every variant at the lengths the paper reports, beside the paper's two: at the paper's scale for each task
-        whose Baseline and +LN are committed (its other variants 'pending' until they are); this page's where none is."""
+        """Every variant at the lengths the paper reports, beside the paper's two: at the paper's scale for each
+        task whose Baseline and +LN are committed (its other variants 'pending' until they are); this page's where
+        none is."""
         P, labels = self.P, self.labels
         if not self.big:
             display(answers.variants_table(self.accuracy, P.eval_lengths, labels,
@@ -95,8 +96,9 @@ class BeyondPage(ChapterPage):
             display(Markdown(" ".join(self._page_sentences()) + " Mean accuracy (%) over seeds; the paper tested only "
                              "the Baseline and +LN."))
             return
+        papers = {t: paper_tasks.BY_NAME[t].accuracy for t in self.big}
         display(answers.variants_table({t: acc for t, (_, acc, _) in self.big.items()}, self.P_paper.eval_lengths,
-                                       labels, {t: paper_tasks.BY_NAME[t].accuracy for t in self.big}).fillna("pending"))
+                                       labels, papers).fillna("pending"))
         sentences = []
         for t, (_, acc, _) in self.big.items():
             waiting = (f" {len(acc)} of its {len(ONE_LAYER + DEEP)} variants are committed; "
@@ -121,7 +123,8 @@ class BeyondPage(ChapterPage):
         """This run beside the answer: every variant's mean accuracy at the paper's lengths, at the paper's scale
         (where committed) and here, in one table; which variant leads at this run's scale under it."""
         P, labels = self.P, self.labels
-        ours = answers.variants_table(self.accuracy, P.eval_lengths, labels, {t.name: t.accuracy for t in paper_tasks.TASKS})
+        ours = answers.variants_table(self.accuracy, P.eval_lengths, labels,
+                                      {t.name: t.accuracy for t in paper_tasks.TASKS})
         if not self.big:
             return
         theirs = answers.variants_table({t: acc for t, (_, acc, _) in self.big.items()}, self.P_paper.eval_lengths,
@@ -187,11 +190,12 @@ class BeyondPage(ChapterPage):
         self._accuracy_figure(ONE_LAYER, "The five one-layer variants on both tasks")
 
     def deep(self):
-        """The deep variants on both tasks: their accuracy beside the one-layer Baseline and +LN, a table and a figure."""
+        """The deep variants on both tasks beside the one-layer Baseline and +LN: a collapsed table and a figure."""
         P, labels = self.P, self.labels
         table = pd.concat({t: report.quantity_table(self.metrics[t], DEEP, [], labels, P.eval_lengths, digits=1,
                                                     mean="accuracy", sem="accuracy_sem") for t in self.tasks}, axis=1)
-        show_collapsed("The deep variants' mean accuracy (%) ± s.e. at every length, this page's runs", table.to_html())
+        show_collapsed("The deep variants' mean accuracy (%) ± s.e. at every length, this page's runs",
+                       table.to_html())
         self._accuracy_figure(["baseline", "layernorm", *DEEP],
                               f"The deep model ({P.deep_heads} heads x {P.deep_layers} layers) with and without +LN "
                               "beside the one-layer Baseline and +LN")
@@ -205,9 +209,10 @@ class BeyondPage(ChapterPage):
             return
         fig, axes = plt.subplots(1, len(self.big), figsize=(5.2 * len(self.big), 3.8), squeeze=False)
         for ax, (t, (P_t, _, found)) in zip(axes[0], self.big.items()):
-            histories = {self.labels[v]: record["loss_history"] for v, record in found.items()}
+            histories = {self.labels[v]: found[v]["loss_history"] for v in ONE_LAYER if v in found}  # at most 5 lines
             plots.training_curves(histories, title=f"{t}: {P_t.steps:,} steps", band=True, ax=ax)
-        show_figure(f"The training loss of every committed paper-scale variant ({self.P_paper.n_seeds} seeds, GPU), "
+        show_figure(f"The training loss of every committed one-layer variant at the paper's scale "
+                    f"({self.P_paper.n_seeds} seeds, GPU), "
                     "mean over seeds with the band from the 10th to the 90th percentile seed.", fig)
 
     def deep_attention(self):
