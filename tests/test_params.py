@@ -121,8 +121,6 @@ def cli(*args):
     # checks between parameters (each chapter's file in vvlib/experiments/chapters/), before papermill starts
     (["run", "05_dictionary_lookup", "-p", "eval_lengths", "[16,99999]"],
      "eval_lengths: expected lengths <= n_keys (16384), since keys are distinct, got [16, 99999]"),
-    (["run", "04_argmax_retrieval", "-p", "long_steps", "100", "-p", "ladder_steps", "[50,200]"],
-     "ladder_steps: expected steps at most long_steps (100), got [50, 200]"),
     (["run", "07_dispersion", "-p", "eval_lengths", "[8,16,64]"], "eval_lengths: expected lengths >= 16, got [8, 16, 64]"),
     (["run", "10_beyond", "-p", "deep_heads", "3"], "deep_heads: expected a divisor of hidden (128), got 3"),
     (["run", "06_distribution_shift", "-p", "long_variants", '["layernorm", "standardize"]'],

@@ -5,7 +5,7 @@ import pytest
 from scipy import stats as sps
 
 from vvlib import compare
-from vvlib.stats import long_form, mean_and_sem, one_sample_ttest, paired_ttest, relative_difference
+from vvlib.stats import long_form, mean_and_sem, one_sample_ttest, paired_difference, paired_ttest, relative_difference
 
 
 def test_paired_ttest_matches_the_textbook_formula():
@@ -285,3 +285,12 @@ def test_the_ablation_reads_whichever_norms_its_record_names():
     assert row["+LN ahead of Rescaled output"] == "2 (2): supported"  # about 8 points above it at every length
     table = ablation_table(m, [64], variants.LABELS, paper_tasks.ARGMAX.ablation, ablation)
     assert "p, LN vs Rescaled output (ours)" in table and "Δ Rescaled output (ours, 8 seeds)" in table
+
+
+def test_paired_difference_matches_a_worked_example():
+    # differences 1, 2, 3: mean 2, sd 1, s.e. 1/sqrt(3); t(0.975, 2 d.f.) = 4.3027 from tables
+    d = paired_difference([0.0, 0.0, 0.0], [1.0, 2.0, 3.0])
+    half = 4.302653 / np.sqrt(3)
+    assert d["diff"] == pytest.approx(2) and d["low"] == pytest.approx(2 - half, abs=1e-5)
+    assert d["high"] == pytest.approx(2 + half, abs=1e-5) and d["p"] == pytest.approx(0.0741799, abs=1e-6)
+    assert np.isnan(paired_difference([1.0], [2.0])["low"])

@@ -212,8 +212,8 @@ class AccuracyPage(ChapterPage):
         """The longer training (long_*) and its counter-stream arm (counter_seeds), loaded or trained once."""
         P = self.P
         if self.long is None and P.long_steps:
-            accuracy, ladders, trained = variants.long_training(P, self.task, list(PAIRS[0]), ["fixed", "adaptive"],
-                                                                self.device)
+            accuracy, _, trained = variants.long_training(P, self.task, list(PAIRS[0]), ["fixed", "adaptive"],
+                                                          self.device)
             self.long = {"accuracy": accuracy, "runs": trained,
                          "metrics": report.per_length(accuracy, P.eval_lengths, COMPARED)}
             arm = variants.counter_arm(P)

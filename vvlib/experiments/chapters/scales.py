@@ -23,13 +23,12 @@ BOOK_STORE = "results/book"
 BOOK_TRAINING = {"n_seeds": 20, "store_dir": BOOK_STORE}
 # Chapters 4-5's longer training beside the main one (the `long_*` parameters), as a smoke test: two runs of one
 # seed each, joined.  The book's own is each task's record's (PaperTask.scales["book"]["long"]).
-CI_LONG = {"long_steps": 60, "long_seeds": 2, "long_seed_chunk": 1, "long_seed_group": 0,
-           "ladder_steps": [20, 60], "ladder_lengths": [16, 256]}
+CI_LONG = {"long_steps": 60, "long_seeds": 2, "long_seed_chunk": 1, "long_seed_group": 0}
 LONG_RUNS = ("long_steps", "long_seeds", "long_seed_chunk", "long_seed_group")  # those that name the longer runs
 
 
 def longer(settings: dict) -> dict:
-    """Of chapters 4-5's longer-training settings, those that name its runs (no ladder, no measured runs):
+    """Of chapters 4-5's longer-training settings, those that name its runs:
     what a chapter that reuses the runs takes (chapters 6 and 8)."""
     return {name: settings[name] for name in LONG_RUNS}
 

@@ -163,8 +163,6 @@ RULES = {
                         "a list of two or more distinct numbers > 0"),
     "sharpness_lengths": ints_at_least(1),
     "sharpness_sequences": int_at_least(2),
-    "ladder_steps": ints_at_least(1),
-    "ladder_lengths": ints_at_least(1),
     # chapters 4-5: the longer training again on the counter stream (chapters/c05_dictionary_lookup.counter_arm_fits)
     "counter_seeds": int_at_least(0),
     # chapters 4-5's measured runs (each row is checked by chapters/checks.measured_rows_fit)
