@@ -80,27 +80,6 @@ def comparison_table(metrics: dict, lengths, pair, labels: dict, paper_table: di
     return table
 
 
-def scales_table(columns: dict, lengths, pair, labels: dict, paper_table: dict, paper_p: str = "") -> pd.DataFrame:
-    """One row per length: the paper's two runs of `pair`, then ours at each scale of `columns`
-    ({scale label: per_length metrics}), each with its paired p-value, under a two-row header (the
-    source over the runs' labels: give short ones), so that two scales beside the paper fit the text column."""
-    rows = []
-    for n in lengths:
-        key, row = str(n), {"N": power_of_two(n)}
-        for v in pair:
-            paper = column(paper_table, v, n)
-            row[("paper", labels[v])] = "n/a" if paper is None else f"{paper:.1f}"
-        row[("paper", "p")] = format_p(column(paper_table, paper_p, n) if paper_p in paper_table else None)
-        for scale, metrics in columns.items():
-            for v in pair:
-                row[(scale, labels[v])] = _pct(metrics["accuracy"][v][key], metrics["accuracy_sem"][v][key])
-            row[(scale, "p")] = format_p(metrics["p_value"][pair_name(pair)][key])
-        rows.append(row)
-    table = pd.DataFrame(rows).set_index("N")
-    table.columns = pd.MultiIndex.from_tuples(table.columns)
-    return table
-
-
 def means_by_length(frame: pd.DataFrame, column: str, variants, lengths) -> dict:
     """{variant: {N: mean of `column` over the frame's rows (one per seed)}} for results.json; frame
     labels its variants as `variants` does (keys, not display labels)."""
@@ -279,21 +258,6 @@ def verdict(metrics: dict, lengths, pair, labels: dict, in_distribution: int, n_
         text += (f" The paper has {labels[second]} ahead at {len(paper_better)} of those {len(compared)} lengths; "
                  f"our difference points the same way at {len(agree)} of them.")
     return text
-
-
-def verdicts_by_scale(scales: dict, pair, labels: dict, in_distribution: int, task: str) -> str:
-    """A list: the summary's verdict on `pair` (the second run claimed better) at each scale,
-    in the order given, provisional below the paper's steps for `task` (provisional.py).
-    scales: {label: (lengths, per_length metrics, training steps)}."""
-    first, second = pair
-    parts = []
-    for label, (lengths, m, steps) in scales.items():
-        ood = [str(n) for n in beyond_training(lengths, in_distribution)]
-        e = compare(m["accuracy"][second], m["accuracy"][first], m["p_value"][pair_name(pair)], ood)
-        note = provisional.note(task, steps)
-        parts.append(f"- at {label}: *{e.verdict()}*{f' ({note})' if note else ''}")
-    return (f"That {labels[second]} is more accurate than {labels[first]} beyond the training lengths, by the "
-            f"summary's rule:\n\n" + "\n".join(parts))
 
 
 def write_results(output_dir, chapter: str, parameters: dict, device, metrics: dict, wall_time_s=None,
