@@ -226,18 +226,3 @@ def test_a_weights_layer_is_read_from_the_prefix_its_layer_gives_it():
         for name in ("wq", "ln.gamma", "ssmax.s"):
             assert model.layer_of(model.layer_prefix(layer) + name) == layer
     assert [model.layer_of(name) for name in ("ln.beta", "enc0.w", "out1.b", "emb_key")] == [0, 0, 0, 0]
-
-
-def test_a_layers_query_and_key_weights_are_those_of_its_weights_that_move_its_attention():
-    """QUERY_KEY_WEIGHTS against the model: nudging one of them changes the first layer's attention weights, nudging
-    any other weight of that layer (its values, its norm) leaves them as they were."""
-    cfg = ModelConfig(task=TaskConfig("argmax"), hidden=16, heads=2, layers=2, norm="layernorm", logit_scale="log_n")
-    params = init_params(cfg, [0])
-    batch = sample(cfg.task, rng.generator("cpu", 3), 4, 8, "cpu")
-    first_layer = lambda p: forward(cfg, p, batch, probe=True)[1]["layer_attention"][0]
-    before = first_layer(params)
-    for name in params:
-        if model.weight_part(name) == "attention" and model.layer_of(name) == 0:
-            nudged = {**params, name: params[name] + 0.1}
-            moved = not torch.allclose(first_layer(nudged), before)
-            assert moved == (name in model.QUERY_KEY_WEIGHTS), name

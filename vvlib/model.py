@@ -139,7 +139,6 @@ WEIGHT_PARTS = ("input", "attention", "readout")
 # an attention layer's weights without their layer prefix: add_attention's, add_output_projection's and its norm's
 ATTENTION_WEIGHTS = {"wq", "wk", "wv", "bq", "bk", "bv", "wo", "bo", "ssmax.s",
                      *(name for norm in NORM_TABLE.values() for name in norm.weights(1))}
-QUERY_KEY_WEIGHTS = {"wq", "wk", "bq", "bk", "ssmax.s"}  # those of a layer's that set its logits, so its attention
 
 
 def weight_part(name: str) -> str:
