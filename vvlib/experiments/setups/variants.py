@@ -214,16 +214,6 @@ def counter_arm(P):
                    "long_seed_chunk": P.long_seed_group or P.counter_seeds})
 
 
-def scored_blocks(P, task: TaskConfig, variants, train_cfgs, device, eval_cfg=None) -> tuple[dict, list]:
-    """({variant: right answers per block (seeds, lengths, blocks)}, the seeds in row order): the runs
-    train_cfgs evaluated with eval_cfg (default: P's test set at fixed temperature), joined along the
-    seeds; read from the store, or made where the runs' weights are at hand."""
-    cfg = eval_cfg or eval_config(P, "fixed")
-    blocks = {variant: np.concatenate([TrainedRun(P.store_dir, model_config(P, task, variant), train_cfg, device)
-                                       .correct_per_block(cfg) for train_cfg in train_cfgs]) for variant in variants}
-    return blocks, [c.first_seed + k for c in train_cfgs for k in range(c.n_seeds)]
-
-
 def long_training(P, task: TaskConfig, variants, temperatures=("fixed",), device="cpu"):
     """The longer training of each variant, its runs joined along the seeds:
     (accuracy {run name: (seeds, eval_lengths)}, {} where the step ladders were until 5bfc964,
