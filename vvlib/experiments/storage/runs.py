@@ -287,13 +287,6 @@ class TrainedRun:
         return evaluated(self.store_dir, self.model_cfg, self.train_cfg, lambda: self.weights, eval_cfg,
                          self.device, self.progress)
 
-    def correct_per_block(self, eval_cfg: evaluate.EvalConfig) -> np.ndarray:
-        """(seeds, lengths, blocks): right answers per block of test sequences, from the stored
-        evaluation (made first if it is not stored)."""
-        self.evaluated(eval_cfg)
-        path = eval_path(self.store_dir, self.model_cfg, self.train_cfg, eval_cfg, self.device)
-        return np.asarray(store.read_json(path)["correct_per_block"])
-
 
 def tables_folder(store_dir, name: str, spec: dict) -> Path:
     """Where cached_tables keeps the tables `name` made with `spec`."""
