@@ -1,5 +1,5 @@
 """Seeds spread over torchrun's ranks (gloo, two CPU processes) give the single-process run's
-weights, losses, step-ladder accuracies and evaluations bit for bit, and store them once."""
+weights, losses and evaluations bit for bit, and store them once."""
 
 import json
 import subprocess
@@ -18,9 +18,7 @@ from vvlib.train import TrainConfig
 
 MODEL = ModelConfig(task=TaskConfig("argmax", n_classes=5), hidden=16)
 TRAIN = TrainConfig(n_seeds=5, steps=12, batch_size=16, checkpoint_every=4, checkpoint_gap_s=0, seed_group=2)
-EVAL = evaluate.EvalConfig(lengths=(8, 32), n_sequences=40, seed=7)
-EVAL_LONG = evaluate.EvalConfig(lengths=(16, 64), n_sequences=24, seed=8)
-RUNGS = [5, 12]
+EVAL = evaluate.EvalConfig(lengths=(16, 64), n_sequences=24, seed=8)
 
 
 @pytest.mark.parametrize("n_seeds, seed_group, size, expected", [
@@ -48,21 +46,21 @@ import torch
 torch.set_num_threads(1)
 from vvlib import distributed
 from vvlib.experiments.storage import runs
-from tests.test_distributed import EVAL, EVAL_LONG, MODEL, RUNGS, TRAIN
+from tests.test_distributed import EVAL, MODEL, TRAIN
 
 store = sys.argv[1]
-ladder = runs.ladder(store, MODEL, TRAIN, EVAL, RUNGS, "cpu", progress=False)
+runs.trained(store, MODEL, TRAIN, "cpu", progress=False)  # trained, its seeds spread over the ranks
 weights, record = runs.trained(store, MODEL, TRAIN, "cpu", progress=False)  # loaded: every rank agrees it is stored
-accuracy = runs.evaluated(store, MODEL, TRAIN, weights, EVAL_LONG, "cpu", progress=False)  # seeds spread too
+accuracy = runs.evaluated(store, MODEL, TRAIN, weights, EVAL, "cpu", progress=False)  # seeds spread too
 rank, size = distributed.rank_and_size()
-json.dump({"rank": rank, "size": size, "ladder": {str(k): v.tolist() for k, v in ladder.items()},
-           "wq": weights["wq"].tolist(), "accuracy": accuracy.tolist()}, open(f"{store}/rank{rank}.json", "w"))
+json.dump({"rank": rank, "size": size, "wq": weights["wq"].tolist(), "accuracy": accuracy.tolist()},
+          open(f"{store}/rank{rank}.json", "w"))
 """
 
 
 @pytest.fixture(scope="module")
 def spread_run(tmp_path_factory):
-    """The ladder and training above, run by torchrun on two CPU processes (gloo)."""
+    """The training and evaluation above, run by torchrun on two CPU processes (gloo)."""
     root = tmp_path_factory.mktemp("spread")
     (root / "run.py").write_text(textwrap.dedent(SCRIPT))
     from vvlib.experiments.storage.store import REPO_ROOT
@@ -79,9 +77,8 @@ def test_two_ranks_give_the_single_process_run_bit_for_bit(spread_run, tmp_path,
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # the ranks ran with one thread each: the same rounding
     try:
-        ladder = runs.ladder(tmp_path, MODEL, TRAIN, EVAL, RUNGS, "cpu", progress=False)
         weights, record = runs.trained(tmp_path, MODEL, TRAIN, "cpu", progress=False)
-        accuracy = runs.evaluated(tmp_path, MODEL, TRAIN, weights, EVAL_LONG, "cpu", progress=False)
+        accuracy = runs.evaluated(tmp_path, MODEL, TRAIN, weights, EVAL, "cpu", progress=False)
     finally:
         torch.set_num_threads(threads)
     folder = runs.run_dir(spread_run, MODEL, TRAIN, "cpu")
@@ -90,13 +87,11 @@ def test_two_ranks_give_the_single_process_run_bit_for_bit(spread_run, tmp_path,
     spread_record = json.loads((folder / "run.json").read_text())
     assert spread_record["loss_history"] == json.loads(json.dumps(record["loss_history"]))
     assert spread_record["ranks"] == 2 and "ranks" not in record
-    for rank in (0, 1):  # every rank ends with every seed's weights and every rung's accuracies
+    for rank in (0, 1):  # every rank ends with every seed's weights and accuracies
         seen = json.loads((spread_run / f"rank{rank}.json").read_text())
         assert (seen["rank"], seen["size"]) == (rank, 2)
         assert seen["wq"] == weights["wq"].tolist() and np.array_equal(seen["accuracy"], accuracy)
-        assert {int(k): np.asarray(v) for k, v in seen["ladder"].items()}.keys() == ladder.keys()
-        assert all(np.array_equal(np.asarray(seen["ladder"][str(k)]), ladder[k]) for k in ladder)
-    # stored once, with no checkpoint or partial record left behind
+    # stored once, with no checkpoint left behind
     assert sorted(p.name for p in folder.iterdir()) == sorted(p.name for p in
                                                               runs.run_dir(tmp_path, MODEL, TRAIN, "cpu").iterdir())
 
@@ -111,7 +106,7 @@ def test_a_chapter_runs_under_torchrun_and_rank_0_alone_writes_its_results(tmp_p
     result = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "-m", "vvlib", "run",
          "04_argmax_retrieval", "--profile", "ci", "-p", "n_seeds", "4", "-p", "seed_group", "2", "-p", "steps", "30",
-         "-p", "long_steps", "20", "-p", "ladder_steps", "[10, 20]", "-p", "n_eval_sequences", "32",
+         "-p", "long_steps", "20", "-p", "n_eval_sequences", "32",
          "-p", "store_dir", str(store), "--output", str(out)],
         capture_output=True, text=True, timeout=900, cwd=REPO_ROOT, env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
     assert result.returncode == 0, result.stderr[-3000:]

@@ -97,7 +97,7 @@ def test_the_first_blocks_of_a_larger_test_set_are_the_sequences_a_smaller_one_s
                           progress=False)
     scored = evaluate.EvalConfig(lengths=(8, 32), n_sequences=EVAL_BLOCK, seed=5)
     larger = evaluate.EvalConfig(lengths=(8, 32), n_sequences=4 * EVAL_BLOCK, seed=5)
-    blocks = run.correct_per_block(larger)
+    blocks = evaluate.block_correct(small_dictionary, run.weights, larger, progress=False).numpy()
     assert blocks.shape == (3, 2, 4)
     np.testing.assert_allclose(100 * blocks[..., 0] / EVAL_BLOCK, 100 * run.evaluated(scored))
     np.testing.assert_allclose(100 * blocks.sum(-1) / (4 * EVAL_BLOCK), 100 * run.evaluated(larger))

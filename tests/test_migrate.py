@@ -48,8 +48,7 @@ def age(store_dir):
                 store.write_json(path, record)
                 spec = record["spec"]
             else:
-                suffix = ".partial.json" if path.name.endswith(".partial.json") else ".json"
-                store.write_json(folder / f"{path.name.split('-')[0]}-{store.spec_hash(record['spec'])}{suffix}", record)
+                store.write_json(folder / f"{path.name.split('-')[0]}-{store.spec_hash(record['spec'])}.json", record)
                 spec = spec or record["spec"]["train"]
         if (folder / "checkpoint.pt").exists():
             state = torch.load(folder / "checkpoint.pt", weights_only=False)
@@ -67,11 +66,10 @@ def snapshot(store_dir) -> dict:
 
 @pytest.fixture
 def todays_store(small_argmax, tmp_path):
-    """A finished run with a ladder and an evaluation, a table folder naming it, and a run
+    """A finished run with an evaluation, a table folder naming it, and a run
     interrupted after its first checkpoint, written by today's code."""
     root = tmp_path / "store"
     done = TrainConfig(**ONE_GROUP)
-    runs.ladder(root, small_argmax, done, EVAL, [2, 6], "cpu", progress=False)
     runs.TrainedRun(root, small_argmax, done, "cpu", progress=False).evaluated(EVAL)
     spec = {"kind": "probe", "runs": {"baseline": runs.training_spec(small_argmax, done, "cpu")}, "choices": {}}
     runs.cached_tables(root, "probe-test", spec, lambda: {"t": pd.DataFrame({"x": [1.5, 2.5]})})
@@ -118,7 +116,6 @@ def test_the_migrated_store_serves_every_record_without_computing(todays_store, 
     migrate.migrate(root)
     monkeypatch.setenv(runs.STORED_ONLY, "1")
     assert np.array_equal(runs.TrainedRun(root, small_argmax, done, "cpu").evaluated(EVAL), expected)
-    assert sorted(runs.ladder(root, small_argmax, done, EVAL, [2, 6], "cpu")) == [2, 6]
 
 
 def test_a_folder_whose_name_is_not_its_specs_hash_stops_the_migration_before_any_write(todays_store):
@@ -181,8 +178,7 @@ def rejoined_probes(store_dir: Path) -> dict:
 def test_every_number_committed_before_the_migration_is_in_the_book_store():
     """Probes since split into per-run parts count once their parts are put back together, byte for byte."""
     store_dir = store.REPO_ROOT / "results" / "book"
-    now = {numbers_digest(p.name, p.read_text()) for p in store_dir.rglob("*")
-           if p.suffix in (".json", ".csv") and not p.name.endswith(".partial.json")}
+    now = {numbers_digest(p.name, p.read_text()) for p in store_dir.rglob("*") if p.suffix in (".json", ".csv")}
     now |= {numbers_digest(name, text) for name, text in rejoined_probes(store_dir).items()}
     before = json.loads(BOOK_NUMBERS.read_text())
     assert len(before) == 99

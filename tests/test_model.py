@@ -1,11 +1,10 @@
-import dataclasses
 import math
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from vvlib import model, rng, tasks
+from vvlib import rng
 from vvlib.model import ModelConfig, forward, init_params
 from vvlib.tasks import TaskConfig, sample
 
@@ -193,51 +192,3 @@ def test_the_torch_attention_block_draws_xavier_weights_and_leaves_the_rest_of_t
         _dictionary_model(attention="flash")
     with pytest.raises(ValueError, match="one head on an encoded query"):
         _dictionary_model(attention="torch", heads=2)
-
-
-@pytest.mark.parametrize("changes", [{}, {"heads": 4, "layers": 3, "norm": "layernorm"}, {"attention": "torch"},
-                                     {"logit_scale": "log_n", "layers": 2}, {"query_table": True}])
-@pytest.mark.parametrize("task", ["argmax", "dictionary"])
-def test_every_weight_falls_in_the_part_of_the_model_that_makes_it(task, changes):
-    """weight_part by name against how the weights are made: the task's input weights and the encoder's layers are
-    the input, the readout MLP's layers the readout, and everything else (what a layer, a norm or torch's block
-    adds) the attention."""
-    if task == "argmax" and "query_table" in changes:
-        pytest.skip("the query table is the dictionary's")
-    cfg = ModelConfig(task=TaskConfig(task, **({"n_keys": 64, "n_values": 8} if task == "dictionary" else {})),
-                      hidden=16, **changes)
-    names = set(init_params(cfg, [0]))
-    made_by_task = set(tasks.get(task).input_weights(cfg, torch.Generator().manual_seed(0)))
-    encoder = {f"enc{i}.{w}" for i in range(cfg.encoder_layers) for w in "wb"}
-    readout = {f"out{i}.{w}" for i in range(cfg.readout_layers) for w in "wb"}
-    parts = {name: model.weight_part(name) for name in names}
-    assert {n for n, part in parts.items() if part == "input"} == made_by_task | encoder
-    assert {n for n, part in parts.items() if part == "readout"} == readout
-    assert {n for n, part in parts.items() if part == "attention"} == names - made_by_task - encoder - readout
-    plain = set(init_params(dataclasses.replace(cfg, heads=1, layers=1, norm="none", attention="paper",
-                                                logit_scale="none"), [0]))
-    assert bool(names - plain) == bool(set(changes) - {"query_table"})  # the weights a layer, a norm or a block adds
-    assert all(parts[n] == "attention" for n in names - plain)
-    assert set(model.WEIGHT_PARTS) == set(parts.values())
-
-
-def test_a_weights_layer_is_read_from_the_prefix_its_layer_gives_it():
-    for layer in (0, 1, 2, 11):
-        for name in ("wq", "ln.gamma", "ssmax.s"):
-            assert model.layer_of(model.layer_prefix(layer) + name) == layer
-    assert [model.layer_of(name) for name in ("ln.beta", "enc0.w", "out1.b", "emb_key")] == [0, 0, 0, 0]
-
-
-def test_a_layers_query_and_key_weights_are_those_of_its_weights_that_move_its_attention():
-    """QUERY_KEY_WEIGHTS against the model: nudging one of them changes the first layer's attention weights, nudging
-    any other weight of that layer (its values, its norm) leaves them as they were."""
-    cfg = ModelConfig(task=TaskConfig("argmax"), hidden=16, heads=2, layers=2, norm="layernorm", logit_scale="log_n")
-    params = init_params(cfg, [0])
-    batch = sample(cfg.task, rng.generator("cpu", 3), 4, 8, "cpu")
-    first_layer = lambda p: forward(cfg, p, batch, probe=True)[1]["layer_attention"][0]
-    before = first_layer(params)
-    for name in params:
-        if model.weight_part(name) == "attention" and model.layer_of(name) == 0:
-            nudged = {**params, name: params[name] + 0.1}
-            moved = not torch.allclose(first_layer(nudged), before)
-            assert moved == (name in model.QUERY_KEY_WEIGHTS), name

@@ -92,13 +92,6 @@ def test_a_training_job_counts_the_steps_of_its_checkpoint_until_its_record_exis
     assert job.done_units() == job.units
 
 
-def test_a_ladder_job_counts_its_partial_rungs(tmp_path):
-    job = _job(tmp_path, kind="argmax evaluation", path=tmp_path / "train-x" / "ladder-1.json", units=80.0, rungs=4)
-    assert job.done_units() == 0
-    (tmp_path / "train-x" / "ladder-1.partial.json").write_text(json.dumps({"accuracy": {"10": [], "20": [], "30": []}}))
-    assert job.done_units() == 60.0
-
-
 def test_the_meter_gives_waiting_time_to_what_progresses_next():
     meter = plan.Meter({"train": 0.0, "eval": 0.0}, now=0.0)
     meter.update({"train": 100.0, "eval": 0.0}, now=10.0)  # 10 s of training
@@ -213,7 +206,7 @@ def test_a_plan_at_a_gpus_speeds_lists_the_gpus_entries_so_its_committed_runs_co
     assert {resolved(name, "paper")["store_dir"] for name in paper_run.paper_chapters()} == {PAPER_SCALE_STORE}
 
 SMALL = {"device": "cpu", "n_seeds": 2, "steps": 40, "long_steps": 20, "long_seeds": 2, "long_seed_chunk": 1,
-         "ladder_steps": [10, 20], "ladder_lengths": [16, 32], "eval_lengths": [16, 32, 64], "n_eval_sequences": 16}
+         "eval_lengths": [16, 32, 64], "n_eval_sequences": 16}
 
 
 @pytest.mark.slow
@@ -222,7 +215,7 @@ def test_the_command_computes_what_it_planned_and_a_second_run_finds_it_stored(t
     """Chapter 4, tiny: every planned entry is written, and the plan then finds them all stored."""
     parameters = {**SMALL, "store_dir": str(tmp_path / "store")}
     jobs = paper_run.run_paper(["04"], parameters, tmp_path / "out", every=0.2, profile="ci")
-    assert len(jobs) == 2 * (3 + 2 * 4)  # per variant: the run and 2 evaluations; 2 long runs, each with a ladder
+    assert len(jobs) == 2 * (3 + 2 * 3)  # per variant: the run and 2 evaluations, and so each of its 2 long runs
     assert all(job.path.exists() for job in jobs)
     assert (tmp_path / "out" / "04_argmax_retrieval" / "results.json").exists()
     capsys.readouterr()
@@ -232,10 +225,10 @@ def test_the_command_computes_what_it_planned_and_a_second_run_finds_it_stored(t
 
 
 def test_a_parameter_some_chapter_lacks_is_refused_before_anything_runs(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "vvlib", "paper", "--chapters", "04", "08", "-p", "ladder_steps",
-                             "[5]", "-p", "store_dir", str(tmp_path / "store")], capture_output=True, text=True,
+    result = subprocess.run([sys.executable, "-m", "vvlib", "paper", "--chapters", "05", "08", "-p", "counter_seeds",
+                             "4", "-p", "store_dir", str(tmp_path / "store")], capture_output=True, text=True,
                             cwd=REPO_ROOT)
-    assert result.returncode == 2 and "unknown parameter 'ladder_steps' for 08_ablations" in result.stderr
+    assert result.returncode == 2 and "unknown parameter 'counter_seeds' for 08_ablations" in result.stderr
     assert not (tmp_path / "store").exists()
 
 

@@ -62,11 +62,6 @@ NOT_TRAINING_DEFAULTS = {"profile": "the profile mechanism itself", "device": "w
                          "n_probe_sequences": "each probing chapter's own sample size"}
 
 
-# What differs between the tasks in a one-task chapter's cell: the per-task settings, and the longer training's
-# ladder (chapters 4-5 alone have one, each at its task's steps).
-TASK_SETTINGS = {*params.PER_TASK, "ladder_steps"}
-
-
 def shared_defaults(chapter) -> dict:
     """{(task, name): the cell's literal} for one task's setting (steps in chapter 5, whose only task is
     dictionary lookup; each task's value of a two-task chapter's per-task dict, written "steps[dictionary]"
@@ -78,7 +73,7 @@ def shared_defaults(chapter) -> dict:
         if param.type == "dict":
             found.update({(task, name): v for task, v in param.default.items()
                           if f"{name}[{task}]" not in chapter.own_values})
-        elif name in TASK_SETTINGS and len(chapter.tasks) == 1:
+        elif name in params.PER_TASK and len(chapter.tasks) == 1:  # differs between the tasks
             found[(chapter.tasks[0], name)] = param.default
         else:
             found[(None, name)] = param.default

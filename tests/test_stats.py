@@ -5,7 +5,7 @@ import pytest
 from scipy import stats as sps
 
 from vvlib import compare
-from vvlib.stats import long_form, mean_and_sem, one_sample_ttest, paired_ttest, relative_difference
+from vvlib.stats import long_form, mean_and_sem, one_sample_ttest, paired_difference, paired_ttest, relative_difference
 
 
 def test_paired_ttest_matches_the_textbook_formula():
@@ -163,28 +163,6 @@ def test_missing_and_undefined_p_values_are_never_significant():
     assert compare.pair_name(("baseline", "layernorm")) == "baseline_vs_layernorm"
 
 
-def test_test_set_sd_recovers_the_spread_of_sequence_difficulty():
-    """Simulated answers: sequence i is answered correctly with chance p_i (its difficulty,
-    shared by every model) shifted by the seed's skill; the shared effect of a test set of n
-    sequences on the mean over seeds has standard deviation sd(p) / sqrt(n)."""
-    from vvlib.stats import test_set_sd
-
-    rng = np.random.default_rng(0)
-    seeds, blocks, size = 40, 64, 64
-    difficulty = rng.beta(0.6, 0.9, size=blocks * size)  # many very hard and very easy sequences
-    skill = rng.normal(0, 0.05, size=(seeds, 1))
-    chance = np.clip(difficulty[None, :] + skill, 0, 1)
-    correct = rng.random((seeds, blocks * size)) < chance
-    per_block = correct.reshape(seeds, blocks, size).mean(axis=2)
-    truth = difficulty.std() / np.sqrt(128)
-    assert test_set_sd(per_block, size, 128) == pytest.approx(truth, rel=0.2)
-    # models that agree on nothing: no shared difficulty, only the seeds' own noise
-    independent = rng.random((seeds, blocks * size)) < 0.4
-    assert test_set_sd(independent.reshape(seeds, blocks, size).mean(axis=2), size, 128) < truth / 5
-    with pytest.raises(ValueError, match="at least 2 seeds and 2 blocks"):
-        test_set_sd(per_block[:1], size, 128)
-
-
 def test_claims_are_judged_beyond_the_longest_training_length():
     assert compare.beyond_training([16, 32, 1024], 16) == [32, 1024]
     assert compare.beyond_training(["16", "32"], 16) == ["32"]  # results.json's keys stay keys
@@ -201,22 +179,6 @@ def test_mean_interval_is_scipys_t_interval():
     expected = scipy_stats.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=scipy_stats.sem(x))
     assert mean == pytest.approx(x.mean()) and (low, high) == pytest.approx(expected)
     assert np.isnan(mean_interval([3.0])[1])
-
-
-def test_the_scales_table_puts_each_scale_under_its_own_header_beside_the_paper():
-    from vvlib.experiments.setups.paper import TABLE1_ARGMAX
-    from vvlib.experiments.reports.report import per_length, scales_table
-
-    rng = np.random.default_rng(1)
-    small = per_length({v: rng.uniform(0.4, 0.7, (3, 2)) for v in ("baseline", "layernorm")}, [16, 32],
-                       [("baseline", "layernorm")])
-    large = per_length({v: rng.uniform(0.4, 0.7, (8, 2)) for v in ("baseline", "layernorm")}, [16, 32],
-                       [("baseline", "layernorm")])
-    table = scales_table({"3 seeds": small, "8 seeds": large}, [16, 32], ("baseline", "layernorm"),
-                         {"baseline": "Baseline", "layernorm": "+LN"}, TABLE1_ARGMAX, "p_value")
-    mean, sem = small["accuracy"]["layernorm"]["32"], small["accuracy_sem"]["layernorm"]["32"]
-    assert table.loc["2⁵", ("3 seeds", "+LN")] == f"{mean:.1f} ± {sem:.1f}"
-    assert table.loc["2⁴", ("paper", "Baseline")] == f"{TABLE1_ARGMAX['baseline'][0]:.1f}"
 
 
 def test_the_difference_at_equal_covariate_is_the_textbook_ancova_adjusted_difference():
@@ -278,3 +240,12 @@ def test_the_ablation_reads_whichever_norms_its_record_names():
     assert row["+LN ahead of Rescaled output"] == "2 (2): supported"  # about 8 points above it at every length
     table = ablation_table(m, [64], variants.LABELS, paper_tasks.ARGMAX.ablation, ablation)
     assert "p, LN vs Rescaled output (ours)" in table and "Δ Rescaled output (ours, 8 seeds)" in table
+
+
+def test_paired_difference_matches_a_worked_example():
+    # differences 1, 2, 3: mean 2, sd 1, s.e. 1/sqrt(3); t(0.975, 2 d.f.) = 4.3027 from tables
+    d = paired_difference([0.0, 0.0, 0.0], [1.0, 2.0, 3.0])
+    half = 4.302653 / np.sqrt(3)
+    assert d["diff"] == pytest.approx(2) and d["low"] == pytest.approx(2 - half, abs=1e-5)
+    assert d["high"] == pytest.approx(2 + half, abs=1e-5) and d["p"] == pytest.approx(0.0741799, abs=1e-6)
+    assert np.isnan(paired_difference([1.0], [2.0])["low"])

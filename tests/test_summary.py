@@ -155,16 +155,6 @@ def test_differences_by_scale_pair_each_scale_on_its_own_seeds_and_shared_length
     assert frame.loc["2⁶", "4 seeds"] == f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]"
 
 
-def test_a_chapter_names_the_summarys_verdict_at_each_of_its_scales():
-    from vvlib.experiments.reports import report
-
-    labels = {"baseline": "Baseline", "layernorm": "+LN"}
-    text = report.verdicts_by_scale({"20 seeds": (LENGTHS, metrics(-2.0, 0.001), 1_500),
-                                     "100 seeds": (LENGTHS, metrics(3.0, 0.2), 10_000)},
-                                    ("baseline", "layernorm"), labels, 16, "dictionary")
-    assert f"20 seeds: *{CONTRADICTED}* (provisional: 15% of" in text and "100 seeds: *not shown" in text
-
-
 def test_the_answer_table_gives_the_papers_means_ours_and_the_paired_difference():
     import numpy as np
 

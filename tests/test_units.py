@@ -21,10 +21,10 @@ def job(label, folder, reads=None, kind="argmax training", size=100.0):
 
 def test_a_probe_joins_the_units_of_every_run_it_reads():
     jobs = [job("train a", "a"), job("evaluate a", "a"), job("train b", "b"), job("train c", "c"),
-            job("probe ab", "p", reads=["a", "b"]), job("ladder c", "c")]
+            job("probe ab", "p", reads=["a", "b"]), job("evaluate c", "c")]
     cut = units.units(jobs)
     assert [[j.label for j in u.jobs] for u in cut] == [["train a", "train b", "evaluate a", "probe ab"],
-                                                       ["ladder c", "train c"]]
+                                                       ["train c", "evaluate c"]]
 
 
 def test_a_probe_across_two_merged_units_keeps_them_one():

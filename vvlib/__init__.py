@@ -36,7 +36,7 @@ Experiments, vvlib/experiments/ (cached runs, results, tables), in five rooms (p
 importing only from the rooms listed before it:
     storage         where results live
         store           results on disk with provenance
-        runs            train once, probe many: stored runs, evaluations and ladders
+        runs            train once, probe many: stored runs and their evaluations
     setups          from a chapter's parameters to what it computes
         paper           the paper's own numbers, for side-by-side tables
         paper_tasks     the paper's two tasks as the book sees them: table, chapter, scales, one record each

@@ -9,7 +9,7 @@ for bit (tests/test_distributed.py).
 
 torchrun sets RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT; the process group is
 made from them on first use.  It is gloo on CPUs and GPUs alike: the ranks only exchange pickled
-objects (weights, losses, accuracies) once per run or rung, never inside a step.  On GPUs each
+objects (weights, losses, accuracies) once per run, never inside a step.  On GPUs each
 rank computes on the one numbered by LOCAL_RANK (rng.resolve_device).  Without torchrun there
 is one process, as before.
 """
@@ -91,7 +91,7 @@ def agreed(read):
 
 def seed_share(cfg: TrainConfig, rank: int, size: int) -> TrainConfig:
     """The part of the run that rank `rank` of `size` trains: consecutive whole seed groups, as
-    even as the groups allow.  Every rank needs a share (they meet at every step of a ladder)."""
+    even as the groups allow.  Every rank needs a share."""
     unit, units = group_size(cfg), _groups(cfg)
     if size > units:
         raise ValueError(f"{size} ranks but only {units} seed group(s) of {unit} to share among them "
@@ -117,24 +117,20 @@ def gather(value) -> list:
     return parts
 
 
-def train_spread(model_cfg, cfg: TrainConfig, device, checkpoint: Path | None, progress=True, on_step=None,
-                 resume=True):
-    """Train the run with its seeds spread over the ranks, each resuming (if `resume`) from its
-    own checkpoint and calling on_step(trainer) with its own share after each step (all ranks
-    step together); returns (all seeds' weights on `device`, loss history, the step this rank
-    started from)."""
+def train_spread(model_cfg, cfg: TrainConfig, device, checkpoint: Path | None, progress=True):
+    """Train the run with its seeds spread over the ranks, each resuming from its own checkpoint;
+    returns (all seeds' weights on `device`, loss history, the step this rank started from)."""
     rank, size = rank_and_size()
     # every rank checkpoints at the same steps (a clock's gap would split them: see the restart below)
     share = dataclasses.replace(seed_share(cfg, rank, size), checkpoint_gap_s=0)
     trainer = Trainer(model_cfg, share, device)
     own = None if checkpoint is None else checkpoint_of(Path(checkpoint), rank, size)
-    if own is not None and resume:
+    if own is not None:
         trainer.resume(own)
     if len(set(gather(trainer.step))) > 1:  # stopped between two ranks' checkpoints: start over together
         trainer = Trainer(model_cfg, share, device)
     start = trainer.step
-    hook = None if on_step is None else (lambda step: on_step(trainer))
-    weights = trainer.run(own, progress=progress and rank == 0, on_step=hook)
+    weights = trainer.run(own, progress=progress and rank == 0)
     parts = gather(({k: v.cpu() for k, v in weights.items()}, trainer.loss_history))  # rank order = seed order
     barrier()  # every rank holds every seed before any checkpoint goes
     if own is not None:

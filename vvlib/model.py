@@ -37,7 +37,6 @@ Chapter 11 may swap the attention block (`attention`):
 
 import dataclasses
 import math
-import re
 from dataclasses import dataclass, field
 
 import torch
@@ -125,28 +124,6 @@ def normed(cfg: ModelConfig, layer: int) -> bool:
 def layer_prefix(layer: int) -> str:
     """Weight-name prefix of an attention layer: '' for the first (the paper's names), 'l1.', ..."""
     return "" if layer == 0 else f"l{layer}."
-
-
-def layer_of(name: str) -> int:
-    """The attention layer whose prefix (layer_prefix) a weight's name has: 0 where it has none."""
-    prefixed = re.match(r"l(\d+)\.", name)
-    return int(prefixed.group(1)) if prefixed else 0
-
-
-# The three parts of the model (weight_part): what makes the items' and the query's vectors (the task's input weights
-# and the encoder), the attention layers, and the readout after the last of them
-WEIGHT_PARTS = ("input", "attention", "readout")
-# an attention layer's weights without their layer prefix: add_attention's, add_output_projection's and its norm's
-ATTENTION_WEIGHTS = {"wq", "wk", "wv", "bq", "bk", "bv", "wo", "bo", "ssmax.s",
-                     *(name for norm in NORM_TABLE.values() for name in norm.weights(1))}
-QUERY_KEY_WEIGHTS = {"wq", "wk", "bq", "bk", "ssmax.s"}  # those of a layer's that set its logits, so its attention
-
-
-def weight_part(name: str) -> str:
-    """The part of the model (WEIGHT_PARTS) a weight belongs to, by its name (an attention layer's: layer_of)."""
-    if name.removeprefix(layer_prefix(layer_of(name))) in ATTENTION_WEIGHTS:
-        return "attention"
-    return "readout" if re.match(r"out\d", name) else "input"
 
 
 def _uniform(gen, shape, bound):

@@ -118,26 +118,6 @@ def summary_by_length(frame: pd.DataFrame, value: str, pairs=()) -> dict:
     return by_length({v: {n: table.loc[(v, n)].to_numpy() for n in lengths} for v in frame["variant"].unique()}, pairs)
 
 
-def test_set_sd(block_accuracy, block_size: int, n_sequences: int) -> float:
-    """How far a test set of n_sequences moves the mean over seeds by itself: the standard
-    deviation, over test sets, of its shared effect on every seed's accuracy.
-
-    block_accuracy (seeds, blocks): each seed's accuracy on the same blocks of block_size test
-    sequences.  Some sequences are hard for every model, so blocks differ by more than the seeds'
-    own disagreement explains: a two-way random-effects analysis of variance (seed + block +
-    residual) estimates the block variance, (MS_block - MS_residual) / seeds (0 where negative),
-    which scales as block_size / n_sequences for a test set of n_sequences."""
-    x = np.asarray(block_accuracy, dtype=float)
-    seeds, blocks = x.shape
-    if seeds < 2 or blocks < 2:
-        raise ValueError(f"need at least 2 seeds and 2 blocks; got {seeds} x {blocks}")
-    residual = x - x.mean(axis=1, keepdims=True) - x.mean(axis=0, keepdims=True) + x.mean()
-    ms_block = seeds * x.mean(axis=0).var(ddof=1)
-    ms_residual = (residual**2).sum() / ((seeds - 1) * (blocks - 1))
-    block_variance = max(0.0, (ms_block - ms_residual) / seeds)
-    return float(np.sqrt(block_variance * block_size / n_sequences))
-
-
 def difference_at_equal_covariate(a, b, covariate_a, covariate_b, confidence=0.95) -> dict:
     """What is left of mean(b) - mean(a) between two sets of models once a quantity measured on each model
     (its covariate) is accounted for linearly, one slope for both sets: the coefficient of "a model of b" in the

@@ -202,7 +202,7 @@ class Trainer:
         self.step += 1
         return torch.cat(losses)
 
-    def run(self, checkpoint: Path | None = None, progress=True, on_step=None, log_every=None, desc="training"):
+    def run(self, checkpoint: Path | None = None, progress=True, on_step=None, log_every=None):
         """Train to cfg.steps, saving a checkpoint at multiples of cfg.checkpoint_every steps at
         least cfg.checkpoint_gap_s seconds apart: a run stopped unexpectedly loses about that much
         time, and a fast one does not spend its time saving (a checkpoint of 100 seeds' weights and
@@ -211,7 +211,7 @@ class Trainer:
         log_every = log_every or max(1, self.cfg.steps // 100)
         deadline, clock = _DEADLINE.get() or (None, None)
         end = self.cfg.steps
-        bar = tqdm(total=end, initial=self.step, desc=desc, disable=not progress, unit="step")
+        bar = tqdm(total=end, initial=self.step, desc="training", disable=not progress, unit="step")
         last_save = time.monotonic()
         while self.step < end:
             self.loss_window += self.train_step()

@@ -50,7 +50,7 @@ class AblationPage(ChapterPage):
         """The longer training, where the profile has one (shown further down)."""
         for name in self.long_tasks:
             P_task = self.tasks[name]
-            self.long_accuracy[name], _, self.long_runs[name] = variants.long_training(
+            self.long_accuracy[name], self.long_runs[name] = variants.long_training(
                 P_task, variants.task_config(P_task, name), self.variants, ["fixed"], self.device)
             self.long_metrics[name] = report.ablation_metrics(self.long_accuracy[name], self.P.eval_lengths)
 

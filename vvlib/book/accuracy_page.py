@@ -212,13 +212,13 @@ class AccuracyPage(ChapterPage):
         """The longer training (long_*) and its counter-stream arm (counter_seeds), loaded or trained once."""
         P = self.P
         if self.long is None and P.long_steps:
-            accuracy, ladders, trained = variants.long_training(P, self.task, list(PAIRS[0]), ["fixed", "adaptive"],
-                                                                self.device)
+            accuracy, trained = variants.long_training(P, self.task, list(PAIRS[0]), ["fixed", "adaptive"],
+                                                          self.device)
             self.long = {"accuracy": accuracy, "runs": trained,
                          "metrics": report.per_length(accuracy, P.eval_lengths, COMPARED)}
             arm = variants.counter_arm(P)
             if arm is not None:
-                accuracy, _, trained = variants.long_training(arm, self.task, list(PAIRS[0]), ["fixed"], self.device)
+                accuracy, trained = variants.long_training(arm, self.task, list(PAIRS[0]), ["fixed"], self.device)
                 self.counter = {"P": arm, "accuracy": accuracy, "runs": trained}
 
     def scale_rows(self) -> dict:

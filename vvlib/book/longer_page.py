@@ -43,7 +43,7 @@ class LongerTrainingPage(ChapterPage):
         """The longer training where the profile has one."""
         for name in self.long_tasks:
             P_task = self.tasks[name]
-            self.long_accuracy[name], _, self.long_runs[name] = variants.long_training(
+            self.long_accuracy[name], self.long_runs[name] = variants.long_training(
                 P_task, variants.task_config(P_task, name), VARIANTS, ["fixed"], self.device)
         self.long_metrics = {t: report.per_length(acc, self.P.eval_lengths, [PAIR])
                              for t, acc in self.long_accuracy.items()}

@@ -49,9 +49,6 @@ PARAMETERS = (
     task_param(DICTIONARY, "long_seed_chunk", "seeds per stored run of the longer training: several runs make up long_seeds, so "
                                  "that each fits in one sitting"),
     shared("long_seed_group"),
-    param("ladder_steps", [500, 1000, 2000, 5000, 10000], "steps at which the longer training is also evaluated "
-                                                          "(each at most long_steps)"),
-    shared("ladder_lengths"),
     param("counter_seeds", 0, "the longer training again on the counter stream (draws counter: the same batches "
                               "and test sequences on a CPU and a GPU) for its first counter_seeds seeds, in runs "
                               "of long_seed_group seeds (0: not)"),
@@ -74,7 +71,7 @@ CHAPTER = Chapter(
                  **BOOK_COUNTER, "paper_scale_dir": PAPER_SCALE_STORE},
         "paper": {**PAPER_TRAINING, **task_scale(DICTIONARY, "paper")},
     },
-    checks=(checks.keys_cover_lengths, checks.ladder_within_long_training, counter_arm_fits, checks.paper_scale_store_exists),
+    checks=(checks.keys_cover_lengths, counter_arm_fits, checks.paper_scale_store_exists),
     params=PARAMETERS,
     reader=('n_seeds', 'steps', 'lr', 'max_len', 'eval_lengths', 'long_steps'),
 )

@@ -6,7 +6,7 @@ from ..setups.params import require
 from . import checks
 from .declare import param, shared, shared_each
 from .record import Chapter, Work, keys
-from .scales import CI_LONG, longer, probed_longer, probing_profiles
+from .scales import CI_LONG, probed_longer, probing_profiles
 
 # The book probes the first two of chapter 4's longer runs (scales.probed_longer), both variants
 BOOK_LONGER = {**probed_longer(ARGMAX), "long_variants": ["baseline", "layernorm"]}
@@ -15,7 +15,7 @@ BOOK_LONGER = {**probed_longer(ARGMAX), "long_variants": ["baseline", "layernorm
 def profiles() -> dict:
     """Chapter 4's models at each scale (probing_profiles), and at ci and book its longer runs too."""
     named = probing_profiles(ARGMAX, ci_sequences=64)
-    return {**named, "ci": {**named["ci"], **longer(CI_LONG)}, "book": {**named["book"], **BOOK_LONGER}}
+    return {**named, "ci": {**named["ci"], **CI_LONG}, "book": {**named["book"], **BOOK_LONGER}}
 
 
 def distribution_lengths_tested(P):

@@ -8,7 +8,7 @@ from ..setups.params import require
 from . import checks
 from .declare import param, shared, shared_each
 from .record import Chapter, Work, keys
-from .scales import CI_LONG, longer, probed_longer, probing_profiles
+from .scales import CI_LONG, probed_longer, probing_profiles
 
 
 def profiles() -> dict:
@@ -19,7 +19,7 @@ def profiles() -> dict:
     in the same command."""
     named = probing_profiles(ARGMAX, ci_sequences=32)
     beyond = [n for n in PAPER_LENGTHS if n > TrainConfig.max_len]  # the paper tests these; it trains to 16
-    return {**named, "ci": {**named["ci"], **longer(CI_LONG), "sharpness_main": True, "sharpness_lengths": [64, 256],
+    return {**named, "ci": {**named["ci"], **CI_LONG, "sharpness_main": True, "sharpness_lengths": [64, 256],
                             "sharpness_sequences": 32},
             "book": {**named["book"], **probed_longer(ARGMAX), "sharpness_main": True},
             "paper": {**named["paper"], "sharpness_main": True, "sharpness_lengths": beyond}}

@@ -5,7 +5,7 @@ from ..setups.variants import ABLATION
 from . import checks
 from .declare import each_task, param, shared, shared_each
 from .record import Chapter, Work, keys
-from .scales import (BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_BOTH_TASKS, PAPER_SCALE_STORE, both_tasks, longer,
+from .scales import (BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_BOTH_TASKS, PAPER_SCALE_STORE, both_tasks,
                      per_task)
 
 # its parameters: the notebook's `parameters` cell is written from these (declare.py)
@@ -38,10 +38,10 @@ CHAPTER = Chapter(
     # claim of its own in Tables 3 and 6); +LN, chapters 4-5's runs, joins them when the GPU queue has committed it
     paper_scale_needs=(ABLATION.base, ABLATION.plain),
     profiles={
-        "ci": {"n_seeds": CI_SEEDS, **both_tasks("ci"), **per_task({ARGMAX: longer(CI_LONG), DICTIONARY: longer(CI_LONG)})},
+        "ci": {"n_seeds": CI_SEEDS, **both_tasks("ci"), **per_task({ARGMAX: CI_LONG, DICTIONARY: CI_LONG})},
         "book": {**BOOK_TRAINING, **both_tasks("book"),
                  # +std is trained for chapter 5's first run of 20 seeds only
-                 **per_task({DICTIONARY: {**longer(DICTIONARY.scales["book"]["long"]), "long_seeds": 20}}),
+                 **per_task({DICTIONARY: {**DICTIONARY.scales["book"]["long"], "long_seeds": 20}}),
                  "paper_scale_dir": PAPER_SCALE_STORE},
         "paper": PAPER_BOTH_TASKS,
     },

@@ -2,11 +2,10 @@
 chapter alone makes is in that chapter's file.
 
 A parameter's own type and range are checked where it is read (experiments/setups/params.py).  What
-involves several parameters (test lengths against the key classes, a ladder within the longer
-training), the machine (a GPU asked for) or the disk (a results store named) is checked here:
-`python -m vvlib run` refuses a bad combination with one line and exit status 2 before
-papermill starts, and a notebook run by plain papermill refuses it the same way in its first
-cell (book/page.configure runs the same checks).
+involves several parameters (test lengths against the key classes), the machine (a GPU asked for)
+or the disk (a results store named) is checked here: `python -m vvlib run` refuses a bad
+combination with one line and exit status 2 before papermill starts, and a notebook run by plain
+papermill refuses it the same way in its first cell (book/page.configure runs the same checks).
 """
 
 from pathlib import Path
@@ -27,11 +26,6 @@ def device_available(P):
 def keys_cover_lengths(P):
     require(max(P.eval_lengths) <= P.n_keys, "eval_lengths", f"lengths <= n_keys ({P.n_keys}), since keys are distinct",
             P.eval_lengths)
-
-
-def ladder_within_long_training(P):
-    require(not P.long_steps or max(P.ladder_steps) <= P.long_steps, "ladder_steps",
-            f"steps at most long_steps ({P.long_steps})", P.ladder_steps)
 
 
 def paper_scale_store_exists(P):

@@ -58,7 +58,6 @@ DEFAULTS = {
     "long_seeds": ARGMAX.scales["default"]["long_seeds"],
     "long_seed_chunk": ARGMAX.scales["default"]["long_seed_chunk"],
     "long_seed_group": 4,
-    "ladder_lengths": [16, 256, 2048, 16384],
     "paper_scale_dir": "",
     "n_keys": science_default(TaskConfig, "n_keys"),
     "n_values": science_default(TaskConfig, "n_values"),
@@ -98,7 +97,6 @@ HELP = {
     "long_seeds": "seeds of the longer training probed: its first ones (chapter 4's runs, so they are reused)",
     "long_seed_chunk": "seeds per stored run of the longer training (chapter 4's)",
     "long_seed_group": "seed_group of the longer training (4 trains faster on a CPU)",
-    "ladder_lengths": "test lengths N of those evaluations",
     "paper_scale_dir": "a results store holding this chapter's runs at the paper profile (trained on a GPU), shown in the first "
         "section; \"\" leaves that section out (the book profile: results/paper)",
     "n_keys": "dictionary: key classes C_K",

@@ -23,22 +23,14 @@ BOOK_STORE = "results/book"
 BOOK_TRAINING = {"n_seeds": 20, "store_dir": BOOK_STORE}
 # Chapters 4-5's longer training beside the main one (the `long_*` parameters), as a smoke test: two runs of one
 # seed each, joined.  The book's own is each task's record's (PaperTask.scales["book"]["long"]).
-CI_LONG = {"long_steps": 60, "long_seeds": 2, "long_seed_chunk": 1, "long_seed_group": 0,
-           "ladder_steps": [20, 60], "ladder_lengths": [16, 256]}
-LONG_RUNS = ("long_steps", "long_seeds", "long_seed_chunk", "long_seed_group")  # those that name the longer runs
-
-
-def longer(settings: dict) -> dict:
-    """Of chapters 4-5's longer-training settings, those that name its runs (no ladder, no measured runs):
-    what a chapter that reuses the runs takes (chapters 6 and 8)."""
-    return {name: settings[name] for name in LONG_RUNS}
+CI_LONG = {"long_steps": 60, "long_seeds": 2, "long_seed_chunk": 1, "long_seed_group": 0}
 
 
 def probed_longer(task: PaperTask) -> dict:
     """The first two runs of `task`'s longer training at the book's scale (8 seeds, the paper's steps, on a CPU):
     those chapters 6 and 7 probe.  The store commits no weights, so probing a run means training it again (hours
     on a CPU: README.md gives the measured times), and the later runs are not probed."""
-    return {**longer(task.scales["book"]["long"]), "long_seeds": 8}
+    return {**task.scales["book"]["long"], "long_seeds": 8}
 
 
 def task_scale(task: PaperTask, scale: str) -> dict:

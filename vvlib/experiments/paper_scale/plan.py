@@ -1,9 +1,9 @@
-"""What a training chapter will compute, before it runs: its training runs, step ladders,
-evaluations and probe tables as store entries, each with its size, and how far each has got.
+"""What a training chapter will compute, before it runs: its training runs, evaluations and
+probe tables as store entries, each with its size, and how far each has got.
 
 `python -m vvlib paper` uses this for its progress bar and ETA: it never runs anything
 itself, it only reads the store (a file that exists is done; a training run's checkpoint
-says its step; a ladder's partial record its rungs).
+says its step).
 
 The plan mirrors what each notebook asks of variants.py (which tasks, variants and
 test-time temperatures; whether it has a longer training).  tests/test_plan.py checks it
@@ -13,7 +13,6 @@ train something else fails there.
 
 import dataclasses
 import functools
-import json
 import re
 import time
 from pathlib import Path
@@ -45,7 +44,6 @@ class Job:
     units: float
     steps: int = 0  # training: the run's steps (its checkpoint holds the step reached)
     n_seeds: int = 0
-    rungs: int = 0  # a ladder: how many evaluations it makes
     reads: tuple = ()  # the run folders whose weights it needs (units.py keeps them in one unit)
     compute: Callable[[], object] | None = dataclasses.field(default=None, compare=False, repr=False)  # makes the entry
 
@@ -55,8 +53,6 @@ class Job:
             return self.units
         if self.steps:  # a training run
             return self.n_seeds * checkpoint_step(self.path.parent)
-        if self.rungs:
-            return self.units * len(_partial_rungs(self.path)) / self.rungs
         return 0.0
 
 
@@ -69,14 +65,6 @@ def checkpoint_step(folder: Path) -> int:
         except Exception:  # being written or replaced right now: the next look will read it
             continue
     return max(steps, default=0)
-
-
-def _partial_rungs(path: Path) -> dict:
-    partial = path.with_name(path.stem + ".partial.json")
-    try:
-        return json.loads(partial.read_text())["accuracy"]
-    except (OSError, ValueError, KeyError):
-        return {}
 
 
 def training_kind(task: str, train_cfg, model=None) -> str:
@@ -111,8 +99,8 @@ def _items(eval_cfg, n_seeds: int) -> int:
     return n_seeds * eval_cfg.n_sequences * sum(eval_cfg.lengths)
 
 
-def _run_jobs(chapter, P, task, variant, train_cfg, temperatures, device, rungs=(), tag="") -> list[Job]:
-    """A training run, its ladder (if rungs) and its evaluations under each temperature; `tag` tells
+def _run_jobs(chapter, P, task, variant, train_cfg, temperatures, device, tag="") -> list[Job]:
+    """A training run and its evaluations under each temperature; `tag` tells
     apart runs of one chapter that differ in more than task and variant (chapter 11's rows)."""
     model_cfg = variants.model_config(P, variants.task_config(P, task), variant)
     folder = runs.run_dir(P.store_dir, model_cfg, train_cfg, device)
@@ -122,13 +110,6 @@ def _run_jobs(chapter, P, task, variant, train_cfg, temperatures, device, rungs=
     jobs = [Job(chapter, training_kind(task, train_cfg, model_cfg), f"train {name}", folder / "run.json",
                 train_cfg.n_seeds * train_cfg.steps, train_cfg.steps, train_cfg.n_seeds, reads=(folder,),
                 compute=lambda: run.record)]
-    if rungs:
-        cfg = variants.eval_config(P, lengths=P.ladder_lengths)
-        ladder = functools.partial(runs.ladder, P.store_dir, model_cfg, train_cfg, cfg, rungs, device)
-        jobs.insert(0, Job(chapter, evaluation_kind(task, model_cfg), f"ladder {name}",  # it trains the run first
-                           runs.ladder_path(P.store_dir, model_cfg, train_cfg, cfg, rungs, device),
-                           len(set(rungs)) * _items(cfg, train_cfg.n_seeds), rungs=len(set(rungs)), reads=(folder,),
-                           compute=ladder))
     for temperature in temperatures:
         cfg = variants.eval_config(P, temperature)
         jobs.append(Job(chapter, evaluation_kind(task, model_cfg), f"evaluate {name} ({temperature} temperature)",
@@ -144,7 +125,7 @@ def _task_jobs(chapter, P, task, work: Work, device, tag="") -> list[Job]:
         for variant in work.variants:
             for train_cfg in variants.long_train_configs(P):
                 jobs += _run_jobs(chapter, variants.long_eval_params(P), task, variant, train_cfg, work.temperatures,
-                                  device, P.get("ladder_steps") or ())
+                                  device)
         jobs += _counter_jobs(chapter, P, task, work.variants, device)
     return jobs
 

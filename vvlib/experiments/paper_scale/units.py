@@ -1,10 +1,10 @@
 """The paper profile cut into units that each fit one command on a lent GPU.
 
-A unit is a training run with everything that reads its weights: its step ladder, its
-evaluations and its parts of the probes (probes.py stores a probe one part per run). Weights
-never leave the machine that made them, so a job that read several runs would put all of them in
-one unit; units() still joins them if one does. A unit leaves only small result files in the
-store; run again after an interruption, it loads what is stored and resumes the rest.
+A unit is a training run with everything that reads its weights: its evaluations and its parts
+of the probes (probes.py stores a probe one part per run). Weights never leave the machine that
+made them, so a job that read several runs would put all of them in one unit; units() still
+joins them if one does. A unit leaves only small result files in the store; run again after an
+interruption, it loads what is stored and resumes the rest.
 
 Estimates come from speeds measured on the same kind of device: the training and evaluation
 records already in the stores given (their wall time and size), and for a kind of training no
@@ -104,15 +104,15 @@ def units(jobs: list[Job]) -> list[Unit]:
 
 
 def _in_running_order(group: list) -> list:
-    """Ladders first (they train their run as they go), then training, evaluations, probes."""
-    rank = {"ladder": 0, "train": 1, "evaluate": 2, "probe": 3}
-    return sorted(group, key=lambda job: rank.get(job.label.split()[0], 2))
+    """Training first, then evaluations, then probes."""
+    rank = {"train": 0, "evaluate": 1, "probe": 2}
+    return sorted(group, key=lambda job: rank.get(job.label.split()[0], 1))
 
 
 def measured_rates(store_dirs, device_type: str) -> dict:
     """{kind: units per second} from the training and evaluation records in `store_dirs` made on
-    `device_type` ('cpu' or 'cuda'): total units over total wall time per kind. A long run's
-    time includes its ladder's evaluations, so its training speed errs slow."""
+    `device_type` ('cpu' or 'cuda'): total units over total wall time per kind. A long run trained with
+    a step ladder (until 5bfc964) timed the ladder's evaluations too, so its training speed errs slow."""
     units, seconds = {}, {}
     for store_dir in store_dirs:
         for path in Path(store_dir).glob("*/*.json"):

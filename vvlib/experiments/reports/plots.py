@@ -242,25 +242,6 @@ def claim_evidence(table, title=""):
     return fig
 
 
-def ladder_differences(frame, labels: dict, pair, title=""):
-    """The paired difference second - first (percentage points, 95% interval) against the
-    training step, one line per test length N."""
-    sns.set_theme(style="whitegrid")
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    groups = list(frame.groupby("N"))
-    for i, (n, rows) in enumerate(groups):
-        rows = rows.sort_values("step")
-        nudge = 1.06 ** (i - (len(groups) - 1) / 2)  # side by side, so the intervals do not hide each other
-        ax.errorbar(rows["step"] * nudge, rows["diff"], yerr=[rows["diff"] - rows["low"], rows["high"] - rows["diff"]],
-                    marker="o", capsize=3, label=f"N = {n}")
-    ax.axhline(0, color="k", linewidth=0.8)
-    ax.set_xscale("log")
-    ax.set(xlabel="training step", ylabel=f"{labels[pair[1]]} minus {labels[pair[0]]} (points)", title=title)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
-
-
 def seed_differences(accuracy: dict, lengths, pair, labels: dict, marks: dict | None = None, title=""):
     """Seed by seed, the second of `pair` minus the first (percentage points) against N: a thin line per
     seed, its number at the right end, so one seed far from the rest shows; the mean over seeds with its

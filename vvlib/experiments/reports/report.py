@@ -80,27 +80,6 @@ def comparison_table(metrics: dict, lengths, pair, labels: dict, paper_table: di
     return table
 
 
-def scales_table(columns: dict, lengths, pair, labels: dict, paper_table: dict, paper_p: str = "") -> pd.DataFrame:
-    """One row per length: the paper's two runs of `pair`, then ours at each scale of `columns`
-    ({scale label: per_length metrics}), each with its paired p-value, under a two-row header (the
-    source over the runs' labels: give short ones), so that two scales beside the paper fit the text column."""
-    rows = []
-    for n in lengths:
-        key, row = str(n), {"N": power_of_two(n)}
-        for v in pair:
-            paper = column(paper_table, v, n)
-            row[("paper", labels[v])] = "n/a" if paper is None else f"{paper:.1f}"
-        row[("paper", "p")] = format_p(column(paper_table, paper_p, n) if paper_p in paper_table else None)
-        for scale, metrics in columns.items():
-            for v in pair:
-                row[(scale, labels[v])] = _pct(metrics["accuracy"][v][key], metrics["accuracy_sem"][v][key])
-            row[(scale, "p")] = format_p(metrics["p_value"][pair_name(pair)][key])
-        rows.append(row)
-    table = pd.DataFrame(rows).set_index("N")
-    table.columns = pd.MultiIndex.from_tuples(table.columns)
-    return table
-
-
 def means_by_length(frame: pd.DataFrame, column: str, variants, lengths) -> dict:
     """{variant: {N: mean of `column` over the frame's rows (one per seed)}} for results.json; frame
     labels its variants as `variants` does (keys, not display labels)."""
@@ -165,37 +144,6 @@ def differences_by_scale(scales: dict, pair) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("N")
 
 
-def ladder_frame(ladders: dict, lengths, pair) -> pd.DataFrame:
-    """One row per (training step, test length): both runs' mean accuracy (%) and the paired
-    difference second - first with its 95% interval and p-value, from
-    ladders {variant: {step: per-seed accuracy (seeds, lengths)}}."""
-    first, second = pair
-    rows = []
-    for step in sorted(ladders[first]):
-        a, b = 100 * np.asarray(ladders[first][step]), 100 * np.asarray(ladders[second][step])
-        for j, n in enumerate(lengths):
-            rows.append({"step": step, "N": n, first: a[:, j].mean(), second: b[:, j].mean(),
-                         **paired_difference(a[:, j], b[:, j])})
-    return pd.DataFrame(rows)
-
-
-def ladder_table(frame: pd.DataFrame, pair, labels: dict) -> pd.DataFrame:
-    """ladder_frame for reading: one row per (step, N), accuracies and the difference in points."""
-    first, second = pair
-    return pd.DataFrame([{
-        "step": f"{row.step:,}", "N": power_of_two(int(row.N)),
-        labels[first]: f"{getattr(row, first):.1f}", labels[second]: f"{getattr(row, second):.1f}",
-        "difference (points)": f"{row.diff:+.1f}", "95% interval": f"[{row.low:+.1f}, {row.high:+.1f}]",
-        "p": format_p(row.p),
-    } for row in frame.itertuples()]).set_index(["step", "N"])
-
-
-def ladder_records(frame: pd.DataFrame) -> dict:
-    """ladder_frame for results.json: {N: {step: {column: value}}}."""
-    return {str(n): {str(row["step"]): {k: v for k, v in row.items() if k not in ("N", "step")}
-                     for row in rows.to_dict("records")} for n, rows in frame.groupby("N")}
-
-
 def run_sources(prefix: str, runs: dict) -> dict:
     """results.json's sources for stored runs of several seeds ({variant: [run record]}): each run's provenance
     under "{prefix}/{variant}/{its first seed}"."""
@@ -216,39 +164,6 @@ def runs_table(runs: dict, labels: dict) -> pd.DataFrame:
                          "model-steps per second": r["model_steps_per_s"], "trained on": prov["device"],
                          "torch": prov["torch"], "commit": prov["git_commit"][:12]})
     return pd.DataFrame(rows).set_index("variant")
-
-
-def overtaking(frame: pd.DataFrame, pair, labels: dict, in_distribution: int, alpha=ALPHA) -> str:
-    """Per test length beyond training: from which rung on (if any) the second run of `pair`
-    is significantly ahead at every later rung, and at how many rungs it is significantly behind.
-    A lead seen at the last rung alone is reported as that, not as one that lasts."""
-    first, second = pair
-    sentences, lasting, last_only = [], [], []
-    for n, rows in frame[frame["N"] > in_distribution].groupby("N"):
-        rows, name = rows.sort_values("step"), f"N = {power_of_two(int(n))}"
-        significant = rows["p"].map(lambda p: is_significant(p, alpha))
-        ahead = (rows["diff"] > 0) & significant
-        behind = int(((rows["diff"] < 0) & significant).sum())
-        since = [s for i, s in enumerate(rows["step"]) if ahead.iloc[i:].all()]
-        if since and since[0] == rows["step"].iloc[-1]:
-            last_only.append(name)
-        elif since:
-            lasting.append(f"{name} from step {since[0]:,}")
-        lead = (f"ahead from step {since[0]:,} on" if since else
-                f"not significantly ahead at the last rung (step {rows['step'].iloc[-1]:,})")
-        sentences.append(f"At {name} it is {lead}, and significantly behind at {behind} of {len(rows)} rungs.")
-    last = f"{frame['step'].max():,}"
-    question = f"**Does {labels[second]} overtake {labels[first]}?** "
-    where = f", at {', '.join(last_only)}: whether that lead lasts, these rungs cannot tell."
-    if lasting:
-        answer = f"Yes, for good, at {', '.join(lasting)}." + (
-            f" Ahead at the last rung (step {last}) only{where}" if last_only else "")
-    elif last_only:
-        answer = f"Only at the last rung (step {last}){where}"
-    else:
-        answer = f"Not within the {last} steps of the ladder, at any test length beyond the training lengths."
-    return (f"{question}{answer} In detail, {labels[second]} against {labels[first]}, p < {alpha} paired over "
-            f"seeds. " + " ".join(sentences))
 
 
 def ablation_metrics(accuracy: dict, lengths, ablation: Ablation = ABLATION) -> dict:
@@ -343,21 +258,6 @@ def verdict(metrics: dict, lengths, pair, labels: dict, in_distribution: int, n_
         text += (f" The paper has {labels[second]} ahead at {len(paper_better)} of those {len(compared)} lengths; "
                  f"our difference points the same way at {len(agree)} of them.")
     return text
-
-
-def verdicts_by_scale(scales: dict, pair, labels: dict, in_distribution: int, task: str) -> str:
-    """A list: the summary's verdict on `pair` (the second run claimed better) at each scale,
-    in the order given, provisional below the paper's steps for `task` (provisional.py).
-    scales: {label: (lengths, per_length metrics, training steps)}."""
-    first, second = pair
-    parts = []
-    for label, (lengths, m, steps) in scales.items():
-        ood = [str(n) for n in beyond_training(lengths, in_distribution)]
-        e = compare(m["accuracy"][second], m["accuracy"][first], m["p_value"][pair_name(pair)], ood)
-        note = provisional.note(task, steps)
-        parts.append(f"- at {label}: *{e.verdict()}*{f' ({note})' if note else ''}")
-    return (f"That {labels[second]} is more accurate than {labels[first]} beyond the training lengths, by the "
-            f"summary's rule:\n\n" + "\n".join(parts))
 
 
 def write_results(output_dir, chapter: str, parameters: dict, device, metrics: dict, wall_time_s=None,

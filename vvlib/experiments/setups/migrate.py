@@ -5,7 +5,7 @@ is named by a hash of that spec.  When the form of specs changes (a new config f
 field once left out at its default), `python -m vvlib migrate-store DIR` reads each training
 spec back into configs, fills the fields it lacks with today's defaults (an option added
 without changing old behaviour defaults to what old runs did), writes today's spec and renames
-the file or folder by the new hash.  Accuracies, ladders, tables, weights and checkpoints are
+the file or folder by the new hash.  Accuracies, tables, weights and checkpoints are
 carried over as they are, so an interrupted run resumes after the migration.  A probe stored
 whole for several runs is split into its per-run parts (probes.py), each holding its run's rows,
 and a sharpness test stored with all its betas into one part per beta.
@@ -90,13 +90,12 @@ def _migrate_run(folder: Path, dry_run: bool) -> list[Path]:
     _named_by(folder, old)
     new = todays_training_spec(old)
     target = folder.with_name(f"train-{store.spec_hash(new)}")
-    renamed = {}  # eval-*, ladder-* and ladder-*.partial records: {path: (new path, new record)}
+    renamed = {}  # eval-* records (and an archived ladder-*): {path: (new path, new record)}
     for path in _records(folder):
         record = store.read_json(path)
-        suffix = ".partial.json" if path.name.endswith(".partial.json") else ".json"
-        prefix = _named_by(path, record["spec"], suffix)
+        prefix = _named_by(path, record["spec"], ".json")
         record["spec"] = todays_spec(record["spec"])
-        renamed[path] = (path.with_name(f"{prefix}-{store.spec_hash(record['spec'])}{suffix}"), record)
+        renamed[path] = (path.with_name(f"{prefix}-{store.spec_hash(record['spec'])}.json"), record)
     if target == folder or dry_run:
         return [target]
     if target.exists():

@@ -44,9 +44,7 @@ ARGMAX = PaperTask(
      # (measured times in book/scale.md): runs of 4 seeds, added a sitting at a time (long_seeds grows as they are
      # committed; the paper has 100)
      "book": {"steps": 4000, "n_eval_sequences": 256,
-              "long": {"long_steps": paper.STEPS[ARGMAX_NAME], "long_seeds": 12, "long_seed_chunk": 4, "long_seed_group": 4,
-                       "ladder_steps": [500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000],
-                       "ladder_lengths": [16, 256, 2048, 16384]}},
+              "long": {"long_steps": paper.STEPS[ARGMAX_NAME], "long_seeds": 12, "long_seed_chunk": 4, "long_seed_group": 4}},
      # 100 seeds in one run: on the counter stream its 100,000 steps fit one unit at the GPU check's real-loop
      # speed, where two runs of 50 would train about a third slower per model-step (bench/README.md)
      "paper": {"steps": paper.STEPS[ARGMAX_NAME], "n_eval_sequences": 1024}})
@@ -60,8 +58,7 @@ DICTIONARY = PaperTask(
      # each fit in one sitting on one CPU core a variant, the two variants side by side (their records time them)
      "book": {"steps": 1500, "n_eval_sequences": 128,
               "long": {"long_steps": paper.STEPS[DICTIONARY_NAME], "long_seeds": 100, "long_seed_chunk": 20,
-                       "long_seed_group": 4, "ladder_steps": [500, 1000, 2000, 5000, 10_000],
-                       "ladder_lengths": [16, 256, 2048, 16384]}},
+                       "long_seed_group": 4}},
      "paper": {"steps": paper.STEPS[DICTIONARY_NAME], "n_eval_sequences": 1024}})
 
 TASKS = (ARGMAX, DICTIONARY)

@@ -11,9 +11,7 @@ computation starts.
 import ast
 import json
 import math
-import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from . import paper_tasks
 from ...errors import ParameterError, fraction, int_at_least, ints_at_least, require, true_or_false  # noqa: F401  (ParameterError, require: read here by the upper layers)
@@ -31,50 +29,6 @@ class Param:
     type: str  # int | float | str | bool | list
     default: object
     help: str
-
-
-# `name: type = value  # help`; the value ends where the help begins
-_CELL_LINE = re.compile(r"^(?P<head>(?P<name>\w+): (?P<type>\w+) = )(?P<value>.+?)(?P<help>  # .*)?$")
-
-
-def read_parameters(notebook: Path) -> dict[str, Param]:
-    """The documented parameters of a notebook, from its cell tagged `parameters`: one
-    `name: type = value  # help` line each, read with the standard library alone.  A line papermill
-    could not read (no type, or a help text with '=') is refused here too; tests/test_params.py checks
-    that papermill reads every chapter's cell as this does, and as its file declares."""
-    declared = _assigned_names(notebook)
-    found = {}
-    for line in _parameters_source(notebook).split("\n"):
-        m = _CELL_LINE.match(line)
-        if m and "=" not in (m["help"] or ""):
-            help_text = (m["help"] or "").removeprefix("  #").strip()
-            found[m["name"]] = Param(m["name"], m["type"], ast.literal_eval(m["value"].strip()), help_text)
-    if set(found) != declared:
-        missing = ", ".join(sorted(declared - set(found)))
-        raise ParameterError(f"{notebook}: papermill cannot read parameter(s) {missing}; "
-                             "keep each on one line and use no '=' in its help text")
-    return found
-
-
-def _parameters_source(notebook: Path) -> str:
-    """The source of the notebook's one cell tagged `parameters`, read as plain JSON."""
-    cells = [c for c in json.loads(Path(notebook).read_text())["cells"]
-             if "parameters" in c.get("metadata", {}).get("tags", [])]
-    if len(cells) != 1:
-        raise ParameterError(f"{notebook} needs exactly one cell tagged 'parameters' (found {len(cells)})")
-    source = cells[0]["source"]
-    return source if isinstance(source, str) else "".join(source)
-
-
-def _assigned_names(notebook: Path) -> set:
-    """Every name the parameters cell assigns, as Python itself parses the cell."""
-    names = set()
-    for node in ast.parse(_parameters_source(notebook)).body:
-        if isinstance(node, ast.AnnAssign):
-            names.add(node.target.id)
-        elif isinstance(node, ast.Assign):
-            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
-    return names
 
 
 # Chapters that train both tasks (8-11) give what differs between the tasks as one dict per setting, under the
@@ -163,8 +117,6 @@ RULES = {
                         "a list of two or more distinct numbers > 0"),
     "sharpness_lengths": ints_at_least(1),
     "sharpness_sequences": int_at_least(2),
-    "ladder_steps": ints_at_least(1),
-    "ladder_lengths": ints_at_least(1),
     # chapters 4-5: the longer training again on the counter stream (chapters/c05_dictionary_lookup.counter_arm_fits)
     "counter_seeds": int_at_least(0),
     # chapters 4-5's measured runs (each row is checked by chapters/checks.measured_rows_fit)

@@ -15,7 +15,7 @@ from ... import tasks
 from ...evaluate import EvalConfig
 from ...model import ModelConfig
 from .params import EVAL_FIELDS, MODEL_PARAMETERS, ROW_MODEL_FIELDS, Params
-from ..storage.runs import TrainedRun, joined_record, ladder, stored_only
+from ..storage.runs import TrainedRun, joined_record, stored_only
 from ...tasks import TaskConfig
 from ...train import TrainConfig
 
@@ -154,7 +154,7 @@ def trained_models(P, task: TaskConfig, variants, device="cpu") -> dict:
 
 
 def eval_config(P, temperature="fixed", n_sequences=None, lengths=None) -> EvalConfig:
-    """The test set and temperature; n_sequences and lengths replace the chapter's (probes, ladders)."""
+    """The test set and temperature; n_sequences and lengths replace the chapter's (probes)."""
     given = {field: P[name] for name, field in EVAL_FIELDS.items() if name in P}
     given.update({"lengths": tuple(lengths or given["lengths"]), "n_sequences": n_sequences or given["n_sequences"]})
     return EvalConfig(**given, temperature=temperature)
@@ -207,43 +207,24 @@ def counter_arm(P):
     """The longer training again with draws counter (chapters 4-5's counter_seeds), the stream that gives
     a CPU and a GPU the same batches and test sequences: its parameters P, the first counter_seeds
     seeds in runs of long_seed_group each (so the arm grows a group at a time, and two processes can
-    train different groups; one run where long_seed_group is 0), no ladder; None where counter_seeds is 0."""
+    train different groups; one run where long_seed_group is 0); None where counter_seeds is 0."""
     if not P.get("counter_seeds"):
         return None
     return Params({**P, "draws": "counter", "long_seeds": P.counter_seeds,
-                   "long_seed_chunk": P.long_seed_group or P.counter_seeds, "ladder_steps": []})
-
-
-def scored_blocks(P, task: TaskConfig, variants, train_cfgs, device, eval_cfg=None) -> tuple[dict, list]:
-    """({variant: right answers per block (seeds, lengths, blocks)}, the seeds in row order): the runs
-    train_cfgs evaluated with eval_cfg (default: P's test set at fixed temperature), joined along the
-    seeds; read from the store, or made where the runs' weights are at hand."""
-    cfg = eval_cfg or eval_config(P, "fixed")
-    blocks = {variant: np.concatenate([TrainedRun(P.store_dir, model_config(P, task, variant), train_cfg, device)
-                                       .correct_per_block(cfg) for train_cfg in train_cfgs]) for variant in variants}
-    return blocks, [c.first_seed + k for c in train_cfgs for k in range(c.n_seeds)]
+                   "long_seed_chunk": P.long_seed_group or P.counter_seeds})
 
 
 def long_training(P, task: TaskConfig, variants, temperatures=("fixed",), device="cpu"):
     """The longer training of each variant, its runs joined along the seeds:
-    (accuracy {run name: (seeds, eval_lengths)}, ladders {variant: {step: (seeds, ladder_lengths)}},
-    training records {variant: [one record per run]}).
-
-    Each run climbs its step ladder first (training it and evaluating it at ladder_steps on
-    ladder_lengths; P without ladder_steps, or with none, skips that), then is evaluated at
-    every test length under each temperature, each on long_eval_params(P)'s test sequences."""
-    accuracy, ladders, training = {}, {}, {}
+    (accuracy {run name: (seeds, eval_lengths)}, training records {variant: [one record per run]}), each run evaluated at every test length
+    under each temperature on long_eval_params(P)'s test sequences."""
+    accuracy, training = {}, {}
     P = long_eval_params(P)
-    rung_steps = P.get("ladder_steps") or []
-    rung_cfg = eval_config(P, lengths=P.ladder_lengths) if rung_steps else None
     for variant in variants:
-        model_cfg, parts = model_config(P, task, variant), []
-        for train_cfg in long_train_configs(P):
-            rungs = ladder(P.store_dir, model_cfg, train_cfg, rung_cfg, rung_steps, device) if rung_steps else {}
-            run = TrainedRun(P.store_dir, model_cfg, train_cfg, device)
-            parts.append((rungs, {t: run.evaluated(eval_config(P, t)) for t in temperatures}, run.record))
-        ladders[variant] = {step: np.concatenate([p[0][step] for p in parts]) for step in parts[0][0]}
+        model_cfg = model_config(P, task, variant)
+        parts = [TrainedRun(P.store_dir, model_cfg, train_cfg, device) for train_cfg in long_train_configs(P)]
+        scored = [{t: run.evaluated(eval_config(P, t)) for t in temperatures} for run in parts]  # run by run
         for t in temperatures:
-            accuracy[run_name(variant, t)] = np.concatenate([p[1][t] for p in parts])
-        training[variant] = [p[2] for p in parts]
-    return accuracy, ladders, training
+            accuracy[run_name(variant, t)] = np.concatenate([part[t] for part in scored])
+        training[variant] = [run.record for run in parts]
+    return accuracy, training

@@ -5,7 +5,6 @@
     <store>/train-<hash>/checkpoint.pt  only while training: resume point
     <store>/train-<hash>/retrained.json  a stored run trained again (its weights were not stored): was it the same?
     <store>/train-<hash>/eval-<hash>.json   per-seed accuracies for one EvalConfig
-    <store>/train-<hash>/ladder-<hash>.json per-seed accuracies at steps along the training
     <store>/<name>-<hash>/tables.json + *.csv   a chapter's probe tables (see cached_tables)
 
 The hash covers every setting that changes the numbers, including the device type
@@ -73,16 +72,6 @@ def eval_path(store_dir, model_cfg, train_cfg, eval_cfg: evaluate.EvalConfig, de
     return run_dir(store_dir, model_cfg, train_cfg, device) / f"eval-{store.spec_hash(spec)}.json"
 
 
-def ladder_spec(model_cfg, train_cfg, eval_cfg: evaluate.EvalConfig, rungs, device) -> dict:
-    return {"kind": "ladder", "train": training_spec(model_cfg, train_cfg, device),
-            "eval": evaluate.settings(eval_cfg), "block": evaluate.EVAL_BLOCK, "rungs": sorted(set(rungs))}
-
-
-def ladder_path(store_dir, model_cfg, train_cfg, eval_cfg: evaluate.EvalConfig, rungs, device) -> Path:
-    spec = ladder_spec(model_cfg, train_cfg, eval_cfg, rungs, device)
-    return run_dir(store_dir, model_cfg, train_cfg, device) / f"ladder-{store.spec_hash(spec)}.json"
-
-
 STORED_ONLY = "VVLIB_STORED_ONLY"
 WEIGHTS_FILE = "weights.pt"  # a run's trained weights, in its folder beside run.json; never committed
 RETRAINED_FILE = "retrained.json"  # written where a run with a stored record is trained again (retrained_note)
@@ -139,34 +128,30 @@ def _publish(write):
     distributed.barrier()
 
 
-def _train(model_cfg, train_cfg, device, checkpoint: Path, progress, on_step, resume):
+def _train(model_cfg, train_cfg, device, checkpoint: Path, progress):
     """(all seeds' weights, loss history, the step training started from, {checkpoints written,
     seconds spent writing them} and the seconds earlier sittings trained, each None under torchrun),
-    resuming from `checkpoint` if `resume`, calling on_step(trainer) after every step: in this process,
-    or with the seeds spread over torchrun's ranks (each hook then sees its rank's share)."""
+    resuming from `checkpoint`: in this process, or with the seeds spread over torchrun's ranks."""
     if distributed.spreads(train_cfg):
-        return *distributed.train_spread(model_cfg, train_cfg, device, checkpoint, progress, on_step, resume), None, None
+        return *distributed.train_spread(model_cfg, train_cfg, device, checkpoint, progress), None, None
     trainer = train.Trainer(model_cfg, train_cfg, device)
-    if resume:
-        trainer.resume(checkpoint)
+    trainer.resume(checkpoint)
     # under torchrun without spreading, every rank trains the whole run: all resume from the same
     # checkpoint before rank 0 (alone) writes the next one
     distributed.barrier()
     start_step = trainer.step  # > 0 when an interrupted run resumes
-    hook = None if on_step is None else (lambda step: on_step(trainer))
-    weights = trainer.run(checkpoint if distributed.is_writer() else None, progress=progress, on_step=hook)
+    weights = trainer.run(checkpoint if distributed.is_writer() else None, progress=progress)
     return (weights, trainer.loss_history, start_step, {"written": trainer.saves, "seconds": round(trainer.saving_s, 2)},
             trainer.earlier_s)
 
 
-def _train_and_store(model_cfg, train_cfg, device, folder: Path, progress, on_step=None, resume=True):
-    """Train (resuming from folder's checkpoint unless `resume` is False), calling
-    on_step(trainer) after every step; store the weights and run.json where they are not
+def _train_and_store(model_cfg, train_cfg, device, folder: Path, progress):
+    """Train (resuming from folder's checkpoint); store the weights and run.json where they are not
     stored yet (a stored record is never rewritten).  Returns (weights, record)."""
     spec = training_spec(model_cfg, train_cfg, device)
     start, commit = time.perf_counter(), store.git_commit()
     weights, history, start_step, saving, earlier_s = _train(model_cfg, train_cfg, device, folder / "checkpoint.pt",
-                                                             progress, on_step, resume)
+                                                             progress)
     wall = time.perf_counter() - start
     record = distributed.agreed(lambda: store.load_matching(folder / "run.json", spec))
     if record is None:
@@ -235,57 +220,6 @@ def run_records(record: dict) -> list:
     return record.get("parts", [record])
 
 
-def ladder(store_dir, model_cfg, train_cfg, eval_cfg: evaluate.EvalConfig, rungs, device, progress=True) -> dict:
-    """{step: per-seed accuracy (seeds, lengths)}: the run evaluated at each step of `rungs`
-    on its way to train_cfg.steps, from the store or computed.
-
-    Computing it trains the run (from its checkpoint if one is there, else from step 0, even
-    when its final weights are stored) and evaluates the weights at each rung.  Evaluation
-    draws from its own streams and never writes to the weights, so the run ends with the
-    same weights as a run without rungs.  Rungs done are kept in a partial record, so an
-    interrupted ladder resumes with its run."""
-    rungs = sorted(set(rungs))
-    if not rungs or any(not isinstance(r, int) or not 1 <= r <= train_cfg.steps for r in rungs):
-        raise ValueError(f"rungs must be ints in 1..{train_cfg.steps} (the run's steps); got {rungs!r}")
-    folder = run_dir(store_dir, model_cfg, train_cfg, device)
-    spec = ladder_spec(model_cfg, train_cfg, eval_cfg, rungs, device)
-    path = ladder_path(store_dir, model_cfg, train_cfg, eval_cfg, rungs, device)
-    record = distributed.agreed(lambda: store.load_matching(path, spec))
-    if record is None:
-        _may_compute("this step ladder", path)
-        record = _climb(model_cfg, train_cfg, eval_cfg, rungs, device, folder, spec, path, progress)
-    return {int(step): np.asarray(acc, dtype=float) for step, acc in record["accuracy"].items()}
-
-
-def _climb(model_cfg, train_cfg, eval_cfg, rungs, device, folder, spec, path, progress) -> dict:
-    partial = path.with_name(path.stem + ".partial.json")
-    done = {int(k): v for k, v in (distributed.agreed(lambda: store.load_matching(partial, spec))
-                                   or {"accuracy": {}})["accuracy"].items()}
-    resume_step = distributed.agreed(lambda: _checkpoint_step(folder / "checkpoint.pt", train_cfg))
-    resume = all(r in done for r in rungs if r <= resume_step)  # else climb again from step 0
-    start, commit = time.perf_counter(), store.git_commit()
-
-    def snapshot(trainer):  # under torchrun, trainer holds this rank's seeds: the ranks join theirs
-        if trainer.step in rungs:
-            acc = evaluate.accuracy(model_cfg, trainer.weights(), eval_cfg, device, progress=False)
-            done[trainer.step] = (torch.cat(distributed.gather(acc)) if distributed.spreads(train_cfg) else acc).tolist()
-            _publish(lambda: store.write_json(partial, {"spec": spec, "accuracy": done}))
-
-    _train_and_store(model_cfg, train_cfg, device, folder, progress, on_step=snapshot, resume=resume)
-    record = {"spec": spec, "provenance": store.provenance(device, time.perf_counter() - start, commit),
-              "accuracy": {str(r): done[r] for r in rungs}}
-    _publish(lambda: (store.write_json(path, record), partial.unlink(missing_ok=True)))
-    return record
-
-
-def _checkpoint_step(checkpoint: Path, train_cfg: TrainConfig) -> int:
-    """The step a run's checkpoint holds (0 without one); under torchrun, rank 0's own checkpoint."""
-    if distributed.spreads(train_cfg):
-        checkpoint = distributed.checkpoint_of(checkpoint, 0, distributed.rank_and_size()[1])
-    # mmap on the CPU: read the step without loading the weights, on a GPU or anywhere (the trainer loads them if it resumes)
-    return torch.load(checkpoint, map_location="cpu", weights_only=False, mmap=True)["step"] if checkpoint.exists() else 0
-
-
 def evaluated(store_dir, model_cfg, train_cfg, weights, eval_cfg: evaluate.EvalConfig, device, progress=True):
     """Per-seed accuracy (seeds, lengths) as a numpy array, from the store or computed.
 
@@ -352,13 +286,6 @@ class TrainedRun:
     def evaluated(self, eval_cfg: evaluate.EvalConfig) -> np.ndarray:
         return evaluated(self.store_dir, self.model_cfg, self.train_cfg, lambda: self.weights, eval_cfg,
                          self.device, self.progress)
-
-    def correct_per_block(self, eval_cfg: evaluate.EvalConfig) -> np.ndarray:
-        """(seeds, lengths, blocks): right answers per block of test sequences, from the stored
-        evaluation (made first if it is not stored)."""
-        self.evaluated(eval_cfg)
-        path = eval_path(self.store_dir, self.model_cfg, self.train_cfg, eval_cfg, self.device)
-        return np.asarray(store.read_json(path)["correct_per_block"])
 
 
 def tables_folder(store_dir, name: str, spec: dict) -> Path:

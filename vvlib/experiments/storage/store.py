@@ -79,7 +79,7 @@ def git_commit() -> str:
         return given
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10)
-        # results/ is data, not code: a run deleting its own partial record is no reason to call the code dirty
+        # results/ is data, not code: a run writing its own records is no reason to call the code dirty
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results"],
                                cwd=REPO_ROOT, capture_output=True, text=True, timeout=10).stdout.strip()
         return out.stdout.strip() + ("+dirty" if dirty else "") if out.returncode == 0 else "unknown"
