@@ -19,6 +19,14 @@ FOREST_CAPTION = ("+LN's accuracy minus the Baseline's, a row per configuration 
                   "difference. Right of zero favours +LN.")
 
 
+def forest(records: list, task: str, lengths, scale: str):
+    """The forest of `task`'s rows (records: row_record's): +LN minus Baseline per configuration at each N of
+    `lengths`, the defaults in bold, the paper's difference dashed; `scale` closes the title."""
+    marks = {n: sensitivity.paper_gain(task, n) for n in lengths}
+    return plots.forest(sensitivity.forest_frame(records, task), lengths, "defaults", marks=marks,
+                        mark_label="the paper", title=f"{task}: +LN minus Baseline per configuration ({scale})")
+
+
 class SensitivityPage(ChapterPage):
     """Chapter 11 being executed: its parameters, its rows (every config checked before anything trains), what
     they gave, and the rows at the paper's scale."""
@@ -48,7 +56,7 @@ class SensitivityPage(ChapterPage):
         committed = [r for r in found if r["difference"] is not None]
         for task in sensitivity.tasks_with_rows(committed):
             first = next(r for r in committed if r["task"] == task)
-            plots.sensitivity_forest(committed, task, P.compared_lengths, f"{sensitivity.budget(first)}, on a GPU")
+            forest(committed, task, P.compared_lengths, f"{sensitivity.budget(first)}, on a GPU")
             show_figure(f"{task} at the paper's scale ({sensitivity.budget(first)}, GPU). " + FOREST_CAPTION)
         display(paper_rows.table(found, P.compared_lengths))
         tasks = list(sensitivity.row_parameters())
@@ -68,7 +76,7 @@ class SensitivityPage(ChapterPage):
     def answer(self):
         """This page's rows: +LN minus Baseline per configuration, a forest per task and its verdicts."""
         for task in sensitivity.tasks_with_rows(self.records):
-            plots.sensitivity_forest(self.records, task, self.P.compared_lengths,
+            forest(self.records, task, self.P.compared_lengths,
                                      f"{self.P.n_seeds} seeds unless the row sets n_seeds")
             show_figure(f"{task} at this page's scale ({self.P.n_seeds} seeds unless the row sets n_seeds, "
                         f"{self.device.type.upper()}; the row tables give each budget). " + FOREST_CAPTION)

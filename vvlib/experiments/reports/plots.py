@@ -8,7 +8,6 @@ import seaborn as sns
 
 from ...compare import ALPHA
 from ...stats import long_form, mean_interval
-from ..setups import sensitivity
 from . import palette
 
 
@@ -325,15 +324,6 @@ def component_histograms(histograms, variants, labels: dict, N: int):
     np.atleast_1d(axes)[-1].legend(fontsize="small")
     fig.tight_layout()
     return fig
-
-
-def sensitivity_forest(records: list, task: str, lengths, scale: str):
-    """Chapter 11's forest of `task`'s rows (records: row_record's, committed): +LN minus Baseline per
-    configuration at each N of `lengths`, the defaults in bold, the paper's difference dashed; `scale`
-    closes the title."""
-    marks = {n: sensitivity.paper_gain(task, n) for n in lengths}
-    return forest(sensitivity.forest_frame(records, task), lengths, "defaults", marks=marks, mark_label="the paper",
-                  title=f"{task}: +LN minus Baseline per configuration ({scale})")
 
 
 def seed_dots(values: dict, threshold: float, ylabel: str, title=""):

@@ -7,7 +7,7 @@ import pandas as pd
 
 from . import provisional
 from ..storage import store
-from ..setups import sensitivity
+from ..setups.params import settings_label
 from ..setups.paper import column
 from ..setups.variants import ABLATION, Ablation, short_label
 from ..chapters import check_metrics
@@ -30,7 +30,7 @@ def shown_value(value) -> str:
     """A value in words, never a Python repr: a list as its items joined ('16, 32, 64'), a row of
     changed settings as chapter 11 names it ('hidden=64', 'defaults'), one row per ';'."""
     if isinstance(value, dict):
-        return sensitivity.label(value)
+        return settings_label(value)
     if isinstance(value, (list, tuple)):
         joiner = "; " if any(isinstance(v, dict) for v in value) else ", "
         return joiner.join(shown_value(v) for v in value) or "none"

@@ -310,3 +310,8 @@ class Params(dict):
     """Resolved parameters; read them as P.name or P["name"]."""
 
     __getattr__ = dict.__getitem__
+
+
+def settings_label(row: dict) -> str:
+    """Changed settings in words: 'defaults', or each change as name=value ('hidden=64, lr=0.003')."""
+    return ", ".join(f"{name}={value}" for name, value in row.items()) or "defaults"

@@ -18,6 +18,7 @@ from ... import tasks
 from ...compare import ALPHA, format_interval, format_p, is_significant, power_of_two
 from ...stats import paired_difference
 from . import paper, variants
+from .params import settings_label
 from ..storage import runs, store
 from . import paper_tasks
 from .params import MODEL_PARAMETERS, ROW_MODEL_FIELDS, ParameterError, Params, model_changes, row_parameters
@@ -48,7 +49,7 @@ def settings_of(task: str) -> tuple:
 
 def label(row: dict) -> str:
     """A row as the tables and plots name it: 'defaults', or its changes ('hidden=64, lr=0.003')."""
-    return ", ".join(f"{name}={value}" for name, value in row.items()) or "defaults"
+    return settings_label(row)
 
 
 def row_params(P, task: str, row: dict) -> Params:
