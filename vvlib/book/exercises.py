@@ -137,7 +137,6 @@ EXERCISES = {e.name: e for e in (
              Bound(-1.1, -0.9, "Proposition 1: the variance falls like 1/N, a slope of -1 on log-log axes "
                                "(within 0.1: the fit has three lengths)")),
     Exercise("1.2", _1b, "variance_slope", Reseeded()),
-    Exercise("1.3", _1b, "n_times_variance/1024", Reseeded()),
     Exercise("2.1", _2, "loglog_slope",
              Bound(-0.55, -0.45, "the N^-1/2 law for the standard deviation, a slope of -1/2 (within 0.05)")),
     Exercise("2.2", _2, "broken_assumptions/Markov tokens (stickiness 0.99)/slope (all N)", Reseeded()),
@@ -295,13 +294,37 @@ def _number(x: float) -> str:
     return f"{x:.3g}" if abs(x) < 1000 else f"{x:,.0f}"
 
 
+def _committed(name: str):
+    """The reference, or None where it is not computed yet (a chapter still runs; its page says so)."""
+    try:
+        return reference(name)
+    except ParameterError:
+        return None
+
+
+def _missing(name: str):
+    from IPython.display import Markdown
+
+    return Markdown(f"*No reference run yet: `python -m vvlib exercises --compute {name}` computes it.*")
+
+
+def task(name: str):
+    """The command an exercise runs, how long its reference took, and how to check: Markdown for its page."""
+    from IPython.display import Markdown
+
+    exercise, ref = get(name), _committed(name)
+    took = f"It took {ref['seconds']:.0f} s on {ref['provenance']['device']} (the reference run). " if ref else ""
+    return Markdown(f"```bash\n{exercise.run.command()}\n```\n\n{took}Then read `{exercise.key}` with "
+                    f"`python -m vvlib check {name} ex/{exercise.run.out}`.")
+
+
 def solution(name: str):
     """The expected answer as Markdown, read from the committed reference (a solution cell shows it)."""
     from IPython.display import Markdown
 
-    ref = reference(name)
+    ref = _committed(name)
+    if ref is None:
+        return _missing(name)
     low, high = ref["range"]
-    answer = f"between {_number(low)} and {_number(high)}" if low != high else f"exactly {_number(low)}"
-    return Markdown(f"`{ref['key']}` should be **{answer}**: {ref['rule']}. The reference run gave "
-                    f"{_number(ref['reference'])}, in {ref['seconds']:.0f} s on {ref['provenance']['device']}. "
-                    f"Check yours with `python -m vvlib check {name} ex/{EXERCISES[name].run.out}`.")
+    return Markdown(f"Expected: `{ref['key']}` between **{_number(low)}** and **{_number(high)}**, "
+                    f"{ref['rule']}. The reference run gave {_number(ref['reference'])}.")
