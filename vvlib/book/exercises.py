@@ -122,6 +122,12 @@ class Exercise:
         return "ex-" + self.name.replace(".", "-")
 
 
+def _every_task(chapter: str, name: str, value) -> tuple:
+    """A per-task setting of chapters 8-11 (a dict, one value per task), the same for every task, as typed."""
+    tasks = next(c for n, c in CHAPTERS.items() if n.startswith(f"{chapter}_")).parameters()[name].default
+    return name, json.dumps(dict.fromkeys(tasks, value))
+
+
 SEEDS = (1, 2)
 _1a = Run("1a", "01", fresh=True)
 _1b = Run("1b", "01", (("logit_scale", "4.0"),), SEEDS, fresh=True)
@@ -131,9 +137,9 @@ _4 = Run("4", "04", (("n_classes", "2"), ("steps", "500")), fresh=True)
 _5 = Run("5", "05", (("n_seeds", "2"), ("steps", "200")), fresh=True)
 _6 = Run("6", "06", (("n_seeds", "2"), ("steps", "200")))
 _7 = Run("7", "07", (("n_seeds", "2"), ("steps", "200")))  # the same models as 6: a store that holds them reuses them
-_8 = Run("8", "08", (("n_seeds", "2"), ("steps", "200")))
+_8 = Run("8", "08", (("n_seeds", "2"), _every_task("08", "steps", 200)))
 _9 = Run("9", "09", (("curriculum_fraction", "0.5"),))
-_10 = Run("10", "10", (("n_seeds", "2"), ("steps", "200")))
+_10 = Run("10", "10", (("n_seeds", "2"), _every_task("10", "steps", 200)))
 _11 = Run("11", "11", ())
 
 EXERCISES = {e.name: e for e in (
