@@ -325,7 +325,7 @@ def task(name: str):
     from IPython.display import Markdown
 
     exercise, ref = get(name), _committed(name)
-    took = f"It took {ref['seconds']:.0f} s on {ref['provenance']['device']} (the reference run). " if ref else ""
+    took = f"The reference run took {ref['seconds']:.0f} s on {ref['provenance']['device']}. " if ref else ""
     return Markdown(f"```bash\n{exercise.run.command()}\n```\n\n{took}Then read `{exercise.key}` with "
                     f"`python -m vvlib check {name} ex/{exercise.run.out}`.")
 
