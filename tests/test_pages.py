@@ -25,7 +25,15 @@ def run_commands():
                 yield page, match.group(1).strip()
 
 
-COMMANDS = list(run_commands())
+def exercise_commands():
+    """The exercises' commands: their pages show them from the registry (vvlib/book/exercises.py)."""
+    from vvlib.book.exercises import EXERCISES
+
+    for name, exercise in EXERCISES.items():
+        yield f"exercise {name}", exercise.run.command().removeprefix("python -m vvlib run ")
+
+
+COMMANDS = list(run_commands()) + list(exercise_commands())
 
 
 def test_pages_show_commands():
