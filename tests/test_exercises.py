@@ -162,3 +162,12 @@ def test_requirements_install_into_a_fresh_python_3_11_venv(tmp_path):
                  ["python", "-c", "import vvlib.book.exercises, sphinx_exercise, sphinx_proof"]):
         done = subprocess.run([str(bin_ / step[0]), *step[1:]], capture_output=True, text=True, cwd=tmp_path)
         assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_notebook_opened_in_colab_resolves_to_the_profile_its_install_cell_chose():
+    from vvlib.book.page import configure
+
+    chapter = CHAPTERS["04_argmax_retrieval"]
+    cell = {name: p.default for name, p in chapter.parameters().items()}  # the parameters cell as written
+    assert configure(chapter.name, {**cell, "COLAB_PROFILE": "ci"}).n_seeds == chapter.profiles["ci"]["n_seeds"]
+    assert configure(chapter.name, cell).n_seeds == cell["n_seeds"]  # elsewhere: the cell's own values
