@@ -34,7 +34,8 @@ def test_every_chapter_from_1_to_11_has_two_to_four_exercises_each_on_its_page()
         text = "\n".join("".join(c["source"]) for c in cells)
         for name in names:
             label = exercises.EXERCISES[name].label
-            assert f"{{exercise-start}} {name}\n:label: {label}\n:nonumber:" in text and f"{{solution-start}} {label}\n:class: dropdown" in text, name
+            assert f"{{exercise-start}} {name}\n:label: {label}\n:nonumber:" in text, name
+            assert f"{{solution-start}} {label}\n:class: dropdown" in text, name
             assert f'exercises.solution("{name}")' in text and f'exercises.task("{name}")' in text, name
 
 

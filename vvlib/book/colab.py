@@ -12,7 +12,7 @@ from ..experiments.storage.store import REPO_ROOT
 
 TAG = "colab-install"  # with remove-cell: the book hides it
 
-TEMPLATE = '''# Opened in Google Colab: install this project and work from its folder (anywhere else this cell does nothing).
+TEMPLATE = '''# Opened in Google Colab: install this project, work from its folder (elsewhere this cell does nothing).
 import sys
 
 if "google.colab" in sys.modules:

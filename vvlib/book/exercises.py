@@ -72,14 +72,16 @@ class SeedError:
     sem_key: str
     k: float = 3.0
     floor: float = 1.0
+    limits: tuple = (-math.inf, math.inf)  # what the value can be at all, e.g. an accuracy's 0 to 100
 
     def accepted(self, value, values):
         half = max(self.k * value(self.sem_key), self.floor)
-        return value(None) - half, value(None) + half
+        return max(value(None) - half, self.limits[0]), min(value(None) + half, self.limits[1])
 
     def words(self):
+        within = f", within {self.limits[0]:g} to {self.limits[1]:g}" if math.isfinite(self.limits[0]) else ""
         return (f"the reference value plus or minus {self.k:g} standard errors over its seeds "
-                f"(at least {self.floor:g})")
+                f"(at least {self.floor:g}){within}")
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,7 @@ def _every_task(chapter: str, name: str, value) -> tuple:
 
 
 SEEDS = (1, 2)
+PERCENT = (0.0, 100.0)
 _1a = Run("1a", "01", fresh=True)
 _1b = Run("1b", "01", (("logit_scale", "4.0"),), SEEDS, fresh=True)
 _2 = Run("2", "02", (("stickiness", "0.99"),), SEEDS, fresh=True)
@@ -154,10 +157,11 @@ EXERCISES = {e.name: e for e in (
              OwnInterval("models/all-MiniLM-L6-v2/slope_interval/random_no_pe/0",
                          "models/all-MiniLM-L6-v2/slope_interval/random_no_pe/1", "95% interval for the slope")),
     Exercise("3.2", _3, "models/all-MiniLM-L6-v2/layer_slope/random_no_pe/5", Reseeded()),
-    Exercise("4.1", _4, "accuracy/baseline/16384", SeedError("accuracy_sem/baseline/16384")),
-    Exercise("4.2", _4, "accuracy/layernorm/16", SeedError("accuracy_sem/layernorm/16")),
-    Exercise("5.1", _5, "accuracy/baseline/1024", SeedError("accuracy_sem/baseline/1024")),
-    Exercise("5.2", _5, "accuracy/adaptive_baseline/1024", SeedError("accuracy_sem/adaptive_baseline/1024")),
+    Exercise("4.1", _4, "accuracy/baseline/16384", SeedError("accuracy_sem/baseline/16384", limits=PERCENT)),
+    Exercise("4.2", _4, "accuracy/layernorm/16", SeedError("accuracy_sem/layernorm/16", limits=PERCENT)),
+    Exercise("5.1", _5, "accuracy/baseline/1024", SeedError("accuracy_sem/baseline/1024", limits=PERCENT)),
+    Exercise("5.2", _5, "accuracy/adaptive_baseline/1024",
+             SeedError("accuracy_sem/adaptive_baseline/1024", limits=PERCENT)),
     Exercise("6.1", _6, "component_std_slope/baseline",
              SeedError("component_std_slope_sem/baseline", floor=0.02)),
     Exercise("6.2", _6, "relative_global_variance/baseline/16384",
@@ -169,14 +173,16 @@ EXERCISES = {e.name: e for e in (
     Exercise("8.1", _8, "ln_minus_std/argmax/1024/diff",
              OwnInterval("ln_minus_std/argmax/1024/low", "ln_minus_std/argmax/1024/high",
                          "paired 95% interval over seeds")),
-    Exercise("8.2", _8, "ln_minus_std/dictionary/1024/diff",
-             OwnInterval("ln_minus_std/dictionary/1024/low", "ln_minus_std/dictionary/1024/high",
+    Exercise("8.2", _8, "ln_minus_std/dictionary/256/diff",
+             OwnInterval("ln_minus_std/dictionary/256/low", "ln_minus_std/dictionary/256/high",
                          "paired 95% interval over seeds")),
-    Exercise("9.1", _9, "accuracy/argmax/layernorm/1024", SeedError("accuracy_sem/argmax/layernorm/1024")),
-    Exercise("9.2", _9, "accuracy/argmax/baseline/1024", SeedError("accuracy_sem/argmax/baseline/1024")),
+    Exercise("9.1", _9, "accuracy/argmax/layernorm/1024",
+             SeedError("accuracy_sem/argmax/layernorm/1024", limits=PERCENT)),
+    Exercise("9.2", _9, "accuracy/argmax/baseline/1024",
+             SeedError("accuracy_sem/argmax/baseline/1024", limits=PERCENT)),
     Exercise("10.1", _10, "mc_slope/rescale",
              Bound(-0.1, 0.1, "an output rescaled by its own spread keeps its variance: a slope near 0")),
-    Exercise("10.2", _10, "accuracy/argmax/log_n/1024", SeedError("accuracy_sem/argmax/log_n/1024")),
+    Exercise("10.2", _10, "accuracy/argmax/log_n/1024", SeedError("accuracy_sem/argmax/log_n/1024", limits=PERCENT)),
     Exercise("11.1", _11, "rows/1/difference/256/diff",
              OwnInterval("rows/1/difference/256/low", "rows/1/difference/256/high",
                          "paired 95% interval over seeds")),
