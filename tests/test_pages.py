@@ -25,7 +25,15 @@ def run_commands():
                 yield page, match.group(1).strip()
 
 
-COMMANDS = list(run_commands())
+def exercise_commands():
+    """The exercises' commands: their pages show them from the registry (vvlib/book/exercises.py)."""
+    from vvlib.book.exercises import EXERCISES
+
+    for name, exercise in EXERCISES.items():
+        yield f"exercise {name}", exercise.run.command().removeprefix("python -m vvlib run ")
+
+
+COMMANDS = list(run_commands()) + list(exercise_commands())
 
 
 def test_pages_show_commands():
@@ -58,12 +66,32 @@ def test_readme_images_and_local_links_exist():
         assert (REPO_ROOT / target).exists(), target
 
 
-def test_repository_for_launch_links_comes_from_the_environment():
-    assert github_repository({}) is None
-    assert github_repository({"GITHUB_REPOSITORY": "a/b", "GITHUB_REF_NAME": "dev"}) == ("a/b", "dev")
-    assert github_repository({"GITHUB_REPOSITORY": "a/b", "VVLIB_REPOSITORY": "c/d.e"}) == ("c/d.e", "main")
+def test_repository_for_launch_links_comes_from_the_environment(tmp_path):
+    (tmp_path / "_config.yml").write_text("title: t\n")  # no repository named, and no git checkout
+    assert github_repository({}, tmp_path) is None
+    assert github_repository({"GITHUB_REPOSITORY": "a/b", "GITHUB_REF_NAME": "dev"}, tmp_path) == ("a/b", "dev")
+    assert github_repository({"GITHUB_REPOSITORY": "a/b", "VVLIB_REPOSITORY": "c/d.e"}, tmp_path) == ("c/d.e", "main")
     with pytest.raises(ParameterError, match="VVLIB_REPOSITORY.*owner/name"):
-        github_repository({"VVLIB_REPOSITORY": "https://github.com/c/d"})
+        github_repository({"VVLIB_REPOSITORY": "https://github.com/c/d"}, tmp_path)
+
+
+def test_repository_comes_from_the_config_then_the_origin_remote_then_the_environment(tmp_path):
+    import subprocess
+
+    env = {"GITHUB_REPOSITORY": "env/repo"}
+    (tmp_path / "_config.yml").write_text("title: t\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    assert github_repository(env, tmp_path) == ("env/repo", "main")
+    subprocess.run(["git", "-C", str(tmp_path), "remote", "add", "origin", "https://gitlab.com/x/y.git"], check=True)
+    assert github_repository(env, tmp_path) == ("env/repo", "main")  # an origin off GitHub: not a launch target
+    subprocess.run(["git", "-C", str(tmp_path), "remote", "set-url", "origin", "git@github.com:git/origin.git"],
+                   check=True)
+    assert github_repository(env, tmp_path) == ("git/origin", "main")
+    (tmp_path / "_config.yml").write_text("repository:\n  url: https://github.com/conf/book\n  branch: pages\n")
+    assert github_repository(env, tmp_path) == ("conf/book", "pages")
+    (tmp_path / "_config.yml").write_text("repository:\n  url: https://example.org/conf/book\n")
+    with pytest.raises(ParameterError, match="repository url"):
+        github_repository(env, tmp_path)
 
 
 @pytest.mark.parametrize("name", [n for n in CHAPTERS if n != "summary"])

@@ -85,6 +85,8 @@ The book, vvlib/book/ (and the command line):
     accounts_page   chapter 7's two accounts side by side on the paper-scale models
     beyond_page     chapter 10's page: the variance-keeping output, length-aware logits, the deep model
     webassets       offline MathJax and widget scripts
+    exercises       the chapters' exercises: one record each, reference runs that compute their ranges, the check
+    colab           the install cell a notebook runs first when opened in Colab, and the profile it runs at there
     build           executing every chapter, then Jupyter Book
     key_results     the introduction's key-result box: the headline tables at the paper's scale, with intervals
     pending         what of the paper's scale is still to run: the GPU queue's units not yet stored, per chapter
@@ -93,7 +95,8 @@ The book, vvlib/book/ (and the command line):
     sentences       how long the book's written sentences run: each page's share over 40 words
     paper_run       python -m vvlib paper: the training chapters at the paper's scale, one progress bar
     paper_queue     python -m vvlib paper --for-minutes: the next units in order, while they fit a GPU command
-    __main__        vvlib/__main__.py: python -m vvlib {list, run, book, paper, metric, migrate-store}
+    __main__        vvlib/__main__.py: python -m vvlib {list, run, book, paper, metric, exercises, check,
+                    migrate-store}
 """
 
 __version__ = "0.1.0"

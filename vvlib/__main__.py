@@ -1,4 +1,4 @@
-"""Command line: python -m vvlib {list, run, book, paper, metric, migrate-store}.
+"""Command line: python -m vvlib {list, run, book, paper, metric, exercises, check, migrate-store}.
 
     python -m vvlib list
     python -m vvlib run 04_argmax_retrieval --profile ci -p n_seeds 2 --output out/
@@ -6,6 +6,8 @@
     python -m vvlib paper [--chapters 04 05] [--plan] [-p device cuda]
     python -m vvlib paper --for-minutes 8 --pack DIR -p device cuda  # scripts/gpu_session.sh
     python -m vvlib metric _output/04_argmax_retrieval accuracy/layernorm/1024
+    python -m vvlib exercises [--compute] [4.1 ...]
+    python -m vvlib check 4.1 ex/4
     python -m vvlib migrate-store results/book [--dry-run]
 
 Bad input (unknown chapter, parameter or profile; a value of the wrong type or range)
@@ -125,6 +127,25 @@ def _metric(args):
     print(json.dumps(value, indent=1) if isinstance(value, (dict, list)) else value)
 
 
+def _exercises(args):
+    from .book import exercises
+
+    if not args.compute:
+        for exercise in exercises.EXERCISES.values():
+            print(f"{exercise.name}: {exercise.run.command()}  # reads {exercise.key}")
+        return
+    written = exercises.compute(args.names or None)
+    print(f"{len(written)} reference(s) in {exercises.REFERENCES.relative_to(exercises.REPO_ROOT)}")
+
+
+def _check(args):
+    from .book import exercises
+
+    ok, text = exercises.check(args.exercise, args.output)
+    print(text)
+    return 0 if ok else 1
+
+
 def _migrate_store(args):
     from .experiments.setups.migrate import migrate
     from .experiments.storage.store import StoreError
@@ -191,6 +212,15 @@ def main(argv=None) -> int:
     metric.add_argument("output", help="the chapter's output directory, e.g. _output/02_monte_carlo")
     metric.add_argument("key", nargs="?", default="", help="path of keys separated by '/', e.g. accuracy/layernorm/1024")
     metric.set_defaults(func=_metric)
+    ex = sub.add_parser("exercises", help="list the chapters' exercises, or compute their reference runs and ranges")
+    ex.add_argument("names", nargs="*", help="only these exercises, e.g. 4.1 4.2")
+    ex.add_argument("--compute", action="store_true", help="run each exercise's command at the ci profile (a run "
+                    "already done is reused) and write its range to results/exercises/NAME.json")
+    ex.set_defaults(func=_exercises)
+    chk = sub.add_parser("check", help="is a run's value in an exercise's expected range? exit 0 if so, 1 if not")
+    chk.add_argument("exercise", help="the exercise's name, e.g. 4.1")
+    chk.add_argument("output", help="the run's --output folder, e.g. ex/4")
+    chk.set_defaults(func=_check)
     mig = sub.add_parser("migrate-store", help="rewrite a results store's specs in today's format (numbers unchanged)")
     mig.add_argument("store_dir", help="e.g. results/book")
     mig.add_argument("--dry-run", action="store_true", help="only list the folders it would rename")

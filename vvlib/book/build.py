@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 import matplotlib.pyplot as plt
 
-from . import key_results, pending, webassets
+from . import colab, key_results, pending, webassets
 from .paper_scale import latest_accuracy_runs
 from .runner import resolved, run_chapter
 from ..experiments.chapters import BY_TASK, CHAPTERS, SUMMARY, get_chapter
@@ -41,17 +41,39 @@ SCALE_GAPS = Path("book") / "chapters" / "scale-gaps.md"  # the same, the scale 
 KEY_RESULTS = Path("book") / "chapters" / "key-results.md"  # the same, the box book/intro.md opens with
 
 
-def github_repository(environ=os.environ) -> tuple[str, str] | None:
-    """("owner/name", branch) of the book's public GitHub repository, or None when unknown.
-    VVLIB_REPOSITORY (owner/name) wins; GitHub Actions sets GITHUB_REPOSITORY itself, so the
-    published build knows where it came from without a setting that could go stale."""
-    repository = environ.get("VVLIB_REPOSITORY") or environ.get("GITHUB_REPOSITORY")
-    if not repository:
+def github_repository(environ=os.environ, root: Path = REPO_ROOT) -> tuple[str, str] | None:
+    """("owner/name", branch) of the book's public GitHub repository, or None when unknown (no launch buttons).
+    From _config.yml's `repository: url:`, else the checkout's git remote `origin` where it is on GitHub, else
+    VVLIB_REPOSITORY or GITHUB_REPOSITORY (owner/name; GitHub Actions sets the second itself).  The branch:
+    VVLIB_BRANCH, GITHUB_REF_NAME, _config.yml's `repository: branch:`, else main."""
+    configured = colab.configured_url(root)
+    found = github_name(configured) or github_name(_origin(root))
+    if configured and not github_name(configured):
+        raise ParameterError(f"_config.yml repository url: expected https://github.com/OWNER/NAME, got {configured!r}")
+    if not found:
+        found = environ.get("VVLIB_REPOSITORY") or environ.get("GITHUB_REPOSITORY")
+        if not found:
+            return None
+        if not re.fullmatch(r"[\w.-]+/[\w.-]+", found):
+            raise ParameterError(f"VVLIB_REPOSITORY: expected owner/name of a GitHub repository, got {found!r}")
+    branch = environ.get("VVLIB_BRANCH") or environ.get("GITHUB_REF_NAME") or colab.configured_branch(root) or "main"
+    return found, branch
+
+
+def github_name(url: str | None) -> str | None:
+    """'owner/name' of a GitHub url (https or ssh, with or without .git), else None."""
+    found = re.fullmatch(r"(?:https://github\.com/|git@github\.com:|ssh://git@github\.com/)([\w.-]+/[\w.-]+?)(?:\.git)?/?",
+                         (url or "").strip())
+    return found.group(1) if found else None
+
+
+def _origin(root: Path) -> str | None:
+    """The url of the checkout's remote `origin`, or None (no git, no such remote)."""
+    try:
+        done = subprocess.run(["git", "-C", str(root), "remote", "get-url", "origin"], capture_output=True, text=True)
+    except OSError:
         return None
-    if not re.fullmatch(r"[\w.-]+/[\w.-]+", repository):
-        raise ParameterError(f"VVLIB_REPOSITORY: expected owner/name of a GitHub repository, got {repository!r}")
-    branch = environ.get("VVLIB_BRANCH") or environ.get("GITHUB_REF_NAME") or "main"
-    return repository, branch
+    return done.stdout.strip() if done.returncode == 0 else None
 
 
 def launch_links(name: str, repository: str, branch: str) -> dict:
@@ -63,11 +85,14 @@ def launch_links(name: str, repository: str, branch: str) -> dict:
             "Colab": f"https://colab.research.google.com/github/{repository}/blob/{branch}/{path}"}
 
 
-def launch_note(name: str, where: tuple[str, str]) -> str:
-    repository, branch = where
-    links = " · ".join(f"[{service}]({url})" for service, url in launch_links(name, repository, branch).items())
-    return (f"Run it in the cloud: {links} (in Colab, first `!git clone -b {branch} "
-            f"https://github.com/{repository} vv && pip install -r vv/requirements.txt -e vv`, restart, `%cd vv`).")
+def launch_buttons(name: str, where: tuple[str, str] | None) -> str:
+    """The launch links as buttons (the theme's own button style), or "" where no repository is known.  In Colab
+    the notebook's first cell installs the project and the chapter runs at ci, or at paper with a GPU."""
+    if not where:
+        return ""
+    buttons = " ".join(f'<a class="btn btn-sm btn-outline-primary" href="{url}" target="_blank" rel="noopener">'
+                       f"Open in {service}</a>" for service, url in launch_links(name, *where).items())
+    return f'<p class="vv-launch">{buttons}</p>'
 
 
 def reproduce_note(name: str, profile: str, overrides: dict | None = None, book_profile: str | None = None) -> str:
@@ -102,14 +127,13 @@ def page_header(name: str, profile: str, overrides: dict | None = None, where=No
         line.append(f"Its tables are committed in `{BOOK_STORE}/` and read from there, not computed again.")
     if "paper" in chapter.profiles:
         line.append("The paper's scale: `--profile paper`, on a GPU.")
-    if where:
-        line.append(launch_note(name, where))
     rows = "\n".join(f"| `{p.name}` | {p.type} | `{_default_text(p.default)}` | {p.help} |"
                      for p in chapter.parameters().values())
     box = ("```{admonition} Parameters of this chapter\n:class: dropdown\n"
            f"Profiles: {', '.join(chapter.profile_names())}.\n\n"
            "| parameter | type | default | meaning |\n| --- | --- | --- | --- |\n" + rows + "\n```")
-    return " ".join(line) + "\n\n" + box
+    buttons = launch_buttons(name, where)
+    return (buttons + "\n\n" if buttons else "") + " ".join(line) + "\n\n" + box
 
 
 def prepare_page(notebook: Path, name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None,

@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import HTML, Markdown, display
 
+from . import colab
 from .. import rng
 from ..experiments import chapters
 from ..experiments.chapters import checks
@@ -46,7 +47,11 @@ def configure(chapter_name: str, namespace: dict) -> Params:
     chapter = chapters.get_chapter(chapter_name)
     spec = chapter.parameters()
     values = {name: namespace[name] for name in spec if name in namespace}
-    explicit = injected_names() | {n for n, v in values.items() if v != spec[n].default}
+    injected = injected_names()
+    in_colab = colab.colab_profile(chapter, namespace, injected)
+    if in_colab:  # opened in Colab with nothing injected: ci on a CPU, paper with a GPU
+        values["profile"] = in_colab
+    explicit = injected | {n for n, v in values.items() if v != spec[n].default}
     P = Params(resolve(spec, chapter.profiles, values, explicit))
     checks.run_all(chapter.checks, P)  # as `vvlib run` does before the kernel, for plain papermill
     show_whole_tables()

@@ -1,0 +1,174 @@
+"""The exercises: references computed (never typed) and holding their own value, the checker's answers and exit
+statuses, one exercise recomputed end to end, the Colab install cell inert outside Colab, and the extensions on."""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from vvlib.__main__ import main
+from vvlib.book import colab, exercises
+from vvlib.book.build import launch_buttons, page_header
+from vvlib.experiments.chapters import CHAPTERS
+from vvlib.experiments.storage.store import REPO_ROOT
+
+
+@pytest.mark.parametrize("name", list(exercises.EXERCISES))
+def test_each_exercise_has_a_committed_reference_inside_its_own_range(name):
+    ref = exercises.reference(name)
+    low, high = ref["range"]
+    assert low <= ref["reference"] <= high
+    assert ref["key"] == exercises.EXERCISES[name].key and ref["command"] == exercises.EXERCISES[name].run.command()
+    assert ref["seconds"] > 0 and ref["provenance"]["torch"]
+
+
+def test_every_chapter_from_1_to_11_has_two_to_four_exercises_each_on_its_page():
+    for number in range(1, 12):
+        names = [n for n in exercises.EXERCISES if n.split(".")[0] == str(number)]
+        assert 2 <= len(names) <= 4, number
+        chapter = exercises.EXERCISES[names[0]].run.chapter_name
+        cells = json.loads(CHAPTERS[chapter].notebook.read_text())["cells"]
+        text = "\n".join("".join(c["source"]) for c in cells)
+        for name in names:
+            label = exercises.EXERCISES[name].label
+            assert f"{{exercise-start}} {name}\n:label: {label}\n:nonumber:" in text, name
+            assert f"{{solution-start}} {label}\n:class: dropdown" in text, name
+            assert f'exercises.solution("{name}")' in text and f'exercises.task("{name}")' in text, name
+
+
+def fake_run(tmp_path, metrics) -> Path:
+    (tmp_path / "results.json").write_text(json.dumps({"chapter": "x", "metrics": metrics}))
+    return tmp_path
+
+
+def nested(key: str, value) -> dict:
+    for part in reversed(key.split("/")):
+        value = {part: value}
+    return value
+
+
+@pytest.mark.parametrize("shift, status", [(0.0, 0), (1.0, 1)])
+def test_the_checker_exits_0_in_range_and_1_outside(tmp_path, capsys, shift, status):
+    low, high = exercises.reference("2.1")["range"]
+    value = (low + high) / 2 + shift * (high - low)
+    folder = fake_run(tmp_path, nested(exercises.EXERCISES["2.1"].key, value))
+    assert main(["check", "2.1", str(folder)]) == status
+    said = capsys.readouterr().out
+    assert f"{low:.4g}" in said and exercises.reference("2.1")["rule"] in said
+
+
+def test_the_checker_reads_a_key_inside_a_list(tmp_path):
+    key = exercises.EXERCISES["11.2"].key  # rows/0/...: chapter 11's rows are a list
+    low, high = exercises.reference("11.2")["range"]
+    rows = nested("/".join(key.split("/")[2:]), (low + high) / 2)
+    assert main(["check", "11.2", str(fake_run(tmp_path, {"rows": [rows]}))]) == 0
+
+
+@pytest.mark.parametrize("args, said", [
+    (["9.9", "."], "expected one of 1.1, 1.2"),  # a wrong name lists the accepted ones
+    (["2.1", "nowhere"], "no results.json in nowhere"),
+    (["2.1", "RUN"], "'loglog_slope' is not in metrics"),  # the run lacks the key
+])
+def test_the_checker_exits_2_with_one_line_on_bad_input(tmp_path, capsys, args, said):
+    fake_run(tmp_path, {"other": 1.0})
+    assert main(["check", *[str(tmp_path) if a == "RUN" else a for a in args]]) == 2
+    err = capsys.readouterr().err
+    assert said in err and err.count("\n") == 1
+
+
+@pytest.mark.slow
+def test_one_exercise_recomputed_end_to_end_lands_in_its_range(tmp_path, one_thread):
+    """Exercise 1.1 (chapter 1 at ci, seconds) run as a student runs it, then checked."""
+    import subprocess
+
+    run = exercises.EXERCISES["1.1"].run
+    out = tmp_path / "ex"
+    subprocess.run([sys.executable, *run.argv(output=str(out))[1:]], cwd=REPO_ROOT, check=True,
+                   env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, capture_output=True)
+    ok, said = exercises.check("1.1", out)
+    assert ok, said
+
+
+def test_launch_buttons_appear_only_where_a_repository_is_known():
+    assert launch_buttons("04_argmax_retrieval", None) == ""
+    shown = launch_buttons("04_argmax_retrieval", ("owner/repo", "main"))
+    assert "colab.research.google.com/github/owner/repo/blob/main/notebooks/04_argmax_retrieval.ipynb" in shown
+    assert "mybinder.org/v2/gh/owner/repo/main" in shown
+    assert "colab.research" not in page_header("04_argmax_retrieval", "ci")
+
+
+def install_cells():
+    for chapter in CHAPTERS.values():
+        cells = json.loads(chapter.notebook.read_text())["cells"]
+        codes = [c for c in cells if c["cell_type"] == "code"]
+        yield chapter.name, codes[0], codes[1]
+
+
+@pytest.mark.parametrize("name, install, parameters", list(install_cells()), ids=lambda x: x if isinstance(x, str) else "")
+def test_the_install_cell_comes_first_hidden_and_before_the_parameters(name, install, parameters):
+    assert "".join(install["source"]) == colab.install_source(colab.configured_url())
+    assert {"remove-cell", colab.TAG} <= set(install["metadata"]["tags"])
+    assert "parameters" in parameters["metadata"]["tags"]  # papermill injects after it, so after the install
+
+
+def test_the_install_cell_does_nothing_outside_colab(tmp_path, monkeypatch):
+    import subprocess
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "google.colab", raising=False)
+    called = []
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: called.append(a))
+    namespace = {}
+    path_before = list(sys.path)
+    exec(colab.install_source("https://github.com/owner/repo"), namespace)
+    assert called == [] and os.getcwd() == str(tmp_path) and sys.path == path_before
+    assert "COLAB_PROFILE" not in namespace and list(tmp_path.iterdir()) == []
+
+
+def test_in_colab_a_chapter_runs_at_ci_on_a_cpu_and_paper_with_a_gpu_unless_told_otherwise():
+    chapter = CHAPTERS["04_argmax_retrieval"]
+    default = chapter.parameters()["profile"].default
+    assert colab.colab_profile(chapter, {"profile": default}, set()) is None  # not in Colab
+    assert colab.colab_profile(chapter, {"profile": default, "COLAB_PROFILE": "paper"}, set()) == "paper"
+    assert colab.colab_profile(CHAPTERS["01_vanishing_variance_proof"], {"profile": default, "COLAB_PROFILE": "paper"},
+                               set()) == default  # a chapter without that profile keeps its default
+    assert colab.colab_profile(chapter, {"profile": "ci", "COLAB_PROFILE": "paper"}, set()) is None  # edited cell
+    assert colab.colab_profile(chapter, {"profile": default, "COLAB_PROFILE": "ci"}, {"profile"}) is None  # -p wins
+
+
+def test_the_config_enables_sphinx_exercise_and_sphinx_proof():
+    config = yaml.safe_load((REPO_ROOT / "_config.yml").read_text())
+    assert {"sphinx_exercise", "sphinx_proof"} <= set(config["sphinx"]["extra_extensions"])
+    pinned = (REPO_ROOT / "requirements.txt").read_text()
+    assert "sphinx-exercise==" in pinned and "sphinx-proof==" in pinned
+
+
+@pytest.mark.heavy
+def test_requirements_install_into_a_fresh_python_3_11_venv(tmp_path):
+    """What Binder does (runtime.txt: python-3.11, then postBuild): every pin of requirements.txt installs, with the
+    two book extensions, and vvlib imports.  Minutes, and network to PyPI."""
+    import shutil
+    import subprocess
+
+    python = shutil.which("python3.11")
+    if python is None:
+        pytest.skip("no python3.11 on this machine")
+    subprocess.run([python, "-m", "venv", str(tmp_path / "venv")], check=True)
+    bin_ = tmp_path / "venv" / "bin"
+    for step in (["pip", "install", "-q", "-r", str(REPO_ROOT / "requirements.txt")],
+                 ["pip", "install", "-q", "--no-deps", "-e", str(REPO_ROOT)],  # postBuild
+                 ["python", "-c", "import vvlib.book.exercises, sphinx_exercise, sphinx_proof"]):
+        done = subprocess.run([str(bin_ / step[0]), *step[1:]], capture_output=True, text=True, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_notebook_opened_in_colab_resolves_to_the_profile_its_install_cell_chose():
+    from vvlib.book.page import configure
+
+    chapter = CHAPTERS["04_argmax_retrieval"]
+    cell = {name: p.default for name, p in chapter.parameters().items()}  # the parameters cell as written
+    assert configure(chapter.name, {**cell, "COLAB_PROFILE": "ci"}).n_seeds == chapter.profiles["ci"]["n_seeds"]
+    assert configure(chapter.name, cell).n_seeds == cell["n_seeds"]  # elsewhere: the cell's own values
