@@ -3,6 +3,7 @@ statuses, one exercise recomputed end to end, the Colab install cell inert outsi
 
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -172,3 +173,10 @@ def test_a_notebook_opened_in_colab_resolves_to_the_profile_its_install_cell_cho
     cell = {name: p.default for name, p in chapter.parameters().items()}  # the parameters cell as written
     assert configure(chapter.name, {**cell, "COLAB_PROFILE": "ci"}).n_seeds == chapter.profiles["ci"]["n_seeds"]
     assert configure(chapter.name, cell).n_seeds == cell["n_seeds"]  # elsewhere: the cell's own values
+
+
+def test_a_shown_command_is_the_command_split_over_lines_that_fit_the_column():
+    for exercise in exercises.EXERCISES.values():
+        shown = exercise.run.shown()
+        assert shlex.split(shown.replace("\\\n", " ")) == exercise.run.argv()
+        assert max(len(line) for line in shown.splitlines()) <= 72  # the text column holds about 75 characters of code

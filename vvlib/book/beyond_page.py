@@ -16,7 +16,7 @@ from ..experiments.chapters import BEYOND, SENSITIVITY, c10_beyond
 from ..experiments.reports import answers, plots, provisional, report
 from ..experiments.setups import paper_tasks, probes, sensitivity, variants
 from ..experiments.storage import runs, store
-from . import paper_scale
+from . import key_results, paper_scale
 from .runner import resolved
 from .page import ChapterPage, show_collapsed, show_figure, show_table, task_title
 
@@ -96,6 +96,8 @@ class BeyondPage(ChapterPage):
             display(Markdown(" ".join(self._page_sentences()) + " Mean accuracy (%) over seeds; the paper tested only "
                              "the Baseline and +LN."))
             return
+        if finding := key_results.beyond_finding(self.P.paper_scale_dir):  # the intro's finding, with its interval
+            display(Markdown(finding))
         papers = {t: paper_tasks.BY_NAME[t].accuracy for t in self.big}
         display(answers.variants_table({t: acc for t, (_, acc, _) in self.big.items()}, self.P_paper.eval_lengths,
                                        labels, papers).fillna("pending"))
@@ -137,7 +139,6 @@ class BeyondPage(ChapterPage):
         rows = [r for r in ours.index if not r.startswith("paper: ")]
         display(both.loc[rows, [(t, n, scale) for t, n in ours.columns for scale in ("the answer", yours)
                                 if (t, n, scale) in both.columns]].fillna("pending"))
-        display(Markdown(" ".join(self._page_sentences())))
 
     def random_module(self):
         """The random module's output std against N, plain and rescaled, and the fitted log-log slopes."""

@@ -185,7 +185,9 @@ class DispersionPage(ChapterPage):
         """Which of the paper profile's store entries are committed, and what this page shows of them."""
         shows = ""
         if self.big:
-            shows = "Figure 4's answer at the top" + ("" if "layernorm" in self.big[2] else ", the Baseline's alone")
+            shows = ("Figure 4's answer at the top" + ("" if "layernorm" in self.big[2] else ", the Baseline's alone")
+                     + ("; every figure but the sharpness test's; the two accounts; the gain at equal entropy"
+                        if self._both_at_paper_scale() else ""))
         display(Markdown(paper_scale.pending(NAME, self.P, self.P.paper_scale_dir, shows=shows)))
 
     def write(self):
@@ -233,7 +235,7 @@ def show_sharpness(frame, scale: str, figure=True):
     """One scale's sharpness test: each model at its partner's entropy, as a table, a note and (with `figure`) a
     figure."""
     matched = attention_gain.matched_sharpness(frame)
-    display(attention_gain.sharpness_table(matched), Markdown(attention_gain.sharpness_note(matched, scale)))
+    display(Markdown(attention_gain.sharpness_note(matched, scale)), attention_gain.sharpness_table(matched))  # scale first
     if not figure:
         return matched
     attention_plots.accuracy_along_sharpness(frame, answers.SHORT_LABELS,

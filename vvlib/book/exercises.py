@@ -48,6 +48,13 @@ class Run:
     def command(self) -> str:
         return shlex.join(self.argv())
 
+    def shown(self) -> str:
+        """The command as a page shows it: each -p pair on a line of its own, so it fits the text column."""
+        argv = self.argv()
+        head, pairs, output = argv[:7], argv[7:-2], argv[-2:]
+        lines = [head] + [pairs[i:i + 3] for i in range(0, len(pairs), 3)] + [output]
+        return " \\\n    ".join(shlex.join(line) for line in lines)
+
 
 # Rules: each turns the reference run(s) into (low, high) and says why in words.  `value(key)` reads the
 # seed-0 run; `values(key)` the same key in every seed's run.
@@ -326,14 +333,18 @@ def _missing(name: str):
     return Markdown(f"*No reference run yet: `python -m vvlib exercises --compute {name}` computes it.*")
 
 
+def _duration(seconds: float) -> str:
+    return f"about {seconds / 60:.0f} minutes" if seconds >= 90 else f"about {seconds:.0f} seconds"
+
+
 def task(name: str):
     """The command an exercise runs, how long its reference took, and how to check: Markdown for its page."""
     from IPython.display import Markdown
 
     exercise, ref = get(name), _committed(name)
-    took = f"The reference run took {ref['seconds']:.0f} s on {ref['provenance']['device']}. " if ref else ""
-    return Markdown(f"```bash\n{exercise.run.command()}\n```\n\n{took}Then read `{exercise.key}` with "
-                    f"`python -m vvlib check {name} ex/{exercise.run.out}`.")
+    took = f"Its reference took {_duration(ref['seconds'])} on {ref['provenance']['device']}. " if ref else ""
+    return Markdown(f"```bash\n{exercise.run.shown()}\n```\n\n{took}Check: `python -m vvlib check {name} "
+                    f"ex/{exercise.run.out}` (it reads `{exercise.key}`).")
 
 
 def solution(name: str):

@@ -92,9 +92,10 @@ class ChapterPage:
         reader = chapters.get_chapter(self.chapter).reader
         command = f"python -m vvlib run {self.chapter} --profile ci --output out/{self.chapter[:2]}"
         took, timed_on = ci_time(self.chapter)
-        display(Markdown(f"`{command}` {took}. Change a parameter with "
-                         "`-p NAME VALUE` (`python -m vvlib list` names them all); this run's values:"))
-        display(report.parameters_frame({name: self.P[name] for name in reader}))
+        values = "; ".join(f"`{name}` {value}" for name, value in report.shown_parameters(
+            {name: self.P[name] for name in reader}).items())  # in a line: a table of six rows is a screen's third
+        display(Markdown(f"`{command}` {took}. Change a parameter with `-p NAME VALUE` (`python -m vvlib list` names "
+                         f"them all). This run's values: {values}."))
         rest = report.parameters_frame({**{k: v for k, v in self.P.items() if k not in reader},
                                         "device": store.device_name(self.device), "ci run timed on": timed_on})
         show_collapsed(f"The other {len(rest)} settings of this run (seeds per stored run, the store, the device, ...)",

@@ -44,8 +44,7 @@ def pending(name: str, P, store_dir="", shows: str = "") -> str:
     if committed:
         shown = f"this page shows some of them ({shows})" if shows else "this page does not show them yet"
         share = f"{len(committed)} of {len(committed) + len(waiting)}" if waiting else f"all {len(committed)}"
-        listed = (f"Committed: {'; '.join(committed)}." if len(committed) <= 3 else
-                  f"{PAPER_SCALE_STORE}/README.md lists every committed run.")
+        listed = f"Committed: {'; '.join(committed)}." if len(committed) <= 3 else ""
         queue = (f"**Paper-scale results of this chapter are {'partly ' if waiting else ''}committed, and {shown}.** "
                  f"{share.capitalize()} store entries of its `paper` profile are in {PAPER_SCALE_STORE}/"
                  f"{'; the rest wait in the GPU queue' if waiting else ''}. {listed} ")
@@ -64,11 +63,10 @@ def pending(name: str, P, store_dir="", shows: str = "") -> str:
                                       "committed.")
     else:
         caveat = "Read its verdicts as provisional until this chapter runs at its `paper` profile."
-    return (f"{queue}Everything {'else ' if committed and shows else ''}on this page comes from {P['n_seeds']} seeds "
-            f"per variant trained for {steps}.{longer} The paper trains {PAPER_TRAINING['n_seeds']} seeds for "
+    return (f"{queue}This page's own runs{' (the rest of the page; each figure names its scale)' if committed and shows else ''} "
+            f"have {P['n_seeds']} seeds per variant trained for {steps}.{longer} The paper trains {PAPER_TRAINING['n_seeds']} seeds for "
             f"{PAPER_STEPS[ARGMAX.name]:,} steps on {ARGMAX.title} and {PAPER_STEPS[DICTIONARY.name]:,} on "
-            f"{DICTIONARY.title}. Too few steps can reverse a verdict: chapter 4 shows +LN's effect on argmax retrieval change "
-            f"sign along training. {caveat}")
+            f"{DICTIONARY.title}; too few steps can reverse a verdict. {caveat}")
 
 
 def accuracy_runs(name: str, task: str, store_dir, draws: str = EARLIER_PAPER_RUN["draws"]):

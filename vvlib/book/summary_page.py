@@ -63,8 +63,9 @@ class SummaryPage(ChapterPage):
         provisional = sum(not c.decisive().record()["at_paper_steps"] for c in self.rows)
         display(Markdown(
             f"Of {len(table)} claims, {counts.get(compare.SUPPORTED, 0)} are supported at their largest scale, "
-            f"{counts.get(compare.CONTRADICTED, 0)} contradicted, {counts.get(compare.MIXED, 0)} mixed and "
-            f"{counts.get(compare.UNCLEAR, 0)} not shown; {provisional} of these verdicts "
+            f"{counts.get(compare.CONTRADICTED, 0)} contradicted, {counts.get(compare.MIXED, 0)} mixed, "
+            f"{counts.get(compare.UNCLEAR, 0)} not shown and {counts.get(compare.UNTESTED, 0)} not tested (no length "
+            f"to compare); {provisional} of these verdicts "
             f"{'is' if provisional == 1 else 'are'} provisional (they rest "
             f"on fewer training steps than the paper's). Those that are not supported:"))
         display(table[verdicts != compare.SUPPORTED][["rests on", "evidence (beyond the training length)", "verdict"]])
