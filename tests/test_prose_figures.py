@@ -19,7 +19,9 @@ FIGURE = re.compile(r"\b\d+(\.\d+)? (percentage )?points\b|\b\d+ times as\b|\bp\
                     r"|\d+(\.\d+)?\s?%|(?<![\w.])[-+−]?\d+\.\d+(?![\w.])")
 SETTINGS = [r"95% (\S+ )?(interval|band)", r"a 95%", r"(weight decay|dropout)( of)? 0\.1\b", r"norm 1\.0\b",
             r"close to 0\.05", r"Llama-3\.2", r"Python 3\.\d+", r"[Ss]ection 3\.2", r"Lemma 2\.1",
-            r"arXiv:\d{4}\.\d{5}", r"appendix B\.3"]
+            r"arXiv:\d{4}\.\d{5}", r"appendix B\.3",
+            r"exercises? \d+\.\d+(,? (and )?\d+\.\d+)*",  # an exercise's name (4.1), not a figure
+            r"probability 0\.99", r"[Cc]hance is 50%"]  # a setting of an exercise; two classes' chance level
 
 
 def clean(text: str) -> list[str]:
