@@ -284,8 +284,8 @@ class AccuracyPage(ChapterPage):
                               r["loss_history"] for v, r in training.items()})
         plots.training_curves(histories, band=True, title=f"{self.name}: training loss (mean over seeds, 10-90% band)")
         show_figure("The training loss along training, mean over seeds with the band from the 10th to the 90th "
-                    "percentile seed, for each run named in the legend (its seeds and device there). A loss that "
-                    "falls and then climbs again is the rise the table below measures.")
+                    "percentile seed, for each run named in the legend (its seeds and device there). The table below "
+                    "gives each run's lowest loss and its last; a ratio above 1 means the loss climbed again.")
         display(along_training.loss_rise_table(histories))
         if decayed:
             longest = str(max(P_rows.eval_lengths))
