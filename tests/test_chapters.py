@@ -234,7 +234,7 @@ def test_a_probing_page_opens_with_its_probe_at_the_papers_scale_once_committed(
     assert -1 not in at and at == sorted(at), (scales, verdicts)
     if name == "06_distribution_shift":  # Figure 3 answers two claims per scale: variance, drift
         assert verdicts.count("+LN keeps more global variance") == verdicts.count("global mean drifts") == len(scales)
-    assert any(f"this page shows some of them ({figure}'s answer at the top)" in text for text in said["remove-input"])
+    assert any(f"this page shows some of them ({figure}'s answer at the top" in text for text in said["remove-input"])
 
 
 @pytest.mark.parametrize("name, shows", [("08_ablations", "the ablation of argmax and dictionary at the top"),
@@ -286,7 +286,9 @@ def test_the_beyond_page_opens_with_a_tasks_variants_at_the_papers_scale_once_al
     cells = json.loads(notebook.read_text())["cells"]
     said = ["".join(out["data"]["text/markdown"]) for c in cells for out in c.get("outputs", [])
             if "text/markdown" in out.get("data", {})]
-    assert said[0].startswith("**dictionary** (100 seeds x 10,000 steps, GPU): Best beyond training")
+    # the intro's finding first where its runs are in, then each committed task's sentence
+    assert any(text.startswith("**dictionary** (100 seeds x 10,000 steps, GPU): Best beyond training")
+               for text in said[:2])
     assert any("this page shows some of them (the variants of dictionary at the top" in text for text in said)
 
 
