@@ -333,16 +333,14 @@ def _missing(name: str):
     return Markdown(f"*No reference run yet: `python -m vvlib exercises --compute {name}` computes it.*")
 
 
-def _duration(seconds: float) -> str:
-    return f"about {seconds / 60:.0f} minutes" if seconds >= 90 else f"about {seconds:.0f} seconds"
-
-
 def task(name: str):
     """The command an exercise runs, how long its reference took, and how to check: Markdown for its page."""
     from IPython.display import Markdown
 
+    from .page import duration_words  # the pages' rule; imported here, so the checker stays light
+
     exercise, ref = get(name), _committed(name)
-    took = f"Its reference took {_duration(ref['seconds'])} on {ref['provenance']['device']}. " if ref else ""
+    took = f"Its reference took {duration_words(ref['seconds'])} on {ref['provenance']['device']}. " if ref else ""
     return Markdown(f"```bash\n{exercise.run.shown()}\n```\n\n{took}Check: `python -m vvlib check {name} "
                     f"ex/{exercise.run.out}` (it reads `{exercise.key}`).")
 

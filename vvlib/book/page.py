@@ -28,6 +28,11 @@ COLUMN_PX = 800  # about the width of the book's text column at a 1280 px window
 FIGURES = {"chapter": "", "shown": 0}  # the page being executed: its figures are numbered <chapter>.<shown>
 
 
+def duration_words(seconds: float) -> str:
+    """A run's time as a reader says it: 'about 4 minutes', or 'about 40 seconds' under a minute and a half."""
+    return f"about {seconds / 60:.0f} minutes" if seconds >= 90 else f"about {seconds:.0f} seconds"
+
+
 def ci_time(name: str, path=CHAPTER_TIMES) -> tuple[str, str]:
     """How long the chapter's ci run took a fresh clone: (the end of a sentence, 'takes about 2 minutes on 2 CPU
     cores'; the machine and record it was timed on, for the collapsed block), from bench/chapter_times.py's record,
@@ -36,7 +41,7 @@ def ci_time(name: str, path=CHAPTER_TIMES) -> tuple[str, str]:
     if name not in record["seconds"]:
         return ("has not been timed on this book's machines yet", "`python -m bench.chapter_times --write` times it")
     seconds = record["seconds"][name]
-    took = f"about {seconds / 60:.0f} minutes" if seconds >= 90 else f"about {seconds:.0f} seconds"
+    took = duration_words(seconds)
     return (f"takes {took} on {record['threads']} CPU cores",
             f"{record['provenance']['cpu']}, {record['threads']} threads, an empty store (bench/{path.name})")
 
