@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 from vvlib.errors import ParameterError
-from vvlib.experiments import chapters
+from vvlib.book import chapters
 from vvlib.experiments.storage import store
 
 BENCH = Path(__file__).parent

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from vvlib.book import runner
-from vvlib.experiments.chapters import get_chapter
+from vvlib.book.chapters import get_chapter
 from vvlib.experiments.setups import probes, variants
 from vvlib.experiments.storage import runs, store
 

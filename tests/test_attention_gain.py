@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats as scipy_stats
 
-from vvlib.experiments.reports import attention_gain
+from vvlib.book.chapters.c07_dispersion import attention_gain
 
 LENGTHS = [16, 1024, 16384]
 

@@ -125,7 +125,7 @@ def test_the_gpu_check_writes_its_figures_on_any_device(tmp_path, capsys):
     assert steps["provenance"]["device"].startswith("cpu")
     printed = capsys.readouterr().out.rstrip().splitlines()
     # and the plan times chapter 10's deep argmax runs by it, apart from the one-layer model's
-    from vvlib.experiments.paper_scale import units
+    from vvlib.book.gpu_queue import units
 
     rates = units.check_rates([tmp_path / "loop.json"], "tensors")
     rate = lambda row: row["steady_model_steps_per_s"] or row["model_steps_per_s"]
@@ -249,7 +249,7 @@ def test_the_gpu_check_tries_twice_the_runs_seeds_where_it_may_when_asked(tmp_pa
     runs hold, and chapter 9's argmax unit likewise, each marked a trial, which the plan's rates leave alone (here
     the deep runs are made to hold 1 seed, --seeds 2)."""
     from bench import gpu_check
-    from vvlib.experiments.paper_scale import units
+    from vvlib.book.gpu_queue import units
 
     deep, _ = gpu_check.deep_run("argmax")
     monkeypatch.setattr(gpu_check, "deep_run", lambda task: (deep, 1))

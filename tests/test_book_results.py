@@ -11,8 +11,8 @@ import pytest
 
 from vvlib.book import paper_scale
 from vvlib.experiments.storage import store
-from vvlib.experiments.chapters import CHAPTERS
-from vvlib.experiments.chapters.scales import BOOK_STORE, PAPER_SCALE_STORE
+from vvlib.book.chapters import CHAPTERS
+from vvlib.experiments.records.scales import BOOK_STORE, PAPER_SCALE_STORE
 
 BOOK = store.REPO_ROOT / BOOK_STORE
 PAPER_SCALE = store.REPO_ROOT / PAPER_SCALE_STORE  # chapters 4-5 at the paper profile, trained on a GPU

@@ -18,8 +18,8 @@ import pytest
 from vvlib.book.build import build_html, copy_sources, execute_chapters
 from vvlib.book.readable import problems as readable_text_problems
 from vvlib.book.runner import run_chapter
-from vvlib.experiments.chapters import CHAPTERS, get_chapter
-from vvlib.experiments.chapters.scales import PAPER_SCALE_STORE
+from vvlib.book.chapters import CHAPTERS, get_chapter
+from vvlib.experiments.records.scales import PAPER_SCALE_STORE
 from vvlib.evaluate import PAPER_LENGTHS
 from vvlib.experiments.storage.store import REPO_ROOT
 

@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from vvlib import pretrained
-from vvlib.experiments.setups import computed, pretrained_probe
+from vvlib.experiments.setups import computed
+from vvlib.book.chapters.c03_pretrained_transformer import pretrained_probe
 from vvlib.experiments.setups.params import Params
 from vvlib.experiments.storage import runs, store
 from vvlib.model_files import ModelInfo

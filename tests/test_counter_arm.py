@@ -7,7 +7,7 @@ import pytest
 
 from vvlib import rng
 from vvlib.book.runner import checked_parameters, resolved
-from vvlib.experiments.paper_scale import plan
+from vvlib.book.gpu_queue import plan
 from vvlib.experiments.storage import runs
 from vvlib.experiments.setups import variants
 from vvlib.experiments.setups.params import ParameterError

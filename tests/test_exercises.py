@@ -13,7 +13,7 @@ import yaml
 from vvlib.__main__ import main
 from vvlib.book import colab, exercises
 from vvlib.book.build import launch_buttons, page_header
-from vvlib.experiments.chapters import CHAPTERS
+from vvlib.book.chapters import CHAPTERS
 from vvlib.experiments.storage.store import REPO_ROOT
 
 

@@ -41,7 +41,7 @@ def test_the_run_table_names_each_runs_variant_by_all_its_variant_settings(tmp_p
 
 
 def test_pending_units_read_as_spans_and_add_up_to_the_introductions_line():
-    from vvlib.book.pending import Pending, markdown, sentence, spans
+    from vvlib.book.gpu_queue.pending import Pending, markdown, sentence, spans
 
     assert spans([15, 16, 17, 20, 35, 36]) == "15-17, 20, 35-36" and spans([4]) == "4"
     rows = [Pending("11_sensitivity, 10_beyond", [15, 16], 1, 2.6), Pending("09_longer_training", [35, 36, 50], 3, 10.2)]

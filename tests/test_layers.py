@@ -31,25 +31,29 @@ def module_path(layer: int, module: str) -> Path:
                       if (PACKAGE / FOLDERS[layer] / module).is_dir() else Path(FOLDERS[layer]) / f"{module}.py")
 
 
-def _imported(nodes, inside: bool) -> set[str]:
+def _imported(nodes, inside: int) -> set[str]:
     """The listed modules named by relative imports among `nodes`: the first part of the module path
     past the layer folders ("experiments.chapters.scales" -> "chapters"), or the names imported from
-    a folder.  inside: the nodes are a package's, whose level-1 imports are among its own files."""
+    a folder.  inside: how many levels of relative import stay inside the package the nodes' file is in
+    (0: a module; 1: a file at a package's top; 2: a file in one of its folders)."""
     names = set()
     for node in nodes:
-        if isinstance(node, ast.ImportFrom) and node.level >= 1 and not (inside and node.level == 1):
+        if isinstance(node, ast.ImportFrom) and node.level > inside:
             parts = [p for p in (node.module or "").split(".") if p and p not in FOLDERS]
             names |= {parts[0]} if parts else {alias.name for alias in node.names}
     return names
 
 
 def _files(path: Path) -> list[Path]:
-    return sorted(path.glob("*.py")) if path.is_dir() else [path]
+    return sorted(path.rglob("*.py")) if path.is_dir() else [path]
 
 
 def imported_modules(path: Path) -> set[str]:
-    """The vvlib modules a file (or a package's files) imports (relative imports, at the top or inside functions)."""
-    return set().union(*(_imported(ast.walk(ast.parse(f.read_text())), path.is_dir()) for f in _files(path)))
+    """The vvlib modules a file (or a package's files, its folders' included) imports (relative imports, at the
+    top or inside functions)."""
+    def inside(f: Path) -> int:
+        return len(f.relative_to(path).parts) if path.is_dir() else 0
+    return set().union(*(_imported(ast.walk(ast.parse(f.read_text())), inside(f)) for f in _files(path)))
 
 
 def test_each_layer_is_one_folder_and_the_docstring_lists_its_modules():
@@ -85,14 +89,16 @@ def test_the_layer_check_sees_imports_inside_functions_and_across_folders(tmp_pa
     (package / "a.py").write_text("from .. import probes\nfrom ..paper_tasks import ARGMAX\n"
                                   "def f():\n    from ...book.chapters.scales import y\n")
     assert imported_modules(package) == {"probes", "paper_tasks", "chapters"}
-    assert top_level_imports(package) == {"probes", "paper_tasks"}
+    (package / "sub").mkdir()  # a folder of the package: its level-2 imports are the package's own
+    (package / "sub" / "b.py").write_text("from .. import a\nfrom ... import model\n")
+    assert imported_modules(package) == {"probes", "paper_tasks", "chapters", "model"}
 
 
 def test_the_experiment_rooms_import_only_the_rooms_listed_before_them():
-    """vvlib/experiments/ is five packages, listed bottom-up in the package docstring: what a page
-    shows (reports) reads what the chapters ask for (chapters, setups) and the store, never the reverse."""
+    """vvlib/experiments/ is four packages, listed bottom-up in the package docstring: what a page
+    shows (reports) reads what the chapters ask for (records, setups) and the store, never the reverse."""
     rooms = listed_layers()[FOLDERS.index("experiments")]
-    assert rooms == ["storage", "setups", "chapters", "reports", "paper_scale"]
+    assert rooms == ["storage", "setups", "records", "reports"]
     rank = {room: i for i, room in enumerate(rooms)}
     later = {(room, other) for room in rooms for other in imported_modules(module_path(1, room)) & set(rooms)
              if rank[other] >= rank[room]}
@@ -100,10 +106,10 @@ def test_the_experiment_rooms_import_only_the_rooms_listed_before_them():
 
 
 def test_the_docstring_lists_every_module_of_every_room():
-    """A room (a package inside a layer) lists its modules indented under it, each once."""
+    """A room (a package inside a layer) lists its modules and folders indented under it, each once."""
     lines = vvlib.__doc__.splitlines()
     for folder, layer in zip(FOLDERS, listed_layers()):
-        for room in [m for m in layer if m != "chapters" and (PACKAGE / folder / m).is_dir()]:
+        for room in [m for m in layer if (PACKAGE / folder / m).is_dir()]:
             at = next(i for i, line in enumerate(lines) if re.match(rf"^ {{4}}{room}\s", line))
             under = []
             for line in lines[at + 1:]:
@@ -112,39 +118,9 @@ def test_the_docstring_lists_every_module_of_every_room():
                         break
                     continue
                 under.append(m.group(1))
-            on_disk = sorted(p.stem for p in (PACKAGE / folder / room).glob("*.py") if p.stem != "__init__")
+            on_disk = sorted(p.stem for p in (PACKAGE / folder / room).glob("*")
+                             if p.suffix == ".py" and p.stem != "__init__" or (p / "__init__.py").exists())
             assert sorted(under) == on_disk, f"vvlib/{folder}/{room}: the docstring lists {sorted(under)}"
-
-
-def top_level_imports(path: Path) -> set[str]:
-    """The vvlib modules a file (or a package's files) imports when first imported (not those inside functions)."""
-    return set().union(*(_imported(ast.parse(f.read_text()).body, path.is_dir()) for f in _files(path)))
-
-
-def test_no_import_cycle_among_the_modules():
-    """A module never needs, while it loads, a module that needs it back (tasks.py once imported
-    the task modules at its end so that they could register themselves through it)."""
-    paths = {m: module_path(i, m) for i, layer in enumerate(listed_layers()) for m in layer}
-    graph = {m: top_level_imports(path) & set(paths) for m, path in paths.items()}
-    state = {}  # module -> "open" while its imports are followed, "done" after
-
-    def visit(m, trail):
-        state[m] = "open"
-        for other in sorted(graph[m]):
-            assert state.get(other) != "open", "import cycle: " + " -> ".join([*trail, m, other])
-            if other not in state:
-                visit(other, [*trail, m])
-        state[m] = "done"
-
-    for m in sorted(graph):
-        if m not in state:
-            visit(m, [])
-
-
-def test_the_cycle_check_sees_a_cycle(tmp_path):
-    (tmp_path / "a.py").write_text("from .b import x\n")
-    (tmp_path / "b.py").write_text("def f():\n    from .a import y\nfrom .c import z\n")
-    assert top_level_imports(tmp_path / "a.py") == {"b"} and top_level_imports(tmp_path / "b.py") == {"c"}
 
 
 def module_graph() -> dict[str, set[str]]:

@@ -13,7 +13,7 @@ import torch
 from vvlib import evaluate
 from vvlib.experiments.setups import migrate
 from vvlib.experiments.storage import runs, store
-from vvlib.experiments.chapters.c10_beyond import DEEPER
+from vvlib.book.chapters.c10_beyond import DEEPER
 from vvlib.train import TrainConfig, Trainer
 
 EVAL = evaluate.EvalConfig(lengths=(8, 32), n_sequences=24, seed=7)

@@ -10,7 +10,7 @@ import pytest
 
 from vvlib.book.build import github_repository, launch_links, page_header
 from vvlib.book.runner import checked_parameters, parse_overrides
-from vvlib.experiments.chapters import CHAPTERS, get_chapter
+from vvlib.book.chapters import CHAPTERS, get_chapter
 from vvlib.experiments.setups.params import ParameterError
 from vvlib.experiments.storage.store import REPO_ROOT
 
@@ -141,7 +141,7 @@ def test_the_intros_figure_is_drawn_from_the_committed_paper_scale_runs(tmp_path
     runs (a generator per seed) while chapter 5's are the counter stream's, so no one stream is named for both."""
     from vvlib.book.build import ANSWER_FIGURE, STREAM_WORDS, answer_panels, write_answer_figure
     from vvlib.book.paper_scale import latest_accuracy_runs
-    from vvlib.experiments.chapters import BY_TASK
+    from vvlib.book.chapters import BY_TASK
     from vvlib.experiments.setups.paper_tasks import TASKS
     from vvlib.experiments.storage.runs import run_records
 
@@ -267,7 +267,7 @@ def test_chapters_that_share_runs_share_store_entries_at_the_ci_profile(tmp_path
     """What the second lane's waits rest on: chapters 6-8 and 10 reuse chapters 4 and 5's runs, chapter 9's
     curriculum runs are its own, and chapters 1-3 have none."""
     from vvlib.book.runner import resolved
-    from vvlib.experiments.paper_scale.plan import chapter_entries
+    from vvlib.book.gpu_queue.plan import chapter_entries
 
     def entries(name):
         given = {"store_dir": str(tmp_path)} if "store_dir" in get_chapter(name).parameters() else {}
@@ -317,7 +317,7 @@ def test_the_intros_findings_match_the_committed_runs_by_hand():
     accuracies at 2^14, recomputed here from the arrays with numpy alone."""
     import numpy as np
     from vvlib.book import key_results, paper_scale
-    from vvlib.experiments.chapters import BEYOND
+    from vvlib.book.chapters import BEYOND
 
     store = REPO_ROOT / "results" / "paper"
     line = key_results.beyond_finding(store)

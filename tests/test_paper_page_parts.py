@@ -10,9 +10,10 @@ from IPython.display import HTML
 
 from tests.conftest import displayed
 from tests.paper_records import made_up_runs
-from vvlib.book import accuracy_page, paper_scale
-from vvlib.book.accuracy_page import AccuracyPage
-from vvlib.experiments.chapters import ARGMAX_RETRIEVAL
+from vvlib.book.chapters import accuracy_page
+from vvlib.book import paper_scale
+from vvlib.book.chapters.accuracy_page import AccuracyPage
+from vvlib.book.chapters import ARGMAX_RETRIEVAL
 from vvlib.experiments.setups import variants
 from vvlib.experiments.storage import runs
 

@@ -11,7 +11,8 @@ from scipy import stats as scipy_stats
 from tests.paper_records import GPU, made_up_probe_store
 from vvlib.book import paper_scale
 from vvlib.compare import CONTRADICTED, SUPPORTED
-from vvlib.experiments.reports import probed, summary
+from vvlib.experiments.reports import probed
+from vvlib.book.chapters.summary import claims as summary
 from vvlib.experiments.setups import probes
 from vvlib.experiments.storage import runs
 

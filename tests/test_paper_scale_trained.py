@@ -10,7 +10,7 @@ import numpy as np
 from tests.paper_records import GPU, made_up_runs
 from vvlib.book import paper_scale
 from vvlib.compare import CONTRADICTED, SUPPORTED
-from vvlib.experiments.reports import summary
+from vvlib.book.chapters.summary import claims as summary
 from vvlib.experiments.setups import variants
 from vvlib.experiments.storage import runs
 
@@ -180,7 +180,7 @@ def test_chapter_10_compares_each_pair_at_the_papers_scale_once_both_its_variant
     the 100 seeds at the lengths beyond training."""
     from scipy import stats as scipy_stats
 
-    from vvlib.experiments.chapters import c10_beyond
+    from vvlib.book.chapters import c10_beyond
     from vvlib.experiments.reports import report
 
     made = made_up_runs(tmp_path, "10_beyond", tasks=["dictionary"])

@@ -7,7 +7,7 @@ import torch
 
 from vvlib.book.page import configure
 from vvlib.book.runner import parse_overrides
-from vvlib.experiments.chapters import get_chapter
+from vvlib.book.chapters import get_chapter
 from vvlib.experiments.setups.params import ParameterError, Params, coerce, resolve
 
 CHAPTER = get_chapter("04_argmax_retrieval")
@@ -109,7 +109,7 @@ def cli(*args):
      "argmax_rows[1]: hidden must be an int >= 1; got 0"),
     (["run", "11_sensitivity", "-p", "dictionary_rows", '[{"width": 64}]'],
      "dictionary_rows[0]: cannot change 'width'; a dictionary row may change n_seeds, steps, batch_size"),
-    # checks between parameters (each chapter's file in vvlib/experiments/chapters/), before papermill starts
+    # checks between parameters (each chapter's file in vvlib/book/chapters/), before papermill starts
     (["run", "05_dictionary_lookup", "-p", "eval_lengths", "[16,99999]"],
      "eval_lengths: expected lengths <= n_keys (16384), since keys are distinct, got [16, 99999]"),
     (["run", "07_dispersion", "-p", "eval_lengths", "[8,16,64]"], "eval_lengths: expected lengths >= 16, got [8, 16, 64]"),
@@ -191,7 +191,7 @@ def test_runner_makes_relative_paths_absolute_before_the_kernel_starts(tmp_path,
 
 
 def test_every_chapter_documents_every_parameter_with_a_rule_or_type():
-    from vvlib.experiments.chapters import CHAPTERS
+    from vvlib.book.chapters import CHAPTERS
     from vvlib.experiments.setups.params import PER_TASK, rule_of
 
     for chapter in CHAPTERS.values():
@@ -230,7 +230,7 @@ def test_every_chapters_cell_is_written_from_its_declaration_and_papermill_reads
     from papermill.inspection import inspect_notebook
 
     from vvlib.book import generated
-    from vvlib.experiments.chapters import CHAPTERS
+    from vvlib.book.chapters import CHAPTERS
 
     assert [c.name for c in generated.stale_cells()] == []
     for chapter in CHAPTERS.values():
@@ -246,10 +246,10 @@ def test_a_cell_edited_by_hand_is_found_and_written_back(tmp_path, monkeypatch):
     import shutil
 
     from vvlib.book import generated
-    from vvlib.experiments.chapters import ARGMAX_RETRIEVAL
+    from vvlib.book.chapters import ARGMAX_RETRIEVAL
 
     committed = ARGMAX_RETRIEVAL.notebook
-    monkeypatch.setattr("vvlib.experiments.chapters.record.NOTEBOOKS", tmp_path)
+    monkeypatch.setattr("vvlib.experiments.records.record.NOTEBOOKS", tmp_path)
     shutil.copy(committed, ARGMAX_RETRIEVAL.notebook)
     notebook = json.loads(ARGMAX_RETRIEVAL.notebook.read_text())
     cell = next(c for c in notebook["cells"] if "parameters" in c["metadata"].get("tags", []))
@@ -307,7 +307,7 @@ def test_a_chapter_names_the_paper_scale_entries_the_queue_has_committed(tmp_pat
 
     from vvlib.book.paper_scale import committed_share, entries as paper_scale_entries
     from vvlib.book.runner import resolved
-    from vvlib.experiments.paper_scale import plan
+    from vvlib.book.gpu_queue import plan
 
     P_paper = resolved("10_beyond", "paper", {"store_dir": str(tmp_path)})
     first = plan.chapter_jobs("10_beyond", P_paper, torch.device("cuda"))[0]
@@ -328,7 +328,7 @@ def test_a_per_task_setting_changes_the_tasks_it_names_and_checks_each_value_by_
     """A two-task chapter's per-task dict: the cell's, under the profile's, under the given (a dict changes the
     tasks it names, a plain value every task); each task's value is checked by the setting's rule."""
     from vvlib.book.runner import resolved as chapter_params
-    from vvlib.experiments.chapters.scales import CI_LONG
+    from vvlib.experiments.records.scales import CI_LONG
 
     ci, cell = CHAPTERS_08.profiles["ci"], CHAPTERS_08.parameters()
     assert chapter_params("08_ablations", "ci", {"steps": {"dictionary": 7}}).steps == {

@@ -1,4 +1,4 @@
-"""The plan of what the training chapters compute (vvlib/experiments/paper_scale/plan.py) and the
+"""The plan of what the training chapters compute (vvlib/book/gpu_queue/plan.py) and the
 `python -m vvlib paper` command built on it."""
 
 import json
@@ -9,13 +9,13 @@ import pytest
 import torch
 
 from vvlib.book import paper_scale
-from vvlib.book import paper_run
+from vvlib.book.gpu_queue import paper_run
 from vvlib.book.runner import resolved
-from vvlib.experiments.chapters.scales import BOOK_STORE, PAPER_SCALE_STORE
+from vvlib.experiments.records.scales import BOOK_STORE, PAPER_SCALE_STORE
 from vvlib.experiments.setups import variants
 from vvlib.experiments.storage import runs
 from vvlib.experiments.storage.store import REPO_ROOT
-from vvlib.experiments.paper_scale import plan, units
+from vvlib.book.gpu_queue import plan, units
 from vvlib.experiments.setups.params import ParameterError
 
 
@@ -28,7 +28,7 @@ def _book_plan() -> set:
     return {job.path for job in plan.unique(jobs)}
 
 
-# the tables of chapters 2 and 3, which train nothing (setups/computed.py, setups/pretrained_probe.py): not planned
+# the tables of chapters 2 and 3, which train nothing (setups/computed.py, c03_pretrained_transformer/pretrained_probe.py): not planned
 UNTRAINED_KINDS = {"computed": "02_monte_carlo", "pretrained": "03_pretrained_transformer"}
 
 

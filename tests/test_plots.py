@@ -2,7 +2,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vvlib.experiments.reports import along_training, attention_plots, plots
+from vvlib.experiments.reports import along_training, plots
+from vvlib.book.chapters.c07_dispersion import attention_plots
 from vvlib.stats import long_form
 
 

@@ -109,8 +109,8 @@ def test_chapter_6_probes_chapter_4s_longer_runs_of_the_variants_it_names(tmp_pa
     """probes.longer: one part per stored run of chapter 4's longer training (the very runs chapter 4's plan
     trains), for each variant of long_variants; +LN's parts also hold the norm table, each seed numbered as in
     the whole ensemble.  The chapter probes them only where long_steps names them."""
-    from vvlib.experiments.chapters import get_chapter
-    from vvlib.experiments.paper_scale import plan
+    from vvlib.book.chapters import get_chapter
+    from vvlib.book.gpu_queue import plan
 
     P6, P4 = (resolved(c, "ci", {"store_dir": str(tmp_path)}) for c in ("06_distribution_shift", "04_argmax_retrieval"))
     probe = probes.longer(P6, "cpu")
@@ -140,8 +140,8 @@ def test_chapter_7s_sharpness_tests_read_chapter_4s_main_and_longer_runs(tmp_pat
     """c07_dispersion.sharpness_tests: on the main runs where sharpness_main is set (the very runs chapter 4 trains at
     n_seeds x steps) and on the longer runs where long_steps names them, each with its own seeds and steps and a
     store entry of its own; the chapter's probes are Figure 4's and then these.  An unknown `runs` is refused."""
-    from vvlib.experiments.chapters import c07_dispersion, get_chapter
-    from vvlib.experiments.paper_scale import plan
+    from vvlib.book.chapters import c07_dispersion, get_chapter
+    from vvlib.book.gpu_queue import plan
 
     P7, P4 = (resolved(c, "ci", {"store_dir": str(tmp_path)}) for c in ("07_dispersion", "04_argmax_retrieval"))
     tests = c07_dispersion.sharpness_tests(P7, "cpu")

@@ -14,11 +14,14 @@ from IPython.display import Markdown
 from tests.conftest import displayed, git, git_repo, gpu_unpack_module
 from tests.paper_records import PROVENANCE, made_up_runs, write_run
 from vvlib import evaluate
-from vvlib.book import accuracy_page, dispersion_page, paper_queue, paper_run, paper_scale, pending
-from vvlib.book.accuracy_page import AccuracyPage
+from vvlib.book.chapters import accuracy_page
+from vvlib.book.chapters.c07_dispersion import dispersion_page
+from vvlib.book.gpu_queue import paper_queue, paper_run, pending
+from vvlib.book import paper_scale
+from vvlib.book.chapters.accuracy_page import AccuracyPage
 from vvlib.book.runner import resolved
-from vvlib.experiments.chapters import DICTIONARY_LOOKUP
-from vvlib.experiments.paper_scale import units
+from vvlib.book.chapters import DICTIONARY_LOOKUP
+from vvlib.book.gpu_queue import units
 from vvlib.experiments.setups import probes, variants
 from vvlib.experiments.storage import runs, store
 from vvlib.experiments.storage.store import REPO_ROOT

@@ -7,7 +7,7 @@ import pytest
 
 from bench import chapter_times
 from vvlib.book import page
-from vvlib.experiments import chapters
+from vvlib.book import chapters
 
 
 def test_the_ci_time_is_read_from_the_record_in_minutes_or_seconds_with_the_machine(tmp_path):

@@ -11,7 +11,7 @@ from vvlib.book import paper_scale
 from vvlib.book import runner
 from vvlib.experiments.reports import paper_rows
 from vvlib.experiments.setups import sensitivity, variants
-from vvlib.experiments.chapters.scales import PAPER_SCALE_STORE
+from vvlib.experiments.records.scales import PAPER_SCALE_STORE
 from vvlib.experiments.setups.params import ParameterError
 
 
@@ -192,7 +192,7 @@ def test_rows_left_out_and_the_cost_of_more_steps():
 
 
 def test_the_summary_counts_each_tasks_rows_by_sign():
-    from vvlib.experiments.reports import summary_tables
+    from vvlib.book.chapters.summary import summary_tables
 
     def record(task, changes, p_by_n):
         return {"task": task, "row": sensitivity.label(changes), "changes": changes,
@@ -214,7 +214,7 @@ def test_the_summary_counts_each_tasks_rows_by_sign():
 def test_the_summary_counts_the_paper_scale_rows_committed_by_sign_beside_those_pending():
     """Chapter 11's results.json keeps its paper-profile rows (sensitivity.paper_scale_records); the summary
     counts the committed ones as it counts the book's, and says how many wait in the GPU queue."""
-    from vvlib.experiments.reports import summary_tables
+    from vvlib.book.chapters.summary import summary_tables
 
     P = runner.resolved("11_sensitivity", "paper", {"store_dir": PAPER_SCALE_STORE})
     records = sensitivity.paper_scale_records(P, [1024, 16384])
@@ -244,7 +244,7 @@ def test_the_summary_counts_the_paper_scale_rows_committed_by_sign_beside_those_
 
 
 def test_the_summary_counts_each_tasks_rows_by_budget():
-    from vvlib.experiments.reports import summary_tables
+    from vvlib.book.chapters.summary import summary_tables
 
     rows = [{"task": "argmax", "n_seeds": 10, "steps": 4000}, {"task": "argmax", "n_seeds": 20, "steps": 4000},
             {"task": "argmax", "n_seeds": 10, "steps": 4000}, {"task": "dictionary", "n_seeds": 10, "steps": 1500}]

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from vvlib.experiments import chapters
+from vvlib.book import chapters
 from vvlib.experiments.setups import params, variants
 from vvlib.book import runner
 from vvlib.evaluate import EvalConfig
@@ -98,7 +98,7 @@ def test_the_training_chapters_declare_one_value_for_a_default_they_share():
 
 
 def test_the_agreement_check_names_the_chapters_that_differ(monkeypatch):
-    from vvlib.experiments.chapters.record import Chapter
+    from vvlib.experiments.records.record import Chapter
 
     declared = Chapter.parameters
 

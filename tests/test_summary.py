@@ -2,7 +2,8 @@
 tables that set the scales side by side."""
 
 from vvlib.compare import CONTRADICTED, SUPPORTED
-from vvlib.experiments.reports import answers, summary, summary_tables
+from vvlib.experiments.reports import answers
+from vvlib.book.chapters.summary import claims as summary, summary_tables
 from vvlib.experiments.setups import paper, paper_tasks
 
 LENGTHS = [16, 32, 64]
@@ -116,7 +117,7 @@ def test_a_verdict_below_the_papers_steps_names_its_share_of_them():
 def test_training_minutes_of_different_machines_are_not_added_up(tmp_path):
     import json
 
-    from vvlib.experiments import chapters
+    from vvlib.book import chapters
 
     def write(chapter, sources):
         (tmp_path / chapter).mkdir()
@@ -191,7 +192,7 @@ def test_the_slope_claim_rests_on_the_largest_scale_chapter_6_probed_and_names_i
     assert kept["component_std_slope"]["layernorm"] == -0.25
     assert abs(kept["component_std_slope_sem"]["layernorm"] - pd.Series([-0.2, -0.3, -0.25]).std() / 3 ** 0.5) < 1e-12
     flat = probed.slope_metrics(slopes.assign(slope=slopes["slope"].where(slopes["variant"] == "baseline", 0.0)))
-    from vvlib.experiments.chapters import get_chapter
+    from vvlib.book.chapters import get_chapter
 
     promised = dict.fromkeys(get_chapter("06_distribution_shift").metrics.required, {})  # what load checks
     book = {**promised, "component_std_slope": {"layernorm": -0.39}, "component_std_slope_sem": {"layernorm": 0.002}}

@@ -8,8 +8,8 @@ import pytest
 from scipy import stats as scipy_stats
 
 from tests.conftest import displayed
-from vvlib.book import accounts_page
-from vvlib.experiments.reports import attention_plots, two_accounts
+from vvlib.book.chapters.c07_dispersion import accounts_page
+from vvlib.book.chapters.c07_dispersion import attention_plots, two_accounts
 from vvlib.stats import correlation
 
 LENGTHS = [16, 64, 256, 1024]

@@ -1,4 +1,4 @@
-"""The paper profile cut into units (experiments/paper_scale/units.py, python -m vvlib paper --unit K):
+"""The paper profile cut into units (book/gpu_queue/units.py, python -m vvlib paper --unit K):
 a run shares its unit with everything that reads its weights, estimates come from measured
 records, and a unit out of range or over the budget is refused before anything runs."""
 
@@ -9,8 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from vvlib.book import paper_queue, paper_run
-from vvlib.experiments.paper_scale import plan, units
+from vvlib.book.gpu_queue import paper_queue, paper_run
+from vvlib.book.gpu_queue import plan, units
 from vvlib.experiments.setups.params import ParameterError
 
 

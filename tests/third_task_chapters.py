@@ -18,11 +18,11 @@ from vvlib.experiments.setups import paper_tasks  # noqa: E402
 
 paper_tasks.register(argmin_task.record({"default": {"steps": 30, "n_eval_sequences": 32}}))
 
-from vvlib.book.ablation_page import AblationPage  # noqa: E402  (after the registration: see above)
-from vvlib.book.beyond_page import BeyondPage  # noqa: E402
-from vvlib.book.longer_page import LongerTrainingPage  # noqa: E402
-from vvlib.book.sensitivity_page import SensitivityPage  # noqa: E402
-from vvlib.experiments import chapters  # noqa: E402
+from vvlib.book.chapters.c08_ablations.ablation_page import AblationPage  # noqa: E402  (after the registration: see above)
+from vvlib.book.chapters.c10_beyond.beyond_page import BeyondPage  # noqa: E402
+from vvlib.book.chapters.c09_longer_training.longer_page import LongerTrainingPage  # noqa: E402
+from vvlib.book.chapters.c11_sensitivity.sensitivity_page import SensitivityPage  # noqa: E402
+from vvlib.book import chapters  # noqa: E402
 
 OUT = Path(sys.argv[1])
 NAMES = paper_tasks.NAMES

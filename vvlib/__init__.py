@@ -32,8 +32,8 @@ The science, vvlib/ (no files, no pages):
     atomic          files written whole or not at all (checkpoints, weights, results)
     errors          the error a bad parameter raises, and the check that raises it
 
-Experiments, vvlib/experiments/ (cached runs, results, tables), in five rooms (packages), each
-importing only from the rooms listed before it:
+Experiments, vvlib/experiments/ (shared by the chapters; none names a chapter), in four rooms (packages),
+each importing only from the rooms listed before it:
     storage         where results live
         store           results on disk with provenance
         runs            train once, probe many: stored runs and their evaluations
@@ -43,58 +43,59 @@ importing only from the rooms listed before it:
         params          chapter parameters: profiles and validation
         variants        the training chapters' common flow: each variant trained once, evaluated per temperature
         probes          the probe tables of chapters 6, 7 and 10, each defined once for its chapter and the plan
-        sensitivity     chapter 11: one unstated setting at a time, +LN against the Baseline per configuration
+        sensitivity     one unstated setting at a time, +LN against the Baseline per configuration
         migrate         a results store rewritten once in today's spec format
-        computed        chapter 2's tables, stored under its parameters
-        pretrained_probe chapter 3's measurements of a pretrained model, stored as the tables it shows
-    chapters        one file per chapter: its record, profiles and checks; the scales they share
+        computed        tables computed without training, stored under their parameters
+    records         what a chapter's record is, and what several records share
+        record          a chapter's record: its name, the keys its results.json promises, what it trains and probes
+        declare         a chapter's parameters declared: names, defaults, help, the notebook's parameters cell
+        checks          checks between parameters that several chapters make
+        scales          the scales several chapters share: the book's seeds and steps, the paper's
     reports         what a page shows
-        report          tables beside the paper's, chapter 8's verdict rows, results.json
+        report          tables beside the paper's, verdict rows, results.json
         answers         the answer a chapter page opens with: a verdict table, then a few rows beside the paper's
-        summary         the paper's claims against the chapters' results
-        summary_tables  the summary's other tables: +LN against +std, chapter 11's rows by sign, compute spent
         provisional     the rule that marks a verdict resting on fewer steps than the paper's as provisional
         run_groups      every committed training run, grouped from its records, for the scale page
         plots           seaborn figures
-        attention_plots the attention's figures (chapter 7): Figure 4's heatmaps, accuracy against entropy and
-                        against each account's measure, the sharpness test
         palette         one colour per variant across the book
         explore         slider views that work on the static page
-        probed          what chapters 6 and 7 keep of their probe tables in results.json, at each scale
+        probed          what the probing chapters keep of their probe tables in results.json, at each scale
         adaptive_reach  where adaptive temperature acts: the heads' entropy per length beside what it changes
         along_training  training losses in a table: the lowest, the last, how far they rise
-        attention_gain  how much of +LN's gain goes with its sharper attention (chapter 7)
-        two_accounts    the variance account and attention dispersion read on the same models (chapter 7)
-        paper_rows      chapter 11's rows at the paper's scale as the pages show them, each judged at every length
-    paper_scale     the paper's scale, planned
-        plan            the store entries a training chapter will compute, and how far each has got
-        units           the plan cut into units that fit one GPU command, with estimates from measured speeds
+        paper_rows      a setting's rows at the paper's scale as the pages show them, each judged at every length
 
 The book, vvlib/book/ (and the command line):
+    chapters        every chapter in one place: its record (a module, or a folder's __init__), its page, its reports
+        c01_vanishing_variance_proof Proposition 1 and its proof, with numbers
+        c02_monte_carlo the N^-1/2 law by Monte Carlo
+        c03_pretrained_transformer Figure 1 on pretrained models: the record, its page, its stored measurements
+        c04_argmax_retrieval Table 1: Baseline against +LN on argmax retrieval
+        c05_dictionary_lookup Table 2: Baseline against +LN on dictionary lookup
+        accuracy_page   chapters 4 and 5's one page: each notebook's prose calls its sections
+        c06_distribution_shift Figures 2 and 3: the record and its page
+        c07_dispersion  Figure 4: the record, its page, the two accounts, the gain at equal entropy, its figures
+        c08_ablations   Tables 3 and 6: Baseline, +std and +LN
+        c09_longer_training Tables 4 and 5: longer sets, longer training
+        c10_beyond      beyond the paper: the variance-keeping output, length-aware logits, the deep model
+        c11_sensitivity beyond the paper: each unstated setting's row
+        summary         the paper's claims against the chapters' results, Table 6, what the runs cost
+    gpu_queue       the GPU queue in one place
+        plan            the store entries a training chapter will compute, and how far each has got
+        units           the plan cut into units that fit one GPU command, with estimates from measured speeds
+        paper_run       python -m vvlib paper: the training chapters at the paper's scale, one progress bar
+        paper_queue     python -m vvlib paper --for-minutes: the next units in order, while they fit a GPU command
+        pending         what of the paper's scale is still to run, per chapter, as the pages say it
+    page            what every chapter's page begins and ends with: checked parameters, device, results.json
     runner          the papermill runner: a chapter resolved at a profile, checked, executed
     paper_scale     a chapter's results at its paper profile, read where the GPU queue committed them
-    page            what every chapter's page begins and ends with: checked parameters, device, results.json
-    pretrained_page chapter 3's page: Figure 1 on the pretrained models, per head, deeper layers, positions
-    accuracy_page   chapters 4 and 5 as one body: each notebook's prose calls its sections
-    summary_page    the summary page: the claims, chapter 11's rows by sign, Table 6, what the runs cost
-    sensitivity_page chapter 11's page: each unstated setting's row, at the paper's scale and this page's
-    longer_page     chapter 9's page: both tasks on longer sets, and the longer training
-    ablation_page   chapter 8's page: Baseline, +std and +LN on both tasks at each scale
-    distribution_page chapter 6's page: Figures 2 and 3 at each scale, and what +LN's norm does
-    dispersion_page chapter 7's page: Figure 4, the gain at equal entropy, the sharpness test
-    accounts_page   chapter 7's two accounts side by side on the paper-scale models
-    beyond_page     chapter 10's page: the variance-keeping output, length-aware logits, the deep model
-    webassets       offline MathJax and widget scripts
+    key_results     the introduction's key-result box: the headline tables at the paper's scale, with intervals
     exercises       the chapters' exercises: one record each, reference runs that compute their ranges, the check
     colab           the install cell a notebook runs first when opened in Colab, and the profile it runs at there
+    webassets       offline MathJax and widget scripts
     build           executing every chapter, then Jupyter Book
-    key_results     the introduction's key-result box: the headline tables at the paper's scale, with intervals
-    pending         what of the paper's scale is still to run: the GPU queue's units not yet stored, per chapter
     generated       blocks of docs rendered from records between markers (results/paper/README.md's runs)
     readable        what a reader should never see in a built page (a table cut short, raw TeX), over a book
     sentences       how long the book's written sentences run: each page's share over 40 words
-    paper_run       python -m vvlib paper: the training chapters at the paper's scale, one progress bar
-    paper_queue     python -m vvlib paper --for-minutes: the next units in order, while they fit a GPU command
     __main__        vvlib/__main__.py: python -m vvlib {list, run, book, paper, metric, exercises, check,
                     migrate-store}
 """

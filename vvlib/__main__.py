@@ -20,7 +20,7 @@ import sys
 
 from .book.runner import parse_overrides, resolved, run_chapter
 from .errors import number_at_least, positive_number
-from .experiments.chapters import CHAPTERS, get_chapter
+from .book.chapters import CHAPTERS, get_chapter
 from .experiments.setups.params import DEFAULT_PROFILE, ParameterError
 
 
@@ -66,7 +66,7 @@ def _book(args):
 
 
 def _paper(args):
-    from .book.paper_run import paper_chapters, run_paper
+    from .book.gpu_queue.paper_run import paper_chapters, run_paper
 
     if args.pack and args.for_minutes is None:
         raise ParameterError("--pack: only with --for-minutes (it copies the units that command finishes)")
@@ -80,7 +80,7 @@ def _paper(args):
     for name in names:  # each chapter types and checks the values itself
         parameters.update(parse_overrides(get_chapter(name), pairs))
     if args.for_minutes is not None:
-        from .book.paper_queue import run_queue
+        from .book.gpu_queue.paper_queue import run_queue
 
         ran = run_queue(names, parameters, args.for_minutes, args.pack, profile=args.profile,
                         then_minutes=args.then_minutes)

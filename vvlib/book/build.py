@@ -16,14 +16,16 @@ from urllib.parse import quote
 
 import matplotlib.pyplot as plt
 
-from . import colab, key_results, pending, webassets
+from . import colab, key_results, webassets
+from .gpu_queue import pending
 from .paper_scale import latest_accuracy_runs
 from .runner import resolved, run_chapter
-from ..experiments.chapters import BY_TASK, CHAPTERS, SUMMARY, get_chapter
-from ..experiments.chapters.scales import BOOK_STORE, PAPER_SCALE_STORE
-from ..experiments.paper_scale.plan import chapter_entries
+from .chapters import BY_TASK, CHAPTERS, SUMMARY, get_chapter
+from ..experiments.records.scales import BOOK_STORE, PAPER_SCALE_STORE
+from .gpu_queue.plan import chapter_entries
 from ..experiments.setups import paper
-from ..experiments.reports import plots, report, run_groups, summary
+from ..experiments.reports import plots, report, run_groups
+from .chapters.summary import claims
 from ..experiments.reports.report import power_of_two
 from ..experiments.setups.paper_tasks import TASKS
 from ..experiments.setups.variants import LABELS, PAIR
@@ -251,8 +253,8 @@ def answer_panels(store_dir: Path) -> tuple[int, list]:
 def write_claims_table(root: Path, results_dir: Path):
     """The summary's verdicts as the Markdown table the introduction includes, so that the book's
     first page shows the numbers the chapters computed in this build."""
-    records = summary.load(results_dir, SUMMARY.name)["metrics"]["claims"]
-    (Path(root) / CLAIMS_TABLE).write_text(summary.claims_table(records) + "\n")
+    records = claims.load(results_dir, SUMMARY.name)["metrics"]["claims"]
+    (Path(root) / CLAIMS_TABLE).write_text(claims.claims_table(records) + "\n")
 
 
 def write_scale_gaps(root: Path, results_dir: Path):

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..errors import ParameterError
-from ..experiments.chapters import CHAPTERS
+from .chapters import CHAPTERS
 from ..experiments.storage.store import REPO_ROOT
 
 REFERENCES = REPO_ROOT / "results" / "exercises"

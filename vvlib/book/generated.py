@@ -12,8 +12,8 @@ import json
 import sys
 from pathlib import Path
 
-from ..experiments.chapters import CHAPTERS
-from ..experiments.chapters.declare import cell_source
+from .chapters import CHAPTERS
+from ..experiments.records.declare import cell_source
 from ..experiments.reports import run_groups
 from ..experiments.storage.store import REPO_ROOT
 

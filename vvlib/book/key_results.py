@@ -11,14 +11,14 @@ import numpy as np
 
 from .. import beyond as beyond_mod
 from ..compare import beyond_training, compare
-from ..experiments.chapters import BEYOND, BY_TASK, SENSITIVITY
-from ..experiments.reports import two_accounts
+from .chapters import BEYOND, BY_TASK, SENSITIVITY
+from .chapters.c07_dispersion import two_accounts, accounts_page
 from ..experiments.reports.report import power_of_two
 from ..experiments.setups import paper
 from ..experiments.setups.paper_tasks import DICTIONARY, TASKS
 from ..experiments.setups.variants import BASE, LABELS, PAIR
 from ..stats import paired_difference
-from . import accounts_page, paper_scale
+from . import paper_scale
 from .paper_scale import latest_accuracy_runs
 
 SHOWN = (2**10, 2**14)  # far beyond training, and the paper's longest: the box speaks of the second

@@ -14,10 +14,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import HTML, Markdown, display
 
-from . import colab
+from . import colab, chapters
 from .. import rng
-from ..experiments import chapters
-from ..experiments.chapters import checks
+from ..experiments.records import checks
 from ..experiments.reports import report
 from ..experiments.setups.params import Params, injected_names, resolve
 from ..experiments.storage import store
@@ -83,7 +82,7 @@ def show_whole_tables():
 
 
 class ChapterPage:
-    chapter: str  # the chapter's name, as its record (vvlib/experiments/chapters) gives it
+    chapter: str  # the chapter's name, as its record (vvlib/book/chapters) gives it
     uses_device = True  # False: a page that reads results only, recorded as run on the CPU
 
     def __init__(self, namespace: dict):
@@ -107,7 +106,9 @@ class ChapterPage:
                        rest.to_html())
 
     def write_results(self, metrics: dict, sources: dict | None = None):
-        """results.json in the run's output_dir, with the time since the page began and where its inputs came from."""
+        """results.json in the run's output_dir, with the time since the page began and where its inputs came from,
+        once the metrics' keys are what the chapter's record promises (nothing is written otherwise)."""
+        chapters.check_metrics(self.chapter, metrics)
         path = report.write_results(self.P.output_dir, self.chapter, self.P, self.device, metrics,
                                     wall_time_s=time.perf_counter() - self.started, sources=sources)
         print(f"wrote {path}")

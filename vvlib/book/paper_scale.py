@@ -6,8 +6,8 @@ of them is committed, and per kind of chapter the runs, probes and slopes a page
 import pandas as pd
 import torch
 
-from ..experiments.chapters import ARGMAX_RETRIEVAL, DISPERSION, get_chapter
-from ..experiments.chapters.scales import EARLIER_PAPER_RUN, PAPER_SCALE_STORE, PAPER_TRAINING
+from .chapters import ARGMAX_RETRIEVAL, DISPERSION, get_chapter
+from ..experiments.records.scales import EARLIER_PAPER_RUN, PAPER_SCALE_STORE, PAPER_TRAINING
 from ..experiments.setups.params import task_value
 from ..experiments.setups.paper import STEPS as PAPER_STEPS
 from ..experiments.setups.paper_tasks import ARGMAX, DICTIONARY
@@ -18,7 +18,7 @@ from .runner import resolved
 def entries(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> tuple[list, list]:
     """([committed], [pending]): the labels of chapter `name`'s store entries at its `paper` profile (the
     GPU queue's, python -m vvlib paper --plan) that store_dir holds and does not."""
-    from ..experiments.paper_scale import plan
+    from .gpu_queue import plan
 
     P = resolved(name, "paper", {"store_dir": str(store_dir)})
     jobs = plan.chapter_jobs(name, P, torch.device("cuda"))

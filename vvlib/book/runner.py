@@ -1,4 +1,4 @@
-"""The papermill runner: a chapter (experiments/chapters/, one file each) resolved at a profile,
+"""The papermill runner: a chapter (book/chapters/, one place each) resolved at a profile,
 checked, and executed.  A chapter's parameters (names, types, defaults, help) are its record's;
 inside the kernel, page.configure resolves the notebook's cell against them.
 """
@@ -7,7 +7,8 @@ from pathlib import Path
 
 from .. import distributed
 from ..experiments.setups.params import DEFAULT_PROFILE, Params, coerce, resolve, unknown_parameter
-from ..experiments.chapters import Chapter, checks, get_chapter
+from .chapters import Chapter, get_chapter
+from ..experiments.records import checks
 from ..experiments.storage.store import REPO_ROOT
 
 

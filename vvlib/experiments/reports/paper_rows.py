@@ -6,8 +6,8 @@ import pandas as pd
 
 from ...compare import ALPHA, compare, format_interval, format_p, power_of_two
 from ..setups.params import Params
-from ..setups.sensitivity import (PENDING, budget, closest_sentence, closest_to_paper, paper_gain,
-                                  paper_scale_records, side_of, sign_table as counted_by_sign)
+from ..setups.sensitivity import (PENDING, budget, closest_sentence, closest_to_paper, paper_gain, paper_scale_records,
+                                  side_of, sign_table as counted_by_sign)
 
 
 def card(device: str) -> str:

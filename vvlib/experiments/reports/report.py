@@ -10,7 +10,6 @@ from ..storage import store
 from ..setups.params import settings_label
 from ..setups.paper import column
 from ..setups.variants import ABLATION, Ablation, short_label
-from ..chapters import check_metrics
 from ...compare import (ALPHA, beyond_training, compare, format_interval, format_p, is_significant, pair_name,
                         power_of_two)
 from ...stats import by_length, paired_difference, paired_ttest, relative_difference
@@ -262,12 +261,11 @@ def verdict(metrics: dict, lengths, pair, labels: dict, in_distribution: int, n_
 
 def write_results(output_dir, chapter: str, parameters: dict, device, metrics: dict, wall_time_s=None,
                   sources: dict | None = None) -> Path:
-    """results.json: {"chapter", "parameters", "provenance", "metrics"}, written atomically
-    once the metrics' keys match what the chapter's record promises (its file in chapters/).
+    """results.json: {"chapter", "parameters", "provenance", "metrics"}, written atomically (the page checks
+    the metrics' keys against its chapter's record first: ChapterPage.write_results).
 
     `sources` records where cached inputs came from (e.g. each variant's training
     provenance), since a chapter that loads stored models runs in seconds."""
-    check_metrics(chapter, metrics)  # before anything is written
     path = Path(output_dir) / "results.json"
     provenance = store.provenance(device, wall_time_s)
     if sources:

@@ -65,7 +65,7 @@ TASKS = (ARGMAX, DICTIONARY)
 NAMES = tuple(t.name for t in TASKS)
 BY_NAME = {t.name: t for t in TASKS}
 # the package that builds every chapter's parameters and profiles from TASKS when it is imported
-BUILT_FROM_TASKS = "vvlib.experiments.chapters"
+BUILT_FROM_TASKS = "vvlib.book.chapters"
 
 
 def register(task: PaperTask):
