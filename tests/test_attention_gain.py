@@ -125,17 +125,3 @@ def test_an_entropy_beyond_the_betas_tried_is_not_extrapolated():
     assert matched["baseline_at_partner"].isna().all() and matched["layernorm_at_partner"].isna().all()
     assert "seeds 0, 1, 2, 3:" in attention_gain.sharpness_note(matched, "S")
     assert attention_gain.sharpness_table(matched).loc["2¹⁰", "+LN − Baseline at +LN's entropy"].startswith("— (beyond")
-
-
-def test_the_note_names_the_pairs_beyond_the_betas_tried():
-    """Seed 2's models lose the betas that would bring each to its partner's entropy (the Baseline's above 1, +LN's
-    below): that pair alone is unanswered, the note names it, and the table gives no move at that length."""
-    frame = sharpness_made_up(0.0)
-    cut = frame["seed"].eq(2) & ((frame["variant"].eq("baseline") & (frame["beta"] > 1))
-                                 | (frame["variant"].eq("layernorm") & (frame["beta"] < 1)))
-    matched = attention_gain.matched_sharpness(frame[~cut])
-    assert matched.loc[matched["baseline_at_partner"].isna(), "seed"].tolist() == [2]
-    assert "seed 2:" in attention_gain.sharpness_note(matched, "S")
-    table = attention_gain.sharpness_table(matched)
-    assert table.loc["2¹⁰", "Baseline at +LN's entropy, − Baseline"] == "— (beyond the betas tried)"
-    assert table.loc["2¹⁰", "pairs with +LN sharper"] == "4 of 4"

@@ -80,15 +80,6 @@ def test_the_layers_above_the_science_loop_over_the_task_records():
     assert sum(n for found in counts.values() for n in found.values()) <= 10, counts
 
 
-def test_each_training_chapter_record_says_what_it_trains():
-    for name, record in chapters.TRAINING.items():
-        assert record.tasks and set(record.tasks) <= {"argmax", "dictionary"}, name
-        assert record.work is None or {"baseline", "layernorm"} <= set(record.work.variants), name
-    assert chapters.BY_TASK["dictionary"] is chapters.DICTIONARY_LOOKUP
-    with pytest.raises(ValueError, match="unknown chapter '12_unknown'; chapters: 01_vanishing_variance_proof"):
-        chapters.get_chapter("12_unknown")
-
-
 def test_a_new_task_and_its_chapter_are_a_task_class_a_task_record_a_chapter_and_a_notebook(argmin_task, tmp_path,
                                                                                              monkeypatch):
     """A third task (the argmin fixture of tests/conftest.py: one registered class), its record (a

@@ -90,11 +90,6 @@ def test_layernorm_variant_shares_the_baselines_weights(small_argmax):
     assert all(torch.equal(base[k], ln[k]) for k in base)
 
 
-def test_unknown_norm_is_named():
-    with pytest.raises(ValueError, match="norm must be one of"):
-        ModelConfig(norm="rmsnorm")
-
-
 def _dictionary_model(**options):
     return ModelConfig(task=TaskConfig("dictionary", n_keys=50, n_values=8), hidden=16, key_dim=4, value_dim=4, **options)
 

@@ -27,28 +27,12 @@ def test_std_figure_is_log_log_with_a_reference_slope():
     assert np.allclose(guide.get_ydata(), [1.5, 0.75, 0.375])  # anchored at the median std of the first N
 
 
-def test_component_grid_has_one_panel_per_variant_and_length_sharing_x_by_row():
-    rng = np.random.default_rng(0)
-    df = pd.DataFrame([{"variant": v, "N": n, "component": c, "value": rng.normal(scale=1 / n)}
-                       for v in ("B", "L") for n in (16, 256, 4096) for c in range(3) for _ in range(20)])
-    fig = plots.component_distributions(df)
-    assert len(fig.axes) == 6 and fig.axes[0].get_title() == "B, N = 16" and fig.axes[5].get_title() == "L, N = 4096"
-    assert fig.axes[0].get_xlim() == fig.axes[2].get_xlim()
-
-
 def test_heatmaps_share_one_colour_scale_from_zero_to_one():
     weights = {v: {n: np.sort(np.random.default_rng(1).dirichlet(np.ones(n), 4))[:, ::-1][:, :16] for n in (16, 64)}
                for v in ("B", "L")}
     fig = attention_plots.attention_heatmaps(weights)
     meshes = [ax.collections[0] for ax in fig.axes if ax.get_title()]  # colour bars have no title
     assert len(meshes) == 4 and all(m.get_clim() == (0, 1) for m in meshes)
-
-
-def test_global_statistics_has_drift_and_log_variance_panels():
-    df = pd.DataFrame({"variant": ["B"] * 4, "seed": [0, 1, 0, 1], "N": [16, 16, 64, 64],
-                       "mean_drift": [0, 0, 0.1, 0.2], "relative_variance": [1, 1, 0.5, 0.4]})
-    left, right = plots.global_statistics(df).axes
-    assert right.get_yscale() == "log" and left.get_xscale() == right.get_xscale() == "log"
 
 
 def test_loss_curves_join_runs_by_seed_and_band_the_seeds_spread():

@@ -55,12 +55,6 @@ def test_verdict_counts_wins_and_losses_with_significance():
     assert "less accurate at 1 (1 with p < 0.05)" in text and "5 seeds" in text
 
 
-def test_power_of_two_labels():
-    from vvlib.experiments.reports.report import power_of_two
-
-    assert power_of_two(16) == "2⁴" and power_of_two(16384) == "2¹⁴" and power_of_two(100) == "100"
-
-
 def test_relative_gains_average_to_the_relative_difference():
     from vvlib.stats import relative_gains
 

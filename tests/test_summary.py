@@ -102,17 +102,6 @@ def test_claims_at_the_papers_steps_get_a_table_of_their_own_above_the_provision
     assert "provisional" not in first and second.count("(provisional: 4% of the paper's steps)") == 3
 
 
-def test_a_verdict_below_the_papers_steps_names_its_share_of_them():
-    from vvlib.experiments.reports import provisional
-
-    assert provisional.qualified(CONTRADICTED, "argmax", 4_000) == "contradicted (provisional: 4% of the paper's steps)"
-    assert provisional.qualified(SUPPORTED, "dictionary", 600) == "supported (provisional: 6% of the paper's steps)"
-    assert provisional.note("dictionary", 60) == "provisional: 0.6% of the paper's steps"
-    # at the paper's steps (10,000 for dictionary lookup, 100,000 for argmax) or more: the verdict as it is
-    assert provisional.qualified(CONTRADICTED, "dictionary", 10_000) == CONTRADICTED
-    assert provisional.qualified(SUPPORTED, "argmax", paper.STEPS["argmax"]) == SUPPORTED
-
-
 def test_training_minutes_of_different_machines_are_not_added_up(tmp_path):
     import json
 
