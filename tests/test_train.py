@@ -86,21 +86,6 @@ def test_seed_group_is_a_setting_only_where_it_splits_the_seeds():
 COUNTER = {"draws": "counter"}
 
 
-@pytest.mark.parametrize("fixture", ["small_argmax", "small_dictionary"])
-def test_counter_draws_resume_in_seed_groups_to_the_uninterrupted_weights(fixture, request, tmp_path, device):
-    """The checkpoint of a counter-drawn run holds its step and no generator state, and resuming
-    from it in the middle of a run in seed groups gives the uninterrupted weights."""
-    model, cfg = request.getfixturevalue(fixture), small(steps=10, seed_group=2, **COUNTER)
-    straight, _ = train(model, cfg, device, progress=False)
-
-    checkpoint = tmp_path / "ckpt.pt"
-    with pytest.raises(KeyboardInterrupt):
-        train(model, cfg, device, checkpoint=checkpoint, progress=False, on_step=stop_at(7))
-    assert torch.load(checkpoint, weights_only=False)["generators"] == []
-    resumed, _ = train(model, cfg, device, checkpoint=checkpoint, progress=False)
-    assert all(torch.equal(straight[k], resumed[k]) for k in straight)
-
-
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 @pytest.mark.parametrize("task", ["argmax", "dictionary"])
 def test_counter_batches_are_the_same_bits_on_cpu_and_cuda(task, small_argmax):
@@ -166,18 +151,6 @@ def test_checkpoint_of_other_settings_is_refused(small_argmax, tmp_path):
         Trainer(small_argmax, small(steps=5, lr=0.01)).resume(checkpoint)
 
 
-def test_checkpoints_are_at_least_the_gap_apart_and_none_at_the_end(small_argmax, tmp_path, monkeypatch):
-    """A clock that moves one second per step, checkpoint_every 1, a gap of 2.5 s: a checkpoint at
-    every third step; the last step writes none (the caller stores the final weights)."""
-    clock = iter(range(1000))
-    monkeypatch.setattr("vvlib.train.time.monotonic", lambda: next(clock))
-    trainer = Trainer(small_argmax, small(steps=10, checkpoint_every=1, checkpoint_gap_s=2.5))
-    saved = []
-    monkeypatch.setattr(trainer, "save", lambda path: saved.append(trainer.step))
-    trainer.run(tmp_path / "ckpt.pt", progress=False)
-    assert saved == [3, 6, 9]
-
-
 def test_a_run_that_never_checkpointed_resumes_from_the_start_to_the_same_weights(small_argmax, tmp_path):
     cfg = small(steps=6, checkpoint_every=2, checkpoint_gap_s=3600)
     straight, _ = train(small_argmax, cfg, progress=False)
@@ -241,31 +214,6 @@ def test_graph_draws_are_refused_where_unsupported(small_argmax, small_dictionar
 
 # dictionary lookup with the paper's 16384 keys: its GPU draw is a fixed sequence of kernels
 CAPTURABLE_DICTIONARY = ModelConfig(task=TaskConfig("dictionary", n_values=8), hidden=16, key_dim=8, value_dim=8)
-
-
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA GPU")
-@pytest.mark.parametrize("task", ["argmax", "dictionary"])
-@pytest.mark.parametrize("draws", ["generators", "counter"])
-def test_graph_draws_give_the_eager_batches_and_weights(task, draws, small_argmax):
-    """Replaying recorded draws changes no number: the same batches, generator states and weights,
-    through a curriculum (one graph per training length) and in seed groups."""
-    model = small_argmax if task == "argmax" else CAPTURABLE_DICTIONARY
-    cfg = small(n_seeds=3, seed_group=2, steps=9, min_len=3, max_len=16, curriculum_steps=6, curriculum_start_len=4,
-                draws=draws)
-    graphed, eager = (Trainer(model, cfg, "cuda", graph_draws=g) for g in (True, False))
-    for _ in range(cfg.steps):
-        for group in range(len(graphed.groups)):
-            ours, theirs = graphed.draw(group), eager.draw(group)
-            for field in ("label", "target", "priority", "key", "query", "mask"):
-                assert (getattr(ours, field) is None and getattr(theirs, field) is None) or \
-                    torch.equal(getattr(ours, field), getattr(theirs, field)), field
-        assert torch.equal(graphed.train_step(), eager.train_step())
-    assert sorted(graphed.graphed[0].graphs) == [4, 8, 16]  # the graphs were used, one per length
-    for a, b in zip(graphed.groups, eager.groups):
-        for ga, gb in zip(a.generators, b.generators):
-            assert torch.equal(ga.get_state(), gb.get_state())
-    for name, value in eager.weights().items():
-        assert torch.equal(graphed.weights()[name], value), name
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA GPU")
