@@ -239,28 +239,6 @@ def test_a_row_with_more_seeds_is_read_beside_the_row_it_repeats():
         ("defaults", "1,024", 10): {"+LN minus Baseline [95%]": "+4.0 [+3.0, +5.0]", "p": "0.048", "+LN (p < 0.05)": "ahead"}}
     assert sensitivity.more_seeds_table(records[:1] + records[2:], "argmax", [1024]).empty
     assert sensitivity.more_seeds_table(records, "dictionary", [1024]).empty
-    # any row may be repeated with more seeds; one without its first reading has nothing to be read beside
-    records += [record("hidden=64, n_seeds=20", {"hidden": 64, "n_seeds": 20}, 20, -2.0, 0.02),
-                record("lr=0.003, n_seeds=20", {"lr": 0.003, "n_seeds": 20}, 20, 1.0, 0.5)]
-    table = sensitivity.more_seeds_table(records, "argmax", [1024])
-    assert table.index.tolist() == [("defaults", "1,024", 20), ("defaults", "1,024", 10), ("hidden=64", "1,024", 20),
-                                    ("hidden=64", "1,024", 10)]
-    assert table.loc[("hidden=64", "1,024", 10)].tolist() == ["-3.0 [-4.0, -2.0]", "0.01", "behind"]
-
-
-def test_a_row_may_set_a_schedule_and_clipping():
-    """Chapter 11's second round: the row's settings reach the training config."""
-    from vvlib.book.runner import resolved
-    from vvlib.experiments.setups import variants
-
-    P = resolved("11_sensitivity", "ci", {"dictionary_rows": [{"lr_schedule": "cosine", "warmup_steps": 4,
-                                                                 "grad_clip": 1.0, "dropout": 0.1},
-                                                                {"attention": "torch", "query_table": True}]})
-    (_, _, row), (_, _, other) = [r for r in sensitivity.check_rows(P) if r[0] == "dictionary"]
-    cfg = variants.train_config(row)
-    assert (cfg.lr_schedule, cfg.warmup_steps, cfg.grad_clip, cfg.dropout) == ("cosine", 4, 1.0, 0.1)
-    model = variants.model_config(other, variants.task_config(other, "dictionary"), "layernorm")
-    assert (model.attention, model.query_table, model.norm) == ("torch", True, "layernorm")
 
 
 def test_the_paper_scale_rows_read_what_is_committed_and_mark_the_rest_pending():
@@ -308,8 +286,6 @@ def test_the_paper_scale_verdict_counts_committed_rows_by_sign_and_tests_the_pap
     assert signs().loc["a 95% interval holding it", "N = 16,384"] == "none"
     monkeypatch.setattr(sensitivity, "stored_row", lambda *a, **k: None)
     assert signs().empty  # nothing committed: nothing shown
-    records = sensitivity.paper_scale_records(P, [16384])
-    assert paper_rows.sign_table(records, "argmax", [16384]).empty  # the paper profile has no argmax rows
 
 
 def test_the_paper_scale_row_closest_to_the_papers_baseline_is_named_with_its_difference():
