@@ -24,12 +24,6 @@ def test_every_seed_sees_the_same_test_sequences(small_argmax, device):
     assert torch.equal(acc[0], acc[1])
 
 
-def test_untrained_model_is_near_chance(small_argmax):
-    params = init_params(small_argmax, range(4))
-    acc = accuracy(small_argmax, params, EvalConfig(lengths=(16,), n_sequences=1000), progress=False)
-    assert abs(acc.mean().item() - 1 / 5) < 0.1
-
-
 def test_bad_evaluation_settings_are_named(small_dictionary):
     with pytest.raises(ValueError, match="lengths"):
         EvalConfig(lengths=(16, 0))

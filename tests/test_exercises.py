@@ -24,20 +24,6 @@ def test_each_exercise_has_a_committed_reference_inside_its_own_range(name):
     assert ref["seconds"] > 0 and ref["provenance"]["torch"]
 
 
-def test_every_chapter_from_1_to_11_has_two_to_four_exercises_each_on_its_page():
-    for number in range(1, 12):
-        names = [n for n in exercises.EXERCISES if n.split(".")[0] == str(number)]
-        assert 2 <= len(names) <= 4, number
-        chapter = exercises.EXERCISES[names[0]].run.chapter_name
-        cells = json.loads(CHAPTERS[chapter].notebook.read_text())["cells"]
-        text = "\n".join("".join(c["source"]) for c in cells)
-        for name in names:
-            label = exercises.EXERCISES[name].label
-            assert f"{{exercise-start}} {name}\n:label: {label}\n:nonumber:" in text, name
-            assert f"{{solution-start}} {label}\n:class: dropdown" in text, name
-            assert f'exercises.solution("{name}")' in text and f'exercises.task("{name}")' in text, name
-
-
 def fake_run(tmp_path, metrics) -> Path:
     (tmp_path / "results.json").write_text(json.dumps({"chapter": "x", "metrics": metrics}))
     return tmp_path

@@ -145,21 +145,6 @@ def test_the_scale_page_lists_every_committed_run(tmp_path):
     assert "{include} chapters/run-groups.md" in (REPO_ROOT / "book" / "scale.md").read_text()
 
 
-def test_a_chapter_exists_in_the_registry_the_notebooks_the_toc_and_the_readme_together():
-    """A chapter cannot be in one of these and missing from another: the book's table of contents
-    lists exactly the registered chapters that are book pages, each has its notebook, and the
-    README's chapter table names every registered chapter."""
-    import yaml
-
-    toc = yaml.safe_load((REPO_ROOT / "_toc.yml").read_text())
-    listed = {entry["file"].removeprefix("book/chapters/") for part in toc["parts"] for entry in part["chapters"]
-              if entry["file"].startswith("book/chapters/")}
-    assert listed == {name for name, chapter in CHAPTERS.items() if chapter.in_book}
-    assert {p.stem for p in (REPO_ROOT / "notebooks").glob("*.ipynb")} == set(CHAPTERS)
-    table = re.findall(r"^\| `([0-9a-z_]+)` \|", (REPO_ROOT / "README.md").read_text(), flags=re.M)
-    assert sorted(table) == sorted(CHAPTERS)
-
-
 def fake_book_build(monkeypatch, chapters, seconds, fails=()):
     """execute_chapters over `chapters` alone, each kernel replaced by a wait of seconds(name) that raises for the
     names in `fails` (a set the test may change between builds): ([("start", name, on the main thread?), ("end",

@@ -90,23 +90,3 @@ def test_the_papers_difference_is_its_second_row_minus_its_first_where_it_has_bo
     assert round(paper.difference(table, pair, 128), 6) == round(99.8 - 99.7, 6)
     assert paper.difference(table, pair, 512) is None  # a middle column our copy lost
     assert paper.difference(table, pair, 3) is None  # a length the paper does not test
-
-
-def test_the_entropy_figures_draw_a_panel_per_length_and_the_fits_lines_share_one_slope():
-    import matplotlib.pyplot as plt
-
-    from tests.test_attention_gain import sharpness_made_up
-
-    labels = {"baseline": "Baseline", "layernorm": "+LN"}
-    frame = pd.concat([sharpness_made_up(0.0), sharpness_made_up(0.0).assign(N=16384)])
-    fig = attention_plots.accuracy_along_sharpness(frame, labels, title="t")
-    assert [ax.get_title() for ax in fig.axes] == ["N = 1024", "N = 16384"]
-    assert all(len(ax.lines) == 8 for ax in fig.axes)  # a line per model: 4 seeds x 2 variants
-    rng = np.random.default_rng(1)
-    models = {1024: {"baseline": (rng.normal(70, 3, 9), rng.normal(1.3, 0.2, 9)),
-                     "layernorm": (rng.normal(78, 3, 9), rng.normal(1.0, 0.2, 9))}}
-    fig = attention_plots.accuracy_against_entropy(models, labels)
-    (ax,) = fig.axes
-    slopes = [np.diff(line.get_ydata())[0] / np.diff(line.get_xdata())[0] for line in ax.lines]
-    assert len(slopes) == 2 and slopes[0] == pytest.approx(slopes[1])
-    plt.close("all")

