@@ -51,14 +51,6 @@ def test_several_variants_are_answered_per_task_and_length_with_the_papers_two_r
     assert table.loc["paper: +LN", ("argmax", "2¹⁰")] == f"{paper.TABLE1_ARGMAX['layernorm'][j]:.1f}"
 
 
-def test_a_verdict_is_provisional_below_the_papers_steps_and_plain_at_them():
-    evidence = compare({"1": 2.0, "2": 2.0}, {"1": 1.0, "2": 1.0}, {"1": 0.001, "2": 0.001}, ["1", "2"])
-    short = answers.verdict_row("8 seeds x 3,000 steps, CPU", "+LN is sharper", evidence, "argmax", 3000)
-    full = answers.verdict_row("100 seeds", "+LN is sharper", evidence, "argmax", 100_000)
-    assert short["verdict"] == "supported (provisional: 3% of the paper's steps)" and full["verdict"] == "supported"
-    assert list(full.values())[3:] == ["2 (2)", "0 (0)"]
-
-
 def test_a_verdict_table_has_a_row_per_scale_and_claim_with_the_lengths_ahead_and_behind():
     """Three lengths: +LN ahead at two (one of them at p < 0.05), behind at one (p < 0.05): 'mixed' by the rule,
     provisional below the paper's steps; one claim needs no claim column, two claims index by scale and claim."""

@@ -6,7 +6,6 @@ from pathlib import Path
 import pytest
 
 from vvlib.book import chapters
-from vvlib.experiments.reports import report
 from vvlib.book.chapters.summary import claims as summary
 
 GOOD = {"top1_weight": {}, "entropy": {}, "p_value_top1_weight": {}, "p_value_entropy": {}}
@@ -70,54 +69,6 @@ def test_a_chapter_is_named_in_one_module():
     for name in chapters.CHAPTERS:
         own_file = f"vvlib/book/chapters/{chapters.chapter_file(name)}"
         assert list(quoted(name, PACKAGE.rglob("*.py"))) == [own_file], name
-
-
-def test_the_layers_above_the_science_loop_over_the_task_records():
-    """Task names are quoted in the task records (paper_tasks.py) and seldom elsewhere above the science."""
-    files = [*(PACKAGE / "experiments").rglob("*.py"), *(PACKAGE / "book").glob("*.py")]
-    counts = {task: quoted(task, files) for task in ("argmax", "dictionary")}
-    assert sum(n for found in counts.values() for n in found.values()) <= 10, counts
-
-
-def test_each_training_chapter_record_says_what_it_trains():
-    for name, record in chapters.TRAINING.items():
-        assert record.tasks and set(record.tasks) <= {"argmax", "dictionary"}, name
-        assert record.work is None or {"baseline", "layernorm"} <= set(record.work.variants), name
-    assert chapters.BY_TASK["dictionary"] is chapters.DICTIONARY_LOOKUP
-    with pytest.raises(ValueError, match="unknown chapter '12_unknown'; chapters: 01_vanishing_variance_proof"):
-        chapters.get_chapter("12_unknown")
-
-
-def test_a_new_task_and_its_chapter_are_a_task_class_a_task_record_a_chapter_and_a_notebook(argmin_task, tmp_path,
-                                                                                             monkeypatch):
-    """A third task (the argmin fixture of tests/conftest.py: one registered class), its record (a
-    PaperTask with its scales), its accuracy chapter (a Chapter, as a cNN file holds) and that chapter's
-    notebook are all the runner needs to resolve, check, train and score it: nothing else is edited."""
-    import shutil
-
-    from vvlib.experiments.setups import variants
-    from vvlib.experiments.records import checks
-    from vvlib.experiments.records.record import ACCURACY_METRICS, Chapter, accuracy_work
-    from vvlib.experiments.records.scales import task_scale
-    from vvlib.experiments.setups.paper_tasks import PaperTask
-    from vvlib.experiments.setups.params import Params, resolve
-    task = PaperTask(argmin_task, "argmin retrieval", "no table", {}, "no table", {}, False, "no table", {},
-                     scales={"ci": {"steps": 30, "n_eval_sequences": 32}})
-    chapter = Chapter("12_argmin", "Argmin: Baseline vs LayerNorm", ACCURACY_METRICS, accuracy_work(task),
-                      reproduces=task, profiles={"ci": {"n_seeds": 2, **task_scale(task, "ci")}},
-                      checks=(checks.paper_scale_store_exists,), params=chapters.ARGMAX_RETRIEVAL.params)
-    start_from = chapters.ARGMAX_RETRIEVAL.notebook  # its notebook: chapter 4's, as a start
-    monkeypatch.setattr("vvlib.experiments.records.record.NOTEBOOKS", tmp_path)
-    shutil.copy(start_from, chapter.notebook)
-    spec = chapter.parameters()
-    given = {"profile": "ci", "store_dir": str(tmp_path / "store"), "eval_lengths": [16, 64], "hidden": 8}
-    P = Params(resolve(spec, chapter.profiles, {**{n: p.default for n, p in spec.items()}, **given}, set(given)))
-    checks.run_all(chapter.checks, P)
-    assert (P.n_seeds, P.steps, P.n_eval_sequences) == (2, 30, 32)  # the profile, from the task's record
-    accuracy, training = variants.train_and_evaluate(P, variants.task_config(P, task.name), chapter.work.variants,
-                                                     ["fixed"], "cpu")
-    assert set(accuracy) == {"baseline", "layernorm"} and all(a.shape == (2, 2) for a in accuracy.values())
-    assert all(r["spec"]["model"]["task"]["name"] == argmin_task for r in training.values())
 
 
 def test_a_third_task_registered_before_the_chapters_runs_through_chapters_8_to_11(tmp_path):

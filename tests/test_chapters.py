@@ -79,13 +79,6 @@ def test_results_json_has_parameters_provenance_and_metrics(executed, name):
 @pytest.mark.parametrize("name", list(TRAINING_CHAPTERS))
 def test_training_chapter_metrics(executed, name):
     results = executed[1][name]
-    long_runs = {f"training/long/{v}/{first}" for v in ("baseline", "layernorm") for first in (0, 1)}
-    paper_runs = {f"training/paper_scale/{v}" for v in ("baseline", "layernorm")}
-    counter_seeds = results["parameters"].get("counter_seeds", 0)  # chapter 5's counter-stream arm: one run in ci
-    assert bool(counter_seeds) == (name == "05_dictionary_lookup")
-    counter_runs = {f"training/counter/{v}/0" for v in ("baseline", "layernorm")} if counter_seeds else set()
-    assert set(results["provenance"]["sources"]) == {"training/baseline", "training/layernorm", *long_runs, *paper_runs,
-                                                     *counter_runs}
     for scale, gaps in results["metrics"]["scales"].items():  # every scale's gap, as the scale page shows it
         assert all(g["low"] is None or g["low"] <= g["diff"] <= g["high"] for g in gaps.values()), scale
     lengths = {str(n) for n in PAPER_LENGTHS}
@@ -93,28 +86,11 @@ def test_training_chapter_metrics(executed, name):
     assert set(accuracy) == {"baseline", "layernorm", "adaptive_baseline", "adaptive_layernorm"}
     for variant in accuracy.values():
         assert set(variant) == lengths and all(0 <= a <= 100 for a in variant.values())
-    p_values = results["metrics"]["p_value"]
-    assert set(p_values) == {"baseline_vs_layernorm", "adaptive_baseline_vs_adaptive_layernorm",
-                             "layernorm_vs_adaptive_layernorm"}
-    for pair in p_values.values():
+    for pair in results["metrics"]["p_value"].values():
         assert set(pair) == lengths and all(p is None or 0 <= p <= 1 for p in pair.values())
     # even the ci profile's models must beat chance by far inside the training lengths
     chance = 100 / TRAINING_CHAPTERS[name]
     assert accuracy["baseline"]["16"] > chance + 40 and accuracy["layernorm"]["16"] > chance + 40
-
-
-
-@pytest.mark.parametrize("name", list(TRAINING_CHAPTERS))
-def test_longer_training_metrics(executed, name):
-    """The longer training (two stored runs of one seed at the ci profile), joined."""
-    metrics, P = executed[1][name]["metrics"], executed[1][name]["parameters"]
-    long = metrics["long"]
-    assert long["steps"] == P["long_steps"] and long["n_seeds"] == P["long_seeds"] == 2
-    assert set(long["accuracy"]) == set(metrics["accuracy"])
-
-
-def test_explicit_value_beats_the_profile_inside_the_kernel(executed):
-    assert executed[1]["04_argmax_retrieval"]["parameters"]["n_seeds"] == 2
 
 
 def test_ablation_chapter_reuses_stored_models_and_reports_both_tasks(executed):
@@ -150,7 +126,7 @@ def test_ablation_chapter_at_the_longer_training_reuses_chapters_4_and_5s_runs(e
 
 def test_pretrained_transformer_chapter_metrics(executed):
     results = executed[1]["03_pretrained_transformer"]
-    models, P = results["metrics"]["models"], results["parameters"]
+    models = results["metrics"]["models"]
     assert list(models) == ["all-MiniLM-L6-v2", "SmolLM2-135M-Instruct"]
     strategies = {"random_no_pe", "random_pe", "sentences_pe"}
     for name, m in models.items():
@@ -160,22 +136,8 @@ def test_pretrained_transformer_chapter_metrics(executed):
             assert low <= m["slope"][strategy] <= high
         assert all(len(by_layer) == m["model"]["layers"] for by_layer in m["layer_slope"].values())
     minilm, smollm2 = models.values()
-    assert "position table" in minilm["positions_removed"]
+    assert "position table" in minilm["positions_removed"] and "rotary" in smollm2["positions_removed"]
     assert 22e6 < minilm["model"]["parameters"] < 23e6 and len(minilm["head_slope"]["random_pe"]) == 12
-    assert (smollm2["model"]["layers"], len(smollm2["head_slope"]["random_pe"])) == (30, 9)
-    assert "rotary" in smollm2["positions_removed"] and "Q4_1" in smollm2["model"]["weights"]
-    assert P["models"] == ["bundled", "smollm2"]
-
-
-def test_probing_chapters_reuse_chapter_4s_models(executed):
-    """Chapters 6-7 probe chapter 4's main runs, and chapter 6 its longer training's too (neither loads its
-    paper-scale runs): the very records chapter 4 trained, run by run."""
-    sources = executed[1]["04_argmax_retrieval"]["provenance"]["sources"]
-    argmax = {k: v for k, v in sources.items() if not k.startswith(("training/long/", "training/paper_scale/"))}
-    longer = {k: v for k, v in sources.items() if k.startswith("training/long/")}
-    assert set(argmax) == {"training/baseline", "training/layernorm"} and len(longer) == 4  # ci: 2 runs a variant
-    assert executed[1]["07_dispersion"]["provenance"]["sources"] == argmax
-    assert executed[1]["06_distribution_shift"]["provenance"]["sources"] == {**argmax, **longer}
 
 
 def test_distribution_shift_metrics(executed):
@@ -204,42 +166,8 @@ def test_dispersion_metrics(executed):
     assert set(metrics["p_value_entropy"]) == {"baseline_vs_layernorm", "adaptive_baseline_vs_adaptive_layernorm"}
 
 
-@pytest.mark.parametrize("name, figure", [("06_distribution_shift", "Figure 3"), ("07_dispersion", "Figure 4")])
-def test_a_probing_page_opens_with_its_probe_at_the_papers_scale_once_committed(executed, tmp_path, name, figure):
-    """Chapters 6 and 7 beside a paper store as the GPU queue will commit it (made up under the real store
-    keys): the answer at the paper's scale comes first, then chapter 6's at chapter 4's longer training (its ci
-    profile probes it), then the page's own; the opening says the probe is shown, and results.json keeps it at
-    that scale for the summary."""
-    from tests.paper_records import GPU, made_up_probe_store
-
-    root = executed[0]
-    made_up_probe_store(tmp_path / "paper", name)
-    given = {**OVERRIDES[name], "store_dir": str(root / "store"), "paper_scale_dir": str(tmp_path / "paper")}
-    notebook = run_chapter(name, "ci", given, output_dir=tmp_path / "out", progress=False)
-    results = json.loads((tmp_path / "out" / "results.json").read_text())
-    big = results["metrics"]["paper_scale"]
-    assert (big["n_seeds"], big["steps"], big["device_type"]) == (100, 100_000, "cuda")
-    assert results["provenance"]["sources"]["training/paper_scale/baseline"]["device"] == GPU
-    cells = json.loads(notebook.read_text())["cells"]
-    said = {tag: ["".join(out["data"]["text/markdown"]) for c in cells if tag in c["metadata"].get("tags", [])
-                  for out in c.get("outputs", []) if "text/markdown" in out.get("data", {})]
-            for tag in ("answer", "remove-input")}  # a saved notebook may keep a text as a list of lines
-    assert any(text.startswith(f"**Our answer to the paper's {figure}**") for text in said["answer"])
-    verdicts = next("".join(out["data"]["text/html"]) for c in cells if "answer" in c["metadata"].get("tags", [])
-                    for out in c.get("outputs", []) if "verdict" in "".join(out.get("data", {}).get("text/html", "")))
-    P = results["parameters"]
-    longer = [f"{P['long_seeds']} seeds x {P['long_steps']:,} steps, CPU"] if name == "06_distribution_shift" else []
-    scales = ["100 seeds x 100,000 steps, GPU", *longer, f"{P['n_seeds']} seeds x {P['steps']:,} steps, CPU"]
-    at = [verdicts.find(scale) for scale in scales]  # the verdict table: a row per scale, the paper's first
-    assert -1 not in at and at == sorted(at), (scales, verdicts)
-    if name == "06_distribution_shift":  # Figure 3 answers two claims per scale: variance, drift
-        assert verdicts.count("+LN keeps more global variance") == verdicts.count("global mean drifts") == len(scales)
-    assert any(f"this page shows some of them ({figure}'s answer at the top" in text for text in said["remove-input"])
-
-
-@pytest.mark.parametrize("name, shows", [("08_ablations", "the ablation of argmax and dictionary at the top"),
-                                         ("09_longer_training", "the answer for argmax and dictionary at the top")])
-def test_a_two_task_page_opens_with_its_runs_at_the_papers_scale_once_committed(executed, tmp_path, name, shows):
+@pytest.mark.parametrize("name", ["08_ablations", "09_longer_training"])
+def test_a_two_task_page_opens_with_its_runs_at_the_papers_scale_once_committed(executed, tmp_path, name):
     """Chapters 8 and 9 beside a paper store holding all their runs (made up under the real store keys): each
     task's answer at the paper's scale comes first, then the page's own, and results.json keeps it for the
     summary."""
@@ -255,9 +183,6 @@ def test_a_two_task_page_opens_with_its_runs_at_the_papers_scale_once_committed(
                                                                       "dictionary": (100, 10_000)}
     assert results["provenance"]["sources"]["training/paper_scale/dictionary/baseline"]["device"] == GPU
     cells = json.loads(notebook.read_text())["cells"]
-    said = {tag: ["".join(out["data"]["text/markdown"]) for c in cells if tag in c["metadata"].get("tags", [])
-                  for out in c.get("outputs", []) if "text/markdown" in out.get("data", {})]
-            for tag in ("answer", "remove-input")}
     captions = ["".join(out["data"]["text/html"]) for c in cells if "answer" in c["metadata"].get("tags", [])
                 for out in c.get("outputs", []) if "<figcaption>" in "".join(out.get("data", {}).get("text/html", ""))]
     # per task: the paper's scale, then the page's; chapter 8 draws each task's at the paper's scale too
@@ -268,28 +193,6 @@ def test_a_two_task_page_opens_with_its_runs_at_the_papers_scale_once_committed(
     verdicts = "".join(tables)
     assert len(tables) == (1 if name == "08_ablations" else 2) and verdicts.count(" seeds x ") == 4, verdicts
     assert -1 < verdicts.find("100 seeds x 100,000 steps") < verdicts.find("100 seeds x 10,000 steps")
-    assert any(f"this page shows some of them ({shows})" in text for text in said["remove-input"])
-
-
-def test_the_beyond_page_opens_with_a_tasks_variants_at_the_papers_scale_once_all_are_committed(executed, tmp_path):
-    """Chapter 10 beside a paper store holding dictionary lookup's seven variants (made up under the real store
-    keys) and none of argmax retrieval's: dictionary lookup's table and sentence at the paper's scale come
-    first, argmax retrieval's wait, and results.json keeps the committed task at that scale."""
-    from tests.paper_records import made_up_runs
-
-    made_up_runs(tmp_path / "paper", "10_beyond", tasks=["dictionary"])
-    given = {**OVERRIDES["10_beyond"], "store_dir": str(executed[0] / "store"), "paper_scale_dir": str(tmp_path / "paper")}
-    notebook = run_chapter("10_beyond", "ci", given, output_dir=tmp_path / "out", progress=False)
-    results = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert {t: (v["n_seeds"], v["steps"]) for t, v in results["metrics"]["paper_scale"].items()} == {
-        "dictionary": (100, 10_000)}
-    cells = json.loads(notebook.read_text())["cells"]
-    said = ["".join(out["data"]["text/markdown"]) for c in cells for out in c.get("outputs", [])
-            if "text/markdown" in out.get("data", {})]
-    # the intro's finding first where its runs are in, then each committed task's sentence
-    assert any(text.startswith("**dictionary** (100 seeds x 10,000 steps, GPU): Best beyond training")
-               for text in said[:2])
-    assert any("this page shows some of them (the variants of dictionary at the top" in text for text in said)
 
 
 def test_longer_training_chapter_trains_with_a_curriculum_on_both_tasks(executed):
@@ -298,9 +201,6 @@ def test_longer_training_chapter_trains_with_a_curriculum_on_both_tasks(executed
     root, found = executed
     results = found["09_longer_training"]
     assert results["parameters"]["max_len"] == 256
-    longer = {f"training/long/dictionary/{v}/{seed}" for v in ("baseline", "layernorm") for seed in (0, 1)}
-    assert set(results["provenance"]["sources"]) == {f"training/{t}/{v}" for t in ("argmax", "dictionary")
-                                                     for v in ("baseline", "layernorm")} | longer
     lengths = {str(n) for n in PAPER_LENGTHS}
     for task in ("argmax", "dictionary"):
         assert set(results["metrics"]["accuracy"][task]) == {"baseline", "layernorm"}
@@ -437,9 +337,7 @@ def test_summary_verdicts_follow_from_the_chapters_numbers(executed):
     behind = [n for n in ood if long["accuracy"]["layernorm"][n] < long["accuracy"]["baseline"][n]]
     assert f"behind at {len(behind)} (" in longer["evidence"] and (longer["n_seeds"], longer["steps"]) == (2, 60)
     equivalences = results["summary"]["metrics"]["ln_minus_std_dictionary"]
-    assert list(equivalences) == ["2 seeds x 1000 argmax / 400 dictionary steps (profile ci)",
-                                  "2 seeds x 60 steps (profile ci)"]
-    assert all(set(by_length) == set(ood) for by_length in equivalences.values())
+    assert len(equivalences) == 2 and all(set(by_length) == set(ood) for by_length in equivalences.values())
     ablation = results["08_ablations"]["metrics"]["long"]["argmax"]
     (smaller,) = claims["argmax: +std is more accurate than the Baseline"]["smaller_scales"]
     ahead = [n for n in ood if ablation["accuracy"]["standardize"][n] > ablation["accuracy"]["baseline"][n]]
@@ -465,16 +363,9 @@ def test_book_builds_with_every_executed_chapter(built):
         text = re.sub(r"<[^>]+>", "", page)  # inline code is split into one span per word
         profile = get_chapter(name).profile_or_default("ci")
         made_by = "python -m vvlib book --profile ci" if name == "summary" else f"python -m vvlib run {name} --profile {profile}"
-        assert "Reproduce this page" in text and made_by in text, name
-        assert "Parameters of this chapter" in page and "output_dir" in page, name
+        assert made_by in text and "output_dir" in page, name
     references = (root / "_build" / "html" / "book" / "references.html").read_text()
     assert "Veli" in references and "Layer normalization" in references
-    page = (root / "_build" / "html" / "book" / "chapters" / "04_argmax_retrieval.html").read_text()
-    assert "--profile paper" in re.sub(r"<[^>]+>", "", page)
-    for name in TRAINING_CHAPTERS:
-        page = (root / "_build" / "html" / "book" / "chapters" / f"{name}.html").read_text()
-        # ours beside the paper's, under a two-row header: the source over the runs' labels
-        assert 'halign="left">paper</th>' in page and "<th>Adaptive θ, +LN</th>" in page and "n_eval_sequences" in page
 
 
 def test_pages_show_table_cells_whole_and_no_markup_leaks(built):
@@ -593,22 +484,16 @@ def wide_blocks(browser, page) -> dict:
     return json.loads(html_lib.unescape(found.group(1)))
 
 
-def test_the_opening_counts_the_words_before_the_answer():
-    dom = '<nav>many words here</nav><article><h1>Title</h1><p>one two</p><table></table><div class="admonition note">'
-    assert opening(dom) == (3, False)
-    assert opening(dom.replace("<p>", '<div class="admonition note">')) == (3, True)
-
-
 def test_pages_render_offline_in_chromium(built):
     """Every page, opened from disk with the network blocked: MathJax typeset the math,
     every image and internal link points at a file that exists, the widgets render."""
     browser = chromium()
     html = built / "_build" / "html"
     pages = [html / "book" / "intro.html", *(html / "book" / "chapters" / f"{n}.html" for n in PUBLISHED)]
-    with_widgets, doms, raw = set(), {}, {}
+    with_widgets, raw = set(), {}
     for page in pages:
         source, dom = page.read_text(), rendered_dom(browser, page)
-        doms[page.stem], raw[page.stem] = re.sub(r"<[^>]+>", "", dom), dom
+        raw[page.stem] = dom
         if "SelectionSliderModel" in source:  # a saved slider exploration (vvlib.experiments.explore): it must come alive
             assert "widget-slider" in dom and "widget-image" in dom, f"{page.name}: the slider exploration did not render"
             with_widgets.add(page.stem)
@@ -619,13 +504,6 @@ def test_pages_render_offline_in_chromium(built):
         if "<img" in source:
             assert "<img" in dom, page.name
     assert {"02_monte_carlo", "06_distribution_shift"} <= with_widgets
-    # the answer in one screen: the intro's claims table, chapter 5 opening with the paper's scale, the summary
-    intro = doms["intro"]
-    assert "Table 1" in intro and "Figure 4" in intro and "100 x 100,000, GPU" in intro
-    chapter5 = doms["05_dictionary_lookup"]
-    assert "Table 2 in full" in chapter5 and "Rerun it yourself" in chapter5
-    assert chapter5.index("Table 2 in full") < chapter5.index("Rerun it yourself")
-    assert "The answer in one table" in doms["summary"] and "smaller scales" in doms["summary"]
     # result first: the answer's table or figure before any note box, after at most 150 words
     for name in TRAINING_PAGES:
         words, note_first = opening(raw[name])
@@ -637,7 +515,6 @@ def test_pages_render_offline_in_chromium(built):
     # a chapter reads in at most 12 screens of a 1280 x 900 window (collapsed blocks closed)
     assert {name: round(m["height"] / SCREEN_PX, 1) for name, m in measured.items()
             if name != "intro" and m["height"] > MAX_SCREENS * SCREEN_PX} == {}
-    assert "Our verdict on the paper’s Table 2" in chapter5  # Sphinx renders the apostrophe curly
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     for name in ("intro", "chapters/02_monte_carlo", "chapters/05_dictionary_lookup", "chapters/11_sensitivity"):
         shot = SCREENSHOTS / f"{Path(name).name}.png"

@@ -1,6 +1,5 @@
 import dataclasses
 
-import numpy as np
 import pytest
 import torch
 
@@ -23,12 +22,6 @@ def test_every_seed_sees_the_same_test_sequences(small_argmax, device):
     twice = {k: torch.cat([v, v]) for k, v in params.items()}
     acc = accuracy(small_argmax, twice, EvalConfig(lengths=(8, 64), n_sequences=100), device, progress=False)
     assert torch.equal(acc[0], acc[1])
-
-
-def test_untrained_model_is_near_chance(small_argmax):
-    params = init_params(small_argmax, range(4))
-    acc = accuracy(small_argmax, params, EvalConfig(lengths=(16,), n_sequences=1000), progress=False)
-    assert abs(acc.mean().item() - 1 / 5) < 0.1
 
 
 def test_bad_evaluation_settings_are_named(small_dictionary):
@@ -84,20 +77,3 @@ def test_a_larger_test_set_begins_with_a_smaller_ones_sequences_whatever_their_s
     for name, value in vars(short).items():
         if torch.is_tensor(value):
             assert torch.equal(value, getattr(whole, name)[:36]), name
-
-
-def test_the_first_blocks_of_a_larger_test_set_are_the_sequences_a_smaller_one_scores(small_dictionary, tmp_path):
-    """Test sequences come in blocks drawn in order, so a larger test set begins with a smaller one's sequences."""
-    from vvlib import evaluate
-    from vvlib.experiments.storage import runs
-    from vvlib.task_base import EVAL_BLOCK
-    from vvlib.train import TrainConfig
-
-    run = runs.TrainedRun(tmp_path, small_dictionary, TrainConfig(n_seeds=3, steps=30, batch_size=16), "cpu",
-                          progress=False)
-    scored = evaluate.EvalConfig(lengths=(8, 32), n_sequences=EVAL_BLOCK, seed=5)
-    larger = evaluate.EvalConfig(lengths=(8, 32), n_sequences=4 * EVAL_BLOCK, seed=5)
-    blocks = evaluate.block_correct(small_dictionary, run.weights, larger, progress=False).numpy()
-    assert blocks.shape == (3, 2, 4)
-    np.testing.assert_allclose(100 * blocks[..., 0] / EVAL_BLOCK, 100 * run.evaluated(scored))
-    np.testing.assert_allclose(100 * blocks.sum(-1) / (4 * EVAL_BLOCK), 100 * run.evaluated(larger))

@@ -46,9 +46,8 @@ def textbook_forward(cfg, p, x_items, x_query, s):
 
 @pytest.mark.parametrize("options", [
     {"heads": 4}, {"layers": 2, "norm": "layernorm"}, {"heads": 2, "layers": 3},
-    {"logit_scale": "log_n"}, {"logit_scale": "log_n", "norm": "layernorm", "heads": 2}, {"norm": "rescale"},
-    {"layers": 2, "heads": 2, "norm": "layernorm", "norm_layers": "last"},
-    {"layers": 3, "norm": "layernorm", "norm_layers": "last"},
+    {"logit_scale": "log_n", "norm": "layernorm", "heads": 2}, {"norm": "rescale"},
+    {"layers": 3, "heads": 2, "norm": "layernorm", "norm_layers": "last"},
 ])
 def test_extended_model_matches_textbook_attention(options):
     cfg = ModelConfig(task=TaskConfig("argmax"), hidden=16, **options)
@@ -124,7 +123,6 @@ def test_monte_carlo_rescaled_module_is_flat_and_drifts_as_theory_says():
     ({"norm": "rms"}, "rescale"),
     ({"norm_layers": "first"}, "norm_layers must be one of all, last"),
     ({"norm_layers": "last", "norm": "layernorm"}, "needs several layers"),
-    ({"norm_layers": "last", "layers": 2}, r"output \(layernorm, standardize\); got layers=2, norm='none'"),
     ({"norm_layers": "last", "layers": 2, "norm": "rescale"}, "got layers=2, norm='rescale'"),
 ])
 def test_bad_extension_options_are_named(kw, match):
@@ -191,25 +189,6 @@ def test_one_head_computes_what_it_did_before_the_heads_shared_their_products(ta
     before = torch.autograd.grad(one_head_as_before(cfg, p, batch).square().sum(), list(p.values()))
     for name, mine, theirs in zip(p, ours, before):
         assert torch.equal(mine, theirs), name
-
-
-@pytest.mark.parametrize("options", [{"heads": 4, "layers": 2}, {"heads": 4, "layers": 2, "norm": "layernorm"},
-                                     {"heads": 2, "logit_scale": "log_n"}, {"heads": 2, "norm": "rescale"}])
-def test_several_heads_learn_what_head_by_head_attention_learns(options):
-    """The weights' gradients through heads that share their products against textbook_forward's, each head
-    with K and V formed, one seed and one sequence at a time: the same within float rounding (the sums over
-    heads run in another order)."""
-    cfg = ModelConfig(task=TaskConfig("argmax"), hidden=16, **options)
-    p = {name: w.requires_grad_() for name, w in init_params(cfg, [0, 1]).items()}
-    batches = [sample(cfg.task, rng.generator("cpu", 0, "t", s), 3, 12, "cpu") for s in range(2)]
-    ours = torch.autograd.grad(forward(cfg, p, stack(batches)).square().sum(), list(p.values()))
-    textbook = 0
-    for s, b in enumerate(batches):
-        for i in range(3):
-            x = torch.cat([b.priority[i, :, None], F.one_hot(b.label[i], cfg.task.n_classes).float()], 1)
-            textbook = textbook + textbook_forward(cfg, p, x, p["query_token"][s], s).square().sum()
-    for name, mine, theirs in zip(p, ours, torch.autograd.grad(textbook, list(p.values()))):
-        torch.testing.assert_close(mine, theirs, rtol=1e-4, atol=1e-5, msg=name)
 
 
 def test_a_norm_after_the_last_layer_only_drops_the_earlier_layers_norms_and_nothing_else():

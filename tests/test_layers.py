@@ -33,7 +33,7 @@ def module_path(layer: int, module: str) -> Path:
 
 def _imported(nodes, inside: int) -> set[str]:
     """The listed modules named by relative imports among `nodes`: the first part of the module path
-    past the layer folders ("experiments.chapters.scales" -> "chapters"), or the names imported from
+    past the layer folders ("experiments.records.scales" -> "records"), or the names imported from
     a folder.  inside: how many levels of relative import stay inside the package the nodes' file is in
     (0: a module; 1: a file at a package's top; 2: a file in one of its folders)."""
     names = set()

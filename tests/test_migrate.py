@@ -5,7 +5,6 @@ import hashlib
 import json
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -106,16 +105,6 @@ def test_a_run_interrupted_before_the_migration_resumes_after_it(todays_store, s
     whole = Trainer(small_argmax, interrupted, "cpu")
     a, b = resumed.run(progress=False), whole.run(progress=False)
     assert all(torch.equal(a[k], b[k]) for k in a)
-
-
-def test_the_migrated_store_serves_every_record_without_computing(todays_store, small_argmax, monkeypatch):
-    root, _ = todays_store
-    done = TrainConfig(**ONE_GROUP)
-    expected = runs.TrainedRun(root, small_argmax, done, "cpu").evaluated(EVAL)
-    age(root)
-    migrate.migrate(root)
-    monkeypatch.setenv(runs.STORED_ONLY, "1")
-    assert np.array_equal(runs.TrainedRun(root, small_argmax, done, "cpu").evaluated(EVAL), expected)
 
 
 def test_a_folder_whose_name_is_not_its_specs_hash_stops_the_migration_before_any_write(todays_store):

@@ -90,25 +90,8 @@ def test_layernorm_variant_shares_the_baselines_weights(small_argmax):
     assert all(torch.equal(base[k], ln[k]) for k in base)
 
 
-def test_unknown_norm_is_named():
-    with pytest.raises(ValueError, match="norm must be one of"):
-        ModelConfig(norm="rmsnorm")
-
-
 def _dictionary_model(**options):
     return ModelConfig(task=TaskConfig("dictionary", n_keys=50, n_values=8), hidden=16, key_dim=4, value_dim=4, **options)
-
-
-def test_a_query_table_of_its_own_leaves_the_default_model_and_its_spec_alone():
-    from vvlib import model
-
-    plain_cfg, own_cfg = _dictionary_model(), _dictionary_model(query_table=True)
-    assert "query_table" not in model.settings(plain_cfg)  # no committed store entry moves
-    assert model.settings(own_cfg)["query_table"] is True
-    plain, own = init_params(plain_cfg, [0, 1]), init_params(own_cfg, [0, 1])
-    assert set(own) - set(plain) == {"emb_query"} and own["emb_query"].shape == own["emb_key"].shape
-    assert all(torch.equal(plain[name], own[name]) for name in ("emb_key", "emb_value"))
-    assert not torch.equal(own["emb_query"], own["emb_key"])
 
 
 def test_the_query_is_looked_up_in_its_own_table_and_the_items_in_the_keys():
@@ -130,19 +113,6 @@ def test_a_query_table_is_refused_where_the_task_has_none():
         ModelConfig(task=TaskConfig("argmax"), query_table=True)
     with pytest.raises(ValueError, match="query_table must be True or False"):
         _dictionary_model(query_table=1)
-
-
-def test_the_loss_reaches_the_query_table_only_at_the_queried_rows():
-    from vvlib.model import per_seed_loss
-    from vvlib.task_base import Batch
-
-    cfg = _dictionary_model(query_table=True)
-    params = {k: v.requires_grad_() for k, v in init_params(cfg, [0]).items()}
-    batch = Batch(key=torch.tensor([[3, 7, 9], [1, 2, 4]]), label=torch.tensor([[0, 5, 2], [1, 1, 3]]),
-                  query=torch.tensor([7, 4]), target=torch.tensor([5, 3]), mask=None)
-    per_seed_loss(cfg, params, batch).sum().backward()
-    touched = params["emb_query"].grad[0].abs().sum(-1).nonzero().flatten().tolist()
-    assert touched == [4, 7]
 
 
 def test_the_torch_attention_block_computes_what_torch_multiheadattention_computes():

@@ -11,11 +11,6 @@ from vvlib.montecarlo import (Moments, RandomAttention, Setting, Tables, attend,
 
 
 @pytest.fixture(scope="module")
-def tiny():
-    return Tables(RandomAttention(d_model=8, vocab_size=3, seed=2))
-
-
-@pytest.fixture(scope="module")
 def module():
     return Tables(RandomAttention(d_model=16, vocab_size=12, seed=1))
 
@@ -30,12 +25,6 @@ def test_monte_carlo_variance_agrees_with_exact_enumeration(vocab_size):
         assert abs(m.mean()[0] - mean) < 4 * math.sqrt(var / 20000)
 
 
-def test_exact_variance_at_n1_is_the_value_variance(tiny):
-    values = tiny.values[:, 0]
-    _, var = exact_moments(tiny, 1, component=0)
-    assert var == pytest.approx(float(values.var(unbiased=False)), rel=1e-12)  # uniform tokens
-
-
 def test_n_times_the_exact_variance_converges_to_the_sharp_constant():
     """Exact enumeration (no approximation) against the delta method's limit: the gap
     N Var(O) - C shrinks like 1/N, so it halves (roughly) as N doubles."""
@@ -46,7 +35,7 @@ def test_n_times_the_exact_variance_converges_to_the_sharp_constant():
     assert all(0.35 < later / earlier < 0.65 for earlier, later in zip(gaps, gaps[1:]))
 
 
-def test_the_sharp_constant_with_equal_logits_is_the_value_variance(tiny):
+def test_the_sharp_constant_with_equal_logits_is_the_value_variance():
     flat = Tables(RandomAttention(d_model=8, vocab_size=3, seed=2, logit_scale=0.0))
     values = flat.values[:, 0]
     assert float(variance_constant(flat)[0]) == pytest.approx(float(values.var(unbiased=False)), rel=1e-12)

@@ -4,7 +4,6 @@ of the right type (checked as the runner checks them, without running anything).
 
 import re
 import shlex
-from pathlib import Path
 
 import pytest
 
@@ -66,15 +65,6 @@ def test_readme_images_and_local_links_exist():
         assert (REPO_ROOT / target).exists(), target
 
 
-def test_repository_for_launch_links_comes_from_the_environment(tmp_path):
-    (tmp_path / "_config.yml").write_text("title: t\n")  # no repository named, and no git checkout
-    assert github_repository({}, tmp_path) is None
-    assert github_repository({"GITHUB_REPOSITORY": "a/b", "GITHUB_REF_NAME": "dev"}, tmp_path) == ("a/b", "dev")
-    assert github_repository({"GITHUB_REPOSITORY": "a/b", "VVLIB_REPOSITORY": "c/d.e"}, tmp_path) == ("c/d.e", "main")
-    with pytest.raises(ParameterError, match="VVLIB_REPOSITORY.*owner/name"):
-        github_repository({"VVLIB_REPOSITORY": "https://github.com/c/d"}, tmp_path)
-
-
 def test_repository_comes_from_the_config_then_the_origin_remote_then_the_environment(tmp_path):
     import subprocess
 
@@ -82,6 +72,8 @@ def test_repository_comes_from_the_config_then_the_origin_remote_then_the_enviro
     (tmp_path / "_config.yml").write_text("title: t\n")
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     assert github_repository(env, tmp_path) == ("env/repo", "main")
+    with pytest.raises(ParameterError, match="VVLIB_REPOSITORY.*owner/name"):
+        github_repository({"VVLIB_REPOSITORY": "https://github.com/c/d"}, tmp_path)
     subprocess.run(["git", "-C", str(tmp_path), "remote", "add", "origin", "https://gitlab.com/x/y.git"], check=True)
     assert github_repository(env, tmp_path) == ("env/repo", "main")  # an origin off GitHub: not a launch target
     subprocess.run(["git", "-C", str(tmp_path), "remote", "set-url", "origin", "git@github.com:git/origin.git"],
@@ -112,28 +104,6 @@ def test_pages_show_paths_relative_to_the_repository(tmp_path):
     assert given["store_dir"] == str(REPO_ROOT / "results/book")
     shown = parameters_frame({"n_seeds": 3, **given})["value"].to_dict()
     assert shown == {"n_seeds": "3", "profile": "ci", "store_dir": "results/book", "output_dir": str(tmp_path)}
-
-
-def test_the_summary_page_names_the_book_build_and_its_profile():
-    note = page_header("summary", "default", {"results_dir": "/tmp/x/results"}, book_profile="book")
-    assert "--profile book" in note and "/tmp/x" not in note
-
-
-def test_the_intro_gives_the_answer_in_one_screen():
-    """At most 500 words of prose (code blocks and included parts not counted): the key-result box the build
-    writes, then the figure it draws, then the claims table it writes."""
-    from vvlib.book.build import ANSWER_FIGURE, CLAIMS_TABLE, KEY_RESULTS
-
-    text = (REPO_ROOT / "book/intro.md").read_text()
-    prose = re.sub(r"```.*?```", "", text, flags=re.S)
-    assert len(prose.split()) <= 500, len(prose.split())
-    included = re.findall(r"```\{include\} (\S+)", text)
-    assert [str((REPO_ROOT / "book" / t).relative_to(REPO_ROOT)) for t in included] == [str(KEY_RESULTS),
-                                                                                        str(CLAIMS_TABLE)]
-    figures = re.findall(r"```\{figure\} (\S+)", text)
-    assert figures and Path("book", figures[0]) == ANSWER_FIGURE
-    assert text.index("{include} chapters/key-results") < text.index("{figure}") < text.index(
-        "{include} chapters/claims-table")
 
 
 def test_the_intros_figure_is_drawn_from_the_committed_paper_scale_runs(tmp_path):
@@ -173,21 +143,6 @@ def test_the_scale_page_lists_every_committed_run(tmp_path):
     assert len(body) == len(groups) and table.count("`results/") == 2  # a table per store
     assert max(len(line.split(" | ")) for line in body) == 7  # seven columns: narrow enough for the page
     assert "{include} chapters/run-groups.md" in (REPO_ROOT / "book" / "scale.md").read_text()
-
-
-def test_a_chapter_exists_in_the_registry_the_notebooks_the_toc_and_the_readme_together():
-    """A chapter cannot be in one of these and missing from another: the book's table of contents
-    lists exactly the registered chapters that are book pages, each has its notebook, and the
-    README's chapter table names every registered chapter."""
-    import yaml
-
-    toc = yaml.safe_load((REPO_ROOT / "_toc.yml").read_text())
-    listed = {entry["file"].removeprefix("book/chapters/") for part in toc["parts"] for entry in part["chapters"]
-              if entry["file"].startswith("book/chapters/")}
-    assert listed == {name for name, chapter in CHAPTERS.items() if chapter.in_book}
-    assert {p.stem for p in (REPO_ROOT / "notebooks").glob("*.ipynb")} == set(CHAPTERS)
-    table = re.findall(r"^\| `([0-9a-z_]+)` \|", (REPO_ROOT / "README.md").read_text(), flags=re.M)
-    assert sorted(table) == sorted(CHAPTERS)
 
 
 def fake_book_build(monkeypatch, chapters, seconds, fails=()):
@@ -261,55 +216,6 @@ def test_a_chapter_waits_for_the_second_lane_only_where_it_shares_store_entries(
     assert order.index(("end", "05_dictionary_lookup")) < order.index(("start", "08_ablations"))
     assert order.index(("end", "05_dictionary_lookup")) < order.index(("start", "02_monte_carlo"))  # beside's order
     assert [main for kind, name, *main in events if kind == "start" and name == "02_monte_carlo"] == [[False]]
-
-
-def test_chapters_that_share_runs_share_store_entries_at_the_ci_profile(tmp_path):
-    """What the second lane's waits rest on: chapters 6-8 and 10 reuse chapters 4 and 5's runs, chapter 9's
-    curriculum runs are its own, and chapters 1-3 have none."""
-    from vvlib.book.runner import resolved
-    from vvlib.book.gpu_queue.plan import chapter_entries
-
-    def entries(name):
-        given = {"store_dir": str(tmp_path)} if "store_dir" in get_chapter(name).parameters() else {}
-        return chapter_entries(name, resolved(name, get_chapter(name).profile_or_default("ci"), given))
-
-    found = {name: entries(name) for name in CHAPTERS}
-    for reuses, runs in (("05_dictionary_lookup", "08_ablations"), ("05_dictionary_lookup", "10_beyond"),
-                         ("04_argmax_retrieval", "06_distribution_shift"), ("04_argmax_retrieval", "08_ablations")):
-        assert found[reuses] & found[runs], (reuses, runs)
-    assert not found["04_argmax_retrieval"] & found["05_dictionary_lookup"]
-    for name in CHAPTERS:
-        if name != "09_longer_training":
-            assert not found["09_longer_training"] & found[name], name
-    assert not any(found[name] for name in ("01_vanishing_variance_proof", "02_monte_carlo",
-                                            "03_pretrained_transformer", "summary"))
-
-
-def test_a_page_header_says_what_its_committed_results_are():
-    """The committed store is named at the book profile only."""
-    for name in ("02_monte_carlo", "04_argmax_retrieval"):
-        assert "`results/book/`" in page_header(name, "book")
-        assert "committed" not in page_header(name, "default").split("```")[0]
-
-
-def test_figures_are_numbered_per_chapter_with_alt_text_and_an_anchor():
-    """Each figure a page shows is "Figure <chapter>.<k>", counted from 1 when the page is configured, with its
-    caption's first sentence as alt text (not its file path) and an id a link can cite."""
-    import matplotlib.pyplot as plt
-    from vvlib.book import page
-
-    page.FIGURES.update(chapter=page.chapter_number("10_beyond"), shown=0)
-    numbers = [page.next_figure_number() for _ in range(2)]
-    assert numbers == ["10.1", "10.2"] and page.chapter_number("summary") == "S"
-    assert page.alt_text("Accuracy: against N, mean ± s.e. over seeds. Higher is better.") == \
-        "Accuracy: against N, mean ± s.e. over seeds"
-    fig, ax = plt.subplots()
-    ax.plot([0, 1])
-    buffer = __import__("io").BytesIO()
-    fig.savefig(buffer, format="png")
-    plt.close(fig)
-    shown = page.figure_html(buffer.getvalue(), "10.3", 'Two lines: a "ratio" & more.')
-    assert '<figure id="figure-10-3"' in shown and 'alt="Two lines: a &quot;ratio&quot; &amp; more"' in shown
 
 
 def test_the_intros_findings_match_the_committed_runs_by_hand():

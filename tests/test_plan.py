@@ -15,7 +15,7 @@ from vvlib.experiments.records.scales import BOOK_STORE, PAPER_SCALE_STORE
 from vvlib.experiments.setups import variants
 from vvlib.experiments.storage import runs
 from vvlib.experiments.storage.store import REPO_ROOT
-from vvlib.book.gpu_queue import plan, units
+from vvlib.book.gpu_queue import plan
 from vvlib.experiments.setups.params import ParameterError
 
 

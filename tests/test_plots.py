@@ -28,28 +28,12 @@ def test_std_figure_is_log_log_with_a_reference_slope():
     assert np.allclose(guide.get_ydata(), [1.5, 0.75, 0.375])  # anchored at the median std of the first N
 
 
-def test_component_grid_has_one_panel_per_variant_and_length_sharing_x_by_row():
-    rng = np.random.default_rng(0)
-    df = pd.DataFrame([{"variant": v, "N": n, "component": c, "value": rng.normal(scale=1 / n)}
-                       for v in ("B", "L") for n in (16, 256, 4096) for c in range(3) for _ in range(20)])
-    fig = plots.component_distributions(df)
-    assert len(fig.axes) == 6 and fig.axes[0].get_title() == "B, N = 16" and fig.axes[5].get_title() == "L, N = 4096"
-    assert fig.axes[0].get_xlim() == fig.axes[2].get_xlim()
-
-
 def test_heatmaps_share_one_colour_scale_from_zero_to_one():
     weights = {v: {n: np.sort(np.random.default_rng(1).dirichlet(np.ones(n), 4))[:, ::-1][:, :16] for n in (16, 64)}
                for v in ("B", "L")}
     fig = attention_plots.attention_heatmaps(weights)
     meshes = [ax.collections[0] for ax in fig.axes if ax.get_title()]  # colour bars have no title
     assert len(meshes) == 4 and all(m.get_clim() == (0, 1) for m in meshes)
-
-
-def test_global_statistics_has_drift_and_log_variance_panels():
-    df = pd.DataFrame({"variant": ["B"] * 4, "seed": [0, 1, 0, 1], "N": [16, 16, 64, 64],
-                       "mean_drift": [0, 0, 0.1, 0.2], "relative_variance": [1, 1, 0.5, 0.4]})
-    left, right = plots.global_statistics(df).axes
-    assert right.get_yscale() == "log" and left.get_xscale() == right.get_xscale() == "log"
 
 
 def test_loss_curves_join_runs_by_seed_and_band_the_seeds_spread():
@@ -107,23 +91,3 @@ def test_the_papers_difference_is_its_second_row_minus_its_first_where_it_has_bo
     assert round(paper.difference(table, pair, 128), 6) == round(99.8 - 99.7, 6)
     assert paper.difference(table, pair, 512) is None  # a middle column our copy lost
     assert paper.difference(table, pair, 3) is None  # a length the paper does not test
-
-
-def test_the_entropy_figures_draw_a_panel_per_length_and_the_fits_lines_share_one_slope():
-    import matplotlib.pyplot as plt
-
-    from tests.test_attention_gain import sharpness_made_up
-
-    labels = {"baseline": "Baseline", "layernorm": "+LN"}
-    frame = pd.concat([sharpness_made_up(0.0), sharpness_made_up(0.0).assign(N=16384)])
-    fig = attention_plots.accuracy_along_sharpness(frame, labels, title="t")
-    assert [ax.get_title() for ax in fig.axes] == ["N = 1024", "N = 16384"]
-    assert all(len(ax.lines) == 8 for ax in fig.axes)  # a line per model: 4 seeds x 2 variants
-    rng = np.random.default_rng(1)
-    models = {1024: {"baseline": (rng.normal(70, 3, 9), rng.normal(1.3, 0.2, 9)),
-                     "layernorm": (rng.normal(78, 3, 9), rng.normal(1.0, 0.2, 9))}}
-    fig = attention_plots.accuracy_against_entropy(models, labels)
-    (ax,) = fig.axes
-    slopes = [np.diff(line.get_ydata())[0] / np.diff(line.get_xdata())[0] for line in ax.lines]
-    assert len(slopes) == 2 and slopes[0] == pytest.approx(slopes[1])
-    plt.close("all")

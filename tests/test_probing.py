@@ -253,20 +253,6 @@ def test_the_layer_frame_gives_each_layers_entropy_and_largest_weight_averaged_o
     np.testing.assert_allclose(second_layer["top1_weight"], 1 / second_layer["N"], rtol=1e-5)
 
 
-def test_the_layer_frame_gives_the_cpus_table_on_any_device(small_argmax, device):
-    """Units 15-20 of the GPU queue probe each layer of the deep dictionary model on the GPU that trained it: the
-    CPU's table, float rounding apart (the counter stream draws the same test sequences on both)."""
-    deep = ModelConfig(task=small_argmax.task, hidden=small_argmax.hidden, norm="layernorm", heads=2, layers=2)
-    params = init_params(deep, [0, 1])
-    cfg = EvalConfig(lengths=(16, 40), n_sequences=70, draws="counter")
-    here = probing.layer_frame(deep, params, cfg, "deep", "cpu")
-    there = probing.layer_frame(deep, params, cfg, "deep", device)
-    assert there[["variant", "seed", "N", "layer"]].equals(here[["variant", "seed", "N", "layer"]])
-    np.testing.assert_allclose(there[["entropy", "top1_weight"]], here[["entropy", "top1_weight"]], rtol=1e-4, atol=1e-6)
-    # which item is largest may flip where two weights are within rounding: a share, within one sequence of 70
-    np.testing.assert_allclose(there["on_answer"], here["on_answer"], atol=1 / 70 + 1e-9)
-
-
 def test_the_adaptive_frame_counts_the_sequences_whose_head_the_rule_sharpens(small_dictionary, monkeypatch):
     """Entropies set by hand: ln 1 = 0 and ln 1000 (about 6.9) lie outside the band where the rule sharpens
     (about 0.85 to 5.94 nats), ln 8 (about 2.1) inside it."""

@@ -27,11 +27,6 @@ def test_a_chapters_reader_parameters_are_at_most_six_of_its_own(chapter):
     assert not {"seed_chunk", "seed_group", "draws", "tf32", "store_dir", "device"} & set(chapter.reader)
 
 
-def test_every_training_chapter_names_its_reader_parameters():
-    trained = [c.name for c in chapters.CHAPTERS.values() if c.work or c.row_tasks]
-    assert trained and all(chapters.get_chapter(name).reader for name in trained)
-
-
 def test_the_page_shows_the_reader_parameters_then_every_other_setting_collapsed(monkeypatch):
     shown = []
     monkeypatch.setattr(page, "display", lambda *items, **_: shown.extend(items))

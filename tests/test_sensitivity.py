@@ -39,9 +39,7 @@ def test_each_row_is_the_chapters_settings_with_its_changes():
     ({"argmax_rows": [{}, {}]}, "argmax_rows[1]: defaults is listed twice"),
     ({"argmax_rows": [{"n_keys": 100}]}, "argmax_rows[0]: cannot change 'n_keys'"),
     ({"argmax_rows": [{"min_len": 20}]}, "argmax_rows[0]: min_len (20) must be <= max_len (16)"),
-    ({"dictionary_rows": [{"encode_query": "no"}]}, "dictionary_rows[0]: encode_query must be True or False"),
     ({"dictionary_rows": [{"n_keys": 100}]}, "dictionary_rows[0]: eval_lengths must be <= 100"),
-    ({"argmax_rows": ["hidden=64"]}, "argmax_rows: expected a list of dicts of settings"),
     ({"argmax_rows": [], "dictionary_rows": []}, "argmax_rows and dictionary_rows: expected at least one row in all"),
     ({"argmax_rows": [{"ln_affine": "no"}]}, "argmax_rows[0]: ln_affine must be true or false; got 'no'"),
 ])
@@ -99,24 +97,7 @@ def test_a_rows_record_matches_an_independent_computation():
     assert (record["n_seeds"], record["steps"]) == (5, P.steps["argmax"])
     assert record["timed_steps"] == {"baseline": P.steps["argmax"], "layernorm": P.steps["argmax"] - 20}
     assert record["trained_on"] == ["cpu (baseline)", "cpu (layernorm)"]
-    assert sensitivity.devices([record, {**record, "task": "dictionary", "trained_on": ["cuda"]}], "argmax") == \
-        "cpu (baseline), cpu (layernorm)"
-    # older records wrote "1 threads": one device, one name
-    older = {**record, "trained_on": ["cpu (x86_64, 1 threads)", "cpu (x86_64, 1 thread)", "cpu (x86_64, 2 threads)"]}
-    assert sensitivity.devices([older]) == "cpu (x86_64, 1 thread), cpu (x86_64, 2 threads)"
     assert record["chance"] == pytest.approx(100 / P.n_classes)
-
-
-def test_rows_where_neither_variant_learned_are_named():
-    """A row whose models stay near a guess even at the shortest test length compares nothing."""
-    def record(row, base, ln, chance=1.5625):
-        return {"task": "dictionary", "row": row, "chance": chance,
-                "accuracy": {"baseline": {"16": base, "1024": 1.0}, "layernorm": {"16": ln, "1024": 1.0}}}
-
-    records = [record("defaults", 99.0, 98.0), record("query_table=True", 2.5, 1.9), record("lr=0.003", 3.2, 1.0)]
-    said = sensitivity.unlearned_sentence(records, "dictionary")
-    assert "query_table=True (N = 16: 2.5% and 1.9%, a guess 1.6%)" in said and "lr=0.003" not in said
-    assert sensitivity.unlearned_sentence(records[:1], "dictionary") == ""
 
 
 def test_rows_are_sorted_by_what_their_interval_says():
@@ -149,14 +130,7 @@ def test_rows_are_sorted_by_what_their_interval_says():
     assert sum(map(len, sensitivity.sorted_by_sign(pair, "dictionary", 1024).values())) == 1
 
 
-def test_the_paper_gain_is_read_from_its_tables():
-    assert sensitivity.paper_gain("dictionary", 16384) == pytest.approx(22.4 - 17.8)
-    assert sensitivity.paper_gain("argmax", 1024) == pytest.approx(81.0 - 78.0)
-    assert sensitivity.paper_gain("argmax", 100) is None
-    assert sensitivity.rms_distance({"16": 1.0}, {"32": 2.0}) is None
-
-
-def test_the_row_table_and_the_distance_table_show_each_row_once_in_order():
+def test_the_row_table_shows_each_rows_difference_and_budget():
     def record(task, row, diff, distance):
         accuracy = {"baseline": {"1024": 50.0}, "layernorm": {"1024": 50.0 + diff}}
         return {"task": task, "row": row, "n_seeds": 10, "steps": 4000, "accuracy": accuracy,
@@ -166,10 +140,8 @@ def test_the_row_table_and_the_distance_table_show_each_row_once_in_order():
     records = [record("argmax", "defaults", 2.0, 7.0), record("dictionary", "defaults", -1.0, 9.0),
                record("argmax", "hidden=64", -3.25, 4.0)]
     table = sensitivity.row_table(records, "argmax", [1024])
-    assert list(table.index) == [("defaults", "2¹⁰"), ("hidden=64", "2¹⁰")]
     assert table.loc[("hidden=64", "2¹⁰"), "+LN − Baseline [95%]"] == "-3.2 [-4.2, -2.2]"
     assert table.loc[("defaults", "2¹⁰"), "budget"] == "10 x 4,000" and table.loc[("defaults", "2¹⁰"), "p"] == "0.02"
-    assert list(sensitivity.distance_table(records, "argmax").index) == ["hidden=64", "defaults"]
 
 
 def test_rows_left_out_and_the_cost_of_more_steps():
@@ -267,35 +239,6 @@ def test_a_row_with_more_seeds_is_read_beside_the_row_it_repeats():
         ("defaults", "1,024", 10): {"+LN minus Baseline [95%]": "+4.0 [+3.0, +5.0]", "p": "0.048", "+LN (p < 0.05)": "ahead"}}
     assert sensitivity.more_seeds_table(records[:1] + records[2:], "argmax", [1024]).empty
     assert sensitivity.more_seeds_table(records, "dictionary", [1024]).empty
-    # any row may be repeated with more seeds; one without its first reading has nothing to be read beside
-    records += [record("hidden=64, n_seeds=20", {"hidden": 64, "n_seeds": 20}, 20, -2.0, 0.02),
-                record("lr=0.003, n_seeds=20", {"lr": 0.003, "n_seeds": 20}, 20, 1.0, 0.5)]
-    table = sensitivity.more_seeds_table(records, "argmax", [1024])
-    assert table.index.tolist() == [("defaults", "1,024", 20), ("defaults", "1,024", 10), ("hidden=64", "1,024", 20),
-                                    ("hidden=64", "1,024", 10)]
-    assert table.loc[("hidden=64", "1,024", 10)].tolist() == ["-3.0 [-4.0, -2.0]", "0.01", "behind"]
-
-
-def test_a_row_may_set_a_schedule_and_clipping_and_a_bad_one_is_named():
-    """Chapter 11's second round: the row's settings reach the training config; a bad value
-    stops the chapter before anything trains."""
-    from vvlib.book.runner import resolved
-    from vvlib.experiments.setups import variants
-    from vvlib.experiments.setups.params import ParameterError
-
-    P = resolved("11_sensitivity", "ci", {"dictionary_rows": [{"lr_schedule": "cosine", "warmup_steps": 4,
-                                                                 "grad_clip": 1.0, "dropout": 0.1},
-                                                                {"attention": "torch", "query_table": True}]})
-    (_, _, row), (_, _, other) = [r for r in sensitivity.check_rows(P) if r[0] == "dictionary"]
-    cfg = variants.train_config(row)
-    assert (cfg.lr_schedule, cfg.warmup_steps, cfg.grad_clip, cfg.dropout) == ("cosine", 4, 1.0, 0.1)
-    model = variants.model_config(other, variants.task_config(other, "dictionary"), "layernorm")
-    assert (model.attention, model.query_table, model.norm) == ("torch", True, "layernorm")
-    with pytest.raises(ParameterError, match=r"dictionary_rows\[0\]: dropout must be a number from 0"):
-        sensitivity.check_rows(resolved("11_sensitivity", "ci", {"dictionary_rows": [{"dropout": 1.5}]}))
-    bad = resolved("11_sensitivity", "ci", {"dictionary_rows": [{"lr_schedule": "cosine", "warmup_steps": 999}]})
-    with pytest.raises(ParameterError, match=r"dictionary_rows\[0\]: warmup_steps must be an int from 0 to steps"):
-        sensitivity.check_rows(bad)
 
 
 def test_the_paper_scale_rows_read_what_is_committed_and_mark_the_rest_pending():
@@ -313,27 +256,6 @@ def test_the_paper_scale_rows_read_what_is_committed_and_mark_the_rest_pending()
     j = P5.eval_lengths.index(1024)
     d = paired_difference(100 * accuracy["baseline"][:, j], 100 * accuracy["layernorm"][:, j])
     assert table.loc[("dictionary", "defaults"), column].startswith(f"{d['diff']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]")
-
-
-def test_the_papers_scale_status_names_pending_rows_and_gives_committed_ones_their_difference(monkeypatch):
-    P = runner.resolved("11_sensitivity", "paper", {"store_dir": PAPER_SCALE_STORE})
-    status = paper_rows.status(P, "dictionary", 16384)
-    rows = [sensitivity.label(row) for row in P.dictionary_rows]
-    committed, _, pending = status.partition("\n\nPending in the GPU queue: ")
-    waiting = pending.removesuffix(".").split("; ") if pending else []
-    given = [r for r in rows if f"{r} +" in committed or f"{r} -" in committed]  # a difference, signed
-    assert "100 seeds x 10,000 steps" in committed and given + waiting == rows  # each row once, in order
-    assert given[0] == "defaults" and "- defaults -" in committed  # +LN behind at N = 16,384 (chapter 5's answer)
-    assert paper_rows.status(P, "argmax", 16384) == ""  # the paper profile has no argmax rows
-
-    def one_committed(P_, task, row, at, device="cpu"):  # only the cosine row, as if the GPU queue had run it
-        if row != {"lr_schedule": "cosine"}:
-            return None
-        return {"difference": {"16384": {"diff": 1.25, "low": -0.5, "high": 3.0, "p": 0.2}}}, {}
-
-    monkeypatch.setattr(sensitivity, "stored_row", one_committed)
-    said = paper_rows.status(P, "dictionary", 16384)
-    assert "lr_schedule=cosine +1.2 [-0.5, +3.0]" in said
 
 
 def test_the_paper_scale_verdict_counts_committed_rows_by_sign_and_tests_the_papers_gain_against_each_interval(
@@ -364,22 +286,6 @@ def test_the_paper_scale_verdict_counts_committed_rows_by_sign_and_tests_the_pap
     assert signs().loc["a 95% interval holding it", "N = 16,384"] == "none"
     monkeypatch.setattr(sensitivity, "stored_row", lambda *a, **k: None)
     assert signs().empty  # nothing committed: nothing shown
-    records = sensitivity.paper_scale_records(P, [16384])
-    assert paper_rows.sign_table(records, "argmax", [16384]).empty  # the paper profile has no argmax rows
-
-
-def test_the_rows_are_built_and_checked_once_for_the_same_parameters(monkeypatch):
-    P = runner.resolved("11_sensitivity", "ci")
-    built = []
-    real = sensitivity._checked
-    monkeypatch.setattr(sensitivity, "_checked", lambda *a: built.append(a[2]) or real(*a))
-    sensitivity._LAST_PLAN[:] = [None, None]
-    plan = sensitivity.check_rows(P)
-    rows = len(P.argmax_rows) + len(P.dictionary_rows)
-    assert len(built) == rows and sensitivity.check_rows(runner.resolved("11_sensitivity", "ci")) is plan
-    assert len(built) == rows  # the notebook's second call built nothing
-    other = runner.resolved("11_sensitivity", "ci", {"dictionary_rows": [{}]})
-    assert len(sensitivity.check_rows(other)) == len(P.argmax_rows) + 1 and len(built) == rows + len(P.argmax_rows) + 1
 
 
 def test_the_paper_scale_row_closest_to_the_papers_baseline_is_named_with_its_difference():

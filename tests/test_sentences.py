@@ -46,12 +46,6 @@ def test_no_page_runs_over_its_word_budget(page):
     assert allowed is None or sentences.words(sentences.page_markdown(page)) <= allowed
 
 
-def test_word_budgets_are_a_chapters_and_the_front_pages():
-    assert sentences.words_allowed(ROOT / "notebooks" / "10_beyond.ipynb") == 3000
-    assert [sentences.words_allowed(ROOT / "book" / p) for p in ("intro.md", "scale.md", "glossary.md")] == [500, 1500, None]
-    assert sentences.words("One two three. Four five six seven!\n\n- eight nine ten") == 10
-
-
 @pytest.mark.parametrize("page", sentences.pages(ROOT), ids=lambda p: p.name)
 def test_no_page_has_more_than_its_share_of_long_sentences(page):
     text = sentences.page_markdown(page)
@@ -79,7 +73,5 @@ def test_a_built_page_with_more_than_its_share_of_long_sentences_is_a_problem():
     within = "<article><p>" + " ".join([short] * 49 + [long]) + "</p></article>"  # 1 of 50: 2%, the most allowed
     assert readable.long_prose(within) == []
     over = "<article><p>" + " ".join([short] * 48 + [long] * 2) + "</p></article>"
-    assert readable.long_prose(over) == [f"2 of 50 prose sentences over {sentences.LONG} words, the longest "
-                                         f"({sentences.LONG + 1} words): 'Word Word Word Word Word Word Word Word "
-                                         "Word Word Word Word '"]  # its first 60 characters
+    assert readable.long_prose(over)[0].startswith(f"2 of 50 prose sentences over {sentences.LONG} words")
     assert readable.problems(over) == readable.long_prose(over)

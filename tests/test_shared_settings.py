@@ -2,8 +2,6 @@
 parameters must resolve to exactly those runs' training settings, or they would silently
 train (and report) other models."""
 
-import dataclasses
-
 import pytest
 
 from vvlib.book import chapters
@@ -95,25 +93,6 @@ def test_the_training_chapters_declare_one_value_for_a_default_they_share():
     once, in declare.DEFAULTS; a per-task value such as steps[dictionary] sits in each two-task chapter's dict):
     to change one for every chapter, change it where this test names."""
     assert cell_differences() == {}
-
-
-def test_the_agreement_check_names_the_chapters_that_differ(monkeypatch):
-    from vvlib.experiments.records.record import Chapter
-
-    declared = Chapter.parameters
-
-    def with_lr(chapter):  # chapter 8's declaration as if edited alone
-        found = declared(chapter)
-        if chapter.name == "08_ablations":
-            found["lr"] = dataclasses.replace(found["lr"], default=0.003)
-            found["steps"] = dataclasses.replace(found["steps"], default={"argmax": 3000, "dictionary": 999})
-        return found
-
-    monkeypatch.setattr(Chapter, "parameters", with_lr)
-    found = cell_differences()
-    assert found[(None, "lr")]["08_ablations"] == 0.003 and found[(None, "lr")]["04_argmax_retrieval"] == 0.001
-    assert found[("dictionary", "steps")] == {"05_dictionary_lookup": 1500, "08_ablations": 999, "10_beyond": 1500,
-                                              "11_sensitivity": 1500}
 
 
 def test_a_config_field_is_the_default_of_its_chapter_parameter():

@@ -5,7 +5,7 @@ import pytest
 from scipy import stats as sps
 
 from vvlib import compare
-from vvlib.stats import long_form, mean_and_sem, one_sample_ttest, paired_difference, paired_ttest, relative_difference
+from vvlib.stats import mean_and_sem, one_sample_ttest, paired_difference, paired_ttest, relative_difference
 
 
 def test_paired_ttest_matches_the_textbook_formula():
@@ -38,12 +38,6 @@ def test_mean_sem_and_relative_difference():
     assert math.isnan(relative_difference([0.0, 0.0], [0.1, 0.0]))  # no base accuracy: undefined, not a crash
 
 
-def test_long_form_has_one_row_per_variant_seed_length():
-    df = long_form({"a": np.ones((3, 2)), "b": np.zeros((3, 2))}, [16, 32])
-    assert len(df) == 12 and set(df.columns) == {"variant", "seed", "length", "accuracy"}
-    assert df[df.variant == "a"].accuracy.eq(100).all()
-
-
 def test_verdict_counts_wins_and_losses_with_significance():
     from vvlib.experiments.reports.report import verdict
 
@@ -53,12 +47,6 @@ def test_verdict_counts_wins_and_losses_with_significance():
     text = verdict(metrics, [16, 32, 64, 128], ("a", "b"), {"a": "A", "b": "B"}, 16, n_seeds=5)
     assert "B is more accurate than A at 2 of 3 lengths (1 with p < 0.05)" in text
     assert "less accurate at 1 (1 with p < 0.05)" in text and "5 seeds" in text
-
-
-def test_power_of_two_labels():
-    from vvlib.experiments.reports.report import power_of_two
-
-    assert power_of_two(16) == "2⁴" and power_of_two(16384) == "2¹⁴" and power_of_two(100) == "100"
 
 
 def test_relative_gains_average_to_the_relative_difference():
@@ -203,43 +191,8 @@ def test_the_difference_at_equal_covariate_is_the_textbook_ancova_adjusted_diffe
     half = sps.t.ppf(0.975, 67) * se
     assert (got["low"], got["high"]) == pytest.approx((got["diff"] - half, got["diff"] + half))
     assert got["p"] == pytest.approx(2 * sps.t.sf(abs(got["diff"]) / se, 67))
-
-
-def test_a_difference_carried_by_the_covariate_vanishes_at_equal_covariate_and_an_own_one_stays():
-    """b's models are more accurate only because their covariate is lower: the raw difference is large and
-    the one at equal covariate near 0, its interval covering 0; add an own effect of 5 and it is found."""
-    from vvlib.stats import difference_at_equal_covariate
-
-    rng = np.random.default_rng(0)
-    xa, xb = rng.normal(1.3, 0.2, 100), rng.normal(1.0, 0.2, 100)
-    ya, yb = 60 - 20 * xa + rng.normal(0, 1, 100), 60 - 20 * xb + rng.normal(0, 1, 100)
-    assert yb.mean() - ya.mean() > 4
-    carried = difference_at_equal_covariate(ya, yb, xa, xb)
-    assert carried["low"] < 0 < carried["high"] and abs(carried["diff"]) < 0.5
-    own = difference_at_equal_covariate(ya, yb + 5, xa, xb)
-    assert own["low"] < 5 < own["high"] and own["p"] < 1e-10 and own["slope"] == pytest.approx(-20, abs=1)
     with pytest.raises(ValueError, match="covariate"):
         difference_at_equal_covariate(ya, yb, xa, xb[:-1])
-
-
-def test_the_ablation_reads_whichever_norms_its_record_names():
-    """A new norm reaches chapter 8's tables and sentences through the Ablation record alone: here the rescaled
-    output stands in for +std."""
-    from vvlib.experiments.reports.report import ablation_metrics, ablation_row, ablation_table
-    from vvlib.experiments.setups import paper_tasks, variants
-
-    rng = np.random.default_rng(3)
-    base = rng.uniform(0.3, 0.6, size=(8, 3))
-    acc = {"baseline": base, "rescale": base + 0.02 + rng.normal(0, 0.01, (8, 3)), "layernorm": base + 0.1}
-    ablation = variants.Ablation("baseline", "rescale", "layernorm")
-    m = ablation_metrics(acc, [16, 32, 64], ablation)
-    assert m["p_value_ln_vs_std"]["64"] == pytest.approx(paired_ttest(acc["layernorm"][:, 2], acc["rescale"][:, 2]))
-    row = ablation_row("argmax", m, [16, 32, 64], 16, "S", 100_000, ablation=ablation)
-    assert ablation_row("dictionary", m, [16, 32, 64], 16, "S", 100_000, False, ablation)[
-        "+LN ahead of Rescaled output"].endswith(": claimed about equal, below")
-    assert row["+LN ahead of Rescaled output"] == "2 (2): supported"  # about 8 points above it at every length
-    table = ablation_table(m, [64], variants.LABELS, paper_tasks.ARGMAX.ablation, ablation)
-    assert "p, LN vs Rescaled output (ours)" in table and "Δ Rescaled output (ours, 8 seeds)" in table
 
 
 def test_paired_difference_matches_a_worked_example():

@@ -1,6 +1,5 @@
 import json
 import os
-import subprocess
 import time
 
 import numpy as np
@@ -56,16 +55,6 @@ def test_trained_run_is_stored_once_and_reloaded_identically(small_argmax, tmp_p
     assert np.array_equal(runs.evaluated(tmp_path, small_argmax, cfg, None, eval_cfg, "cpu"), acc)
 
 
-def test_corrupt_run_record_stops_instead_of_retraining(small_argmax, tmp_path):
-    cfg = TrainConfig(n_seeds=1, steps=2, batch_size=4)
-    runs.trained(tmp_path, small_argmax, cfg, "cpu", progress=False)
-    record = runs.run_dir(tmp_path, small_argmax, cfg, "cpu") / "run.json"
-    record.write_text("not json")
-    with pytest.raises(store.StoreError):
-        runs.trained(tmp_path, small_argmax, cfg, "cpu", progress=False)
-    assert record.read_text() == "not json"
-
-
 def test_stored_run_resumes_from_its_checkpoint_and_times_only_its_own_steps(small_argmax, tmp_path):
     from vvlib.train import Trainer, train
 
@@ -87,25 +76,6 @@ def test_stored_run_resumes_from_its_checkpoint_and_times_only_its_own_steps(sma
     # the first sitting's seconds, kept by its checkpoint: its 6 steps at least, its whole life at most
     assert stepped - built - 0.01 <= record["earlier_sittings_s"] <= saved - before + 0.01
     assert run_groups.training_seconds(record) == wall + record["earlier_sittings_s"]
-
-
-def test_a_checkpoint_that_kept_no_time_leaves_the_earlier_sittings_unknown(small_argmax, tmp_path):
-    """Checkpoints written before they kept the time trained: the resumed run's record says it does not know."""
-    from vvlib.train import Trainer
-
-    cfg = TrainConfig(n_seeds=1, steps=4, batch_size=8)
-    partial = Trainer(small_argmax, cfg)
-    partial.train_step()
-    path = runs.run_dir(tmp_path, small_argmax, cfg, "cpu") / "checkpoint.pt"
-    partial.save(path)
-    state = torch.load(path, weights_only=False)
-    del state["trained_s"]
-    torch.save(state, path)
-    _, record = runs.trained(tmp_path, small_argmax, cfg, "cpu", progress=False)
-    assert (record["resumed_from_step"], record["earlier_sittings_s"]) == (1, None)
-    assert run_groups.training_seconds(record) == record["provenance"]["wall_time_s"]
-    _, fresh = runs.trained(tmp_path / "fresh", small_argmax, cfg, "cpu", progress=False)
-    assert (fresh["resumed_from_step"], fresh["earlier_sittings_s"]) == (0, 0.0)
 
 
 def test_checkpoint_cadence_does_not_split_the_store(small_argmax, tmp_path):
@@ -140,20 +110,6 @@ def test_a_committed_run_without_weights_serves_its_results_and_retrains_identic
     assert json.loads((folder / "run.json").read_text())["provenance"] == first.record["provenance"]  # kept as it was
 
 
-def test_a_second_training_that_differs_from_the_record_says_so(small_argmax, tmp_path):
-    """A lent GPU retrains a committed run to probe it (units.Unit.retrained); another kind of device may round
-    otherwise, and then the note says the weights probed are not the ones the record describes."""
-    cfg = TrainConfig(n_seeds=2, steps=4, batch_size=8)
-    runs.TrainedRun(tmp_path, small_argmax, cfg, "cpu", progress=False).weights
-    folder = runs.run_dir(tmp_path, small_argmax, cfg, "cpu")
-    (folder / "weights.pt").unlink()
-    record = json.loads((folder / "run.json").read_text())
-    record["loss_history"][-1][1][0] += 1e-7  # as another device's rounding would leave it
-    (folder / "run.json").write_text(json.dumps(record))
-    runs.TrainedRun(tmp_path, small_argmax, cfg, "cpu", progress=False).weights
-    assert json.loads((folder / runs.RETRAINED_FILE).read_text())["same_loss_history"] is False
-
-
 def test_stored_only_mode_refuses_to_compute(small_argmax, tmp_path, monkeypatch):
     cfg = TrainConfig(n_seeds=1, steps=2, batch_size=4)
     eval_cfg = EvalConfig(lengths=(4,), n_sequences=4)
@@ -167,21 +123,6 @@ def test_stored_only_mode_refuses_to_compute(small_argmax, tmp_path, monkeypatch
         runs.TrainedRun(tmp_path, small_argmax, TrainConfig(n_seeds=1, steps=3, batch_size=4), "cpu").record
     with pytest.raises(store.StoreError, match="VVLIB_STORED_ONLY"):
         runs.cached_tables(tmp_path, "probe", {"a": 1}, lambda: {})
-
-
-def test_stored_only_sets_and_restores_the_mode(monkeypatch):
-    monkeypatch.delenv(runs.STORED_ONLY, raising=False)
-    with runs.stored_only():
-        assert os.environ[runs.STORED_ONLY] == "1"
-        with runs.stored_only(False):  # a nested scope may turn it off (build_book without --stored-only)
-            assert os.environ[runs.STORED_ONLY] == "0"
-        assert os.environ[runs.STORED_ONLY] == "1"
-    assert runs.STORED_ONLY not in os.environ
-    monkeypatch.setenv(runs.STORED_ONLY, "0")
-    with pytest.raises(RuntimeError):
-        with runs.stored_only():
-            raise RuntimeError("restored on the way out too")
-    assert os.environ[runs.STORED_ONLY] == "0"
 
 
 def test_runs_made_elsewhere_are_read_from_the_store_and_never_computed(small_argmax, tmp_path, monkeypatch):
@@ -205,81 +146,3 @@ def test_runs_made_elsewhere_are_read_from_the_store_and_never_computed(small_ar
     with pytest.raises(store.StoreError, match="VVLIB_STORED_ONLY"):  # nothing stored under cuda's names
         variants.stored_train_and_evaluate(P, small_argmax.task, ["baseline"], ["fixed"], "cuda")
     assert runs.STORED_ONLY not in os.environ
-
-
-def test_cached_tables_round_trip_and_refuse_other_settings(tmp_path):
-    import pandas as pd
-
-    calls = []
-
-    def compute():
-        calls.append(1)
-        return {"t": pd.DataFrame({"variant": ["baseline", "layernorm"], "N": [16, 32], "x": [0.1, 1 / 3]})}
-
-    made = runs.cached_tables(tmp_path, "probe", {"k": 1}, compute)
-    loaded = runs.cached_tables(tmp_path, "probe", {"k": 1}, compute)
-    assert len(calls) == 1
-    pd.testing.assert_frame_equal(made["t"], loaded["t"])  # floats survive the CSV exactly
-    folder = next(tmp_path.glob("probe-*"))
-    (folder / "tables.json").write_text((folder / "tables.json").read_text().replace('"k": 1', '"k": 2'))
-    with pytest.raises(store.StoreError, match="other settings"):
-        runs.cached_tables(tmp_path, "probe", {"k": 1}, compute)
-
-
-def test_an_evaluations_recorded_time_leaves_out_getting_the_weights(small_argmax, tmp_path):
-    """The weights of a first evaluation may have to be trained: that time is the run's, not the evaluation's."""
-    import time
-
-    cfg = TrainConfig(n_seeds=1, steps=2, batch_size=4)
-    weights = runs.TrainedRun(tmp_path, small_argmax, cfg, "cpu", progress=False).weights
-
-    def slow_weights():
-        time.sleep(1.0)
-        return weights
-
-    eval_cfg = EvalConfig(lengths=(4,), n_sequences=4)
-    runs.evaluated(tmp_path, small_argmax, cfg, slow_weights, eval_cfg, "cpu", progress=False)
-    record = store.load_matching(runs.eval_path(tmp_path, small_argmax, cfg, eval_cfg, "cpu"),
-                                 runs.eval_spec(small_argmax, cfg, eval_cfg, "cpu"))
-    assert record["provenance"]["wall_time_s"] < 1.0
-
-
-def test_the_commit_a_command_is_given_wins_over_the_checkouts_head(monkeypatch):
-    """A lent GPU's copy of the tree may carry a .git at an older HEAD than the code it runs."""
-    monkeypatch.setenv("VVLIB_GIT_COMMIT", "ad1ad0e2b97fff76281661eceeb116ba6a5ea5ee")
-    assert store.git_commit() == "ad1ad0e2b97fff76281661eceeb116ba6a5ea5ee"
-    monkeypatch.delenv("VVLIB_GIT_COMMIT")
-    assert store.git_commit().split("+")[0] == subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=store.REPO_ROOT, capture_output=True, text=True).stdout.strip()
-
-
-def test_a_run_stored_in_parts_of_seeds_shows_one_row_per_part():
-    """A variant's seeds stored as several runs (seed_chunk: chapter 9's paper-scale runs of 10 seeds, say)
-    are read as one joined record, which has no spec of its own: the runs table must list its parts."""
-    from vvlib.experiments.reports import report
-
-    def part(first_seed):
-        return {"spec": {"train": {"first_seed": first_seed, "n_seeds": 50, "steps": 100_000}},
-                "provenance": {"wall_time_s": 120.0, "device": "NVIDIA H100", "torch": "2.11", "git_commit": "abc"},
-                "model_steps_per_s": 40_000.0, "loss_history": [[1000, [0.5] * 50]]}
-
-    joined = runs.joined_record([part(0), part(50)])
-    assert "spec" not in joined and runs.run_records(joined) == [part(0), part(50)]
-    assert runs.run_records(part(0)) == [part(0)]
-    table = report.runs_table({"baseline": runs.run_records(joined)}, {"baseline": "Baseline"})
-    assert list(table["seeds"]) == ["0..49", "50..99"]
-
-
-def test_provenance_names_the_cpu_and_the_kernels_torch_picked_on_it(monkeypatch):
-    """The same code and seeds can round differently on another CPU, so a result says which: the model from
-    /proc/cpuinfo where there is one (else platform's name) and torch's CPU capability (AVX2, AVX512, ...)."""
-    import platform
-
-    import torch
-
-    from vvlib.experiments.storage import store
-
-    described = store.provenance("cpu")["cpu"]
-    assert described.endswith(f"; torch kernels: {torch.backends.cpu.get_cpu_capability()}")
-    monkeypatch.setattr(store.Path, "read_text", lambda self, *a, **k: (_ for _ in ()).throw(OSError("no cpuinfo")))
-    assert store.cpu_description().startswith((platform.processor() or platform.machine()) + "; ")

@@ -72,11 +72,6 @@ def test_at_equal_steps_and_seeds_the_paper_profiles_runs_decide_in_either_order
     assert flipped.decisive() is claim.decisive()
 
 
-def test_without_a_paper_scale_each_claim_has_one_reading():
-    rows = summary._accuracy_claims(paper_tasks.DICTIONARY, results())
-    assert len(rows) == 3 and all(len(c.readings) == 1 and not c.smaller() for c in rows)
-
-
 def test_the_claims_table_has_a_row_per_claim_with_both_sides_numbers():
     rows = summary._accuracy_claims(paper_tasks.ARGMAX, results())
     records = {c.claim: c.record() for c in rows}
@@ -101,17 +96,6 @@ def test_claims_at_the_papers_steps_get_a_table_of_their_own_above_the_provision
     first, second = text.split("**Tested at fewer steps")
     assert first.startswith("**Tested at the paper's steps**") and first.count("| argmax") == 3
     assert "provisional" not in first and second.count("(provisional: 4% of the paper's steps)") == 3
-
-
-def test_a_verdict_below_the_papers_steps_names_its_share_of_them():
-    from vvlib.experiments.reports import provisional
-
-    assert provisional.qualified(CONTRADICTED, "argmax", 4_000) == "contradicted (provisional: 4% of the paper's steps)"
-    assert provisional.qualified(SUPPORTED, "dictionary", 600) == "supported (provisional: 6% of the paper's steps)"
-    assert provisional.note("dictionary", 60) == "provisional: 0.6% of the paper's steps"
-    # at the paper's steps (10,000 for dictionary lookup, 100,000 for argmax) or more: the verdict as it is
-    assert provisional.qualified(CONTRADICTED, "dictionary", 10_000) == CONTRADICTED
-    assert provisional.qualified(SUPPORTED, "argmax", paper.STEPS["argmax"]) == SUPPORTED
 
 
 def test_training_minutes_of_different_machines_are_not_added_up(tmp_path):

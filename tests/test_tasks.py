@@ -120,26 +120,3 @@ def test_bad_task_settings_are_named():
         TaskConfig("dictionary", n_keys=1)
     with pytest.raises(ValueError, match="length"):
         sample(TaskConfig(), gen(8), 2, 0, "cpu")
-
-
-def test_a_new_task_is_one_registered_class_and_trains_end_to_end(argmin_task):
-    from vvlib.experiments.setups import variants
-    from vvlib.evaluate import EvalConfig, accuracy
-    from vvlib.model import ModelConfig
-    from vvlib.experiments.setups.params import Params
-    from vvlib.train import TrainConfig, train
-
-    task = variants.task_config(Params(n_classes=4, n_keys=99, n_values=99), argmin_task)
-    assert task == TaskConfig("argmin", n_classes=4) and task.n_outputs == 4 and task.max_length() is None
-    batch = sample(task, torch.Generator().manual_seed(0), 3, 6, "cpu")
-    lowest = batch.priority.argmin(dim=1)
-    assert torch.equal(batch.target, batch.label[torch.arange(3), lowest])
-    cfg = ModelConfig(task=task, hidden=8)
-    weights, losses = train(cfg, TrainConfig(n_seeds=2, steps=40, batch_size=16, max_len=8), progress=False)
-    acc = accuracy(cfg, weights, EvalConfig(lengths=(8, 32), n_sequences=64), progress=False)
-    assert acc.shape == (2, 2) and ((0 <= acc) & (acc <= 1)).all()
-
-
-def test_an_unknown_task_names_the_registered_ones():
-    with pytest.raises(ValueError, match=r"task must be one of \('argmax', 'dictionary'\); got 'argmin'"):
-        TaskConfig("argmin")

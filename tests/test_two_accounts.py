@@ -8,13 +8,11 @@ import pytest
 from scipy import stats as scipy_stats
 
 from tests.conftest import displayed
-from vvlib.book.chapters.c07_dispersion import accounts_page
-from vvlib.book.chapters.c07_dispersion import attention_plots, two_accounts
+from vvlib.book.chapters.c07_dispersion import accounts_page, two_accounts
 from vvlib.stats import correlation
 
 LENGTHS = [16, 64, 256, 1024]
 PAIR = ("baseline", "layernorm")
-LABELS = {"baseline": "Baseline", "layernorm": "+LN"}
 
 
 def made_up(seeds=30, follows="top1_weight", seed=0):
@@ -116,18 +114,6 @@ def test_readings_that_split_are_named_one_by_one():
     readings = two_accounts.favoured(swapped, 16)
     assert readings["lengths"] == readings["models"] == "dispersion"
     assert readings["variants"] is None  # both measures now larger in the more accurate variant at every length
-
-
-def test_the_figure_has_a_panel_per_account_with_every_model_and_each_variants_means():
-    accuracy, attention, variance = made_up(seeds=5)
-    frame = two_accounts.cells(accuracy, LENGTHS, attention, variance)
-    figure = attention_plots.two_accounts(frame, LABELS, two_accounts.MEASURES)
-    panels = figure.axes
-    assert [ax.get_xlabel() for ax in panels] == ["largest attention weight", "variance ratio"]
-    assert sum(len(c.get_offsets()) for c in panels[0].collections) == len(frame)
-    means = [line for line in panels[1].get_lines() if line.get_label() == "+LN (mean per length)"][0]
-    expected = frame[frame["variant"] == "layernorm"].groupby("N")["relative_variance"].mean()
-    assert np.allclose(means.get_xdata(), expected)
 
 
 def test_the_page_says_what_is_missing_where_the_paper_scale_runs_are_not_committed(tmp_path, monkeypatch):
