@@ -63,45 +63,6 @@ def test_rates_are_measured_per_kind_and_device_and_an_evaluation_that_trained_i
     assert set(units.measured_rates([tmp_path], "cpu")) == {"argmax training"}
 
 
-def test_a_probe_part_that_says_its_size_is_timed_without_the_training_it_waited_for(tmp_path):
-    """Probes are timed from their parts' tables.json (size: items probed), per task and device; a part
-    without a size (stored before parts said it) or of another device is not."""
-    from vvlib.experiments.storage import store
-
-    train = {"device_type": "cuda", "model": {"task": {"name": "argmax"}},
-             "train": {"n_seeds": 10, "steps": 1000, "max_len": 16}}
-    probe = {"kind": "probe", "runs": {"baseline": train}, "eval": {}, "choices": {}}
-    write_record(tmp_path / f"train-{store.spec_hash(train)}", "run.json", train, 5.0, written_at=5)
-    # started at 0, before the run was trained: 5 s of it were the training it waited for
-    write_record(tmp_path / "probe-distribution-a", "tables.json", probe, 9.0, written_at=9, size=2000)
-    write_record(tmp_path / "probe-dispersion-b", "tables.json", probe, 1.0, written_at=30)  # no size: not timed
-    other = {**probe, "runs": {"baseline": {**train, "device_type": "cpu"}}}
-    write_record(tmp_path / "probe-slopes-c", "tables.json", other, 1.0, written_at=40, size=10)
-    assert units.measured_rates([tmp_path], "cuda")["argmax probing"] == pytest.approx(2000 / (9.0 - 5.0))
-    assert units.measured_rates([tmp_path], "cpu") == {"argmax probing": pytest.approx(10 / 1.0)}
-
-
-def test_runs_on_the_counter_stream_are_timed_apart_and_estimated_from_the_generators_until_timed(tmp_path):
-    """A record that leaves its draws unsaid drew from the generators (train_config.LATER_DEFAULTS): the two
-    sources of data are timed apart, and a counter-stream kind without a record of its own takes the
-    generators' speed of the same runs, marked estimated."""
-    train = {"device_type": "cuda", "model": {"task": {"name": "argmax"}},
-             "train": {"n_seeds": 10, "steps": 1000, "max_len": 16}}
-    write_record(tmp_path / "run1", "run.json", train, 5.0)
-    counter = {**train, "train": {**train["train"], "draws": "counter"}}
-    write_record(tmp_path / "run2", "run.json", counter, 2.0)
-    rates = units.measured_rates([tmp_path], "cuda")
-    assert rates == {"argmax training": pytest.approx(2000.0),
-                     "argmax training (counter stream)": pytest.approx(5000.0)}
-    kinds = ["argmax training (counter stream) to length 256", "dictionary training (counter stream)",
-             "argmax evaluation"]
-    measured = {"argmax training to length 256": 300.0, "argmax evaluation": 1e6}
-    completed, estimated = units.with_other_stream(measured, kinds)
-    assert completed["argmax training (counter stream) to length 256"] == 300.0
-    assert estimated == ["argmax training (counter stream) to length 256"]  # dictionary: nothing to estimate from
-    assert "dictionary training (counter stream)" not in completed
-
-
 def test_a_run_stored_without_its_weights_is_estimated_as_trained_again_while_a_job_still_reads_it(tmp_path):
     """A lent GPU brings back run.json, never weights.pt: a unit cut short after training resumes on a
     fresh machine by training the run again before its evaluation, and its estimate says so."""
@@ -241,15 +202,6 @@ def test_the_queue_command_exits_1_when_a_unit_failed(tmp_path, monkeypatch):
     assert main(["paper", "--chapters", "08", "--for-minutes", "5", "-p", "store_dir", str(tmp_path)]) == 0
 
 
-def test_a_resumed_run_is_timed_by_the_steps_it_ran_after_its_checkpoint(tmp_path):
-    """A paused unit's run, resumed by the next command, records the wall time of the steps after its
-    checkpoint only (resumed_from_step): its rate counts those steps."""
-    train = {"device_type": "cuda", "model": {"task": {"name": "argmax"}},
-             "train": {"n_seeds": 10, "steps": 1000, "max_len": 16}}
-    write_record(tmp_path / "run1", "run.json", train, 2.0, resumed_from_step=600)
-    assert units.measured_rates([tmp_path], "cuda")["argmax training"] == pytest.approx(10 * 400 / 2.0)
-
-
 def test_a_unit_that_fits_only_with_the_next_command_is_paused_at_the_deadline_and_resumed_first_by_it(
         tmp_path, monkeypatch):
     """--then-minutes: the first command starts a unit that needs the next command's minutes too; its training
@@ -357,44 +309,6 @@ def test_the_gpu_checks_short_runs_time_the_training_no_unit_has_timed_with_the_
     (tmp_path / "broken.json").write_text("{")
     assert units.check_rates([tmp_path / "broken.json", paths[2]], "fused") == {
         "argmax training (counter stream) to length 256": 3.0}
-
-
-def test_a_check_row_at_the_seeds_the_runs_hold_outranks_newer_rows_at_other_seeds_a_trial_included(tmp_path):
-    """A model-step is cheaper in a run of more seeds, so the rate a kind's units run at is the one timed at their
-    seeds: a trial at those seeds (how a check times a new seed_chunk) beats the same check's row at the old
-    chunk and a newer check's row at other seeds; a trial at other seeds never counts; without the runs' seeds,
-    the newest row that is not a trial."""
-    curriculum = lambda seeds, speed, trial=False: {"task": "argmax", "draws": "counter", "n_seeds": seeds,
-                                                    "max_len": 256, "model_steps_per_s": speed,
-                                                    **({"trial": f"{seeds} seeds a run"} if trial else {})}
-    (tmp_path / "old").mkdir(), (tmp_path / "new").mkdir()
-    older = write_check(tmp_path / "old", "curriculum", "2026-11-27T05:00:00+00:00",
-                        [curriculum(10, 4_918.0), curriculum(20, 8_163.0, trial=True)])
-    newer = write_check(tmp_path / "new", "curriculum", "2026-11-28T05:00:00+00:00",
-                        [curriculum(10, 5_000.0), curriculum(40, 12_000.0, trial=True)])
-    kind = "argmax training (counter stream) to length 256"
-    assert units.check_rates([older, newer], "fused", {kind: 20}) == {kind: 8_163.0}
-    assert units.check_rates([older, newer], "fused", {kind: 40}) == {kind: 12_000.0}
-    assert units.check_rates([older, newer], "fused", {kind: 30}) == {kind: 5_000.0}  # none at 30: the newest
-    assert units.check_rates([older, newer], "fused") == {kind: 5_000.0}
-
-
-def test_on_a_gpu_a_units_records_outrank_the_check_and_the_check_outranks_every_other_estimate():
-    """At the committed figures: a kind of training the queue's units have timed on a GPU (dictionary lookup's
-    and argmax retrieval's counter-stream runs) takes their rate; one they have not (chapter 10's deep model)
-    the GPU check's real loop, marked estimated."""
-    from vvlib import philox
-
-    checked = units.check_rates(paper_run.check_files(), philox.implementation())
-    stores = [paper_run.REPO_ROOT / "results" / "paper", paper_run.REPO_ROOT / "results" / "book"]
-    measured = units.measured_rates(stores, "cuda")
-    timed = ["dictionary training (counter stream)", "argmax training (counter stream)"]
-    deep = "argmax training (counter stream), 2 layers x 4 heads"
-    assert all(kind in measured and kind in checked for kind in timed)
-    assert deep in checked and deep not in measured  # no deep unit committed yet
-    device, rates, estimated = paper_run.unit_rates({}, "cuda", [*timed, deep])
-    assert all(rates[kind] == measured[kind] and kind not in estimated for kind in timed)
-    assert rates[deep] == checked[deep] and deep in estimated
 
 
 def test_a_model_of_more_layers_and_heads_is_timed_apart_and_estimated_by_the_other_devices_ratio(tmp_path):
