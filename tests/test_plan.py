@@ -8,7 +8,6 @@ import sys
 import pytest
 import torch
 
-from vvlib.book import paper_scale
 from vvlib.book import paper_run
 from vvlib.book.runner import resolved
 from vvlib.experiments.chapters.scales import BOOK_STORE, PAPER_SCALE_STORE
@@ -210,24 +209,3 @@ def test_the_plan_lists_chapter_5_then_chapter_11_and_shares_chapter_5s_runs_wit
     assert len(own) == 4 and own <= {job.path for unit in cut[:2] for job in unit.jobs}
 
 
-def test_a_page_reads_the_counter_streams_paper_runs_where_committed_else_the_earlier_ones(monkeypatch):
-    from vvlib.experiments.storage.store import StoreError
-
-    paper = REPO_ROOT / "results" / "paper"
-    draws, P, _, records = paper_scale.latest_accuracy_runs("05_dictionary_lookup", "dictionary", paper)
-    assert draws == "counter" and P.draws == "counter"  # the GPU queue's first units (2026-11-26)
-    assert {r["spec"]["train"]["draws"] for r in records.values()} == {"counter"}
-    draws, P, _, records = paper_scale.latest_accuracy_runs("04_argmax_retrieval", "argmax", paper)
-    assert draws == "counter" and P.draws == "counter"  # units 15-16 (2026-11-27 and 28)
-    # where the counter stream's runs are not committed, the earlier runs are read
-    stored = paper_scale.accuracy_runs
-
-    def earlier_only(name, task, store_dir, draws):
-        if draws == "counter":
-            raise StoreError("not stored")
-        return stored(name, task, store_dir, draws)
-
-    monkeypatch.setattr(paper_scale, "accuracy_runs", earlier_only)
-    draws, P, _, records = paper_scale.latest_accuracy_runs("04_argmax_retrieval", "argmax", paper)
-    assert draws == "generators" and P.draws == "generators"
-    assert {r["provenance"]["device"] for r in records.values()} == {"NVIDIA H100 80GB HBM3"}
