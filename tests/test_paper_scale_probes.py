@@ -31,11 +31,10 @@ def test_the_paper_scale_probe_is_read_only_once_every_part_is_committed(tmp_pat
         assert [r["provenance"]["device"] for r in runs.run_records(records[variant])] == [GPU]
 
 
-def test_chapter_6_may_read_the_baselines_part_alone_and_then_claims_only_the_drift(tmp_path):
+def test_chapter_6_may_read_the_baselines_part_alone_and_tests_its_drift(tmp_path):
     """By default (the record's paper_scale_needs: the Baseline) the Baseline's committed part is read while +LN's
-    waits (and not while the Baseline's does): Figure 3's metrics then hold its drift, not the paired ratio, and
-    the summary claims the drift at that scale but not +LN's variance; drift_table gives the drift's mean and
-    one-sample t interval."""
+    waits (and not while the Baseline's does): Figure 3's metrics then hold its drift, not the paired ratio;
+    drift_table gives the drift's mean and one-sample t interval, drift_evidence its t-tests."""
     from vvlib.experiments.reports import answers
 
     frame = made_up_probe_store(tmp_path, "06_distribution_shift", variants_probed=("baseline",))
@@ -54,15 +53,6 @@ def test_chapter_6_may_read_the_baselines_part_alone_and_then_claims_only_the_dr
     drifted = [abs(frame[frame.N == n]["mean_drift"].mean()) > 0 for n in beyond]
     assert (evidence.lengths, evidence.ahead, evidence.ahead_significant, evidence.behind) == (
         len(beyond), sum(drifted), sum(d and q < 0.05 for d, q in zip(drifted, p)), 0)
-    shift, dispersion = figure_metrics(ln_is_better=False)
-    results = {"06_distribution_shift": probing_results("06_distribution_shift", shift,
-                                                        probed.at_paper_scale(metrics, P)),
-               "07_dispersion": probing_results("07_dispersion", dispersion, None),
-               "04_argmax_retrieval": argmax_results("counter")}
-    claims = {c.claim: c for c in summary._figure_claims(results)}
-    assert [r.profile for r in claims[probed.DRIFT_CLAIM].readings] == ["default", "paper"]
-    assert len(claims["+LN keeps more of the global variance of the readout's input"].readings) == 1
-    assert "where +LN keeps more global variance, it is more accurate" not in claims  # +LN's probe not in
 
 
 def test_figure_3s_metrics_are_means_over_seeds_and_paired_tests_of_the_joined_table(tmp_path):

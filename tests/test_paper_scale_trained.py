@@ -9,7 +9,7 @@ import numpy as np
 
 from tests.paper_records import GPU, made_up_runs
 from vvlib.book import paper_scale
-from vvlib.compare import CONTRADICTED, SUPPORTED
+from vvlib.compare import SUPPORTED
 from vvlib.experiments.reports import summary
 from vvlib.experiments.setups import variants
 from vvlib.experiments.storage import runs
@@ -28,27 +28,6 @@ def test_a_task_is_read_at_the_papers_scale_once_every_one_of_its_runs_is_commit
     model_cfg = variants.model_config(P_argmax, variants.task_config(P_argmax, "argmax"), "standardize")
     runs.eval_path(tmp_path, model_cfg, last, variants.eval_config(P_argmax), "cuda").unlink()
     assert list(paper_scale.trained("08_ablations", tmp_path)[1]) == ["dictionary"]
-
-
-def test_chapter_8_reads_a_task_once_its_baseline_and_std_are_in_and_ln_beside_them_where_it_is(tmp_path):
-    """Chapter 8 needs only the Baseline and +std for a task (its record's paper_scale_needs): argmax retrieval's
-    +LN (chapter 4's unit) still in the queue leaves the task in, with the two.  Asked to need all three, it
-    leaves the task out while +LN waits."""
-    made = made_up_runs(tmp_path, "08_ablations", tasks=["argmax"])
-    P = paper_scale.trained("08_ablations", tmp_path)[0]
-    P_argmax = variants.task_params(P, "argmax")
-    (run,) = variants.train_configs(P_argmax)
-    model_cfg = variants.model_config(P_argmax, variants.task_config(P_argmax, "argmax"), "layernorm")
-    ln_eval = runs.eval_path(tmp_path, model_cfg, run, variants.eval_config(P_argmax), "cuda")
-    ln_eval.unlink()
-    assert paper_scale.trained("08_ablations", tmp_path, ["baseline", "standardize", "layernorm"])[1] == {}
-    _, found = paper_scale.trained("08_ablations", tmp_path)
-    P_task, accuracy, records = found["argmax"]
-    assert list(accuracy) == list(records) == ["baseline", "standardize"]
-    assert all(np.array_equal(accuracy[v], made["argmax", v]) for v in accuracy)
-    run_cfg = variants.model_config(P_argmax, variants.task_config(P_argmax, "argmax"), "standardize")
-    runs.eval_path(tmp_path, run_cfg, run, variants.eval_config(P_argmax), "cuda").unlink()
-    assert paper_scale.trained("08_ablations", tmp_path)[1] == {}  # +std is needed
 
 
 def test_chapter_9s_tasks_are_read_from_their_runs_of_a_few_seeds_joined(tmp_path):
@@ -96,33 +75,6 @@ def test_the_ablation_claims_rest_on_the_papers_scale_for_the_tasks_committed():
     assert claims["dictionary: +std is more accurate than the Baseline"].verdict() == SUPPORTED
     assert len(claims["argmax: +std is more accurate than the Baseline"].readings) == 1  # not committed
     assert [len(c.readings) for c in summary._ablation_claims(ablation_results(None))] == [1, 1, 1]
-
-
-def test_the_longer_training_claim_rests_on_the_chapters_longer_runs_until_the_papers_scale_is_committed():
-    """Chapter 9's longer training (more steps, fewer seeds) decides over its main runs; the paper's scale over both."""
-    lengths = ["16", "256", "16384"]
-
-    def accuracy(ln):
-        return {"baseline": {n: 50.0 for n in lengths}, "layernorm": {n: ln for n in lengths}}
-
-    longer = {"chapter": "09_longer_training",
-              "parameters": {"eval_lengths": [16, 256, 16384], "max_len": 256, "n_seeds": 20, "profile": "book",
-                             "steps": {"argmax": 1000, "dictionary": 600}},
-              "metrics": {"accuracy": {"dictionary": accuracy(45.0)}, "p_value": {"dictionary": {n: 1e-6 for n in lengths}},
-                          "long": {"dictionary": {"accuracy": accuracy(55.0), "p_value": {n: 1e-3 for n in lengths},
-                                                  "n_seeds": 4, "steps": 10_000}}},
-              "provenance": {"device": "cpu (x86_64, 2 threads)", "sources": {}}}
-    own, long = summary._longer_readings(longer, "dictionary")
-    assert (own.n_seeds, own.steps, long.n_seeds, long.steps) == (20, 600, 4, 10_000)
-    assert own.evidence.verdict() == CONTRADICTED and long.evidence.verdict() == SUPPORTED
-    claim = summary.Claim("dictionary, trained up to N = 256: +LN beats the Baseline", "Table 5", "09_longer_training",
-                          [own, long], None)
-    assert claim.decisive() is long
-    longer["metrics"]["paper_scale"] = {"dictionary": {"accuracy": accuracy(40.0), "p_value": {n: 1e-6 for n in lengths},
-                                                       "n_seeds": 100, "steps": 10_000, "device_type": "cuda"}}
-    readings = summary._longer_readings(longer, "dictionary")
-    assert [r.n_seeds for r in readings] == [20, 4, 100]
-    assert max(readings, key=summary.Reading.size).evidence.verdict() == CONTRADICTED  # the GPU's 100 seeds
 
 
 def test_chapter_10s_deep_argmax_variants_are_read_from_their_two_runs_of_fifty_seeds(tmp_path):
