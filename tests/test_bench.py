@@ -52,8 +52,6 @@ def test_both_benchmarks_run_end_to_end_on_the_cpu(tmp_path):
 def test_the_subnormal_benchmark_times_both_modes_and_leaves_flushing_off(tmp_path):
     """bench.subnormal, smallest run: a row per step asked for, both times measured, and torch's
     flush-to-zero switched off again (it would change every later number)."""
-    import torch
-
     from bench import subnormal
 
     subnormal.main(["--at", "0", "3", "--seeds", "1", "--steps", "1", "--repeats", "1",
@@ -91,14 +89,11 @@ def test_the_gpu_check_writes_its_figures_on_any_device(tmp_path):
                for name in ("step", "loop", "curriculum", "kernels")}
     for record in records.values():
         assert record["provenance"]["device"].startswith("cpu") and record["provenance"]["created"]
-        assert record["rows"] and not any("error" in r for r in record["rows"])
-        assert all(r["seconds"] > 0 and r["task"] in ("argmax", "dictionary") for r in record["rows"])
+        assert record["rows"] and all("error" not in r and r["seconds"] > 0 for r in record["rows"])
     for name in ("step", "loop", "curriculum"):
         assert all(r["model_steps_per_s"] > 0 and r["n_seeds"] == 2 for r in records[name]["rows"])
     assert all(r["checkpoints"] == 1 for r in records["loop"]["rows"])  # the loop forces one and times it
-    for profile in records["kernels"]["rows"]:
-        assert profile["device_ms_per_step"] > 0 and profile["copies"]
-        assert all(k["name"].startswith("aten::") and k["us_per_step"] >= 0 for k in profile["kernels"])
+    assert all(p["device_ms_per_step"] > 0 and p["kernels"] and p["copies"] for p in records["kernels"]["rows"])
     # the plan reads the loop's and the curriculum's rows as the training speeds of its kinds
     rates = units.check_rates([tmp_path / "loop.json", tmp_path / "curriculum.json"], "tensors")
     assert {"argmax training (counter stream)", "argmax training (counter stream) to length 256",
@@ -128,7 +123,7 @@ def test_the_checks_tests_part_counts_every_test_once_and_keeps_its_slowest(tmp_
 
 def test_shares_of_a_collection_run_each_test_once(tmp_path):
     """bench.shard: the K processes' shares are disjoint and cover the collection; a share outside 0 <= I < K
-    is refused with the option's name and form (pytest's usage error, status 4)."""
+    is refused naming the option (pytest's usage error, status 4)."""
     import subprocess
     import sys
 
@@ -146,18 +141,8 @@ def test_shares_of_a_collection_run_each_test_once(tmp_path):
     assert len(everything) == 6 and [len(s) for s in shares] == [2, 2, 2]
     assert sorted(sum(shares, [])) == sorted(everything)
     assert shares[0] == [everything[0], everything[3]]  # every 3rd test: a test's cases spread over the processes
-    for wrong in ("3/3", "1/0", "a/2"):
-        status, _, errors = collected("--shard", wrong)
-        assert status == 4 and "--shard: expected I/K" in errors and repr(wrong) in errors
-
-
-def test_the_checks_test_counts_add_up_over_processes():
-    from bench import device_tests
-
-    outputs = ["..F\n1 failed, 2 passed, 3 deselected, 1 warning in 0.50s", "..s\n2 passed, 1 skipped, 4 deselected, "
-               "2 warnings in 0.71s", "\ntimed out"]
-    assert device_tests.merged_summary(outputs[:2]) == "1 failed, 4 passed, 1 skipped, 3 warnings in 0.71s"
-    assert [device_tests.worst(s) for s in ([0, 5], [0, 1, 2], [5, 5], [1, None])] == [0, 1, 5, None]
+    status, _, errors = collected("--shard", "3/3")
+    assert status == 4 and "--shard" in errors
 
 
 def test_the_steady_rate_is_the_steps_a_longer_loop_adds_over_the_seconds_it_adds():
@@ -183,7 +168,6 @@ def test_a_measurement_that_fails_is_recorded_and_the_check_goes_on(monkeypatch)
     assert failed == {**row, "error": "RuntimeError: nvrtc: error: identifier undefined"}
     assert os.environ["VVLIB_PHILOX"] == "tensors"  # restored
     assert gpu_check.measured(lambda: {"seen": os.environ["VVLIB_PHILOX"]}, row)["seen"] == "fused"
-    assert "failed: RuntimeError: nvrtc" in gpu_check.table([failed], [], None)
 
 
 @pytest.mark.parametrize("wrong", [["--steps", "1"], ["--test-processes", "0"]])
@@ -238,47 +222,9 @@ def test_the_traffic_of_a_call_is_what_it_must_read_and_write_once():
     ]
 
 
-@pytest.mark.parametrize("task", ["argmax", "dictionary"])
-def test_a_steps_flops_are_torchs_own_count_and_its_traffic_grows_with_the_seeds(task):
-    from bench.run import TASKS
-    from bench.step_traffic import step_traffic
-    from vvlib.train import TrainConfig, Trainer
-
-    trainer = Trainer(ModelConfig(task=TASKS[task]), TrainConfig(n_seeds=2, steps=10**9, draws="counter"), "cpu",
-                      graph_step=False)
-    trainer.train_step()
-    with FlopCounterMode(display=False) as counter:
-        trainer.train_step()
-    calls = step_traffic(task, 2)
-    assert sum(c[4] for c in calls) == counter.get_total_flops()
-    assert {c[0] for c in calls} == {"matrix products", "AdamW", "Philox (fused)", "other"}
-    assert sum(c[0] == "Philox (fused)" for c in calls) == {"argmax": 3, "dictionary": 4}[task]
-    moved = {n: sum(c[2] + c[3] for c in step_traffic(task, n)) for n in (2, 4)}
-    assert 1.9 < moved[4] / moved[2] <= 2.0  # every seed's weights and batch, and a few shared scalars
-
-
 def kernels_record(device: str, rows: list) -> dict:
     """A check's kernels.json as bench.gpu_check writes it."""
     return {"provenance": {"device": device, "created": "2026-11-27T00:00:00+00:00"}, "rows": rows}
-
-
-def test_a_checks_kernels_are_set_beside_the_floors_by_category():
-    """Measured: the products' and AdamW's ops as the profile kept them, the rest the step's total less those;
-    floor: the step's calls of each category at the check's GPU (here 1 us per 3.35 MB moved on an H100)."""
-    from bench.step_traffic import against_kernels
-
-    calls = {("argmax", 2): [("matrix products", "bmm", 3_350_000, 3_350_000, 0),  # 2 us at 3.35 TB/s
-                             ("matrix products", "baddbmm", 0, 0, 67 * 10**6),  # 1 us at 67 TFLOPS
-                             ("AdamW", "_fused_adamw_", 3_350_000, 0, 0),  # 1 us
-                             ("other", "add", 6_700_000, 3_350_000, 0)]}  # 3 us
-    kernels = [{"name": "aten::bmm", "us_per_step": 6.0}, {"name": "aten::add", "us_per_step": 10.0},
-               {"name": "aten::baddbmm", "us_per_step": 2.0}, {"name": "aten::_fused_adamw_", "us_per_step": 4.0}]
-    record = kernels_record("NVIDIA H100 80GB HBM3", [
-        {"task": "argmax", "n_seeds": 2, "device_ms_per_step": 0.025, "kernels": kernels},
-        {"task": "dictionary", "n_seeds": 2, "error": "RuntimeError: out of memory"}])  # a failed row: left out
-    (row,) = against_kernels(record, traffic=lambda task, n: calls[(task, n)])
-    parts = {p["category"]: (p["us_measured"], p["us_floor"], p["of_floor"]) for p in row["parts"]}
-    assert parts == {"matrix products": (8.0, 3.0, 0.375), "AdamW": (4.0, 1.0, 0.25), "other": (13.0, 3.0, 0.231)}
 
 
 def test_kernels_from_a_gpu_without_a_datasheet_are_refused_with_the_known_ones(tmp_path, capsys):
@@ -302,18 +248,6 @@ def test_the_step_traffic_command_writes_its_rows(tmp_path):
         assert row["gbytes"] == pytest.approx(sum(p["gbytes"] for p in row["by_category"].values()), abs=0.005)
         for gpu in row["gpus"].values():
             assert 0 < gpu["floor_ms_others_fused"] < gpu["floor_ms"]
-
-
-def test_the_counter_streams_step_part_draws_a_new_batch_each_time():
-    """bench.run times the counter stream's draw by calling next_step_draws: each call must draw the next
-    step's batch, not return the batch the trainer keeps for its step (which took 0.012 ms to 'draw')."""
-    from bench import run
-    from vvlib.train import Trainer, TrainConfig
-
-    trainer = Trainer(ModelConfig(task=TaskConfig("argmax")), TrainConfig(n_seeds=2, draws="counter"), "cpu")
-    draw = run.next_step_draws(trainer)
-    first, second = draw(), draw()
-    assert trainer.step == 2 and not torch.equal(first.target, second.target)
 
 
 def test_the_readmes_current_figures_are_what_the_committed_records_give():
