@@ -26,13 +26,6 @@ def test_a_probe_joins_the_units_of_every_run_it_reads():
                                                        ["train c", "evaluate c"]]
 
 
-def test_a_probe_across_two_merged_units_keeps_them_one():
-    jobs = [job("train a", "a"), job("train b", "b"), job("train c", "c"), job("probe ab", "p", reads=["a", "b"]),
-            job("probe bc", "q", reads=["b", "c"])]
-    (only,) = units.units(jobs)
-    assert {j.label for j in only.jobs} == {j.label for j in jobs}
-
-
 def test_at_the_papers_scale_every_unit_carries_the_weights_of_one_run():
     """Probes are stored one part per run (experiments/setups/probes.py), so no unit waits on the training of
     two runs (chapters 4, 6, 7 and 10 once made one unit of seven 100,000-step argmax runs)."""
@@ -246,23 +239,6 @@ def test_where_no_command_follows_a_unit_starts_only_if_its_estimate_times_the_o
     assert ran and all(not r.get("paused") for r in ran)
 
 
-def test_the_overrun_is_the_largest_a_whole_unit_ran_over_its_estimate(tmp_path):
-    def record(name, lines):
-        path = tmp_path / name
-        path.write_text(json.dumps({"units": lines}))
-        return path
-
-    whole = record("a.json", [{"estimated_min": 2.0, "minutes": 2.5}, {"estimated_min": 1.0, "minutes": 0.9}])
-    parts = record("b.json", [{"estimated_min": 1.0, "minutes": 3.0, "paused": True},
-                              {"estimated_min": 0.2, "minutes": 1.0, "resumed": True},
-                              {"estimated_min": 1.0, "minutes": 0.1, "error": "RuntimeError: x"},
-                              {"estimated_min": 1.0, "minutes": 9.0, "error": "RuntimeError: y"}])
-    broken = tmp_path / "c.json"
-    broken.write_text("{")
-    assert units.overrun([whole, parts, broken]) == pytest.approx(1.25)
-    assert units.overrun([parts]) == 1.0 and units.overrun([]) == 1.0  # never under 1
-
-
 def test_the_queue_refuses_to_be_mixed_with_plan_or_unit_and_pack_and_then_minutes_need_it(tmp_path, capsys):
     from vvlib.__main__ import main
 
@@ -275,57 +251,3 @@ def test_the_queue_refuses_to_be_mixed_with_plan_or_unit_and_pack_and_then_minut
     assert not (tmp_path / "store").exists() and not (tmp_path / "p").exists()
 
 
-def write_check(folder: Path, name: str, created: str, rows: list) -> Path:
-    path = folder / f"gpu-check-h100-{name}.json"
-    path.write_text(json.dumps({"provenance": {"created": created, "device": "NVIDIA H100"}, "rows": rows}))
-    return path
-
-
-def test_the_gpu_checks_short_runs_time_the_training_no_unit_has_timed_with_the_philox_the_runs_use(tmp_path):
-    """bench.gpu_check's loop and curriculum rows give a kind of training its speed on a GPU: the newest check's,
-    a counter-stream row only with the Philox the runs will use, its steady rate where timed, a failed row or a
-    trial of other seeds never."""
-    old, new = tmp_path / "old", tmp_path / "new"
-    old.mkdir(), new.mkdir()
-    loop = lambda task, draws, philox, speed: {"task": task, "draws": draws, "philox": philox, "n_seeds": 100,
-                                               "model_steps_per_s": speed}
-    paths = [write_check(old, "loop", "2026-11-26T17:00:00+00:00",
-                         [loop("argmax", "counter", "fused", 1.0), loop("dictionary", "counter", "fused", 7.0)]),
-             write_check(new, "loop", "2026-11-27T09:00:00+00:00",
-                         [loop("argmax", "generators", "tensors", 20.0), loop("argmax", "counter", "tensors", 30.0),
-                          {**loop("argmax", "counter", "fused", 40.0), "steady_model_steps_per_s": 45.0},
-                          {"task": "dictionary", "draws": "counter", "philox": "fused", "n_seeds": 100,
-                           "error": "RuntimeError: ..."}]),
-             write_check(new, "curriculum", "2026-11-27T09:00:00+00:00",
-                         [{"task": "argmax", "draws": "counter", "n_seeds": 10, "max_len": 256,
-                           "model_steps_per_s": 3.0},
-                          {"task": "argmax", "draws": "counter", "n_seeds": 20, "max_len": 256,  # never read
-                           "model_steps_per_s": 99.0, "trial": "20 seeds a run, against the paper profile's"}])]
-    assert units.check_rates(paths, "fused") == {
-        "argmax training": 20.0, "argmax training (counter stream)": 45.0,
-        "dictionary training (counter stream)": 7.0,  # the newer check's row failed: the older one's stands
-        "argmax training (counter stream) to length 256": 3.0}
-    assert units.check_rates(paths, "tensors")["argmax training (counter stream)"] == 30.0
-    (tmp_path / "broken.json").write_text("{")
-    assert units.check_rates([tmp_path / "broken.json", paths[2]], "fused") == {
-        "argmax training (counter stream) to length 256": 3.0}
-
-
-def test_a_model_of_more_layers_and_heads_is_timed_apart_and_estimated_by_the_other_devices_ratio(tmp_path):
-    """Each head of each layer passes over every item, so chapter 10's deeper model is its own kind of run and
-    of evaluation; on a GPU that has timed only the one-layer model on the counter stream, its speed is that
-    model's times the CPU's deep over one-layer ratio on the generators (the only runs the CPU has of it)."""
-    deep = {"device_type": "cpu", "model": {"task": {"name": "argmax"}, "layers": 2, "heads": 4},
-            "train": {"n_seeds": 10, "steps": 1000, "max_len": 16}}
-    one = {**deep, "model": {"task": {"name": "argmax"}}}  # a spec that leaves layers and heads at 1 unsaid
-    write_record(tmp_path / "deep", "run.json", deep, 100.0)
-    write_record(tmp_path / "one", "run.json", one, 40.0)
-    write_record(tmp_path / "deep", "eval-x.json", {"train": deep, "eval": {"n_sequences": 4, "lengths": [16]}}, 2.0)
-    cpu = units.measured_rates([tmp_path], "cpu")
-    assert cpu == {"argmax training, 2 layers x 4 heads": 100.0, "argmax training": 250.0,
-                   "argmax evaluation, 2 layers x 4 heads": 10 * 4 * 16 / 2.0}
-    gpu = {"argmax training (counter stream)": 30_000.0}
-    wanted = ["argmax training (counter stream), 2 layers x 4 heads"]
-    rates, estimated = units.with_scaled_rates(gpu, cpu, wanted)
-    assert rates[wanted[0]] == pytest.approx(30_000 * 100.0 / 250.0) and estimated == wanted
-    assert units.with_scaled_rates(gpu, {"argmax training": 250.0}, wanted) == (gpu, [])  # no ratio: not guessed
