@@ -56,22 +56,6 @@ def test_the_plan_names_exactly_the_entries_the_books_chapters_load():
     assert {str(path.relative_to(REPO_ROOT / BOOK_STORE)) for path in committed - planned} == archived
 
 
-def test_the_committed_tables_of_chapters_2_and_3_are_their_book_profiles():
-    """Chapters 2 and 3 store tables, not runs: each committed one was made with its chapter's book parameters (none
-    is left from other settings); that none is missing is the stored-only book build's to show (.ci/run)."""
-    from vvlib.experiments.setups import computed
-
-    tables = [spec for spec in _committed_entries().values() if spec.get("kind") in UNTRAINED_KINDS]
-    assert {spec["kind"] for spec in tables} == set(UNTRAINED_KINDS)
-    for spec in tables:
-        P = resolved(UNTRAINED_KINDS[spec["kind"]], "book", {})
-        if spec["kind"] == "computed":
-            assert spec["parameters"] == {k: v for k, v in P.items() if k not in computed.NOT_COMPUTED}
-        else:
-            keys = ("layer", "components", "lengths", "n_sequences", "depth_lengths", "depth_sequences", "seed")
-            assert {k: spec[k] for k in keys} == {k: P[k] for k in keys}
-
-
 def _job(tmp_path, kind="argmax training", **fields):
     folder = tmp_path / "train-x"
     folder.mkdir(exist_ok=True)
@@ -102,15 +86,6 @@ def test_the_paper_plan_counts_the_papers_runs():
         for v in ("baseline", "layernorm") for cfg in variants.train_configs(P)]
     evaluations = [job for job in jobs if not job.steps]
     assert [job.units for job in evaluations] == [100 * 1024 * sum(2**k for k in range(4, 15))] * 4
-
-
-def test_the_plan_cuts_by_seeds_only_the_runs_too_long_for_one_gpu_command():
-    jobs = paper_run.planned_jobs(paper_run.paper_chapters(), {"device": "cpu"})
-    training = [job for job in jobs if job.steps]
-    seeds = {chapter: {job.n_seeds for job in training if job.chapter == chapter} for chapter in {j.chapter for j in training}}
-    chunked = {chapter: sizes for chapter, sizes in seeds.items() if sizes != {100}}
-    # the runs cut by seeds: chapter 9's curriculum (seed_chunk), chapter 10's deep argmax runs (deep_seed_chunk)
-    assert chunked == {"09_longer_training": {10, 20}, "10_beyond": {50, 100}}
 
 
 def test_the_plan_reads_the_store_the_chapters_write_from_any_folder(tmp_path, monkeypatch):
@@ -189,13 +164,6 @@ def test_a_parameter_some_chapter_lacks_is_refused_before_anything_runs(tmp_path
                             cwd=REPO_ROOT)
     assert result.returncode == 2 and "unknown parameter 'counter_seeds' for 08_ablations" in result.stderr
     assert not (tmp_path / "store").exists()
-
-
-def test_one_value_for_a_per_task_setting_reaches_every_chapter_and_task():
-    """-p steps 5 sets chapter 4's steps and each task's of chapter 8 (one value per task there)."""
-    jobs = paper_run.planned_jobs(["04_argmax_retrieval", "08_ablations"], {"device": "cpu", "steps": 5})
-    trained = {(job.chapter, job.label.split()[1]): job.steps for job in jobs if job.steps}
-    assert set(trained.values()) == {5} and {task for _, task in trained} == {"argmax", "dictionary"}
 
 
 def test_the_plan_lists_chapter_5_then_chapter_11_and_shares_chapter_5s_runs_with_its_constant_rate_row():
