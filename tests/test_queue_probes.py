@@ -5,21 +5,16 @@ of a command's archive and the same page code, on the CPU."""
 
 import tarfile
 
-import numpy as np
-import pandas as pd
 import pytest
 from IPython.display import Markdown
 
 from tests.conftest import displayed, git, git_repo, gpu_unpack_module
-from tests.paper_records import PROVENANCE, made_up_runs, write_run
 from vvlib import evaluate
-from vvlib.book import accuracy_page, dispersion_page, paper_queue, paper_run, paper_scale, pending
-from vvlib.book.accuracy_page import AccuracyPage
+from vvlib.book import dispersion_page, paper_queue, paper_run, paper_scale, pending
 from vvlib.book.runner import resolved
-from vvlib.experiments.chapters import DICTIONARY_LOOKUP
 from vvlib.experiments.paper_scale import units
 from vvlib.experiments.setups import probes, variants
-from vvlib.experiments.storage import runs, store
+from vvlib.experiments.storage import runs
 from vvlib.experiments.storage.store import REPO_ROOT
 
 gpu_unpack = gpu_unpack_module()
@@ -120,38 +115,3 @@ def test_a_tiny_sharpness_unit_comes_back_in_the_archive_and_the_page_scores_it_
             assert rows[variant].tolist() == pytest.approx(scored[:, j].tolist())
 
 
-def test_chapter_5_names_the_entropy_units_until_their_tables_are_committed_then_reads_them(tmp_path, monkeypatch):
-    """Chapter 5's paper-scale runs committed without their entropy probe: the page names the queue units that
-    compute it; once its tables are committed under the real keys, it shows their means over seeds."""
-    made_up_runs(tmp_path, DICTIONARY_LOOKUP.name)
-    shown = displayed(monkeypatch, accuracy_page)
-    page = AccuracyPage(DICTIONARY_LOOKUP, {"profile": "ci", "paper_scale_dir": str(tmp_path)})
-    page._read_paper_scale()
-    page._reach_at_paper_scale()
-    jobs = paper_run.planned_jobs(paper_run.paper_chapters(), {"store_dir": str(tmp_path)}, "paper", "cuda")
-    entropy_units = [k for k, unit in enumerate(paper_run.queue_units(jobs), 1) if kind_of(unit) == "entropy"]
-    assert entropy_units == [1, 2] and page.reach_paper is None
-    assert any(isinstance(item, Markdown) and f"pending: GPU queue units {entropy_units[0]}-{entropy_units[1]}"
-               in item.data for item in shown)
-
-    P = resolved(DICTIONARY_LOOKUP.name, "paper", {"store_dir": str(tmp_path)})
-    [(_, probe)] = DICTIONARY_LOOKUP.probes(P, "cuda")
-    rng, frames = np.random.default_rng(0), {}
-    for part in probe.parts:  # what a unit commits: each run's table, under its real key
-        write_run(tmp_path, (part.run.model_cfg, part.run.train_cfg))
-        seeds, lengths = range(part.run.train_cfg.n_seeds), P.eval_lengths
-        frame = pd.DataFrame([{"variant": part.variant, "seed": s, "N": n, "entropy": rng.uniform(0, 3),
-                               "sharpened": rng.uniform(0, 0.1), "beta": 1.0, "accuracy_fixed": 0.5,
-                               "accuracy_adaptive": 0.5} for s in seeds for n in lengths])
-        part.folder(tmp_path).mkdir(parents=True)
-        frame.to_csv(part.folder(tmp_path) / "adaptive.csv", index=False)
-        store.write_json(part.folder(tmp_path) / "tables.json",
-                         {"spec": part.spec, "provenance": PROVENANCE, "tables": ["adaptive"]})
-        frames[part.variant] = frame
-    shown.clear()
-    page._reach_at_paper_scale()
-    for variant, frame in frames.items():
-        at = frame[frame.N == max(P.eval_lengths)]
-        assert page.reach_paper[variant][max(P.eval_lengths)]["entropy"] == pytest.approx(at["entropy"].mean())
-        assert page.reach_paper[variant][max(P.eval_lengths)]["sharpened"] == pytest.approx(100 * at["sharpened"].mean())
-    assert not any(isinstance(item, Markdown) and "pending" in item.data for item in shown)
