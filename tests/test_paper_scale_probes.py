@@ -14,8 +14,6 @@ from vvlib.experiments.reports import probed, summary
 from vvlib.experiments.setups import probes
 from vvlib.experiments.storage import runs
 
-PAIRS = [probes.PAIR, ("adaptive_baseline", "adaptive_layernorm")]
-
 
 @pytest.mark.parametrize("name", ["06_distribution_shift", "07_dispersion"])
 def test_the_paper_scale_probe_is_read_only_once_every_part_is_committed(tmp_path, name):
@@ -33,8 +31,8 @@ def test_the_paper_scale_probe_is_read_only_once_every_part_is_committed(tmp_pat
 
 def test_chapter_6_may_read_the_baselines_part_alone_and_tests_its_drift(tmp_path):
     """By default (the record's paper_scale_needs: the Baseline) the Baseline's committed part is read while +LN's
-    waits (and not while the Baseline's does): Figure 3's metrics then hold its drift, not the paired ratio;
-    drift_table gives the drift's mean and one-sample t interval, drift_evidence its t-tests."""
+    waits (and not while the Baseline's does): Figure 3's metrics then hold its drift, not the paired ratio, and
+    drift_evidence counts the lengths beyond training where its one-sample t-test finds it."""
     from vvlib.experiments.reports import answers
 
     frame = made_up_probe_store(tmp_path, "06_distribution_shift", variants_probed=("baseline",))
@@ -43,10 +41,6 @@ def test_chapter_6_may_read_the_baselines_part_alone_and_tests_its_drift(tmp_pat
     assert list(records) == ["baseline"] and set(tables["global"]["variant"]) == {"baseline"}
     metrics = probed.figure3_metrics(tables["global"], P.eval_lengths)
     assert "p_value_relative_global_variance" not in metrics and list(metrics["global_mean_drift"]) == ["baseline"]
-    at = frame[frame.N == 16384]["mean_drift"]
-    table = answers.drift_table(tables["global"], P.eval_lengths, P.max_len, at=(16384,))
-    low, high = scipy_stats.t.interval(0.95, len(at) - 1, loc=at.mean(), scale=scipy_stats.sem(at))
-    assert table.iloc[0, 1] == f"{at.mean():+.4f} [{low:+.4f}, {high:+.4f}]"
     evidence = answers.drift_evidence(tables["global"], P.eval_lengths, P.max_len)  # the Baseline's alone
     beyond = [n for n in P.eval_lengths if n > P.max_len]
     p = [scipy_stats.ttest_1samp(frame[frame.N == n]["mean_drift"], 0).pvalue for n in beyond]
@@ -66,16 +60,6 @@ def test_figure_3s_metrics_are_means_over_seeds_and_paired_tests_of_the_joined_t
     assert metrics["p_value_relative_global_variance"]["1024"] == pytest.approx(paired.pvalue)
     drift = scipy_stats.ttest_1samp(at["baseline"]["mean_drift"], 0.0)
     assert metrics["p_value_mean_drift"]["baseline"]["1024"] == pytest.approx(drift.pvalue)
-
-
-def test_figure_4s_metrics_pair_each_run_with_its_partner_on_the_same_seeds(tmp_path):
-    frame = made_up_probe_store(tmp_path, "07_dispersion")
-    metrics = probed.figure4_metrics(frame, PAIRS)
-    at = {v: frame[(frame.variant == v) & (frame.N == 4096)].sort_values("seed")
-          for v in ("adaptive_baseline", "adaptive_layernorm")}
-    assert metrics["entropy"]["adaptive_layernorm"]["4096"] == pytest.approx(at["adaptive_layernorm"]["entropy"].mean())
-    paired = scipy_stats.ttest_rel(at["adaptive_baseline"]["entropy"], at["adaptive_layernorm"]["entropy"])
-    assert metrics["p_value_entropy"]["adaptive_baseline_vs_adaptive_layernorm"]["4096"] == pytest.approx(paired.pvalue)
 
 
 def probing_results(chapter: str, own: dict, paper_scale: dict | None) -> dict:

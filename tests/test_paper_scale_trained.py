@@ -1,16 +1,14 @@
 """Chapters 8-10 once the GPU queue commits their runs (chapter 8's units 17-18, 10's 19-30, 9's 31-70): each
-task is read at the paper's scale only when every run and evaluation of it is committed, and the summary's
-claims of Tables 3-6 then rest on that scale.  The records are made up under the real store keys
-(tests/paper_records.py)."""
+task is read at the paper's scale only when every run and evaluation of it is committed, each variant's seeds
+joined from its runs, and chapter 10's pairs compared by paired t-tests.  The records are made up under the real
+store keys (tests/paper_records.py)."""
 
 import json
 
 import numpy as np
 
-from tests.paper_records import GPU, made_up_runs
+from tests.paper_records import made_up_runs
 from vvlib.book import paper_scale
-from vvlib.compare import SUPPORTED
-from vvlib.experiments.reports import summary
 from vvlib.experiments.setups import variants
 from vvlib.experiments.storage import runs
 
@@ -28,53 +26,6 @@ def test_a_task_is_read_at_the_papers_scale_once_every_one_of_its_runs_is_commit
     model_cfg = variants.model_config(P_argmax, variants.task_config(P_argmax, "argmax"), "standardize")
     runs.eval_path(tmp_path, model_cfg, last, variants.eval_config(P_argmax), "cuda").unlink()
     assert list(paper_scale.trained("08_ablations", tmp_path)[1]) == ["dictionary"]
-
-
-def test_chapter_9s_tasks_are_read_from_their_runs_of_a_few_seeds_joined(tmp_path):
-    """Argmax retrieval's 100 seeds as five runs of 20, dictionary lookup's as ten of 10 (seed_chunk)."""
-    made = made_up_runs(tmp_path, "09_longer_training")
-    P, found = paper_scale.trained("09_longer_training", tmp_path)
-    assert set(found) == {"argmax", "dictionary"} and P.max_len == 256
-    for task, (P_task, accuracy, records) in found.items():
-        chunks = {"argmax": 5, "dictionary": 10}[task]
-        assert len(variants.train_configs(P_task)) == chunks and accuracy["layernorm"].shape[0] == 100
-        assert np.array_equal(accuracy["baseline"], made[task, "baseline"])
-        assert len(runs.run_records(records["baseline"])) == chunks
-
-
-def ablation_results(paper_scale: dict | None) -> dict:
-    """Chapter 8's results.json: +std and +LN behind the Baseline at its own scale (20 seeds x 1,500 steps
-    of dictionary lookup, 4,000 of argmax), and what paper_scale holds."""
-    lengths = ["16", "256", "16384"]
-    flat, low = {n: 50.0 for n in lengths}, {n: 40.0 for n in lengths}
-    p = {n: 1e-6 for n in lengths}
-    m = {"accuracy": {"baseline": flat, "standardize": low, "layernorm": low},
-         "p_value_vs_baseline": {"standardize": p, "layernorm": p}, "p_value_ln_vs_std": {n: 0.5 for n in lengths},
-         "ln_minus_std": {n: {"diff": 0.0, "low": -1.0, "high": 1.0, "p": 0.5} for n in lengths}}
-    metrics = {key: {task: value for task in ("argmax", "dictionary")} for key, value in m.items()}
-    sources = {"training/argmax/baseline": {"device": "cpu (x86_64, 2 threads)"}}
-    if paper_scale:
-        metrics["paper_scale"] = paper_scale
-        sources["training/paper_scale/dictionary/baseline"] = {"device": GPU}
-    return {"chapter": "08_ablations", "metrics": metrics,
-            "parameters": {"eval_lengths": [16, 256, 16384], "max_len": 16, "n_seeds": 20, "profile": "book",
-                           "steps": {"argmax": 4000, "dictionary": 1500}},
-            "provenance": {"device": "cpu (x86_64, 2 threads)", "sources": sources}}
-
-
-def test_the_ablation_claims_rest_on_the_papers_scale_for_the_tasks_committed():
-    lengths = ["16", "256", "16384"]
-    ahead = {n: 60.0 for n in lengths}  # at the paper's scale +std ahead of the Baseline, significantly
-    big = {"accuracy": {"baseline": {n: 50.0 for n in lengths}, "standardize": ahead, "layernorm": ahead},
-           "p_value_vs_baseline": {"standardize": {n: 1e-6 for n in lengths}, "layernorm": {n: 1e-6 for n in lengths}},
-           "p_value_ln_vs_std": {n: 0.5 for n in lengths}, "ln_minus_std": {}, "n_seeds": 100, "steps": 10_000,
-           "device_type": "cuda"}
-    claims = {c.claim: c for c in summary._ablation_claims(ablation_results({"dictionary": big}))}
-    own, paper_scale = claims["dictionary: +std is more accurate than the Baseline"].readings
-    assert (own.n_seeds, paper_scale.n_seeds, paper_scale.device) == (20, 100, GPU)
-    assert claims["dictionary: +std is more accurate than the Baseline"].verdict() == SUPPORTED
-    assert len(claims["argmax: +std is more accurate than the Baseline"].readings) == 1  # not committed
-    assert [len(c.readings) for c in summary._ablation_claims(ablation_results(None))] == [1, 1, 1]
 
 
 def test_chapter_10s_deep_argmax_variants_are_read_from_their_two_runs_of_fifty_seeds(tmp_path):
