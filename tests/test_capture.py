@@ -21,13 +21,9 @@ X = torch.arange(6)
 
 @pytest.mark.parametrize("work, reason", [
     (lambda: X.sum().item(), "reads a value on the host"),
-    (lambda: X.tolist(), "reads a value on the host"),
-    (lambda: bool(X[0] > 0), "reads a value on the host"),
     (lambda: torch.as_tensor(3, device="cpu"), "makes a tensor from host data"),
-    (lambda: torch.tensor([1, 2]), "makes a tensor from host data"),
     (lambda: X[X > 2], "indexes with a boolean mask"),
     (lambda: X.to("meta"), "copies a CPU tensor to another device"),
-    (lambda: X.to(device="meta"), "copies a CPU tensor to another device"),
 ])
 def test_the_watch_names_each_kind_of_host_traffic(work, reason):
     assert any(found.endswith(reason) for found in host_traffic(work))
@@ -36,18 +32,6 @@ def test_the_watch_names_each_kind_of_host_traffic(work, reason):
 def test_kernels_alone_pass_the_watch():
     assert host_traffic(lambda: (torch.full((), 3) * X + torch.arange(6), X.to(torch.float32), X.to("cpu"),
                                  torch.as_tensor(X), X[X.argmax()])) == []
-
-
-def test_philox_makes_its_constants_on_the_device():
-    blocks = torch.arange(8)
-    assert host_traffic(lambda: philox.philox((blocks, 7, 0, 2), (1, 2))) == []
-
-
-def test_a_constant_copied_from_the_host_is_caught_where_philox_once_made_one():
-    """The defect as it was: a counter word given as an int turned into a tensor by as_tensor."""
-    blocks = torch.arange(8)
-    found = host_traffic(lambda: blocks ^ torch.as_tensor(3, dtype=torch.int64, device=blocks.device))
-    assert found == ["as_tensor: makes a tensor from host data"]
 
 
 SMALL = {"argmax": TaskConfig("argmax", n_classes=5), "dictionary": TaskConfig("dictionary", n_keys=256, n_values=8)}
@@ -95,25 +79,6 @@ def test_counter_draws_stay_on_the_counters_device(task):
     batch = tasks_sample(SMALL[task], source, 4, 12, "meta", source.randint(5, 13, 4))
     assert {t.device.type for t in (batch.label, batch.target, batch.mask)} == {"meta"}
     assert {w.device.type for w in philox.philox((torch.arange(8, device="meta"), 7, 0, 2), (1, 2))} == {"meta"}
-
-
-def test_the_tf32_switch_around_a_recorded_step_adds_no_host_traffic_and_no_other_number(monkeypatch):
-    """train_step sets torch's TF32 flag around the step a CUDA graph records (TrainConfig.tf32): a flag,
-    not a tensor, so the recorded work is the same; at the default (off) the step's bits are the ones a
-    step without the switch gives."""
-    from vvlib import train as train_module
-
-    model_cfg = ModelConfig(task=SMALL["argmax"], hidden=16)
-    cfg = TrainConfig(n_seeds=2, steps=10, batch_size=8, draws="counter")
-    trainer = Trainer(model_cfg, cfg)
-    trainer.train_step()
-    with train_module.matmul_tf32(True):
-        assert host_traffic(lambda: trainer.recorded_step(0)(12)) == []
-    switched, plain = Trainer(model_cfg, cfg), Trainer(model_cfg, cfg)
-    switched.train_step()
-    monkeypatch.setattr(train_module, "matmul_tf32", lambda on: contextlib.nullcontext())  # the step before the switch
-    plain.train_step()
-    assert all(torch.equal(switched.weights()[k], plain.weights()[k]) for k in plain.weights())
 
 
 def test_the_fused_philox_hands_its_kernel_device_tensors_and_the_key_as_plain_ints(monkeypatch):
@@ -167,11 +132,3 @@ def test_a_recording_frees_cyclic_garbage_first_and_lets_no_collection_run_insid
     assert gc.isenabled()
 
 
-def test_the_collector_comes_back_on_after_a_recording_that_fails(monkeypatch):
-    from vvlib import graphdraw
-
-    monkeypatch.setattr(torch.cuda, "CUDAGraph", lambda: "graph")
-    monkeypatch.setattr(torch.cuda, "graph", lambda graph: contextlib.nullcontext())
-    with pytest.raises(RuntimeError):
-        graphdraw.recorded(lambda: (_ for _ in ()).throw(RuntimeError("capture failed")), generators=[])
-    assert gc.isenabled()

@@ -4,7 +4,6 @@ summary reads are the ones an independent computation gives, and the summary's c
 then rest on the paper's scale.  The records and tables are made up under the real store keys, so all this
 runs on the CPU before a GPU ever commits them."""
 
-import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
@@ -15,8 +14,6 @@ from vvlib.experiments.reports import probed
 from vvlib.book.chapters.summary import claims as summary
 from vvlib.experiments.setups import probes
 from vvlib.experiments.storage import runs
-
-PAIRS = [probes.PAIR, ("adaptive_baseline", "adaptive_layernorm")]
 
 
 @pytest.mark.parametrize("name", ["06_distribution_shift", "07_dispersion"])
@@ -33,11 +30,10 @@ def test_the_paper_scale_probe_is_read_only_once_every_part_is_committed(tmp_pat
         assert [r["provenance"]["device"] for r in runs.run_records(records[variant])] == [GPU]
 
 
-def test_chapter_6_may_read_the_baselines_part_alone_and_then_claims_only_the_drift(tmp_path):
+def test_chapter_6_may_read_the_baselines_part_alone_and_tests_its_drift(tmp_path):
     """By default (the record's paper_scale_needs: the Baseline) the Baseline's committed part is read while +LN's
     waits (and not while the Baseline's does): Figure 3's metrics then hold its drift, not the paired ratio, and
-    the summary claims the drift at that scale but not +LN's variance; drift_table gives the drift's mean and
-    one-sample t interval."""
+    drift_evidence counts the lengths beyond training where its one-sample t-test finds it."""
     from vvlib.experiments.reports import answers
 
     frame = made_up_probe_store(tmp_path, "06_distribution_shift", variants_probed=("baseline",))
@@ -46,45 +42,12 @@ def test_chapter_6_may_read_the_baselines_part_alone_and_then_claims_only_the_dr
     assert list(records) == ["baseline"] and set(tables["global"]["variant"]) == {"baseline"}
     metrics = probed.figure3_metrics(tables["global"], P.eval_lengths)
     assert "p_value_relative_global_variance" not in metrics and list(metrics["global_mean_drift"]) == ["baseline"]
-    at = frame[frame.N == 16384]["mean_drift"]
-    table = answers.drift_table(tables["global"], P.eval_lengths, P.max_len, at=(16384,))
-    low, high = scipy_stats.t.interval(0.95, len(at) - 1, loc=at.mean(), scale=scipy_stats.sem(at))
-    assert table.iloc[0, 1] == f"{at.mean():+.4f} [{low:+.4f}, {high:+.4f}]"
-    assert table.iloc[0, 0] == f"{frame[frame.N == 16384]['relative_variance'].mean():.3f}"
-    assert table.iloc[0, 3] == f"{np.mean(np.abs(at.to_numpy())):.4f}, {np.max(np.abs(at.to_numpy())):.4f}"
     evidence = answers.drift_evidence(tables["global"], P.eval_lengths, P.max_len)  # the Baseline's alone
     beyond = [n for n in P.eval_lengths if n > P.max_len]
     p = [scipy_stats.ttest_1samp(frame[frame.N == n]["mean_drift"], 0).pvalue for n in beyond]
     drifted = [abs(frame[frame.N == n]["mean_drift"].mean()) > 0 for n in beyond]
     assert (evidence.lengths, evidence.ahead, evidence.ahead_significant, evidence.behind) == (
         len(beyond), sum(drifted), sum(d and q < 0.05 for d, q in zip(drifted, p)), 0)
-    shift, dispersion = figure_metrics(ln_is_better=False)
-    results = {"06_distribution_shift": probing_results("06_distribution_shift", shift,
-                                                        probed.at_paper_scale(metrics, P)),
-               "07_dispersion": probing_results("07_dispersion", dispersion, None),
-               "04_argmax_retrieval": argmax_results("counter")}
-    claims = {c.claim: c for c in summary._figure_claims(results)}
-    assert [r.profile for r in claims[probed.DRIFT_CLAIM].readings] == ["default", "paper"]
-    assert claims[probed.DRIFT_CLAIM].decisive().scale() == "100 seeds x 100,000 steps, GPU (profile paper)"
-    assert len(claims["+LN keeps more of the global variance of the readout's input"].readings) == 1
-    assert "where +LN keeps more global variance, it is more accurate" not in claims  # +LN's probe not in
-
-
-def test_chapter_7_may_read_the_baselines_part_alone_and_show_its_attention_beside_uniform_weights(tmp_path):
-    """Chapter 7's Baseline part (both temperatures) read while +LN's waits: its attention's entropy and largest
-    weight, means over seeds per run, beside ln N."""
-    import numpy as np
-
-    from vvlib.experiments.reports import answers
-
-    frame = made_up_probe_store(tmp_path, "07_dispersion", variants_probed=("baseline",))
-    P, tables, records = paper_scale.probe("07_dispersion", tmp_path)
-    assert list(records) == ["baseline"] and set(tables["attention"]["variant"]) == {"baseline", "adaptive_baseline"}
-    table = answers.attention_table(tables["attention"], {"baseline": "B", "adaptive_baseline": "A"}, P.eval_lengths)
-    at = frame[(frame.N == 16384) & (frame.variant == "adaptive_baseline")]
-    assert list(table.index) == ["2¹⁰", "2¹⁴"] and table.loc["2¹⁴", "ln N (uniform)"] == f"{np.log(16384):.2f}"
-    assert table.loc["2¹⁴", "A: entropy"] == f"{at['entropy'].mean():.2f}"
-    assert table.loc["2¹⁴", "A: largest weight"] == f"{at['top1_weight'].mean():.3f}"
 
 
 def test_figure_3s_metrics_are_means_over_seeds_and_paired_tests_of_the_joined_table(tmp_path):
@@ -98,16 +61,6 @@ def test_figure_3s_metrics_are_means_over_seeds_and_paired_tests_of_the_joined_t
     assert metrics["p_value_relative_global_variance"]["1024"] == pytest.approx(paired.pvalue)
     drift = scipy_stats.ttest_1samp(at["baseline"]["mean_drift"], 0.0)
     assert metrics["p_value_mean_drift"]["baseline"]["1024"] == pytest.approx(drift.pvalue)
-
-
-def test_figure_4s_metrics_pair_each_run_with_its_partner_on_the_same_seeds(tmp_path):
-    frame = made_up_probe_store(tmp_path, "07_dispersion")
-    metrics = probed.figure4_metrics(frame, PAIRS)
-    at = {v: frame[(frame.variant == v) & (frame.N == 4096)].sort_values("seed")
-          for v in ("adaptive_baseline", "adaptive_layernorm")}
-    assert metrics["entropy"]["adaptive_layernorm"]["4096"] == pytest.approx(at["adaptive_layernorm"]["entropy"].mean())
-    paired = scipy_stats.ttest_rel(at["adaptive_baseline"]["entropy"], at["adaptive_layernorm"]["entropy"])
-    assert metrics["p_value_entropy"]["adaptive_baseline_vs_adaptive_layernorm"]["4096"] == pytest.approx(paired.pvalue)
 
 
 def probing_results(chapter: str, own: dict, paper_scale: dict | None) -> dict:
@@ -149,8 +102,7 @@ def test_figure_claims_rest_on_the_paper_scale_where_the_probes_are_committed():
     for key in ("Figure 3: +LN keeps more of the global variance of the readout's input",
                 "Figure 4: +LN makes the attention less dispersed (lower entropy)"):
         own, big = claims[key].readings
-        assert own.evidence.verdict() == CONTRADICTED and own.scale() == "8 seeds x 3,000 steps, CPU (profile default)"
-        assert big.scale() == "100 seeds x 100,000 steps, GPU (profile paper)" and big.device == GPU
+        assert own.evidence.verdict() == CONTRADICTED and (big.n_seeds, big.device) == (100, GPU)
         assert claims[key].decisive() is big and claims[key].verdict() == SUPPORTED
     without = {"06_distribution_shift": probing_results("06_distribution_shift", shift, None),
                "07_dispersion": probing_results("07_dispersion", dispersion, None),
@@ -186,5 +138,4 @@ def test_variance_kept_is_set_beside_accuracy_only_where_chapter_6_probed_the_ru
 
     assert claims("generators") == []  # the earlier runs: not the ones chapter 6 probed
     ((paper,),) = [c.readings for c in claims("counter")]
-    assert paper.scale() == "100 seeds x 100,000 steps, GPU (profile paper)" and paper.evidence.verdict() == SUPPORTED
-    assert paper.longest == {"N": "16384", "claimed": 60.0, "other": 50.0}
+    assert paper.n_seeds == 100 and paper.evidence.verdict() == SUPPORTED

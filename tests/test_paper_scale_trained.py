@@ -1,16 +1,14 @@
 """Chapters 8-10 once the GPU queue commits their runs (chapter 8's units 17-18, 10's 19-30, 9's 31-70): each
-task is read at the paper's scale only when every run and evaluation of it is committed, and the summary's
-claims of Tables 3-6 then rest on that scale.  The records are made up under the real store keys
-(tests/paper_records.py)."""
+task is read at the paper's scale only when every run and evaluation of it is committed, each variant's seeds
+joined from its runs, and chapter 10's pairs compared by paired t-tests.  The records are made up under the real
+store keys (tests/paper_records.py)."""
 
 import json
 
 import numpy as np
 
-from tests.paper_records import GPU, made_up_runs
+from tests.paper_records import made_up_runs
 from vvlib.book import paper_scale
-from vvlib.compare import CONTRADICTED, SUPPORTED
-from vvlib.book.chapters.summary import claims as summary
 from vvlib.experiments.setups import variants
 from vvlib.experiments.storage import runs
 
@@ -28,139 +26,6 @@ def test_a_task_is_read_at_the_papers_scale_once_every_one_of_its_runs_is_commit
     model_cfg = variants.model_config(P_argmax, variants.task_config(P_argmax, "argmax"), "standardize")
     runs.eval_path(tmp_path, model_cfg, last, variants.eval_config(P_argmax), "cuda").unlink()
     assert list(paper_scale.trained("08_ablations", tmp_path)[1]) == ["dictionary"]
-
-
-def test_chapter_8_reads_a_task_once_its_baseline_and_std_are_in_and_ln_beside_them_where_it_is(tmp_path):
-    """Chapter 8 needs only the Baseline and +std for a task (its record's paper_scale_needs): argmax retrieval's
-    +LN (chapter 4's unit) still in the queue leaves the task in, with the two; once +LN's evaluation is in, all
-    three.  Asked to need all three, it leaves the task out while +LN waits."""
-    made = made_up_runs(tmp_path, "08_ablations", tasks=["argmax"])
-    P = paper_scale.trained("08_ablations", tmp_path)[0]
-    P_argmax = variants.task_params(P, "argmax")
-    (run,) = variants.train_configs(P_argmax)
-    model_cfg = variants.model_config(P_argmax, variants.task_config(P_argmax, "argmax"), "layernorm")
-    ln_eval = runs.eval_path(tmp_path, model_cfg, run, variants.eval_config(P_argmax), "cuda")
-    kept = ln_eval.read_bytes()
-    ln_eval.unlink()
-    assert paper_scale.trained("08_ablations", tmp_path, ["baseline", "standardize", "layernorm"])[1] == {}
-    _, found = paper_scale.trained("08_ablations", tmp_path)
-    P_task, accuracy, records = found["argmax"]
-    assert list(accuracy) == list(records) == ["baseline", "standardize"]
-    assert all(np.array_equal(accuracy[v], made["argmax", v]) for v in accuracy)
-    ln_eval.write_bytes(kept)
-    _, found = paper_scale.trained("08_ablations", tmp_path)
-    assert list(found["argmax"][1]) == ["baseline", "standardize", "layernorm"]  # the chapter's order
-    run_cfg = variants.model_config(P_argmax, variants.task_config(P_argmax, "argmax"), "standardize")
-    runs.eval_path(tmp_path, run_cfg, run, variants.eval_config(P_argmax), "cuda").unlink()
-    assert paper_scale.trained("08_ablations", tmp_path)[1] == {}  # +std is needed
-
-
-def test_chapter_9s_tasks_are_read_from_their_runs_of_a_few_seeds_joined(tmp_path):
-    """Argmax retrieval's 100 seeds as five runs of 20, dictionary lookup's as ten of 10 (seed_chunk)."""
-    made = made_up_runs(tmp_path, "09_longer_training")
-    P, found = paper_scale.trained("09_longer_training", tmp_path)
-    assert set(found) == {"argmax", "dictionary"} and P.max_len == 256
-    for task, (P_task, accuracy, records) in found.items():
-        chunks = {"argmax": 5, "dictionary": 10}[task]
-        assert len(variants.train_configs(P_task)) == chunks and accuracy["layernorm"].shape[0] == 100
-        assert np.array_equal(accuracy["baseline"], made[task, "baseline"])
-        assert len(runs.run_records(records["baseline"])) == chunks
-
-
-def ablation_results(paper_scale: dict | None) -> dict:
-    """Chapter 8's results.json: +std and +LN behind the Baseline at its own scale (20 seeds x 1,500 steps
-    of dictionary lookup, 4,000 of argmax), and what paper_scale holds."""
-    lengths = ["16", "256", "16384"]
-    flat, low = {n: 50.0 for n in lengths}, {n: 40.0 for n in lengths}
-    p = {n: 1e-6 for n in lengths}
-    m = {"accuracy": {"baseline": flat, "standardize": low, "layernorm": low},
-         "p_value_vs_baseline": {"standardize": p, "layernorm": p}, "p_value_ln_vs_std": {n: 0.5 for n in lengths},
-         "ln_minus_std": {n: {"diff": 0.0, "low": -1.0, "high": 1.0, "p": 0.5} for n in lengths}}
-    metrics = {key: {task: value for task in ("argmax", "dictionary")} for key, value in m.items()}
-    sources = {"training/argmax/baseline": {"device": "cpu (x86_64, 2 threads)"}}
-    if paper_scale:
-        metrics["paper_scale"] = paper_scale
-        sources["training/paper_scale/dictionary/baseline"] = {"device": GPU}
-    return {"chapter": "08_ablations", "metrics": metrics,
-            "parameters": {"eval_lengths": [16, 256, 16384], "max_len": 16, "n_seeds": 20, "profile": "book",
-                           "steps": {"argmax": 4000, "dictionary": 1500}},
-            "provenance": {"device": "cpu (x86_64, 2 threads)", "sources": sources}}
-
-
-def test_the_ablation_claims_rest_on_the_papers_scale_for_the_tasks_committed():
-    lengths = ["16", "256", "16384"]
-    ahead = {n: 60.0 for n in lengths}  # at the paper's scale +std ahead of the Baseline, significantly
-    big = {"accuracy": {"baseline": {n: 50.0 for n in lengths}, "standardize": ahead, "layernorm": ahead},
-           "p_value_vs_baseline": {"standardize": {n: 1e-6 for n in lengths}, "layernorm": {n: 1e-6 for n in lengths}},
-           "p_value_ln_vs_std": {n: 0.5 for n in lengths}, "ln_minus_std": {}, "n_seeds": 100, "steps": 10_000,
-           "device_type": "cuda"}
-    claims = {c.claim: c for c in summary._ablation_claims(ablation_results({"dictionary": big}))}
-    own, paper_scale = claims["dictionary: +std is more accurate than the Baseline"].readings
-    assert own.scale() == "20 seeds x 1,500 steps, CPU (profile book)"
-    assert paper_scale.scale() == "100 seeds x 10,000 steps, GPU (profile paper)" and paper_scale.device == GPU
-    assert claims["dictionary: +std is more accurate than the Baseline"].verdict() == SUPPORTED
-    assert len(claims["argmax: +std is more accurate than the Baseline"].readings) == 1  # not committed
-    assert [len(c.readings) for c in summary._ablation_claims(ablation_results(None))] == [1, 1, 1]
-
-
-def test_with_ln_still_queued_the_std_claim_rests_on_the_papers_scale_and_the_ln_claim_on_the_books():
-    lengths = ["16", "256", "16384"]
-    big = {"accuracy": {"baseline": {n: 50.0 for n in lengths}, "standardize": {n: 60.0 for n in lengths}},
-           "p_value_vs_baseline": {"standardize": {n: 1e-6 for n in lengths}}, "n_seeds": 100, "steps": 100_000,
-           "device_type": "cuda"}
-    results = ablation_results({"argmax": big})
-    results["provenance"]["sources"]["training/paper_scale/argmax/baseline"] = {"device": GPU}
-    claims = {c.claim: c for c in summary._ablation_claims(results)}
-    std = claims["argmax: +std is more accurate than the Baseline"]
-    assert std.decisive().scale() == "100 seeds x 100,000 steps, GPU (profile paper)" and std.verdict() == SUPPORTED
-    assert [r.profile for r in claims["argmax: +LN is more accurate than +std"].readings] == ["book"]
-
-
-def test_the_longer_training_claim_rests_on_the_papers_scale_once_committed():
-    lengths = ["16", "256", "16384"]
-    longer = {"chapter": "09_longer_training",
-              "parameters": {"eval_lengths": [16, 256, 16384], "max_len": 256, "n_seeds": 20, "profile": "book",
-                             "steps": {"argmax": 1000, "dictionary": 600}},
-              "metrics": {"accuracy": {"argmax": {"baseline": {n: 50.0 for n in lengths},
-                                                  "layernorm": {n: 45.0 for n in lengths}}},
-                          "p_value": {"argmax": {n: 1e-6 for n in lengths}},
-                          "paper_scale": {"argmax": {"accuracy": {"baseline": {n: 50.0 for n in lengths},
-                                                                  "layernorm": {n: 70.0 for n in lengths}},
-                                                     "p_value": {n: 1e-6 for n in lengths}, "n_seeds": 100,
-                                                     "steps": 100_000, "device_type": "cuda"}}},
-              "provenance": {"device": "cpu (x86_64, 2 threads)",
-                             "sources": {"training/paper_scale/argmax/baseline": {"device": GPU}}}}
-    own, big = summary._longer_readings(longer, "argmax")
-    assert own.steps == 1000 and big.scale() == "100 seeds x 100,000 steps, GPU (profile paper)"
-    assert (own.evidence.verdict() != SUPPORTED) and big.evidence.verdict() == SUPPORTED
-    assert big.longest == {"N": "16384", "claimed": 70.0, "other": 50.0}
-
-
-def test_the_longer_training_claim_rests_on_the_chapters_longer_runs_until_the_papers_scale_is_committed():
-    """Chapter 9's longer training (more steps, fewer seeds) decides over its main runs; the paper's scale over both."""
-    lengths = ["16", "256", "16384"]
-
-    def accuracy(ln):
-        return {"baseline": {n: 50.0 for n in lengths}, "layernorm": {n: ln for n in lengths}}
-
-    longer = {"chapter": "09_longer_training",
-              "parameters": {"eval_lengths": [16, 256, 16384], "max_len": 256, "n_seeds": 20, "profile": "book",
-                             "steps": {"argmax": 1000, "dictionary": 600}},
-              "metrics": {"accuracy": {"dictionary": accuracy(45.0)}, "p_value": {"dictionary": {n: 1e-6 for n in lengths}},
-                          "long": {"dictionary": {"accuracy": accuracy(55.0), "p_value": {n: 1e-3 for n in lengths},
-                                                  "n_seeds": 4, "steps": 10_000}}},
-              "provenance": {"device": "cpu (x86_64, 2 threads)", "sources": {}}}
-    own, long = summary._longer_readings(longer, "dictionary")
-    assert (own.n_seeds, own.steps, long.n_seeds, long.steps) == (20, 600, 4, 10_000)
-    assert own.evidence.verdict() == CONTRADICTED and long.evidence.verdict() == SUPPORTED
-    claim = summary.Claim("dictionary, trained up to N = 256: +LN beats the Baseline", "Table 5", "09_longer_training",
-                          [own, long], None)
-    assert claim.decisive() is long and claim.decisive().scale() == "4 seeds x 10,000 steps, CPU (profile book)"
-    longer["metrics"]["paper_scale"] = {"dictionary": {"accuracy": accuracy(40.0), "p_value": {n: 1e-6 for n in lengths},
-                                                       "n_seeds": 100, "steps": 10_000, "device_type": "cuda"}}
-    readings = summary._longer_readings(longer, "dictionary")
-    assert [r.n_seeds for r in readings] == [20, 4, 100]
-    assert max(readings, key=summary.Reading.size).evidence.verdict() == CONTRADICTED  # the GPU's 100 seeds
 
 
 def test_chapter_10s_deep_argmax_variants_are_read_from_their_two_runs_of_fifty_seeds(tmp_path):

@@ -8,7 +8,6 @@ import sys
 import pytest
 import torch
 
-from vvlib.book import paper_scale
 from vvlib.book.gpu_queue import paper_run
 from vvlib.book.runner import resolved
 from vvlib.experiments.records.scales import BOOK_STORE, PAPER_SCALE_STORE
@@ -57,24 +56,6 @@ def test_the_plan_names_exactly_the_entries_the_books_chapters_load():
     assert {str(path.relative_to(REPO_ROOT / BOOK_STORE)) for path in committed - planned} == archived
 
 
-def test_the_committed_tables_of_chapters_2_and_3_are_their_book_profiles():
-    """Chapters 2 and 3 store tables, not runs: each committed one was made with its chapter's book parameters (none
-    is left from other settings); that none is missing is the stored-only book build's to show (.ci/run)."""
-    from vvlib.experiments.setups import computed
-
-    tables = [spec for spec in _committed_entries().values() if spec.get("kind") in UNTRAINED_KINDS]
-    assert {spec["kind"] for spec in tables} == set(UNTRAINED_KINDS)
-    for spec in tables:
-        P = resolved(UNTRAINED_KINDS[spec["kind"]], "book", {})
-        if spec["kind"] == "computed":
-            assert spec["parameters"] == {k: v for k, v in P.items() if k not in computed.NOT_COMPUTED}
-        else:
-            assert spec["model"]["name"] in {"all-MiniLM-L6-v2", "SmolLM2-135M-Instruct"}
-            assert {k: spec[k] for k in ("layer", "components", "lengths", "n_sequences", "depth_lengths",
-                                         "depth_sequences", "seed")} == {k: P[k] for k in (
-                "layer", "components", "lengths", "n_sequences", "depth_lengths", "depth_sequences", "seed")}
-
-
 def _job(tmp_path, kind="argmax training", **fields):
     folder = tmp_path / "train-x"
     folder.mkdir(exist_ok=True)
@@ -92,28 +73,6 @@ def test_a_training_job_counts_the_steps_of_its_checkpoint_until_its_record_exis
     assert job.done_units() == job.units
 
 
-def test_the_meter_gives_waiting_time_to_what_progresses_next():
-    meter = plan.Meter({"train": 0.0, "eval": 0.0}, now=0.0)
-    meter.update({"train": 100.0, "eval": 0.0}, now=10.0)  # 10 s of training
-    meter.update({"train": 100.0, "eval": 0.0}, now=20.0)  # an evaluation is running: nothing to see yet
-    meter.update({"train": 100.0, "eval": 50.0}, now=30.0)  # it ends: its 20 s count for it
-    assert meter.rate("train") == pytest.approx(10.0)
-    assert meter.rate("eval") == pytest.approx(2.5)
-    meter.update({"train": 200.0, "eval": 100.0}, now=40.0)  # both moved: the 10 s are shared
-    assert meter.rate("train") == pytest.approx(200 / 15)
-    assert meter.rate("eval") == pytest.approx(100 / 25)
-    assert meter.rate("never") is None
-
-
-def test_the_eta_adds_the_timed_kinds_and_names_the_untimed_ones():
-    meter = plan.Meter({"a": 0.0}, now=0.0)
-    meter.update({"a": 50.0}, now=5.0)  # 10 units/s
-    assert meter.eta({"a": 100.0, "b": 0.0}) == (pytest.approx(10.0), [])
-    assert meter.eta({"a": 100.0, "b": 7.0}) == (pytest.approx(10.0), ["b"])
-    text = paper_run.eta_text(meter, {"a": 0.0, "b": 0.0}, {"a": 3600.0 * 10, "b": 1.0})
-    assert text == "ETA 1:00:00+ (not yet timed: b)"
-
-
 def test_the_paper_plan_counts_the_papers_runs():
     """Chapter 4 at the paper profile: Baseline and +LN, 100 seeds x 100,000 steps (each variant one run),
     each evaluated with fixed and adaptive temperature on 1,024 sequences at 2^4..2^14."""
@@ -127,19 +86,6 @@ def test_the_paper_plan_counts_the_papers_runs():
         for v in ("baseline", "layernorm") for cfg in variants.train_configs(P)]
     evaluations = [job for job in jobs if not job.steps]
     assert [job.units for job in evaluations] == [100 * 1024 * sum(2**k for k in range(4, 15))] * 4
-
-
-def test_the_plan_cuts_by_seeds_only_the_runs_too_long_for_one_gpu_command():
-    jobs = paper_run.planned_jobs(paper_run.paper_chapters(), {"device": "cpu"})
-    training = [job for job in jobs if job.steps]
-    seeds = {chapter: {job.n_seeds for job in training if job.chapter == chapter} for chapter in {j.chapter for j in training}}
-    chunked = {chapter: sizes for chapter, sizes in seeds.items() if sizes != {100}}
-    # the runs cut by seeds: chapter 9's curriculum (seed_chunk), chapter 10's deep argmax runs (deep_seed_chunk)
-    assert chunked == {"09_longer_training": {10, 20}, "10_beyond": {50, 100}}
-    assert {j.label.split(",")[0] for j in training if j.n_seeds == 50} == {"train argmax deep_baseline",
-                                                                              "train argmax deep_layernorm"}
-    ninth = {(j.label.split()[1], j.n_seeds) for j in training if j.chapter == "09_longer_training"}
-    assert ninth == {("argmax", 20), ("dictionary", 10)}
 
 
 def test_the_plan_reads_the_store_the_chapters_write_from_any_folder(tmp_path, monkeypatch):
@@ -160,10 +106,6 @@ def test_chapters_that_reuse_runs_add_only_their_probe_tables():
     # chapter 4's Baseline and +LN, each stored as one run of 100 seeds; chapter 7's sharpness test a part per beta
     betas = len(resolved("07_dispersion", "paper").sharpness_betas)
     assert [job.chapter for job in probe_jobs] == ["06_distribution_shift"] * 2 + ["07_dispersion"] * (2 + 2 * betas)
-    assert probe_jobs[0].units == 100 * 1024 * sum(2**k for k in range(4, 15))  # seeds x sequences x items
-    assert probe_jobs[2].units == 2 * probe_jobs[0].units  # chapter 7 probes each run at two temperatures
-    # the sharpness test at every length beyond training (2^5 to 2^14), one beta per part
-    assert probe_jobs[-1].units == 100 * 1024 * sum(2**k for k in range(5, 15))
     main_runs = {job.reads for job in jobs if job.steps and job.chapter == "04_argmax_retrieval"}
     assert len(main_runs) == 2 and {job.reads for job in probe_jobs} == main_runs  # each reads one run's weights
 
@@ -181,14 +123,6 @@ def test_the_command_refuses_a_bad_chapter_with_exit_2_and_writes_nothing(tmp_pa
                              str(tmp_path / "store")], capture_output=True, text=True, cwd=REPO_ROOT)
     assert result.returncode == 2 and "chapters: '99'" in result.stderr
     assert not (tmp_path / "store").exists()
-
-
-def test_the_plan_command_lists_every_chapter_and_a_total(capsys):
-    jobs = paper_run.run_paper(["04", "06"], {"device": "cpu"}, dry_run=True)
-    lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in lines[1:4]] == ["04_argmax_retrieval", "06_distribution_shift", "total"]
-    assert lines[3].split()[1] == str(len(jobs))
-
 
 
 def test_a_plan_at_a_gpus_speeds_lists_the_gpus_entries_so_its_committed_runs_count_as_stored():
@@ -232,19 +166,10 @@ def test_a_parameter_some_chapter_lacks_is_refused_before_anything_runs(tmp_path
     assert not (tmp_path / "store").exists()
 
 
-def test_one_value_for_a_per_task_setting_reaches_every_chapter_and_task():
-    """-p steps 5 sets chapter 4's steps and each task's of chapter 8 (one value per task there)."""
-    jobs = paper_run.planned_jobs(["04_argmax_retrieval", "08_ablations"], {"device": "cpu", "steps": 5})
-    trained = {(job.chapter, job.label.split()[1]): job.steps for job in jobs if job.steps}
-    assert set(trained.values()) == {5} and {task for _, task in trained} == {"argmax", "dictionary"}
-
-
 def test_the_plan_lists_chapter_5_then_chapter_11_and_shares_chapter_5s_runs_with_its_constant_rate_row():
-    """The plan's chapters in paper_run.QUEUE's order (a lent GPU's order of units is queue_units',
-    tests/test_queue_probes.py); chapter 11's constant-rate row is chapter 5's runs, planned once, under chapter 5."""
+    """Chapter 11's constant-rate row is chapter 5's runs, planned once, under chapter 5 (a lent GPU's order of
+    units is queue_units', tests/test_queue_probes.py)."""
     names = paper_run.paper_chapters()
-    assert names[:3] == ["05_dictionary_lookup", "11_sensitivity", "04_argmax_retrieval"]
-    assert names[-1] == "09_longer_training"
     cut = paper_run.queue_units(paper_run.planned_jobs(names, {"device": "cpu"}))
     assert [unit.chapters()[0] for unit in cut[:2]] == ["05_dictionary_lookup"] * 2
     assert all(job.chapter != "11_sensitivity" or "dictionary" in job.label for unit in cut for job in unit.jobs)
@@ -252,44 +177,3 @@ def test_the_plan_lists_chapter_5_then_chapter_11_and_shares_chapter_5s_runs_wit
     assert len(own) == 4 and own <= {job.path for unit in cut[:2] for job in unit.jobs}
 
 
-def test_new_paper_scale_runs_draw_from_the_counter_stream_and_the_first_ones_stay_readable():
-
-    for name in paper_run.paper_chapters():
-        assert resolved(name, "paper")["draws"] == "counter", name
-    # chapter 5's committed paper-scale runs (per-seed generators) still load, as the earlier run
-    _, _, records = paper_scale.accuracy_runs("05_dictionary_lookup", "dictionary", REPO_ROOT / "results" / "paper")
-    assert set(records) == {"baseline", "layernorm"}
-    assert all("draws" not in r["spec"]["train"] for r in records.values())  # the generators: left unsaid
-
-
-def test_a_page_reads_the_counter_streams_paper_runs_where_committed_else_the_earlier_ones(monkeypatch):
-    from vvlib.experiments.storage.store import StoreError
-
-    paper = REPO_ROOT / "results" / "paper"
-    draws, P, _, records = paper_scale.latest_accuracy_runs("05_dictionary_lookup", "dictionary", paper)
-    assert draws == "counter" and P.draws == "counter"  # the GPU queue's first units (2026-11-26)
-    assert {r["spec"]["train"]["draws"] for r in records.values()} == {"counter"}
-    draws, P, _, records = paper_scale.latest_accuracy_runs("04_argmax_retrieval", "argmax", paper)
-    assert draws == "counter" and P.draws == "counter"  # units 15-16 (2026-11-27 and 28)
-    # where the counter stream's runs are not committed, the earlier runs are read
-    stored = paper_scale.accuracy_runs
-
-    def earlier_only(name, task, store_dir, draws):
-        if draws == "counter":
-            raise StoreError("not stored")
-        return stored(name, task, store_dir, draws)
-
-    monkeypatch.setattr(paper_scale, "accuracy_runs", earlier_only)
-    draws, P, _, records = paper_scale.latest_accuracy_runs("04_argmax_retrieval", "argmax", paper)
-    assert draws == "generators" and P.draws == "generators"
-    assert {r["provenance"]["device"] for r in records.values()} == {"NVIDIA H100 80GB HBM3"}
-    asked = []
-
-    def committed_nowhere(name, task, store_dir, draws):
-        asked.append(draws)
-        raise StoreError("not stored")
-
-    monkeypatch.setattr(paper_scale, "accuracy_runs", committed_nowhere)
-    with pytest.raises(StoreError):
-        paper_scale.latest_accuracy_runs("05_dictionary_lookup", "dictionary", paper)
-    assert asked == ["counter", "generators"]  # the queue's runs first

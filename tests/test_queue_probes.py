@@ -3,27 +3,20 @@ probe retrain chapter 4's and chapter 5's paper-scale runs under their committed
 unit; the plan lists them first with GPU estimates; a tiny version runs through the same queue, the same unpacking
 of a command's archive and the same page code, on the CPU."""
 
-import json
 import tarfile
 
-import numpy as np
-import pandas as pd
 import pytest
 from IPython.display import Markdown
 
 from tests.conftest import displayed, git, git_repo, gpu_unpack_module
-from tests.paper_records import PROVENANCE, made_up_runs, write_run
 from vvlib import evaluate
-from vvlib.book.chapters import accuracy_page
 from vvlib.book.chapters.c07_dispersion import dispersion_page
 from vvlib.book.gpu_queue import paper_queue, paper_run, pending
 from vvlib.book import paper_scale
-from vvlib.book.chapters.accuracy_page import AccuracyPage
 from vvlib.book.runner import resolved
-from vvlib.book.chapters import DICTIONARY_LOOKUP
 from vvlib.book.gpu_queue import units
 from vvlib.experiments.setups import probes, variants
-from vvlib.experiments.storage import runs, store
+from vvlib.experiments.storage import runs
 from vvlib.experiments.storage.store import REPO_ROOT
 
 gpu_unpack = gpu_unpack_module()
@@ -53,9 +46,9 @@ def kind_of(unit) -> str | None:
 
 
 def test_the_queue_runs_the_open_questions_first_each_unit_retraining_a_committed_run_within_a_command(tmp_path):
-    """The plan's units in the issue's order; each probe unit trains one committed run again (its key is in
-    results/paper) and probes it: that work, training included, estimated at the GPU's measured speeds within one
-    command."""
+    """The plan's units in the issue's order, on a machine that holds nothing as on one that holds the committed
+    records; each probe unit trains one committed run again (its key is in results/paper) and probes it: that work,
+    training included, estimated at the GPU's measured speeds within one command."""
     jobs = paper_run.planned_jobs(paper_run.paper_chapters(), {}, "paper", "cuda")
     cut = paper_run.queue_units(jobs)
     kinds = [kind_of(unit) for unit in cut]
@@ -79,81 +72,41 @@ def test_the_queue_runs_the_open_questions_first_each_unit_retraining_a_committe
             assert parts and all(job.reads == (trained.path.parent,) for job in parts)
             seconds, untimed = units.Unit([trained, *parts]).estimate_s(rates)  # the rest of the unit is committed
             assert untimed == [] and trained.units / rates[trained.kind] < seconds <= units.UNIT_BUDGET_S
-    sharp = [unit for unit, k in zip(fresh, kinds) if k == "sharpness"][0]
-    P = resolved(CHAPTER, "paper")
-    labels = [job.label for job in sharp.jobs if "probe-sharpness" in job.label]
-    assert len(labels) == len(P.sharpness_betas) and len(set(labels)) == 1  # a part per beta, listed once
-    assert P.sharpness_lengths == [n for n in P.eval_lengths if n > P.max_len]  # every test length beyond training
-    table = paper_run.describe_units(fresh, rates, "cuda")
-    k = fresh.index(sharp) + 1
-    line = next(row for row in table.splitlines() if row.startswith(f"{k:>4}  "))
-    assert f"{sharp.estimate_s(rates)[0] / 60:.1f}" in line and "probe probe-sharpness (argmax baseline)" in line
 
 
-def test_a_tiny_sharpness_unit_pauses_resumes_comes_back_in_the_archive_and_the_page_shows_it(tmp_path, monkeypatch,
-                                                                                              one_thread):
-    """The lent machine: the queue starts the Baseline's unit at its deadline (it pauses after one step with a
-    checkpoint), the next command resumes it first and runs the rest; a machine with the record and no weights trains
-    the run again under its key, to the same losses and tables; the archive gpu_session.sh makes (no weights) is
-    unpacked into a fresh clone, whose page said "pending" with the unit numbers before and shows the test after,
-    scored as evaluate scores the same weights."""
+def test_a_tiny_sharpness_unit_comes_back_in_the_archive_and_the_page_scores_it_as_evaluate_does(tmp_path, monkeypatch,
+                                                                                                 one_thread):
+    """The lent machine runs both units (retraining a run under its key is tests/test_store.py's); the archive
+    gpu_session.sh makes (no weights) is unpacked into a fresh clone, whose page then shows the test, scored as
+    evaluate scores the same weights."""
     machine = tmp_path / "machine"
     on_machine = {**TINY, "store_dir": str(machine / "results" / "paper")}
     cut = paper_run.queue_units(paper_run.planned_jobs([CHAPTER], on_machine, "ci"))
     assert [kind_of(unit) for unit in cut] == ["sharpness", "sharpness"]
     monkeypatch.setattr(paper_queue, "unit_rates", lambda overrides, device, kinds, seeds: ("cpu", {}, []))
     monkeypatch.setattr(units.Unit, "estimate_s", lambda unit, rates: (100.0, []))
-    readings = iter([0.0, 299.0, 299.0, 300.0])  # unit 1 starts with 1 s left and the next command's 3 minutes
-    first = paper_queue.run_queue([CHAPTER], on_machine, 5.0, tmp_path / "first", profile="ci",
-                                  clock=lambda: next(readings, 310.0), then_minutes=3.0)
-    assert [(r["unit"], r.get("paused")) for r in first] == [(1, True)] and cut[0].begun() and not cut[0].stored()
     ticks = iter(range(0, 10_000, 10))
-    second = paper_queue.run_queue([CHAPTER], on_machine, 50.0, tmp_path / "pack", profile="ci", overrun=1.0,
-                                   clock=lambda: next(ticks))
-    assert [(r["unit"], r.get("resumed", False)) for r in second] == [(1, True), (2, False)]
-    assert all(unit.stored() for unit in cut)
-    (trained,) = [job for job in cut[0].jobs if job.steps]
-    assert json.loads(trained.path.read_text())["resumed_from_step"] == 1
-    # a fresh machine holds the committed record and no weights: the unit trains the run again under its key
-    record, parts = trained.path.read_bytes(), [job.path for job in cut[0].jobs if "probe-sharpness" in job.label]
-    tables = [pd.read_csv(path.parent / "sharpness.csv") for path in parts]
-    (trained.path.parent / runs.WEIGHTS_FILE).unlink()
-    for path in parts:
-        path.unlink()
-    assert cut[0].retrained() == {trained.path.parent} and not cut[0].stored()
-    again = paper_queue.run_queue([CHAPTER], on_machine, 50.0, profile="ci", overrun=1.0, clock=lambda: next(ticks))
-    assert [r["unit"] for r in again] == [1] and trained.path.read_bytes() == record
-    assert json.loads((trained.path.parent / runs.RETRAINED_FILE).read_text())["same_loss_history"]
-    for path, before in zip(parts, tables):
-        pd.testing.assert_frame_equal(pd.read_csv(path.parent / "sharpness.csv"), before)
+    ran = paper_queue.run_queue([CHAPTER], on_machine, 50.0, tmp_path / "pack", profile="ci", overrun=1.0,
+                                clock=lambda: next(ticks))
+    assert [r["unit"] for r in ran] == [1, 2] and all(unit.stored() for unit in cut)
 
     files = tmp_path / "files"  # what scripts/gpu_session.sh leaves in $OUT
     files.mkdir()
     with tarfile.open(files / "results.tgz", "w:gz") as archive:
         archive.add(machine / "results", arcname="results", filter=lambda m: None if m.name.endswith(".pt") else m)
     (files / "queue.json").write_bytes((tmp_path / "pack" / "queue.json").read_bytes())
-
     clone = git_repo(tmp_path / "clone", {"README.md": "a clone\n"})
     here = {**TINY, "store_dir": str(clone / "results" / "paper")}
     P = resolved(CHAPTER, "ci", here)
     queue = {"names": [CHAPTER], "overrides": here, "profile": "ci", "device": "cpu"}  # the tiny plan's numbers
-    shown = displayed(monkeypatch, dispersion_page)
-    assert dispersion_page.sharpness_at_scale(paper_scale.sharpness(P=P, device="cpu"), **queue) is None
-    (line,) = [item.data for item in shown if isinstance(item, Markdown)]
-    sharpening = [k for k, unit in enumerate(cut, 1) if kind_of(unit) == "sharpness"]
-    assert "pending" in line and f"units {sharpening[0]}-{sharpening[-1]}" in line
-
     committed = gpu_unpack.unpack(files, clone)
     assert any(path.startswith("results/paper/probe-sharpness-") for path in committed)
     assert not list(clone.rglob("*.pt")) and git(clone, "status", "--porcelain") == ""
-    shown.clear()
+    shown = displayed(monkeypatch, dispersion_page)
     matched = dispersion_page.sharpness_at_scale(paper_scale.sharpness(P=P, device="cpu"), **queue)
     assert pending.units_computing([job.path for unit in cut for job in unit.jobs], [CHAPTER], here, "ci", "cpu") == []
     assert sorted(zip(matched["N"], matched["seed"])) == [(n, s) for n in (32, 64) for s in range(2)]
-    said = " ".join(item.data for item in shown if isinstance(item, Markdown))
-    notes = [json.loads(path.read_text()) for path in clone.rglob(runs.RETRAINED_FILE)]  # the Baseline's run alone
-    assert "pending" not in said and len(notes) == 1 and notes[0]["same_loss_history"]
-    assert f"{len(notes)} of {len(notes)} runs repeated" in said
+    assert not any("pending" in item.data for item in shown if isinstance(item, Markdown))
     # as trained (beta 1), each model scores what evaluate gives its weights on the same test sequences
     cfg = variants.eval_config(P, n_sequences=P.sharpness_sequences, lengths=P.sharpness_lengths)
     for variant, (run,) in probes.sharpness(P, "cpu", "main").models.items():
@@ -164,38 +117,3 @@ def test_a_tiny_sharpness_unit_pauses_resumes_comes_back_in_the_archive_and_the_
             assert rows[variant].tolist() == pytest.approx(scored[:, j].tolist())
 
 
-def test_chapter_5_names_the_entropy_units_until_their_tables_are_committed_then_reads_them(tmp_path, monkeypatch):
-    """Chapter 5's paper-scale runs committed without their entropy probe: the page names the queue units that
-    compute it; once its tables are committed under the real keys, it shows their means over seeds."""
-    made_up_runs(tmp_path, DICTIONARY_LOOKUP.name)
-    shown = displayed(monkeypatch, accuracy_page)
-    page = AccuracyPage(DICTIONARY_LOOKUP, {"profile": "ci", "paper_scale_dir": str(tmp_path)})
-    page._read_paper_scale()
-    page._reach_at_paper_scale()
-    jobs = paper_run.planned_jobs(paper_run.paper_chapters(), {"store_dir": str(tmp_path)}, "paper", "cuda")
-    entropy_units = [k for k, unit in enumerate(paper_run.queue_units(jobs), 1) if kind_of(unit) == "entropy"]
-    assert entropy_units == [1, 2] and page.reach_paper is None
-    assert any(isinstance(item, Markdown) and f"pending: GPU queue units {entropy_units[0]}-{entropy_units[1]}"
-               in item.data for item in shown)
-
-    P = resolved(DICTIONARY_LOOKUP.name, "paper", {"store_dir": str(tmp_path)})
-    [(_, probe)] = DICTIONARY_LOOKUP.probes(P, "cuda")
-    rng, frames = np.random.default_rng(0), {}
-    for part in probe.parts:  # what a unit commits: each run's table, under its real key
-        write_run(tmp_path, (part.run.model_cfg, part.run.train_cfg))
-        seeds, lengths = range(part.run.train_cfg.n_seeds), P.eval_lengths
-        frame = pd.DataFrame([{"variant": part.variant, "seed": s, "N": n, "entropy": rng.uniform(0, 3),
-                               "sharpened": rng.uniform(0, 0.1), "beta": 1.0, "accuracy_fixed": 0.5,
-                               "accuracy_adaptive": 0.5} for s in seeds for n in lengths])
-        part.folder(tmp_path).mkdir(parents=True)
-        frame.to_csv(part.folder(tmp_path) / "adaptive.csv", index=False)
-        store.write_json(part.folder(tmp_path) / "tables.json",
-                         {"spec": part.spec, "provenance": PROVENANCE, "tables": ["adaptive"]})
-        frames[part.variant] = frame
-    shown.clear()
-    page._reach_at_paper_scale()
-    for variant, frame in frames.items():
-        at = frame[frame.N == max(P.eval_lengths)]
-        assert page.reach_paper[variant][max(P.eval_lengths)]["entropy"] == pytest.approx(at["entropy"].mean())
-        assert page.reach_paper[variant][max(P.eval_lengths)]["sharpened"] == pytest.approx(100 * at["sharpened"].mean())
-    assert not any(isinstance(item, Markdown) and "pending" in item.data for item in shown)
