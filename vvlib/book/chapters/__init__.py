@@ -1,11 +1,6 @@
-"""Every chapter of the book in one place each: a module (cNN_name.py) or a folder (cNN_name/) whose
-CHAPTER is its record (parameters, profiles, the checks only it makes), beside its page code and the
-reports only it shows.  Chapters 4 and 5 share one page (accuracy_page.py); the summary is summary/.
-
-What a record is, and what several chapters share (scales, checks), lives in experiments/records/.
-Adding a chapter is a module or folder here defining CHAPTER, its notebook, its line in _toc.yml and its
-row in the README's table of chapters (tests/test_pages.py holds them together).
-"""
+"""Every chapter of the book in one place each: a module (cNN_name.py) or a folder (cNN_name/) whose CHAPTER is
+its record, beside its page code and its own reports.  Chapters 4 and 5 share accuracy_page.py; the summary is
+summary/.  A new chapter also needs its notebook, its line in _toc.yml and its README row (tests/test_pages.py)."""
 
 import importlib
 from pathlib import Path

@@ -1,12 +1,6 @@
-"""Chapters 4 and 5 as one body: a task's Baseline and +LN against the paper's accuracy table at the paper's
-scale (read from results/paper), the reader's own run beside it, where adaptive temperature acts, and the
-training loss.  The gap at every scale (the page's run, the longer training, the counter stream, the GPU) goes
-to results.json for the scale page, which shows it for both chapters.
-
-A notebook holds the chapter's prose and calls one method per cell; every method shows what it
-computes and keeps what results.json needs.  A third task is a PaperTask record, a Chapter
-that reproduces it, and a notebook of prose around these calls.
-"""
+"""Chapters 4 and 5's page: a task's Baseline and +LN against the paper's accuracy table at the paper's scale,
+the reader's own run beside it, where adaptive temperature acts, and the training loss; the gap at every scale
+goes to results.json for the scale page.  The notebook holds the prose and calls one method per cell."""
 
 
 import pandas as pd
@@ -130,16 +124,25 @@ class AccuracyPage(ChapterPage):
 
     def paper_scale_comparison(self, pair: int):
         """The paper-scale table beside the paper's, and its verdict, for PAIRS[pair]."""
-        if self.paper_scale:
-            P_paper, metrics = self.paper_scale["P"], self.paper_scale["metrics"]
-            self._comparison(metrics, P_paper, pair, P_paper.n_seeds)
+        if not self.paper_scale:
+            return
+        P, metrics = self.paper_scale["P"], self.paper_scale["metrics"]
+        display(report.comparison_table(metrics, P.eval_lengths, PAIRS[pair], LABELS, self.table, P_VALUE_KEYS[pair]))
+        display(Markdown(report.verdict(metrics, P.eval_lengths, PAIRS[pair], LABELS, P.max_len, P.n_seeds,
+                                        paper_table=self.table)))
 
     def paper_scale_figure(self):
-        if self.paper_scale:
-            P_paper = self.paper_scale["P"]
-            self._figure(self.paper_scale["accuracy"], P_paper.eval_lengths, PAIRS[0],
-                         f"{self.name} at the paper's scale ({P_paper.n_seeds} seeds x {P_paper.steps:,} steps, GPU; "
-                         "dashed: the paper)", f"{P_paper.n_seeds} seeds x {P_paper.steps:,} steps, GPU")
+        """The paper-scale accuracy against N, the paper's dashed beside it."""
+        if not self.paper_scale:
+            return
+        P, pair = self.paper_scale["P"], PAIRS[0]
+        scale = f"{P.n_seeds} seeds x {P.steps:,} steps, GPU"
+        plots.accuracy_vs_length(stats.long_form({r: self.paper_scale["accuracy"][r] for r in pair}, P.eval_lengths),
+                                 {r: LABELS[r] for r in pair}, paper=paper.dashed(self.table, pair),
+                                 title=f"{self.name} at the paper's scale ({scale}; dashed: the paper)")
+        show_figure(f"{self.name}: mean test accuracy ± s.e. over seeds against the test length N ({scale}); dashed, "
+                    f"the paper's {self.task_record.table} for the same two variants. The paper's claim is the solid "
+                    f"{SHORT_BY_RUN[pair[1]]} line above the {SHORT_BY_RUN[pair[0]]} beyond the training lengths.")
 
     # --- this page's own run ---------------------------------------------------------------------
 
@@ -307,12 +310,9 @@ class AccuracyPage(ChapterPage):
         P_rows = runner.resolved(name, SENSITIVITY.profile_or_default(self.P.profile), {"store_dir": self.P.store_dir})
         rows = [row for row in sensitivity.rows_of_model(P_rows, self.task.name, {})
                 if row.get("steps") == self.P.long_steps]
-        found = [sensitivity.stored_row(P_rows, self.task.name, row, self._row_lengths(P_rows)) for row in rows]
+        lengths = sorted({*P_rows.compared_lengths, max(P_rows.eval_lengths)})
+        found = [sensitivity.stored_row(P_rows, self.task.name, row, lengths) for row in rows]
         return [f for f in found if f is not None], P_rows
-
-    @staticmethod
-    def _row_lengths(P_rows) -> list:
-        return sorted({*P_rows.compared_lengths, max(P_rows.eval_lengths)})
 
     # --- results.json -----------------------------------------------------------------------------
 
@@ -336,17 +336,3 @@ class AccuracyPage(ChapterPage):
                 metrics["paper_scale"]["adaptive_reach"] = self.reach_paper
             training.update({f"paper_scale/{v}": r for v, r in self.paper_scale["runs"].items()})
         self.write_results(metrics, {f"training/{v}": r["provenance"] for v, r in training.items()})
-
-    # --- pieces -----------------------------------------------------------------------------------
-
-    def _comparison(self, metrics, P, pair: int, n_seeds: int):
-        display(report.comparison_table(metrics, P.eval_lengths, PAIRS[pair], LABELS, self.table, P_VALUE_KEYS[pair]))
-        display(Markdown(report.verdict(metrics, P.eval_lengths, PAIRS[pair], LABELS, P.max_len, n_seeds,
-                                        paper_table=self.table)))
-
-    def _figure(self, accuracy, lengths, pair, title, scale: str):
-        plots.accuracy_vs_length(stats.long_form({r: accuracy[r] for r in pair}, lengths), {r: LABELS[r] for r in pair},
-                                 paper=paper.dashed(self.table, pair), title=title)
-        show_figure(f"{self.name}: mean test accuracy ± s.e. over seeds against the test length N ({scale}); dashed, "
-                    f"the paper's {self.task_record.table} for the same two variants. The paper's claim is the solid "
-                    f"{SHORT_BY_RUN[pair[1]]} line above the {SHORT_BY_RUN[pair[0]]} beyond the training lengths.")
