@@ -35,9 +35,7 @@ class Headline:
     device: str           # the GPU the Baseline trained on
     differences: dict     # {N: paired_difference of +LN minus the Baseline, points}
     paper: dict           # {N: the paper's +LN minus Baseline, points}
-    baseline: dict        # {N: (ours, the paper's) Baseline accuracy, %}
     verdict: str          # compare's verdict over the lengths beyond training
-    evidence: str         # compare's count behind it
     counts: tuple         # (lengths beyond training, significantly ahead at, significantly behind at)
 
 
@@ -52,8 +50,7 @@ def headline(task, store_dir) -> Headline:
                        {n: differences[n]["p"] for n in beyond}, beyond)
     return Headline(task.table, task.title, P.n_seeds, P.steps, records[BASE]["provenance"]["device"],
                     {n: differences[n] for n in SHOWN}, {n: paper.difference(task.accuracy, PAIR, n) for n in SHOWN},
-                    {n: (base[:, column[n]].mean(), paper.column(task.accuracy, BASE, n)) for n in SHOWN},
-                    evidence.verdict(), evidence.text(),
+                    evidence.verdict(),
                     (evidence.lengths, evidence.ahead_significant, evidence.behind_significant))
 
 
@@ -63,15 +60,6 @@ def headlines(store_dir) -> list[Headline]:
 
 def interval(d: dict, digits: int = 1) -> str:
     return f"{d['diff']:+.{digits}f} ({d['low']:+.{digits}f} to {d['high']:+.{digits}f})"
-
-
-def size_words(h: Headline, n: int = SHOWN[-1]) -> str:
-    """Whether our interval at N holds the paper's difference, and where our Baseline sits against the paper's."""
-    d, theirs = h.differences[n], h.paper[n]
-    holds = d["low"] <= theirs <= d["high"]
-    ours_base, paper_base = h.baseline[n]
-    return (f"at N = {power_of_two(n)} our interval {'holds' if holds else 'excludes'} the paper's {theirs:+.1f}; "
-            f"our Baseline scores {ours_base:.1f}% there, the paper's {paper_base:.1f}%.")
 
 
 def table_finding(h: Headline, n: int = SHOWN[-1]) -> str:

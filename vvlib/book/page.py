@@ -14,10 +14,11 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import HTML, Markdown, display
 
-from . import colab, chapters
+from . import colab, chapters, paper_scale
 from .. import rng
 from ..experiments.records import checks
 from ..experiments.reports import report
+from ..experiments.setups import paper_tasks, variants
 from ..experiments.setups.params import Params, injected_names, resolve
 from ..experiments.storage import store
 
@@ -112,6 +113,47 @@ class ChapterPage:
         path = report.write_results(self.P.output_dir, self.chapter, self.P, self.device, metrics,
                                     wall_time_s=time.perf_counter() - self.started, sources=sources)
         print(f"wrote {path}")
+
+    def show_pending(self, shows: str = ""):
+        """Which of the paper profile's store entries are committed, and what this page shows of them (`shows`)."""
+        display(Markdown(paper_scale.pending(self.chapter, self.P, self.P.paper_scale_dir, shows=shows)))
+
+
+class TasksPage(ChapterPage):
+    """A page over every paper task (chapters 8-10): each task's parameters, as chapters 4-5 name them, its runs
+    trained or read, its longer training's where it has one, and the paper scale's runs where committed."""
+    trained: tuple = ()  # the variants each task trains
+
+    def __init__(self, namespace: dict):
+        super().__init__(namespace)
+        P = self.P
+        self.tasks = {t.name: variants.task_params(P, t.name) for t in paper_tasks.TASKS}
+        self.long_tasks = [t for t, P_task in self.tasks.items() if P_task.get("long_steps")]
+        self.accuracy, self.training, self.long_accuracy, self.long_runs = {}, {}, {}, {}
+        self.P_paper, self.big = paper_scale.trained(self.chapter, P.paper_scale_dir) if P.paper_scale_dir else (None, {})
+
+    def train_tasks(self):
+        """Each task's variants, trained or read from the store, and evaluated."""
+        for name, P_task in self.tasks.items():
+            self.accuracy[name], self.training[name] = variants.train_and_evaluate(
+                P_task, variants.task_config(P_task, name), list(self.trained), ["fixed"], self.device)
+
+    def train_longer_tasks(self):
+        """The longer training, where the profile has one."""
+        for name in self.long_tasks:
+            P_task = self.tasks[name]
+            self.long_accuracy[name], self.long_runs[name] = variants.long_training(
+                P_task, variants.task_config(P_task, name), list(self.trained), ["fixed"], self.device)
+
+    def task_sources(self, paper_tasks_shown=None) -> dict:
+        """results.json's sources: each task's runs, its longer training's and the paper scale's (of the tasks
+        `paper_tasks_shown`, default all committed)."""
+        sources = {f"training/{t}/{v}": r["provenance"] for t, found in self.training.items() for v, r in found.items()}
+        for t, found in self.long_runs.items():
+            sources.update(report.run_sources(f"training/long/{t}", found))
+        for t in self.big if paper_tasks_shown is None else paper_tasks_shown:
+            sources.update({f"training/paper_scale/{t}/{v}": r["provenance"] for v, r in self.big[t][2].items()})
+        return sources
 
 
 def show_collapsed(summary: str, body: str):

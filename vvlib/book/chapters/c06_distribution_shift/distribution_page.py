@@ -176,11 +176,8 @@ class DistributionPage(ChapterPage):
             f"{size['layernorm']:.3f} in size."))
 
     def scale(self):
-        """Which of the paper profile's store entries are committed, and what this page shows of them."""
-        shows = ""
-        if self.big:
-            shows = "Figure 3's answer at the top" + ("" if "layernorm" in self.big[2] else ", the Baseline's alone")
-        display(Markdown(paper_scale.pending(NAME, self.P, self.P.paper_scale_dir, shows=shows)))
+        alone = "" if self.big and "layernorm" in self.big[2] else ", the Baseline's alone"
+        self.show_pending(f"Figure 3's answer at the top{alone}" if self.big else "")
 
     def write(self):
         """results.json: Figure 3's metrics at this page's scale, at the paper's and at the longer runs' where read."""

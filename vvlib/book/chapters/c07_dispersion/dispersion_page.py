@@ -184,13 +184,12 @@ class DispersionPage(ChapterPage):
                              "it out."))
 
     def scale(self):
-        """Which of the paper profile's store entries are committed, and what this page shows of them."""
         shows = ""
         if self.big:
             shows = ("Figure 4's answer at the top" + ("" if "layernorm" in self.big[2] else ", the Baseline's alone")
                      + ("; every figure but the sharpness test's; the two accounts; the gain at equal entropy"
                         if self._both_at_paper_scale() else ""))
-        display(Markdown(paper_scale.pending(NAME, self.P, self.P.paper_scale_dir, shows=shows)))
+        self.show_pending(shows)
 
     def write(self):
         """results.json: Figure 4's metrics at this page's scale, and at the paper's where both probes are read."""

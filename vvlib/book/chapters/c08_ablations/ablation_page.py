@@ -11,8 +11,7 @@ from .. import ABLATIONS
 from ....experiments.reports import answers, plots, report
 from ..summary import summary_tables
 from ....experiments.setups import paper_tasks, variants
-from ... import paper_scale
-from ...page import ChapterPage, show_figure, show_runs, task_title
+from ...page import TasksPage, show_figure, show_runs, task_title
 
 LABELS = variants.LABELS
 
@@ -22,38 +21,24 @@ def verdicts(rows: list) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index(["task", "scale"])
 
 
-class AblationPage(ChapterPage):
+class AblationPage(TasksPage):
     """Chapter 8 being executed: its parameters, each task's runs and their metrics, and the paper scale's."""
 
     chapter = ABLATIONS.name
+    trained = ABLATIONS.work.variants  # Baseline, +std, +LN
 
     def __init__(self, namespace: dict):
         super().__init__(namespace)
-        P = self.P
-        self.tasks = {t.name: variants.task_params(P, t.name) for t in paper_tasks.TASKS}  # as chapters 4-5 name them
-        self.long_tasks = [t for t, P_task in self.tasks.items() if P_task.long_steps]  # those with a longer training
-        self.variants = list(ABLATIONS.work.variants)  # Baseline, +std, +LN
-        self.accuracy, self.training, self.metrics = {}, {}, {}
-        self.long_accuracy, self.long_runs, self.long_metrics = {}, {}, {}
-        self.P_paper, self.big = (paper_scale.trained(ABLATIONS.name, P.paper_scale_dir) if P.paper_scale_dir
-                                  else (None, {}))
         self.big_metrics = {t: report.ablation_metrics(acc, self.P_paper.eval_lengths)
                             for t, (_, acc, _) in self.big.items()}
 
     def train(self):
-        """Each task's three variants, trained or read from the store, and evaluated."""
-        for name, P_task in self.tasks.items():
-            self.accuracy[name], self.training[name] = variants.train_and_evaluate(
-                P_task, variants.task_config(P_task, name), self.variants, ["fixed"], self.device)
+        self.train_tasks()
         self.metrics = {name: report.ablation_metrics(acc, self.P.eval_lengths) for name, acc in self.accuracy.items()}
 
     def train_longer(self):
-        """The longer training, where the profile has one (shown further down)."""
-        for name in self.long_tasks:
-            P_task = self.tasks[name]
-            self.long_accuracy[name], self.long_runs[name] = variants.long_training(
-                P_task, variants.task_config(P_task, name), self.variants, ["fixed"], self.device)
-            self.long_metrics[name] = report.ablation_metrics(self.long_accuracy[name], self.P.eval_lengths)
+        self.train_longer_tasks()
+        self.long_metrics = {t: report.ablation_metrics(acc, self.P.eval_lengths) for t, acc in self.long_accuracy.items()}
 
     def answer(self):
         """The verdicts first: each task at the paper's scale where its Baseline and +std are committed (+LN beside
@@ -134,8 +119,7 @@ class AblationPage(ChapterPage):
         shown = [t if variants.ABLATION.learned in runs else
                  f"{t}'s {plain} against the {base} ({learned} still in the GPU queue)"
                  for t, (_, _, runs) in self.big.items()]
-        shows = f"the ablation of {' and '.join(shown)} at the top" if self.big else ""
-        display(Markdown(paper_scale.pending(ABLATIONS.name, self.P, self.P.paper_scale_dir, shows=shows)))
+        self.show_pending(f"the ablation of {' and '.join(shown)} at the top" if self.big else "")
 
     def write(self):
         """results.json: each task's metrics at this page's scale, the longer training's and the paper scale's."""
@@ -150,16 +134,11 @@ class AblationPage(ChapterPage):
         results["long"] = {t: {**self.long_metrics[t], "steps": self.tasks[t]["long_steps"],
                                "accuracy": report.per_length(self.long_accuracy[t], P.eval_lengths, [])["accuracy"]}
                            for t in self.long_tasks}
-        sources = {f"training/{t}/{v}": r["provenance"] for t, runs in self.training.items() for v, r in runs.items()}
-        for t, runs in self.long_runs.items():
-            sources.update(report.run_sources(f"training/long/{t}", runs))
         if self.big:  # the summary's claims table reads them at that scale
             results["paper_scale"] = {t: {**self.big_metrics[t], "steps": P_t.steps, "device_type": "cuda",
                                           "accuracy": report.per_length(acc, self.P_paper.eval_lengths, [])["accuracy"]}
                                       for t, (P_t, acc, _) in self.big.items()}
-            sources.update({f"training/paper_scale/{t}/{v}": r["provenance"] for t, (_, _, runs) in self.big.items()
-                            for v, r in runs.items()})
-        self.write_results(results, sources)
+        self.write_results(results, self.task_sources())
 
 
 def cards(records: dict) -> str:

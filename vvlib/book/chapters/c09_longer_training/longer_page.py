@@ -11,40 +11,25 @@ from .. import LONGER_TRAINING
 from ....experiments.reports import answers, plots, report
 from ....experiments.setups import paper, paper_tasks, variants
 from ....experiments.storage import runs
-from ... import paper_scale
-from ...page import ChapterPage, show_collapsed, show_figure, show_runs, task_title
+from ...page import TasksPage, show_collapsed, show_figure, show_runs, task_title
 
 NAME = LONGER_TRAINING.name
 VARIANTS, LABELS = list(LONGER_TRAINING.work.variants), variants.LABELS
 PAIR = tuple(VARIANTS)
 
 
-class LongerTrainingPage(ChapterPage):
+class LongerTrainingPage(TasksPage):
     """Chapter 9 being executed: its parameters, each task's runs, the longer training's, the paper's."""
 
     chapter = NAME
-
-    def __init__(self, namespace: dict):
-        super().__init__(namespace)
-        P = self.P
-        self.tasks = {t.name: variants.task_params(P, t.name) for t in paper_tasks.TASKS}  # steps, curriculum per task
-        self.long_tasks = [t for t, P_task in self.tasks.items() if P_task.long_steps]  # those with a longer training
-        self.accuracy, self.training, self.metrics = {}, {}, {}
-        self.long_accuracy, self.long_runs, self.long_metrics = {}, {}, {}
-        self.P_paper, self.big = paper_scale.trained(NAME, P.paper_scale_dir) if P.paper_scale_dir else (None, {})
+    trained = PAIR
 
     def train(self):
-        for name, P_task in self.tasks.items():
-            self.accuracy[name], self.training[name] = variants.train_and_evaluate(
-                P_task, variants.task_config(P_task, name), VARIANTS, ["fixed"], self.device)
+        self.train_tasks()
         self.metrics = {t: report.per_length(acc, self.P.eval_lengths, [PAIR]) for t, acc in self.accuracy.items()}
 
     def train_longer(self):
-        """The longer training where the profile has one."""
-        for name in self.long_tasks:
-            P_task = self.tasks[name]
-            self.long_accuracy[name], self.long_runs[name] = variants.long_training(
-                P_task, variants.task_config(P_task, name), VARIANTS, ["fixed"], self.device)
+        self.train_longer_tasks()
         self.long_metrics = {t: report.per_length(acc, self.P.eval_lengths, [PAIR])
                              for t, acc in self.long_accuracy.items()}
 
@@ -136,8 +121,7 @@ class LongerTrainingPage(ChapterPage):
                        body)
 
     def scale(self):
-        shows = f"the answer for {' and '.join(self.big)} at the top" if self.big else ""
-        display(Markdown(paper_scale.pending(NAME, self.P, self.P.paper_scale_dir, shows=shows)))
+        self.show_pending(f"the answer for {' and '.join(self.big)} at the top" if self.big else "")
 
     def write(self):
         """results.json: each task's scores at this page's scale, the longer training's and the paper scale's."""
@@ -153,12 +137,8 @@ class LongerTrainingPage(ChapterPage):
         results["long"] = {t: scored(m, n_seeds=self.tasks[t].long_seeds, steps=self.tasks[t].long_steps,
                                      n_sequences=variants.long_eval_params(self.tasks[t]).n_eval_sequences)
                            for t, m in self.long_metrics.items()}
-        sources = {f"training/{t}/{v}": r["provenance"] for t, found in self.training.items() for v, r in found.items()}
-        for t, found in self.long_runs.items():
-            sources.update(report.run_sources(f"training/long/{t}", found))
-        for t, (P_t, acc, big_runs) in self.big.items():  # the summary reads them at that scale
+        for t, (P_t, acc, _) in self.big.items():  # the summary reads them at that scale
             results.setdefault("paper_scale", {})[t] = scored(report.per_length(acc, self.P_paper.eval_lengths, [PAIR]),
                                                               n_seeds=self.P_paper.n_seeds, steps=P_t.steps,
                                                               device_type="cuda")
-            sources.update({f"training/paper_scale/{t}/{v}": r["provenance"] for v, r in big_runs.items()})
-        self.write_results(results, sources)
+        self.write_results(results, self.task_sources())

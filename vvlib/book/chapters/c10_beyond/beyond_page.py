@@ -18,7 +18,7 @@ from ....experiments.setups import paper_tasks, probes, sensitivity, variants
 from ....experiments.storage import runs, store
 from ... import key_results, paper_scale
 from ...runner import resolved
-from ...page import ChapterPage, show_collapsed, show_figure, show_table, task_title
+from ...page import TasksPage, show_collapsed, show_figure, show_table, task_title
 
 NAME = BEYOND.name
 ONE_LAYER, DEEP, PAIRS = list(c10_beyond.ONE_LAYER), list(c10_beyond.DEEP), list(c10_beyond.PAIRS)
@@ -56,27 +56,23 @@ def deep_first_layer(P, device):
     return None
 
 
-class BeyondPage(ChapterPage):
+class BeyondPage(TasksPage):
     """Chapter 10 being executed: its parameters, each task's variants, the paper scale's, the rows it reads."""
 
     chapter = NAME
+    trained = c10_beyond.DEEPER
 
     def __init__(self, namespace: dict):
         super().__init__(namespace)
-        P = self.P
-        self.tasks = {t.name: variants.task_params(P, t.name) for t in paper_tasks.TASKS}  # as chapters 4-5 name them
-        self.labels = c10_beyond.labels(P)
-        self.accuracy, self.training, self.metrics, self.best = {}, {}, {}, {}
-        self.P_paper, self.big = paper_scale.trained(NAME, P.paper_scale_dir) if P.paper_scale_dir else (None, {})
+        self.labels = c10_beyond.labels(self.P)
+        self.metrics, self.best = {}, {}
         self.pending = {t: [self.labels[v] for v in ONE_LAYER + DEEP if v not in found]
                         for t, (_, _, found) in self.big.items()}  # each task's variants still in the GPU queue
         self.sources, self.slopes_shown = {}, []
 
     def train(self):
         P = self.P
-        for name, P_task in self.tasks.items():
-            self.accuracy[name], self.training[name] = variants.train_and_evaluate(
-                P_task, variants.task_config(P_task, name), ONE_LAYER + DEEP, ["fixed"], self.device)
+        self.train_tasks()
         self.metrics = {t: report.per_length(acc, P.eval_lengths, PAIRS) for t, acc in self.accuracy.items()}
         self.best = {t: beyond.best_by_length(self.accuracy[t], P.eval_lengths, self.labels) for t in self.tasks}
 
@@ -298,7 +294,7 @@ class BeyondPage(ChapterPage):
             shown.append(f"the variants of {tasks} at the top")
         if self.slopes_shown:
             shown.append(f"{len(self.slopes_shown)} runs' slope probes, beside its own slopes")
-        display(Markdown(paper_scale.pending(NAME, self.P, self.P.paper_scale_dir, shows="; ".join(shown))))
+        self.show_pending("; ".join(shown))
 
     def write(self):
         """results.json: every variant's scores per task, the slopes, the best per length, the paper scale's."""
@@ -313,14 +309,10 @@ class BeyondPage(ChapterPage):
                          for _, r in b.iterrows()} for t, b in self.best.items()},
             "n_seeds": P.n_seeds,
         }
-        sources = {f"training/{t}/{v}": r["provenance"] for t, found in self.training.items() for v, r in found.items()}
-        for t, (P_t, _, found) in self.big.items():
-            if self.pending[t]:
-                continue  # the summary reads a task at the paper's scale once every variant is in
-            m = self.paper_metrics[t]
+        complete = [t for t in self.big if not self.pending[t]]  # the summary reads a task once every variant is in
+        for t in complete:
+            m, P_t = self.paper_metrics[t], self.big[t][0]
             results.setdefault("paper_scale", {})[t] = {"accuracy": m["accuracy"], "p_value": m["p_value"],
                                                         "n_seeds": self.P_paper.n_seeds, "steps": P_t.steps,
                                                         "device_type": "cuda"}
-            sources.update({f"training/paper_scale/{t}/{v}": r["provenance"] for v, r in found.items()})
-        sources.update(self.sources)  # the rows of chapters 5 and 11 shown on the page
-        self.write_results(results, sources)
+        self.write_results(results, self.task_sources(complete) | self.sources)  # and the rows of chapters 5 and 11
