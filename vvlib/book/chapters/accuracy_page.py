@@ -15,7 +15,6 @@ from ...experiments.storage.store import StoreError
 from ...experiments.reports.answers import device_kind as summary_device
 from . import SENSITIVITY, Chapter
 from ...experiments.setups.params import task_value
-from ...experiments.records.scales import EARLIER_PAPER_RUN
 from .. import paper_scale, runner
 from ..gpu_queue import pending
 from ..page import ChapterPage, show_figure, show_runs, task_title
@@ -52,10 +51,7 @@ class AccuracyPage(ChapterPage):
         ours at answers.ANSWER_LENGTHS, the paired difference, and the verdict with its scale."""
         self._read_paper_scale()
         if self.paper_scale:
-            P, accuracy = self.paper_scale["P"], self.paper_scale["accuracy"]
-            device = ("GPU, counter stream" if self.paper_scale["draws"] != EARLIER_PAPER_RUN["draws"] else
-                      "GPU, the earlier runs with a generator per seed; on the counter stream, "
-                      + self.paper_scale["counter_share"][0])
+            P, accuracy, device = self.paper_scale["P"], self.paper_scale["accuracy"], "GPU, counter stream"
         else:
             P = self.P
             self.train(show=False)
@@ -83,23 +79,20 @@ class AccuracyPage(ChapterPage):
         return paper_rows.status(P_paper, self.task.name, max(P_paper.eval_lengths))
 
     def _read_paper_scale(self):
-        """The newest committed paper-scale runs: on the counter stream where the GPU queue has committed
-        them, else the earlier runs (per-seed generators)."""
+        """The committed paper-scale runs on the counter stream (every profile's committed store holds them), and
+        the earlier runs (per-seed generators) beside them."""
         if self.paper_scale or not self.P.paper_scale_dir:
             return
         draws, P_paper, accuracy, records = paper_scale.latest_accuracy_runs(self.record.name, self.task.name,
                                                                               self.P.paper_scale_dir)
         self.paper_scale = {"P": P_paper, "accuracy": accuracy, "runs": records, "draws": draws,
                             "metrics": report.per_length(accuracy, P_paper.eval_lengths, COMPARED)}
-        if draws == EARLIER_PAPER_RUN["draws"]:  # how far the queue's counter-stream runs are (answer, records)
-            self.paper_scale["counter_share"] = paper_scale.committed_share(self.record.name, self.P.paper_scale_dir)
-        else:  # the earlier runs stay beside the queue's, where committed
-            try:
-                P_early, accuracy, records = paper_scale.accuracy_runs(self.record.name, self.task.name,
-                                                                       self.P.paper_scale_dir)
-                self.earlier = {"P": P_early, "accuracy": accuracy, "runs": records}
-            except StoreError:
-                self.earlier = None
+        try:
+            P_early, accuracy, records = paper_scale.accuracy_runs(self.record.name, self.task.name,
+                                                                   self.P.paper_scale_dir)
+            self.earlier = {"P": P_early, "accuracy": accuracy, "runs": records}
+        except StoreError:
+            self.earlier = None
 
     def load_paper_scale(self):
         """The committed paper-scale runs' records (where, when, how long), or a note where the profile
@@ -109,16 +102,8 @@ class AccuracyPage(ChapterPage):
                              "results/paper` shows the committed paper-scale runs.*"))
             return
         self._read_paper_scale()
-        if self.paper_scale["draws"] == EARLIER_PAPER_RUN["draws"]:
-            share, committed = self.paper_scale["counter_share"]
-            listed = f" ({'; '.join(committed)})" if committed else ""
-            display(Markdown("Shown: the earlier paper-scale runs, whose batches and test sequences came from a "
-                             f"generator per seed. The same runs on the counter stream: {share}{listed}; "
-                             "this page shows them once every one is committed (`python -m vvlib paper --plan`)."))
-        else:
-            display(Markdown("Shown: the paper-scale runs on the counter stream (the GPU queue's); the earlier "
-                             "runs, from a generator per seed, stay committed; the scale page sets them beside "
-                             "these."))
+        display(Markdown("Shown: the paper-scale runs on the counter stream (the GPU queue's); the earlier "
+                         "runs, from a generator per seed, stay committed; the scale page sets them beside these."))
         # a run stored in parts of seeds (seed_chunk) is one row per part
         show_runs({v: runs.run_records(r) for v, r in self.paper_scale["runs"].items()}, LABELS)
 
@@ -238,8 +223,7 @@ class AccuracyPage(ChapterPage):
             arm = self.counter["P"]
             found[f"{arm.long_seeds} seeds x {arm.long_steps:,} steps, {device}, counter stream"] = (
                 P.eval_lengths, self.counter["accuracy"])
-        counter = self.paper_scale and self.paper_scale["draws"] != EARLIER_PAPER_RUN["draws"]
-        for shown, words in ((self.paper_scale, "GPU, counter stream" if counter else "GPU"),
+        for shown, words in ((self.paper_scale, "GPU, counter stream"),
                              (self.earlier, "GPU, earlier runs")):
             if shown:
                 found[f"{shown['P'].n_seeds} seeds x {shown['P'].steps:,} steps, {words}"] = (

@@ -108,8 +108,7 @@ class SummaryPage(ChapterPage):
         results = {"claims": self.records,
                    "component_slope_with_ln": {"slope": slope, "sem": sem, "verdict": verdict, "scale": scale},
                    "ln_minus_std_dictionary": self.equivalences,
-                   "sensitivity": {"scale": summary_tables.sensitivity_budgets(explored),
-                                   "counts": summary_tables.sensitivity_table(explored),
+                   "sensitivity": {"counts": summary_tables.sensitivity_table(explored),
                                    "paper_scale_counts": summary_tables.paper_scale_table(explored)},
                    "sources": {name: claims.load(self.P.results_dir, name)["provenance"] for name in self.chapters}}
         self.write_results(results)

@@ -48,7 +48,7 @@ def slope_claim(results_dir) -> tuple:
     results = load(results_dir, records.DISTRIBUTION_SHIFT.name)
     m, P = results["metrics"], results["parameters"]
     big = m.get("paper_scale", {})
-    if "component_std_slope" in big:  # written since the paper-scale probe's slopes were kept (2026-11-28)
+    if "component_std_slope" in big:  # the paper-scale probe, where committed
         m, scale = big, scale_text(big["n_seeds"], big["steps"], big["device_type"])
     else:
         scale = scale_text(P["n_seeds"], P["steps"], results["provenance"]["device"])
@@ -65,7 +65,7 @@ def sensitivity_table(results: dict) -> list:
 def paper_scale_table(results: dict) -> list:
     """Chapter 11's rows at the paper's scale (its results.json's paper_scale, trained on a GPU) counted as
     sensitivity_table counts the book's, with each task's rows still pending; [] where none is committed."""
-    rows = results["metrics"].get("paper_scale", [])
+    rows = results["metrics"]["paper_scale"]
     pending = Counter(r["task"] for r in rows if r["difference"] is None)
     lines = _counted_by_sign([r for r in rows if r["difference"] is not None],
                              results["parameters"]["compared_lengths"])
@@ -84,21 +84,9 @@ def _counted_by_sign(rows: list, lengths) -> list:
     return lines
 
 
-def sensitivity_budgets(results: dict, key: str = "rows") -> str:
-    """Chapter 11's rows (metrics[key]: the book's rows, or paper_scale) counted by budget, per task:
-    'argmax: 14 of 10 seeds x 4,000 steps, 1 of 20 seeds x 4,000 steps; dictionary: ... (profile book)'
-    (a row may set its seeds or steps)."""
-    rows, parts = results["metrics"][key], []
-    for task in dict.fromkeys(r["task"] for r in rows):
-        budgets = Counter((r["n_seeds"], r["steps"]) for r in rows if r["task"] == task)
-        parts.append(f"{task}: " + ", ".join(f"{count} of {seeds} seeds x {steps:,} steps"
-                                             for (seeds, steps), count in budgets.items()))
-    profile = "paper, trained on a GPU" if key == "paper_scale" else results["parameters"]["profile"]
-    return "; ".join(parts) + f" (profile {profile})"
-
-
 def budget_table(results: dict, key: str = "rows") -> pd.DataFrame:
-    """sensitivity_budgets as a table: per task and budget (seeds, steps), how many configurations ran at it."""
+    """Chapter 11's rows (metrics[key]: the book's, or paper_scale) per task and budget (seeds, steps): how many
+    configurations ran at it."""
     counts = Counter((r["task"], r["n_seeds"], f"{r['steps']:,}") for r in results["metrics"][key])
     return pd.DataFrame([(*k, n) for k, n in counts.items()], columns=["task", "seeds", "steps", "configurations"]
                         ).set_index(["task", "seeds", "steps"])
