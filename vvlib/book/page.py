@@ -130,7 +130,8 @@ class TasksPage(ChapterPage):
         self.tasks = {t.name: variants.task_params(P, t.name) for t in paper_tasks.TASKS}
         self.long_tasks = [t for t, P_task in self.tasks.items() if P_task.get("long_steps")]
         self.accuracy, self.training, self.long_accuracy, self.long_runs = {}, {}, {}, {}
-        self.P_paper, self.big = paper_scale.trained(self.chapter, P.paper_scale_dir) if P.paper_scale_dir else (None, {})
+        self.P_paper, self.big = (paper_scale.trained(self.chapter, P.paper_scale_dir) if P.paper_scale_dir
+                                  else (None, {}))
 
     def train_tasks(self):
         """Each task's variants, trained or read from the store, and evaluated."""

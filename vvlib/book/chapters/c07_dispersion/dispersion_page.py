@@ -39,7 +39,6 @@ class DispersionPage(ChapterPage):
         self.trained = self.probe.records()  # {variant: its training record, its runs joined}
         self.tables = self.probe.tables(self.P.store_dir, self.device)
         self.raw = self.tables["attention"]  # one row per model, temperature and N
-        self.summary = {q: stats.summary_by_length(self.raw, q, PAIRS) for q in QUANTITIES}
         # the paper profile's probe: (its parameters, tables, {variant: training record}) or None
         self.big = paper_scale.probe(NAME, self.P.paper_scale_dir) if self.P.paper_scale_dir else None
 
@@ -134,7 +133,7 @@ class DispersionPage(ChapterPage):
                          f"lengths beyond training ({e.ahead_significant} with p < {e.alpha}, paired over "
                          f"{P.n_seeds} seeds). That it is less dispersed is, by the rule of the summary page, "
                          f"{provisional.qualified(e.verdict(), ARGMAX.name, P.steps)}.")
-        longest, e = str(max(P.eval_lengths)), self.summary["entropy"]["mean"]
+        longest, e = str(max(P.eval_lengths)), stats.summary_by_length(self.raw, "entropy", PAIRS)["mean"]
         lines.append(f"At $N = {longest}$ the adaptive temperature lowers the Baseline's entropy from "
                      f"{e['baseline'][longest]:.2f} to {e['adaptive_baseline'][longest]:.2f} nats (uniform: "
                      f"{np.log(int(longest)):.2f}).")

@@ -38,7 +38,8 @@ class AblationPage(TasksPage):
 
     def train_longer(self):
         self.train_longer_tasks()
-        self.long_metrics = {t: report.ablation_metrics(acc, self.P.eval_lengths) for t, acc in self.long_accuracy.items()}
+        self.long_metrics = {t: report.ablation_metrics(acc, self.P.eval_lengths)
+                             for t, acc in self.long_accuracy.items()}
 
     def answer(self):
         """The verdicts first: each task at the paper's scale where its Baseline and +std are committed (+LN beside

@@ -121,10 +121,10 @@ class BeyondPage(TasksPage):
         """This run beside the answer: every variant's mean accuracy at the paper's lengths, at the paper's scale
         (where committed) and here, in one table; which variant leads at this run's scale under it."""
         P, labels = self.P, self.labels
-        ours = answers.variants_table(self.accuracy, P.eval_lengths, labels,
-                                      {t.name: t.accuracy for t in paper_tasks.TASKS})
         if not self.big:
             return
+        ours = answers.variants_table(self.accuracy, P.eval_lengths, labels,
+                                      {t.name: t.accuracy for t in paper_tasks.TASKS})
         theirs = answers.variants_table({t: acc for t, (_, acc, _) in self.big.items()}, self.P_paper.eval_lengths,
                                         labels, {t: paper_tasks.BY_NAME[t].accuracy for t in self.big})
         yours = "this run"
@@ -242,16 +242,12 @@ class BeyondPage(TasksPage):
         show_table(pd.concat(frames, axis=0), "The best variant and the runner-up at each length, per task")
 
     def slopes(self):
-        """The trained models' log-log slopes of component std against N: this page's, then the paper scale's."""
-        P = self.P
+        """The trained models' log-log slopes of component std against N: this page's, and beside them the paper
+        scale's where committed, one table."""
+        P, labels = self.P, self.labels
         frames = {t: probes.slopes(P, P_task, t, ONE_LAYER + DEEP, self.device).tables(P.store_dir, self.device)
                   ["slopes"] for t, P_task in self.tasks.items()}
         self.variance_slope = {t: beyond.slope_summary(f) for t, f in frames.items()}
-        self._slope_table()
-
-    def _slope_table(self):
-        """The slopes at the paper's scale (where committed) beside this page's, one table."""
-        P, labels = self.P, self.labels
         if not P.paper_scale_dir:
             paper = pd.DataFrame({t: [] for t in self.tasks})
         else:

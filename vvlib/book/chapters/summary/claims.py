@@ -104,14 +104,6 @@ def scale(results: dict) -> str:
     return f"{P['n_seeds']} seeds x {steps} steps (profile {P['profile']})"
 
 
-def long_scale(results: dict, task: str = "") -> str:
-    """The scale of a chapter's longer training, like scale(): chapters 4-5's long_* parameters,
-    or one task's of chapter 8's."""
-    P = results["parameters"]
-    return (f"{task_value(P, 'long_seeds', task)} seeds x {task_value(P, 'long_steps', task)} steps "
-            f"(profile {P['profile']})")
-
-
 HEADLINE = "+LN is more accurate than the Baseline"
 
 
@@ -127,17 +119,12 @@ def _reading(task: str, claimed: dict, other: dict, p_values: dict, lengths, res
                    {"N": longest, "claimed": claimed[longest], "other": other[longest]} if longest else {})
 
 
-def _trained_on(results: dict, source_prefix: str, fallback: str) -> str:
-    """The device of the training records a chapter cites under source_prefix (e.g. its paper-scale runs)."""
-    devices = sorted({s["device"] for k, s in results["provenance"].get("sources", {}).items()
-                      if k.startswith(source_prefix)})
-    return ", ".join(devices) or fallback
-
-
 def _paper_scale(results: dict, big: dict, sources: str = "training/paper_scale/") -> tuple:
     """(n_seeds, steps, device, profile) of a chapter's paper-scale metrics `big`: the GPU its training
     records under `sources` name, at the `paper` profile."""
-    return big["n_seeds"], big["steps"], _trained_on(results, sources, big["device_type"]), "paper"
+    devices = sorted({s["device"] for k, s in results["provenance"].get("sources", {}).items()
+                      if k.startswith(sources)})
+    return big["n_seeds"], big["steps"], ", ".join(devices) or big["device_type"], "paper"
 
 
 def _paper_numbers(table: dict, claimed: str, other: str, n: str) -> dict | None:
@@ -190,7 +177,8 @@ def ablation_views(ablation: dict) -> list:
     keys = ("accuracy", "p_value_vs_baseline", "p_value_ln_vs_std", "ln_minus_std")
     views = [(task, P["n_seeds"], task_value(P, "steps", task), {k: m[k][task] for k in keys}, scale(ablation), "", "")
              for task in NAMES]
-    views += [(task, task_value(P, "long_seeds", task), v["steps"], v, long_scale(ablation, task), "", "")
+    views += [(task, task_value(P, "long_seeds", task), v["steps"], v, f"{task_value(P, 'long_seeds', task)} seeds x "
+               f"{task_value(P, 'long_steps', task)} steps (profile {P['profile']})", "", "")
               for task, v in m.get("long", {}).items()]
     for task, v in m.get("paper_scale", {}).items():
         n_seeds, steps, device, profile = _paper_scale(ablation, v, f"training/paper_scale/{task}/")
