@@ -81,12 +81,6 @@ class Probe:
         return {t: pd.concat([tables[t] for tables in each if t in tables], ignore_index=True) for t in names}
 
 
-def row_labels(variant: str) -> set:
-    """The labels a variant's rows carry in the probe tables: its own name, its slopes before the
-    norm (chapter 6) and its runs under each temperature (chapter 7)."""
-    return {variant, variant + probing.BEFORE_NORM, *(variants.run_name(variant, t) for t in TEMPERATURES)}
-
-
 def _parts(name: str, models: dict, cfg, choices: dict, tables_of: Callable, passes: int = 1,
            splits: tuple = ({},)) -> Probe:
     """A probe of `models` {variant: [TrainedRun, ...]}: tables_of(variant, run, first, **split) makes one
@@ -161,11 +155,6 @@ def _longer_models(P, device, variants_probed=PAIR) -> dict:
 SHARPNESS_RUNS = ("main", "longer")  # chapter 4's runs the sharpness test reads: n_seeds x steps, or long_*
 
 
-def sharpness_split(beta) -> dict:
-    """The choices of one part of the sharpness test (its spec's own): the one beta it probes."""
-    return {"beta": float(beta)}
-
-
 def sharpness(P, device, runs: str = "longer") -> Probe:
     """Chapter 7 on chapter 4's main runs (runs "main": n_seeds x steps) or its longer training ("longer": the
     long_* parameters): each model's accuracy and attention entropy at each of sharpness_lengths with its
@@ -181,7 +170,7 @@ def sharpness(P, device, runs: str = "longer") -> Probe:
 
     # one part per beta: a beta added to the list computes only its own share
     return _parts("probe-sharpness", models, cfg, {}, tables_of,
-                  splits=tuple(sharpness_split(b) for b in P.sharpness_betas))
+                  splits=tuple({"beta": float(b)} for b in P.sharpness_betas))
 
 
 def longer_scale(P) -> Params:

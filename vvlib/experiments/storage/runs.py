@@ -93,7 +93,8 @@ def stored_only(on: bool = True):
             os.environ[STORED_ONLY] = previous
 
 
-def _may_compute(what: str, path: Path):
+def _may_compute(what: str, path: Path, store_dir):
+    store.check_format(store_dir)
     if os.environ.get(STORED_ONLY, "") not in ("", "0"):
         raise store.StoreError(f"{what} is not in the results store ({path}) and {STORED_ONLY} is set: "
                                "run the chapter with the command in its page header to compute it")
@@ -117,7 +118,7 @@ def trained(store_dir, model_cfg: ModelConfig, train_cfg: TrainConfig, device, p
         except Exception as exc:
             raise store.StoreError(f"{weights_file} is unreadable ({exc}); move {folder} away to retrain") from exc
         return weights, record
-    _may_compute("trained weights", weights_file)
+    _may_compute("trained weights", weights_file, store_dir)
     return _train_and_store(model_cfg, train_cfg, device, folder, progress)
 
 
@@ -228,7 +229,7 @@ def evaluated(store_dir, model_cfg, train_cfg, weights, eval_cfg: evaluate.EvalC
     path = eval_path(store_dir, model_cfg, train_cfg, eval_cfg, device)
     record = distributed.agreed(lambda: store.load_matching(path, spec))
     if record is None:
-        _may_compute("this evaluation", path)
+        _may_compute("this evaluation", path, store_dir)
         weights = weights() if callable(weights) else weights  # (may train them: not the evaluation's time)
         start = time.perf_counter()
         correct = _block_correct(model_cfg, weights, eval_cfg, device, progress)
@@ -307,7 +308,7 @@ def cached_tables(store_dir, name: str, spec: dict, compute, device="cpu", size:
             return {t: pd.read_csv(folder / f"{t}.csv") for t in index["tables"]}
         except (OSError, ValueError, KeyError) as exc:
             raise store.StoreError(f"{folder} holds unreadable tables ({exc}); move it away to recompute") from exc
-    _may_compute(f"the tables {name}", folder)
+    _may_compute(f"the tables {name}", folder, store_dir)
     start = time.perf_counter()
     tables = compute()
 

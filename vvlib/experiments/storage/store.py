@@ -19,7 +19,8 @@ import torch
 
 from ...atomic import atomic_write, save_torch  # noqa: F401  (in the science layer, which writes checkpoints)
 
-STORE_FORMAT = 2  # 2: specs name every config field (vvlib/experiments/setups/migrate.py rewrites format 1)
+STORE_FORMAT = 2  # 2: specs name every config field
+MIGRATED_AT = "b0a05a1"  # the last commit with `python -m vvlib migrate-store`, which rewrites format 1 as 2
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -57,6 +58,16 @@ def read_json(path: Path) -> dict:
     if not isinstance(payload, dict):
         raise StoreError(f"{path} does not hold a JSON object; move it away to recompute")
     return payload
+
+
+def check_format(store_dir):
+    """Raise StoreError where the store's runs have an older spec format: today's keys would never find them."""
+    run = next(Path(store_dir).glob("train-*/run.json"), None)
+    found = None if run is None else read_json(run).get("spec", {}).get("format")
+    if found not in (None, STORE_FORMAT):
+        raise StoreError(f"{store_dir} holds runs of spec format {found}, which this code no longer reads; rewrite it "
+                         f"with the tool at commit {MIGRATED_AT}: git worktree add /tmp/vv-{MIGRATED_AT} {MIGRATED_AT} "
+                         f"&& cd /tmp/vv-{MIGRATED_AT} && python -m vvlib migrate-store {Path(store_dir).resolve()}")
 
 
 def load_matching(path: Path, spec: dict) -> dict | None:
