@@ -7,7 +7,7 @@ import numpy as np
 import seaborn as sns
 
 from ...compare import ALPHA
-from ...stats import long_form, mean_interval
+from ...stats import mean_interval
 from . import palette
 
 
@@ -241,34 +241,6 @@ def claim_evidence(table, title=""):
     return fig
 
 
-def seed_differences(accuracy: dict, lengths, pair, labels: dict, marks: dict | None = None, title=""):
-    """Seed by seed, the second of `pair` minus the first (percentage points) against N: a thin line per
-    seed, its number at the right end, so one seed far from the rest shows; the mean over seeds with its
-    95% interval (shaded); marks {N: value} (e.g. the paper's difference) as crosses.
-
-    accuracy: {variant: (seeds, lengths)} fractions, seeds paired by row; lengths: the N of its columns."""
-    first, second = (100 * np.asarray(accuracy[v], dtype=float) for v in pair)
-    if first.shape != second.shape or first.shape[1] != len(lengths):
-        raise ValueError(f"accuracy: both of {pair} must be (seeds, {len(lengths)} lengths); got {first.shape} "
-                         f"and {second.shape}")
-    sns.set_theme(style="whitegrid")
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    difference = second - first
-    for seed, row in enumerate(difference):
-        ax.plot(lengths, row, color="grey", linewidth=0.8, alpha=0.6)
-        ax.annotate(str(seed), (lengths[-1], row[-1]), xytext=(4, 0), textcoords="offset points", fontsize=7,
-                    va="center", color="dimgrey")
-    mean, low, high = np.array([mean_interval(difference[:, j]) for j in range(len(lengths))]).T
-    colour = sns.color_palette("deep")[0]
-    ax.plot(lengths, mean, marker="o", color=colour, label=f"mean of {len(difference)} seeds (95% interval)")
-    ax.fill_between(lengths, low, high, color=colour, alpha=0.2, linewidth=0)
-    shown = {n: v for n, v in (marks or {}).items() if v is not None}
-    if shown:
-        ax.plot(list(shown), list(shown.values()), linestyle="none", marker="x", color="firebrick", label="the paper")
-    ax.axhline(0, color="k", linewidth=0.8)
-    return _finish(fig, ax, "test length N (items)", f"{labels[pair[1]]} minus {labels[pair[0]]} (points)", title)
-
-
 FOREST_LABEL_CHARACTERS = 44  # a forest's row names wrap at this width
 
 
@@ -304,12 +276,6 @@ def forest(frame, lengths, reference: str, title="", marks: dict | None = None, 
     axes[0][0].invert_yaxis()
     fig.suptitle(title)  # constrained layout gives the labels, the panel titles and this their own room
     return fig
-
-
-def variants_accuracy(accuracy: dict, variants, labels: dict, lengths, title=""):
-    """accuracy_vs_length for some of a chapter's variants: accuracy {variant: (seeds, lengths) fractions}."""
-    return accuracy_vs_length(long_form({v: accuracy[v] for v in variants}, lengths), {v: labels[v] for v in variants},
-                              title=title)
 
 
 def component_histograms(histograms, variants, labels: dict, N: int):
