@@ -181,27 +181,9 @@ def _check_type(param: Param, value):
     return value
 
 
-# Names the cells used before a training setting took its config field's name (TrainConfig.min_len ...):
-# a command line that still gives one is told which name replaced it.
-RENAMED = {"min_train_len": "min_len", "max_train_len": "max_len"}
-
-
-# The per-task names chapters 8-11 had before their per-task dicts (argmax_steps, dictionary_eval_sequences, ...).
-OLD_PER_TASK_SUFFIXES = {"steps": "steps", "eval_sequences": "n_eval_sequences", "long_steps": "long_steps",
-                         "long_seeds": "long_seeds", "long_seed_chunk": "long_seed_chunk"}
-
-
 def unknown_parameter(name: str, spec: dict, chapter: str = "") -> ParameterError:
-    """The error for a name the chapter's cell does not declare, naming the one that replaced it, if any."""
+    """The error for a name the chapter's cell does not declare, listing the ones it does."""
     where = f" for {chapter}" if chapter else ""
-    if RENAMED.get(name) in spec:
-        return ParameterError(f"{name}: renamed {RENAMED[name]} (the config field it sets); "
-                              f"give -p {RENAMED[name]} VALUE instead")
-    task, _, suffix = name.partition("_")
-    if task in paper_tasks.NAMES and OLD_PER_TASK_SUFFIXES.get(suffix) in spec:
-        plain = OLD_PER_TASK_SUFFIXES[suffix]
-        return ParameterError(f"{name}: replaced by {plain}, one value per task; give -p {plain} "
-                              f"'{{\"{task}\": VALUE}}' instead")
     return ParameterError(f"unknown parameter {name!r}{where}; valid parameters: {', '.join(spec)}")
 
 
