@@ -47,9 +47,7 @@ def settings_of(task: str) -> tuple:
     return (*SHARED_SETTINGS, *tasks.get(task).settings)
 
 
-def label(row: dict) -> str:
-    """A row as the tables and plots name it: 'defaults', or its changes ('hidden=64, lr=0.003')."""
-    return settings_label(row)
+label = settings_label  # a row as the tables and plots name it: 'defaults', or its changes ('hidden=64, lr=0.003')
 
 
 def row_params(P, task: str, row: dict) -> Params:
