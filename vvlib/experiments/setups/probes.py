@@ -1,15 +1,9 @@
-"""The probe tables of chapters 6, 7, 10 and 11: what each probes, with which settings, and the
-store entries its tables land in, written once for the chapter that shows them and the plan
-(plan.py) that counts them.
+"""The probe tables of chapters 6, 7, 10 and 11: what each probes, with which settings, and the store entries
+its tables land in, written once for the chapter that shows them and the plan (plan.py) that counts them.
 
-A probe runs trained models over test sequences and keeps only tables (runs.cached_tables), so
-once its entries are stored the weights are no longer needed.  Every table has a row per
-variant (and seed), computed from that variant's weights alone, so a probe is stored as one
-part per trained run (the sharpness test: one per run and beta, so that a beta added computes only
-its own): a part needs the weights of one run only, and the paper profile's units (units.py) stay
-one run each.  Where a chapter stores its seeds as several runs (seed_chunk), a
-part numbers its seeds as in the whole ensemble, and the tables of one shown seed come from the
-run that holds it.  A chapter reads the parts joined, in its variants' and seeds' order.
+A probe keeps only tables (runs.cached_tables), stored as one part per trained run (the sharpness test: per
+run and beta), so that a part needs one run's weights and a GPU unit stays one run.  A part numbers its seeds
+as in the whole ensemble; a chapter reads the parts joined, in its variants' and seeds' order.
 """
 
 from dataclasses import dataclass

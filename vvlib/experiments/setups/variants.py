@@ -1,9 +1,5 @@
-"""The training chapters' common flow: train each variant once, evaluate it under each
-test-time temperature, on the same test sequences.
-
-Chapter parameters map to configs here, so every training chapter reads the same names
-(n_seeds, steps, batch_size, hidden, lr, ...) the same way.
-"""
+"""The training chapters' common flow: train each variant once, evaluate it under each test-time temperature on
+the same test sequences; chapter parameters map to configs here, read the same way by every chapter."""
 
 import dataclasses
 from dataclasses import dataclass
@@ -85,10 +81,8 @@ def curriculum_steps(P, steps: int) -> int:
     return round(P.curriculum_fraction * steps) if "curriculum_fraction" in P else 0
 
 
-# A chapter's training parameters are TrainConfig's fields by name (params.py): train_config sets every
-# field the parameters hold, and a field they leave out keeps its default (each cell's literal equals it:
-# tests/test_shared_settings.py).  Every training chapter's cell holds REQUIRED_TRAIN; a two-task chapter
-# under per-task names, read through task_params.
+# TrainConfig's fields by name: train_config sets those the parameters hold, the rest keep their defaults.
+# Every training chapter's cell holds REQUIRED_TRAIN (a two-task chapter's per task, read through task_params).
 REQUIRED_TRAIN = ("n_seeds", "steps", "batch_size", "lr", "weight_decay", "min_len", "max_len", "seed",
                   "checkpoint_every")
 TRAIN_FIELDS = tuple(field.name for field in dataclasses.fields(TrainConfig))
