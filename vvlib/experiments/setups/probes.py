@@ -34,7 +34,7 @@ class ProbePart:
     items: int  # seeds x sequences x items probed, for the plan's progress bar
 
     def folder(self, store_dir) -> Path:
-        return Path(store_dir) / f"{self.name}-{store.spec_hash(self.spec)}"
+        return runs.tables_folder(store_dir, self.name, self.spec)
 
     def tables(self, store_dir, device) -> dict:
         """The stored tables, or computed (loading or training the run) and stored."""
