@@ -80,9 +80,6 @@ def cli(*args):
 @pytest.mark.parametrize("args, message", [
     (["run", "99_nothing"], "unknown chapter '99_nothing'; chapters: 01_vanishing_variance_proof, "),
     (["run", "04_argmax_retrieval", "-p", "bogus", "1"], "unknown parameter 'bogus'"),
-    # a name a cell gave up for its config field's: which one replaced it (both command lines and profiles)
-    (["run", "09_longer_training", "-p", "max_train_len", "64"],
-     "max_train_len: renamed max_len (the config field it sets); give -p max_len VALUE instead"),
     # TF32 is a GPU's format: refused wherever the chapter would run on a CPU (here, on any machine)
     (["run", "08_ablations", "-p", "device", "cpu", "-p", "tf32", "true"],
      "tf32: expected False without a CUDA GPU in use (TF32 is a GPU's tensor-core format), got True"),
@@ -272,9 +269,6 @@ def test_a_per_task_setting_changes_the_tasks_it_names_and_checks_each_value_by_
         chapter_params("08_ablations", "ci", {"long_steps": {"argmax": -1}})
     with pytest.raises(ParameterError, match="steps: expected a value for each of argmax, dictionary, got"):
         chapter_params("08_ablations", "ci", {"steps": {"argmin": 5}})
-    with pytest.raises(ParameterError, match="argmax_steps: replaced by steps, one value per task; "
-                                             "give -p steps '{\"argmax\": VALUE}' instead"):
-        chapter_params("08_ablations", "ci", {"argmax_steps": 5})
 
 
 def test_a_training_parameter_reaches_the_config_field_of_its_name():

@@ -58,31 +58,6 @@ def test_loss_curves_join_runs_by_seed_and_band_the_seeds_spread():
         runs.joined_history([first, {"loss_history": [(50, [1.0])]}])
 
 
-def test_seed_differences_draw_each_seeds_difference_its_number_and_the_mean_with_its_interval():
-    from scipy import stats as scipy_stats
-
-    acc = {"baseline": np.array([[0.90, 0.70, 0.50], [0.80, 0.60, 0.40], [0.95, 0.75, 0.55]]),
-           "layernorm": np.array([[0.91, 0.75, 0.52], [0.82, 0.50, 0.10], [0.97, 0.80, 0.60]])}
-    fig = plots.seed_differences(acc, [16, 32, 64], ("baseline", "layernorm"), {"baseline": "B", "layernorm": "L"},
-                                 marks={16: None, 64: 4.8})
-    ax = fig.axes[0]
-    lines = ax.get_lines()
-    assert np.allclose(lines[1].get_ydata(), [2.0, -10.0, -30.0])  # seed 1, in points
-    assert [a.get_text() for a in ax.texts] == ["0", "1", "2"] and ax.texts[1].xy == (64, -30.0)
-    mean = [line for line in lines if line.get_label().startswith("mean of 3 seeds")][0]
-    d = 100 * (acc["layernorm"] - acc["baseline"])
-    assert np.allclose(mean.get_ydata(), d.mean(0))
-    half = scipy_stats.t.ppf(0.975, 2) * d.std(0, ddof=1) / np.sqrt(3)  # the t interval over 3 seeds, per length
-    band = ax.collections[0].get_paths()[0].vertices[:, 1]
-    assert np.isclose(band.min(), (d.mean(0) - half).min()) and np.isclose(band.max(), (d.mean(0) + half).max())
-    paper = [line for line in lines if line.get_label() == "the paper"][0]
-    assert list(paper.get_xdata()) == [64] and list(paper.get_ydata()) == [4.8]  # a length the paper lacks: no mark
-    assert ax.get_ylabel() == "L minus B (points)" and ax.get_xscale() == "log"
-    with pytest.raises(ValueError, match="accuracy: both of"):
-        plots.seed_differences({"baseline": acc["baseline"], "layernorm": acc["layernorm"][:2]}, [16, 32, 64],
-                               ("baseline", "layernorm"), {"baseline": "B", "layernorm": "L"})
-
-
 def test_the_papers_difference_is_its_second_row_minus_its_first_where_it_has_both():
     from vvlib.experiments.setups import paper
 

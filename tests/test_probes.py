@@ -1,7 +1,5 @@
 """A chapter's probe stored as one part per trained run (experiments/setups/probes.py): the parts joined
-equal the probe computed over all runs at once, the way it was stored before, and a store holding
-such a whole probe migrates into the parts without a number changing (the sharpness test: a part per run
-and beta)."""
+equal the probe computed over all runs at once (the sharpness test: a part per run and beta)."""
 
 
 import pandas as pd
@@ -9,7 +7,7 @@ import pytest
 
 from vvlib import probing
 from vvlib.book.runner import resolved
-from vvlib.experiments.setups import migrate, probes, variants
+from vvlib.experiments.setups import probes, variants
 from vvlib.experiments.storage import runs
 
 SMALL = {"n_seeds": 2, "steps": 4, "hidden": 16, "checkpoint_every": 4, "eval_lengths": [16, 32, 64],
@@ -39,7 +37,7 @@ def whole_dispersion(P, probe) -> dict:
 
 @pytest.mark.parametrize("chapter, make, whole", [("06_distribution_shift", probes.distribution, whole_distribution),
                                                   ("07_dispersion", probes.dispersion, whole_dispersion)])
-def test_the_parts_joined_equal_the_whole_probe_and_a_whole_probe_migrates_into_them(tmp_path, chapter, make, whole):
+def test_the_parts_joined_equal_the_whole_probe(tmp_path, chapter, make, whole):
     P = params(chapter, tmp_path / "parts")
     probe = make(P, "cpu")
     assert [p.variant for p in probe.parts] == list(probes.PAIR)
@@ -47,24 +45,6 @@ def test_the_parts_joined_equal_the_whole_probe_and_a_whole_probe_migrates_into_
     expected = whole(P, probe)
     for t, frame in expected.items():
         pd.testing.assert_frame_equal(joined[t], frame)
-
-    old_store = tmp_path / "old"
-    old_spec = store_whole(old_store, probe, expected)
-    read_back = {t: pd.read_csv(runs.tables_folder(old_store, probe.name, old_spec) / f"{t}.csv") for t in expected}
-    moved = migrate.migrate(old_store)
-    assert sorted(new.name for _, new in moved) == sorted(p.folder(old_store).name for p in probe.parts)
-    assert not runs.tables_folder(old_store, probe.name, old_spec).exists()
-    with runs.stored_only():
-        migrated = make(params(chapter, old_store), "cpu").tables(old_store, "cpu")
-    for t, frame in read_back.items():
-        pd.testing.assert_frame_equal(migrated[t], frame, check_exact=True)
-
-
-def store_whole(store_dir, probe, tables) -> dict:
-    """Store `tables` as one folder whose spec names every run (the layout before parts); its spec."""
-    spec = {**probe.parts[0].spec, "runs": {p.variant: p.spec["runs"][p.variant] for p in probe.parts}}
-    runs.cached_tables(store_dir, probe.name, spec, lambda: tables)
-    return spec
 
 
 def by_run_row(frame: pd.DataFrame) -> pd.DataFrame:
@@ -93,12 +73,6 @@ def test_a_probe_of_seeds_stored_as_several_runs_equals_the_probe_of_one_run(tmp
     records = cut.records()
     assert [len(r["parts"]) for r in records.values()] == [2, 2]
     assert records["baseline"]["loss_history"] == whole.records()["baseline"]["loss_history"]
-
-
-def test_every_row_of_a_whole_probe_belongs_to_exactly_one_run():
-    labels = [probes.row_labels(v) for v in variants.VARIANT_OPTIONS]
-    assert all(a.isdisjoint(b) for i, a in enumerate(labels) for b in labels[i + 1:])
-    assert {"layernorm", "layernorm_before_norm", "adaptive_layernorm"} == probes.row_labels("layernorm")
 
 
 def test_chapter_6_probes_chapter_4s_longer_runs_of_the_variants_it_names(tmp_path):

@@ -31,6 +31,12 @@ def test_corrupt_or_mismatched_file_is_reported_and_left_alone(tmp_path):
         store.load_matching(path, {"a": 2})
 
 
+def test_a_store_of_the_first_spec_format_names_the_commit_that_migrates_it(tmp_path):
+    store.write_json(tmp_path / "train-0123456789abcdef" / "run.json", {"spec": {"kind": "train", "format": 1}})
+    with pytest.raises(store.StoreError, match=f"spec format 1.*commit {store.MIGRATED_AT}.*migrate-store"):
+        runs.cached_tables(tmp_path, "probe", {"a": 1}, lambda: {})
+
+
 def test_spec_hash_ignores_key_order():
     assert store.spec_hash({"a": 1, "b": [1, 2]}) == store.spec_hash({"b": [1, 2], "a": 1})
     assert store.spec_hash({"a": 1}) != store.spec_hash({"a": 2})

@@ -44,7 +44,6 @@ each importing only from the rooms listed before it:
         variants        the training chapters' common flow: each variant trained once, evaluated per temperature
         probes          the probe tables of chapters 6, 7 and 10, each defined once for its chapter and the plan
         sensitivity     one unstated setting at a time, +LN against the Baseline per configuration
-        migrate         a results store rewritten once in today's spec format
         computed        tables computed without training, stored under their parameters
     records         what a chapter's record is, and what several records share
         record          a chapter's record: its name, the keys its results.json promises, what it trains and probes
@@ -96,8 +95,7 @@ The book, vvlib/book/ (and the command line):
     generated       blocks of docs rendered from records between markers (results/paper/README.md's runs)
     readable        what a reader should never see in a built page (a table cut short, raw TeX), over a book
     sentences       how long the book's written sentences run: each page's share over 40 words
-    __main__        vvlib/__main__.py: python -m vvlib {list, run, book, paper, metric, exercises, check,
-                    migrate-store}
+    __main__        vvlib/__main__.py: python -m vvlib {list, run, book, paper, metric, exercises, check}
 """
 
 __version__ = "0.1.0"

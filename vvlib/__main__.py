@@ -1,4 +1,4 @@
-"""Command line: python -m vvlib {list, run, book, paper, metric, exercises, check, migrate-store}.
+"""Command line: python -m vvlib {list, run, book, paper, metric, exercises, check}.
 
     python -m vvlib list
     python -m vvlib run 04_argmax_retrieval --profile ci -p n_seeds 2 --output out/
@@ -8,7 +8,6 @@
     python -m vvlib metric _output/04_argmax_retrieval accuracy/layernorm/1024
     python -m vvlib exercises [--compute] [4.1 ...]
     python -m vvlib check 4.1 ex/4
-    python -m vvlib migrate-store results/book [--dry-run]
 
 Bad input (unknown chapter, parameter or profile; a value of the wrong type or range)
 prints one line naming the accepted values and exits with status 2, writing nothing.
@@ -146,19 +145,6 @@ def _check(args):
     return 0 if ok else 1
 
 
-def _migrate_store(args):
-    from .experiments.setups.migrate import migrate
-    from .experiments.storage.store import StoreError
-
-    try:
-        moved = migrate(args.store_dir, args.dry_run)
-    except StoreError as exc:
-        raise ParameterError(f"store_dir: {exc}") from exc
-    for old, new in moved:
-        print(f"{old.name} -> {new.name}")
-    print(f"{len(moved)} folder(s) {'to rename' if args.dry_run else 'renamed'}; the store is in today's format")
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m vvlib", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -221,10 +207,6 @@ def main(argv=None) -> int:
     chk.add_argument("exercise", help="the exercise's name, e.g. 4.1")
     chk.add_argument("output", help="the run's --output folder, e.g. ex/4")
     chk.set_defaults(func=_check)
-    mig = sub.add_parser("migrate-store", help="rewrite a results store's specs in today's format (numbers unchanged)")
-    mig.add_argument("store_dir", help="e.g. results/book")
-    mig.add_argument("--dry-run", action="store_true", help="only list the folders it would rename")
-    mig.set_defaults(func=_migrate_store)
     args = parser.parse_args(argv)
     try:
         status = args.func(args)

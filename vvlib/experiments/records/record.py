@@ -53,9 +53,7 @@ class Chapter:
     # (book/paper_scale.py), the others joining them as the GPU queue commits them; (): every one it trains or probes
     paper_scale_needs: tuple = ()
     profiles: dict = field(default_factory=dict, compare=False)  # profile -> {parameter: value}
-    # checks that need more than each parameter's own range (several parameters, the machine, a model's
-    # config.json), run on the resolved parameters before a kernel starts (checks.run_all); they raise
-    # ParameterError
+    # checks beyond each parameter's own range, run before a kernel starts (checks.run_all); they raise ParameterError
     checks: tuple[Callable[[Params], object], ...] = field(default=(), compare=False)
     in_book: bool = True  # False: runnable and tested, but not yet a page of the published book
     params: tuple[Param, ...] = field(default=(), compare=False)  # its parameters, in the order its cell lists them

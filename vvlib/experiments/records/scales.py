@@ -1,8 +1,5 @@
-"""The scales several chapters share, each written once: the ci smoke test, the published book's
-scale and the paper's.  Chapters 6-10 load the models of chapters 4 and 5 from the results store,
-which only works when their training settings agree profile by profile: each task's steps and test
-sequences at each scale are its record's (paper_tasks.PaperTask.scales), and the chapters' profiles
-take them from there.  A scale that one chapter alone uses is in that chapter's file."""
+"""The scales several chapters share, each written once: the ci smoke test, the published book's and the paper's.
+Chapters 6-10 load chapters 4-5's models, so each task's settings at a scale come from PaperTask.scales."""
 
 from ..setups import paper
 from ..setups.paper_tasks import TASKS, PaperTask
@@ -12,9 +9,8 @@ CI_SEEDS = 3
 # The runs at every chapter's `paper` profile, trained on a GPU and committed (results/paper/README.md): the
 # paper command stores them here and the book reads them from here, beside its own scales.
 PAPER_SCALE_STORE = "results/paper"
-# New runs at the paper's scale draw from the counter stream (draws.py): a CUDA graph records it, and a CPU can
-# repeat any seed of it.  Chapters 4-5's first paper-scale runs (results/paper/) drew from per-seed generators:
-# they stay, read as the earlier, independent run (EARLIER_PAPER_RUN).
+# Runs at the paper's scale draw from the counter stream (a CPU can repeat any seed); chapters 4-5's first ones
+# drew from per-seed generators and stay, read as the earlier, independent run (EARLIER_PAPER_RUN).
 PAPER_TRAINING = {"n_seeds": paper.SEEDS, "checkpoint_every": 1000, "draws": "counter", "store_dir": PAPER_SCALE_STORE}
 EARLIER_PAPER_RUN = {"draws": "generators", "seed_chunk": 0}  # each variant's 100 seeds in one run
 # The published book's scale: chapters 4-8 in about two hours of 2 CPU cores, chapter 9 two more (book/scale.md says

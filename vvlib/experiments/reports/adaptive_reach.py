@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from ...stats import paired_difference
-from ..setups.paper import LENGTHS as PAPER_LENGTHS
+from ..setups.paper import difference
 from ..setups.variants import run_name
 
 
@@ -22,8 +22,7 @@ def reach(frame: pd.DataFrame, lengths, paper_table: dict) -> dict:
         for n in lengths:
             at_n = rows[rows["N"] == n].sort_values("seed")
             change = paired_difference(100 * at_n["accuracy_fixed"].to_numpy(), 100 * at_n["accuracy_adaptive"].to_numpy())
-            paper = (paper_table[run_name(variant, "adaptive")][PAPER_LENGTHS.index(n)]
-                     - paper_table[variant][PAPER_LENGTHS.index(n)]) if n in PAPER_LENGTHS else None
+            paper = difference(paper_table, (variant, run_name(variant, "adaptive")), n)
             out[variant][n] = {"entropy": float(at_n["entropy"].mean()),
                                "sharpened": 100 * float(at_n["sharpened"].mean()),
                                "change": change["diff"], "low": change["low"], "high": change["high"],

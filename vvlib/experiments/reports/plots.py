@@ -7,7 +7,7 @@ import numpy as np
 import seaborn as sns
 
 from ...compare import ALPHA
-from ...stats import long_form, mean_interval
+from ...stats import mean_interval
 from . import palette
 
 
@@ -87,12 +87,8 @@ def relative_gain_vs_length(df, labels: dict, title=""):
 
 
 def component_distributions(df, title=""):
-    """Figure 2's grid: one row per variant, one column per N; in each panel the
-    distribution over test sequences of a few fixed components (one colour each).
-
-    df: long form with columns variant, N, component, value.  Panels of a row share
-    their x axis, so the narrowing with N is seen directly.
-    """
+    """Figure 2's grid: one row per variant, one column per N, in each panel the distribution over test sequences
+    of a few components; df: variant, N, component, value.  A row shares its x axis, so the narrowing shows."""
     sns.set_theme(style="whitegrid")
     variants, lengths = list(dict.fromkeys(df["variant"])), sorted(df["N"].unique())
     fig, axes = plt.subplots(len(variants), len(lengths), figsize=(3.2 * len(lengths), 2.6 * len(variants)),
@@ -111,11 +107,8 @@ def component_distributions(df, title=""):
 
 
 def global_statistics(df, title=""):
-    """Figure 3: drift of the global mean (left) and global variance (right) of the
-    readout's input against N, both relative to the training length; ± s.e. over seeds.
-
-    df: long form with columns variant, seed, N, mean_drift, relative_variance.
-    """
+    """Figure 3: drift of the global mean (left) and global variance (right) of the readout's input against N,
+    relative to the training length, ± s.e. over seeds; df: variant, seed, N, mean_drift, relative_variance."""
     sns.set_theme(style="whitegrid")
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
     sns.lineplot(data=df, x="N", y="mean_drift", hue="variant", errorbar="se", marker="o", ax=left)
@@ -151,13 +144,9 @@ LINE_STYLES = ("-", "--", "-.", ":")
 
 
 def training_curves(histories: dict, schedule=None, title="", band=False, ax=None):
-    """Training loss (mean over seeds) against step, one line per run; with `band`, shaded
-    between the seeds' 10th and 90th percentiles; with `schedule` = (steps, longest training
-    length), the length cap as a grey step line on a right axis.
-
-    histories: {label: [(step, [loss per seed]), ...]} (a training record's loss_history); ax: draw there (a
-    panel of a larger figure) instead of in a figure of its own.
-    """
+    """Training loss (mean over seeds) against step, one line per run of histories {label: loss_history}; with
+    `band`, the seeds' 10th-90th percentiles shaded; with `schedule` = (steps, longest training length), the
+    length cap as a grey step line on a right axis; ax: a panel of a larger figure."""
     sns.set_theme(style="whitegrid")
     fig, ax = plt.subplots(figsize=(7, 4.2)) if ax is None else (ax.figure, ax)
     spare = iter(palette.SPARE)
@@ -241,34 +230,6 @@ def claim_evidence(table, title=""):
     return fig
 
 
-def seed_differences(accuracy: dict, lengths, pair, labels: dict, marks: dict | None = None, title=""):
-    """Seed by seed, the second of `pair` minus the first (percentage points) against N: a thin line per
-    seed, its number at the right end, so one seed far from the rest shows; the mean over seeds with its
-    95% interval (shaded); marks {N: value} (e.g. the paper's difference) as crosses.
-
-    accuracy: {variant: (seeds, lengths)} fractions, seeds paired by row; lengths: the N of its columns."""
-    first, second = (100 * np.asarray(accuracy[v], dtype=float) for v in pair)
-    if first.shape != second.shape or first.shape[1] != len(lengths):
-        raise ValueError(f"accuracy: both of {pair} must be (seeds, {len(lengths)} lengths); got {first.shape} "
-                         f"and {second.shape}")
-    sns.set_theme(style="whitegrid")
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    difference = second - first
-    for seed, row in enumerate(difference):
-        ax.plot(lengths, row, color="grey", linewidth=0.8, alpha=0.6)
-        ax.annotate(str(seed), (lengths[-1], row[-1]), xytext=(4, 0), textcoords="offset points", fontsize=7,
-                    va="center", color="dimgrey")
-    mean, low, high = np.array([mean_interval(difference[:, j]) for j in range(len(lengths))]).T
-    colour = sns.color_palette("deep")[0]
-    ax.plot(lengths, mean, marker="o", color=colour, label=f"mean of {len(difference)} seeds (95% interval)")
-    ax.fill_between(lengths, low, high, color=colour, alpha=0.2, linewidth=0)
-    shown = {n: v for n, v in (marks or {}).items() if v is not None}
-    if shown:
-        ax.plot(list(shown), list(shown.values()), linestyle="none", marker="x", color="firebrick", label="the paper")
-    ax.axhline(0, color="k", linewidth=0.8)
-    return _finish(fig, ax, "test length N (items)", f"{labels[pair[1]]} minus {labels[pair[0]]} (points)", title)
-
-
 FOREST_LABEL_CHARACTERS = 44  # a forest's row names wrap at this width
 
 
@@ -304,12 +265,6 @@ def forest(frame, lengths, reference: str, title="", marks: dict | None = None, 
     axes[0][0].invert_yaxis()
     fig.suptitle(title)  # constrained layout gives the labels, the panel titles and this their own room
     return fig
-
-
-def variants_accuracy(accuracy: dict, variants, labels: dict, lengths, title=""):
-    """accuracy_vs_length for some of a chapter's variants: accuracy {variant: (seeds, lengths) fractions}."""
-    return accuracy_vs_length(long_form({v: accuracy[v] for v in variants}, lengths), {v: labels[v] for v in variants},
-                              title=title)
 
 
 def component_histograms(histograms, variants, labels: dict, N: int):

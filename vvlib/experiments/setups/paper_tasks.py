@@ -1,10 +1,5 @@
-"""The paper's two tasks as the book sees them: one record each, so that the chapters, the
-summary and the plans loop over TASKS instead of naming a task.
-
-The science layer's registry (vvlib.tasks) says how to sample and score a task; a record here
-adds what the book needs around it: where the paper reports it, and the steps and test sequences
-its runs take at each named scale (ci, book, paper), which every chapter that trains it reads.
-"""
+"""The paper's two tasks as the book sees them, one record each, so that the chapters, the summary and the
+plans loop over TASKS: where the paper reports it, and its steps and test sequences at each named scale."""
 
 import sys
 from dataclasses import dataclass, field
@@ -24,10 +19,8 @@ class PaperTask:
     ln_beats_std: bool  # whether the paper claims +LN more accurate than +std here (Table 6 claims they are equal)
     longer_table: str  # trained on up to 256 items (chapter 9)
     longer: dict
-    # its runs at each named scale (the profiles default, ci, book and paper of every chapter that trains it):
-    # steps, test sequences per length, seeds per stored run where not all in one (seed_chunk), the longer
-    # training's seeds by default, and at the book's scale the longer training beside the main one (chapters 4-5's
-    # long_* parameters; chapter 8 reuses them)
+    # its runs at each named scale (default, ci, book, paper): steps, test sequences per length, the longer
+    # training's seeds, and at the book's scale its longer training (chapters 4-5's long_* parameters)
     scales: dict = field(default_factory=dict)
 
 
@@ -36,13 +29,11 @@ ARGMAX_NAME, DICTIONARY_NAME = "argmax", "dictionary"  # the science registry's 
 ARGMAX = PaperTask(
     ARGMAX_NAME, "argmax retrieval", "Table 1", paper.TABLE1_ARGMAX,
     "Table 3", paper.TABLE3_ARGMAX_ABLATION, True, "Table 4", paper.TABLE4_ARGMAX_LONG,
-    # ci, a smoke test: 32 test sequences a length (with 128, testing up to 16,384 items took half of chapter 4's
-    # ci run, profiled with py-spy)
+    # ci, a smoke test: 32 test sequences a length (testing up to 16,384 items dominates its time)
     {"default": {"steps": 3000, "n_eval_sequences": 256, "long_seeds": 4, "long_seed_chunk": 4},
      "ci": {"steps": 1000, "n_eval_sequences": 32},
-     # the longer training at the paper's 100,000 steps takes most of an hour per variant and 4 seeds on 2 CPU cores
-     # (measured times in book/scale.md): runs of 4 seeds, added a sitting at a time (long_seeds grows as they are
-     # committed; the paper has 100)
+     # the longer training at the paper's 100,000 steps: runs of 4 seeds (most of an hour each on 2 CPU cores),
+     # added a sitting at a time
      "book": {"steps": 4000, "n_eval_sequences": 256,
               "long": {"long_steps": paper.STEPS[ARGMAX_NAME], "long_seeds": 12, "long_seed_chunk": 4, "long_seed_group": 4}},
      # 100 seeds in one run: on the counter stream its 100,000 steps fit one unit at the GPU check's real-loop

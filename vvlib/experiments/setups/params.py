@@ -1,12 +1,5 @@
-"""Chapter parameters: each chapter's file declares them (chapters/declare.py), and its notebook's
-`parameters` cell is written from that declaration.
-
-Each line of that cell reads `name: type = value  # help`; papermill parses the same
-lines for `papermill --help-notebook`.  A default that several chapters share is written once
-(declare.DEFAULTS).  On top of the declared values sit named profiles (e.g. `ci`, `paper`); a value given
-explicitly (`-p NAME VALUE`) always wins over the profile's.  Every value is checked here, before any
-computation starts.
-"""
+"""Chapter parameters as declared (records/declare.py), under named profiles (`ci`, `paper`, ...) under the
+values given with `-p NAME VALUE`; every value is checked here, before any computation starts."""
 
 import ast
 import json
@@ -31,11 +24,8 @@ class Param:
     help: str
 
 
-# Chapters that train both tasks (8-11) give what differs between the tasks as one dict per setting, under the
-# name chapters 4 and 5 use for it: `steps: dict = {"argmax": 3000, "dictionary": 1500}`.  A cell parameter
-# declared `dict` is such a setting; variants.task_params reads one task's value, and each value is checked by
-# the plain name's rule.  `-p steps '{"dictionary": 600}'` changes one task's value (the others stay the
-# profile's or the cell's), `-p steps 600` every task's.
+# Chapters 8-11 give what differs between the tasks as one dict per setting: `steps: dict = {"argmax": 3000, ...}`,
+# each value checked by the plain name's rule; `-p steps '{"dictionary": 600}'` changes one task's, `-p steps 600` all.
 PER_TASK = ("steps", "n_eval_sequences", "seed_chunk", "deep_seed_chunk", "long_steps", "long_seeds",
             "long_seed_chunk", "long_eval_sequences")
 
@@ -46,14 +36,11 @@ def task_value(P, name: str, task: str):
     return value[task] if isinstance(value, dict) else value
 
 
-# A chapter's training parameters are its configs' fields by name: TrainConfig's all, and the ModelConfig
-# fields a cell may set (MODEL_PARAMETERS: the variant sets norm and logit_scale, chapter 10's deep_heads and
-# deep_layers its heads and layers).  The test set is the one exception: a cell holds the training and the
-# test settings side by side, so EvalConfig's lengths, sequences and seed carry names of their own there.
+# A chapter's training parameters are its configs' fields by name (TrainConfig's all, ModelConfig's
+# MODEL_PARAMETERS); EvalConfig's carry names of their own (EVAL_FIELDS), beside the training settings in a cell.
 MODEL_PARAMETERS = ("hidden", "encoder_layers", "readout_layers", "key_dim", "value_dim", "encode_query", "query_table",
                     "attention")
-# ModelConfig fields that only a chapter 11 row sets, never a cell: chapter 3's cell has a `heads` of its own
-# (the pretrained model's heads it reads), so no chapter-wide rule may name them; ModelConfig checks a row's.
+# ModelConfig fields that only a chapter 11 row sets, never a cell (chapter 3's `heads` means something else).
 ROW_MODEL_FIELDS = ("heads", "layers", "norm_layers")
 
 
@@ -181,27 +168,9 @@ def _check_type(param: Param, value):
     return value
 
 
-# Names the cells used before a training setting took its config field's name (TrainConfig.min_len ...):
-# a command line that still gives one is told which name replaced it.
-RENAMED = {"min_train_len": "min_len", "max_train_len": "max_len"}
-
-
-# The per-task names chapters 8-11 had before their per-task dicts (argmax_steps, dictionary_eval_sequences, ...).
-OLD_PER_TASK_SUFFIXES = {"steps": "steps", "eval_sequences": "n_eval_sequences", "long_steps": "long_steps",
-                         "long_seeds": "long_seeds", "long_seed_chunk": "long_seed_chunk"}
-
-
 def unknown_parameter(name: str, spec: dict, chapter: str = "") -> ParameterError:
-    """The error for a name the chapter's cell does not declare, naming the one that replaced it, if any."""
+    """The error for a name the chapter's cell does not declare, listing the ones it does."""
     where = f" for {chapter}" if chapter else ""
-    if RENAMED.get(name) in spec:
-        return ParameterError(f"{name}: renamed {RENAMED[name]} (the config field it sets); "
-                              f"give -p {RENAMED[name]} VALUE instead")
-    task, _, suffix = name.partition("_")
-    if task in paper_tasks.NAMES and OLD_PER_TASK_SUFFIXES.get(suffix) in spec:
-        plain = OLD_PER_TASK_SUFFIXES[suffix]
-        return ParameterError(f"{name}: replaced by {plain}, one value per task; give -p {plain} "
-                              f"'{{\"{task}\": VALUE}}' instead")
     return ParameterError(f"unknown parameter {name!r}{where}; valid parameters: {', '.join(spec)}")
 
 

@@ -1,15 +1,9 @@
-"""The probe tables of chapters 6, 7, 10 and 11: what each probes, with which settings, and the
-store entries its tables land in, written once for the chapter that shows them and the plan
-(plan.py) that counts them.
+"""The probe tables of chapters 6, 7, 10 and 11: what each probes, with which settings, and the store entries
+its tables land in, written once for the chapter that shows them and the plan (plan.py) that counts them.
 
-A probe runs trained models over test sequences and keeps only tables (runs.cached_tables), so
-once its entries are stored the weights are no longer needed.  Every table has a row per
-variant (and seed), computed from that variant's weights alone, so a probe is stored as one
-part per trained run (the sharpness test: one per run and beta, so that a beta added computes only
-its own): a part needs the weights of one run only, and the paper profile's units (units.py) stay
-one run each.  Where a chapter stores its seeds as several runs (seed_chunk), a
-part numbers its seeds as in the whole ensemble, and the tables of one shown seed come from the
-run that holds it.  A chapter reads the parts joined, in its variants' and seeds' order.
+A probe keeps only tables (runs.cached_tables), stored as one part per trained run (the sharpness test: per
+run and beta), so that a part needs one run's weights and a GPU unit stays one run.  A part numbers its seeds
+as in the whole ensemble; a chapter reads the parts joined, in its variants' and seeds' order.
 """
 
 from dataclasses import dataclass
@@ -40,7 +34,7 @@ class ProbePart:
     items: int  # seeds x sequences x items probed, for the plan's progress bar
 
     def folder(self, store_dir) -> Path:
-        return Path(store_dir) / f"{self.name}-{store.spec_hash(self.spec)}"
+        return runs.tables_folder(store_dir, self.name, self.spec)
 
     def tables(self, store_dir, device) -> dict:
         """The stored tables, or computed (loading or training the run) and stored."""
@@ -79,12 +73,6 @@ class Probe:
         each = [part.tables(store_dir, device) for part in self.parts]
         names = dict.fromkeys(t for tables in each for t in tables)
         return {t: pd.concat([tables[t] for tables in each if t in tables], ignore_index=True) for t in names}
-
-
-def row_labels(variant: str) -> set:
-    """The labels a variant's rows carry in the probe tables: its own name, its slopes before the
-    norm (chapter 6) and its runs under each temperature (chapter 7)."""
-    return {variant, variant + probing.BEFORE_NORM, *(variants.run_name(variant, t) for t in TEMPERATURES)}
 
 
 def _parts(name: str, models: dict, cfg, choices: dict, tables_of: Callable, passes: int = 1,
@@ -161,11 +149,6 @@ def _longer_models(P, device, variants_probed=PAIR) -> dict:
 SHARPNESS_RUNS = ("main", "longer")  # chapter 4's runs the sharpness test reads: n_seeds x steps, or long_*
 
 
-def sharpness_split(beta) -> dict:
-    """The choices of one part of the sharpness test (its spec's own): the one beta it probes."""
-    return {"beta": float(beta)}
-
-
 def sharpness(P, device, runs: str = "longer") -> Probe:
     """Chapter 7 on chapter 4's main runs (runs "main": n_seeds x steps) or its longer training ("longer": the
     long_* parameters): each model's accuracy and attention entropy at each of sharpness_lengths with its
@@ -181,7 +164,7 @@ def sharpness(P, device, runs: str = "longer") -> Probe:
 
     # one part per beta: a beta added to the list computes only its own share
     return _parts("probe-sharpness", models, cfg, {}, tables_of,
-                  splits=tuple(sharpness_split(b) for b in P.sharpness_betas))
+                  splits=tuple({"beta": float(b)} for b in P.sharpness_betas))
 
 
 def longer_scale(P) -> Params:

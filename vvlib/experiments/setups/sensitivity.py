@@ -1,10 +1,7 @@
 """Chapter 11: which of the settings the paper leaves unstated decides whether +LN helps?
 
-A *row* is one configuration: the book's defaults with a few settings changed, written as a
-dict (`{}` is the defaults, `{"hidden": 64}` one change).  Each row trains the Baseline and +LN
-on the same seeds, batches and test sequences (variants.train_and_evaluate), so their paired
-difference at a test length is that row's answer; the Baseline's accuracy curve also says how
-close the row comes to the paper's Baseline (its "fingerprint").
+A *row* is the book's defaults with a few settings changed (`{}`, `{"hidden": 64}`); it trains the Baseline and
++LN on the same seeds, batches and test sequences, so their paired difference at a length is its answer.
 """
 
 import json
@@ -24,9 +21,7 @@ from . import paper_tasks
 from .params import MODEL_PARAMETERS, ROW_MODEL_FIELDS, ParameterError, Params, model_changes, row_parameters
 
 PAIR = BASE, NORMED = variants.PAIR  # the two sides of every row, as its results name them
-# What a row may change: every task's training and model settings (heads and layers too: chapter 10's deep
-# model); its number of seeds (each seed draws the same data in a row of 10 or 20); ln_affine (False: +LN without
-# its learned scale and shift, chapter 8's +std).
+# What a row may change: the training and model settings, its seeds, and ln_affine (False: chapter 8's +std).
 SHARED_SETTINGS = ("n_seeds", "steps", "batch_size", "lr", "weight_decay", "min_len", "max_len", "lr_schedule",
                    "warmup_steps", "drop_step", "adam_eps", "grad_clip", "dropout", *MODEL_PARAMETERS, *ROW_MODEL_FIELDS,
                    "ln_affine")
@@ -47,9 +42,7 @@ def settings_of(task: str) -> tuple:
     return (*SHARED_SETTINGS, *tasks.get(task).settings)
 
 
-def label(row: dict) -> str:
-    """A row as the tables and plots name it: 'defaults', or its changes ('hidden=64, lr=0.003')."""
-    return settings_label(row)
+label = settings_label  # a row as the tables and plots name it: 'defaults', or its changes ('hidden=64, lr=0.003')
 
 
 def row_params(P, task: str, row: dict) -> Params:
@@ -63,8 +56,7 @@ _LAST_PLAN = [None, None]  # (the parameters last planned, as JSON; their plan):
 
 def check_rows(P) -> list[tuple[str, dict, Params]]:
     """[(task, row, its parameters)] for every row of every task, each checked by building the configs it would
-    train, so that a bad row stops the chapter before anything is trained.  The chapter's check (page.configure)
-    and its notebook's plan ask for the same parameters: the second asker gets the first's plan."""
+    train, so a bad row stops the chapter before anything is trained; the last plan is reused for the same P."""
     key = json.dumps(P, sort_keys=True, default=repr)
     if _LAST_PLAN[0] != key:
         _LAST_PLAN[:] = [key, _plan(P)]
@@ -394,6 +386,6 @@ def hours_at(records: list, task: str | None = None, steps: int | None = None) -
 
 
 def devices(records: list, task: str | None = None) -> str:
-    """The devices the rows (of `task`, or all) were trained on, as their records name them ("1 threads" in older)."""
+    """The devices the rows (of `task`, or all) were trained on, as their records name them (some say "1 threads")."""
     named = {d.replace(" 1 threads)", " 1 thread)") for r in records if task in (None, r["task"]) for d in r["trained_on"]}
     return ", ".join(sorted(named))

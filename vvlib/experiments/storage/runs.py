@@ -7,19 +7,10 @@
     <store>/train-<hash>/eval-<hash>.json   per-seed accuracies for one EvalConfig
     <store>/<name>-<hash>/tables.json + *.csv   a chapter's probe tables (see cached_tables)
 
-The hash covers every setting that changes the numbers, including the device type
-(CPU and CUDA draw different random streams), so a cached result is only reused for
-exactly the run that was asked for.
-
-The JSON and CSV files are small and carry their provenance, so they can be committed
-(results/book/ holds the published book's) without the weights: a chapter that only
-needs them never loads or trains a model.  With VVLIB_STORED_ONLY=1 set, anything
-missing from the store raises StoreError instead of being computed (how CI checks that
-the published book comes from the committed results).
-
-Under torchrun (vvlib/distributed.py) every rank runs the same code: training spreads the
-seeds over the ranks; rank 0 decides what the store holds (distributed.agreed) and alone
-writes to it (_publish); the others wait for its writes where they may read them.
+The hash covers every setting that changes the numbers (the device type too), so a result is reused only
+for exactly the run asked for.  The small JSON and CSV files are committed without the weights.  With
+VVLIB_STORED_ONLY=1, anything missing raises StoreError instead of being computed.  Under torchrun, rank 0
+alone decides what the store holds (distributed.agreed) and writes it (_publish).
 """
 
 import contextlib
@@ -38,9 +29,8 @@ from ...model import ModelConfig, settings as model_settings
 from ...train import TrainConfig
 
 
-# Bump when a code change alters trained weights beyond what the configs describe (e.g. the
-# optimizer implementation), so that older cached runs are not reused: per device type, so a
-# change to GPU draws leaves every CPU result where it is.
+# Bump when a code change alters trained weights beyond what the configs describe, so that stored runs are not
+# reused; per device type, so a change to GPU draws leaves every CPU result where it is.
 ENGINE_VERSIONS = {
     "cpu": 3,  # 3: dictionary keys drawn by first-distinct draws (new random streams)
     "cuda": 4,  # 4: dictionary keys in a fixed number of kernels (draws.sample_distinct_fixed)
@@ -79,9 +69,8 @@ RETRAINED_FILE = "retrained.json"  # written where a run with a stored record is
 
 @contextlib.contextmanager
 def stored_only(on: bool = True):
-    """Inside, STORED_ONLY is set (on) or cleared (off), then restored: set, anything missing
-    from the store raises StoreError instead of being computed.  Child processes (papermill's
-    kernels) inherit it."""
+    """Inside, STORED_ONLY is set (on) or cleared (off), then restored; child processes (papermill's kernels)
+    inherit it."""
     previous = os.environ.get(STORED_ONLY)
     os.environ[STORED_ONLY] = "1" if on else "0"
     try:
@@ -93,19 +82,16 @@ def stored_only(on: bool = True):
             os.environ[STORED_ONLY] = previous
 
 
-def _may_compute(what: str, path: Path):
+def _may_compute(what: str, path: Path, store_dir):
+    store.check_format(store_dir)
     if os.environ.get(STORED_ONLY, "") not in ("", "0"):
         raise store.StoreError(f"{what} is not in the results store ({path}) and {STORED_ONLY} is set: "
                                "run the chapter with the command in its page header to compute it")
 
 
 def trained(store_dir, model_cfg: ModelConfig, train_cfg: TrainConfig, device, progress=True):
-    """(weights, run record): loaded from the store, or trained (resuming) and stored.
-
-    A stored record without weights (results committed without them) is trained again; training
-    is deterministic, so that reproduces the record's weights on the same kind of CPU at the same
-    threads (another CPU rounds differently, and so does dictionary lookup at 2 threads: README,
-    *Threads*); the record itself is kept as it is."""
+    """(weights, run record): loaded from the store, or trained (resuming) and stored.  A record committed
+    without weights is trained again (the same weights on the same kind of CPU and threads); the record stays."""
     spec = training_spec(model_cfg, train_cfg, device)
     folder = run_dir(store_dir, model_cfg, train_cfg, device)
     weights_file = folder / WEIGHTS_FILE
@@ -117,7 +103,7 @@ def trained(store_dir, model_cfg: ModelConfig, train_cfg: TrainConfig, device, p
         except Exception as exc:
             raise store.StoreError(f"{weights_file} is unreadable ({exc}); move {folder} away to retrain") from exc
         return weights, record
-    _may_compute("trained weights", weights_file)
+    _may_compute("trained weights", weights_file, store_dir)
     return _train_and_store(model_cfg, train_cfg, device, folder, progress)
 
 
@@ -185,10 +171,8 @@ def _train_and_store(model_cfg, train_cfg, device, folder: Path, progress):
 
 
 def retrained_note(record: dict, history, device, wall: float, commit) -> dict:
-    """What training a stored run again says of the first training: whether every logged loss of every seed is the
-    record's, bit for bit.  A lent GPU brings back no weights, so an evaluation or probe added later trains its run
-    again and reads those weights: they are the ones the record and its evaluations describe only where this holds
-    (the same computation on another kind of GPU, or CPU, or thread count, may round differently)."""
+    """Whether training a stored run again repeated every logged loss of every seed, bit for bit: only then are the
+    new weights the ones the record and its evaluations describe (another device or thread count may round)."""
     history = [[step, list(losses)] for step, losses in history]  # as the record holds it, read back from JSON
     return {"provenance": store.provenance(device, wall, commit), "same_loss_history": history == record["loss_history"],
             "final_loss": history[-1][1] if history else None, "recorded_provenance": record["provenance"]}
@@ -228,7 +212,7 @@ def evaluated(store_dir, model_cfg, train_cfg, weights, eval_cfg: evaluate.EvalC
     path = eval_path(store_dir, model_cfg, train_cfg, eval_cfg, device)
     record = distributed.agreed(lambda: store.load_matching(path, spec))
     if record is None:
-        _may_compute("this evaluation", path)
+        _may_compute("this evaluation", path, store_dir)
         weights = weights() if callable(weights) else weights  # (may train them: not the evaluation's time)
         start = time.perf_counter()
         correct = _block_correct(model_cfg, weights, eval_cfg, device, progress)
@@ -294,12 +278,8 @@ def tables_folder(store_dir, name: str, spec: dict) -> Path:
 
 
 def cached_tables(store_dir, name: str, spec: dict, compute, device="cpu", size: float | None = None) -> dict:
-    """{table name: DataFrame}: read from <store>/<name>-<hash>/ when made with `spec`,
-    else compute() (which returns that dict) and store each table as CSV.  size: how much work
-    computing them was (a probe's items), kept beside the wall time so that the paper plan can
-    time that kind of work (units.measured_rates).
-
-    tables.json is written last, so an interrupted write leaves no half-result behind."""
+    """{table name: DataFrame}: read from <store>/<name>-<hash>/ when made with `spec`, else compute()d and stored as
+    CSV, tables.json last (no half-result).  size: the work it was (a probe's items), for units.measured_rates."""
     folder = tables_folder(store_dir, name, spec)
     index = distributed.agreed(lambda: store.load_matching(folder / "tables.json", spec))
     if index is not None:
@@ -307,7 +287,7 @@ def cached_tables(store_dir, name: str, spec: dict, compute, device="cpu", size:
             return {t: pd.read_csv(folder / f"{t}.csv") for t in index["tables"]}
         except (OSError, ValueError, KeyError) as exc:
             raise store.StoreError(f"{folder} holds unreadable tables ({exc}); move it away to recompute") from exc
-    _may_compute(f"the tables {name}", folder)
+    _may_compute(f"the tables {name}", folder, store_dir)
     start = time.perf_counter()
     tables = compute()
 

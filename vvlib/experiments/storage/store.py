@@ -19,7 +19,8 @@ import torch
 
 from ...atomic import atomic_write, save_torch  # noqa: F401  (in the science layer, which writes checkpoints)
 
-STORE_FORMAT = 2  # 2: specs name every config field (vvlib/experiments/setups/migrate.py rewrites format 1)
+STORE_FORMAT = 2  # 2: specs name every config field
+MIGRATED_AT = "b0a05a1"  # the last commit with `python -m vvlib migrate-store`, which rewrites format 1 as 2
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -59,6 +60,16 @@ def read_json(path: Path) -> dict:
     return payload
 
 
+def check_format(store_dir):
+    """Raise StoreError where the store's runs have an older spec format: today's keys would never find them."""
+    run = next(Path(store_dir).glob("train-*/run.json"), None)
+    found = None if run is None else read_json(run).get("spec", {}).get("format")
+    if found not in (None, STORE_FORMAT):
+        raise StoreError(f"{store_dir} holds runs of spec format {found}, which this code no longer reads; rewrite it "
+                         f"with the tool at commit {MIGRATED_AT}: git worktree add /tmp/vv-{MIGRATED_AT} {MIGRATED_AT} "
+                         f"&& cd /tmp/vv-{MIGRATED_AT} && python -m vvlib migrate-store {Path(store_dir).resolve()}")
+
+
 def load_matching(path: Path, spec: dict) -> dict | None:
     """The stored payload if `path` exists and was made with `spec`; None if absent."""
     path = Path(path)
@@ -71,9 +82,8 @@ def load_matching(path: Path, spec: dict) -> dict | None:
 
 
 def git_commit() -> str:
-    """The VVLIB_GIT_COMMIT the command was given, else HEAD (with '+dirty' if tracked code differs),
-    else 'unknown'.  The variable comes first: a lent GPU's copy of the working tree carried a .git
-    whose HEAD was an earlier commit than the code it ran (its records said 19296dc for ad1ad0e)."""
+    """The VVLIB_GIT_COMMIT the command was given, else HEAD (with '+dirty' if tracked code differs), else
+    'unknown'.  The variable comes first: a lent GPU's copy of the tree may carry a stale .git."""
     given = os.environ.get("VVLIB_GIT_COMMIT")
     if given:
         return given
@@ -96,9 +106,8 @@ def device_name(device) -> str:
 
 
 def cpu_description() -> str:
-    """The CPU's model (Linux: /proc/cpuinfo) and the instruction set torch's CPU kernels use on it: the same
-    code, settings and seeds can round differently on another CPU (chapter 4's first longer run, trained again
-    on another machine in 2026-11, gave other weights), so a CPU result names the CPU it came from."""
+    """The CPU's model (Linux: /proc/cpuinfo) and torch's kernel instruction set: the same code, settings and
+    seeds can round differently on another CPU, so a CPU result names the CPU it came from."""
     model = platform.processor() or platform.machine()
     try:
         model = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
