@@ -120,8 +120,8 @@ def run_queue(names, overrides: dict, minutes: float, dest: Path | None = None, 
     deadline = started + minutes * 60
     overrun = units.overrun(sorted(CHECKS.glob("gpu-queue-*.json"))) if overrun is None else overrun
     jobs = planned_jobs(names, overrides, profile)
-    kinds, seeds = {job.kind for job in jobs}, units.run_seeds(jobs)
-    device, rates, _ = unit_rates(overrides, None, kinds, seeds)
+    kinds = {job.kind for job in jobs}
+    device, rates, _ = unit_rates(overrides, None, kinds)
     cut = queue_units(jobs)
     for k, unit in in_order(cut):
         if unit_key(unit) in failed:
@@ -164,7 +164,7 @@ def run_queue(names, overrides: dict, minutes: float, dest: Path | None = None, 
             pack(unit, Path(dest))
             write_summary(dest, device, clock() - started, ran, passed, overrun, failed_before)
         print(f"unit {k} done in {ran[-1]['minutes']:.1f} min", flush=True)
-        device, rates, _ = unit_rates(overrides, None, kinds, seeds)  # its records time the next units
+        device, rates, _ = unit_rates(overrides, None, kinds)  # its records time the next units
     if dest is not None:
         write_summary(dest, device, clock() - started, ran, passed, overrun, failed_before)
     paused = [r["unit"] for r in ran if r.get("paused")]

@@ -98,31 +98,23 @@ def check_files() -> list[Path]:
     return sorted(path for name in ("loop", "curriculum") for path in CHECKS.glob(f"gpu-check-*-{name}.json"))
 
 
-def unit_rates(overrides: dict, device: str | None = None, kinds=(),
-               seeds: dict | None = None) -> tuple[str, dict, list]:
-    """(device type, {kind: units per second}, [kinds estimated]): measured on that kind of device
-    (default: the one in use) in the committed stores and the chosen one (the paper profile's,
-    results/paper, unless -p store_dir says), each read once; a kind of training they have not timed on a
-    GPU, by the committed GPU check's runs of it (units.check_rates; `seeds`: units.run_seeds of the plan, the
-    seeds a kind's runs hold, whose rows it prefers); a kind not timed either way, where
-    the other kind of device has, is estimated by that device's ratio (units.with_scaled_rates), one of
-    `kinds` timed only on the other source of data by that one's speed (units.with_other_stream),
-    and a probing kind from the other task's (units.with_other_task)."""
+def unit_rates(overrides: dict, device: str | None = None, kinds=()) -> tuple[str, dict, list]:
+    """(device type, {kind: units per second}, [kinds estimated]): measured on that kind of device (default: the
+    one in use) in the committed stores and the chosen one (-p store_dir, else results/paper); a kind of training
+    they have not timed on a GPU, by the committed GPU checks (units.check_rates); else by the other device's
+    ratio (units.with_scaled_rates), or one of `kinds` by its speed on the other stream (units.with_other_stream)."""
     device = device or rng.resolve_device(overrides.get("device", "auto")).type
     # a store given relative to the caller's folder is that folder's, as for the chapters (checked_parameters)
     chosen = Path(overrides["store_dir"]).absolute() if "store_dir" in overrides else REPO_ROOT / PAPER_SCALE_STORE
     named = (REPO_ROOT / PAPER_SCALE_STORE, REPO_ROOT / BOOK_STORE, chosen)
     stores = list(dict.fromkeys(path.resolve() for path in named))
-    other = "cpu" if device == "cuda" else "cuda"
     measured = units.measured_rates(stores, device)
-    checks = check_files() if device == "cuda" else []
-    checked = units.check_rates(checks, philox.implementation(), seeds)
+    checked = units.check_rates(check_files() if device == "cuda" else [], philox.implementation())
     from_check = [kind for kind in checked if kind not in measured]
-    elsewhere = units.measured_rates(stores, other)
-    rates, scaled = units.with_scaled_rates({**checked, **measured}, elsewhere, {*kinds, *elsewhere})
+    elsewhere = units.measured_rates(stores, "cpu" if device == "cuda" else "cuda")
+    rates, scaled = units.with_scaled_rates({**checked, **measured}, elsewhere)
     rates, streamed = units.with_other_stream(rates, kinds)
-    rates, by_task = units.with_other_task(rates, kinds)
-    return device, rates, from_check + scaled + streamed + by_task
+    return device, rates, from_check + scaled + streamed
 
 
 def describe_units(cut: list[units.Unit], rates: dict, device: str, budget_s: float = units.UNIT_BUDGET_S,
@@ -225,8 +217,7 @@ def run_paper(names=None, parameters: dict | None = None, output_root=None, dry_
     # a plan at another device's speeds lists that device's entries: a GPU's runs are stored under its own keys
     jobs = planned_jobs(names, overrides, profile, speeds_of if dry_run and unit is None else None)
     shown = distributed.env_rank() == 0  # under torchrun, rank 0 alone prints
-    device, rates, estimated = unit_rates(overrides, speeds_of if unit is None else None, {job.kind for job in jobs},
-                                          units.run_seeds(jobs))
+    device, rates, estimated = unit_rates(overrides, speeds_of if unit is None else None, {job.kind for job in jobs})
     if unit is not None:
         chosen = chosen_unit(queue_units(jobs), unit, rates, device)
         if shown:

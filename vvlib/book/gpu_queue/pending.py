@@ -4,7 +4,6 @@ minutes they are estimated at on a GPU, read from the store and the committed sp
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import units
 from .paper_run import PROFILE, paper_chapters, planned_jobs, queue_units, unit_rates
 
 
@@ -19,7 +18,7 @@ class Pending:
 def pending(device: str = "cuda") -> list[Pending]:
     """The units not yet stored, grouped by the chapters they serve, in the queue's order."""
     jobs = planned_jobs(paper_chapters(), {}, PROFILE, device)
-    _, rates, _ = unit_rates({}, device, {job.kind for job in jobs}, units.run_seeds(jobs))
+    _, rates, _ = unit_rates({}, device, {job.kind for job in jobs})
     groups: dict[str, Pending] = {}
     for k, unit in enumerate(queue_units(jobs), 1):
         if unit.stored():
