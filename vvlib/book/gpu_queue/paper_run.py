@@ -152,39 +152,33 @@ def chosen_unit(cut: list[units.Unit], k: int, rates: dict, device: str, budget_
     return cut[k - 1]
 
 
-def clock(seconds: float) -> str:
-    seconds = round(seconds)
-    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
-
-
-def eta_text(meter: plan.Meter, done: dict, total: dict) -> str:
+def eta_text(seconds: float, untimed: list) -> str:
     """'ETA 0:41:10', or with a '+' and the kinds still untimed when some have not run yet."""
-    seconds, untimed = meter.eta({kind: total[kind] - done.get(kind, 0.0) for kind in total})
-    text = f"ETA {clock(seconds)}"
+    seconds = round(seconds)
+    text = f"ETA {seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
     return f"{text}+ (not yet timed: {', '.join(untimed)})" if untimed else text
 
 
 class Monitor:
-    """A thread that redraws the bar from the store every `every` seconds."""
+    """A thread that redraws the bar from the store every `every` seconds, its ETA at the units' `rates`."""
 
-    def __init__(self, jobs: list[plan.Job], every: float = 5.0):
-        self.jobs, self.every, self.chapter = jobs, every, ""
-        done, self.total = plan.progress(jobs)
-        self.meter = plan.Meter(done)
+    def __init__(self, jobs: list[plan.Job], rates: dict, every: float = 5.0):
+        self.jobs, self.rates, self.every, self.chapter = jobs, rates, every, ""
+        _, total = plan.progress(jobs)
         self.training = list(dict.fromkeys(job.kind for job in jobs if job.steps))
-        self.bar = tqdm(total=sum(self.total[k] for k in self.training), unit=" model-steps", unit_scale=True,
+        self.bar = tqdm(total=sum(total[k] for k in self.training), unit=" model-steps", unit_scale=True,
                         bar_format="{desc} {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}{unit} [{elapsed}] {postfix}")
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
     def refresh(self, draw=True):
         done, total = plan.progress(self.jobs)
-        self.meter.update(done)
         evaluated = [k for k in total if k not in self.training]
         share = sum(done.get(k, 0.0) for k in evaluated) / max(sum(total[k] for k in evaluated), 1.0)
+        eta = eta_text(*units.seconds_for({kind: total[kind] - done[kind] for kind in total}, self.rates))
         self.bar.set_description_str(self.chapter, refresh=False)
         self.bar.n = sum(done.get(k, 0.0) for k in self.training)
-        self.bar.set_postfix_str(f"evaluated {share:.0%} · {eta_text(self.meter, done, total)}", refresh=False)
+        self.bar.set_postfix_str(f"evaluated {share:.0%} · {eta}", refresh=False)
         if draw:
             self.bar.refresh()
 
@@ -233,7 +227,7 @@ def run_paper(names=None, parameters: dict | None = None, output_root=None, dry_
     if dry_run:
         return jobs
     output_root = Path(output_root or REPO_ROOT / "_output" / profile)
-    monitor = Monitor(jobs, every) if shown else None
+    monitor = Monitor(jobs, rates, every) if shown else None
     try:
         with monitor or contextlib.nullcontext():
             for name in names:

@@ -14,7 +14,6 @@ train something else fails there.
 import dataclasses
 import functools
 import re
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -185,44 +184,6 @@ def unique(jobs: list[Job]) -> list[Job]:
             seen.add(job.path)
             kept.append(job)
     return kept
-
-
-class Meter:
-    """Measured speed per kind of job.  The time since the store last showed progress is
-    given to the kinds that show it now (shared equally when several do), so time spent
-    where the store cannot see (an evaluation still running, a chapter's plots) counts
-    toward what finishes next."""
-
-    def __init__(self, done: dict, now: float | None = None):
-        self.seen, self.last = dict(done), time.monotonic() if now is None else now
-        self.units, self.seconds = {}, {}
-
-    def update(self, done: dict, now: float | None = None):
-        now = time.monotonic() if now is None else now
-        grown = {k: v - self.seen.get(k, 0.0) for k, v in done.items() if v > self.seen.get(k, 0.0)}
-        for kind, units in grown.items():
-            self.units[kind] = self.units.get(kind, 0.0) + units
-            self.seconds[kind] = self.seconds.get(kind, 0.0) + (now - self.last) / len(grown)
-        if grown:
-            self.seen, self.last = dict(done), now
-
-    def rate(self, kind: str) -> float | None:
-        """Units per second measured so far, None before any."""
-        seconds = self.seconds.get(kind, 0.0)
-        return self.units[kind] / seconds if seconds > 0 else None
-
-    def eta(self, remaining: dict) -> tuple[float, list]:
-        """(seconds to finish the kinds already timed, [kinds with work left and no speed yet])."""
-        seconds, untimed = 0.0, []
-        for kind, units in remaining.items():
-            if units <= 0:
-                continue
-            rate = self.rate(kind)
-            if rate is None:
-                untimed.append(kind)
-            else:
-                seconds += units / rate
-        return seconds, untimed
 
 
 def progress(jobs: list[Job]) -> tuple[dict, dict]:
