@@ -1,14 +1,6 @@
-"""python -m vvlib paper: the training chapters at the paper's scale in one command, with one
-progress bar and an ETA.
-
-It runs each chapter with a `paper` profile (4-10) in turn, as `vvlib run --profile paper`
-would, into the results store (results/paper/, the paper profile's store_dir, where the
-book reads its paper-scale rows, unless -p store_dir says otherwise; nothing is committed).
-Everything is resumable: stored runs and evaluations are loaded, an interrupted training run
-resumes from its last checkpoint, so the same command again goes on where it stopped.  The bar
-is drawn from the store alone (plan.py): training model-steps as the bar, evaluations beside it,
-and an ETA from the speeds measured in this sitting.
-"""
+"""python -m vvlib paper: the chapters with a `paper` profile run in turn into its store (results/paper unless
+-p store_dir says), resumably (stored entries are loaded, training resumes from its checkpoint), with one
+progress bar drawn from the store (plan.py); and the plan's units, listed (--plan) or one run (--unit K)."""
 
 import contextlib
 import threading
@@ -29,10 +21,8 @@ from ...experiments.setups.paper_tasks import ARGMAX, DICTIONARY
 PROFILE = "paper"
 # The order the plan lists the chapters in (a run shared by several is planned under the first).
 QUEUE = ("05", "11", "04", "06", "07", "08", "10", "09")
-# The order a lent GPU works through the units (queue_units; --unit K numbers them so), the book's open questions
-# first: chapter 5's entropy probe, chapter 9's dictionary curriculum (Table 5), chapter 7's sharpness test, chapter
-# 9's argmax curriculum, chapter 11's deep rows, chapter 10's deep argmax.  A unit takes the place of the first
-# (chapter, task) its jobs match ("": any task); the rest follow in the plan's order.
+# The order a lent GPU works through the units (--unit K numbers them so): the book's open questions first.  A unit
+# takes the place of the first (chapter, task) its jobs match ("": any task); the rest follow in the plan's order.
 QUEUE_FIRST = (("05", ""), ("09", DICTIONARY.name), ("07", ""), ("09", ARGMAX.name), ("11", ""), ("10", ""))
 CHECKS = REPO_ROOT / "bench"  # the GPU checks' committed JSON (bench.gpu_check): speeds of runs no unit has timed yet
 
@@ -54,9 +44,8 @@ def paper_chapters(names=None) -> list[str]:
 
 
 def planned_jobs(names, overrides: dict, profile: str = PROFILE, device: str | None = None) -> list[plan.Job]:
-    """Every store entry the chapters compute at `profile`, each once, on the device in use or on
-    `device` (cpu or cuda: a plan of another kind of device's entries, which nothing here runs);
-    checks every chapter's parameters first, so a bad value stops everything before anything runs."""
+    """Every store entry the chapters compute at `profile`, each once, on the device in use or on `device` (cpu or
+    cuda: another device's entries); every chapter's parameters are checked before anything runs."""
     given = {name: checked_parameters(name, profile, overrides) for name in names}  # *_dir made absolute
     jobs = []
     for name in names:
@@ -79,8 +68,7 @@ def queue_units(jobs: list[plan.Job]) -> list[units.Unit]:
 
 
 def describe(names, jobs: list[plan.Job]) -> str:
-    """A table: per chapter, the store entries it computes first (a run another chapter
-    computed before is counted there), how many are stored, and what is left to do."""
+    """A table: per chapter, the store entries it computes first, how many are stored, and what is left to do."""
     lines = [f"{'chapter':<24}{'entries':>8}{'stored':>8}{'model-steps left':>18}{'items to evaluate':>19}"]
     for chapter in [*names, "total"]:
         mine = [job for job in jobs if chapter in (job.chapter, "total")]
@@ -90,12 +78,6 @@ def describe(names, jobs: list[plan.Job]) -> str:
         lines.append(f"{chapter:<24}{len(mine):>8}{len(mine) - len(left):>8}{steps:>18,.0f}{items:>19,.0f}")
     return "\n".join(lines) + ("\n(a chapter with no entries of its own reuses earlier chapters' runs; "
                                "items to evaluate include the probes of chapters 6, 7 and 10)")
-
-
-def check_files() -> list[Path]:
-    """The committed GPU checks' real-loop records, loop.json and curriculum.json, that time units' runs (not
-    step.json: it times the step alone, which a unit never is)."""
-    return sorted(path for name in ("loop", "curriculum") for path in CHECKS.glob(f"gpu-check-*-{name}.json"))
 
 
 def unit_rates(overrides: dict, device: str | None = None, kinds=()) -> tuple[str, dict, list]:
@@ -109,7 +91,9 @@ def unit_rates(overrides: dict, device: str | None = None, kinds=()) -> tuple[st
     named = (REPO_ROOT / PAPER_SCALE_STORE, REPO_ROOT / BOOK_STORE, chosen)
     stores = list(dict.fromkeys(path.resolve() for path in named))
     measured = units.measured_rates(stores, device)
-    checked = units.check_rates(check_files() if device == "cuda" else [], philox.implementation())
+    # the checks' real-loop records time a unit's runs (step.json times the step alone)
+    checks = [path for name in ("loop", "curriculum") for path in CHECKS.glob(f"gpu-check-*-{name}.json")]
+    checked = units.check_rates(sorted(checks) if device == "cuda" else [], philox.implementation())
     from_check = [kind for kind in checked if kind not in measured]
     elsewhere = units.measured_rates(stores, "cpu" if device == "cuda" else "cuda")
     rates, scaled = units.with_scaled_rates({**checked, **measured}, elsewhere)
@@ -119,9 +103,8 @@ def unit_rates(overrides: dict, device: str | None = None, kinds=()) -> tuple[st
 
 def describe_units(cut: list[units.Unit], rates: dict, device: str, budget_s: float = units.UNIT_BUDGET_S,
                    estimated: tuple = ()) -> str:
-    """A table of the units: their chapters, the runs and probes in each, and the minutes left
-    at the speeds measured on this kind of device (~: some of its kinds `estimated`, unit_rates says
-    how), against the budget of one GPU command."""
+    """A table of the units: their chapters, runs and probes, and the minutes left at the speeds measured on this
+    kind of device (~: some of its kinds `estimated`), against the budget of one GPU command."""
     run_one = "run one with --unit K" if device == "cuda" else "which --unit K enforces on a GPU only"
     lines = [f"units at the speeds measured on {device} (fits: within a GPU command's {budget_s / 60:.0f} minutes, "
              f"{run_one}; ~: estimated from the GPU check's short runs, the other device's ratios or the "
@@ -138,9 +121,8 @@ def describe_units(cut: list[units.Unit], rates: dict, device: str, budget_s: fl
 
 
 def chosen_unit(cut: list[units.Unit], k: int, rates: dict, device: str, budget_s: float = units.UNIT_BUDGET_S):
-    """Unit k (from 1), refused before anything runs when k is out of range or, on a GPU, its measured
-    estimate exceeds the budget of one command.  The budget is the lent GPU's command limit: a CPU has
-    none, and a long unit there only takes longer (it checkpoints and resumes like any run)."""
+    """Unit k (from 1), refused before anything runs when k is out of range or, on a GPU, its estimate exceeds
+    the budget of one command (a lent GPU's limit; a CPU has none)."""
     if not 1 <= k <= len(cut):
         raise ParameterError(f"unit: expected a number from 1 to {len(cut)} (python -m vvlib paper --plan lists them), "
                              f"got {k}")
@@ -200,12 +182,9 @@ class Monitor:
 def run_paper(names=None, parameters: dict | None = None, output_root=None, dry_run: bool = False,
               every: float = 5.0, profile: str = PROFILE, unit: int | None = None,
               speeds_of: str | None = None) -> list[plan.Job]:
-    """Run the chosen chapters (all with a paper profile if `names` is None) at `profile` and
-    return the plan; dry_run: print the plan and its units and stop; unit: compute only that
-    unit's store entries (no notebook runs; the chapters then load them).  parameters:
-    {name: value} set in every chosen chapter (e.g. store_dir, device, seed_group); profile:
-    another of the chapters' profiles, e.g. ci to try the command in minutes; speeds_of: estimate
-    the units at the speeds measured on this kind of device (cpu or cuda) instead of the one in use."""
+    """Run the chosen chapters (all with a paper profile if `names` is None) at `profile` with `parameters` set in
+    each, and return the plan; dry_run: print the plan and its units and stop; unit: compute only that unit's store
+    entries; speeds_of: estimate the units at the speeds of this kind of device (cpu or cuda)."""
     names = paper_chapters(names)
     overrides = dict(parameters or {})
     # a plan at another device's speeds lists that device's entries: a GPU's runs are stored under its own keys
