@@ -103,7 +103,7 @@ TINY = {"n_seeds": 1, "steps": {"argmax": 4, "dictionary": 4}, "eval_lengths": [
 def tiny_queue(tmp_path, monkeypatch, seconds: float, device="cpu"):
     """Chapter 8's tiny plan at the ci profile, each unit estimated at `seconds` on `device`: (overrides, its units)."""
     overrides = {**TINY, "store_dir": str(tmp_path / "store")}
-    monkeypatch.setattr(paper_queue, "unit_rates", lambda overrides, device_, kinds: (device, {}, []))
+    monkeypatch.setattr(paper_queue, "unit_rates", lambda overrides: (device, {}, []))
     monkeypatch.setattr(units.Unit, "estimate_s", lambda unit, rates: (seconds, []))
     return overrides, units.units(paper_run.planned_jobs(["08_ablations"], overrides, "ci"))
 
@@ -123,7 +123,7 @@ def test_the_queue_runs_units_in_order_passes_over_one_that_does_not_fit_and_pac
     def estimate(unit, rates):  # the queue cuts the plan afresh: its units are found by their jobs
         return unit_seconds[[u.jobs for u in cut].index(unit.jobs) + 1], []
 
-    monkeypatch.setattr(paper_queue, "unit_rates", lambda overrides, device, kinds: ("cpu", fake_rates, []))
+    monkeypatch.setattr(paper_queue, "unit_rates", lambda overrides: ("cpu", fake_rates, []))
     monkeypatch.setattr(units.Unit, "estimate_s", estimate)
     ticks = iter(range(0, 10_000, 10))  # every reading of the clock: 10 s later
     ran = paper_queue.run_queue(["08_ablations"], overrides, 5.0, tmp_path / "pack", profile="ci",

@@ -96,10 +96,8 @@ def run_queue(names, overrides: dict, minutes: float, dest: Path | None = None, 
     failed = failed_alone(failed_file)
     deadline = started + minutes * 60
     overrun = units.overrun(sorted(CHECKS.glob("gpu-queue-*.json"))) if overrun is None else overrun
-    jobs = planned_jobs(names, overrides, profile)
-    kinds = {job.kind for job in jobs}
-    device, rates, _ = unit_rates(overrides, None, kinds)
-    cut = queue_units(jobs)
+    device, rates, _ = unit_rates(overrides)
+    cut = queue_units(planned_jobs(names, overrides, profile))
     for k, unit in in_order(cut):
         if unit_key(unit) in failed:
             failed_before.append(k)
@@ -120,7 +118,7 @@ def run_queue(names, overrides: dict, minutes: float, dest: Path | None = None, 
             write_summary(dest, device, clock() - started, ran, passed, overrun, failed_before)
         if "error" not in ran[-1]:
             print(f"unit {k} done in {ran[-1]['minutes']:.1f} min", flush=True)
-            device, rates, _ = unit_rates(overrides, None, kinds)  # its records time the next units
+            device, rates, _ = unit_rates(overrides)  # its records time the next units
         elif not device_answers(device):
             print(f"unit {k} failed and the device no longer computes: the command stops here", flush=True)
             break

@@ -80,11 +80,11 @@ def describe(names, jobs: list[plan.Job]) -> str:
                                "items to evaluate include the probes of chapters 6, 7 and 10)")
 
 
-def unit_rates(overrides: dict, device: str | None = None, kinds=()) -> tuple[str, dict, list]:
+def unit_rates(overrides: dict, device: str | None = None) -> tuple[str, dict, list]:
     """(device type, {kind: units per second}, [kinds estimated]): measured on that kind of device (default: the
     one in use) in the committed stores and the chosen one (-p store_dir, else results/paper); a kind of training
     they have not timed on a GPU, by the committed GPU checks (units.check_rates); else by the other device's
-    ratio (units.with_scaled_rates), or one of `kinds` by its speed on the other stream (units.with_other_stream)."""
+    ratio (units.with_scaled_rates)."""
     device = device or rng.resolve_device(overrides.get("device", "auto")).type
     # a store given relative to the caller's folder is that folder's, as for the chapters (checked_parameters)
     chosen = Path(overrides["store_dir"]).absolute() if "store_dir" in overrides else REPO_ROOT / PAPER_SCALE_STORE
@@ -97,8 +97,7 @@ def unit_rates(overrides: dict, device: str | None = None, kinds=()) -> tuple[st
     from_check = [kind for kind in checked if kind not in measured]
     elsewhere = units.measured_rates(stores, "cpu" if device == "cuda" else "cuda")
     rates, scaled = units.with_scaled_rates({**checked, **measured}, elsewhere)
-    rates, streamed = units.with_other_stream(rates, kinds)
-    return device, rates, from_check + scaled + streamed
+    return device, rates, from_check + scaled
 
 
 def describe_units(cut: list[units.Unit], rates: dict, device: str, budget_s: float = units.UNIT_BUDGET_S,
@@ -190,7 +189,7 @@ def run_paper(names=None, parameters: dict | None = None, output_root=None, dry_
     # a plan at another device's speeds lists that device's entries: a GPU's runs are stored under its own keys
     jobs = planned_jobs(names, overrides, profile, speeds_of if dry_run and unit is None else None)
     shown = distributed.env_rank() == 0  # under torchrun, rank 0 alone prints
-    device, rates, estimated = unit_rates(overrides, speeds_of if unit is None else None, {job.kind for job in jobs})
+    device, rates, estimated = unit_rates(overrides, speeds_of if unit is None else None)
     if unit is not None:
         chosen = chosen_unit(queue_units(jobs), unit, rates, device)
         if shown:

@@ -18,7 +18,7 @@ class Pending:
 def pending(device: str = "cuda") -> list[Pending]:
     """The units not yet stored, grouped by the chapters they serve, in the queue's order."""
     jobs = planned_jobs(paper_chapters(), {}, PROFILE, device)
-    _, rates, _ = unit_rates({}, device, {job.kind for job in jobs})
+    _, rates, _ = unit_rates({}, device)
     groups: dict[str, Pending] = {}
     for k, unit in enumerate(queue_units(jobs), 1):
         if unit.stored():

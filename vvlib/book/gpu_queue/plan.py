@@ -1,19 +1,9 @@
-"""What a training chapter will compute, before it runs: its training runs, evaluations and
-probe tables as store entries, each with its size, and how far each has got.
-
-`python -m vvlib paper` uses this for its progress bar and ETA: it never runs anything
-itself, it only reads the store (a file that exists is done; a training run's checkpoint
-says its step).
-
-The plan mirrors what each notebook asks of variants.py (which tasks, variants and
-test-time temperatures; whether it has a longer training).  tests/test_plan.py checks it
-against the store entries the published book's chapters load, so a notebook that starts to
-train something else fails there.
-"""
+"""What a training chapter will compute, before it runs: its training runs, evaluations and probe tables as store
+entries, each with its size, and how far the store shows each has got.  It mirrors what each chapter's record asks
+of variants.py; tests/test_plan.py checks it against the entries the published book's chapters load."""
 
 import dataclasses
 import functools
-import re
 from pathlib import Path
 from typing import Callable
 
@@ -67,31 +57,23 @@ def checkpoint_step(folder: Path) -> int:
 
 
 def training_kind(task: str, train_cfg, model=None) -> str:
-    """Runs whose steps cost about the same: per task and source of data (the counter stream's draws
-    are other kernels than the generators'), and apart when they train on longer sequences or a
-    model with more attention layers or heads than the paper's one (`model`: its layers and heads)."""
+    """Runs whose steps cost about the same: per task and source of data, and apart when they train on longer
+    sequences or a model with more attention layers or heads than the paper's one (`model`: its layers and heads)."""
     stream = f" ({train_cfg.draws} stream)" if train_cfg.draws != TrainConfig.draws else ""
     longer = f" to length {train_cfg.max_len}" if train_cfg.max_len > TrainConfig.max_len else ""
     return f"{task} training{stream}{longer}{model_shape(model)}"
 
 
 def evaluation_kind(task: str, model=None) -> str:
-    """Evaluations whose items cost about the same: per task, apart for a model with more attention
-    layers or heads (each head of each layer passes over every item)."""
+    """Evaluations whose items cost about the same: per task, apart for a model with more layers or heads."""
     return f"{task} evaluation{model_shape(model)}"
 
 
 def model_shape(model) -> str:
-    """', L layers x H heads' for a model (anything with .layers and .heads) other than the paper's
-    one layer of one head, else ''."""
+    """', L layers x H heads' for a model other than the paper's one layer of one head, else ''."""
     if model is None or (model.layers, model.heads) == (1, 1):
         return ""
     return f", {model.layers} layers x {model.heads} heads"
-
-
-def on_default_stream(kind: str) -> str:
-    """A training kind's name for the same runs on the generators (TrainConfig's default draws)."""
-    return re.sub(r" \(\w+ stream\)", "", kind)
 
 
 def _items(eval_cfg, n_seeds: int) -> int:
@@ -99,8 +81,8 @@ def _items(eval_cfg, n_seeds: int) -> int:
 
 
 def _run_jobs(chapter, P, task, variant, train_cfg, temperatures, device, tag="") -> list[Job]:
-    """A training run and its evaluations under each temperature; `tag` tells
-    apart runs of one chapter that differ in more than task and variant (chapter 11's rows)."""
+    """A training run and its evaluations under each temperature; `tag` tells apart runs of one chapter that
+    differ in more than task and variant (chapter 11's rows)."""
     model_cfg = variants.model_config(P, variants.task_config(P, task), variant)
     folder = runs.run_dir(P.store_dir, model_cfg, train_cfg, device)
     seeds = f"seeds {train_cfg.first_seed}-{train_cfg.first_seed + train_cfg.n_seeds - 1}"
@@ -153,14 +135,14 @@ def chapter_jobs(chapter: str, P, device: torch.device | None = None) -> list[Jo
     if len(work.tasks) == 1:
         jobs = _task_jobs(chapter, P, work.tasks[0], work, device)
     else:
-        jobs = [job for task in work.tasks for job in _task_jobs(chapter, variants.task_params(P, task), task, work, device)]
+        jobs = [job for task in work.tasks
+                for job in _task_jobs(chapter, variants.task_params(P, task), task, work, device)]
     return jobs + _probe_jobs(chapter, P, device)
 
 
 def chapter_entries(chapter: str, P) -> frozenset:
-    """Every store entry chapter `chapter` computes or reads with parameters P: its jobs' entries and the
-    runs its probes read (empty for a chapter that trains nothing).  Two chapters whose entries meet must
-    not run at the same time: each would train what the other is training."""
+    """Every store entry chapter `chapter` computes or reads with parameters P (empty for a chapter that trains
+    nothing): two chapters whose entries meet must not run at the same time."""
     if chapter not in (*CHAPTER_WORK, SENSITIVITY):
         return frozenset()
     return frozenset(path for job in chapter_jobs(chapter, P) for path in (job.path, *job.reads))
@@ -176,8 +158,7 @@ def _probe_jobs(chapter, P, device) -> list[Job]:
 
 
 def unique(jobs: list[Job]) -> list[Job]:
-    """Each store entry once, where the chapter that first computes it asks for it (chapters 6-8
-    and 10 reuse chapters 4 and 5's runs)."""
+    """Each store entry once, where the chapter that first computes it asks for it."""
     seen, kept = set(), []
     for job in jobs:
         if job.path not in seen:

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 from ...train import TrainConfig
 from ...experiments.storage import store
 from ...experiments.storage.runs import WEIGHTS_FILE
-from .plan import Job, evaluation_kind, on_default_stream, training_kind
+from .plan import Job, evaluation_kind, training_kind
 
 # a GPU command may run 10 minutes: two are kept for starting, copying back and an estimate that errs
 UNIT_BUDGET_S = 8 * 60
@@ -159,18 +159,6 @@ def with_scaled_rates(rates: dict, other: dict) -> tuple[dict, list]:
 def base_kind(kind: str) -> str:
     """The kind of the same runs at the paper's training length and model (plan.training_kind)."""
     return re.sub(r" to length \d+|, \d+ layers x \d+ heads", "", kind)
-
-
-def with_other_stream(rates: dict, kinds) -> tuple[dict, list]:
-    """(rates, [kinds estimated]): each of `kinds` not yet timed on one source of data (a run on the
-    counter stream, say) given the speed of the same runs on the generators, where that is timed."""
-    completed, estimated = dict(rates), []
-    for kind in kinds:
-        default = on_default_stream(kind)
-        if kind not in rates and default != kind and default in rates:
-            completed[kind] = rates[default]
-            estimated.append(kind)
-    return completed, estimated
 
 
 def _record_size(path: Path, device_type: str) -> tuple:
