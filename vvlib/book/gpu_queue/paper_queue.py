@@ -24,15 +24,11 @@ RESUME_S = 30.0  # our allowance for the next command to take a paused unit up a
 FAILED = store.REPO_ROOT / "_output" / "paper-queue" / "failed.json"
 
 
-def pack(unit: units.Unit, dest: Path) -> list:
-    """Copy the unit's result files to dest/<store folder>/<file>; their new paths."""
-    copied = []
+def pack(unit: units.Unit, dest: Path):
+    """Copy the unit's result files to dest/<store folder>/<file>."""
     for path in unit.result_files():
-        target = dest / path.parent.name / path.name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(path, target)
-        copied.append(target)
-    return copied
+        (dest / path.parent.name).mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, dest / path.parent.name / path.name)
 
 
 def write_summary(dest, device, seconds: float, ran: list, passed: list, overrun: float, failed_before=()):
@@ -48,25 +44,18 @@ def unit_key(unit: units.Unit) -> str:
     return " ".join(sorted(str(job.path.parent) for job in unit.jobs))
 
 
-def failures(path: Path) -> dict:
-    """{unit_key: {error, after_another}} of the units that failed on this machine (none where the file is missing
-    or unreadable)."""
+def failed_alone(path: Path) -> dict:
+    """{unit_key: error} of the units that failed on this machine as the first failure of their command, to pass over
+    (one after another's may have failed for that one's sake, a CUDA error leaving the process half usable)."""
     try:
-        return {key: dict(line) for key, line in json.loads(Path(path).read_text()).items()}
-    except (OSError, ValueError, TypeError, AttributeError):
+        return {key: str(error) for key, error in json.loads(Path(path).read_text()).items()}
+    except (OSError, ValueError, TypeError, AttributeError):  # none yet, or unreadable
         return {}
 
 
-def failed_alone(path: Path) -> dict:
-    """{unit_key: error} of the units to pass over: each failed as the first failure of its command (one after
-    another's may have failed for that one's sake, a CUDA error leaving the process half usable)."""
-    return {key: line["error"] for key, line in failures(path).items() if not line.get("after_another")}
-
-
-def remember_failure(path: Path, unit: units.Unit, error: str, after_another: bool):
-    known = failures(path) | {unit_key(unit): {"error": error, "after_another": after_another}}
+def remember_failure(path: Path, unit: units.Unit, error: str):
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    store.write_json(path, known)
+    store.write_json(path, failed_alone(path) | {unit_key(unit): error})
 
 
 def device_answers(device_type: str) -> bool:
@@ -139,7 +128,7 @@ def run_queue(names, overrides: dict, minutes: float, dest: Path | None = None, 
 def _run_one(k: int, unit: units.Unit, estimate: tuple, deadline: float, clock, failed_file: Path,
              after_another: bool) -> dict:
     """Run one unit until `deadline`: its queue.json line (estimated and measured minutes; resumed, paused at the
-    deadline, or the error it raised, which failed_file remembers)."""
+    deadline, or the error it raised, which failed_file remembers where no other unit failed before it)."""
     seconds, untimed = estimate
     resumed, extra = unit.begun(), {}
     print(f"unit {k}: {unit.label()} (about {seconds / 60:.1f} min{'+' if untimed else ''}"
@@ -154,7 +143,8 @@ def _run_one(k: int, unit: units.Unit, estimate: tuple, deadline: float, clock, 
     except Exception as exc:  # one unit's failure must not cost the command's other units
         traceback.print_exc()
         extra = {"error": f"{type(exc).__name__}: {exc}"[:1000]}
-        remember_failure(failed_file, unit, extra["error"], after_another)
+        if not after_another:
+            remember_failure(failed_file, unit, extra["error"])
     line = {"unit": k, "label": unit.label(), "estimated_min": round(seconds / 60, 2), "untimed": untimed,
             "minutes": round((clock() - started) / 60, 2)}
     return line | ({"resumed": True} if resumed else {}) | extra
