@@ -1,7 +1,6 @@
-"""A chapter's results at its `paper` profile, read from a results store (results/paper in the book)
-where the GPU queue has committed them, never trained or evaluated here: the opening that says what
-of them is committed, and per kind of chapter the runs, probes and slopes a page shows beside its own.
-"""
+"""A chapter's results at its `paper` profile, read from a results store (results/paper in the book) where the GPU
+queue has committed them, never trained, evaluated or probed here: the opening that says what of them is committed,
+and per kind of chapter the runs, probes and slopes a page shows beside its own."""
 
 from dataclasses import replace
 
@@ -40,10 +39,8 @@ def committed_share(name: str, store_dir) -> tuple[str, list]:
 
 
 def pending(name: str, P, store_dir="", shows: str = "") -> str:
-    """The opening of a chapter whose paper-scale results this page does not show (or shows only `shows`
-    of): the scale its numbers come from, beside the paper's, why its verdicts are provisional, and what
-    of its paper-scale entries the GPU queue has committed so far (read from store_dir, results/paper
-    where it is '', never assumed)."""
+    """The opening of a chapter whose paper-scale results this page does not show (or shows only `shows` of): the
+    scale of its numbers beside the paper's, and what of its paper-scale entries store_dir holds (results/paper)."""
     committed, waiting = entries(name, store_dir or REPO_ROOT / PAPER_SCALE_STORE)
     if committed:
         shown = f"this page shows some of them ({shows})" if shows else "this page does not show them yet"
@@ -75,10 +72,9 @@ def pending(name: str, P, store_dir="", shows: str = "") -> str:
 
 
 def accuracy_runs(name: str, task: str, store_dir, draws: str = EARLIER_PAPER_RUN["draws"]):
-    """Chapter `name`'s Baseline and +LN at its `paper` profile with `draws` (default: the earlier
-    run, EARLIER_PAPER_RUN), trained on a GPU and read from store_dir (results/paper in the book),
-    never trained here: (parameters, per-seed accuracy {run name: (seeds, lengths)} with fixed and
-    adaptive temperature, {variant: run record}).  StoreError where they are not committed."""
+    """Chapter `name`'s Baseline and +LN at its `paper` profile with `draws` (default: the earlier run's), from
+    store_dir: (parameters, per-seed accuracy {run name: (seeds, lengths)} with fixed and adaptive temperature,
+    {variant: run record}).  StoreError where they are not committed."""
     stream = EARLIER_PAPER_RUN if draws == EARLIER_PAPER_RUN["draws"] else {"draws": draws}  # its seeds' runs too
     P = resolved(name, "paper", {"store_dir": str(store_dir), **stream})
     accuracy, records = variants.stored_train_and_evaluate(P, variants.task_config(P, task), ["baseline", "layernorm"],
@@ -111,12 +107,9 @@ def accuracy_of_probed(records: dict, store_dir) -> tuple | None:
 
 
 def probe(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE, needed=None) -> tuple | None:
-    """Chapter `name`'s probe of argmax retrieval's runs (chapters 6 and 7) at its `paper` profile, read
-    from store_dir where every part of the variants `needed` is committed (default: its record's
-    `paper_scale_needs`, or all it probes where that is empty): (the paper profile's parameters, the
-    probe's tables, {variant: training record, its runs joined}), with the other variants' parts where
-    they are committed too; None while a needed part waits in the GPU queue.  Read only: nothing is
-    trained or probed here."""
+    """Chapter `name`'s probe of argmax retrieval's runs (chapters 6 and 7) at its `paper` profile, where every part
+    of the variants `needed` is in store_dir (default: its record's `paper_scale_needs`, else all): (parameters, the
+    probe's tables, {variant: training record}), with the other variants' committed parts too; else None."""
     chapter, P = get_chapter(name), resolved(name, "paper", {"store_dir": str(store_dir)})
     (_, probe), *_ = chapter.probes(P, "cuda")  # the main runs' probe (chapter 6's longer runs' come after it)
     committed = [v for v in probe.models if all(part.stored(P.store_dir) for part in probe.parts if part.variant == v)]
@@ -141,7 +134,7 @@ def probe_entries(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> list:
 def sharpness(store_dir=REPO_ROOT / PAPER_SCALE_STORE, P=None, device="cuda") -> tuple:
     """Chapter 7's sharpness test on chapter 4's main runs at its `paper` profile (or at P, a test's tiny one), read
     from store_dir (P's): (P, the probe, its table, {variant: training record}) where every part of both variants is
-    committed, else (P, the probe, None, None).  Read only: nothing is trained or probed here."""
+    committed, else (P, the probe, None, None)."""
     P = P or resolved(DISPERSION.name, "paper", {"store_dir": str(store_dir)})
     probe = probes.sharpness(P, device, "main")
     if not all(part.stored(P.store_dir) for part in probe.parts):
@@ -151,12 +144,10 @@ def sharpness(store_dir=REPO_ROOT / PAPER_SCALE_STORE, P=None, device="cuda") ->
 
 
 def trained(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE, needed=None) -> tuple:
-    """A two-task chapter's (8, 9, 10) runs at its `paper` profile, read from store_dir: (the paper profile's
-    parameters, {task: (its parameters, accuracy {variant: (seeds, lengths)} at the chapter's temperatures,
-    {variant: training record}) for each task whose every run and evaluation of the variants `needed` is
-    committed (default: its record's `paper_scale_needs`, or all of the chapter's where that is empty)}),
-    each task with the chapter's variants that are committed, in the chapter's order.  A task with a
-    needed variant still in the GPU queue is left out.  Read only: nothing is trained or evaluated here."""
+    """A two-task chapter's (8, 9, 10) runs at its `paper` profile in store_dir: (parameters, {task: (its parameters,
+    accuracy {variant: (seeds, lengths)} at the chapter's temperatures, {variant: training record})}) for each task
+    whose every run and evaluation of the variants `needed` is committed (default: its record's `paper_scale_needs`,
+    else all), with the chapter's other variants that are committed, in the chapter's order."""
     chapter, P = get_chapter(name), resolved(name, "paper", {"store_dir": str(store_dir)})
     work = chapter.work
     needed = list(needed or chapter.paper_scale_needs or work.variants)
@@ -181,10 +172,9 @@ def trained(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE, needed=None) -> 
 
 
 def slopes(name: str, tasks: dict, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> tuple[pd.DataFrame, object]:
-    """Chapter `name`'s committed paper-scale slope probes (chapter 10): (a table, one row per variant of
-    tasks {task: [variant]} and one column per task, the mean over seeds of the log-log slope where every
-    part of that variant's probe is in store_dir, None where some part is still to run; the paper
-    profile's parameters).  Read only: nothing is trained or probed here."""
+    """Chapter `name`'s committed paper-scale slope probes (chapter 10): (a table, one row per variant of tasks
+    {task: [variant]} and one column per task, the mean over seeds of the log-log slope where every part of that
+    variant's probe is in store_dir, else None; the paper profile's parameters)."""
     P = resolved(name, "paper", {"store_dir": str(store_dir)})
     found = {}
     with stored_only():
