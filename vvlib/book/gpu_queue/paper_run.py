@@ -106,8 +106,7 @@ def describe_units(cut: list[units.Unit], rates: dict, device: str, budget_s: fl
     kind of device (~: some of its kinds `estimated`), against the budget of one GPU command."""
     run_one = "run one with --unit K" if device == "cuda" else "which --unit K enforces on a GPU only"
     lines = [f"units at the speeds measured on {device} (fits: within a GPU command's {budget_s / 60:.0f} minutes, "
-             f"{run_one}; ~: estimated from the GPU check's short runs, the other device's ratios or the "
-             "other stream's speed):",
+             f"{run_one}; ~: estimated from the GPU check's short runs or the other device's ratios):",
              f"{'unit':>4}  {'minutes left':>14}  {'fits':<5} chapters: what"]
     for k, unit in enumerate(cut, 1):
         seconds, untimed = unit.estimate_s(rates)
