@@ -100,24 +100,16 @@ def _run_jobs(chapter, P, task, variant, train_cfg, temperatures, device, tag=""
 
 
 def _task_jobs(chapter, P, task, work: Work, device, tag="") -> list[Job]:
-    jobs = [job for variant in work.variants for train_cfg in variants.train_configs(P, variant)
-            for job in _run_jobs(chapter, P, task, variant, train_cfg, work.temperatures, device, tag=tag)]
+    """A task's runs and their evaluations; where the chapter has a longer training, its runs, and those again on
+    the counter stream (counter_seeds, fixed temperature) where asked for."""
+    arms = [(P, variants.train_configs(P, variant), variant, work.temperatures, tag) for variant in work.variants]
     if work.long and P.long_steps:
-        for variant in work.variants:
-            for train_cfg in variants.long_train_configs(P):
-                jobs += _run_jobs(chapter, variants.long_eval_params(P), task, variant, train_cfg, work.temperatures,
-                                  device)
-        jobs += _counter_jobs(chapter, P, task, work.variants, device)
-    return jobs
-
-
-def _counter_jobs(chapter, P, task, variant_names, device) -> list[Job]:
-    """The longer training again on the counter stream (counter_seeds), fixed temperature, where asked for."""
-    arm = variants.counter_arm(P)
-    if arm is None:
-        return []
-    return [job for variant in variant_names for train_cfg in variants.long_train_configs(arm)
-            for job in _run_jobs(chapter, arm, task, variant, train_cfg, ["fixed"], device)]
+        longer, counter = variants.long_eval_params(P), variants.counter_arm(P)
+        arms += [(longer, variants.long_train_configs(P), variant, work.temperatures, "") for variant in work.variants]
+        arms += [(counter, variants.long_train_configs(counter), variant, ["fixed"], "") for variant in work.variants
+                 if counter is not None]
+    return [job for P_arm, configs, variant, temperatures, label in arms for train_cfg in configs
+            for job in _run_jobs(chapter, P_arm, task, variant, train_cfg, temperatures, device, tag=label)]
 
 
 def chapter_jobs(chapter: str, P, device: torch.device | None = None) -> list[Job]:
@@ -132,12 +124,10 @@ def chapter_jobs(chapter: str, P, device: torch.device | None = None) -> list[Jo
                 for job in _task_jobs(chapter, P_row, task, Work((task,), sensitivity.trained_variants(P_row)), device,
                                       f" ({sensitivity.label(row)})")] + _probe_jobs(chapter, P, device)
     work = CHAPTER_WORK[chapter]
-    if len(work.tasks) == 1:
-        jobs = _task_jobs(chapter, P, work.tasks[0], work, device)
-    else:
-        jobs = [job for task in work.tasks
-                for job in _task_jobs(chapter, variants.task_params(P, task), task, work, device)]
-    return jobs + _probe_jobs(chapter, P, device)
+    one_task = len(work.tasks) == 1  # a two-task chapter's parameters are read per task
+    return [job for task in work.tasks
+            for job in _task_jobs(chapter, P if one_task else variants.task_params(P, task), task, work, device)
+            ] + _probe_jobs(chapter, P, device)
 
 
 def chapter_entries(chapter: str, P) -> frozenset:
