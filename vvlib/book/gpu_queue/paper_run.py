@@ -139,42 +139,37 @@ def eta_text(seconds: float, untimed: list) -> str:
     return f"{text}+ (not yet timed: {', '.join(untimed)})" if untimed else text
 
 
-class Monitor:
-    """A thread that redraws the bar from the store every `every` seconds, its ETA at the units' `rates`."""
+@contextlib.contextmanager
+def progress_bar(jobs: list[plan.Job], rates: dict, every: float = 5.0):
+    """A bar of the training model-steps the store shows done, with the share evaluated beside it and an ETA at the
+    units' `rates`, redrawn by a thread every `every` seconds; yields the bar (its description: the chapter)."""
+    training = list(dict.fromkeys(job.kind for job in jobs if job.steps))
+    bar = tqdm(total=sum(job.units for job in jobs if job.steps), unit=" model-steps", unit_scale=True,
+               bar_format="{desc} {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}{unit} [{elapsed}] {postfix}")
+    stop = threading.Event()
 
-    def __init__(self, jobs: list[plan.Job], rates: dict, every: float = 5.0):
-        self.jobs, self.rates, self.every, self.chapter = jobs, rates, every, ""
-        _, total = plan.progress(jobs)
-        self.training = list(dict.fromkeys(job.kind for job in jobs if job.steps))
-        self.bar = tqdm(total=sum(total[k] for k in self.training), unit=" model-steps", unit_scale=True,
-                        bar_format="{desc} {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}{unit} [{elapsed}] {postfix}")
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
+    def refresh():
+        done, total = plan.progress(jobs)
+        evaluated = [k for k in total if k not in training]
+        share = sum(done[k] for k in evaluated) / max(sum(total[k] for k in evaluated), 1.0)
+        eta = eta_text(*units.seconds_for({kind: total[kind] - done[kind] for kind in total}, rates))
+        bar.n = sum(done[k] for k in training)
+        bar.set_postfix_str(f"evaluated {share:.0%} · {eta}", refresh=False)
 
-    def refresh(self, draw=True):
-        done, total = plan.progress(self.jobs)
-        evaluated = [k for k in total if k not in self.training]
-        share = sum(done.get(k, 0.0) for k in evaluated) / max(sum(total[k] for k in evaluated), 1.0)
-        eta = eta_text(*units.seconds_for({kind: total[kind] - done[kind] for kind in total}, self.rates))
-        self.bar.set_description_str(self.chapter, refresh=False)
-        self.bar.n = sum(done.get(k, 0.0) for k in self.training)
-        self.bar.set_postfix_str(f"evaluated {share:.0%} · {eta}", refresh=False)
-        if draw:
-            self.bar.refresh()
+    def loop():
+        while not stop.wait(every):
+            refresh()
+            bar.refresh()
 
-    def _loop(self):
-        while not self._stop.wait(self.every):
-            self.refresh()
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        self.refresh(draw=False)
-        self.bar.close()  # draws the last state
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    try:
+        yield bar
+    finally:
+        stop.set()
+        thread.join()
+        refresh()
+        bar.close()  # draws the last state
 
 
 def run_paper(names=None, parameters: dict | None = None, output_root=None, dry_run: bool = False,
@@ -204,12 +199,11 @@ def run_paper(names=None, parameters: dict | None = None, output_root=None, dry_
     if dry_run:
         return jobs
     output_root = Path(output_root or REPO_ROOT / "_output" / profile)
-    monitor = Monitor(jobs, rates, every) if shown else None
     try:
-        with monitor or contextlib.nullcontext():
+        with progress_bar(jobs, rates, every) if shown else contextlib.nullcontext() as bar:
             for name in names:
-                if monitor:
-                    monitor.chapter = name
+                if bar is not None:
+                    bar.set_description_str(name, refresh=False)
                 run_chapter(name, profile, overrides, output_dir=output_root / name, progress=False)
     except KeyboardInterrupt:
         print("\ninterrupted: the same command resumes (stored entries are kept; training resumes from its "
