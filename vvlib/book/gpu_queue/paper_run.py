@@ -194,8 +194,8 @@ def run_paper(names=None, parameters: dict | None = None, output_root=None, dry_
         print(describe(names, jobs))
         print(describe_units(queue_units(jobs), rates, device, estimated=estimated))
         if profile == PROFILE and rng.resolve_device(overrides.get("device", "auto")).type == "cpu":
-            print("no GPU in use: at the paper's scale this trains for hours to days on a CPU (the ETA appears once each "
-                  "kind of work has been timed); Ctrl-C stops it and the same command resumes")
+            print("no GPU in use: at the paper's scale this trains for hours to days on a CPU (the ETA is at the "
+                  "committed records' speeds); Ctrl-C stops it and the same command resumes")
     if dry_run:
         return jobs
     output_root = Path(output_root or REPO_ROOT / "_output" / profile)

@@ -19,6 +19,7 @@ from .plan import Job, evaluation_kind, training_kind
 
 # a GPU command may run 10 minutes: two are kept for starting, copying back and an estimate that errs
 UNIT_BUDGET_S = 8 * 60
+RUNNING_ORDER = {"train": 0, "evaluate": 1, "probe": 2}  # a unit's jobs by their labels' first word
 
 
 @dataclass
@@ -83,13 +84,8 @@ def units(jobs: list[Job]) -> list[Unit]:
     for job in jobs:
         (run,) = job.reads
         groups.setdefault(run, []).append(job)
-    return [Unit(_in_running_order(group)) for group in groups.values()]
-
-
-def _in_running_order(group: list) -> list:
-    """Training first, then evaluations, then probes."""
-    rank = {"train": 0, "evaluate": 1, "probe": 2}
-    return sorted(group, key=lambda job: rank.get(job.label.split()[0], 1))
+    in_order = lambda group: sorted(group, key=lambda job: RUNNING_ORDER.get(job.label.split()[0], 1))
+    return [Unit(in_order(group)) for group in groups.values()]
 
 
 def measured_rates(store_dirs, device_type: str) -> dict:
