@@ -60,7 +60,7 @@ def test_the_queue_runs_the_open_questions_first_each_unit_retraining_a_committe
     fresh = paper_run.queue_units(paper_run.planned_jobs(paper_run.paper_chapters(), {"store_dir": str(tmp_path)},
                                                          "paper", "cuda"))
     assert [kind_of(unit) for unit in fresh] == kinds
-    _, rates, _ = paper_run.unit_rates({}, "cuda", {job.kind for job in jobs}, units.run_seeds(jobs))
+    _, rates, _ = paper_run.unit_rates({}, "cuda")
     for kind, probe_name in (("entropy", "probe-adaptive"), ("sharpness", "probe-sharpness")):
         chosen = [unit for unit, k in zip(fresh, kinds) if k == kind]
         assert len(chosen) == 2  # Baseline and +LN, one run each
@@ -83,7 +83,7 @@ def test_a_tiny_sharpness_unit_comes_back_in_the_archive_and_the_page_scores_it_
     on_machine = {**TINY, "store_dir": str(machine / "results" / "paper")}
     cut = paper_run.queue_units(paper_run.planned_jobs([CHAPTER], on_machine, "ci"))
     assert [kind_of(unit) for unit in cut] == ["sharpness", "sharpness"]
-    monkeypatch.setattr(paper_queue, "unit_rates", lambda overrides, device, kinds, seeds: ("cpu", {}, []))
+    monkeypatch.setattr(paper_queue, "unit_rates", lambda overrides: ("cpu", {}, []))
     monkeypatch.setattr(units.Unit, "estimate_s", lambda unit, rates: (100.0, []))
     ticks = iter(range(0, 10_000, 10))
     ran = paper_queue.run_queue([CHAPTER], on_machine, 50.0, tmp_path / "pack", profile="ci", overrun=1.0,

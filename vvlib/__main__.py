@@ -73,6 +73,10 @@ def _paper(args):
         raise ParameterError("--then-minutes: only with --for-minutes (the minutes of the command after that one)")
     if args.for_minutes is not None and (args.plan or args.unit is not None):
         raise ParameterError("--for-minutes: runs the next units itself; give it without --plan and --unit")
+    for flag, minutes, (ok, accepted) in (("--for-minutes", args.for_minutes, positive_number()),
+                                          ("--then-minutes", args.then_minutes, number_at_least(0))):
+        if minutes is not None and not ok(minutes):
+            raise ParameterError(f"{flag}: expected {accepted.replace('number', 'number of minutes')}, got {minutes}")
     names = paper_chapters(args.chapters)
     pairs = args.param or []
     parameters = {}
@@ -90,22 +94,6 @@ def _paper(args):
     every = 5.0 if sys.stderr.isatty() else 60.0  # a log file gets a line a minute, a terminal a lively bar
     run_paper(names, parameters, args.output, dry_run=args.plan, every=every, profile=args.profile, unit=args.unit,
               speeds_of=args.speeds_of)
-
-
-def _minutes(rule):
-    """An argparse type: a number of minutes that satisfies `rule` (errors.py), named in the message if not."""
-    ok, accepted = rule
-
-    def parsed(text: str) -> float:
-        try:
-            minutes = float(text)
-        except ValueError:
-            minutes = None
-        if not ok(minutes):
-            raise argparse.ArgumentTypeError(f"expected {accepted.replace('a number', 'a number of minutes')}, "
-                                             f"got {text!r}")
-        return minutes
-    return parsed
 
 
 def _metric(args):
@@ -176,10 +164,10 @@ def main(argv=None) -> int:
                        "everything that reads its weights; sized for one GPU command); run again to resume")
     paper.add_argument("--speeds-of", choices=("cpu", "cuda"), help="with --plan: estimate the units at the speeds "
                        "measured on this kind of device (committed records) instead of the one in use")
-    paper.add_argument("--for-minutes", type=_minutes(positive_number()), metavar="M",
+    paper.add_argument("--for-minutes", type=float, metavar="M",
                        help="compute the plan's next units in order, each whose estimate fits in what is left of M "
                        "minutes, passing over one that does not (a lent GPU's command)")
-    paper.add_argument("--then-minutes", type=_minutes(number_at_least(0)), default=0.0, metavar="N",
+    paper.add_argument("--then-minutes", type=float, default=0.0, metavar="N",
                        help="with --for-minutes: the session's next command on this machine will have N minutes "
                        "(default 0: none follows); a unit may then start that needs them too, stopping with a "
                        "checkpoint at the end of M for that command to resume")

@@ -1,25 +1,28 @@
-"""A chapter's results at its `paper` profile, read from a results store (results/paper in the book)
-where the GPU queue has committed them, never trained or evaluated here: the opening that says what
-of them is committed, and per kind of chapter the runs, probes and slopes a page shows beside its own.
-"""
+"""A chapter's results at its `paper` profile, read from a results store (results/paper in the book) where the GPU
+queue has committed them, never trained, evaluated or probed here: the opening that says what of them is committed,
+and per kind of chapter the runs, probes and slopes a page shows beside its own."""
+
+from dataclasses import replace
 
 import pandas as pd
 import torch
 
+from .. import beyond
 from .chapters import ARGMAX_RETRIEVAL, DISPERSION, get_chapter
+from .gpu_queue import plan
 from ..experiments.records.scales import EARLIER_PAPER_RUN, PAPER_SCALE_STORE, PAPER_TRAINING
+from ..experiments.setups import probes, variants
 from ..experiments.setups.params import task_value
 from ..experiments.setups.paper import STEPS as PAPER_STEPS
 from ..experiments.setups.paper_tasks import ARGMAX, DICTIONARY
-from ..experiments.storage.store import REPO_ROOT
+from ..experiments.storage.runs import stored_only
+from ..experiments.storage.store import REPO_ROOT, StoreError
 from .runner import resolved
 
 
 def entries(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> tuple[list, list]:
     """([committed], [pending]): the labels of chapter `name`'s store entries at its `paper` profile (the
     GPU queue's, python -m vvlib paper --plan) that store_dir holds and does not."""
-    from .gpu_queue import plan
-
     P = resolved(name, "paper", {"store_dir": str(store_dir)})
     jobs = plan.chapter_jobs(name, P, torch.device("cuda"))
     return [job.label for job in jobs if job.path.exists()], [job.label for job in jobs if not job.path.exists()]
@@ -36,10 +39,8 @@ def committed_share(name: str, store_dir) -> tuple[str, list]:
 
 
 def pending(name: str, P, store_dir="", shows: str = "") -> str:
-    """The opening of a chapter whose paper-scale results this page does not show (or shows only `shows`
-    of): the scale its numbers come from, beside the paper's, why its verdicts are provisional, and what
-    of its paper-scale entries the GPU queue has committed so far (read from store_dir, results/paper
-    where it is '', never assumed)."""
+    """The opening of a chapter whose paper-scale results this page does not show (or shows only `shows` of): the
+    scale of its numbers beside the paper's, and what of its paper-scale entries store_dir holds (results/paper)."""
     committed, waiting = entries(name, store_dir or REPO_ROOT / PAPER_SCALE_STORE)
     if committed:
         shown = f"this page shows some of them ({shows})" if shows else "this page does not show them yet"
@@ -63,19 +64,17 @@ def pending(name: str, P, store_dir="", shows: str = "") -> str:
                                       "committed.")
     else:
         caveat = "Read its verdicts as provisional until this chapter runs at its `paper` profile."
-    return (f"{queue}This page's own runs{' (the rest of the page; each figure names its scale)' if committed and shows else ''} "
-            f"have {P['n_seeds']} seeds per variant trained for {steps}.{longer} The paper trains {PAPER_TRAINING['n_seeds']} seeds for "
-            f"{PAPER_STEPS[ARGMAX.name]:,} steps on {ARGMAX.title} and {PAPER_STEPS[DICTIONARY.name]:,} on "
-            f"{DICTIONARY.title}; too few steps can reverse a verdict. {caveat}")
+    own = " (the rest of the page; each figure names its scale)" if committed and shows else ""
+    return (f"{queue}This page's own runs{own} have {P['n_seeds']} seeds per variant trained for {steps}.{longer} "
+            f"The paper trains {PAPER_TRAINING['n_seeds']} seeds for {PAPER_STEPS[ARGMAX.name]:,} steps on "
+            f"{ARGMAX.title} and {PAPER_STEPS[DICTIONARY.name]:,} on {DICTIONARY.title}; too few steps can reverse a "
+            f"verdict. {caveat}")
 
 
 def accuracy_runs(name: str, task: str, store_dir, draws: str = EARLIER_PAPER_RUN["draws"]):
-    """Chapter `name`'s Baseline and +LN at its `paper` profile with `draws` (default: the earlier
-    run, EARLIER_PAPER_RUN), trained on a GPU and read from store_dir (results/paper in the book),
-    never trained here: (parameters, per-seed accuracy {run name: (seeds, lengths)} with fixed and
-    adaptive temperature, {variant: run record}).  StoreError where they are not committed."""
-    from ..experiments.setups import variants
-
+    """Chapter `name`'s Baseline and +LN at its `paper` profile with `draws` (default: the earlier run's), from
+    store_dir: (parameters, per-seed accuracy {run name: (seeds, lengths)} with fixed and adaptive temperature,
+    {variant: run record}).  StoreError where they are not committed."""
     stream = EARLIER_PAPER_RUN if draws == EARLIER_PAPER_RUN["draws"] else {"draws": draws}  # its seeds' runs too
     P = resolved(name, "paper", {"store_dir": str(store_dir), **stream})
     accuracy, records = variants.stored_train_and_evaluate(P, variants.task_config(P, task), ["baseline", "layernorm"],
@@ -86,8 +85,6 @@ def accuracy_runs(name: str, task: str, store_dir, draws: str = EARLIER_PAPER_RU
 def latest_accuracy_runs(name: str, task: str, store_dir):
     """accuracy_runs of the paper profile's own stream (PAPER_TRAINING's draws) where committed,
     else of the earlier run: (its draws, accuracy_runs' three)."""
-    from ..experiments.storage.store import StoreError
-
     for draws in dict.fromkeys((PAPER_TRAINING["draws"], EARLIER_PAPER_RUN["draws"])):
         try:
             return draws, *accuracy_runs(name, task, store_dir, draws)
@@ -100,8 +97,6 @@ def accuracy_of_probed(records: dict, store_dir) -> tuple | None:
     """Chapter 4's scores of the very runs a paper-scale probe read (its {variant: training record}): (the lengths
     scored, {variant: per-seed accuracy (seeds, lengths)} at fixed temperature), or None where chapter 4's
     committed evaluation is of other runs or not committed."""
-    from ..experiments.storage.store import StoreError
-
     try:
         _, P, accuracy, scored = latest_accuracy_runs(ARGMAX_RETRIEVAL.name, ARGMAX.name, store_dir)
     except StoreError:
@@ -112,17 +107,9 @@ def accuracy_of_probed(records: dict, store_dir) -> tuple | None:
 
 
 def probe(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE, needed=None) -> tuple | None:
-    """Chapter `name`'s probe of argmax retrieval's runs (chapters 6 and 7) at its `paper` profile, read
-    from store_dir where every part of the variants `needed` is committed (default: its record's
-    `paper_scale_needs`, or all it probes where that is empty): (the paper profile's parameters, the
-    probe's tables, {variant: training record, its runs joined}), with the other variants' parts where
-    they are committed too; None while a needed part waits in the GPU queue.  Read only: nothing is
-    trained or probed here."""
-    from dataclasses import replace
-
-    from ..experiments.storage.runs import stored_only
-    from ..experiments.storage.store import StoreError
-
+    """Chapter `name`'s probe of argmax retrieval's runs (chapters 6 and 7) at its `paper` profile, where every part
+    of the variants `needed` is in store_dir (default: its record's `paper_scale_needs`, else all): (parameters, the
+    probe's tables, {variant: training record}), with the other variants' committed parts too; else None."""
     chapter, P = get_chapter(name), resolved(name, "paper", {"store_dir": str(store_dir)})
     (_, probe), *_ = chapter.probes(P, "cuda")  # the main runs' probe (chapter 6's longer runs' come after it)
     committed = [v for v in probe.models if all(part.stored(P.store_dir) for part in probe.parts if part.variant == v)]
@@ -147,10 +134,7 @@ def probe_entries(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> list:
 def sharpness(store_dir=REPO_ROOT / PAPER_SCALE_STORE, P=None, device="cuda") -> tuple:
     """Chapter 7's sharpness test on chapter 4's main runs at its `paper` profile (or at P, a test's tiny one), read
     from store_dir (P's): (P, the probe, its table, {variant: training record}) where every part of both variants is
-    committed, else (P, the probe, None, None).  Read only: nothing is trained or probed here."""
-    from ..experiments.setups import probes
-    from ..experiments.storage.runs import stored_only
-
+    committed, else (P, the probe, None, None)."""
     P = P or resolved(DISPERSION.name, "paper", {"store_dir": str(store_dir)})
     probe = probes.sharpness(P, device, "main")
     if not all(part.stored(P.store_dir) for part in probe.parts):
@@ -160,15 +144,10 @@ def sharpness(store_dir=REPO_ROOT / PAPER_SCALE_STORE, P=None, device="cuda") ->
 
 
 def trained(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE, needed=None) -> tuple:
-    """A two-task chapter's (8, 9, 10) runs at its `paper` profile, read from store_dir: (the paper profile's
-    parameters, {task: (its parameters, accuracy {variant: (seeds, lengths)} at the chapter's temperatures,
-    {variant: training record}) for each task whose every run and evaluation of the variants `needed` is
-    committed (default: its record's `paper_scale_needs`, or all of the chapter's where that is empty)}),
-    each task with the chapter's variants that are committed, in the chapter's order.  A task with a
-    needed variant still in the GPU queue is left out.  Read only: nothing is trained or evaluated here."""
-    from ..experiments.setups import variants
-    from ..experiments.storage.store import StoreError
-
+    """A two-task chapter's (8, 9, 10) runs at its `paper` profile in store_dir: (parameters, {task: (its parameters,
+    accuracy {variant: (seeds, lengths)} at the chapter's temperatures, {variant: training record})}) for each task
+    whose every run and evaluation of the variants `needed` is committed (default: its record's `paper_scale_needs`,
+    else all), with the chapter's other variants that are committed, in the chapter's order."""
     chapter, P = get_chapter(name), resolved(name, "paper", {"store_dir": str(store_dir)})
     work = chapter.work
     needed = list(needed or chapter.paper_scale_needs or work.variants)
@@ -193,15 +172,9 @@ def trained(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE, needed=None) -> 
 
 
 def slopes(name: str, tasks: dict, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> tuple[pd.DataFrame, object]:
-    """Chapter `name`'s committed paper-scale slope probes (chapter 10): (a table, one row per variant of
-    tasks {task: [variant]} and one column per task, the mean over seeds of the log-log slope where every
-    part of that variant's probe is in store_dir, None where some part is still to run; the paper
-    profile's parameters).  Read only: nothing is trained or probed here."""
-    from .. import beyond
-    from ..experiments.setups import probes, variants
-    from ..experiments.storage.runs import stored_only
-    from ..experiments.storage.store import StoreError
-
+    """Chapter `name`'s committed paper-scale slope probes (chapter 10): (a table, one row per variant of tasks
+    {task: [variant]} and one column per task, the mean over seeds of the log-log slope where every part of that
+    variant's probe is in store_dir, else None; the paper profile's parameters)."""
     P = resolved(name, "paper", {"store_dir": str(store_dir)})
     found = {}
     with stored_only():

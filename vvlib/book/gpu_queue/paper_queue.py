@@ -1,26 +1,9 @@
-"""python -m vvlib paper --for-minutes M --pack DIR: the next units of the paper plan, in the
-queue's order, for as long as a lent GPU command may run.
-
-A session holds a lent GPU for about a quarter of an hour, and one command may run 10 minutes:
-after the GPU check, one command of this spends the rest, and a second one what the session has left.
-Units a command began and could not finish (a run's checkpoint, or weights a job still reads, on this
-machine) come first; then each unit not yet stored, in the queue's order.  A unit runs if its estimate
-fits in what is left of M minutes, or, where the session's next command on the same machine will have
-N more (--then-minutes N), in what is left of both: training stops at the end of the M minutes with a
-checkpoint (train.stopping_at) and the next command resumes it first.  Where no command follows, a
-unit starts only if its estimate times the largest overrun the committed queue records show
-(units.overrun) fits, since what it leaves unfinished is lost with the machine.  One that does not fit
-is passed over for this command only, and the next that fits runs in its place: it uses time no
-earlier unit could have used.  The speeds are measured again after each unit, from the store it wrote,
-so the first counter-stream unit corrects the estimates of the next.  After each unit its small result
-files (records and tables, never weights or checkpoints) are copied to DIR as the store lays them out,
-with queue.json saying what ran, estimated and measured, what was paused and what was passed over: a
-command stopped later still brings back every unit it finished.  A unit that raises an error is recorded with
-it (queue.json, and FAILED on this machine) and the queue goes on with the next unit, so one failure costs its
-own minutes and not the command's: later commands on the same machine pass it over (a unit begun there would
-otherwise come first and fail again) unless it failed after another unit had (failed_alone), while a fresh
-machine, after a fix, tries it again.  If the device no longer computes after the failure (some CUDA errors
-leave the process unable to), the command stops there.
+"""python -m vvlib paper --for-minutes M --pack DIR: the plan's next units, in the queue's order, for as long as
+one lent GPU command may run.  Units this machine began come first; a unit runs if its estimate fits what is left of
+M minutes, or with --then-minutes N of M + N (its training stops with a checkpoint at the end of M for the next
+command to resume), or where no command follows, its estimate times the largest overrun seen (units.overrun).  One
+that does not fit is passed over.  After each unit its small result files (never weights) go to DIR with
+queue.json; a unit that fails is recorded (queue.json, FAILED) and the queue goes on with the next.
 """
 
 import json
@@ -37,26 +20,20 @@ from ...experiments.storage import store
 from .paper_run import CHECKS, PROFILE, planned_jobs, queue_units, unit_rates
 
 RESUME_S = 30.0  # our allowance for the next command to take a paused unit up again (start, graphs, loading)
-# the units that failed on this machine, by their store entries (git ignores _output/, so a lent GPU keeps the
-# file between a session's commands and a fresh machine starts without it)
+# the units that failed on this machine (git ignores _output/: a lent GPU keeps it between a session's commands)
 FAILED = store.REPO_ROOT / "_output" / "paper-queue" / "failed.json"
 
 
-def pack(unit: units.Unit, dest: Path) -> list:
-    """Copy the unit's result files to dest/<store folder>/<file>; their new paths."""
-    copied = []
+def pack(unit: units.Unit, dest: Path):
+    """Copy the unit's result files to dest/<store folder>/<file>."""
     for path in unit.result_files():
-        target = dest / path.parent.name / path.name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(path, target)
-        copied.append(target)
-    return copied
+        (dest / path.parent.name).mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, dest / path.parent.name / path.name)
 
 
 def write_summary(dest, device, seconds: float, ran: list, passed: list, overrun: float, failed_before=()):
-    """dest/queue.json: the units that ran (estimated and measured minutes; paused, resumed or the error that
-    stopped it where so), those passed over for lack of time and those that failed here before, and the overrun
-    a unit's estimate was multiplied by where nothing would resume it."""
+    """dest/queue.json: the units that ran, those passed over for lack of time and those that failed here before,
+    and the overrun a unit's estimate was multiplied by."""
     store.write_json(Path(dest) / "queue.json", {"provenance": store.provenance(device, seconds), "units": ran,
                                                  "passed": passed, "failed_before": list(failed_before),
                                                  "overrun": round(overrun, 3)})
@@ -67,26 +44,18 @@ def unit_key(unit: units.Unit) -> str:
     return " ".join(sorted(str(job.path.parent) for job in unit.jobs))
 
 
-def failures(path: Path) -> dict:
-    """{unit_key: {error, after_another}} of the units that failed on this machine (none where the file is missing
-    or unreadable)."""
+def failed_alone(path: Path) -> dict:
+    """{unit_key: error} of the units that failed on this machine as the first failure of their command, to pass over
+    (one after another's may have failed for that one's sake, a CUDA error leaving the process half usable)."""
     try:
-        return {key: dict(line) for key, line in json.loads(Path(path).read_text()).items()}
-    except (OSError, ValueError, TypeError, AttributeError):
+        return {key: str(error) for key, error in json.loads(Path(path).read_text()).items()}
+    except (OSError, ValueError, TypeError, AttributeError):  # none yet, or unreadable
         return {}
 
 
-def failed_alone(path: Path) -> dict:
-    """{unit_key: error} of the units to pass over: each failed as the first failure of its command.  One that failed
-    after another unit's, in the same process, may have failed for that one's sake (a CUDA error can leave the
-    process half usable), so a later command tries it again."""
-    return {key: line["error"] for key, line in failures(path).items() if not line.get("after_another")}
-
-
-def remember_failure(path: Path, unit: units.Unit, error: str, after_another: bool):
-    known = failures(path) | {unit_key(unit): {"error": error, "after_another": after_another}}
+def remember_failure(path: Path, unit: units.Unit, error: str):
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    store.write_json(path, known)
+    store.write_json(path, failed_alone(path) | {unit_key(unit): error})
 
 
 def device_answers(device_type: str) -> bool:
@@ -109,20 +78,15 @@ def in_order(cut: list) -> list:
 def run_queue(names, overrides: dict, minutes: float, dest: Path | None = None, profile: str = PROFILE,
               clock=time.monotonic, then_minutes: float = 0.0, overrun: float | None = None,
               failed_file: Path = FAILED) -> list:
-    """Run the plan's units in order (module docstring), each whose estimate fits in what is left of `minutes`
-    and `then_minutes` (the next command's, on this machine), or where then_minutes is 0, whose estimate times
-    `overrun` (default: units.overrun of the committed queue records) fits in what is left; a unit still
-    training at the end of `minutes` is paused there and ends the command; one listed in `failed_file` is
-    passed over.  [{unit, label, estimated and measured minutes, paused, resumed or error where so}] of those
+    """Run the plan's units in order, as the module docstring says (`overrun` default: units.overrun of the
+    committed queue records): [{unit, label, estimated and measured minutes, paused, resumed or error}] of those
     that ran."""
     started, ran, passed, failed_before = clock(), [], [], []
     failed = failed_alone(failed_file)
     deadline = started + minutes * 60
     overrun = units.overrun(sorted(CHECKS.glob("gpu-queue-*.json"))) if overrun is None else overrun
-    jobs = planned_jobs(names, overrides, profile)
-    kinds, seeds = {job.kind for job in jobs}, units.run_seeds(jobs)
-    device, rates, _ = unit_rates(overrides, None, kinds, seeds)
-    cut = queue_units(jobs)
+    device, rates, _ = unit_rates(overrides)
+    cut = queue_units(planned_jobs(names, overrides, profile))
     for k, unit in in_order(cut):
         if unit_key(unit) in failed:
             failed_before.append(k)
@@ -135,36 +99,21 @@ def run_queue(names, overrides: dict, minutes: float, dest: Path | None = None, 
         if seconds > room:
             passed.append(k)
             continue
-        resumed = unit.begun()
-        print(f"unit {k}: {unit.label()} (about {seconds / 60:.1f} min{'+' if untimed else ''}"
-              f"{', resumed' if resumed else ''})", flush=True)
-        unit_started = clock()
-        try:
-            with train.stopping_at(time.monotonic() + deadline - clock()):  # the trainer keeps real time
-                unit.run()
-        except train.TimeUp as stop:
-            ran.append(_ran(k, unit, seconds, untimed, clock() - unit_started, resumed, paused=True))
-            print(f"unit {k} paused at the end of the command's minutes ({stop}); the next command resumes it",
-                  flush=True)
+        ran.append(_run_one(k, unit, (seconds, untimed), deadline, clock, failed_file, any("error" in r for r in ran)))
+        if ran[-1].get("paused"):
             break
-        except Exception as exc:  # one unit's failure must not cost the command's other units
-            line = _ran(k, unit, seconds, untimed, clock() - unit_started, resumed)
-            ran.append(_failed(line, unit, exc, failed_file, after_another=any("error" in r for r in ran)))
-            if dest is not None:  # what it did finish (a run, its evaluations) comes back too
-                pack(unit, Path(dest))
-                write_summary(dest, device, clock() - started, ran, passed, overrun, failed_before)
-            if not device_answers(device):
-                print(f"unit {k} failed and the device no longer computes: the command stops here", flush=True)
-                break
-            print(f"unit {k} failed after {ran[-1]['minutes']:.1f} min ({ran[-1]['error'][:200]}); on to the next "
-                  "unit", flush=True)
-            continue
-        ran.append(_ran(k, unit, seconds, untimed, clock() - unit_started, resumed))
-        if dest is not None:
+        if dest is not None:  # a failed unit's finished part (a run, its evaluations) comes back too
             pack(unit, Path(dest))
             write_summary(dest, device, clock() - started, ran, passed, overrun, failed_before)
-        print(f"unit {k} done in {ran[-1]['minutes']:.1f} min", flush=True)
-        device, rates, _ = unit_rates(overrides, None, kinds, seeds)  # its records time the next units
+        if "error" not in ran[-1]:
+            print(f"unit {k} done in {ran[-1]['minutes']:.1f} min", flush=True)
+            device, rates, _ = unit_rates(overrides)  # its records time the next units
+        elif not device_answers(device):
+            print(f"unit {k} failed and the device no longer computes: the command stops here", flush=True)
+            break
+        else:
+            print(f"unit {k} failed after {ran[-1]['minutes']:.1f} min ({ran[-1]['error'][:200]}); on to the next "
+                  "unit", flush=True)
     if dest is not None:
         write_summary(dest, device, clock() - started, ran, passed, overrun, failed_before)
     paused = [r["unit"] for r in ran if r.get("paused")]
@@ -176,17 +125,26 @@ def run_queue(names, overrides: dict, minutes: float, dest: Path | None = None, 
     return ran
 
 
-def _failed(line: dict, unit: units.Unit, exc: Exception, failed_file: Path, after_another: bool) -> dict:
-    """A failed unit's queue.json line, with its error; the traceback printed and the failure remembered."""
-    traceback.print_exc()
-    error = f"{type(exc).__name__}: {exc}"[:1000]
-    remember_failure(failed_file, unit, error, after_another)
-    return line | {"error": error}
-
-
-def _ran(k: int, unit: units.Unit, seconds: float, untimed: list, took_s: float, resumed: bool,
-         paused: bool = False) -> dict:
-    """queue.json's line for a unit that ran (whole, or paused, or resumed from an earlier command)."""
+def _run_one(k: int, unit: units.Unit, estimate: tuple, deadline: float, clock, failed_file: Path,
+             after_another: bool) -> dict:
+    """Run one unit until `deadline`: its queue.json line (estimated and measured minutes; resumed, paused at the
+    deadline, or the error it raised, which failed_file remembers where no other unit failed before it)."""
+    seconds, untimed = estimate
+    resumed, extra = unit.begun(), {}
+    print(f"unit {k}: {unit.label()} (about {seconds / 60:.1f} min{'+' if untimed else ''}"
+          f"{', resumed' if resumed else ''})", flush=True)
+    started = clock()
+    try:
+        with train.stopping_at(time.monotonic() + deadline - clock()):  # the trainer keeps real time
+            unit.run()
+    except train.TimeUp as stop:
+        print(f"unit {k} paused at the end of the command's minutes ({stop}); the next command resumes it", flush=True)
+        extra = {"paused": True}
+    except Exception as exc:  # one unit's failure must not cost the command's other units
+        traceback.print_exc()
+        extra = {"error": f"{type(exc).__name__}: {exc}"[:1000]}
+        if not after_another:
+            remember_failure(failed_file, unit, extra["error"])
     line = {"unit": k, "label": unit.label(), "estimated_min": round(seconds / 60, 2), "untimed": untimed,
-            "minutes": round(took_s / 60, 2)}
-    return line | ({"resumed": True} if resumed else {}) | ({"paused": True} if paused else {})
+            "minutes": round((clock() - started) / 60, 2)}
+    return line | ({"resumed": True} if resumed else {}) | extra

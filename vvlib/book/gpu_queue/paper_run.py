@@ -1,14 +1,6 @@
-"""python -m vvlib paper: the training chapters at the paper's scale in one command, with one
-progress bar and an ETA.
-
-It runs each chapter with a `paper` profile (4-10) in turn, as `vvlib run --profile paper`
-would, into the results store (results/paper/, the paper profile's store_dir, where the
-book reads its paper-scale rows, unless -p store_dir says otherwise; nothing is committed).
-Everything is resumable: stored runs and evaluations are loaded, an interrupted training run
-resumes from its last checkpoint, so the same command again goes on where it stopped.  The bar
-is drawn from the store alone (plan.py): training model-steps as the bar, evaluations beside it,
-and an ETA from the speeds measured in this sitting.
-"""
+"""python -m vvlib paper: the chapters with a `paper` profile run in turn into its store (results/paper unless
+-p store_dir says), resumably (stored entries are loaded, training resumes from its checkpoint), with one
+progress bar drawn from the store (plan.py); and the plan's units, listed (--plan) or one run (--unit K)."""
 
 import contextlib
 import threading
@@ -29,10 +21,8 @@ from ...experiments.setups.paper_tasks import ARGMAX, DICTIONARY
 PROFILE = "paper"
 # The order the plan lists the chapters in (a run shared by several is planned under the first).
 QUEUE = ("05", "11", "04", "06", "07", "08", "10", "09")
-# The order a lent GPU works through the units (queue_units; --unit K numbers them so), the book's open questions
-# first: chapter 5's entropy probe, chapter 9's dictionary curriculum (Table 5), chapter 7's sharpness test, chapter
-# 9's argmax curriculum, chapter 11's deep rows, chapter 10's deep argmax.  A unit takes the place of the first
-# (chapter, task) its jobs match ("": any task); the rest follow in the plan's order.
+# The order a lent GPU works through the units (--unit K numbers them so): the book's open questions first.  A unit
+# takes the place of the first (chapter, task) its jobs match ("": any task); the rest follow in the plan's order.
 QUEUE_FIRST = (("05", ""), ("09", DICTIONARY.name), ("07", ""), ("09", ARGMAX.name), ("11", ""), ("10", ""))
 CHECKS = REPO_ROOT / "bench"  # the GPU checks' committed JSON (bench.gpu_check): speeds of runs no unit has timed yet
 
@@ -54,9 +44,8 @@ def paper_chapters(names=None) -> list[str]:
 
 
 def planned_jobs(names, overrides: dict, profile: str = PROFILE, device: str | None = None) -> list[plan.Job]:
-    """Every store entry the chapters compute at `profile`, each once, on the device in use or on
-    `device` (cpu or cuda: a plan of another kind of device's entries, which nothing here runs);
-    checks every chapter's parameters first, so a bad value stops everything before anything runs."""
+    """Every store entry the chapters compute at `profile`, each once, on the device in use or on `device` (cpu or
+    cuda: another device's entries); every chapter's parameters are checked before anything runs."""
     given = {name: checked_parameters(name, profile, overrides) for name in names}  # *_dir made absolute
     jobs = []
     for name in names:
@@ -79,8 +68,7 @@ def queue_units(jobs: list[plan.Job]) -> list[units.Unit]:
 
 
 def describe(names, jobs: list[plan.Job]) -> str:
-    """A table: per chapter, the store entries it computes first (a run another chapter
-    computed before is counted there), how many are stored, and what is left to do."""
+    """A table: per chapter, the store entries it computes first, how many are stored, and what is left to do."""
     lines = [f"{'chapter':<24}{'entries':>8}{'stored':>8}{'model-steps left':>18}{'items to evaluate':>19}"]
     for chapter in [*names, "total"]:
         mine = [job for job in jobs if chapter in (job.chapter, "total")]
@@ -92,48 +80,33 @@ def describe(names, jobs: list[plan.Job]) -> str:
                                "items to evaluate include the probes of chapters 6, 7 and 10)")
 
 
-def check_files() -> list[Path]:
-    """The committed GPU checks' real-loop records, loop.json and curriculum.json, that time units' runs (not
-    step.json: it times the step alone, which a unit never is)."""
-    return sorted(path for name in ("loop", "curriculum") for path in CHECKS.glob(f"gpu-check-*-{name}.json"))
-
-
-def unit_rates(overrides: dict, device: str | None = None, kinds=(),
-               seeds: dict | None = None) -> tuple[str, dict, list]:
-    """(device type, {kind: units per second}, [kinds estimated]): measured on that kind of device
-    (default: the one in use) in the committed stores and the chosen one (the paper profile's,
-    results/paper, unless -p store_dir says), each read once; a kind of training they have not timed on a
-    GPU, by the committed GPU check's runs of it (units.check_rates; `seeds`: units.run_seeds of the plan, the
-    seeds a kind's runs hold, whose rows it prefers); a kind not timed either way, where
-    the other kind of device has, is estimated by that device's ratio (units.with_scaled_rates), one of
-    `kinds` timed only on the other source of data by that one's speed (units.with_other_stream),
-    and a probing kind from the other task's (units.with_other_task)."""
+def unit_rates(overrides: dict, device: str | None = None) -> tuple[str, dict, list]:
+    """(device type, {kind: units per second}, [kinds estimated]): measured on that kind of device (default: the
+    one in use) in the committed stores and the chosen one (-p store_dir, else results/paper); a kind of training
+    they have not timed on a GPU, by the committed GPU checks (units.check_rates); else by the other device's
+    ratio (units.with_scaled_rates)."""
     device = device or rng.resolve_device(overrides.get("device", "auto")).type
     # a store given relative to the caller's folder is that folder's, as for the chapters (checked_parameters)
     chosen = Path(overrides["store_dir"]).absolute() if "store_dir" in overrides else REPO_ROOT / PAPER_SCALE_STORE
     named = (REPO_ROOT / PAPER_SCALE_STORE, REPO_ROOT / BOOK_STORE, chosen)
     stores = list(dict.fromkeys(path.resolve() for path in named))
-    other = "cpu" if device == "cuda" else "cuda"
     measured = units.measured_rates(stores, device)
-    checks = check_files() if device == "cuda" else []
-    checked = units.check_rates(checks, philox.implementation(), seeds)
+    # the checks' real-loop records time a unit's runs (step.json times the step alone)
+    checks = [path for name in ("loop", "curriculum") for path in CHECKS.glob(f"gpu-check-*-{name}.json")]
+    checked = units.check_rates(sorted(checks) if device == "cuda" else [], philox.implementation())
     from_check = [kind for kind in checked if kind not in measured]
-    elsewhere = units.measured_rates(stores, other)
-    rates, scaled = units.with_scaled_rates({**checked, **measured}, elsewhere, {*kinds, *elsewhere})
-    rates, streamed = units.with_other_stream(rates, kinds)
-    rates, by_task = units.with_other_task(rates, kinds)
-    return device, rates, from_check + scaled + streamed + by_task
+    elsewhere = units.measured_rates(stores, "cpu" if device == "cuda" else "cuda")
+    rates, scaled = units.with_scaled_rates({**checked, **measured}, elsewhere)
+    return device, rates, from_check + scaled
 
 
 def describe_units(cut: list[units.Unit], rates: dict, device: str, budget_s: float = units.UNIT_BUDGET_S,
                    estimated: tuple = ()) -> str:
-    """A table of the units: their chapters, the runs and probes in each, and the minutes left
-    at the speeds measured on this kind of device (~: some of its kinds `estimated`, unit_rates says
-    how), against the budget of one GPU command."""
+    """A table of the units: their chapters, runs and probes, and the minutes left at the speeds measured on this
+    kind of device (~: some of its kinds `estimated`), against the budget of one GPU command."""
     run_one = "run one with --unit K" if device == "cuda" else "which --unit K enforces on a GPU only"
     lines = [f"units at the speeds measured on {device} (fits: within a GPU command's {budget_s / 60:.0f} minutes, "
-             f"{run_one}; ~: estimated from the GPU check's short runs, the other device's ratios or the "
-             "other stream's speed):",
+             f"{run_one}; ~: estimated from the GPU check's short runs or the other device's ratios):",
              f"{'unit':>4}  {'minutes left':>14}  {'fits':<5} chapters: what"]
     for k, unit in enumerate(cut, 1):
         seconds, untimed = unit.estimate_s(rates)
@@ -146,9 +119,8 @@ def describe_units(cut: list[units.Unit], rates: dict, device: str, budget_s: fl
 
 
 def chosen_unit(cut: list[units.Unit], k: int, rates: dict, device: str, budget_s: float = units.UNIT_BUDGET_S):
-    """Unit k (from 1), refused before anything runs when k is out of range or, on a GPU, its measured
-    estimate exceeds the budget of one command.  The budget is the lent GPU's command limit: a CPU has
-    none, and a long unit there only takes longer (it checkpoints and resumes like any run)."""
+    """Unit k (from 1), refused before anything runs when k is out of range or, on a GPU, its estimate exceeds
+    the budget of one command (a lent GPU's limit; a CPU has none)."""
     if not 1 <= k <= len(cut):
         raise ParameterError(f"unit: expected a number from 1 to {len(cut)} (python -m vvlib paper --plan lists them), "
                              f"got {k}")
@@ -160,73 +132,58 @@ def chosen_unit(cut: list[units.Unit], k: int, rates: dict, device: str, budget_
     return cut[k - 1]
 
 
-def clock(seconds: float) -> str:
-    seconds = round(seconds)
-    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
-
-
-def eta_text(meter: plan.Meter, done: dict, total: dict) -> str:
+def eta_text(seconds: float, untimed: list) -> str:
     """'ETA 0:41:10', or with a '+' and the kinds still untimed when some have not run yet."""
-    seconds, untimed = meter.eta({kind: total[kind] - done.get(kind, 0.0) for kind in total})
-    text = f"ETA {clock(seconds)}"
+    seconds = round(seconds)
+    text = f"ETA {seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
     return f"{text}+ (not yet timed: {', '.join(untimed)})" if untimed else text
 
 
-class Monitor:
-    """A thread that redraws the bar from the store every `every` seconds."""
+@contextlib.contextmanager
+def progress_bar(jobs: list[plan.Job], rates: dict, every: float = 5.0):
+    """A bar of the training model-steps the store shows done, with the share evaluated beside it and an ETA at the
+    units' `rates`, redrawn by a thread every `every` seconds; yields the bar (its description: the chapter)."""
+    training = list(dict.fromkeys(job.kind for job in jobs if job.steps))
+    bar = tqdm(total=sum(job.units for job in jobs if job.steps), unit=" model-steps", unit_scale=True,
+               bar_format="{desc} {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}{unit} [{elapsed}] {postfix}")
+    stop = threading.Event()
 
-    def __init__(self, jobs: list[plan.Job], every: float = 5.0):
-        self.jobs, self.every, self.chapter = jobs, every, ""
-        done, self.total = plan.progress(jobs)
-        self.meter = plan.Meter(done)
-        self.training = list(dict.fromkeys(job.kind for job in jobs if job.steps))
-        self.bar = tqdm(total=sum(self.total[k] for k in self.training), unit=" model-steps", unit_scale=True,
-                        bar_format="{desc} {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}{unit} [{elapsed}] {postfix}")
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
+    def refresh():
+        done, total = plan.progress(jobs)
+        evaluated = [k for k in total if k not in training]
+        share = sum(done[k] for k in evaluated) / max(sum(total[k] for k in evaluated), 1.0)
+        eta = eta_text(*units.seconds_for({kind: total[kind] - done[kind] for kind in total}, rates))
+        bar.n = sum(done[k] for k in training)
+        bar.set_postfix_str(f"evaluated {share:.0%} · {eta}", refresh=False)
 
-    def refresh(self, draw=True):
-        done, total = plan.progress(self.jobs)
-        self.meter.update(done)
-        evaluated = [k for k in total if k not in self.training]
-        share = sum(done.get(k, 0.0) for k in evaluated) / max(sum(total[k] for k in evaluated), 1.0)
-        self.bar.set_description_str(self.chapter, refresh=False)
-        self.bar.n = sum(done.get(k, 0.0) for k in self.training)
-        self.bar.set_postfix_str(f"evaluated {share:.0%} · {eta_text(self.meter, done, total)}", refresh=False)
-        if draw:
-            self.bar.refresh()
+    def loop():
+        while not stop.wait(every):
+            refresh()
+            bar.refresh()
 
-    def _loop(self):
-        while not self._stop.wait(self.every):
-            self.refresh()
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        self.refresh(draw=False)
-        self.bar.close()  # draws the last state
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    try:
+        yield bar
+    finally:
+        stop.set()
+        thread.join()
+        refresh()
+        bar.close()  # draws the last state
 
 
 def run_paper(names=None, parameters: dict | None = None, output_root=None, dry_run: bool = False,
               every: float = 5.0, profile: str = PROFILE, unit: int | None = None,
               speeds_of: str | None = None) -> list[plan.Job]:
-    """Run the chosen chapters (all with a paper profile if `names` is None) at `profile` and
-    return the plan; dry_run: print the plan and its units and stop; unit: compute only that
-    unit's store entries (no notebook runs; the chapters then load them).  parameters:
-    {name: value} set in every chosen chapter (e.g. store_dir, device, seed_group); profile:
-    another of the chapters' profiles, e.g. ci to try the command in minutes; speeds_of: estimate
-    the units at the speeds measured on this kind of device (cpu or cuda) instead of the one in use."""
+    """Run the chosen chapters (all with a paper profile if `names` is None) at `profile` with `parameters` set in
+    each, and return the plan; dry_run: print the plan and its units and stop; unit: compute only that unit's store
+    entries; speeds_of: estimate the units at the speeds of this kind of device (cpu or cuda)."""
     names = paper_chapters(names)
     overrides = dict(parameters or {})
     # a plan at another device's speeds lists that device's entries: a GPU's runs are stored under its own keys
     jobs = planned_jobs(names, overrides, profile, speeds_of if dry_run and unit is None else None)
     shown = distributed.env_rank() == 0  # under torchrun, rank 0 alone prints
-    device, rates, estimated = unit_rates(overrides, speeds_of if unit is None else None, {job.kind for job in jobs},
-                                          units.run_seeds(jobs))
+    device, rates, estimated = unit_rates(overrides, speeds_of if unit is None else None)
     if unit is not None:
         chosen = chosen_unit(queue_units(jobs), unit, rates, device)
         if shown:
@@ -237,17 +194,16 @@ def run_paper(names=None, parameters: dict | None = None, output_root=None, dry_
         print(describe(names, jobs))
         print(describe_units(queue_units(jobs), rates, device, estimated=estimated))
         if profile == PROFILE and rng.resolve_device(overrides.get("device", "auto")).type == "cpu":
-            print("no GPU in use: at the paper's scale this trains for hours to days on a CPU (the ETA appears once each "
-                  "kind of work has been timed); Ctrl-C stops it and the same command resumes")
+            print("no GPU in use: at the paper's scale this trains for hours to days on a CPU (the ETA is at the "
+                  "committed records' speeds); Ctrl-C stops it and the same command resumes")
     if dry_run:
         return jobs
     output_root = Path(output_root or REPO_ROOT / "_output" / profile)
-    monitor = Monitor(jobs, every) if shown else None
     try:
-        with monitor or contextlib.nullcontext():
+        with progress_bar(jobs, rates, every) if shown else contextlib.nullcontext() as bar:
             for name in names:
-                if monitor:
-                    monitor.chapter = name
+                if bar is not None:
+                    bar.set_description_str(name, refresh=False)
                 run_chapter(name, profile, overrides, output_dir=output_root / name, progress=False)
     except KeyboardInterrupt:
         print("\ninterrupted: the same command resumes (stored entries are kept; training resumes from its "

@@ -4,7 +4,6 @@ minutes they are estimated at on a GPU, read from the store and the committed sp
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import units
 from .paper_run import PROFILE, paper_chapters, planned_jobs, queue_units, unit_rates
 
 
@@ -16,14 +15,18 @@ class Pending:
     minutes: float  # estimated GPU minutes, at the speeds measured on a GPU
 
 
+def open_units(names=None, overrides=None, profile: str = PROFILE, device: str = "cuda") -> list:
+    """(queue number, unit) of the GPU queue's units not yet stored (names, overrides and profile as planned_jobs
+    takes them: the tests' tiny plans)."""
+    cut = queue_units(planned_jobs(paper_chapters(names), overrides or {}, profile, device))
+    return [(k, unit) for k, unit in enumerate(cut, 1) if not unit.stored()]
+
+
 def pending(device: str = "cuda") -> list[Pending]:
     """The units not yet stored, grouped by the chapters they serve, in the queue's order."""
-    jobs = planned_jobs(paper_chapters(), {}, PROFILE, device)
-    _, rates, _ = unit_rates({}, device, {job.kind for job in jobs}, units.run_seeds(jobs))
+    _, rates, _ = unit_rates({}, device)
     groups: dict[str, Pending] = {}
-    for k, unit in enumerate(queue_units(jobs), 1):
-        if unit.stored():
-            continue
+    for k, unit in open_units(device=device):
         key = ", ".join(unit.chapters())
         seconds, _ = unit.estimate_s(rates)
         runs = sum(1 for job in unit.jobs if job.steps and not job.path.exists())
@@ -33,12 +36,11 @@ def pending(device: str = "cuda") -> list[Pending]:
 
 
 def units_computing(paths, names=None, overrides=None, profile: str = PROFILE, device: str = "cuda") -> list[int]:
-    """The queue's numbers (python -m vvlib paper --plan) of the units not yet stored that compute any of the store
-    entries `paths`; names, overrides and profile as planned_jobs takes them (the test's tiny plans)."""
+    """The queue's numbers (python -m vvlib paper --plan) of the units not yet stored (open_units) that compute any
+    of the store entries `paths`."""
     wanted = {Path(p).resolve() for p in paths}
-    jobs = planned_jobs(paper_chapters(names), overrides or {}, profile, device)
-    return [k for k, unit in enumerate(queue_units(jobs), 1)
-            if not unit.stored() and wanted & {job.path.resolve() for job in unit.jobs}]
+    return [k for k, unit in open_units(names, overrides, profile, device)
+            if wanted & {job.path.resolve() for job in unit.jobs}]
 
 
 def note(what: str, paths, **plan) -> str:

@@ -1,20 +1,9 @@
-"""What a training chapter will compute, before it runs: its training runs, evaluations and
-probe tables as store entries, each with its size, and how far each has got.
-
-`python -m vvlib paper` uses this for its progress bar and ETA: it never runs anything
-itself, it only reads the store (a file that exists is done; a training run's checkpoint
-says its step).
-
-The plan mirrors what each notebook asks of variants.py (which tasks, variants and
-test-time temperatures; whether it has a longer training).  tests/test_plan.py checks it
-against the store entries the published book's chapters load, so a notebook that starts to
-train something else fails there.
-"""
+"""What a training chapter will compute, before it runs: its training runs, evaluations and probe tables as store
+entries, each with its size, and how far the store shows each has got.  It mirrors what each chapter's record asks
+of variants.py; tests/test_plan.py checks it against the entries the published book's chapters load."""
 
 import dataclasses
 import functools
-import re
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -68,31 +57,23 @@ def checkpoint_step(folder: Path) -> int:
 
 
 def training_kind(task: str, train_cfg, model=None) -> str:
-    """Runs whose steps cost about the same: per task and source of data (the counter stream's draws
-    are other kernels than the generators'), and apart when they train on longer sequences or a
-    model with more attention layers or heads than the paper's one (`model`: its layers and heads)."""
+    """Runs whose steps cost about the same: per task and source of data, and apart when they train on longer
+    sequences or a model with more attention layers or heads than the paper's one (`model`: its layers and heads)."""
     stream = f" ({train_cfg.draws} stream)" if train_cfg.draws != TrainConfig.draws else ""
     longer = f" to length {train_cfg.max_len}" if train_cfg.max_len > TrainConfig.max_len else ""
     return f"{task} training{stream}{longer}{model_shape(model)}"
 
 
 def evaluation_kind(task: str, model=None) -> str:
-    """Evaluations whose items cost about the same: per task, apart for a model with more attention
-    layers or heads (each head of each layer passes over every item)."""
+    """Evaluations whose items cost about the same: per task, apart for a model with more layers or heads."""
     return f"{task} evaluation{model_shape(model)}"
 
 
 def model_shape(model) -> str:
-    """', L layers x H heads' for a model (anything with .layers and .heads) other than the paper's
-    one layer of one head, else ''."""
+    """', L layers x H heads' for a model other than the paper's one layer of one head, else ''."""
     if model is None or (model.layers, model.heads) == (1, 1):
         return ""
     return f", {model.layers} layers x {model.heads} heads"
-
-
-def on_default_stream(kind: str) -> str:
-    """A training kind's name for the same runs on the generators (TrainConfig's default draws)."""
-    return re.sub(r" \(\w+ stream\)", "", kind)
 
 
 def _items(eval_cfg, n_seeds: int) -> int:
@@ -100,8 +81,8 @@ def _items(eval_cfg, n_seeds: int) -> int:
 
 
 def _run_jobs(chapter, P, task, variant, train_cfg, temperatures, device, tag="") -> list[Job]:
-    """A training run and its evaluations under each temperature; `tag` tells
-    apart runs of one chapter that differ in more than task and variant (chapter 11's rows)."""
+    """A training run and its evaluations under each temperature; `tag` tells apart runs of one chapter that
+    differ in more than task and variant (chapter 11's rows)."""
     model_cfg = variants.model_config(P, variants.task_config(P, task), variant)
     folder = runs.run_dir(P.store_dir, model_cfg, train_cfg, device)
     seeds = f"seeds {train_cfg.first_seed}-{train_cfg.first_seed + train_cfg.n_seeds - 1}"
@@ -119,24 +100,16 @@ def _run_jobs(chapter, P, task, variant, train_cfg, temperatures, device, tag=""
 
 
 def _task_jobs(chapter, P, task, work: Work, device, tag="") -> list[Job]:
-    jobs = [job for variant in work.variants for train_cfg in variants.train_configs(P, variant)
-            for job in _run_jobs(chapter, P, task, variant, train_cfg, work.temperatures, device, tag=tag)]
+    """A task's runs and their evaluations; where the chapter has a longer training, its runs, and those again on
+    the counter stream (counter_seeds, fixed temperature) where asked for."""
+    arms = [(P, variants.train_configs(P, variant), variant, work.temperatures, tag) for variant in work.variants]
     if work.long and P.long_steps:
-        for variant in work.variants:
-            for train_cfg in variants.long_train_configs(P):
-                jobs += _run_jobs(chapter, variants.long_eval_params(P), task, variant, train_cfg, work.temperatures,
-                                  device)
-        jobs += _counter_jobs(chapter, P, task, work.variants, device)
-    return jobs
-
-
-def _counter_jobs(chapter, P, task, variant_names, device) -> list[Job]:
-    """The longer training again on the counter stream (counter_seeds), fixed temperature, where asked for."""
-    arm = variants.counter_arm(P)
-    if arm is None:
-        return []
-    return [job for variant in variant_names for train_cfg in variants.long_train_configs(arm)
-            for job in _run_jobs(chapter, arm, task, variant, train_cfg, ["fixed"], device)]
+        longer, counter = variants.long_eval_params(P), variants.counter_arm(P)
+        arms += [(longer, variants.long_train_configs(P), variant, work.temperatures, "") for variant in work.variants]
+        arms += [(counter, variants.long_train_configs(counter), variant, ["fixed"], "") for variant in work.variants
+                 if counter is not None]
+    return [job for P_arm, configs, variant, temperatures, label in arms for train_cfg in configs
+            for job in _run_jobs(chapter, P_arm, task, variant, train_cfg, temperatures, device, tag=label)]
 
 
 def chapter_jobs(chapter: str, P, device: torch.device | None = None) -> list[Job]:
@@ -151,17 +124,15 @@ def chapter_jobs(chapter: str, P, device: torch.device | None = None) -> list[Jo
                 for job in _task_jobs(chapter, P_row, task, Work((task,), sensitivity.trained_variants(P_row)), device,
                                       f" ({sensitivity.label(row)})")] + _probe_jobs(chapter, P, device)
     work = CHAPTER_WORK[chapter]
-    if len(work.tasks) == 1:
-        jobs = _task_jobs(chapter, P, work.tasks[0], work, device)
-    else:
-        jobs = [job for task in work.tasks for job in _task_jobs(chapter, variants.task_params(P, task), task, work, device)]
-    return jobs + _probe_jobs(chapter, P, device)
+    one_task = len(work.tasks) == 1  # a two-task chapter's parameters are read per task
+    return [job for task in work.tasks
+            for job in _task_jobs(chapter, P if one_task else variants.task_params(P, task), task, work, device)
+            ] + _probe_jobs(chapter, P, device)
 
 
 def chapter_entries(chapter: str, P) -> frozenset:
-    """Every store entry chapter `chapter` computes or reads with parameters P: its jobs' entries and the
-    runs its probes read (empty for a chapter that trains nothing).  Two chapters whose entries meet must
-    not run at the same time: each would train what the other is training."""
+    """Every store entry chapter `chapter` computes or reads with parameters P (empty for a chapter that trains
+    nothing): two chapters whose entries meet must not run at the same time."""
     if chapter not in (*CHAPTER_WORK, SENSITIVITY):
         return frozenset()
     return frozenset(path for job in chapter_jobs(chapter, P) for path in (job.path, *job.reads))
@@ -177,52 +148,13 @@ def _probe_jobs(chapter, P, device) -> list[Job]:
 
 
 def unique(jobs: list[Job]) -> list[Job]:
-    """Each store entry once, where the chapter that first computes it asks for it (chapters 6-8
-    and 10 reuse chapters 4 and 5's runs)."""
+    """Each store entry once, where the chapter that first computes it asks for it."""
     seen, kept = set(), []
     for job in jobs:
         if job.path not in seen:
             seen.add(job.path)
             kept.append(job)
     return kept
-
-
-class Meter:
-    """Measured speed per kind of job.  The time since the store last showed progress is
-    given to the kinds that show it now (shared equally when several do), so time spent
-    where the store cannot see (an evaluation still running, a chapter's plots) counts
-    toward what finishes next."""
-
-    def __init__(self, done: dict, now: float | None = None):
-        self.seen, self.last = dict(done), time.monotonic() if now is None else now
-        self.units, self.seconds = {}, {}
-
-    def update(self, done: dict, now: float | None = None):
-        now = time.monotonic() if now is None else now
-        grown = {k: v - self.seen.get(k, 0.0) for k, v in done.items() if v > self.seen.get(k, 0.0)}
-        for kind, units in grown.items():
-            self.units[kind] = self.units.get(kind, 0.0) + units
-            self.seconds[kind] = self.seconds.get(kind, 0.0) + (now - self.last) / len(grown)
-        if grown:
-            self.seen, self.last = dict(done), now
-
-    def rate(self, kind: str) -> float | None:
-        """Units per second measured so far, None before any."""
-        seconds = self.seconds.get(kind, 0.0)
-        return self.units[kind] / seconds if seconds > 0 else None
-
-    def eta(self, remaining: dict) -> tuple[float, list]:
-        """(seconds to finish the kinds already timed, [kinds with work left and no speed yet])."""
-        seconds, untimed = 0.0, []
-        for kind, units in remaining.items():
-            if units <= 0:
-                continue
-            rate = self.rate(kind)
-            if rate is None:
-                untimed.append(kind)
-            else:
-                seconds += units / rate
-        return seconds, untimed
 
 
 def progress(jobs: list[Job]) -> tuple[dict, dict]:

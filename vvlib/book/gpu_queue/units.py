@@ -1,15 +1,8 @@
 """The paper profile cut into units that each fit one command on a lent GPU.
 
-A unit is a training run with everything that reads its weights: its evaluations and its parts
-of the probes (probes.py stores a probe one part per run). Weights never leave the machine that
-made them, so a job that read several runs would put all of them in one unit; units() still
-joins them if one does. A unit leaves only small result files in the store; run again after an
-interruption, it loads what is stored and resumes the rest.
-
-Estimates come from speeds measured on the same kind of device: the training and evaluation
-records already in the stores given (their wall time and size), and for a kind of training no
-record has timed there, the committed GPU check's short runs of it; never from a guess. A kind of
-work with no measurement yet is "not yet timed".
+A unit is a training run with everything that reads its weights (its evaluations and its parts of the probes):
+weights never leave the machine that made them.  Estimates come from speeds measured on the same kind of device
+(the stores' records, else the committed GPU check's short runs), never from a guess.
 """
 
 import json
@@ -22,10 +15,11 @@ from types import SimpleNamespace
 from ...train import TrainConfig
 from ...experiments.storage import store
 from ...experiments.storage.runs import WEIGHTS_FILE
-from .plan import Job, evaluation_kind, on_default_stream, training_kind
+from .plan import Job, evaluation_kind, training_kind
 
 # a GPU command may run 10 minutes: two are kept for starting, copying back and an estimate that errs
 UNIT_BUDGET_S = 8 * 60
+RUNNING_ORDER = {"train": 0, "evaluate": 1, "probe": 2}  # a unit's jobs by their labels' first word
 
 
 @dataclass
@@ -42,17 +36,11 @@ class Unit:
 
     def estimate_s(self, rates: dict) -> tuple[float, list]:
         """(seconds for the work left, measured kinds only; [kinds with work left and no speed yet])."""
-        seconds, untimed = 0.0, []
-        retrained = self.retrained()
+        retrained, left = self.retrained(), {}
         for job in self.jobs:
-            left = job.units if job.steps and job.path.parent in retrained else job.units - job.done_units()
-            if left <= 0:
-                continue
-            if job.kind in rates:
-                seconds += left / rates[job.kind]
-            elif job.kind not in untimed:
-                untimed.append(job.kind)
-        return seconds, untimed
+            units = job.units if job.steps and job.path.parent in retrained else job.units - job.done_units()
+            left[job.kind] = left.get(job.kind, 0.0) + units
+        return seconds_for(left, rates)
 
     def retrained(self) -> set:
         """Run folders whose record is stored without their weights (a lent GPU brings back no
@@ -82,37 +70,27 @@ class Unit:
                 if path.is_file() and path.suffix != ".pt"]
 
 
+def seconds_for(left: dict, rates: dict) -> tuple[float, list]:
+    """(seconds for {kind: units left} at `rates`, [kinds with work left and no speed yet])."""
+    timed = [kind for kind, units in left.items() if units > 0 and kind in rates]
+    untimed = [kind for kind, units in left.items() if units > 0 and kind not in rates]
+    return sum(left[kind] / rates[kind] for kind in timed), untimed
+
+
 def units(jobs: list[Job]) -> list[Unit]:
-    """The plan's jobs grouped so that every job shares a unit with the runs it reads (a job
-    reading runs of two units joins them into one), in the plan's order."""
-    owner: dict = {}  # run folder -> index of its unit in `groups`
-    groups: list = []
+    """The plan's jobs grouped by the run whose weights they read, in the plan's order.  Each job reads one
+    run (probes are stored one part per run), so no unit waits on the training of two."""
+    groups: dict = {}
     for job in jobs:
-        joined = sorted({owner[f] for f in job.reads if f in owner})
-        if not joined:
-            groups.append([job])
-            target = len(groups) - 1
-        else:
-            target = joined[0]
-            for other in joined[1:]:
-                groups[target] += groups[other]
-                groups[other] = []
-                owner.update({f: target for f, i in owner.items() if i == other})
-            groups[target].append(job)
-        owner.update({f: target for f in job.reads})
-    return [Unit(_in_running_order(group)) for group in groups if group]
-
-
-def _in_running_order(group: list) -> list:
-    """Training first, then evaluations, then probes."""
-    rank = {"train": 0, "evaluate": 1, "probe": 2}
-    return sorted(group, key=lambda job: rank.get(job.label.split()[0], 1))
+        (run,) = job.reads
+        groups.setdefault(run, []).append(job)
+    in_order = lambda group: sorted(group, key=lambda job: RUNNING_ORDER.get(job.label.split()[0], 1))
+    return [Unit(in_order(group)) for group in groups.values()]
 
 
 def measured_rates(store_dirs, device_type: str) -> dict:
     """{kind: units per second} from the training and evaluation records in `store_dirs` made on
-    `device_type` ('cpu' or 'cuda'): total units over total wall time per kind. A long run trained with
-    a step ladder (until 5bfc964) timed the ladder's evaluations too, so its training speed errs slow."""
+    `device_type` ('cpu' or 'cuda'): total units over total wall time per kind."""
     units, seconds = {}, {}
     for store_dir in store_dirs:
         for path in Path(store_dir).glob("*/*.json"):
@@ -123,22 +101,9 @@ def measured_rates(store_dirs, device_type: str) -> dict:
     return {kind: units[kind] / seconds[kind] for kind in units}
 
 
-def run_seeds(jobs) -> dict:
-    """{training kind: the seeds each of its runs holds} for the kinds whose training jobs all hold the same
-    number (100 in one run; chapter 9's and chapter 10's chunks), which check_rates prefers a row at."""
-    seeds = {}
-    for job in jobs:
-        if job.steps:
-            seeds.setdefault(job.kind, set()).add(job.n_seeds)
-    return {kind: held.pop() for kind, held in seeds.items() if len(held) == 1}
-
-
 def overrun(paths) -> float:
-    """The most a unit has run over its estimate: the largest measured over estimated minutes of the units in
-    the committed queue records (bench/gpu-queue-*.json, paper_queue's queue.json) that ran whole in one
-    command (a paused or resumed one's minutes are a part, and a restart's; a failed one's, up to its error),
-    and never under 1.  A command after which nothing resumes a unit starts one only if its estimate times this
-    fits."""
+    """The most a unit has run over its estimate (never under 1): the largest measured over estimated minutes in
+    the committed queue records (bench/gpu-queue-*.json) of units that ran whole in one command."""
     ratios = [1.0]
     for path in paths:
         try:
@@ -150,53 +115,39 @@ def overrun(paths) -> float:
     return max(ratios)
 
 
-def check_rates(paths, philox: str, seeds: dict | None = None) -> dict:
+def check_rates(paths, philox: str) -> dict:
     """{training kind: model-steps per second} from committed GPU checks (bench/gpu-check-<gpu>-loop.json and
-    -curriculum.json, bench.gpu_check's): the path a unit trains by.  A row's steady rate where it has one
-    (what the steps of a longer run add); else its 300-step rate, which carries the graph recordings and the
-    forced checkpoint a unit amortizes, so a unit errs slow against it.  A counter-stream row counts only with
-    the Philox the runs will use (`philox`).  A model-step costs less in a run of more seeds, so a row timed at
-    the seeds the kind's runs hold (`seeds`: run_seeds of the plan) outranks the kind's other rows, a trial
-    among them (a check's trial times a chunk of seeds before the profile takes it); a trial at other seeds
-    never counts.  Within a rank the newest check's row stands."""
-    best = {}  # kind -> (at the runs' seeds, created, speed)
+    -curriculum.json): a row's steady rate where it has one, else its 300-step rate (which errs slow); a
+    counter-stream row only with the Philox the runs will use (`philox`), a trial row never; the newest check's
+    row stands."""
+    best = {}  # kind -> (created, speed)
     for path in paths:
         try:
             record = json.loads(Path(path).read_text())
             created = record["provenance"]["created"]
             for row in record["rows"]:
                 other_philox = row["draws"] == "counter" and row.get("philox", philox) != philox
-                if "error" in row or other_philox:
+                if "error" in row or "trial" in row or other_philox:
                     continue
                 run = SimpleNamespace(draws=row["draws"], max_len=row.get("max_len", TrainConfig.max_len))
                 kind = training_kind(row["task"], run, _shape(row))
-                at_seeds = (seeds or {}).get(kind) == row["n_seeds"]
-                if "trial" in row and not at_seeds:
-                    continue
-                if (at_seeds, created) >= best.get(kind, (False, ""))[:2]:
-                    best[kind] = (at_seeds, created, row.get("steady_model_steps_per_s") or row["model_steps_per_s"])
+                if created >= best.get(kind, ("",))[0]:
+                    best[kind] = (created, row.get("steady_model_steps_per_s") or row["model_steps_per_s"])
         except (OSError, ValueError, KeyError, TypeError):
             continue
-    return {kind: speed for kind, (_, _, speed) in best.items()}
+    return {kind: speed for kind, (_, speed) in best.items()}
 
 
-def with_scaled_rates(rates: dict, other: dict, kinds=None) -> tuple[dict, list]:
-    """(rates, [kinds estimated]): `rates` (one kind of device) completed for `kinds` (default: those
-    `other` has timed) it has not timed, from another device's rates `other`: the speed of the same runs
-    at the paper's length and model (base_kind) times that device's ratio between the two.  A run to
-    length 256 on a GPU is estimated as the GPU's 16-item speed times the CPU's speed to 256 over its
-    speed at 16 items (the same curriculum, measured on the CPU), a model of two layers of four heads
-    likewise; where the other device timed the pair only on the other source of data (the generators),
-    that pair's ratio.  A GPU gains more than a CPU from longer sequences (larger matrix products), so
-    such an estimate errs slow there; how it bears the extra heads is unknown until it times them."""
+def with_scaled_rates(rates: dict, other: dict) -> tuple[dict, list]:
+    """(rates, [kinds estimated]): `rates` (one kind of device) completed for the kinds another device timed
+    (`other`) and it has not, where it timed the same runs at the paper's length and model (base_kind): that
+    speed times the other device's ratio between the two (a GPU gains more from longer sequences, so this errs
+    slow there)."""
     completed, estimated = dict(rates), []
-    for kind in (other if kinds is None else kinds):
+    for kind in other:
         base = base_kind(kind)
-        if kind in rates or base == kind or base not in rates:
-            continue
-        ratio = _ratio(other, kind, base) or _ratio(other, on_default_stream(kind), on_default_stream(base))
-        if ratio:
-            completed[kind] = rates[base] * ratio
+        if kind not in rates and base != kind and base in rates and base in other:
+            completed[kind] = rates[base] * (other[kind] / other[base])
             estimated.append(kind)
     return completed, estimated
 
@@ -204,42 +155,6 @@ def with_scaled_rates(rates: dict, other: dict, kinds=None) -> tuple[dict, list]
 def base_kind(kind: str) -> str:
     """The kind of the same runs at the paper's training length and model (plan.training_kind)."""
     return re.sub(r" to length \d+|, \d+ layers x \d+ heads", "", kind)
-
-
-def _ratio(rates: dict, kind: str, base: str) -> float | None:
-    return rates[kind] / rates[base] if kind in rates and base in rates else None
-
-
-def with_other_task(rates: dict, kinds) -> tuple[dict, list]:
-    """(rates, [kinds estimated]): each probing kind of `kinds` not yet timed, given another task's
-    probing speed times the ratio of the two tasks' evaluation speeds, where those are timed: a probe
-    runs a model over test sequences as an evaluation does, and keeps more of what it computes, so the
-    other task's probing over evaluation ratio carries that extra cost over."""
-    completed, estimated = dict(rates), []
-    probed = [k.removesuffix(" probing") for k in rates if k.endswith(" probing")]
-    others = [task for task in probed if f"{task} evaluation" in rates]  # tasks with both speeds timed
-    for kind in kinds:
-        task = kind.removesuffix(" probing")
-        if kind in rates or task == kind or f"{task} evaluation" not in rates or not others:
-            continue
-        other = others[0]
-        completed[kind] = rates[f"{other} probing"] * rates[f"{task} evaluation"] / rates[f"{other} evaluation"]
-        estimated.append(kind)
-    return completed, estimated
-
-
-def with_other_stream(rates: dict, kinds) -> tuple[dict, list]:
-    """(rates, [kinds estimated]): each of `kinds` not yet timed on one source of data (a run on the
-    counter stream, say) given the speed of the same runs on the generators, where that is timed.
-    The counter stream's step measured faster on a GPU than the generators' (bench/README.md), so
-    such an estimate errs slow there until a run of its own is committed."""
-    completed, estimated = dict(rates), []
-    for kind in kinds:
-        default = on_default_stream(kind)
-        if kind not in rates and default != kind and default in rates:
-            completed[kind] = rates[default]
-            estimated.append(kind)
-    return completed, estimated
 
 
 def _record_size(path: Path, device_type: str) -> tuple:
@@ -288,11 +203,8 @@ def _probe_size(path: Path, record: dict, device_type: str) -> tuple:
 
 
 def _without_training(record: dict, run_record: Path) -> float:
-    """A record's wall time less the training of the run it read, where it waited for that: an
-    evaluation or probe that found no weights trained them first, and then the run's record was
-    written after it started (each record's `created` is when it was written) and its training
-    fits inside the record's wall time.  `created` keeps whole seconds, so a run written in the
-    second its evaluation started can look written after that start: the fit tells them apart."""
+    """A record's wall time less the training of the run it read, where it trained that run first: the run's
+    record was written after it started and its training fits inside its wall time."""
     wall = record["provenance"]["wall_time_s"]
     if not run_record.exists() or "created" not in record["provenance"]:
         return wall
