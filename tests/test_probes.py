@@ -7,6 +7,8 @@ import pytest
 
 from vvlib import probing
 from vvlib.book.runner import resolved
+from vvlib.book.chapters.c06_distribution_shift import distribution_probe, longer_probe
+from vvlib.book.chapters.c07_dispersion import dispersion_probe, sharpness_probe
 from vvlib.experiments.setups import probes, variants
 from vvlib.experiments.storage import runs
 
@@ -35,8 +37,8 @@ def whole_dispersion(P, probe) -> dict:
     return probing.dispersion_tables(probed, P.shown_seed, P.n_examples, P.heatmap_lengths, list(probes.PAIR))
 
 
-@pytest.mark.parametrize("chapter, make, whole", [("06_distribution_shift", probes.distribution, whole_distribution),
-                                                  ("07_dispersion", probes.dispersion, whole_dispersion)])
+@pytest.mark.parametrize("chapter, make, whole", [("06_distribution_shift", distribution_probe, whole_distribution),
+                                                  ("07_dispersion", dispersion_probe, whole_dispersion)])
 def test_the_parts_joined_equal_the_whole_probe(tmp_path, chapter, make, whole):
     P = params(chapter, tmp_path / "parts")
     probe = make(P, "cpu")
@@ -53,8 +55,8 @@ def by_run_row(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.sort_values(keys, kind="stable").reset_index(drop=True)
 
 
-@pytest.mark.parametrize("chapter, make", [("06_distribution_shift", probes.distribution),
-                                           ("07_dispersion", probes.dispersion)])
+@pytest.mark.parametrize("chapter, make", [("06_distribution_shift", distribution_probe),
+                                           ("07_dispersion", dispersion_probe)])
 def test_a_probe_of_seeds_stored_as_several_runs_equals_the_probe_of_one_run(tmp_path, chapter, make):
     """seed_chunk 2 stores 3 seeds as runs of 2 + 1: a part per run, seeds numbered as in one run of all
     three, the shown seed's tables from the run that holds it (seed 2, the second run's first)."""
@@ -76,14 +78,14 @@ def test_a_probe_of_seeds_stored_as_several_runs_equals_the_probe_of_one_run(tmp
 
 
 def test_chapter_6_probes_chapter_4s_longer_runs_of_the_variants_it_names(tmp_path):
-    """probes.longer: one part per stored run of chapter 4's longer training (the very runs chapter 4's plan
+    """longer_probe: one part per stored run of chapter 4's longer training (the very runs chapter 4's plan
     trains), for each variant of long_variants; +LN's parts also hold the norm table, each seed numbered as in
     the whole ensemble.  The chapter probes them only where long_steps names them."""
     from vvlib.book.chapters import get_chapter
     from vvlib.book.gpu_queue import plan
 
     P6, P4 = (resolved(c, "ci", {"store_dir": str(tmp_path)}) for c in ("06_distribution_shift", "04_argmax_retrieval"))
-    probe = probes.longer(P6, "cpu")
+    probe = longer_probe(P6, "cpu")
     assert [(p.variant, p.run.train_cfg.first_seed) for p in probe.parts] == [
         ("baseline", 0), ("baseline", 1), ("layernorm", 0), ("layernorm", 1)]  # the ci profile: 2 runs of one seed
     chapter4 = {job.path.parent for job in plan.chapter_jobs("04_argmax_retrieval", P4) if job.steps == P4.long_steps}
@@ -94,7 +96,7 @@ def test_chapter_6_probes_chapter_4s_longer_runs_of_the_variants_it_names(tmp_pa
 
     given = {**SMALL, **OWN["06_distribution_shift"], "long_steps": 4, "long_variants": ["layernorm"]}
     small = resolved("06_distribution_shift", "ci", {**given, "store_dir": str(tmp_path)})
-    probe = probes.longer(small, "cpu")
+    probe = longer_probe(small, "cpu")
     assert {p.variant for p in probe.parts} == {"layernorm"}
     tables = probe.tables(tmp_path, "cpu")
     assert set(tables) == {"global", "norm"}
@@ -127,18 +129,18 @@ def test_chapter_7s_sharpness_tests_read_chapter_4s_main_and_longer_runs(tmp_pat
     off = resolved("07_dispersion", "ci", {"store_dir": str(tmp_path), "sharpness_main": False, "long_steps": 0})
     assert c07_dispersion.sharpness_tests(off, "cpu") == []
     with pytest.raises(ValueError, match="runs: one of"):
-        probes.sharpness(P7, "cpu", "both")
+        sharpness_probe(P7, "cpu", "both")
 
 
 def test_the_sharpness_test_is_stored_one_part_per_beta_and_an_added_beta_computes_only_its_own(tmp_path):
-    """probes.sharpness: a part per variant and beta, whose rows joined equal probing.sharpness_frame over all the
+    """sharpness_probe: a part per variant and beta, whose rows joined equal probing.sharpness_frame over all the
     betas at once; and with a beta added, every part stored stays stored, so only the new beta's parts are
     computed."""
     betas = [0.5, 1.0, 2.0]
     settings = {**SMALL, **OWN["07_dispersion"], "sharpness_lengths": [32, 64], "sharpness_sequences": 8,
                 "sharpness_betas": betas}
     P = resolved("07_dispersion", "ci", {**settings, "store_dir": str(tmp_path / "parts")})
-    probe = probes.sharpness(P, "cpu", "main")
+    probe = sharpness_probe(P, "cpu", "main")
     assert [(p.variant, p.spec["choices"]) for p in probe.parts] == [(v, {"beta": b}) for v in probes.PAIR
                                                                       for b in betas]
     assert [len(run_list) for run_list in probe.models.values()] == [1, 1]  # a run split by beta counts once
@@ -149,6 +151,6 @@ def test_the_sharpness_test_is_stored_one_part_per_beta_and_an_added_beta_comput
 
     more = resolved("07_dispersion", "ci", {**settings, "sharpness_betas": betas + [3.0],
                                             "store_dir": str(tmp_path / "parts")})
-    missing = [(p.variant, p.spec["choices"]["beta"]) for p in probes.sharpness(more, "cpu", "main").parts
+    missing = [(p.variant, p.spec["choices"]["beta"]) for p in sharpness_probe(more, "cpu", "main").parts
                if not p.stored(more.store_dir)]
     assert missing == [(v, 3.0) for v in probes.PAIR]

@@ -15,7 +15,8 @@ from vvlib.book.gpu_queue import paper_queue, paper_run, pending
 from vvlib.book import paper_scale
 from vvlib.book.runner import resolved
 from vvlib.book.gpu_queue import units
-from vvlib.experiments.setups import probes, variants
+from vvlib.book.chapters.c07_dispersion import sharpness_probe
+from vvlib.experiments.setups import variants
 from vvlib.experiments.storage import runs
 from vvlib.experiments.storage.store import REPO_ROOT
 
@@ -109,7 +110,7 @@ def test_a_tiny_sharpness_unit_comes_back_in_the_archive_and_the_page_scores_it_
     assert not any("pending" in item.data for item in shown if isinstance(item, Markdown))
     # as trained (beta 1), each model scores what evaluate gives its weights on the same test sequences
     cfg = variants.eval_config(P, n_sequences=P.sharpness_sequences, lengths=P.sharpness_lengths)
-    for variant, (run,) in probes.sharpness(P, "cpu", "main").models.items():
+    for variant, (run,) in sharpness_probe(P, "cpu", "main").models.items():
         weights = runs.TrainedRun(on_machine["store_dir"], run.model_cfg, run.train_cfg, "cpu").weights  # kept there
         scored = 100 * evaluate.accuracy(run.model_cfg, weights, cfg, progress=False)
         for j, n in enumerate((32, 64)):

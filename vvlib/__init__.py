@@ -42,7 +42,7 @@ each importing only from the rooms listed before it:
         paper_tasks     the paper's two tasks as the book sees them: table, chapter, scales, one record each
         params          chapter parameters: profiles and validation
         variants        the training chapters' common flow: each variant trained once, evaluated per temperature
-        probes          the probe tables of chapters 6, 7 and 10, each defined once for its chapter and the plan
+        probes          how a probe is made: one part per trained run, its tables stored under its spec
         sensitivity     one unstated setting at a time, +LN against the Baseline per configuration
         computed        tables computed without training, stored under their parameters
     records         what a chapter's record is, and what several records share

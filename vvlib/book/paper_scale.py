@@ -9,9 +9,11 @@ import torch
 
 from .. import beyond
 from .chapters import ARGMAX_RETRIEVAL, DISPERSION, get_chapter
+from .chapters.c07_dispersion import sharpness_probe
+from .chapters.c10_beyond import slopes_probe
 from .gpu_queue import plan
 from ..experiments.records.scales import EARLIER_PAPER_RUN, PAPER_SCALE_STORE, PAPER_TRAINING
-from ..experiments.setups import probes, variants
+from ..experiments.setups import variants
 from ..experiments.setups.params import task_value
 from ..experiments.setups.paper import STEPS as PAPER_STEPS
 from ..experiments.setups.paper_tasks import ARGMAX, DICTIONARY
@@ -136,7 +138,7 @@ def sharpness(store_dir=REPO_ROOT / PAPER_SCALE_STORE, P=None, device="cuda") ->
     from store_dir (P's): (P, the probe, its table, {variant: training record}) where every part of both variants is
     committed, else (P, the probe, None, None)."""
     P = P or resolved(DISPERSION.name, "paper", {"store_dir": str(store_dir)})
-    probe = probes.sharpness(P, device, "main")
+    probe = sharpness_probe(P, device, "main")
     if not all(part.stored(P.store_dir) for part in probe.parts):
         return P, probe, None, None
     with stored_only():
@@ -182,7 +184,7 @@ def slopes(name: str, tasks: dict, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> t
             P_task = variants.task_params(P, task)
             for variant in chosen:
                 try:
-                    frame = probes.slopes(P, P_task, task, [variant], "cuda").tables(P.store_dir, "cuda")["slopes"]
+                    frame = slopes_probe(P, P_task, task, [variant], "cuda").tables(P.store_dir, "cuda")["slopes"]
                 except StoreError:
                     continue
                 found.setdefault(task, {})[variant] = beyond.slope_summary(frame)[variant]

@@ -1,6 +1,7 @@
 """Chapter 5: the paper's Table 2, Baseline against +LN on dictionary lookup."""
 
-from ...experiments.setups import probes
+from ... import probing
+from ...experiments.setups import probes, variants
 from ...experiments.setups.paper_tasks import DICTIONARY
 from ...experiments.setups.params import require
 from ...experiments.records import checks
@@ -28,6 +29,21 @@ def counter_arm_fits(P):
             "training on the other stream)", P.counter_seeds)
     require(P.counter_seeds % (P.long_seed_group or P.counter_seeds) == 0, "counter_seeds",
             f"a multiple of long_seed_group ({P.long_seed_group}), one stored run per group", P.counter_seeds)
+
+
+def adaptive_probe(P, device, task: str) -> probes.Probe:
+    """Chapters 4-5's main runs (n_seeds x steps): where adaptive temperature acts, per seed and length, and
+    what it changes in those models' accuracy (probing.adaptive_frame), on the very test sequences the
+    chapter scores."""
+    models = variants.trained_models(P, variants.task_config(P, task), probes.PAIR, device)
+    cfg = variants.eval_config(P)
+
+    def tables_of(variant, run, first):
+        return {"adaptive": probing.adaptive_frame(run.model_cfg, run.weights, cfg, variant, device)}
+
+    # a probe pass and an evaluation at each temperature
+    return probes.parts("probe-adaptive", models, cfg, dict(temperatures=list(probes.TEMPERATURES)), tables_of,
+                  passes=1 + len(probes.TEMPERATURES))
 
 
 # its parameters: the notebook's `parameters` cell is written from these (declare.py)
@@ -63,7 +79,7 @@ CHAPTER = Chapter(
     "05_dictionary_lookup", "Dictionary lookup: Baseline vs LayerNorm (Table 2)", ACCURACY_METRICS,
     accuracy_work(DICTIONARY), reproduces=DICTIONARY,
     # where adaptive temperature acts on its main runs: the heads' entropy per length
-    probes=lambda P, device: [(DICTIONARY.name, probes.adaptive_reach(P, device, DICTIONARY.name))],
+    probes=lambda P, device: [(DICTIONARY.name, adaptive_probe(P, device, DICTIONARY.name))],
     profiles={
         "ci": {"n_seeds": CI_SEEDS, **task_scale(DICTIONARY, "ci"), **CI_LONG,
                **CI_COUNTER},

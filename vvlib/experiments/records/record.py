@@ -43,7 +43,7 @@ class Chapter:
     title: str
     metrics: Metrics
     work: Work | None = None  # None: trains nothing through variants.py
-    # the probe tables it computes from trained models (experiments/setups/probes.py): (P, device) -> [(task, Probe)]
+    # the probe tables it computes from trained models (defined beside the record): (P, device) -> [(task, Probe)]
     probes: Callable | None = field(default=None, compare=False)
     row_tasks: tuple = ()  # chapter 11: the tasks whose runs come from its own row parameters (sensitivity.check_rows)
     # parameters whose defaults it sets itself, unlike the other training chapters ("steps[argmax]": one task's value)

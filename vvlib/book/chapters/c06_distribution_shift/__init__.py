@@ -1,6 +1,7 @@
 """Chapter 6: the paper's Figures 2 and 3, what the readout sees at long lengths (probes chapter 4's models)."""
 
-from ....experiments.setups import probes
+from .... import probing
+from ....experiments.setups import probes, variants
 from ....experiments.setups.paper_tasks import ARGMAX
 from ....experiments.setups.params import require
 from ....experiments.records import checks
@@ -30,6 +31,37 @@ def long_variants_probed(P):
 
 def components_within_hidden(P):
     require(max(P.components) < P.hidden, "components", f"indices < hidden ({P.hidden})", P.components)
+
+
+def distribution_probe(P, device) -> probes.Probe:
+    """Chapter 6: the attention output's components and global statistics (Figures 2-3)."""
+    models = probes.main_models(P, device)
+    cfg = variants.eval_config(P, n_sequences=P.n_probe_sequences)
+
+    def tables_of(variant, run, first):
+        probed = {variant: probing.probe(run.model_cfg, run.weights, cfg, device)}
+        return probing.distribution_tables(probed, P.components, probes.shown_in(run, first, P.shown_seed),
+                                           P.distribution_lengths, P.max_len, P.histogram_bins)
+
+    choices = dict(components=P.components, shown_seed=P.shown_seed, distribution_lengths=P.distribution_lengths,
+                   reference=P.max_len, histogram_bins=P.histogram_bins)
+    return probes.parts("probe-distribution", models, cfg, choices, tables_of)
+
+def longer_probe(P, device) -> probes.Probe:
+    """Chapter 6 on chapter 4's longer training (its long_* parameters): Figure 3's global statistics of
+    the variants long_variants names, and for +LN what its norm does (probing.norm_frame)."""
+    models = probes.longer_models(P, device, P.long_variants)
+    cfg = variants.eval_config(P, n_sequences=P.n_probe_sequences)
+
+    def tables_of(variant, run, first):
+        probed = {variant: probing.probe(run.model_cfg, run.weights, cfg, device)}
+        tables = {"global": probing.global_frame(probed, P.max_len)}
+        if run.model_cfg.norm == "layernorm":
+            tables["norm"] = probing.norm_frame(probed, run.weights, run.model_cfg)
+        return tables
+
+    return probes.parts("probe-longer", models, cfg, dict(reference=P.max_len, norm_columns=list(probing.NORM_COLUMNS)),
+                  tables_of)
 
 
 # its parameters: the notebook's `parameters` cell is written from these (declare.py)
@@ -76,8 +108,8 @@ CHAPTER = Chapter(
     Work((ARGMAX.name,), probes.PAIR, ()),  # trains nothing new: its probes are planned
     paper_scale_needs=("baseline",),  # at the paper's scale: the Baseline's probe, +LN's once committed
     # its probes: chapter 4's main runs, and its longer runs where long_steps names them
-    probes=lambda P, device: [(ARGMAX.name, probes.distribution(P, device))] + (
-        [(ARGMAX.name, probes.longer(P, device))] if P.long_steps else []),
+    probes=lambda P, device: [(ARGMAX.name, distribution_probe(P, device))] + (
+        [(ARGMAX.name, longer_probe(P, device))] if P.long_steps else []),
     profiles=profiles(),
     checks=(checks.training_length_is_tested, distribution_lengths_tested, components_within_hidden,
             long_variants_probed, checks.shown_seed_exists, checks.paper_scale_store_exists),

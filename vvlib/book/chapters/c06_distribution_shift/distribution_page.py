@@ -9,6 +9,7 @@ from IPython.display import Markdown, display
 
 from ....compare import power_of_two
 from .. import DISTRIBUTION_SHIFT
+from . import distribution_probe, longer_probe
 from ....experiments.reports import answers, explore, plots, probed
 from ....experiments.setups.paper_tasks import ARGMAX
 from ....experiments.setups import probes, variants
@@ -39,11 +40,11 @@ class DistributionPage(ChapterPage):
     def __init__(self, namespace: dict):
         super().__init__(namespace)
         P = self.P
-        self.probe = probes.distribution(P, self.device)  # nothing is loaded or trained until needed
+        self.probe = distribution_probe(P, self.device)  # nothing is loaded or trained until needed
         self.trained = self.probe.records()  # {variant: its training record, its runs joined}
         self.tables = self.probe.tables(P.store_dir, self.device)
         # chapter 4's longer runs, probed where long_steps names them: Figure 3 and what +LN's norm does
-        self.longer = probes.longer(P, self.device) if P.long_steps else None
+        self.longer = longer_probe(P, self.device) if P.long_steps else None
         self.longer_view = ((probes.longer_scale(P), self.longer.tables(P.store_dir, self.device),
                              self.longer.records()) if self.longer else None)
         # the paper profile's probe: (its parameters, tables, {variant: training record}) or None

@@ -1,7 +1,8 @@
 """Chapter 7: the paper's Figure 4, how attention spreads out as sets grow (probes chapter 4's models)."""
 
 from ....train import TrainConfig
-from ....experiments.setups import probes
+from .... import probing
+from ....experiments.setups import probes, variants
 from ....experiments.setups.paper import LENGTHS as PAPER_LENGTHS
 from ....experiments.setups.paper_tasks import ARGMAX
 from ....experiments.setups.params import require
@@ -29,7 +30,7 @@ def sharpness_tests(P, device) -> list:
     """[(probe, seeds, steps)]: the sharpness test on chapter 4's main runs where sharpness_main says so, then on
     its longer runs where long_steps names them."""
     tests = (("main", P.n_seeds, P.steps, P.sharpness_main), ("longer", P.long_seeds, P.long_steps, P.long_steps))
-    return [(probes.sharpness(P, device, runs), seeds, steps) for runs, seeds, steps, wanted in tests if wanted]
+    return [(sharpness_probe(P, device, runs), seeds, steps) for runs, seeds, steps, wanted in tests if wanted]
 
 
 def lengths_hold_top_k(P):
@@ -54,6 +55,41 @@ def sharpness_fits(P):
 def examples_within_probes(P):
     require(P.n_examples <= P.n_probe_sequences, "n_examples",
             f"an int <= n_probe_sequences ({P.n_probe_sequences})", P.n_examples)
+
+
+SHARPNESS_RUNS = ("main", "longer")  # chapter 4's runs the sharpness test reads: n_seeds x steps, or long_*
+
+def sharpness_probe(P, device, runs: str = "longer") -> probes.Probe:
+    """Chapter 7 on chapter 4's main runs (runs "main": n_seeds x steps) or its longer training ("longer": the
+    long_* parameters): each model's accuracy and attention entropy at each of sharpness_lengths with its
+    attention's logits times each of sharpness_betas (probing.sharpened), on sharpness_sequences test
+    sequences, so that a page can read each model at its partner's entropy and score it."""
+    if runs not in SHARPNESS_RUNS:
+        raise ValueError(f"runs: one of {SHARPNESS_RUNS}, not {runs!r}")
+    models = probes.main_models(P, device) if runs == "main" else probes.longer_models(P, device)
+    cfg = variants.eval_config(P, n_sequences=P.sharpness_sequences, lengths=P.sharpness_lengths)
+
+    def tables_of(variant, run, first, beta):
+        return {"sharpness": probing.sharpness_frame(run.model_cfg, run.weights, cfg, [beta], variant, device)}
+
+    # one part per beta: a beta added to the list computes only its own share
+    return probes.parts("probe-sharpness", models, cfg, {}, tables_of,
+                  splits=tuple({"beta": float(b)} for b in P.sharpness_betas))
+
+def dispersion_probe(P, device) -> probes.Probe:
+    """Chapter 7: the largest attention weights and the attention's entropy (Figure 4)."""
+    models = probes.main_models(P, device)
+    cfgs = {t: variants.eval_config(P, t, n_sequences=P.n_probe_sequences) for t in probes.TEMPERATURES}
+
+    def tables_of(variant, run, first):
+        probed = {variants.run_name(variant, t): probing.probe(run.model_cfg, run.weights, cfg, device)
+                  for t, cfg in cfgs.items()}
+        return probing.dispersion_tables(probed, probes.shown_in(run, first, P.shown_seed), P.n_examples,
+                                         P.heatmap_lengths, [variant])
+
+    choices = dict(temperatures=list(probes.TEMPERATURES), shown_seed=P.shown_seed, n_examples=P.n_examples,
+                   heatmap_lengths=P.heatmap_lengths)
+    return probes.parts("probe-dispersion", models, cfgs["fixed"], choices, tables_of, passes=len(probes.TEMPERATURES))
 
 
 # its parameters: the notebook's `parameters` cell is written from these (declare.py)
@@ -100,7 +136,7 @@ CHAPTER = Chapter(
     Work((ARGMAX.name,), probes.PAIR, ()),  # trains nothing new: its probes are planned
     paper_scale_needs=("baseline",),  # at the paper's scale: the Baseline's probe, +LN's once committed
     # its probes: Figure 4's on chapter 4's main runs, then the sharpness tests
-    probes=lambda P, device: [(ARGMAX.name, probes.dispersion(P, device))] + [
+    probes=lambda P, device: [(ARGMAX.name, dispersion_probe(P, device))] + [
         (ARGMAX.name, probe) for probe, _, _ in sharpness_tests(P, device)],
     profiles=profiles(),
     checks=(lengths_hold_top_k, heatmap_lengths_tested, examples_within_probes, sharpness_fits,

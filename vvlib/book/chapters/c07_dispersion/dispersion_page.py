@@ -35,7 +35,7 @@ class DispersionPage(ChapterPage):
 
     def __init__(self, namespace: dict):
         super().__init__(namespace)
-        self.probe = probes.dispersion(self.P, self.device)  # nothing is loaded or trained until needed
+        self.probe = c07_dispersion.dispersion_probe(self.P, self.device)  # nothing is loaded or trained until needed
         self.trained = self.probe.records()  # {variant: its training record, its runs joined}
         self.tables = self.probe.tables(self.P.store_dir, self.device)
         self.raw = self.tables["attention"]  # one row per model, temperature and N

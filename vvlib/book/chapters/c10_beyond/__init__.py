@@ -1,5 +1,6 @@
 """Chapter 10, beyond the paper: a variance-preserving output, length-aware logits, depth and heads."""
 
+from .... import beyond
 from ....experiments.setups import probes, variants
 from ....experiments.setups.paper_tasks import ARGMAX, DICTIONARY, NAMES
 from ....experiments.setups.params import require
@@ -30,6 +31,18 @@ def labels(P) -> dict:
 
 def heads_divide_hidden(P):
     require(P.hidden % P.deep_heads == 0, "deep_heads", f"a divisor of hidden ({P.hidden})", P.deep_heads)
+
+
+def slopes_probe(P, P_task, task: str, trained: list, device) -> probes.Probe:
+    """Chapter 10: per variant, how the attention output's components shrink with N beyond the
+    training length.  P: the chapter's parameters; P_task: one task's view of them."""
+    models = variants.trained_models(P_task, variants.task_config(P_task, task), trained, device)
+    cfg = variants.eval_config(P, n_sequences=P.probe_sequences)
+
+    def tables_of(variant, run, first):
+        return {"slopes": beyond.output_slopes({variant: run}, cfg, P.max_len, device)}
+
+    return probes.parts("probe-slopes", models, cfg, dict(reference=P.max_len, key="normalized"), tables_of)
 
 
 # its parameters: the notebook's `parameters` cell is written from these (declare.py)
@@ -68,7 +81,7 @@ CHAPTER = Chapter(
     # at the paper's scale a task's variants are shown once its Baseline and +LN (chapters 4-5's runs) are committed,
     # each other variant beside them as the GPU queue commits it; which is best is said of those in, the rest named
     paper_scale_needs=("baseline", "layernorm"),
-    probes=lambda P, device: [(task, probes.slopes(P, variants.task_params(P, task), task, list(DEEPER), device))
+    probes=lambda P, device: [(task, slopes_probe(P, variants.task_params(P, task), task, list(DEEPER), device))
                               for task in NAMES],
     profiles={
         # ci shares chapter 8's ci runs (Baseline, +LN); short test lengths keep it to minutes

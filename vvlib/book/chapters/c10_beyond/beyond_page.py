@@ -245,7 +245,7 @@ class BeyondPage(TasksPage):
         """The trained models' log-log slopes of component std against N: this page's, and beside them the paper
         scale's where committed, one table."""
         P, labels = self.P, self.labels
-        frames = {t: probes.slopes(P, P_task, t, ONE_LAYER + DEEP, self.device).tables(P.store_dir, self.device)
+        frames = {t: c10_beyond.slopes_probe(P, P_task, t, ONE_LAYER + DEEP, self.device).tables(P.store_dir, self.device)
                   ["slopes"] for t, P_task in self.tasks.items()}
         self.variance_slope = {t: beyond.slope_summary(f) for t, f in frames.items()}
         if not P.paper_scale_dir:

@@ -118,6 +118,13 @@ def rows_param(task) -> Param:
     return param(f"{task.name}_rows", rows, help_text)
 
 
+def layer_probes(P, device) -> list:
+    """Chapter 11's probes: [(task, probes.layer_probe(...))] for each row of a model of several layers (chapter 10's
+    deep model), in the chapter's order."""
+    return [(task, probe) for task, row, P_row in sensitivity.check_rows(P)
+            for probe in [probes.layer_probe(P_row, task, device)] if probe is not None]
+
+
 # its parameters: the notebook's `parameters` cell is written from these (declare.py)
 PARAMETERS = (
     shared("profile", "named parameter set: default (these values), ci (a few minutes on 2 CPU cores) or book (the "
@@ -151,7 +158,7 @@ CHAPTER = Chapter(
     "11_sensitivity", "When does the claim hold? One unstated setting at a time", keys("rows closest paper_scale"),
     row_tasks=NAMES,
     # each layer's attention in the rows of a model of several layers (chapter 10 shows it beside their loss)
-    probes=probes.layers,
+    probes=layer_probes,
     # ten seeds in groups of 4 (the fastest CPU path), and half chapter 4's argmax test sequences: the map has many rows
     own_values=frozenset({"n_seeds", "seed_group", "n_eval_sequences[argmax]"}),
     profiles={
