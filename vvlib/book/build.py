@@ -7,7 +7,6 @@ and with warnings as errors, so a broken page fails the build instead of shippin
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -32,7 +31,6 @@ from ..experiments.setups.variants import LABELS, PAIR
 from ..experiments.setups.params import DEFAULT_PROFILE, ParameterError
 from ..experiments.storage.store import REPO_ROOT
 
-BOOK_FILES = ("_config.yml", "_toc.yml", "book")
 CLAIMS_TABLE = Path("book") / "chapters" / "claims-table.md"  # written by the build, included by book/intro.md
 ANSWER_FIGURE = Path("book") / "chapters" / "answer.png"  # written by the build, the intro's first figure
 ANSWER_VARIANTS = PAIR
@@ -298,17 +296,6 @@ def build_html(root: Path) -> Path:
     command = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(root), "-W", "--keep-going"]
     subprocess.run(command, check=True)
     return root / "_build" / "html" / "index.html"
-
-
-def copy_sources(dest: Path):
-    """The book's sources (config, toc, prose) in another folder, e.g. to build a test copy."""
-    dest = Path(dest)
-    for name in BOOK_FILES:
-        src = REPO_ROOT / name
-        if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("chapters", "_build"), dirs_exist_ok=True)
-        else:
-            shutil.copy2(src, dest / name)
 
 
 def build_book(profile: str = DEFAULT_PROFILE, stored_only: bool = False) -> Path:
