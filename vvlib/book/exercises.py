@@ -224,7 +224,7 @@ def lookup(metrics, key: str | None, where: str = "results.json"):
 def metrics_of(folder) -> dict:
     path = Path(folder) / "results.json"
     if not path.exists():
-        raise ParameterError(f"run: no results.json in {folder}; run the exercise's command with --output {folder}")
+        raise ParameterError(f"output: no results.json in {folder}; run the command with --output {folder} first")
     return json.loads(path.read_text())["metrics"]
 
 
