@@ -54,11 +54,6 @@ def entropy(probs: torch.Tensor) -> torch.Tensor:
     return -(probs * torch.log(probs + 1e-9)).sum(dim=-1, keepdim=True)
 
 
-def adaptive_beta(probs: torch.Tensor) -> torch.Tensor:
-    """Inverse temperature from the entropy of `probs`; never below 1."""
-    return beta_at_entropy(entropy(probs))
-
-
 def beta_at_entropy(h: torch.Tensor) -> torch.Tensor:
     """The adaptive rule's inverse temperature for a head whose entropy is h (nats).  The quartic
     exceeds 1 only between about 0.85 and 5.94 nats, so a head outside that band is left alone too."""
@@ -87,7 +82,7 @@ def attention_weights(logits, temperature: str = "fixed", mask=None) -> torch.Te
         logits = logits.masked_fill(~mask, float("-inf"))
     probs = torch.softmax(logits, dim=-1)
     if temperature == "adaptive":
-        probs = torch.softmax(logits * adaptive_beta(probs), dim=-1)
+        probs = torch.softmax(logits * beta_at_entropy(entropy(probs)), dim=-1)
     return probs
 
 
@@ -108,17 +103,12 @@ def centred_mix(weights, items, mask=None, eps: float = EPS):
     return (centred @ items) / (centred.norm(dim=-1, keepdim=True) + eps)
 
 
-def plain_mix(weights, items, mask=None):
-    """sum_n A_n x_n per head: weights (..., H, N) and items (..., N, F) -> (..., H, F) (masked items already
-    have weight 0).  One product reads the items once for every head."""
-    return weights @ items
-
-
 @dataclass(frozen=True)
 class Norm:
     """What a `norm` changes in the model: how the head mixes the items, which weights it
     adds (initial values, no randomness) and what it does to the attention output."""
-    mix: Callable = plain_mix
+    # sum_n A_n x_n per head, (..., H, N) @ (..., N, F): masked items already have weight 0
+    mix: Callable = lambda weights, items, mask=None: weights @ items
     weights: Callable[[int], dict] = lambda width: {}
     apply: Callable = lambda o, weight: o  # o (S, B, D); weight(name): this layer's weight of that name, (S, ...)
 
