@@ -72,11 +72,6 @@ def attention_outputs(model, layers, input_ids: torch.Tensor, position: int = -1
     return captured
 
 
-def attention_output(model, layer: int, input_ids: torch.Tensor, position: int = -1) -> torch.Tensor:
-    """attention_outputs of one layer: (rows, hidden)."""
-    return attention_outputs(model, [layer], input_ids, position)[layer]
-
-
 @contextmanager
 def without_positions(model, info: ModelInfo):
     """Run the model with no position information; yields a sentence saying how."""
