@@ -59,10 +59,8 @@ def mean_interval(x, confidence=0.95) -> tuple[float, float, float]:
 def paired_difference(a, b, confidence=0.95) -> dict:
     """Mean of b - a over the pairs, its two-sided t interval and the paired t-test's p-value:
     {"diff", "low", "high", "p"} (interval and p are nan for fewer than two pairs)."""
-    d = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
-    mean, sem = mean_and_sem(d)
-    half = stats.t.ppf(0.5 + confidence / 2, len(d) - 1) * sem if len(d) > 1 else float("nan")
-    return {"diff": mean, "low": mean - half, "high": mean + half, "p": paired_ttest(a, b)}
+    mean, low, high = mean_interval(np.asarray(b, dtype=float) - np.asarray(a, dtype=float), confidence)
+    return {"diff": mean, "low": low, "high": high, "p": paired_ttest(a, b)}
 
 
 def relative_difference(base, other) -> float:
