@@ -56,7 +56,8 @@ def github_repository(environ=os.environ, root: Path = REPO_ROOT) -> tuple[str, 
             return None
         if not re.fullmatch(r"[\w.-]+/[\w.-]+", found):
             raise ParameterError(f"VVLIB_REPOSITORY: expected owner/name of a GitHub repository, got {found!r}")
-    branch = environ.get("VVLIB_BRANCH") or environ.get("GITHUB_REF_NAME") or colab.configured_branch(root) or "main"
+    branch = (environ.get("VVLIB_BRANCH") or environ.get("GITHUB_REF_NAME") or colab.configured_url(root, "branch")
+              or "main")
     return found, branch
 
 

@@ -32,20 +32,12 @@ if "google.colab" in sys.modules:
     COLAB_PROFILE = "paper" if torch.cuda.is_available() else "ci"  # page.configure runs the chapter at it'''
 
 
-def configured_url(root: Path = REPO_ROOT) -> str:
-    """_config.yml's `repository: url:`, or "" where it names none."""
+def configured_url(root: Path = REPO_ROOT, field: str = "url") -> str:
+    """_config.yml's `repository: url:` (or another field of it, e.g. "branch"), or "" where it names none."""
     import yaml
 
     config = yaml.safe_load((Path(root) / "_config.yml").read_text()) or {}
-    return str((config.get("repository") or {}).get("url") or "")
-
-
-def configured_branch(root: Path = REPO_ROOT) -> str:
-    """_config.yml's `repository: branch:`, or ""."""
-    import yaml
-
-    config = yaml.safe_load((Path(root) / "_config.yml").read_text()) or {}
-    return str((config.get("repository") or {}).get("branch") or "")
+    return str((config.get("repository") or {}).get(field) or "")
 
 
 def install_source(url: str) -> str:
