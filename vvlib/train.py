@@ -221,10 +221,6 @@ class Trainer:
         """All seeds' weights, {name: (S, ...)}."""
         return seed_groups.joined_weights(self.groups)
 
-    def optimizer_state(self) -> dict:
-        """One AdamW's state_dict over all seeds, whatever the grouping (seed_groups.joined_optimizer_state)."""
-        return seed_groups.joined_optimizer_state(self.groups)
-
     def save(self, path: Path):
         start = time.perf_counter()
         state = {
@@ -232,7 +228,7 @@ class Trainer:
             "configs": self.configs(),
             "step": self.step,
             "params": self.weights(),
-            "optimizer": self.optimizer_state(),
+            "optimizer": seed_groups.joined_optimizer_state(self.groups),  # one layout for any grouping
             "generators": [g.get_state() for g in seed_groups.generators(self.groups)],
             "loss_history": self.loss_history,
             "loss_window": self.loss_window,
