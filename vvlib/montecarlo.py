@@ -68,7 +68,6 @@ class Tables:
         w_q, w_k, w_v = (torch.randn(D, D, generator=gen, dtype=torch.float64) / math.sqrt(D) for _ in range(3))
         query = torch.randn(D, generator=gen, dtype=torch.float64)
         self.probs = torch.full((V,), 1 / V, dtype=torch.float64)  # tokens uniform over the vocabulary
-        self.w_q, self.w_k, self.w_v = w_q, w_k, w_v
         scale = module.logit_scale / math.sqrt(D)
         self.keys = self.embeddings @ w_k
         self.logits = scale * self.keys @ (query @ w_q)  # (V,): s_t for the fixed query
