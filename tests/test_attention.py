@@ -3,8 +3,7 @@ import math
 import pytest
 import torch
 
-from vvlib.attention import (adaptive_beta, attention_weights, beta_at_entropy, entropy, layernorm, sharpening_band,
-                             standardize)
+from vvlib.attention import attention_weights, beta_at_entropy, entropy, layernorm, sharpening_band, standardize
 
 
 def test_standardize_gives_zero_mean_unit_variance_per_row():
@@ -43,7 +42,7 @@ def uniform(k, n=None):
     (2**12, 1.0),  # the quartic is below 1 at H = ln 4096 ~ 8.3: clamped to 1
 ])
 def test_adaptive_beta_follows_the_published_polynomial(k, expected):
-    beta = adaptive_beta(uniform(k, 4096))
+    beta = beta_at_entropy(entropy(uniform(k, 4096)))
     assert beta.item() == pytest.approx(expected, rel=1e-6)
 
 
@@ -68,10 +67,8 @@ def test_masked_items_get_no_weight_and_bad_temperature_is_named():
 
 def test_the_adaptive_rule_sharpens_only_between_the_quartics_two_real_crossings_of_one():
     """beta > 1 exactly inside the band (the quartic's real crossings of 1), which the published values put at
-    about 0.85 to 5.9 nats; and beta_at_entropy is adaptive_beta's rule applied to a given entropy."""
+    about 0.85 to 5.9 nats."""
     low, high = sharpening_band()
     h = torch.tensor([low - 1e-3, low + 1e-3, (low + high) / 2, high - 1e-3, high + 1e-3, 9.7], dtype=torch.float64)
     assert (beta_at_entropy(h) > 1).tolist() == [False, True, True, True, False, False]
     assert low == pytest.approx(0.85, abs=0.01) and high == pytest.approx(5.94, abs=0.01)
-    probs = uniform(64)
-    assert torch.equal(beta_at_entropy(entropy(probs)), adaptive_beta(probs))

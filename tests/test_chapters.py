@@ -15,7 +15,7 @@ from pathlib import Path
 import papermill
 import pytest
 
-from vvlib.book.build import build_html, copy_sources, execute_chapters
+from vvlib.book.build import build_html, execute_chapters
 from vvlib.book.readable import problems as readable_text_problems
 from vvlib.book.runner import run_chapter
 from vvlib.book.chapters import CHAPTERS, get_chapter
@@ -348,7 +348,9 @@ def test_summary_verdicts_follow_from_the_chapters_numbers(executed):
 def built(executed):
     """The book's HTML, built once from the executed chapters (warnings are errors)."""
     root, _ = executed
-    copy_sources(root)
+    shutil.copytree(REPO_ROOT / "book", root / "book", ignore=shutil.ignore_patterns("chapters"), dirs_exist_ok=True)
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy2(REPO_ROOT / name, root / name)
     index = build_html(root)
     assert index.exists()
     return root

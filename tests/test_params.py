@@ -128,7 +128,8 @@ def test_metric_command_prints_a_value_or_names_the_keys(tmp_path):
     (tmp_path / "results.json").write_text(json.dumps({"metrics": {"accuracy": {"layernorm": {"1024": 41.5}}}}))
     assert cli("metric", str(tmp_path), "accuracy/layernorm/1024").stdout.strip() == "41.5"
     wrong = cli("metric", str(tmp_path), "accuracy/lyernorm")
-    assert wrong.returncode == 2 and "'lyernorm' is not in accuracy; keys there: layernorm" in wrong.stderr
+    assert wrong.returncode == 2 and "'lyernorm' is not in accuracy of results.json; keys there: layernorm" in \
+        wrong.stderr
     assert cli("metric", str(tmp_path / "nowhere"), "x").returncode == 2
 
 

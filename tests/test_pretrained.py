@@ -69,13 +69,14 @@ def test_removing_positions_makes_the_last_token_blind_to_order(loaded):
     kind, info, model, _ = loaded
     tokens = torch.randint(50, (1, 12), generator=torch.Generator().manual_seed(1))
     shuffled = torch.cat([tokens[:, :-1].flip(1), tokens[:, -1:]], dim=1)
-    before = pretrained.attention_output(model, 0, tokens)
+    first_layer = lambda ids: pretrained.attention_outputs(model, [0], ids)[0]  # noqa: E731
+    before = first_layer(tokens)
     with pretrained.without_positions(model, info) as how:
         assert ("rotary" in how) if kind == "llama" else ("position table" in how)
-        blind = pretrained.attention_output(model, 0, tokens)
-        torch.testing.assert_close(blind, pretrained.attention_output(model, 0, shuffled), atol=1e-5, rtol=1e-4)
-    assert not torch.allclose(before, pretrained.attention_output(model, 0, shuffled), atol=1e-4)
-    torch.testing.assert_close(pretrained.attention_output(model, 0, tokens), before)  # positions restored
+        blind = first_layer(tokens)
+        torch.testing.assert_close(blind, first_layer(shuffled), atol=1e-5, rtol=1e-4)
+    assert not torch.allclose(before, first_layer(shuffled), atol=1e-4)
+    torch.testing.assert_close(first_layer(tokens), before)  # positions restored
 
 
 def test_measure_gives_each_strategy_every_length(loaded):
@@ -129,7 +130,7 @@ def test_every_layer_is_captured_in_one_pass_as_layer_by_layer(loaded):
     tokens = torch.randint(50, (3, 10), generator=torch.Generator().manual_seed(2))
     both = pretrained.attention_outputs(model, [0, 1], tokens)
     for layer in (0, 1):
-        torch.testing.assert_close(both[layer], pretrained.attention_output(model, layer, tokens))
+        torch.testing.assert_close(both[layer], pretrained.attention_outputs(model, [layer], tokens)[layer])
 
 
 def test_layer_slopes_recover_a_known_power_law():

@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from tests.test_model import reference_forward
+from vvlib import seed_groups
 from vvlib.model import ModelConfig
 from vvlib.task_base import Batch
 from vvlib.tasks import TaskConfig
@@ -240,7 +241,7 @@ def test_a_graphed_whole_step_gives_the_eager_losses_and_weights(task, draws, sm
             assert torch.equal(ga.get_state(), gb.get_state())
     for name, value in eager.weights().items():
         assert torch.equal(graphed.weights()[name], value), name
-    ours, theirs = graphed.optimizer_state()["state"], eager.optimizer_state()["state"]
+    ours, theirs = (seed_groups.joined_optimizer_state(t.groups)["state"] for t in (graphed, eager))
     for i in theirs:
         for key in ("exp_avg", "exp_avg_sq", "step"):
             assert torch.equal(ours[i][key], theirs[i][key]), (i, key)

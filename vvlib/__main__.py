@@ -99,18 +99,10 @@ def _paper(args):
 def _metric(args):
     """Print one value of a results.json: exercises are checked against these."""
     import json
-    from pathlib import Path
 
-    path = Path(args.output) / "results.json"
-    if not path.exists():
-        raise ParameterError(f"output: no results.json in {args.output}; run the chapter with --output {args.output} first")
-    value = json.loads(path.read_text())["metrics"]
-    for i, key in enumerate(args.key.split("/") if args.key else []):
-        if not isinstance(value, dict) or key not in value:
-            where = "/".join(args.key.split("/")[:i]) or "metrics"
-            choices = ", ".join(value) if isinstance(value, dict) else "none (a value)"
-            raise ParameterError(f"key: {key!r} is not in {where}; keys there: {choices}")
-        value = value[key]
+    from .book.exercises import lookup, metrics_of
+
+    value = lookup(metrics_of(args.output), args.key)
     print(json.dumps(value, indent=1) if isinstance(value, (dict, list)) else value)
 
 

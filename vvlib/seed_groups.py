@@ -15,9 +15,8 @@ COUNTER_STREAM = "train-data"  # with the run's seed (and a generator's seed ind
 
 @dataclass
 class SeedGroup:
-    """Some consecutive seeds of the ensemble: their weights (S_g, ...), their own AdamW
-    and their data: a generator per seed, or (counter draws) the seed indices, drawn at the
-    step that `step` holds (a tensor, so that a recorded CUDA graph reads the current step)."""
+    """Some consecutive seeds of the ensemble: their weights (S_g, ...), their own AdamW and their data (a
+    generator per seed, or with counter draws the seed indices)."""
     params: dict
     optimizer: torch.optim.Optimizer
     generators: list
@@ -32,9 +31,8 @@ class SeedGroup:
 
 
 def make_groups(model_cfg, cfg, size: int, device, lr, capturable: bool) -> list[SeedGroup]:
-    """cfg's seeds in consecutive groups of `size`; `lr` a float, or the schedule's tensor that
-    every group's AdamW reads; capturable: AdamW keeps its step count on the GPU, which
-    recording a whole step in a CUDA graph needs."""
+    """cfg's seeds in consecutive groups of `size`; `lr` a float or the schedule's tensor; capturable: AdamW's for
+    a recorded CUDA graph."""
     seeds = list(range(cfg.first_seed, cfg.first_seed + cfg.n_seeds))
     return [_group(model_cfg, cfg, seeds[i:i + size], device, lr, capturable) for i in range(0, len(seeds), size)]
 
@@ -43,8 +41,7 @@ def _group(model_cfg, cfg, seeds: list, device, lr, capturable: bool) -> SeedGro
     params = init_params(model_cfg, seeds, cfg.seed, device)
     for p in params.values():
         p.requires_grad_(True)
-    # fused: one kernel per step instead of a dozen passes over every weight; measured 1.5x
-    # faster for the dictionary model (whose 16384-row embeddings dominate the update)
+    # fused: one kernel per step instead of a dozen passes over every weight (1.5x faster for the dictionary)
     optimizer = torch.optim.AdamW(params.values(), lr=lr, weight_decay=cfg.weight_decay, eps=cfg.adam_eps, fused=True,
                                   capturable=capturable)
     lanes = torch.tensor(seeds, device=device)

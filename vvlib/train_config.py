@@ -32,8 +32,7 @@ class TrainConfig:
     adam_eps: float = 1e-8  # AdamW's epsilon (torch's default; the paper names none)
     grad_clip: float = 0.0  # 0: none; else each seed's gradient norm is clipped to this (optim.clip_per_seed)
     dropout: float = 0.0  # the chance that an MLP's hidden activation is zeroed in a training step (dropout_masks)
-    # float32 matrix products in TF32 on a CUDA GPU (10-bit mantissa inputs, float32 sums): faster, and a
-    # different run, so it is a weight setting; off by default and refused on a CPU (bench/tf32_ab.py compares)
+    # float32 matrix products in TF32 on a CUDA GPU: faster, and a different run (bench/tf32_ab.py compares)
     tf32: bool = False
 
     def __post_init__(self):
@@ -52,8 +51,7 @@ class TrainConfig:
                              f"with {self.lr_schedule!r}")
 
 
-# Each field's own values (errors.py): TrainConfig checks itself with them, and a chapter's parameter of
-# the same name is checked by the same rule before anything runs.  The checks between fields are above.
+# Each field's own values (errors.py), for TrainConfig's check and a chapter's parameters of the same names.
 FIELD_RULES = {
     "n_seeds": int_at_least(1), "steps": int_at_least(1), "batch_size": int_at_least(1),
     "lr": positive_number(), "weight_decay": number_at_least(0),
@@ -71,13 +69,8 @@ FIELD_RULES = {
 
 
 def weight_settings(cfg: TrainConfig) -> dict:
-    """The settings that decide the trained weights: all but checkpoint_every and
-    checkpoint_gap_s, which only say how often progress is saved (so runs that differ in them
-    share a store entry), with
-    seed_group 0 wherever the seeds form one group (4 seeds in groups of 4 or of 8 train the
-    same weights as 4 seeds at once, so they share the entry too).  Settings added later are
-    left unsaid at their defaults (the generator draws, a constant learning rate, no clipping),
-    so every run stored before them keeps its entry."""
+    """The settings that decide the trained weights (a run's store key): all but the checkpoint timing, seed_group
+    0 wherever the seeds form one group, and LATER_DEFAULTS left unsaid so that older runs keep their entries."""
     settings = dataclasses.asdict(cfg)
     del settings["checkpoint_every"], settings["checkpoint_gap_s"]
     for name, default in LATER_DEFAULTS.items():

@@ -1,13 +1,9 @@
-"""Build the Jupyter Book: execute every chapter into book/chapters/, then Sphinx.
-
-The book is built with notebook execution off (papermill already ran the chapters)
-and with warnings as errors, so a broken page fails the build instead of shipping.
-"""
+"""Build the Jupyter Book: execute every chapter into book/chapters/, then Sphinx with warnings as errors,
+so a broken page fails the build instead of shipping."""
 
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -32,10 +28,8 @@ from ..experiments.setups.variants import LABELS, PAIR
 from ..experiments.setups.params import DEFAULT_PROFILE, ParameterError
 from ..experiments.storage.store import REPO_ROOT
 
-BOOK_FILES = ("_config.yml", "_toc.yml", "book")
 CLAIMS_TABLE = Path("book") / "chapters" / "claims-table.md"  # written by the build, included by book/intro.md
 ANSWER_FIGURE = Path("book") / "chapters" / "answer.png"  # written by the build, the intro's first figure
-ANSWER_VARIANTS = PAIR
 STREAM_WORDS = {"counter": "counter stream", "generators": "a generator per seed"}  # a panel's data, in its title
 RUN_GROUPS = Path("book") / "chapters" / "run-groups.md"  # written by the build, included by book/scale.md
 PENDING = Path("book") / "chapters" / "pending.md"  # the same, what of the paper's scale is still to run
@@ -44,10 +38,8 @@ KEY_RESULTS = Path("book") / "chapters" / "key-results.md"  # the same, the box 
 
 
 def github_repository(environ=os.environ, root: Path = REPO_ROOT) -> tuple[str, str] | None:
-    """("owner/name", branch) of the book's public GitHub repository, or None when unknown (no launch buttons).
-    From _config.yml's `repository: url:`, else the checkout's git remote `origin` where it is on GitHub, else
-    VVLIB_REPOSITORY or GITHUB_REPOSITORY (owner/name; GitHub Actions sets the second itself).  The branch:
-    VVLIB_BRANCH, GITHUB_REF_NAME, _config.yml's `repository: branch:`, else main."""
+    """("owner/name", branch) of the book's GitHub repository, or None when unknown (no launch buttons): from
+    _config.yml, else the git remote `origin`, else VVLIB_REPOSITORY or GITHUB_REPOSITORY."""
     configured = colab.configured_url(root)
     found = github_name(configured) or github_name(_origin(root))
     if configured and not github_name(configured):
@@ -58,7 +50,8 @@ def github_repository(environ=os.environ, root: Path = REPO_ROOT) -> tuple[str, 
             return None
         if not re.fullmatch(r"[\w.-]+/[\w.-]+", found):
             raise ParameterError(f"VVLIB_REPOSITORY: expected owner/name of a GitHub repository, got {found!r}")
-    branch = environ.get("VVLIB_BRANCH") or environ.get("GITHUB_REF_NAME") or colab.configured_branch(root) or "main"
+    branch = (environ.get("VVLIB_BRANCH") or environ.get("GITHUB_REF_NAME") or colab.configured_url(root, "branch")
+              or "main")
     return found, branch
 
 
@@ -79,17 +72,15 @@ def _origin(root: Path) -> str | None:
 
 
 def launch_links(name: str, repository: str, branch: str) -> dict:
-    """Binder and Colab links that open chapter `name`'s source notebook (notebooks/, no
-    outputs, default parameters).  Not the theme's launch buttons: those point at the page's
-    own file, the executed copy in book/chapters/, which is built, not committed."""
+    """Binder and Colab links that open chapter `name`'s source notebook (the theme's buttons would open the
+    executed copy in book/chapters/, which is built, not committed)."""
     path = f"notebooks/{name}.ipynb"
     return {"Binder": f"https://mybinder.org/v2/gh/{repository}/{quote(branch, safe='')}?labpath={quote(path, safe='')}",
             "Colab": f"https://colab.research.google.com/github/{repository}/blob/{branch}/{path}"}
 
 
 def launch_buttons(name: str, where: tuple[str, str] | None) -> str:
-    """The launch links as buttons (the theme's own button style), or "" where no repository is known.  In Colab
-    the notebook's first cell installs the project and the chapter runs at ci, or at paper with a GPU."""
+    """The launch links as buttons (the theme's own style), or "" where no repository is known."""
     if not where:
         return ""
     buttons = " ".join(f'<a class="btn btn-sm btn-outline-primary" href="{url}" target="_blank" rel="noopener">'
@@ -98,8 +89,7 @@ def launch_buttons(name: str, where: tuple[str, str] | None) -> str:
 
 
 def reproduce_note(name: str, profile: str, overrides: dict | None = None, book_profile: str | None = None) -> str:
-    """'Reproduce this page': the command that made the page.  A page built from the other
-    chapters' results (the summary) names the book build and its profile."""
+    """'Reproduce this page': the command that made the page (for the summary, the book build)."""
     shown = {k: v for k, v in (overrides or {}).items() if not k.endswith("_dir")}  # paths are the reader's own
     command = " ".join([f"python -m vvlib run {name} --profile {profile}",
                         *(f"-p {k} {json.dumps(v) if not isinstance(v, str) else v}" for k, v in shown.items())])
@@ -115,10 +105,8 @@ def _default_text(value) -> str:
 
 
 def page_header(name: str, profile: str, overrides: dict | None = None, where=None, book_profile=None) -> str:
-    """MyST for the top of a chapter page, in one paragraph under its answer: the command that
-    reproduces it, where its results are committed, the paper's scale and launch links, then the
-    chapter's parameters in a collapsed box.  where: github_repository()'s answer, for the launch
-    links; book_profile: the profile the whole book was built at."""
+    """MyST for the top of a chapter page, under its answer: launch links, how to reproduce it, where its results
+    are committed, then its parameters in a collapsed box."""
     chapter = get_chapter(name)
     line = [reproduce_note(name, profile, overrides, book_profile)]
     committed = chapter.profiles.get(profile, {}).get("store_dir") == BOOK_STORE
@@ -140,9 +128,8 @@ def page_header(name: str, profile: str, overrides: dict | None = None, where=No
 
 def prepare_page(notebook: Path, name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None,
                  where: tuple[str, str] | None = None, book_profile: str | None = None):
-    """Make an executed chapter a book page: tag the parameters cell and papermill's injected
-    cell `remove-cell` (the header shows the parameters instead) and put page_header(...)
-    under the answer (or the title)."""
+    """Make an executed chapter a book page: hide the parameters cells (the header shows them) and put
+    page_header(...) under the answer (or the title)."""
     import nbformat
 
     nb = nbformat.read(notebook, as_version=4)
@@ -161,12 +148,9 @@ def prepare_page(notebook: Path, name: str, profile: str = DEFAULT_PROFILE, over
 
 def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Path | None = None, progress=True,
                      overrides: dict | None = None, beside: tuple = ()):
-    """Run every chapter at `profile` (or its default, if it has no such profile); executed
-    notebooks land in root/book/chapters/, results.json files in output_root/<chapter>/.
-    overrides: {chapter: {parameter: value}} on top of the profile.  beside: chapters run one after
-    another, in that order, in a second lane at the same time as the rest (a second core's work); a
-    chapter of the rest waits for those whose store entries it shares (plan.chapter_entries), and the
-    summary for all of them."""
+    """Run every chapter at `profile` (or its default) into root/book/chapters/ and output_root/<chapter>/.
+    overrides: {chapter: {parameter: value}}.  beside: chapters run in order in a second lane beside the rest;
+    a chapter waits for those whose store entries it shares, and the summary for all of them."""
     known = sorted({p for chapter in CHAPTERS.values() for p in chapter.profile_names()})
     if profile not in known:
         raise ParameterError(f"profile: expected one of {', '.join(known)}, got {profile!r}")
@@ -215,8 +199,7 @@ def write_run_groups(root: Path, stores=(REPO_ROOT / PAPER_SCALE_STORE, REPO_ROO
 
 
 def write_status(root: Path, store_dir: Path = REPO_ROOT / PAPER_SCALE_STORE, results_dir: Path | None = None):
-    """The introduction's findings box (at the paper's scale, from store_dir and the chapters' results.json in
-    results_dir, and what is still to run) and the scale page's table of the GPU queue's units not yet stored."""
+    """The introduction's findings box and the scale page's table of the GPU queue's units not yet stored."""
     rows = pending.pending()
     (Path(root) / PENDING).parent.mkdir(parents=True, exist_ok=True)
     (Path(root) / PENDING).write_text(pending.markdown(rows) + "\n")
@@ -227,10 +210,9 @@ def write_status(root: Path, store_dir: Path = REPO_ROOT / PAPER_SCALE_STORE, re
 
 
 def write_answer_figure(root: Path, store_dir: Path = REPO_ROOT / PAPER_SCALE_STORE):
-    """The figure the introduction opens with: Tables 1 and 2 at the paper's scale, ours (the committed
-    runs of chapters 4 and 5's paper profile, 95% intervals over seeds) against the paper's numbers."""
+    """The figure the introduction opens with: Tables 1 and 2 at the paper's scale, ours against the paper's."""
     n_seeds, panels = answer_panels(store_dir)
-    fig = plots.answer(panels, {v: LABELS[v] for v in ANSWER_VARIANTS}, paper.LENGTHS,
+    fig = plots.answer(panels, {v: LABELS[v] for v in PAIR}, paper.LENGTHS,
                        title=f"{n_seeds} seeds per variant at the paper's steps, on a GPU")
     (Path(root) / ANSWER_FIGURE).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(Path(root) / ANSWER_FIGURE, dpi=110)
@@ -238,28 +220,25 @@ def write_answer_figure(root: Path, store_dir: Path = REPO_ROOT / PAPER_SCALE_ST
 
 
 def answer_panels(store_dir: Path) -> tuple[int, list]:
-    """(seeds per variant, the answer figure's panels): per task the runs its chapter leads with (the paper
-    profile's own stream where all are committed, else the earlier runs), each panel naming its own data
-    (chapter 4's argmax may still show the earlier runs while chapter 5's dictionary shows the counter stream)."""
+    """(seeds per variant, the answer figure's panels): per task the runs its chapter leads with, each panel
+    naming its own data (the counter stream, or the earlier per-seed generators)."""
     panels = []
     for task in TASKS:
         draws, P, accuracy, _ = latest_accuracy_runs(BY_TASK[task.name].name, task.name, store_dir)
         panels.append({"title": f"{task.table}: {task.title} ({STREAM_WORDS[draws]})", "lengths": P.eval_lengths,
-                       "ours": {v: 100 * accuracy[v] for v in ANSWER_VARIANTS},
-                       "paper": {v: task.accuracy[v] for v in ANSWER_VARIANTS}})
+                       "ours": {v: 100 * accuracy[v] for v in PAIR},
+                       "paper": {v: task.accuracy[v] for v in PAIR}})
     return P.n_seeds, panels
 
 
 def write_claims_table(root: Path, results_dir: Path):
-    """The summary's verdicts as the Markdown table the introduction includes, so that the book's
-    first page shows the numbers the chapters computed in this build."""
+    """The summary's verdicts as the Markdown table the introduction includes, from this build's chapters."""
     records = claims.load(results_dir, SUMMARY.name)["metrics"]["claims"]
     (Path(root) / CLAIMS_TABLE).write_text(claims.claims_table(records) + "\n")
 
 
 def write_scale_gaps(root: Path, results_dir: Path):
-    """The scale page's table: chapters 4 and 5's +LN minus the Baseline at every scale they computed, read from
-    their results.json."""
+    """The scale page's table: chapters 4 and 5's +LN minus the Baseline at every scale they computed."""
     rows = []
     for task in TASKS:
         path = Path(results_dir) / BY_TASK[task.name].name / "results.json"
@@ -300,20 +279,8 @@ def build_html(root: Path) -> Path:
     return root / "_build" / "html" / "index.html"
 
 
-def copy_sources(dest: Path):
-    """The book's sources (config, toc, prose) in another folder, e.g. to build a test copy."""
-    dest = Path(dest)
-    for name in BOOK_FILES:
-        src = REPO_ROOT / name
-        if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("chapters", "_build"), dirs_exist_ok=True)
-        else:
-            shutil.copy2(src, dest / name)
-
-
 def build_book(profile: str = DEFAULT_PROFILE, stored_only: bool = False) -> Path:
-    """Execute every chapter and build the HTML.  stored_only: a chapter whose results are
-    not in the store fails instead of computing them (runs.stored_only)."""
+    """Execute every chapter and build the HTML; stored_only: a chapter fails rather than compute a missing result."""
     from ..experiments.storage.runs import stored_only as stored_only_mode
 
     with stored_only_mode(stored_only):  # papermill's kernels inherit it

@@ -1,8 +1,5 @@
-"""Google Colab: the first cell of every chapter notebook, which installs the project when the chapter was opened
-in Colab (a launch button) and does nothing anywhere else, and the profile a chapter runs at there.
-
-The cell is written from one template with the repository of _config.yml (`repository: url:`), since a
-notebook opened in Colab cannot tell where it came from: `sync_notebooks()` rewrites it after that url changes.
+"""Google Colab: every chapter notebook's first cell, which installs the project in Colab (and does nothing
+elsewhere), written with _config.yml's repository url by `sync_notebooks()`; and the profile a chapter runs at there.
 """
 
 import json
@@ -32,20 +29,12 @@ if "google.colab" in sys.modules:
     COLAB_PROFILE = "paper" if torch.cuda.is_available() else "ci"  # page.configure runs the chapter at it'''
 
 
-def configured_url(root: Path = REPO_ROOT) -> str:
-    """_config.yml's `repository: url:`, or "" where it names none."""
+def configured_url(root: Path = REPO_ROOT, field: str = "url") -> str:
+    """_config.yml's `repository: url:` (or another field of it, e.g. "branch"), or "" where it names none."""
     import yaml
 
     config = yaml.safe_load((Path(root) / "_config.yml").read_text()) or {}
-    return str((config.get("repository") or {}).get("url") or "")
-
-
-def configured_branch(root: Path = REPO_ROOT) -> str:
-    """_config.yml's `repository: branch:`, or ""."""
-    import yaml
-
-    config = yaml.safe_load((Path(root) / "_config.yml").read_text()) or {}
-    return str((config.get("repository") or {}).get("branch") or "")
+    return str((config.get("repository") or {}).get(field) or "")
 
 
 def install_source(url: str) -> str:

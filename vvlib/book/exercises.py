@@ -1,6 +1,5 @@
-"""The chapters' exercises: one record each (its run, the results.json key it reads, the rule that turns
-a reference run into the accepted range), the reference runs that compute those ranges, and the check
-of a student's run against them.  No expected answer is typed: each comes from results/exercises/NAME.json.
+"""The chapters' exercises: one record each (its run, the key it reads, the rule that turns a reference run into
+the accepted range), the reference runs that compute those ranges (results/exercises/), and the check of a run.
 """
 
 import json
@@ -21,8 +20,7 @@ from ..experiments.storage.store import REPO_ROOT
 
 REFERENCES = REPO_ROOT / "results" / "exercises"
 RUNS = REPO_ROOT / "_output" / "exercises"  # the reference runs' own output folders (git-ignored)
-# Runs whose record sets `fresh` start from an empty store, so their time is a first run's; the others share one
-# store in exercise order, as a student working through them in one clone does (chapters 6 and 7 share models).
+# `fresh` runs start from an empty store; the others share one in exercise order, as a student's clone does.
 SHARED_STORE = RUNS / "store"
 
 
@@ -224,7 +222,7 @@ def lookup(metrics, key: str | None, where: str = "results.json"):
 def metrics_of(folder) -> dict:
     path = Path(folder) / "results.json"
     if not path.exists():
-        raise ParameterError(f"run: no results.json in {folder}; run the exercise's command with --output {folder}")
+        raise ParameterError(f"output: no results.json in {folder}; run the command with --output {folder} first")
     return json.loads(path.read_text())["metrics"]
 
 
@@ -327,12 +325,6 @@ def _committed(name: str):
         return None
 
 
-def _missing(name: str):
-    from IPython.display import Markdown
-
-    return Markdown(f"*No reference run yet: `python -m vvlib exercises --compute {name}` computes it.*")
-
-
 def task(name: str):
     """The command an exercise runs, how long its reference took, and how to check: Markdown for its page."""
     from IPython.display import Markdown
@@ -351,7 +343,7 @@ def solution(name: str):
 
     ref = _committed(name)
     if ref is None:
-        return _missing(name)
+        return Markdown(f"*No reference run yet: `python -m vvlib exercises --compute {name}` computes it.*")
     low, high = ref["range"]
     return Markdown(f"Expected: `{ref['key']}` between **{_number(low)}** and **{_number(high)}**, "
                     f"{ref['rule']}. The reference run gave {_number(ref['reference'])}.")
