@@ -1,10 +1,26 @@
 """The knobs turned on an attention head: the paper's two, and chapter 10's two.
 
-`norm` on the attention output O: none (the Baseline), standardize (o - mean_d o) / (std_d o + eps), layernorm
-(gamma standardize(o) + beta; eps added to the std as the paper does, not inside the root as torch does), or
-chapter 10's rescale (centred_mix).  `temperature`: fixed, or adaptive (Velickovic et al. 2024: softmax(beta
-logits), beta = max(p(H), 1) for a quartic p of the entropy H, at test time only).  `logit_scale`: none, or
-log_n (Scalable-Softmax, Nakanishi 2025: logits times s ln N, s learned per head).
+1. What happens to the attention output O before the readout MLP (`norm`):
+     none         the Baseline
+     standardize  (o - mean_d o) / (std_d o + eps), no parameters  (paper, section 3.2)
+     layernorm    gamma * standardize(o) + beta, gamma and beta learned  (paper, section 2)
+     rescale      chapter 10's variance-preserving output: sum_n (A_n - 1/N) v_n / ||A - 1/N||_2,
+                  the attention output minus the plain average of the values, divided by
+                  the length of the centred weights (see centred_mix)
+   The paper adds eps to the standard deviation, not inside the square root as
+   torch.nn.LayerNorm does; we follow the paper.  The two agree to ~eps/std.
+
+2. The softmax temperature (`temperature`):
+     fixed     softmax(logits)
+     adaptive  Velickovic et al. (2024): beta = max(p(H), 1) where H is the entropy
+               (nats) of softmax(logits) and p a quartic fitted by the authors; heads
+               with H <= 0.5 are left alone.  Output softmax(beta * logits).
+               Used only at test time, on models trained with `fixed`.
+
+3. Chapter 10's length-aware logits (`logit_scale`):
+     none      the paper's logits
+     log_n     Scalable-Softmax (Nakanishi, 2025): logits times s * ln N, N the number of
+               items in the sequence, s a learned scalar per head
 """
 
 from dataclasses import dataclass
@@ -39,7 +55,8 @@ def entropy(probs: torch.Tensor) -> torch.Tensor:
 
 
 def beta_at_entropy(h: torch.Tensor) -> torch.Tensor:
-    """The adaptive rule's inverse temperature for a head whose entropy is h (nats), never below 1."""
+    """The adaptive rule's inverse temperature for a head whose entropy is h (nats).  The quartic
+    exceeds 1 only between about 0.85 and 5.94 nats, so a head outside that band is left alone too."""
     poly = torch.zeros_like(h)
     for coefficient in ADAPTIVE_POLY:  # Horner's rule
         poly = poly * h + coefficient
@@ -70,8 +87,13 @@ def attention_weights(logits, temperature: str = "fixed", mask=None) -> torch.Te
 
 
 def centred_mix(weights, items, mask=None, eps: float = EPS):
-    """sum_n c_n x_n / ||c||_2 with c = A - 1/N per head, (..., H, N) and (..., N, F) -> (..., H, F): the c_n
-    sum to zero, so for i.i.d. items the result keeps their variance at every N (chapter 10).  Masked: no weight."""
+    """sum_n c_n x_n / ||c||_2 with c = A - 1/N over the sequence's items, per head: weights (..., H, N) and
+    items (..., N, F) -> (..., H, F).
+
+    Because the c_n sum to zero, the mean of the items cancels; if the weights are
+    independent of i.i.d. items of variance sigma^2, every component of the result has
+    variance exactly sigma^2 at every N (chapter 10 proves it).  Masked items (mask (..., 1, N)) get no
+    weight."""
     if mask is None:
         uniform = torch.full_like(weights, 1 / weights.shape[-1])
     else:

@@ -1,5 +1,11 @@
-"""Chapter 10: the paper's two open questions, answered with the paper's own yardsticks: the rescaled output on
-chapter 2's random module and its theory, the best variant per length, the trained models' output slopes."""
+"""Chapter 10: the paper's two open questions, answered with the paper's own yardsticks.
+
+    mc_curves / mc_theory   the rescaled output against the plain one, on chapter 2's
+                            random attention module, and against its large-N theory
+    best_by_length          which variant is ahead at each length, and is it significantly
+    output_slopes           how fast the per-component std of what the readout sees falls
+                            with N in the trained models (probing, as in chapter 6)
+"""
 
 import dataclasses
 import math
@@ -16,7 +22,8 @@ OUTPUTS = {"plain": "plain attention output", "rescale": "rescaled output"}
 
 def mc_curves(module: mc.RandomAttention, lengths, n_sequences: int, components, device="cpu",
               progress=True) -> pd.DataFrame:
-    """std_curve of the plain and the rescaled output of the same random module: one row per (output, N, component)."""
+    """std_curve of the plain and the rescaled output of the same random module (i.i.d. tokens,
+    fixed query): one row per (output, N, component), with column `setting` naming the output."""
     frames = []
     for output, label in OUTPUTS.items():
         tables = mc.Tables(dataclasses.replace(module, output=output), device)
@@ -35,7 +42,8 @@ def mc_slopes(curves: pd.DataFrame) -> pd.DataFrame:
 
 
 def mc_theory(module: mc.RandomAttention, curves: pd.DataFrame, device="cpu") -> pd.DataFrame:
-    """The rescaled output's mean / sqrt(N) and variance beside montecarlo.rescaled_limits, per (N, component)."""
+    """The rescaled output's Monte Carlo mean / sqrt(N) and variance beside the delta-method
+    limits (montecarlo.rescaled_limits), one row per (N, component)."""
     tables = mc.Tables(dataclasses.replace(module, output="rescale"), device)
     limits = {k: v.cpu().numpy() for k, v in mc.rescaled_limits(tables).items()}
     part = curves[curves["output"] == "rescale"]
@@ -49,8 +57,9 @@ def mc_theory(module: mc.RandomAttention, curves: pd.DataFrame, device="cpu") ->
 
 
 def best_by_length(accuracy: dict, lengths, labels: dict) -> pd.DataFrame:
-    """Per length, the variant with the highest mean accuracy ({variant: (seeds, lengths)}), the runner-up, and
-    the paired t-test between them."""
+    """Per length, the variant with the highest mean accuracy, the runner-up, and the paired
+    t-test between them (seeds are paired: same seed index, same data and test sequences).
+    accuracy: {variant: (seeds, lengths) array of fractions}."""
     rows = []
     for j, n in enumerate(lengths):
         means = {v: mean_and_sem(100 * np.asarray(a)[:, j])[0] for v, a in accuracy.items()}
@@ -62,7 +71,9 @@ def best_by_length(accuracy: dict, lengths, labels: dict) -> pd.DataFrame:
 
 
 def output_slopes(runs: dict, eval_cfg, reference: int, device="cpu", progress=True) -> pd.DataFrame:
-    """Per variant and seed, probing.component_slopes over N >= reference of what the readout sees."""
+    """Per variant and seed, the median over components of the log-log slope of a component's
+    std across test sequences against N >= reference, measured on what the readout sees.
+    runs: {variant: runs.TrainedRun}."""
     rows = []
     lengths = [n for n in eval_cfg.lengths if n >= reference]
     for variant, run in runs.items():

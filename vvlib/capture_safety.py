@@ -1,8 +1,12 @@
 """What a CUDA graph cannot record, caught on any device: host copies and host reads.
 
-While a graph records, PyTorch refuses a copy from host memory and anything that makes the host wait for a
-value (.item(), bool(t), a boolean-mask index).  Those fail only on a GPU, so `HostTraffic` (a
-TorchFunctionMode) lists them on any device: tests/test_capture.py runs the recorded step under it on a CPU.
+A CUDA graph records kernels; while it records, PyTorch refuses a copy from host memory
+(torch.tensor([...], device="cuda"), torch.as_tensor(3, device="cuda")) and anything that
+makes the host wait for a value (.item(), .tolist(), bool(t), a boolean-mask index, whose
+output size the host must read).  Those only fail on a GPU, which CI does not have, so
+`HostTraffic` watches every torch call at the Python level (a TorchFunctionMode) and lists
+the ones that would copy from or read back to the host there, whatever the device they run
+on: the recorded step runs under it on a CPU in tests/test_capture.py.
 """
 
 import torch

@@ -1,5 +1,9 @@
-"""How two runs are compared, length by length, everywhere in the book: a difference counts as evidence where
-the paired t-test gives p < ALPHA (never a missing one), and Evidence.verdict turns the counts into one word.
+"""How two runs are compared, length by length, everywhere in the book.
+
+A difference between two runs at one test length counts as evidence when the paired t-test
+over seeds gives p < ALPHA; a p-value that is missing or undefined (None or nan: one seed,
+identical differences) never counts.  Evidence.verdict turns the counts over the lengths
+compared into one word, by a rule fixed in advance and printed on the summary page.
 """
 
 import math
@@ -19,7 +23,8 @@ def pair_name(pair) -> str:
 
 
 def beyond_training(lengths, longest_training: int) -> list:
-    """The test lengths (ints or str keys) above the longest training sequence, where a claim is judged."""
+    """The test lengths a claim about length generalisation is judged at: those above the
+    longest training sequence, as given (ints, or the str keys of results.json)."""
     return [n for n in lengths if int(n) > longest_training]
 
 
@@ -43,7 +48,8 @@ def format_interval(d: dict, digits: int = 1) -> str:
 
 
 def format_p(p, alpha=ALPHA) -> str:
-    """A p-value with as few digits as show its side of alpha (0.048, not 0.05); 'n/a' when missing or undefined."""
+    """A p-value for a table: one significant digit, or as many more as it takes to show on which
+    side of alpha it falls (0.048 as '0.048', not '0.05'); 'n/a' when missing or undefined."""
     if p is None or math.isnan(p):
         return "n/a"
     for digits in range(1, 16):
@@ -65,8 +71,8 @@ class Evidence:
     alpha: float = ALPHA
 
     def verdict(self) -> str:
-        """Supported: significantly ahead at half the lengths or more and never significantly behind; contradicted:
-        the mirror image; mixed: significant both ways."""
+        """Supported: significantly ahead at half the lengths or more and never significantly
+        behind; contradicted: the mirror image; mixed: significant both ways; untested: no length compared."""
         if not self.lengths:
             return UNTESTED
         if self.ahead_significant and self.behind_significant:
@@ -83,7 +89,8 @@ class Evidence:
 
 
 def compare(claimed: dict, other: dict, p_values: dict, lengths, higher_is_better=True, alpha=ALPHA) -> Evidence:
-    """claimed, other: {N: mean}; p_values: {N: p or None}, at `lengths`; a tie counts neither way."""
+    """claimed, other: {N: mean}; p_values: {N: p or None}; lengths: the N (keys of those
+    dicts) to compare.  A tie counts neither way."""
     sign = 1 if higher_is_better else -1
     diff = {n: sign * (claimed[n] - other[n]) for n in lengths}
     ahead = [n for n in lengths if diff[n] > 0]

@@ -1,10 +1,19 @@
-"""Where a batch's random numbers come from: two sources behind the same methods (rand, randint, index_below,
-distinct), with the shapes of one seed's batch.
+"""Where a batch's random numbers come from: two sources behind the same few methods.
 
-`GeneratorDraws` reads a torch.Generator in call order: the original streams, one per seed, which differ
-between CPU and CUDA.  `CounterDraws` computes every number from where it sits, (key, coordinate, lane,
-call, position), by Philox-4x32-10 (philox.py): all seeds in one batch of kernels (a leading lane
-dimension), no generator state, and the same bits on every device and for any seed grouping.
+`GeneratorDraws` reads a torch.Generator in call order: the engine's original streams, which
+made every result committed before the counter stream existed; each seed has its own generator,
+so a step draws seed by seed, and CPU and CUDA give different numbers.
+
+`CounterDraws` computes every number as a pure function of where it sits: (key, coordinate,
+lane, call, position), with the key naming the run seed and the stream, the lane the seed
+index, the coordinate the training step, the call which tensor of the batch, and the position
+the element (Philox-4x32-10, vvlib/philox.py).  So all seeds' batches come out of one batch of
+kernels, a CUDA graph can record them with no generator state (the step is a tensor the graph
+reads), a checkpoint needs only the step, and seed s's data are the same bits on a CPU and a GPU,
+whatever the seed grouping.
+
+A task samples through `rand`, `randint`, `index_below` and `distinct`; shapes are those of
+one seed's batch, and CounterDraws with lanes puts a leading lane dimension before them.
 """
 
 import math
@@ -25,8 +34,10 @@ def check(draws: str):
 
 
 def short_row_log2(n: int, n_classes: int) -> float:
-    """log2 of a bound on the chance that M = 2n + 32 i.i.d. draws from n_classes hold fewer than n distinct
-    values: the repeats are dominated by a Binomial(M, p = M / n_classes), and P(>= k = M - n + 1) <= C(M, k) p^k."""
+    """log2 of a bound on the chance that M = 2n + 32 i.i.d. draws from n_classes hold fewer
+    than n distinct values.  Each draw repeats an earlier value with chance below M / n_classes
+    whatever came before, so the repeats are dominated by a Binomial(M, M / n_classes); fewer
+    than n distinct needs k = M - n + 1 repeats, and P(Binomial >= k) <= C(M, k) p^k."""
     draws = 2 * n + FIXED_EXTRA_DRAWS
     k, p = draws - n + 1, draws / n_classes
     if p >= 1:
@@ -48,7 +59,8 @@ def _first_distinct(draws: torch.Tensor) -> torch.Tensor:
 
 
 def first_n_distinct(draws: torch.Tensor, n: int) -> torch.Tensor:
-    """(..., n): the first n distinct values of each row of draws (..., M), in fixed kernels (a short row: zeros)."""
+    """(..., n): the first n distinct values of each row of draws (..., M), in a fixed sequence of
+    kernels; a row with fewer ends in zeros (callers make that chance negligible)."""
     first = _first_distinct(draws)
     slot = first.cumsum(dim=-1) - 1  # where each first draw goes in the row
     slot = torch.where(first & (slot < n), slot, n)  # repeats and extra values go to a column that is dropped
@@ -57,9 +69,15 @@ def first_n_distinct(draws: torch.Tensor, n: int) -> torch.Tensor:
 
 
 def sample_distinct(gen, rows: int, n: int, n_classes: int, device) -> torch.Tensor:
-    """`rows` x `n` integers in [0, n_classes), distinct within each row, uniformly: the first n distinct of
-    i.i.d. draws (a short row drawn again on a CPU; fixed kernels on a GPU where safe), or the first n of a
-    random permutation for rows longer than half the classes."""
+    """`rows` x `n` integers in [0, n_classes), distinct within each row, uniformly.
+
+    Each row is the first n distinct values of a stream of i.i.d. uniform draws (the
+    same law as drawing one at a time and rejecting repeats).  On a CPU, rows whose 2n draws
+    hold fewer than n distinct values are drawn again; that event is symmetric in the labels,
+    so the law stays uniform.  On a GPU the draws are made in a fixed number of kernels
+    (`sample_distinct_fixed`), which a CUDA graph can record, wherever that is safe.  Rows
+    longer than half the classes take the first n of a random permutation instead.
+    """
     if n > n_classes:
         raise ValueError(f"cannot draw {n} distinct keys from {n_classes} key classes")
     if 2 * n > n_classes:
@@ -80,8 +98,11 @@ def sample_distinct(gen, rows: int, n: int, n_classes: int, device) -> torch.Ten
 
 
 def sample_distinct_fixed(gen, rows: int, n: int, n_classes: int, device) -> torch.Tensor:
-    """sample_distinct's law in fixed kernels a CUDA graph can record: the first n distinct of 2n + 32 draws.
-    A short row (chance below 2^-100 where it is used) would end in zeros."""
+    """sample_distinct's law in a fixed sequence of kernels with no host synchronisation, so a
+    CUDA graph can record it: each row is the first n distinct values of its 2n + 32 draws.  A
+    row whose draws hold fewer (chance below 2^short_row_log2(n, n_classes), which
+    sample_distinct keeps below 2^-100: about 10^-30) would end in zeros; in 100 seeds x 10,000
+    steps x 128 rows that has a chance below 10^-21 of happening once."""
     draws = torch.randint(n_classes, (rows, 2 * n + FIXED_EXTRA_DRAWS), generator=gen, device=device)
     return first_n_distinct(draws, n)
 
@@ -148,8 +169,10 @@ class CounterDraws:
         return (self.words(*counts.shape[len(self.lead):]) * counts) >> 32
 
     def distinct(self, rows: int, n: int, n_classes: int) -> torch.Tensor:
-        """(lead..., rows, n) keys distinct within each row, uniformly: as sample_distinct_fixed where that is
-        safe, else the first n of a random permutation (a stable sort of 63 random bits per class)."""
+        """(lead..., rows, n) keys distinct within each row, uniformly: the first n distinct of
+        2n + 32 draws where a short row is negligible (fixed_draw_is_safe), else the first n of
+        a random permutation (classes sorted by 63 random bits each; a stable sort settles the
+        rare tie the same way on every device)."""
         if n > n_classes:
             raise ValueError(f"cannot draw {n} distinct keys from {n_classes} key classes")
         if 2 * n <= n_classes and fixed_draw_is_safe(n, n_classes):

@@ -1,7 +1,10 @@
 """Accuracy of a trained ensemble at long lengths, in bounded memory.
 
-The test sequences for length N are fixed by (eval seed, task, N), one random stream per block of EVAL_BLOCK,
-so every variant and seed sees the same sequences, and the chunking (`max_items`) never changes an answer.
+The test sequences for length N are fixed by (eval seed, task, N): they are generated
+in blocks of EVAL_BLOCK sequences, one random stream per block (a torch.Generator, or with
+draws="counter" a counter stream whose bits are the same on every device), so every variant and
+every seed sees the same sequences (a paired comparison), and how the work is chunked
+(`max_items`) changes the cost, never the data or the answer.
 """
 
 import dataclasses
@@ -40,8 +43,10 @@ FIELD_RULES = {"lengths": ints_at_least(1), "n_sequences": int_at_least(1), "see
 
 
 def settings(cfg: EvalConfig) -> dict:
-    """The config as a plain dict for store hashes; generator draws are left unsaid, so that older entries keep
-    their keys, and a short last block (drawn whole since test_block changed) says so."""
+    """The config as a plain dict for store hashes; the original generator draws are left
+    unsaid, so that evaluations stored before the counter stream keep their entries.  Generator
+    draws of a short last block changed on 2026-11-29 (test_block): those sets say so, so that an
+    entry stored before then is not read as theirs."""
     out = dataclasses.asdict(cfg)
     if cfg.draws == "generators":
         del out["draws"]
@@ -51,8 +56,9 @@ def settings(cfg: EvalConfig) -> dict:
 
 
 def test_block(model_cfg: ModelConfig, cfg: EvalConfig, n: int, block: int, device):
-    """Block `block` of the test set at length n; a short last block keeps the first rows of the whole block, so
-    that a larger test set begins with a smaller one's sequences."""
+    """Block `block` of the test set at length n.  A short last block keeps the first rows of the whole
+    block: a generator's draws for fewer rows are not the first rows of its draws for more, so drawing the
+    block whole is what makes a larger test set begin with a smaller one's sequences at any size."""
     rows = min(EVAL_BLOCK, cfg.n_sequences - block * EVAL_BLOCK)
     stream = (cfg.seed, "eval", model_cfg.task.name, n, block)
     if cfg.draws == "counter":
@@ -91,7 +97,9 @@ def count_correct(model_cfg, params, batch, temperature, max_items) -> torch.Ten
 
 @torch.inference_mode()
 def block_correct(model_cfg: ModelConfig, params, cfg: EvalConfig, device="cpu", max_items=2**18, progress=True):
-    """Correct answers per seed, length and block of test sequences: (S, len(lengths), n_blocks) int64."""
+    """Correct answers per seed, length and block of test sequences: a (S, len(lengths),
+    n_blocks) int64 tensor.  Every seed sees the same blocks, so the spread of the seeds' mean
+    over blocks measures how much a test set of that size moves the mean by itself."""
     device = torch.device(device)
     params = {k: v.detach().to(device) for k, v in params.items()}
     limit = model_cfg.task.max_length()

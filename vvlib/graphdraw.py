@@ -1,9 +1,17 @@
 """Training batches drawn by replaying a CUDA graph: the same numbers, far fewer launches.
 
-Per-seed generator draws cost about eight small launches per seed and step on a GPU (bench/README.md); a
-graph records them once per training length with each generator registered, so a replay advances them as the
-eager draw would and the weights are the same bit for bit.  Only a fixed sequence of kernels can be recorded
-(Task.capturable).
+Every seed draws its batch from its own generator, so that seed s's data never depend on
+which seeds share the ensemble.  On a GPU that costs about eight small kernel launches per
+seed and step, most of a step at 100 seeds (bench/README.md).  A CUDA graph records those
+launches once, per training length, and replays them in one call.  Each seed's generator
+is registered with the graph, so a replay draws from and advances the generators exactly as
+the eager draw would: the batches, and so the trained weights, are the same bit for bit
+(tests/test_train.py, on a GPU).
+
+Only a draw that is a fixed sequence of kernels can be recorded (Task.capturable): argmax
+retrieval's is; dictionary lookup's is on a GPU for the training lengths of the book and the
+paper (draws.sample_distinct_fixed; on a CPU it redraws rows until their keys are distinct,
+and how often is something the host must read, which a graph could not hold).
 """
 
 import contextlib
@@ -60,8 +68,11 @@ def recorded(work, generators):
 
 @contextlib.contextmanager
 def without_garbage_collection():
-    """Collect first, then keep Python's collector off until the recording ends: freeing an earlier trainer's
-    graph (in a reference cycle) while another records invalidates it (cudaErrorStreamCaptureInvalidated)."""
+    """Collect first, then keep Python's collector off until the recording ends.  An earlier
+    trainer's graphs that sit in a reference cycle are freed by the collector, at whatever
+    allocation triggers it; freeing a graph while another records invalidates that recording
+    (a GPU showed it: cudaErrorStreamCaptureInvalidated, 'operation not permitted when stream
+    is capturing (function reset)'), and torch no longer collects on entering the recording."""
     gc.collect()
     was_enabled = gc.isenabled()
     gc.disable()

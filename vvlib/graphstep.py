@@ -1,9 +1,18 @@
-"""A whole training step replayed from a CUDA graph: the draw, the forward and backward pass and AdamW's
-update (capturable=True), one replay per step and seed group, the same kernels on the same memory.
+"""A whole training step replayed from a CUDA graph: the draw, the forward and backward pass
+and AdamW's update, one replay per step and seed group.
 
-Recording needs a warm-up step first, whose changes to the weights, AdamW's state and the generators are
-undone, so it leaves no trace.  A graph holds the addresses of the weights and AdamW's state: after a resume
-replaces them, the trainer records afresh.
+graphdraw.py records the draw alone; the forward and backward pass and the update are still
+hundreds of small kernels launched one by one, each too small to fill a GPU.  This records
+them all, once per training length.  What a replay computes is what the eager step computes
+(the same kernels on the same memory), so the weights should be the same bit for bit:
+tests/test_train.py checks it on a GPU.
+
+Recording needs a warm-up step first (lazily made kernels and handles; AdamW's state), which
+would otherwise be a step too many: the warm-up's changes to the weights, AdamW's state and
+the generators are undone before recording, so it leaves no trace.  Recording itself
+launches nothing.  AdamW must be built with capturable=True (its step count then stays on the
+GPU).  A graph holds the addresses of the weights, the gradients and AdamW's state: a
+checkpoint's resume replaces AdamW's state tensors, so the trainer records afresh after one.
 """
 
 import torch

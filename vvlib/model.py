@@ -7,15 +7,32 @@
     O' = norm(O)                             none | layernorm | standardize
     prediction = readout MLP(O')
 
-The model is a *batched ensemble*: every weight has a leading seed dimension S, and seed s's
-weights depend only on (init_seed, s).  With a single query, K and V are never materialised:
-h_n W_K . q = h_n . (q W_K^T) and sum_n A_n h_n W_V = (sum_n A_n h_n) W_V, the same function reordered.
+The model is a *batched ensemble*: every weight has a leading seed dimension S, so
+S independently initialised models train in one set of large matrix products.  Seed
+s's weights depend only on (init_seed, s), never on which other seeds share the batch.
 
-Chapters 10 and 11 extend it (all defaults give the paper's model, bit for bit): heads H (column blocks
-of W_Q, W_K, W_V, outputs concatenated), layers L (layer l+1's query is layer l's normed output; only the
-query is updated, so the cost stays O(N)), logit_scale, norm rescale, norm_layers (the norm after every
-layer or the last only), and attention "torch" (torch.nn.MultiheadAttention's one-head block: Q/K/V
-biases, an output projection W_O, Xavier-uniform in-projection, the norm on W_O's output).
+Since there is a single query, K and V are never materialised: h_n W_K . q equals
+h_n . (q W_K^T), and sum_n A_n h_n W_V equals (sum_n A_n h_n) W_V.  This is the same
+function, reordered, and saves two N x D x D products per sequence.
+
+Chapter 10 extends it (all defaults give the paper's model, bit for bit):
+    heads H        head j uses columns j*D/H..(j+1)*D/H of W_Q, W_K, W_V and scales its
+                   logits by 1/sqrt(D/H); the heads' outputs are concatenated (no W_O)
+    layers L       a stack of L attention layers over the same encoded items: the query of
+                   layer l+1 is the (normed) output of layer l; no residual connection, as in
+                   the paper's one layer.  Only the query is updated, so the cost stays O(N)
+                   (self-attention among items would cost O(N^2), beyond a CPU at N = 2^14)
+    logit_scale    none | log_n (attention.LOGIT_SCALES)
+    norm           also rescale (attention.centred_mix)
+    norm_layers    all | last: with several layers, the norm follows every layer's output (the paper's +LN
+                   repeated) or only the last one's, the earlier layers' outputs passing on as they are
+                   (chapter 11 asks which layer's norm sets the deep +LN apart)
+
+Chapter 11 may swap the attention block (`attention`):
+    paper          the block above: W_Q, W_K, W_V without biases, no output projection
+    torch          torch.nn.MultiheadAttention's block with one head: biases on the Q, K and V
+                   projections, an output projection W_O with a bias, the joint Q/K/V weight drawn
+                   Xavier-uniform and every bias zero; the norm acts on the output of W_O
 """
 
 import dataclasses
@@ -86,8 +103,9 @@ LATER_DEFAULTS = {"query_table": False, "attention": "paper", "norm_layers": "al
 
 
 def settings(cfg: ModelConfig) -> dict:
-    """The config as a plain dict for store hashes: every field but those added after results were
-    committed (LATER_DEFAULTS), left out at their default so that no stored entry moves."""
+    """The config as a plain dict, for store hashes: every field, so that a stored spec says
+    everything (a store whose specs left fields out is refused: store.check_format),
+    except those of LATER_DEFAULTS at their default."""
     spec = dataclasses.asdict(cfg)
     for name, default in LATER_DEFAULTS.items():
         if spec[name] == default:
@@ -192,8 +210,10 @@ def features(cfg: ModelConfig, params, batch: Batch):
 
 
 def attention_layer(cfg: ModelConfig, params, prefix: str, q, h, mask, temperature):
-    """One layer's heads at once: their attention weights (S, B, H, N) and output (S, B, D).  One product reads
-    the items h, the layer's largest tensor, for all heads; with one head, the paper's model's products."""
+    """One layer's heads at once: their attention weights (S, B, H, N) and output (S, B, D).  Head j's logits
+    are h . (q_j W_K,j^T) / sqrt(D/H) and its output (sum_n A_jn h_n) W_V,j, so every head reads the items h,
+    the layer's largest tensor by far, in one product for all heads (and its backward writes their gradient
+    once) instead of once per head.  With one head these are the same products as the paper's model."""
     S, width = h.shape[0], cfg.hidden // cfg.heads
     cols = [slice(j * width, (j + 1) * width) for j in range(cfg.heads)]
     mask = None if mask is None else mask.unsqueeze(-2)  # (S, B, 1, N): the same items for every head
@@ -222,8 +242,9 @@ def normalize(cfg: ModelConfig, params, prefix: str, o):
 
 
 def forward(cfg: ModelConfig, params, batch: Batch, temperature="fixed", probe=False, dropout=None):
-    """Class logits (S, B, n_outputs); with probe=True also the last layer's internals (attention (S, B, N), or
-    (S, B, H, N) with several heads; output; normalized) and every layer's weights ("layer_attention").
+    """Class logits (S, B, n_outputs); with probe=True also the internals of the last
+    layer as a dict (attention (S, B, N) with one head, (S, B, H, N) with several), and every
+    layer's attention weights, first layer first ("layer_attention": a list of (S, B, H, N)).
     `dropout`: masks for the MLPs' hidden activations while training (mlp), None otherwise."""
     x, y = features(cfg, params, batch)
     h = mlp(params, "enc", cfg.encoder_layers, x, dropout)  # (S, B, N, D)

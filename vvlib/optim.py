@@ -1,5 +1,9 @@
-"""What a training step does beyond plain AdamW, when asked: a learning-rate schedule and per-seed gradient
-clipping (chapter 11; the paper names neither), both without host synchronisation, so a CUDA graph records them.
+"""What a training step does beyond plain AdamW, when asked: a learning-rate schedule and
+gradient clipping, each seed on its own (chapter 11's second round; the paper names neither).
+
+Seeds share no weights, so clipping works on each seed's gradient norm over all its weights,
+as torch.nn.utils.clip_grad_norm_ would on that seed's model alone.  Both are tensor
+operations with no host synchronisation, so a CUDA graph can record them.
 """
 
 import math

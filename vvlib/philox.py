@@ -1,11 +1,26 @@
 """Philox-4x32-10 (Salmon, Moraes, Dror and Shaw, SC 2011) in int64 tensor arithmetic.
 
-Four 32-bit words come out of philox(counter, key) as a pure function of a 128-bit counter and a 64-bit
-key, so any number of the stream is computed without the ones before it.  Words are uint32 values in
-int64 tensors: int64 multiplication keeps the low 64 bits of a 32 x 32-bit product on every device.
-Every constant is made on the counters' device by kernels, so a CUDA graph can record a call.  On a GPU
-the rounds run as one kernel by default (KERNEL_SOURCE, torch.cuda.jiterator); VVLIB_PHILOX=tensors asks
-for the elementwise kernels instead.
+A counter-based generator keeps no state: four 32-bit words come out of
+philox(counter, key) as a pure function of a 128-bit counter and a 64-bit key, so any
+number of the stream is computed without the ones before it, in one batch of elementwise
+kernels for as many counters as wanted.
+
+Words are uint32 values held in int64 tensors.  A round multiplies two words by 32-bit
+constants: the product of two values below 2^32 needs 64 unsigned bits, and int64 keeps
+exactly its low 64 bits (multiplication wraps modulo 2^64 on CPUs and GPUs alike), so the
+product's two 32-bit halves are its low word and its high word masked back to 32 bits.
+tests/test_draws.py checks the bits against the published answers and an independent uint64
+implementation, on every device the tests run on.
+
+Nothing here copies from the host or reads a value back: every constant is made on the
+counters' device by kernels (arange, multiply, add), so a CUDA graph can record a call
+(tests/test_capture.py runs it under a check that fails on any host copy or read).
+
+That takes about seventy small kernels a call.  On a GPU the same rounds run as one kernel,
+each element's four words kept in registers (KERNEL_SOURCE, compiled on first use by
+torch.cuda.jiterator), the default there since an H100 showed the same bits and a faster step
+(bench/README.md: the first GPU check, 2026-11-26); VVLIB_PHILOX=tensors asks for the elementwise
+kernels instead.  g++ compiles the same source on a CPU for its bits test (tests/test_philox_kernel.py).
 """
 
 import functools
@@ -54,8 +69,11 @@ def philox(counter, key):
 
 
 def philox_tensors(counter, key):
-    """philox() in elementwise torch kernels, on any device: the state as two stacked pairs, the multiplied
-    words (0, 2) and the others reversed (3, 1), so that a round needs one flip: seven kernels."""
+    """philox() in elementwise torch kernels, on any device.
+
+    The state is held as two stacked pairs, the multiplied words (0, 2) and the others in
+    reverse order (3, 1); a round then needs no reordering of the others, and one flip of the
+    multiplied pair's new values: seven elementwise kernels."""
     device = next((c.device for c in counter if isinstance(c, torch.Tensor)), torch.device("cpu"))
     c0, c1, c2, c3 = torch.broadcast_tensors(*(_word(c, device) for c in counter))
     dims = c0.dim()

@@ -1,9 +1,17 @@
-"""Figure 1 on a real pretrained transformer: how the spread of one layer's attention output across inputs
-changes with the input length N, on any model vvlib/model_files.py finds.
+"""Figure 1 on a real pretrained transformer: how the spread of one layer's attention
+output across inputs changes with the input length N.
 
-Modules are found by what they are: a layer's attention is the outermost module whose class name ends in
-"Attention"; what we measure is the input of its output projection (the last linear map inside it), all heads
-before projection; positions are removed by zeroing a learned position table or making rotary the identity.
+Works on any model that vvlib/model_files.py finds (a BERT-style encoder, a GPT-2, a Llama
+checkpoint, a GGUF file ...).  Modules are found by what they are, not by one model's
+attribute path:
+
+* a layer's attention is the outermost module whose class name ends in "Attention"
+  (BertAttention, GPT2Attention, LlamaAttention ...), counted in layer order;
+* its output projection is the last linear map registered inside it (BERT's
+  output.dense, GPT-2's c_proj, Llama's o_proj); the input of that map is the attention
+  output of all heads, concatenated, before projection: what we measure;
+* positions are removed by zeroing a learned absolute position table (an embedding with
+  one row per position) or by making a rotary embedding the identity (cos 1, sin 0).
 """
 
 import re
@@ -41,8 +49,9 @@ class _Captured(Exception):
 
 
 def attention_outputs(model, layers, input_ids: torch.Tensor, position: int = -1) -> dict:
-    """{layer: its attention output at token `position` of every row, (rows, hidden)} for each of `layers`; the
-    forward pass stops once the deepest is captured."""
+    """{layer: its attention output (all heads, before the output projection) at token
+    `position` of every row of input_ids, (rows, hidden)} for each of `layers`; the forward
+    pass stops once the deepest of them is captured."""
     modules, captured, deepest = attention_modules(model), {}, max(layers)
 
     def grab(layer):
@@ -127,7 +136,8 @@ def sentence_windows(tokens: torch.Tensor, starts: torch.Tensor, rows: int, n: i
 
 @torch.inference_mode()
 def outputs_at_length(model, info: ModelInfo, layers, input_ids: torch.Tensor, device="cpu") -> dict:
-    """attention_outputs for every row, in batches small enough for the N x N attention."""
+    """attention_outputs ({layer: (rows, hidden)}) for every row, in batches small enough for
+    the N x N attention."""
     rows, n = input_ids.shape
     per_batch = max(1, _ATTENTION_ELEMENTS // (info.n_heads * n * n))
     parts = [attention_outputs(model, layers, input_ids[i:i + per_batch].to(device))
@@ -137,8 +147,10 @@ def outputs_at_length(model, info: ModelInfo, layers, input_ids: torch.Tensor, d
 
 def measure_layers(model, tokenizer, info: ModelInfo, layers, lengths, n_sequences: int, seed: int, device="cpu",
                    progress=True):
-    """{strategy: {N: {layer: attention outputs (n_sequences, hidden)}}} and how positions were removed; the
-    random strategies share their tokens, and real text is skipped without a tokenizer."""
+    """{strategy: {N: {layer: attention outputs (n_sequences, hidden)}}} and how positions were removed.
+
+    The two random strategies use the same token sequences, so they differ only in the
+    position information; real text needs a tokenizer and is skipped without one."""
     from tqdm import tqdm
 
     ids = ordinary_token_ids(model, tokenizer)
@@ -163,8 +175,9 @@ def measure(model, tokenizer, info: ModelInfo, layer: int, lengths, n_sequences:
 
 
 def layer_slope_frame(outputs: dict) -> "pd.DataFrame":
-    """One row per (strategy, layer): the log-log slope against N, with its 95% interval, of the RMS over the
-    components of their std across sequences."""
+    """One row per (strategy, layer) of measure_layers' outputs: the log-log slope against N of
+    the root mean square over all components of their standard deviation across sequences,
+    with its 95% interval (montecarlo.fit_loglog_slope)."""
     import pandas as pd
 
     from .montecarlo import fit_loglog_slope
@@ -188,7 +201,8 @@ def std_frame(outputs: dict, components) -> "pd.DataFrame":
 
 
 def head_frame(outputs: dict, n_heads: int) -> "pd.DataFrame":
-    """One row per (strategy, N, head): the RMS over the head's components of their std across sequences."""
+    """One row per (strategy, N, head): the root mean square, over the head's own
+    components, of their standard deviations across sequences."""
     import pandas as pd
 
     rows = []
@@ -226,7 +240,8 @@ class Probe:
 
 def probe(info: ModelInfo, layer: int, lengths, n_sequences: int, depth_lengths, depth_sequences: int, seed: int,
           device="cpu", progress=True) -> Probe:
-    """Load one model, measure layer `layer` at `lengths` and every layer at `depth_lengths`, let the weights go."""
+    """Load one model, measure its layer `layer` at `lengths` and every layer at `depth_lengths`
+    (fewer, shorter inputs: the whole model runs), and let the weights go."""
     model, tokenizer = load(info, device)
     outputs, how = measure(model, tokenizer, info, layer, lengths, n_sequences, seed, device, progress)
     every_layer, _ = measure_layers(model, tokenizer, info, range(info.n_layers), depth_lengths, depth_sequences,
@@ -236,7 +251,8 @@ def probe(info: ModelInfo, layer: int, lengths, n_sequences: int, depth_lengths,
 
 
 def position_sentence(fits: dict, labels: dict) -> str:
-    """The fitted slopes in words, and whether removing positions made the decay steeper, as in the paper."""
+    """The fitted slopes ({strategy: (slope, low, high)}) in words, and whether removing positions
+    made the decay steeper than with them (the 95% intervals apart) as in the paper's figure."""
     text = (f"Measured slopes: {', '.join(f'{labels[k]} {b:.2f}' for k, (b, _, _) in fits.items())} "
             "(Proposition 1's i.i.d. setting predicts -0.5 at large N).")
     if "random_no_pe" not in fits or "random_pe" not in fits:
@@ -253,7 +269,8 @@ def position_sentence(fits: dict, labels: dict) -> str:
 
 
 def depth_sentence(name: str, frame, labels: dict) -> str:
-    """layer_slope_frame in words: per input, at how many layers the spread falls or rises with N, the steepest."""
+    """layer_slope_frame in words: per kind of input, at how many layers the spread falls with N
+    (the slope's 95% interval below zero) or rises, and the steepest layer."""
     parts = []
     for strategy, rows in frame.groupby("strategy", sort=False):
         steepest = rows.loc[rows["slope"].idxmin()]

@@ -1,9 +1,17 @@
-"""Looking inside trained models at long lengths (chapters 6 and 7), on the very test sequences `evaluate` scores.
+"""Looking inside trained models at long lengths (chapters 6 and 7).
 
-A probe keeps per seed and sequence only what the chapters plot: output O (S, B, D), normalized (what the
-readout sees, (S, B, D)), top_weights (the largest attention weights, (S, B, k)) and entropy (nats, (S, B)); with
-several heads or layers, the last layer's (weights: its first head's).  The weights (S, B, N) are reduced chunk
-by chunk, so N = 2^14 costs time, not memory.
+A probe runs a trained ensemble on the very test sequences that `evaluate` scores
+(same eval seed, same blocks, so every variant sees the same inputs) and keeps, per
+seed and sequence, only what the chapters plot:
+
+    output       O, the attention output            (S, B, D)
+    normalized   what the readout sees: O, LN(O) or std(O)   (S, B, D)
+    top_weights  the largest attention weights, sorted       (S, B, k)
+    entropy      of the attention weights, in nats           (S, B)
+
+With several heads or layers, these are the last layer's (top_weights and entropy: its
+first head's); layer_frame summarizes every layer's attention, over all its heads.  The attention
+weights themselves (S, B, N) are reduced chunk by chunk, so N = 2^14 costs time, not memory.
 """
 
 import dataclasses
@@ -63,8 +71,10 @@ def probe(model_cfg: ModelConfig, params, cfg: EvalConfig, device="cpu", top_k=T
 
 
 def sharpened(model_cfg: ModelConfig, params: dict, beta: float) -> dict:
-    """The same models with every attention's logits times beta (a temperature of 1/beta): each layer's W_K
-    times beta, since the logits are linear in W_K (the key bias's share the softmax ignores)."""
+    """The same models with every attention's logits multiplied by beta, a softmax temperature of 1/beta: each
+    layer's W_K times beta, since a head's logits h . (q W_K^T) / sqrt(d) are linear in W_K (the key bias's
+    share is the same for every item, so the softmax ignores it).  beta > 1 sharpens the attention, < 1
+    spreads it; nothing else of the models changes."""
     if not (isinstance(beta, (int, float)) and beta > 0):
         raise ValueError(f"beta must be a number > 0; got {beta!r}")
     keys = {layer_prefix(layer) + "wk" for layer in range(model_cfg.layers)}
@@ -74,8 +84,9 @@ def sharpened(model_cfg: ModelConfig, params: dict, beta: float) -> dict:
 @torch.inference_mode()
 def sharpness_frame(model_cfg: ModelConfig, params, cfg: EvalConfig, betas, label: str, device="cpu",
                     max_items=2**18) -> pd.DataFrame:
-    """Each seed's accuracy and mean attention entropy (nats; the last layer's first head) at every length with its
-    attention sharpened by each of `betas`: one row per (variant `label`, seed, N, beta)."""
+    """Each seed's accuracy and mean attention entropy (nats; the last layer's first head) at every length of
+    cfg with its attention sharpened by each of `betas` (sharpened), both from one pass over the test sequences
+    evaluate scores: one row per (variant `label`, seed, N, beta)."""
     params = {k: v.detach().to(device) for k, v in params.items()}
     S, rows = n_seeds(params), []
     for beta in betas:
@@ -99,15 +110,18 @@ LAYER_COLUMNS = ("entropy", "top1_weight", "on_answer")  # layer_frame's measure
 
 
 def layer_measures(attn: torch.Tensor, answer: torch.Tensor) -> dict:
-    """LAYER_COLUMNS of one layer's attention (S, B, H, N), each (S, B), means over the heads; answer (1, B, 1)."""
+    """LAYER_COLUMNS of one layer's attention attn (S, B, H, N), each (S, B): a mean over the heads, per seed
+    and sequence; answer (1, B, 1) is the position of the item that holds each sequence's answer."""
     return {"entropy": entropy(attn).squeeze(-1).mean(-1), "top1_weight": attn.amax(-1).mean(-1),
             "on_answer": (attn.argmax(-1) == answer).double().mean(-1)}
 
 
 @torch.inference_mode()
 def layer_frame(model_cfg: ModelConfig, params, cfg: EvalConfig, label: str, device="cpu", max_items=2**18) -> pd.DataFrame:
-    """Each layer's attention (LAYER_COLUMNS, means over its heads and the test sequences; on_answer: the share
-    whose largest weight is on the answer's item): one row per (variant `label`, seed, N, layer)."""
+    """Each layer's attention, for models of several layers: per seed, length and layer, the entropy of its
+    weights (nats), its largest weight, and on_answer, the share of heads and sequences whose largest weight is
+    on the item that holds the answer (tasks' answer_position); each a mean over its heads and cfg's test
+    sequences (the ones evaluate scores).  One row per (variant `label`, seed, N, layer), the first layer 0."""
     params = {k: v.detach().to(device) for k, v in params.items()}
     S, L, rows = n_seeds(params), model_cfg.layers, []
     task = tasks.get(model_cfg.task.name)
@@ -138,7 +152,8 @@ def component_std(x: torch.Tensor) -> torch.Tensor:
 
 
 def loglog_slope(lengths, values) -> np.ndarray:
-    """Least-squares slope of log(values) against log(N) along the last axis of `values`, per leading index."""
+    """Least-squares slope of log(values) against log(N), along the last axis of `values`
+    (..., len(lengths)); one slope per leading index."""
     x = np.log(np.asarray(lengths, dtype=float))
     y = np.log(np.asarray(values, dtype=float))
     x = x - x.mean()
@@ -146,8 +161,13 @@ def loglog_slope(lengths, values) -> np.ndarray:
 
 
 def global_frame(probes: dict, reference: int, key="normalized") -> pd.DataFrame:
-    """Figure 3's numbers from {variant: {N: probe_length(...)}}, one row per (variant, seed, N): the global mean
-    and variance of `key` over test sequences, and both relative to the training length `reference`."""
+    """Figure 3's numbers, one row per (variant, seed, N): the global mean and variance of
+    `key` averaged over test sequences, and both put on the scale of the training length
+    `reference`: the drift of the mean, (mean - mean at reference) / sqrt(variance at
+    reference), and the variance / variance at reference.
+
+    probes: {variant: {N: probe_length(...)}}.
+    """
     rows = []
     for variant, by_length in probes.items():
         ref_mean, ref_var = (m.mean(dim=1) for m in global_moments(by_length[reference][key]))  # (S,)
@@ -166,10 +186,18 @@ NORM_COLUMNS = ("input_std", "epsilon_share", "gain_rms", "bias_rms", "global_va
 
 
 def norm_frame(probes: dict, params: dict, model_cfg: ModelConfig) -> pd.DataFrame:
-    """What the last layer norm of the +LN models in `probes` does to O, one row per (seed, N): O's spread over
-    the features, eps's share of the divisor std_d O + eps, the gain's and bias's RMS, the readout's global
-    variance, and on z = standardize(O): gain_energy, mean (g_d z_d)^2, and fixed_share, the share of z's energy
-    its mean over the test sequences holds (1: z is the same vector for every sequence)."""
+    """What a layer norm does to the attention output, one row per (seed, N), for the +LN models of
+    `probes` {variant: {N: probe_length(...)}} (their last layer's norm; `params` their weights): the
+    spread of its input O over the features (std_d O, mean over test sequences), the share eps takes of
+    the divisor std_d O + eps (0: the norm standardizes fully; 1: eps swamps the spread and the norm
+    passes O on nearly as it is, scaled by 1/eps), the root mean square of the learned gain and bias
+    over the features, the global variance of what the readout sees (global_frame's), and two numbers on
+    the standardized output z (mean 0, variance ~1 over the features for every sequence):
+    gain_energy, mean_d (g_d z_d)^2 (mean over test sequences): the global variance of LN(O) = g z + b
+    where b is 0 and g z averages 0 over the features; gain_rms^2 where z spreads its unit energy evenly
+    over the features, less where it puts it on features of small gain; and fixed_share, the
+    share of z's energy that its mean over the test sequences holds (1: z is the same vector for every
+    sequence)."""
     prefix = layer_prefix(model_cfg.layers - 1)
     gain, bias = (params[prefix + name].detach().cpu() for name in ("ln.gamma", "ln.beta"))  # (S, D)
     gain_rms, bias_rms = gain.pow(2).mean(dim=-1).sqrt(), bias.pow(2).mean(dim=-1).sqrt()
@@ -190,7 +218,8 @@ def norm_frame(probes: dict, params: dict, model_cfg: ModelConfig) -> pd.DataFra
 
 
 def component_values(probes: dict, components, seed: int, lengths, key="normalized") -> pd.DataFrame:
-    """Figure 2's numbers: one row per (variant, N, component, sequence) of one seed."""
+    """Figure 2's numbers: the value of each of `components` on every test sequence, for one
+    seed, at `lengths`; one row per (variant, N, component, sequence)."""
     frames = []
     for variant, by_length in probes.items():
         for n in lengths:
@@ -201,8 +230,10 @@ def component_values(probes: dict, components, seed: int, lengths, key="normaliz
 
 
 def component_histograms(probes: dict, components, seed: int, bins: int, key="normalized") -> pd.DataFrame:
-    """Chapter 6's slider: for one seed, each component's density histogram at every N on `bins` bins shared over
-    all N (so moving N shows the squeeze): one row per (variant, component, N, bin)."""
+    """Chapter 6's slider: for one seed, the distribution over test sequences of each of
+    `components` at every N, as a density histogram on `bins` equal bins spanning that
+    component's range over all N (shared, so moving N shows the squeeze, not a rescaled
+    axis).  One row per (variant, component, N, bin): left, right, density."""
     frames = []
     for variant, by_length in probes.items():
         for d in components:
@@ -218,13 +249,15 @@ def component_histograms(probes: dict, components, seed: int, bins: int, key="no
 
 
 def component_slopes(by_length: dict, lengths, key="normalized") -> np.ndarray:
-    """Per seed, the median over components of the log-log slope of their std across sequences against N."""
+    """Per seed, the median over the D components of the log-log slope of each component's
+    standard deviation (across test sequences) against N, over `lengths`."""
     std = torch.stack([component_std(by_length[n][key]) for n in lengths], dim=-1)  # (S, D, lengths)
     return np.median(loglog_slope(lengths, std.numpy()), axis=1)
 
 
 def attention_frame(probes: dict) -> pd.DataFrame:
-    """Figure 4's summaries per (run, seed, N): the largest weight and the entropy (nats), means over sequences."""
+    """Figure 4's summaries, one row per (run, seed, N): the largest attention weight and
+    the entropy of the attention (nats), each averaged over test sequences."""
     rows = []
     for run, by_length in probes.items():
         for n, probe_n in by_length.items():
@@ -235,8 +268,10 @@ def attention_frame(probes: dict) -> pd.DataFrame:
 
 
 def adaptive_frame(model_cfg: ModelConfig, params, cfg: EvalConfig, label: str, device="cpu") -> pd.DataFrame:
-    """Where adaptive temperature acts on models trained at the fixed one, per (seed, N): the mean entropy, the
-    share of sequences it sharpens, its mean inverse temperature, and the accuracy at each temperature."""
+    """Where adaptive temperature acts, one row per (seed, N) of models trained with the fixed temperature: the
+    attention's mean entropy (nats) at that temperature, the share of test sequences whose head the rule
+    sharpens (inverse temperature above 1), the mean inverse temperature it sets, and the same models' accuracy
+    at each temperature on the same test sequences (so that what the rule changes is read on these weights)."""
     by_length = probe(model_cfg, params, cfg, device)
     accuracy = {t: evaluate.accuracy(model_cfg, params, dataclasses.replace(cfg, temperature=t), device)
                 for t in ("fixed", "adaptive")}
@@ -254,7 +289,8 @@ def adaptive_frame(model_cfg: ModelConfig, params, cfg: EvalConfig, label: str, 
 # What chapters 6 and 7 show, as small tables: the store keeps these, the probes are too big to keep.
 
 def probe_spec(runs: dict, cfg: EvalConfig, **choices) -> dict:
-    """The settings that fix a chapter's probe tables: the runs, the test sequences and the chapter's choices."""
+    """The settings that fix a chapter's probe tables: the trained runs, the test sequences
+    and the chapter's own choices (components, shown seed, ...)."""
     return {"kind": "probe", "runs": {name: run.spec for name, run in runs.items()},
             "eval": evaluate.settings(cfg), "block": EVAL_BLOCK, "top_k": TOP_K,
             "choices": choices}
@@ -262,9 +298,13 @@ def probe_spec(runs: dict, cfg: EvalConfig, **choices) -> dict:
 
 def distribution_tables(probes: dict, components, shown_seed: int | None, distribution_lengths, reference: int,
                         histogram_bins: int = 40) -> dict:
-    """Chapter 6 (Figures 2-3) from {variant: probe(...)}: values, histograms and component_std of the shown seed
-    (left out where shown_seed is None: another part of the ensemble holds it), slopes (per seed, over N >=
-    reference; before the norm too, as '<variant>_before_norm') and global (global_frame)."""
+    """Chapter 6 (Figures 2-3) from {variant: probe(...)}: `values` (Figure 2's panels),
+    `histograms` (the slider's views, component_histograms), `component_std` (the shown
+    seed's components at every N), `slopes` (per seed, the median log-log slope of a
+    component's std over N >= reference, also before the norm: variant suffix
+    '_before_norm') and `global` (Figure 3, global_frame).  shown_seed None (the probed models
+    are some of an ensemble's seeds, and another part holds the shown one): the first three
+    are left out."""
     lengths = list(next(iter(probes.values())))
     ood = [n for n in lengths if n >= reference]
     std_rows, slope_rows = [], []
@@ -287,8 +327,10 @@ def distribution_tables(probes: dict, components, shown_seed: int | None, distri
 
 
 def dispersion_tables(probes: dict, shown_seed: int | None, n_examples: int, heatmap_lengths, heatmap_runs) -> dict:
-    """Chapter 7 (Figure 4) from {run: probe(...)}: attention (attention_frame) and heatmaps, the shown seed's
-    sorted top weights of n_examples sequences per (run, N, example, rank) (none where shown_seed is None)."""
+    """Chapter 7 (Figure 4) from {run: probe(...)}: `attention` (attention_frame) and
+    `heatmaps`, the sorted top weights of the first n_examples test sequences of the shown
+    seed, one row per (run, N, example, rank), for heatmap_runs at heatmap_lengths (left out
+    where shown_seed is None: another part of the ensemble holds the shown seed)."""
     if shown_seed is None:
         return {"attention": attention_frame(probes)}
     rows = []

@@ -1,5 +1,8 @@
-"""Deterministic seeds: every random stream is named by a tuple such as (seed, "train-data", seed_index), hashed
-(not offset), so that seed 1's data is never seed 0's shifted by one.
+"""Deterministic seeds: every random stream in the project is named by integers.
+
+A stream is identified by a tuple such as (seed, "train-data", seed_index).  Hashing
+the tuple (rather than adding offsets) keeps streams independent: seed 1's data is
+never seed 0's data shifted by one.
 """
 
 import hashlib
@@ -22,7 +25,8 @@ def generator(device, *parts) -> torch.Generator:
 
 
 def resolve_device(device: str) -> torch.device:
-    """'auto' picks CUDA when available; 'cuda' without a GPU is an error; under torchrun, this rank's GPU."""
+    """'auto' picks CUDA when available; 'cuda' without a GPU is a clear error.  In a process
+    that torchrun started, CUDA means this rank's own GPU, numbered by LOCAL_RANK."""
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     if device not in ("cpu", "cuda"):

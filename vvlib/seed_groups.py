@@ -15,8 +15,9 @@ COUNTER_STREAM = "train-data"  # with the run's seed (and a generator's seed ind
 
 @dataclass
 class SeedGroup:
-    """Some consecutive seeds of the ensemble: their weights (S_g, ...), their own AdamW and their data (a
-    generator per seed, or with counter draws the seed indices)."""
+    """Some consecutive seeds of the ensemble: their weights (S_g, ...), their own AdamW
+    and their data: a generator per seed, or (counter draws) the seed indices, drawn at the
+    step that `step` holds (a tensor, so that a recorded CUDA graph reads the current step)."""
     params: dict
     optimizer: torch.optim.Optimizer
     generators: list
@@ -31,8 +32,9 @@ class SeedGroup:
 
 
 def make_groups(model_cfg, cfg, size: int, device, lr, capturable: bool) -> list[SeedGroup]:
-    """cfg's seeds in consecutive groups of `size`; `lr` a float or the schedule's tensor; capturable: AdamW's for
-    a recorded CUDA graph."""
+    """cfg's seeds in consecutive groups of `size`; `lr` a float, or the schedule's tensor that
+    every group's AdamW reads; capturable: AdamW keeps its step count on the GPU, which
+    recording a whole step in a CUDA graph needs."""
     seeds = list(range(cfg.first_seed, cfg.first_seed + cfg.n_seeds))
     return [_group(model_cfg, cfg, seeds[i:i + size], device, lr, capturable) for i in range(0, len(seeds), size)]
 

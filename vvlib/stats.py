@@ -34,7 +34,8 @@ def paired_ttest(a, b) -> float:
 
 
 def _no_spread(values) -> bool:
-    """Whether the values are all equal but for rounding, where scipy would give p ~ 0 for an undefined test."""
+    """Whether the values are all the same but for float rounding: scipy then gives p = 0 (or about 1e-16 where
+    rounding leaves a spread), as if the sample had proved a difference, where the test is undefined."""
     return bool(np.allclose(values, values[0], rtol=1e-9, atol=1e-12))
 
 
@@ -82,7 +83,8 @@ def long_form(accuracy: dict, lengths) -> pd.DataFrame:
 
 
 def relative_gains(accuracy: dict, lengths, base="baseline") -> pd.DataFrame:
-    """Per seed and length, 100 * (acc_variant - acc_base) / mean_seeds(acc_base): their mean over seeds is
+    """Per seed and length, 100 * (acc_variant - acc_base) / mean_seeds(acc_base): paired
+    differences scaled by the base's mean accuracy, so their mean over seeds is
     relative_difference(base, variant)."""
     base_acc = np.asarray(accuracy[base])
     scale = base_acc.mean(axis=0)
@@ -98,7 +100,8 @@ def relative_gains(accuracy: dict, lengths, base="baseline") -> pd.DataFrame:
 
 
 def by_length(per: dict, pairs=()) -> dict:
-    """{variant: {N: per-seed values}} -> {"mean", "sem": {variant: {N: m}}, "p_value": {"a_vs_b": {N: p}}}."""
+    """{variant: {N: per-seed values}} -> {"mean": {variant: {N: m}}, "sem": ...,
+    "p_value": {"a_vs_b": {N: p}}} (N as str), with a paired t-test over seeds for each pair."""
     return {
         "mean": {v: {str(n): mean_and_sem(x)[0] for n, x in d.items()} for v, d in per.items()},
         "sem": {v: {str(n): mean_and_sem(x)[1] for n, x in d.items()} for v, d in per.items()},
@@ -114,9 +117,12 @@ def summary_by_length(frame: pd.DataFrame, value: str, pairs=()) -> dict:
 
 
 def difference_at_equal_covariate(a, b, covariate_a, covariate_b, confidence=0.95) -> dict:
-    """What is left of mean(b) - mean(a) once a covariate measured on each model is accounted for linearly: c1 of
-    the least-squares fit y = c0 + c1 [of b] + slope * covariate, with its t interval and p, and the slope
-    ({"diff", "low", "high", "p", "slope"}).  It describes the models; it cannot say the covariate causes it."""
+    """What is left of mean(b) - mean(a) between two sets of models once a quantity measured on each model
+    (its covariate) is accounted for linearly, one slope for both sets: the coefficient of "a model of b" in the
+    least-squares fit  y = c0 + c1 [of b] + slope * covariate  over the models of both, with its two-sided t
+    interval and p (len(a) + len(b) - 3 degrees of freedom, the models taken as independent), and the slope:
+    {"diff", "low", "high", "p", "slope"}.  It describes the models; it is not an intervention, so it cannot say
+    that the covariate causes the difference."""
     y = np.concatenate([np.asarray(a, dtype=float), np.asarray(b, dtype=float)])
     x = np.concatenate([np.asarray(covariate_a, dtype=float), np.asarray(covariate_b, dtype=float)])
     if len(x) != len(y):
@@ -133,7 +139,8 @@ def difference_at_equal_covariate(a, b, covariate_a, covariate_b, confidence=0.9
 
 
 def correlation(x, y, confidence=0.95) -> dict:
-    """Pearson's r with its interval from Fisher's z: {"r", "low", "high", "n"}; nan bounds under four points."""
+    """Pearson's r between x and y with its two-sided interval from Fisher's z (r's arctanh is about normal with
+    standard error 1 / sqrt(n - 3)): {"r", "low", "high", "n"}; nan bounds for fewer than four points."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.shape != y.shape:
         raise ValueError(f"paired samples must have equal shapes; got {x.shape} and {y.shape}")

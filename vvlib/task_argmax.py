@@ -1,6 +1,8 @@
-"""Argmax retrieval (Velickovic et al., 2024): items with a priority ~ U(0, 1) and a class; the answer is the
-class of the highest-priority item.  An item reaches the encoder as [priority, one-hot class]; the query is a
-learned token.
+"""Argmax retrieval (Velickovic et al., 2024): every item has a priority ~ U(0, 1) and a class
+in {0..n_classes-1}; the answer is the class of the highest-priority item.  The query carries
+no information: the model owns a learned query token.
+
+An item reaches the encoder as [priority, one-hot class].
 """
 
 import torch

@@ -1,5 +1,9 @@
-"""What every task is made of: the Task interface a task module implements, the Batch it draws (item tensors
-(..., N), targets (...), `mask` marking the real items), and the helpers that reshape batches.
+"""What every task is made of: the Task interface a task module implements (task_argmax,
+task_dictionary), the Batch it draws, and the helpers that reshape batches.  The registry
+that names the tasks is vvlib/tasks.py, which imports the task modules; they import only this.
+
+Shapes are batch-first: an item tensor is (..., N), a target is (...).  Training
+batches may hold sequences of different lengths: `mask` marks the real items.
 """
 
 from dataclasses import dataclass
@@ -23,15 +27,18 @@ class Task:
         return None
 
     def capturable(self, cfg, max_len: int) -> bool:
-        """Whether drawing up to max_len items on a GPU is fixed kernels, which a CUDA graph can record."""
+        """Whether drawing training sequences of up to max_len items on a GPU is a fixed
+        sequence of kernels, which a CUDA graph can record (vvlib/graphdraw.py)."""
         return False
 
     def sample(self, cfg, draws, rows: int, n: int, device, mask, lengths) -> "Batch":
-        """A batch (draws.lead..., rows, n) from `draws`; mask (or None) marks the real items, lengths count them."""
+        """A batch (draws.lead..., rows, n) drawn from `draws` (vvlib/draws.py); mask (same
+        shape) or None marks the real items, lengths their counts."""
         raise NotImplementedError
 
     def answer_position(self, batch: "Batch") -> torch.Tensor:
-        """The index of the item that holds each sequence's answer, (...)."""
+        """The index of the item that holds each sequence's answer, (...): where a model that
+        retrieves well puts its largest attention weight."""
         raise NotImplementedError
 
     def in_features(self, model_cfg) -> int:
@@ -61,7 +68,11 @@ def lookup(table, index):
 
 @dataclass
 class Batch:
-    """One batch of any task; fields a task does not use are None."""
+    """One batch of any task.  Fields unused by a task are None.
+
+    argmax:     priority (float), label (class of each item)
+    dictionary: key, label (value class of each item), query (the key asked about)
+    """
 
     label: torch.Tensor
     target: torch.Tensor

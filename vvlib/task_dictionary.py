@@ -1,6 +1,11 @@
-"""Dictionary lookup (the paper's appendix B.1): items with distinct key classes and value classes ~ U; the query
-is one key present in the sequence, the answer its value class.  An item reaches the encoder as [key embedding,
-value embedding], the query as [key embedding, zeros] (our choice; query_table: a table of its own).
+"""Dictionary lookup (the paper's appendix B.1): every item has a key class in {0..n_keys-1},
+distinct within a sequence, and a value class ~ U{0..n_values-1}; the query is one key present
+in the sequence and the answer is its value class.
+
+An item reaches the encoder as [key embedding, value embedding], the query as [key embedding,
+zeros]: a key with no value, through the same encoder (our choice; the paper does not say;
+ModelConfig.encode_query=False sends it to W_Q without the encoder; ModelConfig.query_table=True
+looks the query up in a table of its own, of the same size, instead of the keys').
 """
 
 import torch

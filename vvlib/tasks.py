@@ -1,5 +1,9 @@
-"""The tasks' registry: every task by name (a task_base.Task subclass in its own module), its settings
-(TaskConfig), and drawing a batch.  The attention, training and evaluation are the same for every task.
+"""The tasks' registry: every task by name, its settings (TaskConfig), and drawing a batch.
+
+A task is one module that subclasses task_base.Task (task_argmax, task_dictionary): how its
+sequences are drawn, how the model reads them (the encoder's input features and the
+weights that make them), and how many answer classes there are.  Everything else (the
+attention, training, evaluation) is the same for every task and asks this registry.
 """
 
 from dataclasses import dataclass
@@ -55,8 +59,10 @@ class TaskConfig:
 
 
 def sample(task: TaskConfig, source, rows: int, n: int, device, lengths=None) -> Batch:
-    """`rows` sequences of `n` items, row r using its first lengths[r] where given, from `source`: a
-    torch.Generator or a draws object (CounterDraws with lanes: a leading lane dimension, lengths included)."""
+    """`rows` sequences of `n` items.  With `lengths` (rows,), row r uses its first lengths[r] items.
+
+    `source` is a torch.Generator or a draws object (vvlib/draws.py); CounterDraws with lanes
+    give every tensor a leading lane dimension, lengths included."""
     if n < 1:
         raise ValueError(f"sequence length must be >= 1; got {n}")
     source = GeneratorDraws(source, device) if isinstance(source, torch.Generator) else source

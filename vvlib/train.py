@@ -1,11 +1,20 @@
 """Seed-batched training with checkpoints that resume bit-for-bit.
 
-All randomness of a run lives in its data draws and the init seed, so a checkpoint (weights, AdamW state,
-step, and the per-seed generator states) is the whole state: resuming reproduces the uninterrupted run.
+All randomness of a run lives in its data draws and the init seed, so a checkpoint
+(weights, AdamW state, step, and with `draws="generators"` the per-seed generator states) is
+the whole state: resuming from it reproduces the uninterrupted run exactly.  The counter
+stream (`draws="counter"`, vvlib/draws.py) computes each step's data from the step itself.
 
-`seed_group` > 0 steps the ensemble in groups of that many seeds (faster on a CPU, bench/README.md).  With
-several threads a reduction may round differently for another group size, so it is a setting that decides
-the weights; 0 stands for every group size that covers all seeds (vvlib/seed_groups.py).
+`seed_group` > 0 steps the ensemble in groups of that many seeds.  On a CPU, groups of a
+few seeds keep a step's activations in the caches, which trains faster than one batch of
+many seeds (figures in bench/README.md).  With one thread it gives the whole ensemble's weights bit
+for bit; with several, a reduction may be split differently for a different number of seeds,
+which changes the rounding (tests/test_train.py checks both).  So it is one of the settings
+that decide the weights; 0 (all seeds at once) stands for every group size that covers all seeds.
+The groups themselves, and the checkpoint layout they share, are vvlib/seed_groups.py.
+
+A command with a time limit (a lent GPU's) trains inside `stopping_at(deadline)`: a run still
+training at the deadline saves its checkpoint and raises TimeUp, and a later command resumes it.
 """
 
 import contextlib
@@ -65,9 +74,12 @@ DROPOUT_STREAM = "dropout"  # with the run's seed, names the counter stream of t
 
 
 def dropout_masks(cfg: TrainConfig, step: torch.Tensor, seeds: torch.Tensor):
-    """The masks of one training step for seed indices `seeds` (model.mlp's `dropout`), None without dropout:
-    each activation kept with chance 1 - p and scaled by 1 / (1 - p).  From the counter stream, so a seed's
-    masks are the same whatever its group, after a resume and on every device."""
+    """The masks of one training step for seed indices `seeds` (model.mlp's `dropout`): each
+    activation kept with chance 1 - cfg.dropout and then scaled by 1 / (1 - cfg.dropout), so
+    its mean is unchanged; None without dropout.  The masks come from the counter stream
+    (draws.CounterDraws), a pure function of (run seed, seed index, step, which activation), so a
+    seed's masks are the same whatever its group, after a resume, and on every device; they
+    need no generator state in a checkpoint, and a CUDA graph reads the step when it replays."""
     if not cfg.dropout:
         return None
     source = CounterDraws(data_draws.counter_key(cfg.seed, DROPOUT_STREAM), step, seeds, step.device)
@@ -132,14 +144,16 @@ class Trainer:
         return self.graphed[group](max_len_at(self.cfg, self.step))
 
     def recorded_draw(self, group: int):
-        """What GraphedDraws records for one seed group: n -> its batch of length n at the step `step_tensor`
-        holds, with no host copy or read (tests/test_capture.py)."""
+        """What GraphedDraws records for one seed group: n -> its batch of length n, drawn at the
+        step `step_tensor` holds.  It must copy nothing from the host and read nothing back
+        (tests/test_capture.py runs it under capture_safety.HostTraffic on a CPU)."""
         g = self.groups[group]
         return lambda n: batch_up_to(self.model_cfg, self.cfg, g.source(self.step_tensor), n, self.device)
 
     def counter_batch(self):
-        """The whole ensemble's counter-drawn batch for this step, drawn once per step: a group's rows are what
-        it would draw alone, in a few larger kernels instead of many small ones."""
+        """The whole ensemble's counter-drawn batch for this step, drawn once per step.  A seed's
+        numbers depend only on their coordinates, so a group's rows are what the group would draw
+        alone; one draw for all seeds costs a few larger kernels instead of many small ones."""
         if self._counter_batch is None or self._counter_batch[0] != self.step:
             seeds = torch.cat([g.seeds for g in self.groups])
             source = CounterDraws(self.groups[0].counter_key, self.step_tensor, seeds, self.device)
@@ -183,9 +197,11 @@ class Trainer:
         return torch.cat(losses)
 
     def run(self, checkpoint: Path | None = None, progress=True, on_step=None, log_every=None):
-        """Train to cfg.steps, saving a checkpoint at multiples of cfg.checkpoint_every steps at least
-        cfg.checkpoint_gap_s seconds apart (a save takes seconds); inside stopping_at, a run the deadline finds
-        unfinished saves its checkpoint and raises TimeUp."""
+        """Train to cfg.steps, saving a checkpoint at multiples of cfg.checkpoint_every steps at
+        least cfg.checkpoint_gap_s seconds apart: a run stopped unexpectedly loses about that much
+        time, and a fast one does not spend its time saving (a checkpoint of 100 seeds' weights and
+        AdamW's state takes seconds to write).  Inside stopping_at, a run the deadline finds
+        unfinished saves its checkpoint and raises TimeUp.  The final weights are the caller's to keep."""
         log_every = log_every or max(1, self.cfg.steps // 100)
         deadline, clock = _DEADLINE.get() or (None, None)
         end = self.cfg.steps
@@ -271,8 +287,8 @@ class Trainer:
 
 @contextlib.contextmanager
 def matmul_tf32(on: bool):
-    """float32 matrix products in TF32 (on) or full float32 (off) inside the block; torch's process-wide flag is
-    restored after."""
+    """float32 matrix products in TF32 (on) or in full float32 (off) inside the block, as it was after.
+    The flag is torch's, process-wide: a run sets it for its own steps and leaves it as it found it."""
     before = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = on
     try:

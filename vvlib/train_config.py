@@ -69,8 +69,13 @@ FIELD_RULES = {
 
 
 def weight_settings(cfg: TrainConfig) -> dict:
-    """The settings that decide the trained weights (a run's store key): all but the checkpoint timing, seed_group
-    0 wherever the seeds form one group, and LATER_DEFAULTS left unsaid so that older runs keep their entries."""
+    """The settings that decide the trained weights: all but checkpoint_every and
+    checkpoint_gap_s, which only say how often progress is saved (so runs that differ in them
+    share a store entry), with
+    seed_group 0 wherever the seeds form one group (4 seeds in groups of 4 or of 8 train the
+    same weights as 4 seeds at once, so they share the entry too).  Settings added later are
+    left unsaid at their defaults (the generator draws, a constant learning rate, no clipping),
+    so every run stored before them keeps its entry."""
     settings = dataclasses.asdict(cfg)
     del settings["checkpoint_every"], settings["checkpoint_gap_s"]
     for name, default in LATER_DEFAULTS.items():

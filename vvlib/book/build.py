@@ -1,5 +1,8 @@
-"""Build the Jupyter Book: execute every chapter into book/chapters/, then Sphinx with warnings as errors,
-so a broken page fails the build instead of shipping."""
+"""Build the Jupyter Book: execute every chapter into book/chapters/, then Sphinx.
+
+The book is built with notebook execution off (papermill already ran the chapters)
+and with warnings as errors, so a broken page fails the build instead of shipping.
+"""
 
 import json
 import os
@@ -72,15 +75,17 @@ def _origin(root: Path) -> str | None:
 
 
 def launch_links(name: str, repository: str, branch: str) -> dict:
-    """Binder and Colab links that open chapter `name`'s source notebook (the theme's buttons would open the
-    executed copy in book/chapters/, which is built, not committed)."""
+    """Binder and Colab links that open chapter `name`'s source notebook (notebooks/, no
+    outputs, default parameters).  Not the theme's launch buttons: those point at the page's
+    own file, the executed copy in book/chapters/, which is built, not committed."""
     path = f"notebooks/{name}.ipynb"
     return {"Binder": f"https://mybinder.org/v2/gh/{repository}/{quote(branch, safe='')}?labpath={quote(path, safe='')}",
             "Colab": f"https://colab.research.google.com/github/{repository}/blob/{branch}/{path}"}
 
 
 def launch_buttons(name: str, where: tuple[str, str] | None) -> str:
-    """The launch links as buttons (the theme's own style), or "" where no repository is known."""
+    """The launch links as buttons (the theme's own button style), or "" where no repository is known.  In Colab
+    the notebook's first cell installs the project and the chapter runs at ci, or at paper with a GPU."""
     if not where:
         return ""
     buttons = " ".join(f'<a class="btn btn-sm btn-outline-primary" href="{url}" target="_blank" rel="noopener">'
@@ -89,7 +94,8 @@ def launch_buttons(name: str, where: tuple[str, str] | None) -> str:
 
 
 def reproduce_note(name: str, profile: str, overrides: dict | None = None, book_profile: str | None = None) -> str:
-    """'Reproduce this page': the command that made the page (for the summary, the book build)."""
+    """'Reproduce this page': the command that made the page.  A page built from the other
+    chapters' results (the summary) names the book build and its profile."""
     shown = {k: v for k, v in (overrides or {}).items() if not k.endswith("_dir")}  # paths are the reader's own
     command = " ".join([f"python -m vvlib run {name} --profile {profile}",
                         *(f"-p {k} {json.dumps(v) if not isinstance(v, str) else v}" for k, v in shown.items())])
@@ -105,8 +111,10 @@ def _default_text(value) -> str:
 
 
 def page_header(name: str, profile: str, overrides: dict | None = None, where=None, book_profile=None) -> str:
-    """MyST for the top of a chapter page, under its answer: launch links, how to reproduce it, where its results
-    are committed, then its parameters in a collapsed box."""
+    """MyST for the top of a chapter page, in one paragraph under its answer: the command that
+    reproduces it, where its results are committed, the paper's scale and launch links, then the
+    chapter's parameters in a collapsed box.  where: github_repository()'s answer, for the launch
+    links; book_profile: the profile the whole book was built at."""
     chapter = get_chapter(name)
     line = [reproduce_note(name, profile, overrides, book_profile)]
     committed = chapter.profiles.get(profile, {}).get("store_dir") == BOOK_STORE
@@ -128,8 +136,9 @@ def page_header(name: str, profile: str, overrides: dict | None = None, where=No
 
 def prepare_page(notebook: Path, name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None,
                  where: tuple[str, str] | None = None, book_profile: str | None = None):
-    """Make an executed chapter a book page: hide the parameters cells (the header shows them) and put
-    page_header(...) under the answer (or the title)."""
+    """Make an executed chapter a book page: tag the parameters cell and papermill's injected
+    cell `remove-cell` (the header shows the parameters instead) and put page_header(...)
+    under the answer (or the title)."""
     import nbformat
 
     nb = nbformat.read(notebook, as_version=4)
@@ -148,9 +157,12 @@ def prepare_page(notebook: Path, name: str, profile: str = DEFAULT_PROFILE, over
 
 def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Path | None = None, progress=True,
                      overrides: dict | None = None, beside: tuple = ()):
-    """Run every chapter at `profile` (or its default) into root/book/chapters/ and output_root/<chapter>/.
-    overrides: {chapter: {parameter: value}}.  beside: chapters run in order in a second lane beside the rest;
-    a chapter waits for those whose store entries it shares, and the summary for all of them."""
+    """Run every chapter at `profile` (or its default, if it has no such profile); executed
+    notebooks land in root/book/chapters/, results.json files in output_root/<chapter>/.
+    overrides: {chapter: {parameter: value}} on top of the profile.  beside: chapters run one after
+    another, in that order, in a second lane at the same time as the rest (a second core's work); a
+    chapter of the rest waits for those whose store entries it shares (plan.chapter_entries), and the
+    summary for all of them."""
     known = sorted({p for chapter in CHAPTERS.values() for p in chapter.profile_names()})
     if profile not in known:
         raise ParameterError(f"profile: expected one of {', '.join(known)}, got {profile!r}")
@@ -199,7 +211,8 @@ def write_run_groups(root: Path, stores=(REPO_ROOT / PAPER_SCALE_STORE, REPO_ROO
 
 
 def write_status(root: Path, store_dir: Path = REPO_ROOT / PAPER_SCALE_STORE, results_dir: Path | None = None):
-    """The introduction's findings box and the scale page's table of the GPU queue's units not yet stored."""
+    """The introduction's findings box (at the paper's scale, from store_dir and the chapters' results.json in
+    results_dir, and what is still to run) and the scale page's table of the GPU queue's units not yet stored."""
     rows = pending.pending()
     (Path(root) / PENDING).parent.mkdir(parents=True, exist_ok=True)
     (Path(root) / PENDING).write_text(pending.markdown(rows) + "\n")
@@ -232,13 +245,15 @@ def answer_panels(store_dir: Path) -> tuple[int, list]:
 
 
 def write_claims_table(root: Path, results_dir: Path):
-    """The summary's verdicts as the Markdown table the introduction includes, from this build's chapters."""
+    """The summary's verdicts as the Markdown table the introduction includes, so that the book's
+    first page shows the numbers the chapters computed in this build."""
     records = claims.load(results_dir, SUMMARY.name)["metrics"]["claims"]
     (Path(root) / CLAIMS_TABLE).write_text(claims.claims_table(records) + "\n")
 
 
 def write_scale_gaps(root: Path, results_dir: Path):
-    """The scale page's table: chapters 4 and 5's +LN minus the Baseline at every scale they computed."""
+    """The scale page's table: chapters 4 and 5's +LN minus the Baseline at every scale they computed, read from
+    their results.json."""
     rows = []
     for task in TASKS:
         path = Path(results_dir) / BY_TASK[task.name].name / "results.json"
@@ -280,7 +295,8 @@ def build_html(root: Path) -> Path:
 
 
 def build_book(profile: str = DEFAULT_PROFILE, stored_only: bool = False) -> Path:
-    """Execute every chapter and build the HTML; stored_only: a chapter fails rather than compute a missing result."""
+    """Execute every chapter and build the HTML.  stored_only: a chapter whose results are
+    not in the store fails instead of computing them (runs.stored_only)."""
     from ..experiments.storage.runs import stored_only as stored_only_mode
 
     with stored_only_mode(stored_only):  # papermill's kernels inherit it

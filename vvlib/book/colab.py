@@ -1,5 +1,8 @@
-"""Google Colab: every chapter notebook's first cell, which installs the project in Colab (and does nothing
-elsewhere), written with _config.yml's repository url by `sync_notebooks()`; and the profile a chapter runs at there.
+"""Google Colab: the first cell of every chapter notebook, which installs the project when the chapter was opened
+in Colab (a launch button) and does nothing anywhere else, and the profile a chapter runs at there.
+
+The cell is written from one template with the repository of _config.yml (`repository: url:`), since a
+notebook opened in Colab cannot tell where it came from: `sync_notebooks()` rewrites it after that url changes.
 """
 
 import json

@@ -1,5 +1,6 @@
-"""The chapters' exercises: one record each (its run, the key it reads, the rule that turns a reference run into
-the accepted range), the reference runs that compute those ranges (results/exercises/), and the check of a run.
+"""The chapters' exercises: one record each (its run, the results.json key it reads, the rule that turns
+a reference run into the accepted range), the reference runs that compute those ranges, and the check
+of a student's run against them.  No expected answer is typed: each comes from results/exercises/NAME.json.
 """
 
 import json

@@ -1,8 +1,10 @@
-"""Blocks of Markdown docs (between two markers) and the notebooks' `parameters` cells, rendered from the records
-so that no figure is typed.
+"""A block of a Markdown doc rendered from records: the text between two markers, written anew by code,
+so that a doc's figures are read from the JSON that holds them, never typed.
 
     python -m vvlib.book.generated          # say which blocks are stale
     python -m vvlib.book.generated --write  # render them anew (results/paper/README.md's table of runs)
+
+The notebooks' `parameters` cells are generated the same way, from each chapter's declared parameters.
 """
 
 import argparse

@@ -1,5 +1,7 @@
-"""What every chapter's page begins and ends with: its parameters resolved and checked (`configure`), the device,
-the clock, results.json, and each figure shown with its caption.  A page class sets `chapter` and adds sections."""
+"""What every chapter's page begins and ends with: its parameters (the notebook's cell, the profile and
+papermill's injections, resolved and checked in the kernel by `configure`), the device they name, the clock that
+times the run, the parameters shown, results.json written with that time, and each figure shown with its caption.
+A page class sets `chapter` (its record's name) and adds its own sections."""
 
 import base64
 import html
@@ -32,8 +34,9 @@ def duration_words(seconds: float) -> str:
 
 
 def ci_time(name: str, path=CHAPTER_TIMES) -> tuple[str, str]:
-    """How long the chapter's ci run took a fresh clone, from bench/chapter_times.py's record: (the end of a
-    sentence, the machine it was timed on), or how to measure it."""
+    """How long the chapter's ci run took a fresh clone: (the end of a sentence, 'takes about 2 minutes on 2 CPU
+    cores'; the machine and record it was timed on, for the collapsed block), from bench/chapter_times.py's record,
+    or how to measure it where the record has no such chapter."""
     record = json.loads(path.read_text()) if path.exists() else {"seconds": {}}
     if name not in record["seconds"]:
         return ("has not been timed on this book's machines yet", "`python -m bench.chapter_times --write` times it")
@@ -44,8 +47,8 @@ def ci_time(name: str, path=CHAPTER_TIMES) -> tuple[str, str]:
 
 
 def configure(chapter_name: str, namespace: dict) -> Params:
-    """In a chapter notebook: resolve its parameters (cell + profile + papermill injections) and check them all;
-    values that differ from the cell's defaults count as explicit, so interactive edits are respected."""
+    """In a chapter notebook: resolve its parameters (cell + profile + papermill injections) and check them all.
+    Values that differ from the cell's literal defaults also count as explicit, so interactive edits are respected."""
     chapter = chapters.get_chapter(chapter_name)
     spec = chapter.parameters()
     values = {name: namespace[name] for name in spec if name in namespace}
@@ -73,7 +76,8 @@ def next_figure_number() -> str:
 
 
 def show_whole_tables():
-    """Every table a page displays, whole: pandas would cut long cells and hide the rows of a long table."""
+    """Every table a page displays, whole: each cell (pandas cuts one at 50 characters with "…") and each row
+    (pandas shows 10 of a table over 60 rows, the rest as "...": chapter 11's 78 dictionary rows had 68 hidden)."""
     pd.set_option("display.max_colwidth", None)
     pd.set_option("display.max_rows", None)
 
@@ -88,7 +92,8 @@ class ChapterPage:
         self.device = rng.resolve_device(self.P.device) if self.uses_device else "cpu"
 
     def show_parameters(self):
-        """The rerun block: the ci command and its time, the values a reader would change, the rest collapsed."""
+        """The rerun block: the ci command with its measured time, this run's values of the parameters a reader
+        would change (the record's `reader`), and every other setting in a collapsed table."""
         reader = chapters.get_chapter(self.chapter).reader
         command = f"python -m vvlib run {self.chapter} --profile ci --output out/{self.chapter[:2]}"
         took, timed_on = ci_time(self.chapter)
@@ -102,8 +107,8 @@ class ChapterPage:
                        rest.to_html())
 
     def write_results(self, metrics: dict, sources: dict | None = None):
-        """results.json in the run's output_dir, with the page's time and its sources, once the metrics' keys are
-        what the chapter's record promises."""
+        """results.json in the run's output_dir, with the time since the page began and where its inputs came from,
+        once the metrics' keys are what the chapter's record promises (nothing is written otherwise)."""
         chapters.check_metrics(self.chapter, metrics)
         path = report.write_results(self.P.output_dir, self.chapter, self.P, self.device, metrics,
                                     wall_time_s=time.perf_counter() - self.started, sources=sources)
@@ -153,7 +158,8 @@ class TasksPage(ChapterPage):
 
 
 def show_collapsed(summary: str, body: str):
-    """A block shown by its one-line summary and opened on a click (body: HTML): detail for the reader who checks."""
+    """A block shown by its one-line summary and opened on a click (body: HTML): what a reader who checks wants and
+    one who reads on does not (readable.py and the word budgets leave it out of the prose)."""
     display(HTML(f"<details><summary>{summary}</summary>{body}</details>"))
 
 
@@ -169,7 +175,8 @@ def show_table(table, what: str):
 
 
 def show_runs(runs: dict, labels: dict):
-    """The stored runs behind a result ({variant: [run record]}), collapsed: their provenance."""
+    """The stored runs behind a result ({variant: [run record]}: seeds, steps, wall time, device, commit), collapsed:
+    their provenance."""
     table = report.runs_table(runs, labels)
     show_collapsed(f"The {len(table)} stored runs behind this result (seeds, steps, wall time, device, commit)",
                    table.to_html())
@@ -199,8 +206,9 @@ def figure_html(png: bytes, number: str, caption: str) -> str:
 
 
 def figure_facts(figure, dpi: int = FIGURE_DPI) -> list[dict]:
-    """Per axes: its legend's entries, how many share a colour, and its smallest text in pixels as shown (at `dpi`,
-    shrunk to the text column): what tests/test_chapters.py holds every book figure to."""
+    """Per axes: its legend's entries, how many of them share a colour with another, and its smallest text (ticks,
+    labels, legend) in pixels as shown, drawn at `dpi` and shrunk to the text column: what tests/test_chapters.py
+    holds every book figure to."""
     facts, shrink = [], min(1.0, COLUMN_PX / (figure.get_size_inches()[0] * dpi))
     for ax in figure.axes:
         legend = ax.get_legend()
@@ -230,7 +238,8 @@ def _handle_colour(handle):
 
 
 def legible(figure, dpi: int = FIGURE_DPI, smallest_px: float = 9.0):
-    """Every text of the figure at least `smallest_px` pixels as shown, then laid out again (unless constrained)."""
+    """Every text of the figure at least `smallest_px` pixels as shown (drawn at `dpi`, shrunk to the text column),
+    then laid out again unless the figure lays itself out (constrained layout)."""
     import warnings
     from matplotlib.layout_engine import ConstrainedLayoutEngine
     from matplotlib.text import Text
@@ -247,8 +256,9 @@ def legible(figure, dpi: int = FIGURE_DPI, smallest_px: float = 9.0):
 
 
 def show_figure(caption: str, figure=None):
-    """A figure now (default: the one being drawn), numbered, with its caption under it; its figure_facts go in the
-    output's metadata."""
+    """A figure now, not when its cell ends, numbered, with its caption under it: what is plotted, at what scale,
+    and what to look for.  Without `figure`, the one being drawn.  Its legends and text sizes go with it, in the
+    output's metadata (figure_facts)."""
     figure = figure or plt.gcf()
     legible(figure)
     buffer = io.BytesIO()

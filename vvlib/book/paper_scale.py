@@ -1,6 +1,7 @@
-"""A chapter's results at its `paper` profile, read from a results store (results/paper in the book) where the GPU
-queue has committed them, never trained, evaluated or probed here: the opening that says what of them is committed,
-and per kind of chapter the runs, probes and slopes a page shows beside its own."""
+"""A chapter's results at its `paper` profile, read from a results store (results/paper in the book)
+where the GPU queue has committed them, never trained or evaluated here: the opening that says what
+of them is committed, and per kind of chapter the runs, probes and slopes a page shows beside its own.
+"""
 
 from dataclasses import replace
 

@@ -2,8 +2,13 @@
 
     python -m vvlib.book.readable _build/html    # exit status 1 and every problem listed, or 0
 
-A table cell cut short or holding a Python repr, TeX outside math, a figure without its caption, and long
-sentences (sentences.LONG, sentences.MOST_LONG).  .ci/run checks the published build with it.
+A table cell cut short with "…" or a row of "..." (pandas cuts long cells and long tables by
+default), "\\_" outside math (TeX that was not typeset), a Python list's or dict's repr in a table
+cell, a figure drawn by a cell with no "Figure." caption after it (before the next figure), a caption
+sentence over sentences.LONG words, more than sentences.MOST_LONG of the prose's
+sentences (written and generated) over sentences.LONG words.  The
+browser test checks the quick (ci) build; .ci/run checks the published one with this, since only
+its tables hold every committed row.
 """
 
 import argparse
@@ -31,8 +36,9 @@ def problems(page: str) -> list[str]:
 
 
 def article_prose(page: str) -> str:
-    """A built page's prose, written and generated: its article less code, outputs, tables, headings and collapsed
-    blocks, math as one word, each paragraph, list item and caption a block of its own."""
+    """A built page's prose, written and generated: its article's text less code, outputs in <pre>, tables, math,
+    headings and collapsed (<details>) blocks, math as one word; each paragraph, list item and caption a block of
+    its own."""
     found = re.search(r"<article\b[^>]*>(.*)</article>", page, flags=re.S)
     text = found.group(1) if found else page
     text = re.sub(r"<(script|style|pre|table|details|h[1-6])\b.*?</\1>", "", text, flags=re.S)
@@ -42,7 +48,8 @@ def article_prose(page: str) -> str:
 
 
 def long_prose(page: str) -> list[str]:
-    """One problem where over sentences.MOST_LONG of the prose's sentences run long, naming the longest."""
+    """One problem where more than sentences.MOST_LONG of the page's prose sentences run over sentences.LONG words,
+    naming the longest."""
     said = sentences.sentences(article_prose(page))
     long = sorted((s for s in said if len(s.split()) > sentences.LONG), key=lambda s: -len(s.split()))
     if len(long) <= sentences.MOST_LONG * len(said):
@@ -60,7 +67,8 @@ def long_captions(page: str) -> list[str]:
 
 
 def uncaptioned(page: str) -> list[str]:
-    """The images outside a <figure> (which carries its caption) with no "Figure." before the next image."""
+    """The figures a cell drew (an image outside a <figure>, which carries its own caption) with no "Figure."
+    between them and the next image."""
     images = list(re.finditer(r"<img\b[^>]*>", page))
     found = []
     for image, following in zip(images, [*images[1:], None]):

@@ -1,4 +1,7 @@
-"""The papermill runner: a chapter resolved at a profile, checked, and executed."""
+"""The papermill runner: a chapter (book/chapters/, one place each) resolved at a profile,
+checked, and executed.  A chapter's parameters (names, types, defaults, help) are its record's;
+inside the kernel, page.configure resolves the notebook's cell against them.
+"""
 
 from pathlib import Path
 
@@ -22,8 +25,9 @@ def parse_overrides(chapter: Chapter, pairs) -> dict:
 
 def checked_parameters(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None,
                        output_dir: Path | None = None) -> dict:
-    """What papermill will inject: the profile and the overrides, *_dir paths made absolute; a ParameterError for
-    any bad chapter, profile, name or value, so nothing runs."""
+    """What papermill will inject: the profile and the overrides, with relative *_dir paths
+    made absolute (the kernel runs in the repository root).  Raises ParameterError for any
+    bad chapter, profile, name or value, so nothing runs."""
     overrides = dict(overrides or {})
     if output_dir is not None:
         overrides["output_dir"] = str(output_dir)
@@ -34,7 +38,8 @@ def checked_parameters(name: str, profile: str = DEFAULT_PROFILE, overrides: dic
 
 
 def resolved(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None):
-    """The parameters a chapter runs with at `profile`."""
+    """The parameters a chapter runs with at `profile` (e.g. to train its runs from a script,
+    into the same store entries the chapter will read)."""
     chapter = get_chapter(name)
     spec = chapter.parameters()
     given = {"profile": profile, **(overrides or {})}
@@ -44,7 +49,10 @@ def resolved(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None =
 
 def run_chapter(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | None = None,
                 output_dir: Path | None = None, notebook_out: Path | None = None, progress=True) -> Path:
-    """Execute a chapter with papermill, every parameter checked first; returns the executed notebook's path."""
+    """Execute a chapter with papermill; returns the executed notebook's path.
+
+    All parameters are checked before the kernel starts, so a bad value writes nothing.
+    """
     import tempfile
 
     import papermill

@@ -1,7 +1,11 @@
-"""How long the book's written sentences run: the prose of book/*.md and each notebook's markdown cells, cut
-into sentences, those over a reader's limit listed (generated text is readable.py's).
+"""How long the book's written sentences run: the prose of book/*.md and of each notebook's markdown cells,
+cut into sentences, with those over a reader's limit listed.
 
     python -m vvlib.book.sentences            # every page's words and share of long sentences; exit status 1 over a limit
+
+Code, math blocks, tables, headings, HTML and directive lines are not prose and are left out; a list item is
+a sentence of its own however it ends.  Generated text (the computed sentences a notebook prints) is not
+counted here: it is written by vvlib's report functions.
 """
 
 import json
@@ -25,7 +29,9 @@ def prose(markdown: str) -> str:
 
 def sentences(markdown: str) -> list[str]:
     """The prose's sentences: paragraphs and list items, each cut after '.', '!' or '?' (or one closing a
-    parenthesis) and a space; fragments under three words (a label, a lone link) are not sentences."""
+    parenthesis) and a space, whatever follows (a generated sentence may open with a task's name or a number;
+    a decimal point has no space after it); fragments under three words (a label, a lone link) are not
+    sentences."""
     found = []
     for block in re.split(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+\.)\s)", prose(markdown)):
         text = re.sub(r"\s+", " ", re.sub(r"^\s*(?:[-*+]|\d+\.)\s+", "", block)).strip()

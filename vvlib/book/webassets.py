@@ -1,6 +1,13 @@
-"""The book's browser-side files, so that math and widgets render with no network: pinned MathJax, require.js
-and the widget manager from the npm registry (sha512 checked), served from <root>/_book_assets/ (not a
-`_static/` folder, whose every .js Jupyter Book would add to every page).  Nothing third-party is committed.
+"""The book's browser-side files, so that math and widgets render with no network.
+
+Sphinx and myst-nb load MathJax, require.js and the Jupyter widget manager from CDNs by
+default; offline, the math stays raw TeX and the widgets blank.  We fetch pinned releases
+from the npm registry at build time (checked against the registry's published sha512),
+keep only the files a page needs, and serve them from the book itself (_config.yml points
+`mathjax_path` and `nb_ipywidgets_js` at them).  Nothing third-party is committed.
+
+The files land in <root>/_book_assets/ (served as _static/), not in a `_static/` source
+folder: Jupyter Book 1 would add every .js found there to every page.
 """
 
 import base64

@@ -1,6 +1,12 @@
-"""Chapters 4 and 5's page: a task's Baseline and +LN against the paper's accuracy table at the paper's scale,
-the reader's own run beside it, where adaptive temperature acts, and the training loss; the gap at every scale
-goes to results.json for the scale page.  The notebook holds the prose and calls one method per cell."""
+"""Chapters 4 and 5 as one body: a task's Baseline and +LN against the paper's accuracy table at the paper's
+scale (read from results/paper), the reader's own run beside it, where adaptive temperature acts, and the
+training loss.  The gap at every scale (the page's run, the longer training, the counter stream, the GPU) goes
+to results.json for the scale page, which shows it for both chapters.
+
+A notebook holds the chapter's prose and calls one method per cell; every method shows what it
+computes and keeps what results.json needs.  A third task is a PaperTask record, a Chapter
+that reproduces it, and a notebook of prose around these calls.
+"""
 
 
 import pandas as pd

@@ -32,8 +32,9 @@ def pack(unit: units.Unit, dest: Path):
 
 
 def write_summary(dest, device, seconds: float, ran: list, passed: list, overrun: float, failed_before=()):
-    """dest/queue.json: the units that ran, those passed over for lack of time and those that failed here before,
-    and the overrun a unit's estimate was multiplied by."""
+    """dest/queue.json: the units that ran (estimated and measured minutes; paused, resumed or the error that
+    stopped it where so), those passed over for lack of time and those that failed here before, and the overrun
+    a unit's estimate was multiplied by where nothing would resume it."""
     store.write_json(Path(dest) / "queue.json", {"provenance": store.provenance(device, seconds), "units": ran,
                                                  "passed": passed, "failed_before": list(failed_before),
                                                  "overrun": round(overrun, 3)})

@@ -44,8 +44,9 @@ def paper_chapters(names=None) -> list[str]:
 
 
 def planned_jobs(names, overrides: dict, profile: str = PROFILE, device: str | None = None) -> list[plan.Job]:
-    """Every store entry the chapters compute at `profile`, each once, on the device in use or on `device` (cpu or
-    cuda: another device's entries); every chapter's parameters are checked before anything runs."""
+    """Every store entry the chapters compute at `profile`, each once, on the device in use or on
+    `device` (cpu or cuda: a plan of another kind of device's entries, which nothing here runs);
+    checks every chapter's parameters first, so a bad value stops everything before anything runs."""
     given = {name: checked_parameters(name, profile, overrides) for name in names}  # *_dir made absolute
     jobs = []
     for name in names:
@@ -68,7 +69,8 @@ def queue_units(jobs: list[plan.Job]) -> list[units.Unit]:
 
 
 def describe(names, jobs: list[plan.Job]) -> str:
-    """A table: per chapter, the store entries it computes first, how many are stored, and what is left to do."""
+    """A table: per chapter, the store entries it computes first (a run another chapter
+    computed before is counted there), how many are stored, and what is left to do."""
     lines = [f"{'chapter':<24}{'entries':>8}{'stored':>8}{'model-steps left':>18}{'items to evaluate':>19}"]
     for chapter in [*names, "total"]:
         mine = [job for job in jobs if chapter in (job.chapter, "total")]
@@ -119,8 +121,9 @@ def describe_units(cut: list[units.Unit], rates: dict, device: str, budget_s: fl
 
 
 def chosen_unit(cut: list[units.Unit], k: int, rates: dict, device: str, budget_s: float = units.UNIT_BUDGET_S):
-    """Unit k (from 1), refused before anything runs when k is out of range or, on a GPU, its estimate exceeds
-    the budget of one command (a lent GPU's limit; a CPU has none)."""
+    """Unit k (from 1), refused before anything runs when k is out of range or, on a GPU, its measured
+    estimate exceeds the budget of one command.  The budget is the lent GPU's command limit: a CPU has
+    none, and a long unit there only takes longer (it checkpoints and resumes like any run)."""
     if not 1 <= k <= len(cut):
         raise ParameterError(f"unit: expected a number from 1 to {len(cut)} (python -m vvlib paper --plan lists them), "
                              f"got {k}")

@@ -57,20 +57,23 @@ def checkpoint_step(folder: Path) -> int:
 
 
 def training_kind(task: str, train_cfg, model=None) -> str:
-    """Runs whose steps cost about the same: per task and source of data, and apart when they train on longer
-    sequences or a model with more attention layers or heads than the paper's one (`model`: its layers and heads)."""
+    """Runs whose steps cost about the same: per task and source of data (the counter stream's draws
+    are other kernels than the generators'), and apart when they train on longer sequences or a
+    model with more attention layers or heads than the paper's one (`model`: its layers and heads)."""
     stream = f" ({train_cfg.draws} stream)" if train_cfg.draws != TrainConfig.draws else ""
     longer = f" to length {train_cfg.max_len}" if train_cfg.max_len > TrainConfig.max_len else ""
     return f"{task} training{stream}{longer}{model_shape(model)}"
 
 
 def evaluation_kind(task: str, model=None) -> str:
-    """Evaluations whose items cost about the same: per task, apart for a model with more layers or heads."""
+    """Evaluations whose items cost about the same: per task, apart for a model with more attention
+    layers or heads (each head of each layer passes over every item)."""
     return f"{task} evaluation{model_shape(model)}"
 
 
 def model_shape(model) -> str:
-    """', L layers x H heads' for a model other than the paper's one layer of one head, else ''."""
+    """', L layers x H heads' for a model (anything with .layers and .heads) other than the paper's
+    one layer of one head, else ''."""
     if model is None or (model.layers, model.heads) == (1, 1):
         return ""
     return f", {model.layers} layers x {model.heads} heads"
@@ -81,8 +84,8 @@ def _items(eval_cfg, n_seeds: int) -> int:
 
 
 def _run_jobs(chapter, P, task, variant, train_cfg, temperatures, device, tag="") -> list[Job]:
-    """A training run and its evaluations under each temperature; `tag` tells apart runs of one chapter that
-    differ in more than task and variant (chapter 11's rows)."""
+    """A training run and its evaluations under each temperature; `tag` tells
+    apart runs of one chapter that differ in more than task and variant (chapter 11's rows)."""
     model_cfg = variants.model_config(P, variants.task_config(P, task), variant)
     folder = runs.run_dir(P.store_dir, model_cfg, train_cfg, device)
     seeds = f"seeds {train_cfg.first_seed}-{train_cfg.first_seed + train_cfg.n_seeds - 1}"
@@ -131,8 +134,9 @@ def chapter_jobs(chapter: str, P, device: torch.device | None = None) -> list[Jo
 
 
 def chapter_entries(chapter: str, P) -> frozenset:
-    """Every store entry chapter `chapter` computes or reads with parameters P (empty for a chapter that trains
-    nothing): two chapters whose entries meet must not run at the same time."""
+    """Every store entry chapter `chapter` computes or reads with parameters P: its jobs' entries and the
+    runs its probes read (empty for a chapter that trains nothing).  Two chapters whose entries meet must
+    not run at the same time: each would train what the other is training."""
     if chapter not in (*CHAPTER_WORK, SENSITIVITY):
         return frozenset()
     return frozenset(path for job in chapter_jobs(chapter, P) for path in (job.path, *job.reads))
@@ -148,7 +152,8 @@ def _probe_jobs(chapter, P, device) -> list[Job]:
 
 
 def unique(jobs: list[Job]) -> list[Job]:
-    """Each store entry once, where the chapter that first computes it asks for it."""
+    """Each store entry once, where the chapter that first computes it asks for it (chapters 6-8
+    and 10 reuse chapters 4 and 5's runs)."""
     seen, kept = set(), []
     for job in jobs:
         if job.path not in seen:

@@ -90,7 +90,8 @@ def units(jobs: list[Job]) -> list[Unit]:
 
 def measured_rates(store_dirs, device_type: str) -> dict:
     """{kind: units per second} from the training and evaluation records in `store_dirs` made on
-    `device_type` ('cpu' or 'cuda'): total units over total wall time per kind."""
+    `device_type` ('cpu' or 'cuda'): total units over total wall time per kind. A long run trained with
+    a step ladder (until 5bfc964) timed the ladder's evaluations too, so its training speed errs slow."""
     units, seconds = {}, {}
     for store_dir in store_dirs:
         for path in Path(store_dir).glob("*/*.json"):
@@ -102,8 +103,11 @@ def measured_rates(store_dirs, device_type: str) -> dict:
 
 
 def overrun(paths) -> float:
-    """The most a unit has run over its estimate (never under 1): the largest measured over estimated minutes in
-    the committed queue records (bench/gpu-queue-*.json) of units that ran whole in one command."""
+    """The most a unit has run over its estimate: the largest measured over estimated minutes of the units in
+    the committed queue records (bench/gpu-queue-*.json, paper_queue's queue.json) that ran whole in one
+    command (a paused or resumed one's minutes are a part, and a restart's; a failed one's, up to its error),
+    and never under 1.  A command after which nothing resumes a unit starts one only if its estimate times this
+    fits."""
     ratios = [1.0]
     for path in paths:
         try:
@@ -203,8 +207,11 @@ def _probe_size(path: Path, record: dict, device_type: str) -> tuple:
 
 
 def _without_training(record: dict, run_record: Path) -> float:
-    """A record's wall time less the training of the run it read, where it trained that run first: the run's
-    record was written after it started and its training fits inside its wall time."""
+    """A record's wall time less the training of the run it read, where it waited for that: an
+    evaluation or probe that found no weights trained them first, and then the run's record was
+    written after it started (each record's `created` is when it was written) and its training
+    fits inside the record's wall time.  `created` keeps whole seconds, so a run written in the
+    second its evaluation started can look written after that start: the fit tells them apart."""
     wall = record["provenance"]["wall_time_s"]
     if not run_record.exists() or "created" not in record["provenance"]:
         return wall

@@ -1,5 +1,12 @@
-"""Checks between parameters, or against the machine or the disk, that several chapters make, each written
-once; a bad combination is refused with one line (exit status 2) before any computation starts."""
+"""Checks between parameters that several chapters make, each written once; a check that one
+chapter alone makes is in that chapter's file.
+
+A parameter's own type and range are checked where it is read (experiments/setups/params.py).  What
+involves several parameters (test lengths against the key classes), the machine (a GPU asked for)
+or the disk (a results store named) is checked here: `python -m vvlib run` refuses a bad
+combination with one line and exit status 2 before papermill starts, and a notebook run by plain
+papermill refuses it the same way in its first cell (book/page.configure runs the same checks).
+"""
 
 from pathlib import Path
 

@@ -1,5 +1,8 @@
-"""The scales several chapters share, each written once: the ci smoke test, the published book's and the paper's.
-Chapters 6-10 load chapters 4-5's models, so each task's settings at a scale come from PaperTask.scales."""
+"""The scales several chapters share, each written once: the ci smoke test, the published book's
+scale and the paper's.  Chapters 6-10 load the models of chapters 4 and 5 from the results store,
+which only works when their training settings agree profile by profile: each task's steps and test
+sequences at each scale are its record's (paper_tasks.PaperTask.scales), and the chapters' profiles
+take them from there.  A scale that one chapter alone uses is in that chapter's file."""
 
 from ..setups import paper
 from ..setups.paper_tasks import TASKS, PaperTask

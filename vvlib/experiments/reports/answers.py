@@ -1,5 +1,11 @@
-"""The answer a chapter page opens with: a verdict table (a row per scale and claim, by the summary's rule,
-compare.compare), then a few rows of numbers beside the paper's at ANSWER_LENGTHS."""
+"""The answer a chapter page opens with: a verdict table (a row per scale and claim), then a few rows of
+numbers beside the paper's.
+
+Every answer names the test lengths that matter (ANSWER_LENGTHS: 64 and 1,024 times the
+training length), the paired difference with its 95% interval, the scale, and the verdict
+by the summary's rule (compare.compare), provisional below the paper's steps
+(provisional.qualified) -- the same rule the intro and the summary print.
+"""
 
 import numpy as np
 import pandas as pd

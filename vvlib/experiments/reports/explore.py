@@ -1,5 +1,10 @@
-"""Slider explorations that also work on the static web page: every view is rendered in advance and each slider
-linked to its stack in the browser (`jslink`; `interact` needs a kernel).  One figure per combination: keep grids small.
+"""Slider explorations that also work on the static web page.
+
+A callback widget (`interact`) needs a running kernel: on the published HTML its slider
+would move and nothing would change.  Instead we render every view in advance and stack
+them; each slider is linked to its stack *in the browser* (`jslink`), so moving it shows
+the precomputed view, live in Jupyter and offline on the page alike.  Cost: one figure per
+combination of slider values, so keep the grids small.
 """
 
 import io

@@ -87,8 +87,12 @@ def relative_gain_vs_length(df, labels: dict, title=""):
 
 
 def component_distributions(df, title=""):
-    """Figure 2's grid: one row per variant, one column per N, in each panel the distribution over test sequences
-    of a few components; df: variant, N, component, value.  A row shares its x axis, so the narrowing shows."""
+    """Figure 2's grid: one row per variant, one column per N; in each panel the
+    distribution over test sequences of a few fixed components (one colour each).
+
+    df: long form with columns variant, N, component, value.  Panels of a row share
+    their x axis, so the narrowing with N is seen directly.
+    """
     sns.set_theme(style="whitegrid")
     variants, lengths = list(dict.fromkeys(df["variant"])), sorted(df["N"].unique())
     fig, axes = plt.subplots(len(variants), len(lengths), figsize=(3.2 * len(lengths), 2.6 * len(variants)),
@@ -107,8 +111,11 @@ def component_distributions(df, title=""):
 
 
 def global_statistics(df, title=""):
-    """Figure 3: drift of the global mean (left) and global variance (right) of the readout's input against N,
-    relative to the training length, ± s.e. over seeds; df: variant, seed, N, mean_drift, relative_variance."""
+    """Figure 3: drift of the global mean (left) and global variance (right) of the
+    readout's input against N, both relative to the training length; ± s.e. over seeds.
+
+    df: long form with columns variant, seed, N, mean_drift, relative_variance.
+    """
     sns.set_theme(style="whitegrid")
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
     sns.lineplot(data=df, x="N", y="mean_drift", hue="variant", errorbar="se", marker="o", ax=left)
@@ -144,9 +151,13 @@ LINE_STYLES = ("-", "--", "-.", ":")
 
 
 def training_curves(histories: dict, schedule=None, title="", band=False, ax=None):
-    """Training loss (mean over seeds) against step, one line per run of histories {label: loss_history}; with
-    `band`, the seeds' 10th-90th percentiles shaded; with `schedule` = (steps, longest training length), the
-    length cap as a grey step line on a right axis; ax: a panel of a larger figure."""
+    """Training loss (mean over seeds) against step, one line per run; with `band`, shaded
+    between the seeds' 10th and 90th percentiles; with `schedule` = (steps, longest training
+    length), the length cap as a grey step line on a right axis.
+
+    histories: {label: [(step, [loss per seed]), ...]} (a training record's loss_history); ax: draw there (a
+    panel of a larger figure) instead of in a figure of its own.
+    """
     sns.set_theme(style="whitegrid")
     fig, ax = plt.subplots(figsize=(7, 4.2)) if ax is None else (ax.figure, ax)
     spare = iter(palette.SPARE)

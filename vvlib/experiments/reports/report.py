@@ -193,8 +193,10 @@ def ablation_metrics(accuracy: dict, lengths, ablation: Ablation = ABLATION) -> 
 def ablation_row(task: str, metrics: dict, lengths, in_distribution: int, scale: str, steps: int,
                  ln_over_std_claimed: bool = True, ablation: Ablation = ABLATION) -> dict:
     """Chapter 8's verdict table, a line per task and scale: at how many lengths beyond training each norm is ahead
-    of the Baseline and the learned norm of the plain one (p < ALPHA in brackets), with the verdicts where the
-    paper claims them (Table 6 claims the two norms about equal); a norm still in the GPU queue reads 'pending'."""
+    of the Baseline and the learned norm of the plain one (how many of those with p < ALPHA in brackets, paired
+    over seeds), with the verdicts on the plain norm beating the Baseline and on the learned one beating the plain
+    one where the paper claims it (Table 6 claims the two about equal: summary_tables.table6_sentence reads that).
+    A norm whose runs wait in the GPU queue reads 'pending'."""
     ood = [str(n) for n in beyond_training(lengths, in_distribution)]
     gain, none = metrics["relative_gain"], dict.fromkeys(ood, 0.0)
     base, plain, learned = (short_label(v) for v in ablation.variants)
@@ -259,8 +261,11 @@ def verdict(metrics: dict, lengths, pair, labels: dict, in_distribution: int, n_
 
 def write_results(output_dir, chapter: str, parameters: dict, device, metrics: dict, wall_time_s=None,
                   sources: dict | None = None) -> Path:
-    """results.json: {"chapter", "parameters", "provenance", "metrics"}, written atomically; `sources`: where
-    stored inputs came from (each variant's training provenance), since loading them takes seconds."""
+    """results.json: {"chapter", "parameters", "provenance", "metrics"}, written atomically (the page checks
+    the metrics' keys against its chapter's record first: ChapterPage.write_results).
+
+    `sources` records where cached inputs came from (e.g. each variant's training
+    provenance), since a chapter that loads stored models runs in seconds."""
     path = Path(output_dir) / "results.json"
     provenance = store.provenance(device, wall_time_s)
     if sources:

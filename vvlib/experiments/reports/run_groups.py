@@ -1,6 +1,11 @@
-"""Every committed training run, read from its run.json and grouped for the scale page: a group is the runs of
-one task and configuration at one number of steps on one kind of device in one store, with their variants, seeds
-per variant (each counted once), runs and recorded wall time (every sitting of a resumed run counted)."""
+"""Every committed training run, grouped for the scale page: what ran, at which scale, where, and
+for how long, read from the run records themselves (run.json), so the page never retells a log.
+
+A group is the runs of one task and configuration at one number of steps on one kind of device in
+one store: its variants, its seeds per variant (each counted once), how many runs (a variant's seeds may be stored
+as several runs), and their wall time as recorded (which includes whatever else shared the machine; a run
+resumed in several sittings counts each, up to the checkpoint it resumed from).
+"""
 
 import json
 from pathlib import Path
@@ -62,7 +67,7 @@ def committed_runs_of(records: list[dict]) -> list[dict]:
 
 def training_seconds(record: dict) -> float:
     """A run's recorded training time: its last sitting's and, for a resumed run, its earlier sittings' up to
-    its checkpoint (where the record has them)."""
+    the checkpoint it resumed from (records written before 2026-11-29 time their last sitting only)."""
     return (record["provenance"]["wall_time_s"] or 0) + (record.get("earlier_sittings_s") or 0)
 
 
@@ -98,7 +103,8 @@ def markdown(frame: pd.DataFrame) -> str:
 
 def run_table(store_dir: Path) -> str:
     """One row per run in a store, oldest first: what it trained, where, at which code, and how fast its real
-    loop ran (a run resumed from a checkpoint times only the steps after it)."""
+    loop ran (a run resumed from a checkpoint times only the steps after it).  No date column: each record's
+    provenance keeps when it was made, and the code column names the commit."""
     records = sorted((json.loads(p.read_text()) for p in Path(store_dir).glob("train-*/run.json")),
                      key=lambda r: r["provenance"]["created"])
     lines = ["| task | variant | configuration | seeds | steps | device | code | model-steps/s | "

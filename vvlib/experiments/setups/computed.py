@@ -1,5 +1,10 @@
-"""A table of a chapter that trains nothing (chapter 2's Monte Carlo), kept in the results store under every
-parameter of the chapter, so the book reads it instead of drawing its sequences at every build."""
+"""A chapter's computed table, kept in the results store under every parameter of the chapter.
+
+For chapters that train nothing (chapter 2's Monte Carlo): each section's table is computed once
+per set of parameters and stored (runs.cached_tables), so the published book reads chapter 2's
+from results/book/ instead of drawing its 20,000 sequences per length at every build, and a
+stored-only build (VVLIB_STORED_ONLY) fails rather than recompute one.
+"""
 
 import pandas as pd
 import torch

@@ -1,5 +1,10 @@
-"""The paper's two tasks as the book sees them, one record each, so that the chapters, the summary and the
-plans loop over TASKS: where the paper reports it, and its steps and test sequences at each named scale."""
+"""The paper's two tasks as the book sees them: one record each, so that the chapters, the
+summary and the plans loop over TASKS instead of naming a task.
+
+The science layer's registry (vvlib.tasks) says how to sample and score a task; a record here
+adds what the book needs around it: where the paper reports it, and the steps and test sequences
+its runs take at each named scale (ci, book, paper), which every chapter that trains it reads.
+"""
 
 import sys
 from dataclasses import dataclass, field

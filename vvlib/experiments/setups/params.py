@@ -1,5 +1,12 @@
-"""Chapter parameters as declared (records/declare.py), under named profiles (`ci`, `paper`, ...) under the
-values given with `-p NAME VALUE`; every value is checked here, before any computation starts."""
+"""Chapter parameters: each chapter's file declares them (chapters/declare.py), and its notebook's
+`parameters` cell is written from that declaration.
+
+Each line of that cell reads `name: type = value  # help`; papermill parses the same
+lines for `papermill --help-notebook`.  A default that several chapters share is written once
+(declare.DEFAULTS).  On top of the declared values sit named profiles (e.g. `ci`, `paper`); a value given
+explicitly (`-p NAME VALUE`) always wins over the profile's.  Every value is checked here, before any
+computation starts.
+"""
 
 import ast
 import json

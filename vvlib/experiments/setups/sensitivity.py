@@ -1,7 +1,10 @@
 """Chapter 11: which of the settings the paper leaves unstated decides whether +LN helps?
 
-A *row* is the book's defaults with a few settings changed (`{}`, `{"hidden": 64}`); it trains the Baseline and
-+LN on the same seeds, batches and test sequences, so their paired difference at a length is its answer.
+A *row* is one configuration: the book's defaults with a few settings changed, written as a
+dict (`{}` is the defaults, `{"hidden": 64}` one change).  Each row trains the Baseline and +LN
+on the same seeds, batches and test sequences (variants.train_and_evaluate), so their paired
+difference at a test length is that row's answer; the Baseline's accuracy curve also says how
+close the row comes to the paper's Baseline (its "fingerprint").
 """
 
 import json
@@ -56,7 +59,8 @@ _LAST_PLAN = [None, None]  # (the parameters last planned, as JSON; their plan):
 
 def check_rows(P) -> list[tuple[str, dict, Params]]:
     """[(task, row, its parameters)] for every row of every task, each checked by building the configs it would
-    train, so a bad row stops the chapter before anything is trained; the last plan is reused for the same P."""
+    train, so that a bad row stops the chapter before anything is trained.  The chapter's check (page.configure)
+    and its notebook's plan ask for the same parameters: the second asker gets the first's plan."""
     key = json.dumps(P, sort_keys=True, default=repr)
     if _LAST_PLAN[0] != key:
         _LAST_PLAN[:] = [key, _plan(P)]
@@ -386,6 +390,6 @@ def hours_at(records: list, task: str | None = None, steps: int | None = None) -
 
 
 def devices(records: list, task: str | None = None) -> str:
-    """The devices the rows (of `task`, or all) were trained on, as their records name them (some say "1 threads")."""
+    """The devices the rows (of `task`, or all) were trained on, as their records name them ("1 threads" in older)."""
     named = {d.replace(" 1 threads)", " 1 thread)") for r in records if task in (None, r["task"]) for d in r["trained_on"]}
     return ", ".join(sorted(named))

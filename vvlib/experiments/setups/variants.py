@@ -1,5 +1,9 @@
-"""The training chapters' common flow: train each variant once, evaluate it under each test-time temperature on
-the same test sequences; chapter parameters map to configs here, read the same way by every chapter."""
+"""The training chapters' common flow: train each variant once, evaluate it under each
+test-time temperature, on the same test sequences.
+
+Chapter parameters map to configs here, so every training chapter reads the same names
+(n_seeds, steps, batch_size, hidden, lr, ...) the same way.
+"""
 
 import dataclasses
 from dataclasses import dataclass
@@ -115,8 +119,10 @@ def is_deep(variant: str) -> bool:
 
 
 def train_configs(P, variant: str = "") -> list:
-    """A chapter's main runs of `variant`: train_config(P) cut into runs of seed_chunk seeds (a deep variant's:
-    deep_seed_chunk) where the chapter sets one, so that each run fits one GPU command."""
+    """A chapter's main runs of `variant`: train_config(P), cut into runs of seed_chunk seeds where the
+    chapter sets one (chapter 9 at the paper's scale: 100 seeds on sequences up to 256 items take longer
+    than one GPU command), or for a deep variant of deep_seed_chunk where chapter 10 sets that (its model
+    of several attention layers and heads trains slower per step than the one-layer variants)."""
     deep = P.get("deep_seed_chunk", 0) if is_deep(variant) else 0
     return seed_chunks(train_config(P), deep or P.get("seed_chunk", 0))
 
@@ -177,8 +183,11 @@ def stored_train_and_evaluate(P, task: TaskConfig, variants, temperatures, devic
 
 
 def long_train_configs(P) -> list:
-    """The longer training (the `long_*` parameters) as stored runs of at most long_seed_chunk seeds each, so that
-    one run fits in one sitting (seed s draws the same streams in whichever run holds it)."""
+    """The longer training (the `long_*` parameters of chapters 4-5, 8 and 9) as stored runs of at most
+    long_seed_chunk consecutive seeds each, so that one run fits in one sitting.  Seed s
+    has the same streams in whichever run it falls, and with seed groups that divide the
+    chunk each group computes exactly what it would in one run of all the seeds.  Chapter 9's
+    curriculum stretches over the longer runs' own steps."""
     base = dataclasses.replace(train_config(P), steps=P.long_steps, seed_group=P.long_seed_group, first_seed=0,
                                n_seeds=P.long_seeds, curriculum_steps=curriculum_steps(P, P.long_steps))
     return seed_chunks(base, P.long_seed_chunk)
@@ -193,8 +202,10 @@ def long_eval_params(P):
 
 
 def counter_arm(P):
-    """The longer training again on the counter stream (the same data on a CPU and a GPU): its parameters, the
-    first counter_seeds seeds in runs of long_seed_group each; None where counter_seeds is 0."""
+    """The longer training again with draws counter (chapters 4-5's counter_seeds), the stream that gives
+    a CPU and a GPU the same batches and test sequences: its parameters P, the first counter_seeds
+    seeds in runs of long_seed_group each (so the arm grows a group at a time, and two processes can
+    train different groups; one run where long_seed_group is 0); None where counter_seeds is 0."""
     if not P.get("counter_seeds"):
         return None
     return Params({**P, "draws": "counter", "long_seeds": P.counter_seeds,

@@ -7,10 +7,19 @@
     <store>/train-<hash>/eval-<hash>.json   per-seed accuracies for one EvalConfig
     <store>/<name>-<hash>/tables.json + *.csv   a chapter's probe tables (see cached_tables)
 
-The hash covers every setting that changes the numbers (the device type too), so a result is reused only
-for exactly the run asked for.  The small JSON and CSV files are committed without the weights.  With
-VVLIB_STORED_ONLY=1, anything missing raises StoreError instead of being computed.  Under torchrun, rank 0
-alone decides what the store holds (distributed.agreed) and writes it (_publish).
+The hash covers every setting that changes the numbers, including the device type
+(CPU and CUDA draw different random streams), so a cached result is only reused for
+exactly the run that was asked for.
+
+The JSON and CSV files are small and carry their provenance, so they can be committed
+(results/book/ holds the published book's) without the weights: a chapter that only
+needs them never loads or trains a model.  With VVLIB_STORED_ONLY=1 set, anything
+missing from the store raises StoreError instead of being computed (how CI checks that
+the published book comes from the committed results).
+
+Under torchrun (vvlib/distributed.py) every rank runs the same code: training spreads the
+seeds over the ranks; rank 0 decides what the store holds (distributed.agreed) and alone
+writes to it (_publish); the others wait for its writes where they may read them.
 """
 
 import contextlib
@@ -69,8 +78,9 @@ RETRAINED_FILE = "retrained.json"  # written where a run with a stored record is
 
 @contextlib.contextmanager
 def stored_only(on: bool = True):
-    """Inside, STORED_ONLY is set (on) or cleared (off), then restored; child processes (papermill's kernels)
-    inherit it."""
+    """Inside, STORED_ONLY is set (on) or cleared (off), then restored: set, anything missing
+    from the store raises StoreError instead of being computed.  Child processes (papermill's
+    kernels) inherit it."""
     previous = os.environ.get(STORED_ONLY)
     os.environ[STORED_ONLY] = "1" if on else "0"
     try:
@@ -171,8 +181,10 @@ def _train_and_store(model_cfg, train_cfg, device, folder: Path, progress):
 
 
 def retrained_note(record: dict, history, device, wall: float, commit) -> dict:
-    """Whether training a stored run again repeated every logged loss of every seed, bit for bit: only then are the
-    new weights the ones the record and its evaluations describe (another device or thread count may round)."""
+    """What training a stored run again says of the first training: whether every logged loss of every seed is the
+    record's, bit for bit.  A lent GPU brings back no weights, so an evaluation or probe added later trains its run
+    again and reads those weights: they are the ones the record and its evaluations describe only where this holds
+    (the same computation on another kind of GPU, or CPU, or thread count, may round differently)."""
     history = [[step, list(losses)] for step, losses in history]  # as the record holds it, read back from JSON
     return {"provenance": store.provenance(device, wall, commit), "same_loss_history": history == record["loss_history"],
             "final_loss": history[-1][1] if history else None, "recorded_provenance": record["provenance"]}

@@ -82,8 +82,9 @@ def load_matching(path: Path, spec: dict) -> dict | None:
 
 
 def git_commit() -> str:
-    """The VVLIB_GIT_COMMIT the command was given, else HEAD (with '+dirty' if tracked code differs), else
-    'unknown'.  The variable comes first: a lent GPU's copy of the tree may carry a stale .git."""
+    """The VVLIB_GIT_COMMIT the command was given, else HEAD (with '+dirty' if tracked code differs),
+    else 'unknown'.  The variable comes first: a lent GPU's copy of the working tree carried a .git
+    whose HEAD was an earlier commit than the code it ran (its records said 19296dc for ad1ad0e)."""
     given = os.environ.get("VVLIB_GIT_COMMIT")
     if given:
         return given
@@ -106,8 +107,9 @@ def device_name(device) -> str:
 
 
 def cpu_description() -> str:
-    """The CPU's model (Linux: /proc/cpuinfo) and torch's kernel instruction set: the same code, settings and
-    seeds can round differently on another CPU, so a CPU result names the CPU it came from."""
+    """The CPU's model (Linux: /proc/cpuinfo) and the instruction set torch's CPU kernels use on it: the same
+    code, settings and seeds can round differently on another CPU (chapter 4's first longer run, trained again
+    on another machine in 2026-11, gave other weights), so a CPU result names the CPU it came from."""
     model = platform.processor() or platform.machine()
     try:
         model = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()

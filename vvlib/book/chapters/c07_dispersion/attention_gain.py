@@ -1,6 +1,14 @@
-"""Beside Figure 4 (chapter 7): does +LN's accuracy gain go with its sharper attention?  Across trained models
-(gain_and_entropy: a description, not a cause), and the sharpness test (matched_sharpness: each model's logits
-scaled at test time until its attention has its partner's entropy)."""
+"""Beside Figure 4 (chapter 7): does +LN's accuracy gain go with its sharper attention?
+
+Two readings.  Across trained models (gain_and_entropy): per test length beyond training, +LN's paired gain
+in accuracy, what a linear fit over both variants' models leaves of it among models of equal attention
+entropy (stats.difference_at_equal_covariate), and how accuracy and entropy go together within each variant
+and seed pair by seed pair; that describes the models, so it can say where the gain shows, not what causes
+it.  And the sharpness test (matched_sharpness): the same weights scored with their attention's logits
+scaled (probing.sharpened) until each model's attention has its partner's entropy: the Baseline's that of
++LN, +LN's that of the Baseline.  That changes the attention alone, at test time.  Accuracy and entropy are
+each model's means over its test sequences.
+"""
 
 import numpy as np
 import pandas as pd

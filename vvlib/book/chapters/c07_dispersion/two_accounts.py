@@ -1,7 +1,15 @@
-"""Two accounts of why argmax retrieval fails at long lengths, read on the same models (chapter 7): the paper's
-(the readout input's variance ratio, chapter 6) and dispersion's (the largest attention weight, chapter 7).  Each
-model and length is one cell; three correlations over the cells (across lengths, across models, between the
-variants), none an experiment on the models."""
+"""Two accounts of why argmax retrieval fails at long lengths, read on the same models (chapter 7).
+
+The paper's account: the attention output's variance shrinks as N grows, so the readout is fed inputs unlike
+those it was trained on; chapter 6 measures this as the global variance of the readout's input divided by its
+value at the training length (the variance ratio).  The dispersion account: the attention spreads over more
+items as N grows and loses the one it should pick; chapter 7 measures the largest attention weight.  Each
+model (seed) and length is one cell: its accuracy, its largest weight, its variance ratio.  Three readings,
+each a correlation over trained models, none an experiment on them:
+- across lengths, model by model: does the measure fall as the model's accuracy falls?
+- across models at one length: are the models with more of the measure the more accurate?
+- between the variants, seed pair by seed pair: does +LN's accuracy gain come with more of the measure?
+"""
 
 import numpy as np
 import pandas as pd

@@ -1,5 +1,9 @@
-"""The paper's claims, one by one, against the numbers the chapters wrote to results.json: two runs compared
-length by length beyond the training length by the rule of `compare`."""
+"""The paper's claims, one by one, against the numbers the chapters wrote to results.json.
+
+Every claim compares two runs length by length beyond the training length, by the rule of
+`compare` (paired t-test over seeds, p < ALPHA, a verdict fixed in advance and printed on the
+summary page).
+"""
 
 import json
 from dataclasses import dataclass
@@ -31,8 +35,10 @@ class Reading:
     longest: dict  # the two means at the longest length compared: {"N": "16384", "claimed": 22.5, "other": 17.0}
 
     def size(self) -> tuple:
-        """How large a scale is: the most steps first (too little training can reverse a verdict), then the most
-        seeds, then the paper profile's runs (more test sequences; a tie with chapter 5's longer CPU training)."""
+        """How large a scale is: the most training steps first (too little training can reverse a
+        verdict), then the most seeds, then the paper profile's runs, which score every seed on 1,024
+        test sequences a length where the book's score it on 128 or 256 (and which their chapter leads
+        with): chapter 5's longer training on the CPU has the GPU runs' 100 seeds x 10,000 steps."""
         return self.steps, self.n_seeds, self.profile == "paper"
 
     def scale(self) -> str:
@@ -331,8 +337,11 @@ def _means(numbers: dict | None, quantity: str) -> str:
 
 
 def claims_table(records: dict) -> str:
-    """The summary's claims as Markdown tables, a row per claim (the paper's numbers and ours at the longest length,
-    the scale, the verdict): those tested at the paper's steps first, then the provisional ones."""
+    """The summary's claims (the records of its results.json) as compact Markdown tables, a row per
+    claim: the paper's numbers and ours at the longest length compared (named in the header when
+    every claim shares it), the scale the verdict rests on, and the verdict.  Claims tested at the
+    paper's steps come first, in a table of their own; the provisional ones (fewer steps:
+    provisional.py) follow in another, each verdict with its share of the paper's steps."""
     lengths = {c["longest"]["N"] for c in records.values() if c["longest"]}
     shared = f" (N = {report.power_of_two(int(lengths.pop()))})" if len(lengths) == 1 else ""
     at_paper = {k: provisional.at_paper_steps(c["task"], c["steps"]) for k, c in records.items()}
