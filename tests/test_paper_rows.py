@@ -1,6 +1,6 @@
 """Chapter 11's paper-scale rows judged over every length beyond training, by the book's verdict rule."""
 
-from vvlib.experiments.reports import paper_rows
+from vvlib.book.chapters.c11_sensitivity import paper_rows
 
 BEYOND = [32, 64, 128, 256]
 

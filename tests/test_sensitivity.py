@@ -9,7 +9,7 @@ from scipy import stats as scipy_stats
 
 from vvlib.book import paper_scale
 from vvlib.book import runner
-from vvlib.experiments.reports import paper_rows
+from vvlib.book.chapters.c11_sensitivity import paper_rows, row_reports
 from vvlib.experiments.setups import sensitivity, variants
 from vvlib.experiments.records.scales import PAPER_SCALE_STORE
 from vvlib.experiments.setups.params import ParameterError
@@ -107,27 +107,27 @@ def test_rows_are_sorted_by_what_their_interval_says():
 
     records = [record({}, -3.0, 0.01), record({"lr": 0.003}, 2.0, 0.04), record({"hidden": 64}, 5.0, 0.2),
                record({"hidden": 256}, 1.0, float("nan"))]
-    assert sensitivity.sorted_by_sign(records, "dictionary", 1024) == {
+    assert row_reports.sorted_by_sign(records, "dictionary", 1024) == {
         "ahead": ["lr=0.003"], "behind": ["defaults"], "cannot tell": ["hidden=64", "hidden=256"]}
-    assert sensitivity.sorted_by_sign(records, "argmax", 1024) == {"ahead": [], "behind": [], "cannot tell": []}
-    signs = lambda rows: sensitivity.sign_table({1024: sensitivity.sorted_by_sign(rows, "dictionary", 1024)})
+    assert row_reports.sorted_by_sign(records, "argmax", 1024) == {"ahead": [], "behind": [], "cannot tell": []}
+    signs = lambda rows: row_reports.sign_table({1024: row_reports.sorted_by_sign(rows, "dictionary", 1024)})
     assert signs(records)["N = 1,024"].tolist() == [4, "1: lr=0.003", "1: defaults", 2, "0.2"]  # 4 x 0.05 by chance
     many = [record({"lr": lr}, 2.0, 0.01) for lr in (0.1, 0.2, 0.3, 0.4, 0.5)]  # too many to list: the forest shows them
     assert signs(many)["N = 1,024"].tolist() == [5, "5", "0", 0, "0.2"]
-    assert sensitivity.closest_to_paper(records, "dictionary")["row"] == "hidden=256"
+    assert row_reports.closest_to_paper(records, "dictionary")["row"] == "hidden=256"
 
     # A configuration run again with more seeds counts once, at its most seeds, wherever it is listed.
     again = [record({"lr": 0.003, "n_seeds": 20}, 1.5, 0.6, 20), *records, record({"hidden": 256, "n_seeds": 5}, 0.1, 0.9, 5)]
-    assert sensitivity.sorted_by_sign(again, "dictionary", 1024) == {
+    assert row_reports.sorted_by_sign(again, "dictionary", 1024) == {
         "ahead": [], "behind": ["defaults"], "cannot tell": ["lr=0.003 (20 seeds)", "hidden=64", "hidden=256"]}
     assert signs(again).loc["configurations", "N = 1,024"] == 4
-    closest = sensitivity.closest_to_paper(again, "dictionary")  # hidden=256 read at its 10 seeds, not its 5
+    closest = row_reports.closest_to_paper(again, "dictionary")  # hidden=256 read at its 10 seeds, not its 5
     assert (closest["row"], closest["n_seeds"]) == ("hidden=256", 10)
     # the same settings listed in another order are the same configuration
     pair = [record({"key_dim": 16, "value_dim": 16}, -1.0, 0.5),
             record({"value_dim": 16, "key_dim": 16, "n_seeds": 20}, -2.0, 0.01, 20)]
-    assert sensitivity.sorted_by_sign(pair, "dictionary", 1024)["behind"] == ["value_dim=16, key_dim=16 (20 seeds)"]
-    assert sum(map(len, sensitivity.sorted_by_sign(pair, "dictionary", 1024).values())) == 1
+    assert row_reports.sorted_by_sign(pair, "dictionary", 1024)["behind"] == ["value_dim=16, key_dim=16 (20 seeds)"]
+    assert sum(map(len, row_reports.sorted_by_sign(pair, "dictionary", 1024).values())) == 1
 
 
 def test_the_row_table_shows_each_rows_difference_and_budget():
@@ -139,15 +139,15 @@ def test_the_row_table_shows_each_rows_difference_and_budget():
 
     records = [record("argmax", "defaults", 2.0, 7.0), record("dictionary", "defaults", -1.0, 9.0),
                record("argmax", "hidden=64", -3.25, 4.0)]
-    table = sensitivity.row_table(records, "argmax", [1024])
+    table = row_reports.row_table(records, "argmax", [1024])
     assert table.loc[("hidden=64", "2¹⁰"), "+LN − Baseline [95%]"] == "-3.2 [-4.2, -2.2]"
     assert table.loc[("defaults", "2¹⁰"), "budget"] == "10 x 4,000" and table.loc[("defaults", "2¹⁰"), "p"] == "0.02"
 
 
 def test_rows_left_out_and_the_cost_of_more_steps():
     planned = [{}, {"hidden": 64}, {"lr": 0.003, "hidden": 64}]
-    assert sensitivity.not_run([{}, {"hidden": 64, "lr": 0.003}], planned) == ["hidden=64"]
-    assert sensitivity.not_run(planned, planned) == []
+    assert row_reports.not_run([{}, {"hidden": 64, "lr": 0.003}], planned) == ["hidden=64"]
+    assert row_reports.not_run(planned, planned) == []
     def record(task, steps, runs, seconds, timed):
         return {"task": task, "steps": steps, "runs": dict(zip(sensitivity.PAIR, runs)),
                 "training_s": dict(zip(sensitivity.PAIR, seconds)), "timed_steps": dict(zip(sensitivity.PAIR, timed))}
@@ -157,10 +157,10 @@ def test_rows_left_out_and_the_cost_of_more_steps():
                record("argmax", 4000, "ae", (1800.0, 0.0), (4000, 4000)),  # shares run a: counted once
                record("dictionary", 1500, "fg", (9e9, 9e9), (1500, 1500))]
     # runs a and b: 1 hour at 4,000 steps is 2 at 8,000; c: 0.1 hour at 2,000 steps is 0.4 at 8,000
-    assert sensitivity.hours_at(records, "argmax", 8000) == pytest.approx(2.4)
-    assert sensitivity.hours_at(records, "argmax") == pytest.approx(1.1)  # as recorded, the resumed run scaled
-    assert sensitivity.hours_at(records) == pytest.approx(1.1 + 2 * 9e9 / 3600)
-    assert len(sensitivity.trained_runs(records, "argmax")) == 5
+    assert row_reports.hours_at(records, "argmax", 8000) == pytest.approx(2.4)
+    assert row_reports.hours_at(records, "argmax") == pytest.approx(1.1)  # as recorded, the resumed run scaled
+    assert row_reports.hours_at(records) == pytest.approx(1.1 + 2 * 9e9 / 3600)
+    assert len(row_reports.trained_runs(records, "argmax")) == 5
 
 
 def test_the_summary_counts_each_tasks_rows_by_sign():
@@ -231,12 +231,12 @@ def test_a_row_with_more_seeds_is_read_beside_the_row_it_repeats():
 
     records = [record("defaults", {}, 10, 4.0, 0.048), record("n_seeds=20", {"n_seeds": 20}, 20, 1.5, 0.27),
                record("hidden=64", {"hidden": 64}, 10, -3.0, 0.01)]
-    table = sensitivity.more_seeds_table(records, "argmax", [1024])
+    table = row_reports.more_seeds_table(records, "argmax", [1024])
     assert table.to_dict("index") == {
         ("defaults", "1,024", 20): {"+LN minus Baseline [95%]": "+1.5 [+0.5, +2.5]", "p": "0.3", "+LN (p < 0.05)": "neither"},
         ("defaults", "1,024", 10): {"+LN minus Baseline [95%]": "+4.0 [+3.0, +5.0]", "p": "0.048", "+LN (p < 0.05)": "ahead"}}
-    assert sensitivity.more_seeds_table(records[:1] + records[2:], "argmax", [1024]).empty
-    assert sensitivity.more_seeds_table(records, "dictionary", [1024]).empty
+    assert row_reports.more_seeds_table(records[:1] + records[2:], "argmax", [1024]).empty
+    assert row_reports.more_seeds_table(records, "dictionary", [1024]).empty
 
 
 def test_the_paper_scale_rows_read_what_is_committed_and_mark_the_rest_pending():

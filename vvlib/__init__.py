@@ -43,7 +43,7 @@ each importing only from the rooms listed before it:
         params          chapter parameters: profiles and validation
         variants        the training chapters' common flow: each variant trained once, evaluated per temperature
         probes          how a probe is made: one part per trained run, its tables stored under its spec
-        sensitivity     one unstated setting at a time, +LN against the Baseline per configuration
+        sensitivity     what a row is (one unstated setting changed): its parameters, training, record, paper-scale read
         computed        tables computed without training, stored under their parameters
     records         what a chapter's record is, and what several records share
         record          a chapter's record: its name, the keys its results.json promises, what it trains and probes
@@ -61,7 +61,6 @@ each importing only from the rooms listed before it:
         probed          what the probing chapters keep of their probe tables in results.json, at each scale
         adaptive_reach  where adaptive temperature acts: the heads' entropy per length beside what it changes
         along_training  training losses in a table: the lowest, the last, how far they rise
-        paper_rows      a setting's rows at the paper's scale as the pages show them, each judged at every length
 
 The book, vvlib/book/ (and the command line):
     chapters        every chapter in one place: its record (a module, or a folder's __init__), its page, its reports
@@ -76,7 +75,7 @@ The book, vvlib/book/ (and the command line):
         c08_ablations   Tables 3 and 6: Baseline, +std and +LN
         c09_longer_training Tables 4 and 5: longer sets, longer training
         c10_beyond      beyond the paper: the variance-keeping output, length-aware logits, the deep model
-        c11_sensitivity beyond the paper: each unstated setting's row
+        c11_sensitivity beyond the paper: each unstated setting's row; its row tables and sentences, at each scale
         summary         the paper's claims against the chapters' results, Table 6, what the runs cost
     gpu_queue       the GPU queue in one place
         plan            the store entries a training chapter will compute, and how far each has got

@@ -14,7 +14,8 @@ from IPython.display import Markdown, display
 
 from ... import stats
 from ...attention import sharpening_band
-from ...experiments.reports import adaptive_reach, along_training, answers, paper_rows, plots, provisional, report
+from ...experiments.reports import adaptive_reach, along_training, answers, plots, provisional, report
+from .c11_sensitivity import paper_rows, row_reports
 from ...experiments.setups import paper, sensitivity, variants
 from ...experiments.storage import runs
 from ...experiments.storage.store import StoreError
@@ -287,7 +288,7 @@ class AccuracyPage(ChapterPage):
                 f"With the rate decayed, at N = {int(longest):,}: Baseline {row['accuracy']['baseline'][longest]:.1f}%, "
                 f"+LN {row['accuracy']['layernorm'][longest]:.1f}% ({row['n_seeds']} seeds, "
                 f"{task_value(P_rows, 'n_eval_sequences', self.task.name)} test sequences per length); +LN is "
-                f"{sensitivity.described(row['difference'][longest])}. At a constant rate, the longer training (the paper's "
+                f"{row_reports.described(row['difference'][longest])}. At a constant rate, the longer training (the paper's "
                 f"steps on a CPU) "
                 f"reaches {self.long['metrics']['accuracy']['baseline'][longest]:.1f}% and "
                 f"{self.long['metrics']['accuracy']['layernorm'][longest]:.1f}% there ({P.long_seeds} seeds)."))

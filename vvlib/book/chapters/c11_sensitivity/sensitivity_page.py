@@ -8,7 +8,8 @@ from IPython.display import Markdown, display
 
 from .. import SENSITIVITY
 from ....experiments.records import scales
-from ....experiments.reports import paper_rows, plots
+from ....experiments.reports import plots
+from . import paper_rows, row_reports
 from ....experiments.setups import paper, sensitivity, variants
 from ....experiments.setups.paper_tasks import ARGMAX, BY_NAME
 from ... import runner
@@ -24,7 +25,7 @@ def forest(records: list, task: str, lengths, scale: str):
     """The forest of `task`'s rows (records: row_record's): +LN minus Baseline per configuration at each N of
     `lengths`, the defaults in bold, the paper's difference dashed; `scale` closes the title."""
     marks = {n: sensitivity.paper_gain(task, n) for n in lengths}
-    return plots.forest(sensitivity.forest_frame(records, task), lengths, "defaults", marks=marks,
+    return plots.forest(row_reports.forest_frame(records, task), lengths, "defaults", marks=marks,
                         mark_label="the paper", title=f"{task}: +LN minus Baseline per configuration ({scale})")
 
 
@@ -81,13 +82,13 @@ class SensitivityPage(ChapterPage):
                                      f"{self.P.n_seeds} seeds unless the row sets n_seeds")
             show_figure(f"{task} at this page's scale ({self.P.n_seeds} seeds unless the row sets n_seeds, "
                         f"{self.device.type.upper()}; the row tables give each budget). " + FOREST_CAPTION)
-            display(sensitivity.sign_table({n: sensitivity.sorted_by_sign(self.records, task, n)
+            display(row_reports.sign_table({n: row_reports.sorted_by_sign(self.records, task, n)
                                             for n in self.P.compared_lengths}))
 
     def training_time(self):
-        minutes = 60 * sensitivity.hours_at(self.records)
-        display(Markdown(f"Training all {len(sensitivity.trained_runs(self.records))} runs took {minutes:.0f} minutes "
-                         f"on {sensitivity.devices(self.records)}, not counting the evaluations. A run's time is the "
+        minutes = 60 * row_reports.hours_at(self.records)
+        display(Markdown(f"Training all {len(row_reports.trained_runs(self.records))} runs took {minutes:.0f} minutes "
+                         f"on {row_reports.devices(self.records)}, not counting the evaluations. A run's time is the "
                          "wall-clock time kept in the store with it, so it includes any time the run was paused or "
                          "shared its cores; a run resumed from a checkpoint is counted at its time per step."))
 
@@ -95,11 +96,11 @@ class SensitivityPage(ChapterPage):
         """One table per task: each row's budget, both variants' accuracy and the paired difference."""
         for task in sensitivity.tasks_with_rows(self.records):
             display(Markdown(f"### {task}"))
-            show_table(sensitivity.row_table(self.records, task, self.P.compared_lengths),
+            show_table(row_reports.row_table(self.records, task, self.P.compared_lengths),
                        f"Every {task} row: +LN minus the Baseline at each compared length")
-            if len(again := sensitivity.more_seeds_table(self.records, task, self.P.compared_lengths)):
+            if len(again := row_reports.more_seeds_table(self.records, task, self.P.compared_lengths)):
                 show_collapsed(f"The {task} rows run again with more seeds, beside their first run", again.to_html())
-            if unlearned := sensitivity.unlearned_sentence(self.records, task):
+            if unlearned := row_reports.unlearned_sentence(self.records, task):
                 display(Markdown(unlearned))
 
     def argmax_cost(self):
@@ -108,10 +109,10 @@ class SensitivityPage(ChapterPage):
         if task not in sensitivity.tasks_with_rows(self.records):
             return
         steps, records = paper.STEPS[task], self.records
-        hours, took = sensitivity.hours_at(records, task, steps), sensitivity.hours_at(records, task)
+        hours, took = row_reports.hours_at(records, task, steps), row_reports.hours_at(records, task)
         display(Markdown(f"Trained for the paper's {steps:,} steps instead, the "
                          f"{sum(r['task'] == task for r in records)} {task} rows above would take about "
-                         f"{hours:.0f} hours of {sensitivity.devices(records, task)} (the {took:.1f} hours they "
+                         f"{hours:.0f} hours of {row_reports.devices(records, task)} (the {took:.1f} hours they "
                          "took, scaled by steps). That is why the map stops at the book's steps on a CPU; a GPU is the "
                          "way to redraw it (bench/README.md gives its throughput)."))
 
@@ -120,12 +121,12 @@ class SensitivityPage(ChapterPage):
         then the closest rows beside the paper's in one figure, a panel per task."""
         P, panels = self.P, []
         for task in (t for t in sensitivity.tasks_with_rows(self.records) if BY_NAME[t].accuracy):
-            show_table(sensitivity.distance_table(self.records, task),
+            show_table(row_reports.distance_table(self.records, task),
                        f"Every {task} row's Baseline against the paper's, length by length")
-            best = sensitivity.closest_to_paper(self.records, task)
+            best = row_reports.closest_to_paper(self.records, task)
             if best is None:
                 continue
-            display(Markdown(f"**{task}**: " + sensitivity.closest_sentence(best, P.compared_lengths)))
+            display(Markdown(f"**{task}**: " + row_reports.closest_sentence(best, P.compared_lengths)))
             panels.append({"title": f"{task}: {best['row']} ({best['n_seeds']} seeds x {best['steps']:,} steps)",
                            "lengths": P.eval_lengths,
                            "ours": {v: 100 * self.accuracies[task, best["row"]][v] for v in sensitivity.PAIR},
@@ -143,7 +144,7 @@ class SensitivityPage(ChapterPage):
         print(f"this run: {len(self.plan)} rows, each Baseline and +LN, {P.n_seeds} seeds unless the row sets n_seeds")
         planned = SENSITIVITY.parameters()  # the chapter's own lists of rows
         for task, name in sensitivity.row_parameters().items():
-            left_out = sensitivity.not_run(P[name], planned[name].default)
+            left_out = row_reports.not_run(P[name], planned[name].default)
             if left_out:
                 rows = "".join(f"<li>{html.escape(row)}</li>" for row in left_out)  # a list, collapsed: it can be long
                 show_collapsed(f"<b>{task}</b>: {len(left_out)} of the chapter's rows are not in this run",
@@ -152,7 +153,7 @@ class SensitivityPage(ChapterPage):
     def write(self):
         """results.json: the rows, the closest per task, and the rows at the paper's scale (the summary counts them)."""
         records = self.records
-        metrics = {"rows": records, "closest": {t: (sensitivity.closest_to_paper(records, t) or {}).get("row")
+        metrics = {"rows": records, "closest": {t: (row_reports.closest_to_paper(records, t) or {}).get("row")
                                                 for t in sensitivity.tasks_with_rows(records)},
                    "paper_scale": self.at_paper_scale}
         self.write_results(metrics, self.sources | sensitivity.paper_scale_sources(self.P_paper))

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pandas as pd
 
-from ....experiments.setups import sensitivity
+from ..c11_sensitivity import row_reports
 from ....experiments.setups.paper_tasks import DICTIONARY
 from ....experiments.setups.variants import NORMED
 from ....compare import SUPPORTED, UNCLEAR, beyond_training as lengths_beyond_training
@@ -76,7 +76,7 @@ def _counted_by_sign(rows: list, lengths) -> list:
     lines = []
     for task in dict.fromkeys(r["task"] for r in rows):
         for n in lengths:
-            groups = sensitivity.sorted_by_sign(rows, task, n)
+            groups = row_reports.sorted_by_sign(rows, task, n)
             lines.append({"task": task, "N": n, "configurations": sum(map(len, groups.values())),
                           "+LN significantly ahead": len(groups["ahead"]),
                           "+LN significantly behind": len(groups["behind"]),

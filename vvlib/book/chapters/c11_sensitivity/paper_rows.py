@@ -4,10 +4,10 @@ training (a table), and one line for another chapter's answer."""
 
 import pandas as pd
 
-from ...compare import ALPHA, compare, format_interval, format_p, power_of_two
-from ..setups.params import Params
-from ..setups.sensitivity import (PENDING, budget, closest_sentence, closest_to_paper, paper_gain, paper_scale_records,
-                                  side_of, sign_table as counted_by_sign)
+from ....compare import ALPHA, compare, format_interval, format_p, power_of_two
+from ....experiments.setups.params import Params
+from ....experiments.setups.sensitivity import PENDING, budget, paper_gain, paper_scale_records
+from .row_reports import closest_sentence, closest_to_paper, side_of, sign_table as counted_by_sign
 
 
 def card(device: str) -> str:
