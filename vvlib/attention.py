@@ -103,11 +103,16 @@ def centred_mix(weights, items, mask=None, eps: float = EPS):
     return (centred @ items) / (centred.norm(dim=-1, keepdim=True) + eps)
 
 
+def plain_mix(weights, items, mask=None):
+    """sum_n A_n x_n per head: weights (..., H, N) and items (..., N, F) -> (..., H, F) (masked items already
+    have weight 0).  One product reads the items once for every head."""
+    return weights @ items
+
+
 @dataclass(frozen=True)
 class Norm:
     """What a `norm` changes: how the head mixes the items, the weights it adds (no randomness), its output."""
-    # sum_n A_n x_n per head, (..., H, N) @ (..., N, F): masked items already have weight 0
-    mix: Callable = lambda weights, items, mask=None: weights @ items
+    mix: Callable = plain_mix
     weights: Callable[[int], dict] = lambda width: {}
     apply: Callable = lambda o, weight: o  # o (S, B, D); weight(name): this layer's weight of that name, (S, ...)
 
