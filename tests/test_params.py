@@ -158,6 +158,35 @@ def test_runner_makes_relative_paths_absolute_before_the_kernel_starts(tmp_path,
     assert seen["store_dir"] == str(tmp_path / "here") and seen["output_dir"] == str(tmp_path / "out")
 
 
+def test_runner_starts_a_kernel_again_only_when_it_died_before_running_a_cell(tmp_path, monkeypatch):
+    """A kernel that died on start (a port taken by a kernel started at the same moment) ran nothing,
+    so the runner starts another; any other failure, or a third death, reaches the caller."""
+    import papermill
+
+    from vvlib.book import runner
+
+    def failing(*messages):
+        calls = []
+
+        def execute(*args, **kwargs):
+            calls.append(1)
+            if len(calls) <= len(messages):
+                raise RuntimeError(messages[len(calls) - 1])
+        return execute, calls
+
+    died = "Kernel died before replying to kernel_info"
+    run = lambda: runner.run_chapter("01_vanishing_variance_proof", "ci", output_dir=tmp_path, progress=False)
+    execute, calls = failing(died)
+    monkeypatch.setattr(papermill, "execute_notebook", execute)
+    assert run() == tmp_path / "01_vanishing_variance_proof.ipynb" and len(calls) == 2
+    for messages, tries in [(["a cell raised"], 1), ([died] * 3, 3)]:
+        execute, calls = failing(*messages)
+        monkeypatch.setattr(papermill, "execute_notebook", execute)
+        with pytest.raises(RuntimeError, match=messages[-1]):
+            run()
+        assert len(calls) == tries
+
+
 def test_every_chapter_documents_every_parameter_with_a_rule_or_type():
     from vvlib.book.chapters import CHAPTERS
     from vvlib.experiments.setups.params import PER_TASK, rule_of

@@ -64,8 +64,20 @@ def run_chapter(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | Non
     out_dir = Path(given["output_dir"]) if "output_dir" in given else REPO_ROOT / chapter.parameters()["output_dir"].default
     notebook_out = Path(notebook_out or out_dir / f"{name}.ipynb")
     notebook_out.parent.mkdir(parents=True, exist_ok=True)
-    papermill.execute_notebook(
-        str(chapter.notebook), str(notebook_out), parameters=given, cwd=str(REPO_ROOT),
-        progress_bar=progress, kernel_name="python3",
-    )
-    return notebook_out
+    for attempt in range(KERNEL_START_TRIES):
+        try:
+            papermill.execute_notebook(
+                str(chapter.notebook), str(notebook_out), parameters=given, cwd=str(REPO_ROOT),
+                progress_bar=progress, kernel_name="python3",
+            )
+            return notebook_out
+        except RuntimeError as error:
+            if not str(error).startswith(KERNEL_START_FAILURE) or attempt == KERNEL_START_TRIES - 1:
+                raise
+
+
+# jupyter_client picks a kernel's ports before the kernel binds them, so kernels started at once
+# (two book lanes, test workers) can collide and the new kernel dies before running a cell
+# (jupyter/jupyter_client#154).  No cell has run then, so starting again with fresh ports is safe.
+KERNEL_START_FAILURE = "Kernel died before replying to kernel_info"
+KERNEL_START_TRIES = 3
