@@ -17,7 +17,7 @@ import pytest
 
 from vvlib.book.build import build_html, execute_chapters
 from vvlib.book.readable import problems as readable_text_problems
-from vvlib.book.runner import run_chapter
+from vvlib.book.runner import execute_notebook, run_chapter
 from vvlib.book.chapters import CHAPTERS, get_chapter
 from vvlib.experiments.records.scales import PAPER_SCALE_STORE
 from vvlib.evaluate import PAPER_LENGTHS
@@ -527,6 +527,6 @@ def test_pages_render_offline_in_chromium(built):
 
 def test_bad_parameter_stops_in_the_first_cell_under_plain_papermill(tmp_path):
     with pytest.raises(papermill.PapermillExecutionError, match="n_seeds: expected an int >= 1"):
-        papermill.execute_notebook(str(get_chapter("04_argmax_retrieval").notebook), str(tmp_path / "out.ipynb"),
-                                   parameters={"n_seeds": 0, "output_dir": str(tmp_path / "o")}, progress_bar=False)
+        execute_notebook(str(get_chapter("04_argmax_retrieval").notebook), str(tmp_path / "out.ipynb"),
+                         parameters={"n_seeds": 0, "output_dir": str(tmp_path / "o")}, progress_bar=False)
     assert not (tmp_path / "o").exists()

@@ -55,8 +55,6 @@ def run_chapter(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | Non
     """
     import tempfile
 
-    import papermill
-
     chapter = get_chapter(name)
     if distributed.env_rank() > 0:  # under torchrun, rank 0 alone keeps the executed notebook and results.json
         output_dir, notebook_out = Path(tempfile.mkdtemp(prefix=f"vvlib-rank{distributed.env_rank()}-")), None
@@ -64,13 +62,18 @@ def run_chapter(name: str, profile: str = DEFAULT_PROFILE, overrides: dict | Non
     out_dir = Path(given["output_dir"]) if "output_dir" in given else REPO_ROOT / chapter.parameters()["output_dir"].default
     notebook_out = Path(notebook_out or out_dir / f"{name}.ipynb")
     notebook_out.parent.mkdir(parents=True, exist_ok=True)
+    execute_notebook(str(chapter.notebook), str(notebook_out), parameters=given, cwd=str(REPO_ROOT),
+                     progress_bar=progress, kernel_name="python3")
+    return notebook_out
+
+
+def execute_notebook(*args, **kwargs):
+    """papermill.execute_notebook, started again when its kernel died before running a cell."""
+    import papermill
+
     for attempt in range(KERNEL_START_TRIES):
         try:
-            papermill.execute_notebook(
-                str(chapter.notebook), str(notebook_out), parameters=given, cwd=str(REPO_ROOT),
-                progress_bar=progress, kernel_name="python3",
-            )
-            return notebook_out
+            return papermill.execute_notebook(*args, **kwargs)
         except RuntimeError as error:
             if not str(error).startswith(KERNEL_START_FAILURE) or attempt == KERNEL_START_TRIES - 1:
                 raise
