@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from scipy import stats as scipy_stats
 
-from vvlib.experiments.reports import adaptive_reach
+from vvlib.book.chapters.c05_dictionary_lookup import adaptive_reach
 from vvlib.experiments.setups.paper import LENGTHS, TABLE2_DICTIONARY
 
 LABELS = {"baseline": "Baseline", "layernorm": "+LN"}

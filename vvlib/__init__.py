@@ -59,7 +59,6 @@ each importing only from the rooms listed before it:
         palette         one colour per variant across the book
         explore         slider views that work on the static page
         probed          what the probing chapters keep of their probe tables in results.json, at each scale
-        adaptive_reach  where adaptive temperature acts: the heads' entropy per length beside what it changes
         along_training  training losses in a table: the lowest, the last, how far they rise
 
 The book, vvlib/book/ (and the command line):
@@ -68,7 +67,7 @@ The book, vvlib/book/ (and the command line):
         c02_monte_carlo the N^-1/2 law by Monte Carlo
         c03_pretrained_transformer Figure 1 on pretrained models: the record, its page, its stored measurements
         c04_argmax_retrieval Table 1: Baseline against +LN on argmax retrieval
-        c05_dictionary_lookup Table 2: Baseline against +LN on dictionary lookup
+        c05_dictionary_lookup Table 2: Baseline against +LN on dictionary lookup; where adaptive temperature acts
         accuracy_page   chapters 4 and 5's one page: each notebook's prose calls its sections
         c06_distribution_shift Figures 2 and 3: the record and its page
         c07_dispersion  Figure 4: the record, its page, the two accounts, the gain at equal entropy, its figures

@@ -1,6 +1,7 @@
 """Every chapter of the book in one place each: a module (cNN_name.py) or a folder (cNN_name/) whose CHAPTER is
-its record, beside its page code and its own reports.  Chapters 4 and 5 share accuracy_page.py; the summary is
-summary/.  A new chapter also needs its notebook, its line in _toc.yml and its README row (tests/test_pages.py)."""
+its record, beside its page code and its own reports.  Chapters 4 and 5 share accuracy_page.py (chapter 5's own
+report beside its record); the summary is summary/.  A new chapter also needs its notebook, its line in
+_toc.yml and its README row (tests/test_pages.py)."""
 
 import importlib
 from pathlib import Path

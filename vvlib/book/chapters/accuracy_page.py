@@ -14,7 +14,8 @@ from IPython.display import Markdown, display
 
 from ... import stats
 from ...attention import sharpening_band
-from ...experiments.reports import adaptive_reach, along_training, answers, plots, provisional, report
+from ...experiments.reports import along_training, answers, plots, provisional, report
+from .c05_dictionary_lookup import adaptive_reach
 from .c11_sensitivity import paper_rows, row_reports
 from ...experiments.setups import paper, sensitivity, variants
 from ...experiments.storage import runs

@@ -6,9 +6,9 @@ what it can change."""
 import numpy as np
 import pandas as pd
 
-from ...stats import paired_difference
-from ..setups.paper import difference
-from ..setups.variants import run_name
+from ....stats import paired_difference
+from ....experiments.setups.paper import difference
+from ....experiments.setups.variants import run_name
 
 
 def reach(frame: pd.DataFrame, lengths, paper_table: dict) -> dict:

@@ -1,13 +1,13 @@
 """Chapter 5: the paper's Table 2, Baseline against +LN on dictionary lookup."""
 
-from ... import probing
-from ...experiments.setups import probes, variants
-from ...experiments.setups.paper_tasks import DICTIONARY
-from ...experiments.setups.params import require
-from ...experiments.records import checks
-from ...experiments.records.declare import param, shared, shared_each, task_param
-from ...experiments.records.record import ACCURACY_METRICS, Chapter, accuracy_work
-from ...experiments.records.scales import (BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_SCALE_STORE, PAPER_TRAINING,
+from .... import probing
+from ....experiments.setups import probes, variants
+from ....experiments.setups.paper_tasks import DICTIONARY
+from ....experiments.setups.params import require
+from ....experiments.records import checks
+from ....experiments.records.declare import param, shared, shared_each, task_param
+from ....experiments.records.record import ACCURACY_METRICS, Chapter, accuracy_work
+from ....experiments.records.scales import (BOOK_TRAINING, CI_LONG, CI_SEEDS, PAPER_SCALE_STORE, PAPER_TRAINING,
                                            task_scale)
 
 # The longer training again on the counter stream, the arm a GPU can repeat on the same batches: in the book, 100
