@@ -172,50 +172,57 @@ def fake_book_build(monkeypatch, chapters, seconds, fails=()):
     return events, pages
 
 
-def test_chapters_beside_the_rest_run_in_a_second_lane_and_the_summary_waits_for_them(tmp_path, monkeypatch):
-    """execute_chapters(beside=...): those chapters run one after another in another thread while the rest run in
-    order, each made a page; the summary starts only once they are done, and a failure there is raised."""
+def test_chapters_run_at_once_in_the_given_order_and_the_summary_waits_for_all(tmp_path, monkeypatch):
+    """execute_chapters(workers=2): two chapters at a time, `first` started ahead of the book's order, each made a
+    page; the summary starts only once every other chapter is done, and a chapter's failure is raised."""
     from vvlib.book import build
 
-    beside, fails = ("02_monte_carlo", "03_pretrained_transformer"), set()
-    # the lane takes longer than the chapters before the summary
+    fails = set()
     events, pages = fake_book_build(monkeypatch, ("01_vanishing_variance_proof", "02_monte_carlo",
                                                   "03_pretrained_transformer", "04_argmax_retrieval", "summary"),
-                                    lambda name: 0.6 if name in beside else 0.2, fails)
-    build.execute_chapters(tmp_path, "ci", tmp_path / "results", progress=False, beside=beside)
+                                    lambda name: 0.6 if name == "03_pretrained_transformer" else 0.2, fails)
+    build.execute_chapters(tmp_path, "ci", tmp_path / "results", progress=False, workers=2,
+                           first=("03_pretrained_transformer", "summary"))
     assert sorted(pages) == sorted(build.CHAPTERS)
-    on_main = {name: main for kind, name, *main in events if kind == "start" for main in main}
-    assert on_main == {"01_vanishing_variance_proof": True, "02_monte_carlo": False,
-                       "03_pretrained_transformer": False, "04_argmax_retrieval": True, "summary": True}
     order = [(kind, name) for kind, name, *_ in events]
-    assert order.index(("start", "02_monte_carlo")) < order.index(("end", "01_vanishing_variance_proof"))  # at once
+    starts = [name for kind, name in order if kind == "start"]
+    assert starts[:2] == ["03_pretrained_transformer", "01_vanishing_variance_proof"] and starts[-1] == "summary"
+    assert order.index(("start", "04_argmax_retrieval")) < order.index(("end", "03_pretrained_transformer"))
     assert order.index(("end", "03_pretrained_transformer")) < order.index(("start", "summary"))
-    assert order.index(("end", "02_monte_carlo")) < order.index(("start", "03_pretrained_transformer"))
 
     fails.add("03_pretrained_transformer")
     events[:] = []
     with pytest.raises(RuntimeError, match="kernel died"):
-        build.execute_chapters(tmp_path, "ci", tmp_path / "results", progress=False, beside=beside)
-    assert ("start", "summary", True) not in events
+        build.execute_chapters(tmp_path, "ci", tmp_path / "results", progress=False, workers=2)
+    assert ("start", "summary", False) not in events
 
 
-def test_a_chapter_waits_for_the_second_lane_only_where_it_shares_store_entries(tmp_path, monkeypatch):
-    """Chapter 8 reuses chapter 5's runs, so it starts only once chapter 5 (in the second lane) is done; chapter 4
-    shares none of them and starts at once.  The entries are the plan's, at the ci profile, not a list kept here."""
+def test_a_chapter_waits_only_for_the_chapters_that_compute_its_store_entries(tmp_path, monkeypatch):
+    """Chapter 8 reuses chapters 4 and 5's runs, so it starts only once both are done, and chapter 9 (runs of its
+    own) overtakes it.  The entries are the plan's, at the ci profile, not a list kept here."""
     from vvlib.book import build
 
-    beside = ("05_dictionary_lookup", "02_monte_carlo")
     events, _ = fake_book_build(monkeypatch, ("02_monte_carlo", "04_argmax_retrieval", "05_dictionary_lookup",
                                               "08_ablations", "09_longer_training"),
                                 lambda name: 0.6 if name == "05_dictionary_lookup" else 0.1)
     store = {"store_dir": str(tmp_path / "store")}
-    build.execute_chapters(tmp_path, "ci", tmp_path / "results", progress=False, beside=beside,
+    build.execute_chapters(tmp_path, "ci", tmp_path / "results", progress=False, workers=2,
+                           first=("05_dictionary_lookup",),
                            overrides={name: store for name in build.CHAPTERS if name != "02_monte_carlo"})
     order = [(kind, name) for kind, name, *_ in events]
     assert order.index(("start", "04_argmax_retrieval")) < order.index(("end", "05_dictionary_lookup"))
+    assert order.index(("start", "09_longer_training")) < order.index(("end", "05_dictionary_lookup"))
     assert order.index(("end", "05_dictionary_lookup")) < order.index(("start", "08_ablations"))
-    assert order.index(("end", "05_dictionary_lookup")) < order.index(("start", "02_monte_carlo"))  # beside's order
-    assert [main for kind, name, *main in events if kind == "start" and name == "02_monte_carlo"] == [[False]]
+
+
+def test_an_entry_belongs_to_the_first_chapter_that_names_it():
+    from vvlib.book.build import first_owners, run_when_ready
+
+    entries = {"a": {1, 2}, "b": {2, 3}, "c": {3, 4}, "d": {5}}
+    assert first_owners(list("abcd"), entries) == {"a": set(), "b": {"a"}, "c": {"b"}, "d": set()}
+    assert first_owners(list("cba"), entries) == {"c": set(), "b": {"c"}, "a": {"b"}}
+    with pytest.raises(ValueError, match="waiting on each other"):
+        run_when_ready(["a", "b"], {"a": {"b"}, "b": {"a"}}, print, workers=2)
 
 
 def test_the_intros_findings_match_the_committed_runs_by_hand():

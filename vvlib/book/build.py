@@ -9,7 +9,7 @@ import os
 import re
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from urllib.parse import quote
 
@@ -156,12 +156,12 @@ def prepare_page(notebook: Path, name: str, profile: str = DEFAULT_PROFILE, over
 
 
 def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Path | None = None, progress=True,
-                     overrides: dict | None = None, beside: tuple = ()):
+                     overrides: dict | None = None, workers: int = 1, first: tuple = ()):
     """Run every chapter at `profile` (or its default, if it has no such profile); executed
     notebooks land in root/book/chapters/, results.json files in output_root/<chapter>/.
-    overrides: {chapter: {parameter: value}} on top of the profile.  beside: chapters run one after
-    another, in that order, in a second lane at the same time as the rest (a second core's work); a
-    chapter of the rest waits for those whose store entries it shares (plan.chapter_entries), and the
+    overrides: {chapter: {parameter: value}} on top of the profile.  workers: chapters run at once,
+    each its own kernel, started in the book's order with the chapters in `first` moved ahead; a
+    chapter waits for those before it that share its store entries (plan.chapter_entries), and the
     summary for all of them."""
     known = sorted({p for chapter in CHAPTERS.values() for p in chapter.profile_names()})
     if profile not in known:
@@ -183,25 +183,47 @@ def execute_chapters(root: Path, profile: str = DEFAULT_PROFILE, output_root: Pa
         prepare_page(notebook, name, chosen, extra, where, book_profile=profile)
 
     published = [name for name, chapter in CHAPTERS.items() if chapter.in_book]
-    # what each chapter computes or reads: needed only to tell which chapters may wait for the second lane
-    entries = {name: chapter_entries(name, resolved(name, *settings(name))) for name in published} if beside else {}
-    with ThreadPoolExecutor(max_workers=1) as second:  # papermill runs each chapter's kernel as its own process
-        lane = {name: second.submit(execute, name) for name in beside if name in published}  # run in this order
-        for name in published:
-            if name in lane:
-                continue
-            summary_page = "results_dir" in CHAPTERS[name].parameters()
-            for other in lane:
-                if summary_page or entries[name] & entries[other]:
-                    lane[other].result()  # raises the second lane's error, if it had one
-            execute(name)
-        for done in lane.values():
-            done.result()
+    reads_all = {name for name in published if "results_dir" in CHAPTERS[name].parameters()}  # the summary
+    order = sorted(published, key=lambda name: (name in reads_all, name not in first,
+                                                first.index(name) if name in first else 0))
+    # what each chapter computes or reads: needed only when chapters run at once
+    entries = {name: chapter_entries(name, resolved(name, *settings(name))) for name in order} if workers > 1 else {}
+    waits = first_owners(order, entries)
+    for name in reads_all:
+        waits[name] = set(order) - {name}
+    run_when_ready(order, waits, execute, workers)
     write_claims_table(root, output_root)
     write_scale_gaps(root, output_root)
     write_answer_figure(root)
     write_run_groups(root)
     write_status(root, results_dir=output_root)
+
+
+def first_owners(order: list, entries: dict) -> dict:
+    """{chapter: the chapters it waits for}: a store entry is computed by the first chapter in `order` that
+    names it, and every later chapter naming it waits for that one."""
+    owner = {}
+    for name in order:
+        for entry in entries.get(name, ()):
+            owner.setdefault(entry, name)
+    return {name: {owner[entry] for entry in entries.get(name, ())} - {name} for name in order}
+
+
+def run_when_ready(order: list, waits: dict, execute, workers: int):
+    """execute(name) for every name, at most `workers` at once, each started in `order` as soon as every name in
+    waits[name] is done.  A failure starts nothing more and is raised once the running ones end."""
+    done, running, pending = set(), {}, list(order)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        while pending or running:
+            for name in [n for n in pending if waits[n] <= done][:workers - len(running)]:
+                pending.remove(name)
+                running[pool.submit(execute, name)] = name
+            if not running:
+                raise ValueError(f"chapters waiting on each other: {pending}")
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                done.add(running.pop(future))
+                future.result()  # raises the chapter's error
 
 
 def write_run_groups(root: Path, stores=(REPO_ROOT / PAPER_SCALE_STORE, REPO_ROOT / BOOK_STORE)):
