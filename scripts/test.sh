@@ -8,6 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# glibc hands the CPU evaluation's large blocks back to the system after each use and pays page faults for them
+# again: kept in the heap instead, a chapter's scoring at 16,384 items runs about 40% faster (tests and kernels alike)
+export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-4294967296} MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-4294967296}
 parallel=(-n auto --dist loadfile --no-loadscope-reorder)
 select=()
 [ "${VVLIB_ALL_TESTS:-0}" = 1 ] || select=(-m "not heavy")
