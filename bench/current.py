@@ -126,6 +126,8 @@ QUESTIONS = [
     ("subnormal-cpu.json", "dictionary steps with float32 subnormals kept against flushed: step time",
      "python -m bench.subnormal", lambda d: "kept / flushed: " + per_row(
          d["rows"], lambda r: f"from step {r['step']:,}", "kept_over_flushed")),
+    ("heap-ab-cpu.json", "scoring up to 16,384 items with glibc's large freed blocks returned against kept in the heap",
+     "python -m bench.heap_ab", lambda d: f"default / kept: {d['default_over_kept']:.2f}x"),
     ("length-cost-cpu.json", "a step at chapter 9's 256 items against one at 16", "python -m bench.length_cost",
      lambda d: "256 / 16 items: " + per_row([r for r in d["rows"] if r["max_len"] == 256], lambda r: r["task"],
                                             "over_16")),

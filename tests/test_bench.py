@@ -49,6 +49,19 @@ def test_both_benchmarks_run_end_to_end_on_the_cpu(tmp_path):
     assert estimate["seeds"] == 100 and estimate["estimated_training_s"] > 0
 
 
+def test_the_heap_benchmark_scores_under_both_heaps_in_fresh_processes(tmp_path):
+    """bench.heap_ab, smallest run: each heap's medians, its ratio from them, and (it checks) equal accuracies."""
+    from bench import heap_ab
+
+    heap_ab.main(["--task", "argmax", "--seeds", "1", "--sequences", "2", "--longest", "32", "--repeats", "1",
+                  "--json", str(tmp_path / "heap.json")])
+    record = json.loads((tmp_path / "heap.json").read_text())
+    default, kept = record["rows"]
+    assert (default["heap"], kept["heap"]) == ("default", "kept")
+    assert all(r["seconds"] > 0 and r["peak_mb"] > 0 for r in record["rows"])
+    assert record["default_over_kept"] == pytest.approx(default["seconds"] / kept["seconds"])
+
+
 def test_the_subnormal_benchmark_times_both_modes_and_leaves_flushing_off(tmp_path):
     """bench.subnormal, smallest run: a row per step asked for, both times measured, and torch's
     flush-to-zero switched off again (it would change every later number)."""
