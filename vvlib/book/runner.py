@@ -80,7 +80,7 @@ def execute_notebook(*args, **kwargs):
 
 
 # jupyter_client picks a kernel's ports before the kernel binds them, so kernels started at once
-# (two book lanes, test workers) can collide and the new kernel dies before running a cell
+# (chapters run at once, test workers) can collide and the new kernel dies before running a cell
 # (jupyter/jupyter_client#154).  No cell has run then, so starting again with fresh ports is safe.
 KERNEL_START_FAILURE = "Kernel died before replying to kernel_info"
 KERNEL_START_TRIES = 3
