@@ -28,8 +28,7 @@ pytestmark = pytest.mark.slow
 # retrieval trained 400 steps (it passes 80% at N = 16 within 60) and dictionary lookup 300 (its loss is below 0.3
 # there, from 4.2 at the start); dictionary lookup scored on 32 test sequences a length, as argmax retrieval is
 # (its scoring and chapter 5's adaptive probe at up to 16,384 items were most of chapter 5's time).  The chapters
-# that reuse chapters 4 and 5's runs take the same values, so they find them.  Chapter 3 measures the pretrained
-# models on 15 sequences a length.
+# that reuse chapters 4 and 5's runs take the same values, so they find them.
 STEPS, SEQUENCES = {"argmax": 400, "dictionary": 300}, 32
 OVERRIDES = {name: {"n_seeds": 2} for name in ("04_argmax_retrieval", "05_dictionary_lookup", "06_distribution_shift",
                                                "07_dispersion", "08_ablations", "10_beyond")}
@@ -38,7 +37,6 @@ for name in ("04_argmax_retrieval", "06_distribution_shift", "07_dispersion"):
 OVERRIDES["05_dictionary_lookup"].update(steps=STEPS["dictionary"], n_eval_sequences=SEQUENCES)
 for name in ("08_ablations", "10_beyond"):
     OVERRIDES[name].update(steps=STEPS, n_eval_sequences={"argmax": SEQUENCES, "dictionary": SEQUENCES})
-OVERRIDES["03_pretrained_transformer"] = {"n_sequences": 15}
 # chapters 4 and 5 also load the committed paper-scale runs (results/paper: reading them is quick), so the
 # pages, the summary and the browser test see the paper-scale sections as the published book shows them
 for name in ("04_argmax_retrieval", "05_dictionary_lookup"):
