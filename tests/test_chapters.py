@@ -34,6 +34,9 @@ for name in ("04_argmax_retrieval", "06_distribution_shift", "07_dispersion"):
 OVERRIDES["05_dictionary_lookup"].update(steps=STEPS["dictionary"], n_eval_sequences=SEQUENCES)
 for name in ("08_ablations", "10_beyond"):
     OVERRIDES[name].update(steps=STEPS, n_eval_sequences={"argmax": SEQUENCES, "dictionary": SEQUENCES})
+# chapter 9's curriculum runs on up to 256 items: two thirds of its ci steps, its longer runs scored on 32 sequences
+OVERRIDES["09_longer_training"] = {"steps": {"argmax": 100, "dictionary": 70},
+                                   "long_eval_sequences": {"argmax": 0, "dictionary": SEQUENCES}}
 # chapters 4 and 5 also load the committed paper-scale runs (results/paper: reading them is quick), so the
 # pages, the summary and the browser test see the paper-scale sections as the published book shows them
 for name in ("04_argmax_retrieval", "05_dictionary_lookup"):
