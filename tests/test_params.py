@@ -263,7 +263,7 @@ def test_a_chapter_names_the_paper_scale_entries_the_queue_has_committed(tmp_pat
     """Read from the store, never assumed: once a unit of the queue lands, the page stops saying there is none."""
     import shutil
 
-    from vvlib.book.paper_scale import committed_share, entries as paper_scale_entries
+    from vvlib.book.paper_scale import entries as paper_scale_entries
     from vvlib.book.runner import resolved
     from vvlib.book.gpu_queue import plan
 
@@ -273,11 +273,11 @@ def test_a_chapter_names_the_paper_scale_entries_the_queue_has_committed(tmp_pat
     first.path.write_text("{}")  # only its existence is read
     committed, pending = paper_scale_entries("10_beyond", tmp_path)
     assert committed == [first.label] and first.label not in pending and len(pending) > 10
-    assert committed_share("10_beyond", tmp_path) == (f"1 of {1 + len(pending)} store entries committed so far",
-                                                      [first.label])
-    # chapter 10's first entry is chapter 4's Baseline run, which chapter 4 counts too; an empty store, none
-    assert committed_share("04_argmax_retrieval", tmp_path) == ("1 of 6 store entries committed so far", [first.label])
-    assert committed_share("04_argmax_retrieval", tmp_path / "empty")[0] == "none of 6 store entries committed yet"
+    # chapter 10's first entry is chapter 4's Baseline run, which chapter 4 counts too (1 of its 6); an empty store, none
+    committed, pending = paper_scale_entries("04_argmax_retrieval", tmp_path)
+    assert committed == [first.label] and len(committed) + len(pending) == 6
+    committed, pending = paper_scale_entries("04_argmax_retrieval", tmp_path / "empty")
+    assert committed == [] and len(pending) == 6
     shutil.rmtree(first.path.parent)
     assert paper_scale_entries("10_beyond", tmp_path)[0] == []
 

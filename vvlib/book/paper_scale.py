@@ -31,16 +31,6 @@ def entries(name: str, store_dir=REPO_ROOT / PAPER_SCALE_STORE) -> tuple[list, l
     return [job.label for job in jobs if job.path.exists()], [job.label for job in jobs if not job.path.exists()]
 
 
-def committed_share(name: str, store_dir) -> tuple[str, list]:
-    """(how much of chapter `name`'s paper-profile store entries store_dir holds, in words: '3 of 6 store
-    entries committed so far' or 'none of 6 store entries committed yet'; the committed ones' labels)."""
-    committed, waiting = entries(name, store_dir)
-    total = len(committed) + len(waiting)
-    words = (f"{len(committed)} of {total} store entries committed so far" if committed else
-             f"none of {total} store entries committed yet")
-    return words, committed
-
-
 def pending(name: str, P, store_dir="", shows: str = "") -> str:
     """The opening of a chapter whose paper-scale results this page does not show (or shows only `shows` of): the
     scale of its numbers beside the paper's, and what of its paper-scale entries store_dir holds (results/paper)."""
